@@ -1,0 +1,36 @@
+# Two commands: `make run` opens the app on the demo data; `make test` runs the suite.
+# Both build .venv from the pinned requirements first, so a fresh clone needs nothing else.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+PORT ?= 8501
+
+.PHONY: run test venv dev bench clean
+
+$(STAMP): requirements.txt
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(DEV_STAMP): $(STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(STAMP)
+dev: $(DEV_STAMP)
+
+run: $(STAMP)
+	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.headless true
+
+test: $(DEV_STAMP)
+	$(BIN)/python -m pytest -q tests
+
+bench: $(STAMP)
+	$(BIN)/python bench/cps_shaped.py
+	$(BIN)/python bench/utility_s7.py
+
+clean:
+	rm -rf $(VENV)

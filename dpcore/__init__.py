@@ -1,0 +1,22 @@
+"""dpcore: differentially private synthetic data by STEPS and its comparators.
+
+    >>> import dpcore
+    >>> release = dpcore.synthesize(df, method="steps", epsilon=1.0, layers=2, sets=5)
+    >>> release.sets[0].head(); release.ledger.epsilon; release.manifest()
+    >>> dpcore.preview(df, layers=3).layers        # spends nothing
+
+No Streamlit here: the app and the CLI (``python -m dpcore``) both call this API.
+"""
+from .api import METHODS, Preview, preview, synthesize
+from .budget import Ledger, allocate_budget
+from .domain import Attribute, Domain, infer_domain
+from .errors import DomainError, DPCoreError, InputError, OptionError, ResourceError
+from .hierarchy import PhantomPaddedTree
+from .release import Release
+
+__all__ = [
+    "synthesize", "preview", "Release", "Preview", "METHODS", "Domain", "Attribute", "infer_domain",
+    "Ledger", "allocate_budget", "PhantomPaddedTree",
+    "DPCoreError", "InputError", "DomainError", "OptionError", "ResourceError",
+]
+__version__ = "0.1.0"

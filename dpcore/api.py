@@ -1,0 +1,157 @@
+"""The two entry points: :func:`synthesize` (spends ε) and :func:`preview` (spends nothing)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import hierarchy as H
+from .budget import Ledger, check_epsilon
+from .domain import DECLARED, Domain, check_table, infer_domain
+from .errors import OptionError
+from .release import Release
+from .synthesizers import flat_laplace, steps
+from .synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
+
+METHODS = ("steps", "flat_laplace", "uh_random", "steps_lesda")
+
+
+def _domain(data: pd.DataFrame, domain) -> Domain:
+    check_table(data)
+    if domain is None:
+        return infer_domain(data)
+    if isinstance(domain, Domain):
+        return domain
+    if isinstance(domain, dict):
+        return Domain.from_dict(domain)
+    return Domain.load(domain)
+
+
+def _rng(seed) -> tuple[np.random.Generator, int]:
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (2**63))
+    try:
+        seed = int(seed)
+    except (TypeError, ValueError):
+        raise OptionError(f"seed must be a whole number; got {seed!r}") from None
+    if seed < 0:
+        raise OptionError(f"seed must be ≥ 0; got {seed}")
+    return np.random.default_rng(seed), seed
+
+
+def _dp_status(domain: Domain, not_dp: list[str], epsilon: float) -> tuple[bool, str]:
+    reasons = list(not_dp)
+    if domain.source != DECLARED:
+        reasons.append(
+            "the domain (levels and bin edges) was inferred from the data and not declared public; "
+            "confirm it (save, review and pass it as domain.json) before release"
+        )
+    if reasons:
+        return False, "NOT differentially private: " + "; ".join(reasons)
+    return True, (
+        f"ε-differentially private with ε = {epsilon:g} (add/remove-one-record neighbours), "
+        "given the declared public domain and the public record count n"
+    )
+
+
+def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
+               seed: int | None = None, domain=None, **options: Any) -> Release:
+    """Release ``sets`` differentially private synthetic copies of ``data``.
+
+    Privacy: the ledger of the returned :class:`Release` totals exactly ``epsilon``
+    (each set spends ε/sets; sequential composition). The release is ε-DP when
+    ``release.dp`` is True; otherwise ``release.dp_reason`` says what is not covered.
+
+    ``method``: ``steps`` (options: layers, order, select, utility, r, allocation,
+    consistency, synthesis, noise, max_cells), ``uh_random``, ``steps_lesda``, or
+    ``flat_laplace`` (options: prior, structural_zeros, synthesis, noise, max_cells).
+    """
+    if method not in METHODS:
+        raise OptionError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    eps = check_epsilon(epsilon)
+    m = check_sets(sets)
+    dom = _domain(data, domain)
+    if method in STEPS_METHODS:
+        opts = resolve_steps_options(dom, method, **options)
+    else:
+        opts = flat_laplace.resolve_flat_options(dom, **options)
+    X = dom.encode(data[dom.names])
+    rng, seed = _rng(seed)
+    ledger = Ledger(f"release ({method})")
+    codes_sets, trees, not_dp = [], [], []
+    if method in STEPS_METHODS:
+        alloc = steps.plan_allocation(opts, len(dom), eps, m)
+        for s in range(m):
+            codes, tree = steps.synthesize_set(X, dom, opts, alloc, rng, ledger, f"set {s + 1}")
+            codes_sets.append(codes)
+            trees.append(tree)
+        if opts.select == "nonprivate":
+            not_dp.append("the tree was chosen from the data with no budget spent (select='nonprivate')")
+    else:
+        for s in range(m):
+            codes_sets.append(flat_laplace.synthesize_set(X, dom, opts, eps / m, rng, ledger, f"set {s + 1}"))
+            trees.append(None)
+    ledger.assert_total(eps)
+    frames = [dom.decode(c, rng) for c in codes_sets]
+    dp, why = _dp_status(dom, not_dp, eps)
+    return Release(method, eps, opts.to_dict(), dom, ledger, frames, trees, dp, why, seed)
+
+
+@dataclass
+class Preview:
+    """The phantom-padded hierarchy and its expected error, before any budget is spent.
+
+    ``layers``: per noised layer, real and phantom nodes, attributes, ε, noise scale
+    and sd, and the mean expected standard error after WLS consistency.
+    ``selection``: for private selection, each node's selection probabilities and
+    ``true_counts``: both computed from the raw data — CURATOR ONLY, NOT FOR RELEASE.
+    """
+
+    tree: H.PhantomPaddedTree
+    layers: pd.DataFrame
+    plan: dict
+    selection: pd.DataFrame | None = None
+    true_counts: list = field(default_factory=list)
+    not_for_release: str = "selection probabilities and true counts are computed from the raw data: not for release"
+
+
+def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
+            **options: Any) -> Preview:
+    """Describe the hierarchy a STEPS release would use, spending no budget.
+
+    For private selection the tree shown takes the most likely attribute at each
+    node; the probabilities behind it come from the raw data (curator-only).
+    """
+    if method not in STEPS_METHODS:
+        raise OptionError(f"preview is for hierarchical methods ({', '.join(STEPS_METHODS)}); got {method!r}")
+    eps = check_epsilon(epsilon)
+    m = check_sets(sets)
+    dom = _domain(data, domain)
+    opts = resolve_steps_options(dom, method, **options)
+    X = dom.encode(data[dom.names])
+    alloc = steps.plan_allocation(opts, len(dom), eps, m)
+    sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview")
+    tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, opts.max_cells)
+    mechs = steps.layer_mechanisms(tree, alloc, opts.noise)
+    rows = steps.expected_errors(tree, mechs)
+    attrs = tree.attributes_per_layer()
+    for row in rows:
+        k = row["layer"]
+        row["attributes"] = ", ".join(f"{a} ×{c}" for a, c in attrs[k - 1]["splits"].items()) if k <= tree.L else \
+            "leaf cells: " + "; ".join(",".join(dom.names[j] for j in r) for r in tree.remaining if r)
+    table = pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", "epsilon", "noise_scale", "noise_sd", "expected_se"]]
+    sel_rows = []
+    for rec in sel.probabilities:
+        for v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
+            path = ", ".join(f"{dom.names[j]}={dom.attributes[j].labels[c]}" for j, c in enumerate(fx) if c >= 0) or "(root)"
+            for j in np.flatnonzero(pr > 0):
+                sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j], "probability": float(pr[j])})
+    counts, _ = H.count_nodes(tree, X)
+    plan = {
+        "epsilon": eps, "sets": m, "epsilon_per_set": alloc.per_set, "selection_epsilon_per_layer": list(alloc.selection),
+        "count_epsilon_per_layer": list(alloc.counts), "weights": list(alloc.weights), "allocation": alloc.scheme,
+        "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
+    }
+    return Preview(tree, table, plan, pd.DataFrame(sel_rows) if sel_rows else None, counts)

@@ -1,0 +1,431 @@
+"""The public domain of a table: attribute names, categorical levels and numeric bin edges.
+
+Privacy: the domain is assumed PUBLIC (SPEC §0). Everything released is DP only
+*given* the domain. A domain inferred from the data leaks rare levels and the
+range of numeric columns, so :func:`infer_domain` marks it
+``"inferred from data — confirm before release"``; a release built on an
+unconfirmed domain is reported as not DP by its manifest. Loading a domain from a
+file (``--domain domain.json``) or calling :meth:`Domain.declared` records the
+curator's declaration that it is public knowledge.
+
+Encoding maps each record to a tuple of integer codes, one per attribute; a
+missing value is its own last level ("NA") when the attribute has ``na=True``.
+Numeric attributes are cut into bins ``[e0,e1), [e1,e2), ..., [e_{k-1}, e_k]``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import DomainError, InputError
+
+NA_LEVEL = "NA"
+INFERRED = "inferred from data — confirm before release"
+DECLARED = "declared public by the curator"
+FORMAT = "dpcore-domain/1"
+
+DEFAULT_MAX_LEVELS = 200
+# Integer columns with at most this many distinct values are treated as categorical.
+DEFAULT_MAX_INT_LEVELS = 25
+DEFAULT_NUMERIC_BINS = 10
+
+
+def _key(value: Any) -> str:
+    """Canonical string key so that 1994, 1994.0 and "1994" name the same level."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _series_keys(s: pd.Series) -> np.ndarray:
+    """Vectorised :func:`_key` over the non-missing values of a column."""
+    v = s.dropna()
+    if pd.api.types.is_bool_dtype(v.dtype):
+        return v.astype(bool).astype(str).to_numpy(dtype=object)
+    if pd.api.types.is_numeric_dtype(v.dtype):
+        f = v.astype(float).to_numpy()
+        out = f.astype(object)
+        integral = np.isfinite(f) & (np.floor(f) == f)
+        out[integral] = f[integral].astype(np.int64).astype(str)
+        out[~integral] = f[~integral].astype(str)
+        return out
+    return v.astype(str).to_numpy(dtype=object)
+
+
+def _json_scalar(value: Any) -> Any:
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return int(value) if float(value).is_integer() else float(value)
+    return value if isinstance(value, (int, str)) else str(value)
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One attribute of the public domain.
+
+    ``levels`` are the categorical values, or for a numeric attribute the bin labels
+    derived from ``edges``. ``na`` adds the level "NA" as the last code.
+    ``dtype`` is the column's original pandas dtype, used to decode.
+    """
+
+    name: str
+    kind: str  # "categorical" | "numeric"
+    levels: tuple
+    na: bool = False
+    edges: tuple | None = None
+    dtype: str = "object"
+
+    def __post_init__(self):
+        if self.kind not in ("categorical", "numeric"):
+            raise DomainError(f"attribute '{self.name}': kind must be 'categorical' or 'numeric', not {self.kind!r}")
+        if self.kind == "numeric":
+            e = self.edges
+            if e is None or len(e) < 2 or not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
+                raise DomainError(
+                    f"attribute '{self.name}': numeric bin edges must be at least two finite, strictly increasing numbers; got {e!r}"
+                )
+        if len(set(_key(v) for v in self.levels)) != len(self.levels):
+            raise DomainError(f"attribute '{self.name}': its declared levels contain duplicates")
+
+    @property
+    def size(self) -> int:
+        """Number of codes, NA included."""
+        return len(self.levels) + int(self.na)
+
+    @property
+    def labels(self) -> list[str]:
+        """Human-readable level names, NA last."""
+        return [str(v) for v in self.levels] + ([NA_LEVEL] if self.na else [])
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"name": self.name, "type": self.kind, "na": self.na, "dtype": self.dtype}
+        if self.kind == "numeric":
+            d["edges"] = [float(x) for x in self.edges]
+        else:
+            d["levels"] = [_json_scalar(v) for v in self.levels]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Attribute":
+        try:
+            name = str(d["name"])
+            kind = d.get("type", "categorical")
+            if kind == "numeric":
+                edges = tuple(float(x) for x in d["edges"])
+                return numeric_attribute(name, edges, na=bool(d.get("na", False)), dtype=d.get("dtype", "float64"))
+            return cls(name, "categorical", tuple(d["levels"]), bool(d.get("na", False)), None, d.get("dtype", "object"))
+        except (KeyError, TypeError) as exc:
+            raise DomainError(f"domain file: attribute entry {dict(d)!r} is missing or has a malformed field ({exc})") from None
+
+    # -- encoding -------------------------------------------------------------------
+    def encode(self, s: pd.Series) -> np.ndarray:
+        """Integer codes of a column; raises :class:`DomainError` for a value the domain does not cover."""
+        missing = s.isna().to_numpy()
+        codes = np.empty(len(s), dtype=np.int64)
+        if missing.any():
+            if not self.na:
+                raise DomainError(
+                    f"column '{self.name}' has {int(missing.sum())} missing values but its declared domain has no NA level; "
+                    "add \"na\": true for it in the domain file, or remove those rows"
+                )
+            codes[missing] = len(self.levels)
+        present = ~missing
+        if self.kind == "numeric":
+            try:
+                x = pd.to_numeric(s[present], errors="raise").to_numpy(dtype=float)
+            except (ValueError, TypeError):
+                raise DomainError(f"column '{self.name}' is declared numeric but holds non-numeric values; fix the data or declare it categorical") from None
+            e = np.asarray(self.edges)
+            c = np.searchsorted(e, x, side="right") - 1
+            c[x == e[-1]] = len(e) - 2
+            bad = (c < 0) | (c > len(e) - 2) | ~np.isfinite(x)
+            if bad.any():
+                raise DomainError(
+                    f"column '{self.name}' has value {x[bad][0]!r} outside its declared bin edges "
+                    f"[{e[0]:g}, {e[-1]:g}]; widen the edges in the domain file"
+                )
+            codes[present] = c
+            return codes
+        keys = _series_keys(s)
+        cat = pd.Categorical(keys, categories=[_key(v) for v in self.levels])
+        c = np.asarray(cat.codes, dtype=np.int64)
+        if (c < 0).any():
+            bad = pd.unique(keys[c < 0])[:3]
+            raise DomainError(
+                f"column '{self.name}' has value(s) {', '.join(map(repr, bad))} that its declared domain does not list; "
+                "add them to the domain's levels (they then become public) or recode the data"
+            )
+        codes[present] = c
+        return codes
+
+    def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
+        """Values for codes. Numeric values are drawn uniformly inside their bin.
+
+        The uniform draw is post-processing of an already-private cell: it uses the
+        release's generator for reproducibility and costs no privacy budget.
+        """
+        codes = np.asarray(codes, dtype=np.int64)
+        is_na = codes == len(self.levels) if self.na else np.zeros(len(codes), bool)
+        if self.kind == "numeric":
+            e = np.asarray(self.edges, dtype=float)
+            c = np.where(is_na, 0, codes)
+            lo, hi = e[c], e[c + 1]
+            if _dtype_kind(self.dtype) in "iu":
+                # integers inside [lo, hi), the last bin closed: [ceil(lo), ceil(hi)-1] or up to floor(hi)
+                a = np.ceil(lo)
+                b = np.where(c == len(e) - 2, np.floor(hi), np.ceil(hi) - 1)
+                b = np.maximum(a, b)
+                vals = a + np.floor(rng.random(len(c)) * (b - a + 1))
+                vals = np.minimum(vals, b)
+            else:
+                vals = lo + rng.random(len(c)) * (hi - lo)
+            out = pd.Series(vals)
+            if is_na.any():
+                out[is_na] = np.nan
+            return _cast(out, self.dtype, is_na.any())
+        # cast the few levels once, then gather: far cheaper than casting n values
+        levels = _cast(pd.Series(list(self.levels) + [None], dtype=object), self.dtype, bool(is_na.any()))
+        return levels.take(np.where(is_na, len(self.levels), codes)).reset_index(drop=True)
+
+
+def _dtype_kind(dtype: str) -> str:
+    """numpy kind letter of a pandas/numpy dtype name ('i', 'f', 'b', 'O', ...)."""
+    try:
+        return pd.api.types.pandas_dtype(dtype).kind
+    except TypeError:
+        return "O"
+
+
+def _cast(s: pd.Series, dtype: str, has_na: bool) -> pd.Series:
+    """Cast decoded values back to the original column dtype (nullable ints when NA appears)."""
+    kind = _dtype_kind(dtype)
+    try:
+        if kind in "iu":
+            return s.astype("Int64" if has_na else dtype)
+        if kind == "b":
+            return s.astype("boolean" if has_na else bool)
+        return s.astype(dtype)
+    except (TypeError, ValueError):
+        return s
+
+
+def numeric_attribute(name: str, edges: Sequence[float], na: bool = False, dtype: str = "float64") -> Attribute:
+    """A numeric attribute cut at the given public ``edges``."""
+    e = tuple(float(x) for x in edges)
+    labels = tuple(
+        f"[{a:g},{b:g}{']' if i == len(e) - 2 else ')'}" for i, (a, b) in enumerate(zip(e, e[1:]))
+    )
+    return Attribute(name, "numeric", labels, na, e, dtype)
+
+
+def equal_width_edges(lo: float, hi: float, bins: int) -> tuple[float, ...]:
+    """``bins`` equal-width bins over the declared public bounds [lo, hi]."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise DomainError(f"numeric bounds must be finite with lower < upper; got [{lo}, {hi}]")
+    if int(bins) < 1:
+        raise DomainError(f"the number of bins must be at least 1; got {bins}")
+    return tuple(np.linspace(lo, hi, int(bins) + 1).tolist())
+
+
+@dataclass(frozen=True)
+class Domain:
+    """An ordered tuple of :class:`Attribute` plus where it came from (inferred or declared)."""
+
+    attributes: tuple[Attribute, ...]
+    source: str = INFERRED
+
+    def __post_init__(self):
+        names = [a.name for a in self.attributes]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise DomainError(f"the domain names column(s) {', '.join(map(repr, dup))} more than once")
+
+    # -- shape --------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.attributes]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(a.size for a in self.attributes)
+
+    @property
+    def size(self) -> int:
+        """Cells of the full cross-tabulation (exact Python int; may be astronomically large)."""
+        return math.prod(self.shape)
+
+    @property
+    def inferred(self) -> bool:
+        return self.source != DECLARED
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    def __getitem__(self, name: str) -> Attribute:
+        return self.attributes[self.index(name)]
+
+    def index(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise DomainError(f"attribute '{name}' is not in the domain; known attributes: {', '.join(self.names)}") from None
+
+    def declared(self) -> "Domain":
+        """The same domain, recorded as declared public by the curator."""
+        return replace(self, source=DECLARED)
+
+    def project(self, names: Iterable[str]) -> "Domain":
+        return Domain(tuple(self[n] for n in names), self.source)
+
+    # -- codes --------------------------------------------------------------------
+    def encode(self, df: pd.DataFrame) -> np.ndarray:
+        """(n, p) int64 codes of ``df``'s columns in domain order.
+
+        Raises :class:`DomainError` naming the first column the domain does not cover.
+        """
+        extra = [c for c in df.columns if c not in self.names]
+        if extra:
+            raise DomainError(
+                f"column(s) {', '.join(map(repr, extra))} are in the data but not in the domain; add them to the domain or drop them"
+            )
+        missing = [n for n in self.names if n not in df.columns]
+        if missing:
+            raise DomainError(f"the domain lists column(s) {', '.join(map(repr, missing))} that the data does not have")
+        out = np.empty((len(df), len(self)), dtype=np.int64)
+        for j, a in enumerate(self.attributes):
+            out[:, j] = a.encode(df[a.name])
+        return out
+
+    def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
+        """A DataFrame with the original columns and dtypes from (n, p) codes."""
+        codes = np.asarray(codes)
+        return pd.DataFrame({a.name: a.decode(codes[:, j], rng) for j, a in enumerate(self.attributes)})
+
+    # -- JSON ---------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "source": self.source, "attributes": [a.to_dict() for a in self.attributes]}
+
+    def to_json(self, indent: int = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping, declared: bool = True) -> "Domain":
+        if not isinstance(d, Mapping) or "attributes" not in d:
+            raise DomainError("domain file: expected a JSON object with an \"attributes\" list")
+        attrs = tuple(Attribute.from_dict(a) for a in d["attributes"])
+        return cls(attrs, DECLARED if declared else d.get("source", INFERRED))
+
+    @classmethod
+    def from_json(cls, text: str, declared: bool = True) -> "Domain":
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DomainError(f"domain file is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        return cls.from_dict(d, declared=declared)
+
+    @classmethod
+    def load(cls, path) -> "Domain":
+        """Read ``domain.json``; passing a file is the curator's declaration that it is public."""
+        try:
+            with open(path, encoding="utf-8") as fh:
+                return cls.from_json(fh.read(), declared=True)
+        except OSError as exc:
+            raise DomainError(f"cannot read domain file '{path}': {exc.strerror}") from None
+
+
+def check_table(df: pd.DataFrame) -> None:
+    """Refuse tables that cannot be synthesised, with a message naming the problem."""
+    if df.shape[1] == 0:
+        raise InputError("the table has no columns; check the file's header line and delimiter")
+    if len(df) == 0:
+        raise InputError("the table has a header but no rows; upload a file with data")
+    cols = [str(c) for c in df.columns]
+    dup = sorted({c for c in cols if cols.count(c) > 1})
+    if dup:
+        raise InputError(f"duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")
+
+
+def infer_domain(
+    df: pd.DataFrame,
+    numeric: Mapping[str, Any] | None = None,
+    max_levels: int = DEFAULT_MAX_LEVELS,
+    max_int_levels: int = DEFAULT_MAX_INT_LEVELS,
+    numeric_bins: int = DEFAULT_NUMERIC_BINS,
+) -> Domain:
+    """Infer a domain from the data, for the curator to confirm.
+
+    ``numeric`` maps a column to its public bin edges (a list of numbers) or to
+    ``{"bounds": [lo, hi], "bins": k}`` for equal-width bins. Other numeric columns
+    with more than ``max_int_levels`` distinct values get ``numeric_bins``
+    equal-width bins over their observed range (which is *not* public: hence the
+    "inferred" mark). Columns that are empty, constant, or have more than
+    ``max_levels`` levels (identifiers) are refused with a remedy.
+
+    Privacy: reads the raw data and releases nothing; the result is curator-only
+    until declared public.
+    """
+    check_table(df)
+    numeric = dict(numeric or {})
+    unknown = [c for c in numeric if c not in df.columns]
+    if unknown:
+        raise DomainError(f"numeric binning given for column(s) {', '.join(map(repr, unknown))} that the data does not have")
+    attrs = []
+    for name in df.columns:
+        s = df[name]
+        dtype = str(s.dtype)
+        has_na = bool(s.isna().any())
+        if s.notna().sum() == 0:
+            raise DomainError(f"column '{name}' is empty (all values missing); drop it before synthesising")
+        if name in numeric:
+            spec = numeric[name]
+            if isinstance(spec, Mapping):
+                try:
+                    lo, hi = spec["bounds"]
+                except (KeyError, TypeError, ValueError):
+                    raise DomainError(f"column '{name}': numeric binning needs \"bounds\": [lower, upper]") from None
+                edges = equal_width_edges(float(lo), float(hi), int(spec.get("bins", numeric_bins)))
+            else:
+                edges = tuple(float(x) for x in spec)
+            a = numeric_attribute(name, edges, has_na, dtype)
+            a.encode(s)  # fail early, naming the value outside the edges
+            attrs.append(a)
+            continue
+        keys = pd.unique(_series_keys(s))
+        is_num = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+        if is_num and len(keys) > max_int_levels:
+            lo, hi = float(s.min()), float(s.max())
+            if hi == lo:
+                hi = lo + 1.0
+            attrs.append(numeric_attribute(name, equal_width_edges(lo, hi, numeric_bins), has_na, dtype))
+            continue
+        if len(keys) > max_levels:
+            raise DomainError(
+                f"column '{name}' has {len(keys):,} distinct values (limit {max_levels}); it looks like an identifier or free text. "
+                "Drop it, or declare it numeric with public bin edges"
+            )
+        vals = s.dropna()
+        if is_num:
+            levels = tuple(sorted({_json_scalar(v) for v in vals.unique()}))
+        else:
+            uniq = {}
+            for v in vals.unique():
+                uniq.setdefault(_key(v), _json_scalar(v) if isinstance(v, (bool, np.bool_, np.integer, np.floating)) else str(v))
+            levels = tuple(uniq[k] for k in sorted(uniq))
+        if len(levels) + int(has_na) < 2:
+            raise DomainError(
+                f"column '{name}' has a single level ({levels[0]!r}); it carries no information. Drop it before synthesising"
+            )
+        attrs.append(Attribute(str(name), "categorical", levels, has_na, None, dtype))
+    return Domain(tuple(attrs), INFERRED)

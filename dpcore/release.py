@@ -1,0 +1,84 @@
+"""A finished release: the synthetic sets, the ledger, the tree and the manifest."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .budget import Ledger
+from .domain import Domain
+
+
+@dataclass
+class Release:
+    """The output of :func:`dpcore.synthesize`.
+
+    ``sets`` are m DataFrames with the original columns and dtypes; ``ledger`` says
+    where every part of ε went; ``trees`` the hierarchy used per set (None for
+    methods without one). ``dp`` is False, with ``dp_reason``, whenever anything
+    in the release is not covered by the ledger (non-private tree choice, an
+    undeclared domain).
+    """
+
+    method: str
+    epsilon: float
+    options: dict
+    domain: Domain
+    ledger: Ledger
+    sets: list[pd.DataFrame]
+    trees: list
+    dp: bool
+    dp_reason: str
+    seed: int | None = None
+    diagnostics: dict = field(default_factory=dict)
+
+    @property
+    def tree(self):
+        """The hierarchy of the first set (all sets share it when the order is fixed)."""
+        return self.trees[0] if self.trees else None
+
+    def manifest(self, private: bool = False) -> dict:
+        """JSON-ready record of the release. No raw counts; the seed only when ``private``."""
+        trees = [t.describe() if t is not None else None for t in self.trees]
+        out = {
+            "method": self.method,
+            "epsilon": self.epsilon,
+            "options": dict(self.options, sets=len(self.sets)),
+            "domain": self.domain.to_dict(),
+            "ledger": self.ledger.to_dict(),
+            "tree": {"per_set": trees} if any(t is not None for t in trees) else None,
+            "dp": self.dp,
+            "dp_reason": self.dp_reason,
+            "n": int(len(self.sets[0])) if self.sets else 0,
+            "public": ["n (the number of records)", "the domain: attribute names, levels and bin edges"],
+            "diagnostics": self.diagnostics,
+        }
+        if private:
+            out["seed"] = self.seed
+            out["private_copy"] = "contains the seed: do NOT publish this file"
+        return out
+
+    def write(self, out_dir) -> list[Path]:
+        """Write ``synthetic_1.csv … synthetic_m.csv`` and ``manifest.json`` (published form)."""
+        d = Path(out_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for i, s in enumerate(self.sets, 1):
+            p = d / f"synthetic_{i}.csv"
+            s.to_csv(p, index=False)
+            paths.append(p)
+        mp = d / "manifest.json"
+        mp.write_text(json.dumps(self.manifest(), indent=2, ensure_ascii=False, default=_json_default), encoding="utf-8")
+        paths.append(mp)
+        return paths
+
+
+def _json_default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    if isinstance(o, (set, tuple)):
+        return list(o)
+    return str(o)

@@ -1,0 +1,67 @@
+"""Utilities for choosing the attribute that splits a node (MoSDA / LeSDA, SPEC §3).
+
+For node v and candidate attribute j with level counts c (over j's K_j declared
+levels), n_v = Σc and g = Σ c·ln(n_v/c) (0·ln 0 = 0):
+
+=============  ====================================  ==================================
+name           u_j(v) (MoSDA maximises, LeSDA -u)      Δu for unbounded neighbours, n public
+=============  ====================================  ==================================
+``aic``        −AIC_j = −(2g + 2K_j)                  2·ln(n+1) + 4
+``aic_gain``   2(n_v ln K_j − g) − 2(K_j − 1)          2·max(ln(n+1), ln K_j) + 4
+``l1_uniform`` Σ |c_l − n_v/K_j|                      2
+=============  ====================================  ==================================
+
+Proof sketch for ``aic``: adding a record to level l changes g by
+d(n_v+1) − d(c_l+1) with d(x) = x ln x − (x−1) ln(x−1) ∈ [ln x, ln x + 1], so
+|Δ(2g)| ≤ 2 ln(n+1) + 2; K_j is declared, hence fixed. The 2021 paper's Δu = 2 is too
+small by a factor of about ln n (SPEC §9) and is not used. ``tests/test_selection.py``
+checks every Δu by brute force over all neighbours of small tables.
+
+These functions only score; the choice itself is made by
+:func:`dpcore.mechanisms.exponential_mechanism` at the budget the ledger records.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import OptionError
+
+UTILITIES = ("aic", "aic_gain", "l1_uniform")
+
+
+def _g(counts: np.ndarray) -> np.ndarray:
+    """g = Σ c ln(n_v/c) = n_v ln n_v − Σ c ln c, row-wise, with 0 ln 0 = 0."""
+    c = np.asarray(counts, dtype=float)
+    nv = c.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        clogc = np.where(c > 0, c * np.log(np.where(c > 0, c, 1.0)), 0.0).sum(axis=-1)
+        nlogn = np.where(nv > 0, nv * np.log(np.where(nv > 0, nv, 1.0)), 0.0)
+    return nlogn - clogc
+
+
+def utility(counts: np.ndarray, kind: str = "aic") -> np.ndarray:
+    """u_j(v) for rows of level counts (shape (..., K_j)); K_j is the declared level count."""
+    c = np.asarray(counts, dtype=float)
+    k = c.shape[-1]
+    if kind == "aic":
+        return -(2.0 * _g(c) + 2.0 * k)
+    if kind == "aic_gain":
+        nv = c.sum(axis=-1)
+        return 2.0 * (nv * math.log(k) - _g(c)) - 2.0 * (k - 1)
+    if kind == "l1_uniform":
+        nv = c.sum(axis=-1, keepdims=True)
+        return np.abs(c - nv / k).sum(axis=-1)
+    raise OptionError(f"utility must be one of {', '.join(UTILITIES)}; got {kind!r}")
+
+
+def sensitivity(kind: str, n: int, k_max: int) -> float:
+    """Δu over every candidate with at most ``k_max`` declared levels, for public total n."""
+    if kind == "aic":
+        return 2.0 * math.log(n + 1) + 4.0
+    if kind == "aic_gain":
+        return 2.0 * max(math.log(n + 1), math.log(max(k_max, 1))) + 4.0
+    if kind == "l1_uniform":
+        return 2.0
+    raise OptionError(f"utility must be one of {', '.join(UTILITIES)}; got {kind!r}")

@@ -1,0 +1,141 @@
+"""Validation of release options, with messages that name the option and the fix."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+from ..budget import check_epsilon
+from ..domain import Domain
+from ..errors import OptionError
+from ..selection import UTILITIES
+
+SELECTIONS = ("mosda", "lesda", "random", "nonprivate", "user")
+PRIVATE_SELECTIONS = ("mosda", "lesda")
+CONSISTENCY = ("nonneg", "wls", "uh")
+SYNTHESIS = ("sample", "round")
+NOISE = ("discrete_laplace", "laplace")
+STEPS_METHODS = {"steps": None, "uh_random": "random", "steps_lesda": "lesda"}
+
+
+def _choice(name: str, value, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise OptionError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    return value
+
+
+def parse_order(order, domain: Domain) -> tuple[tuple[str, ...], ...] | None:
+    """``"a;b,c"`` (``;`` separates layers, ``,`` joins attributes in a layer) or a list of lists."""
+    if order is None or order == "" or order == []:
+        return None
+    if isinstance(order, str):
+        layers = [tuple(a.strip() for a in layer.split(",") if a.strip()) for layer in order.split(";")]
+    else:
+        layers = [tuple([g]) if isinstance(g, str) else tuple(g) for g in order]
+    if any(len(g) == 0 for g in layers):
+        raise OptionError(f"order {order!r} has an empty layer; write layers like \"a;b,c\"")
+    seen: list[str] = []
+    for g in layers:
+        for a in g:
+            if a not in domain.names:
+                raise OptionError(f"order names attribute '{a}', which is not in the data; known: {', '.join(domain.names)}")
+            if a in seen:
+                raise OptionError(f"order names attribute '{a}' twice; each attribute may appear in one layer only")
+            seen.append(a)
+    return tuple(layers)
+
+
+def check_sets(m) -> int:
+    if isinstance(m, bool) or not isinstance(m, (int, float)) or int(m) != m or m < 1:
+        raise OptionError(f"the number of synthetic sets m must be a whole number ≥ 1; got {m!r}")
+    return int(m)
+
+
+@dataclass(frozen=True)
+class StepsOptions:
+    """Every STEPS option, resolved and validated (SPEC §3 defaults)."""
+
+    layers: int = 2
+    order: tuple | None = None
+    select: str = "mosda"
+    utility: str = "aic"
+    r: float = 0.1
+    allocation: Any = "half"
+    consistency: str = "nonneg"
+    synthesis: str = "sample"
+    noise: str = "discrete_laplace"
+    max_cells: int = 20_000_000
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if self.order is not None:
+            d["order"] = [list(g) for g in self.order]
+        if not isinstance(self.allocation, str):
+            d["allocation"] = list(self.allocation)
+        return d
+
+
+def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> StepsOptions:
+    """Fill defaults and check every option against the domain."""
+    known = set(StepsOptions.__dataclass_fields__)
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method '{method}'; allowed: {', '.join(sorted(known))}")
+    p = len(domain)
+    order = parse_order(opts.get("order"), domain)
+    forced = STEPS_METHODS.get(method)
+    select = opts.get("select")
+    if forced is not None:
+        if select not in (None, forced):
+            raise OptionError(f"method '{method}' always uses select='{forced}'; drop select={select!r} or use method 'steps'")
+        select = forced
+    if order is not None:
+        if select not in (None, "user"):
+            raise OptionError(f"an explicit order fixes the tree; it cannot be combined with select='{select}'")
+        select = "user"
+    select = _choice("select", select or "mosda", SELECTIONS)
+    if select == "user" and order is None:
+        raise OptionError("select='user' needs an order, e.g. order=\"a;b,c\"")
+
+    layers = opts.get("layers")
+    if order is not None:
+        if layers is not None and int(layers) != len(order):
+            raise OptionError(f"the order has {len(order)} layers but layers={layers}; drop one of them or make them agree")
+        layers = len(order)
+    layers = 2 if layers is None else layers
+    if isinstance(layers, bool) or not isinstance(layers, (int, float)) or int(layers) != layers or not 1 <= layers <= p:
+        raise OptionError(f"the number of layers L must be a whole number from 1 to {p} (the number of attributes); got {layers!r}")
+    layers = int(layers)
+
+    r = opts.get("r")
+    n_sel = min(layers, p - 1) if select in PRIVATE_SELECTIONS else 0
+    if r is None:
+        r = 0.1 if n_sel else 0.0
+    try:
+        r = float(r)
+    except (TypeError, ValueError):
+        raise OptionError(f"r must be a number in [0, 1); got {r!r}") from None
+    if not (math.isfinite(r) and 0 <= r < 1):
+        raise OptionError(f"r, the share of ε spent on choosing the tree, must be in [0, 1); got {r!r}")
+    if n_sel == 0 and r > 0:
+        why = "the order is fixed" if select == "user" else f"select='{select}' spends no budget" if select != "mosda" else "only one attribute remains"
+        raise OptionError(f"r={r} but {why}; set r to 0")
+    if n_sel > 0 and r == 0:
+        raise OptionError(f"select='{select}' chooses the tree privately and needs r > 0 (default 0.1)")
+
+    allocation = opts.get("allocation", "half")
+    if not isinstance(allocation, str):
+        allocation = tuple(float(x) for x in allocation)
+    max_cells = int(opts.get("max_cells", StepsOptions.max_cells))
+    return StepsOptions(
+        layers=layers,
+        order=order,
+        select=select,
+        utility=_choice("utility", opts.get("utility", "aic"), UTILITIES),
+        r=r,
+        allocation=allocation,
+        consistency=_choice("consistency", opts.get("consistency", "nonneg"), CONSISTENCY),
+        synthesis=_choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),
+        noise=_choice("noise", opts.get("noise", "discrete_laplace"), NOISE),
+        max_cells=max_cells,
+    )

@@ -1,0 +1,212 @@
+"""STEPS: Statistical Election to Partition Sequentially (Bowen & Liu 2018/2021; SPEC §3).
+
+One synthetic set, at budget ε/m:
+
+1. choose the tree: a fixed order (0 spent); or, at each layer k < L, for every
+   real node, one attribute by the exponential mechanism over a utility u
+   (MoSDA: u, LeSDA: −u) at ε_sel = rε/(m·L_sel) with Δu from
+   :mod:`dpcore.selection`; or uniformly at random (0 spent, data-independent);
+   or by non-private argmax (0 spent, NOT DP, flagged);
+2. noise every real node count of layers 1..L and every leaf cell with
+   discrete Laplace of scale 1/ε_l, ε_l = c_l(1−r)ε/m (one record is in exactly one
+   node per layer: sensitivity 1); phantoms and the public root are not noised;
+3. make the counts consistent (post-processing, free);
+4. draw n records (``sample``) or round the leaves (``round``) (post-processing).
+
+Privacy: nodes within a layer are disjoint, so each layer costs its ε once
+(parallel composition); layers and selection compose sequentially and adaptively,
+totalling rε/m + (1−r)ε/m = ε/m per set and ε over the m sets (sequential
+composition). The root count n and the domain are public (SPEC §0). Only selected
+attributes, noisy counts and their post-processing leave this module.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import hierarchy as H
+from ..budget import Allocation, Ledger, allocate_budget
+from ..consistency import make_consistent, posterior_variances
+from ..domain import Domain
+from ..mechanisms import exponential_mechanism, exponential_probabilities, noise_for
+from ..selection import sensitivity as utility_sensitivity
+from ..selection import utility as utility_scores
+from .options import PRIVATE_SELECTIONS, StepsOptions
+
+
+def n_selection_layers(opts: StepsOptions, p: int) -> int:
+    """Layers whose split is a real (non-forced) private choice: min(L, p−1)."""
+    return min(opts.layers, p - 1) if opts.select in PRIVATE_SELECTIONS else 0
+
+
+def plan_allocation(opts: StepsOptions, p: int, epsilon: float, m: int) -> Allocation:
+    has_leaf = _uses_leaf_layer(opts, p)
+    return allocate_budget(epsilon, m, opts.r, n_selection_layers(opts, p), opts.layers, has_leaf, opts.allocation)
+
+
+def _uses_leaf_layer(opts: StepsOptions, p: int) -> bool:
+    used = sum(len(g) for g in opts.order) if opts.order is not None else opts.layers
+    return used < p
+
+
+def _scores(X, shape, fixed, rank, kind) -> np.ndarray:
+    """u_j(v) for every real node v (rows) and attribute j (columns); −inf where j is used on v's path."""
+    nr, p = fixed.shape
+    out = np.full((nr, p), -np.inf)
+    avail = fixed < 0
+    for j in np.flatnonzero(avail.any(axis=0)):
+        k = shape[j]
+        counts = np.bincount(rank * k + X[:, j], minlength=nr * k).reshape(nr, k)
+        u = utility_scores(counts, kind)
+        out[avail[:, j], j] = u[avail[:, j]]
+    return out
+
+
+@dataclass
+class Selector:
+    """The ``chooser`` for :func:`dpcore.hierarchy.build_tree`; records what it spends.
+
+    ``mode="preview"`` takes the most likely split and keeps each node's selection
+    probabilities (curator-only: they are computed from the raw data).
+    """
+
+    opts: StepsOptions
+    X: np.ndarray
+    shape: tuple
+    names: tuple
+    alloc: Allocation | None
+    rng: np.random.Generator | None
+    mode: str = "release"
+
+    def __post_init__(self):
+        self.spent: list[dict] = []
+        self.probabilities: list[dict] = []
+        n = len(self.X)
+        self.delta = utility_sensitivity(self.opts.utility, n, max(self.shape))
+
+    def __call__(self, k: int, fixed: np.ndarray, rank: np.ndarray) -> list[tuple[int, ...]]:
+        o = self.opts
+        if o.select == "user":
+            return [tuple(self.names.index(a) for a in o.order[k])] * len(fixed)
+        avail = fixed < 0
+        if avail.sum(axis=1).max() <= 1:  # forced: a single attribute remains
+            return [(int(np.flatnonzero(row)[0]),) for row in avail]
+        if o.select == "random":
+            # uniform over available attributes: the exponential mechanism with a constant utility
+            scores = np.where(avail, 0.0, -np.inf)
+            return [(int(j),) for j in np.atleast_1d(exponential_mechanism(scores, 1.0, 1.0, self.rng))]
+        scores = _scores(self.X, self.shape, fixed, rank, o.utility)
+        if o.select == "lesda":
+            scores = np.where(avail, -scores, -np.inf)
+        if o.select == "nonprivate":
+            self.spent.append({"layer": k, "nodes": len(fixed), "epsilon": 0.0})
+            return [(int(j),) for j in np.argmax(scores, axis=1)]
+        eps = self.alloc.selection[k]
+        self.spent.append({"layer": k, "nodes": len(fixed), "epsilon": eps})
+        if self.mode == "preview":
+            probs = exponential_probabilities(scores, eps, self.delta)
+            self.probabilities.append({"layer": k, "fixed": fixed.copy(), "probabilities": probs})
+            return [(int(j),) for j in np.argmax(probs, axis=1)]
+        return [(int(j),) for j in np.atleast_1d(exponential_mechanism(scores, eps, self.delta, self.rng))]
+
+
+def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str) -> list:
+    """Noise mechanisms for layers 1..L(+1) (None for the public root)."""
+    return [None] + [noise_for(noise, e, 1.0) for e in alloc.counts]
+
+
+def expected_errors(tree: H.PhantomPaddedTree, mechs: list) -> list[dict]:
+    """Per noised layer: noise scale and sd, and the mean standard error after WLS consistency.
+
+    Depends only on the structure and the scales, so it is computed before any
+    budget is spent (the preview).
+    """
+    real_var = [np.zeros(lay.n_real) for lay in tree.layers]
+    for k in range(1, len(tree.layers)):
+        real_var[k][:] = mechs[k].variance
+    leaf_var = np.full(tree.n_leaves, mechs[-1].variance) if tree.has_leaf_layer else None
+    parents, variances, _ = H.slot_arrays(tree, real_var, leaf_var)
+    post = posterior_variances(parents, variances)
+    sizes = tree.layer_sizes()
+    out = []
+    for i, row in enumerate(sizes):
+        k = row["layer"]
+        m = mechs[k]
+        if k <= tree.L:
+            p = post[k][tree.layers[k].real_slots]
+        else:
+            p = post[k]
+        out.append(dict(row, epsilon=m.epsilon(1.0), noise_scale=m.scale, noise_sd=float(np.sqrt(m.variance)),
+                        expected_se=float(np.sqrt(p).mean()) if len(p) else 0.0))
+    return out
+
+
+def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng, ledger: Ledger, set_label: str):
+    """One STEPS set: returns (codes (n, p), tree). Charges ``ledger`` for everything spent."""
+    shape, names, n = domain.shape, tuple(domain.names), len(X)
+    sel = Selector(opts, X, shape, names, alloc, rng)
+    tree = H.build_tree(X, shape, names, opts.layers, sel, opts.max_cells)
+    g = ledger.group(set_label)
+    sg = g.group("tree selection")
+    for s in sel.spent:
+        private = opts.select in PRIVATE_SELECTIONS
+        sg.charge(
+            label=f"layer {s['layer']} split",
+            epsilon=s["epsilon"],
+            mechanism="exponential" if private else "non-private argmax",
+            sensitivity=sel.delta if private else 0.0,
+            scale=2 * sel.delta / s["epsilon"] if private else 0.0,
+            subset=f"records of each of the {s['nodes']} real nodes of layer {s['layer']} (disjoint)",
+            parallel_over=s["nodes"],
+            note=f"{opts.select.upper()} with utility {opts.utility}" + ("" if private else "; NOT DIFFERENTIALLY PRIVATE"),
+        )
+    counts, leaves = H.count_nodes(tree, X)
+    mechs = layer_mechanisms(tree, alloc, opts.noise)
+    cg = g.group("node counts")
+    noisy, var = [counts[0].astype(float)], [np.zeros(1)]
+    for k in range(1, tree.L + 1):
+        m = mechs[k]
+        lay = tree.layers[k]
+        noisy.append(m.release(counts[k], rng).astype(float))
+        var.append(np.full(lay.n_real, m.variance))
+        cg.charge(label=f"layer {k} counts", epsilon=alloc.counts[k - 1], mechanism=m.name, sensitivity=1.0, scale=m.scale,
+                  subset=f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
+                  parallel_over=lay.n_real)
+    leaf_noisy = leaf_var = None
+    if tree.has_leaf_layer:
+        m = mechs[-1]
+        leaf_noisy = m.release(leaves, rng).astype(float)
+        leaf_var = np.full(tree.n_leaves, m.variance)
+        cg.charge(label=f"layer {tree.L + 1} (leaf cells) counts", epsilon=alloc.counts[-1], mechanism=m.name, sensitivity=1.0,
+                  scale=m.scale, subset=f"{tree.n_leaves} leaf cells (disjoint)", parallel_over=tree.n_leaves)
+    del counts, leaves  # raw counts go no further
+    parents, values, phantom = H.slot_arrays(tree, noisy, leaf_noisy)
+    _, variances, _ = H.slot_arrays(tree, var, leaf_var)
+    nbar = make_consistent(parents, values, variances, phantom, opts.consistency)
+    final = nbar[-1] if tree.has_leaf_layer else nbar[-1][tree.layers[-1].real_slots]
+    cells = draw_cells(final, n, opts.synthesis, rng)
+    return H.leaf_codes(tree, cells), tree
+
+
+def draw_cells(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator) -> np.ndarray:
+    """Post-processing: n record cells from non-negative cell estimates, shuffled.
+
+    ``sample``: multinomial(n, clip(x, 0)/Σ) (Raab steps 5–7); ``round``: clip, rescale to n
+    and round by largest remainder, as the STEPS papers release leaf counts.
+    """
+    x = np.clip(np.asarray(estimate, dtype=float), 0, None)
+    total = x.sum()
+    if total <= 0:
+        x = np.ones_like(x)
+        total = x.sum()
+    if mode == "sample":
+        counts = rng.multinomial(n, x / total)
+    else:
+        scaled = x * (n / total)
+        counts = np.floor(scaled).astype(np.int64)
+        short = n - int(counts.sum())
+        if short > 0:
+            counts[np.argsort(-(scaled - counts), kind="stable")[:short]] += 1
+    cells = np.repeat(np.arange(len(x)), counts)
+    return cells[rng.permutation(len(cells))]
