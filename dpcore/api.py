@@ -12,10 +12,11 @@ from .budget import Ledger, check_epsilon
 from .domain import DECLARED, Domain, check_table, infer_domain
 from .errors import OptionError
 from .release import Release
-from .synthesizers import flat_laplace, steps
+from .synthesizers import REGISTRY, steps
 from .synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
 
-METHODS = ("steps", "flat_laplace", "uh_random", "steps_lesda")
+METHODS = tuple(REGISTRY)
+
 
 
 def _domain(data: pd.DataFrame, domain) -> Domain:
@@ -68,35 +69,29 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     consistency, synthesis, noise, max_cells), ``uh_random``, ``steps_lesda``, or
     ``flat_laplace`` (options: prior, structural_zeros, synthesis, noise, max_cells).
     """
-    if method not in METHODS:
-        raise OptionError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    if method not in REGISTRY:
+        raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
+    spec = REGISTRY[method]
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
     dom = _domain(data, domain)
-    if method in STEPS_METHODS:
-        opts = resolve_steps_options(dom, method, **options)
-    else:
-        opts = flat_laplace.resolve_flat_options(dom, **options)
+    opts = spec.resolve(dom, method, **options)
     X = dom.encode(data[dom.names])
     rng, seed = _rng(seed)
     ledger = Ledger(f"release ({method})")
-    codes_sets, trees, not_dp = [], [], []
-    if method in STEPS_METHODS:
-        alloc = steps.plan_allocation(opts, len(dom), eps, m)
-        for s in range(m):
-            codes, tree = steps.synthesize_set(X, dom, opts, alloc, rng, ledger, f"set {s + 1}")
-            codes_sets.append(codes)
-            trees.append(tree)
-        if opts.select == "nonprivate":
-            not_dp.append("the tree was chosen from the data with no budget spent (select='nonprivate')")
-    else:
-        for s in range(m):
-            codes_sets.append(flat_laplace.synthesize_set(X, dom, opts, eps / m, rng, ledger, f"set {s + 1}"))
-            trees.append(None)
+    plan = spec.plan(opts, dom, eps, m)
+    codes_sets, trees, diagnostics = [], [], []
+    for s in range(m):
+        codes, tree, diag = spec.run_set(X, dom, opts, plan, eps / m, rng, ledger, f"set {s + 1}")
+        codes_sets.append(codes)
+        trees.append(tree)
+        diagnostics.append(diag)
+    not_dp = spec.not_dp(opts)
     ledger.assert_total(eps)
     frames = [dom.decode(c, rng) for c in codes_sets]
     dp, why = _dp_status(dom, not_dp, eps)
-    return Release(method, eps, opts.to_dict(), dom, ledger, frames, trees, dp, why, seed)
+    diag = {"per_set": diagnostics} if any(diagnostics) else {}
+    return Release(method, eps, opts.to_dict(), dom, ledger, frames, trees, dp, why, seed, diag)
 
 
 @dataclass

@@ -1,0 +1,45 @@
+"""Synthesizer registry.
+
+Each method is a :class:`Method`: ``resolve(domain, method, **options)`` validates
+options into a frozen dataclass with ``to_dict()``; ``plan(opts, domain, epsilon, m)``
+returns whatever per-release state is computed once (e.g. the budget allocation);
+``run_set(X, domain, opts, plan, epsilon_per_set, rng, ledger, label)`` releases one
+set and returns ``(codes (n, p), tree or None, diagnostics dict)``, charging
+``ledger`` for every mechanism it applies. ``not_dp(opts)`` returns reasons the
+release is not DP (empty when it is).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import flat_laplace, steps
+from .options import STEPS_METHODS, resolve_steps_options
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    resolve: Callable[..., Any]
+    run_set: Callable[..., tuple]
+    plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
+    not_dp: Callable[[Any], list] = lambda opts: []
+    hierarchical: bool = False
+
+
+REGISTRY: dict[str, Method] = {}
+
+
+def register(method: Method) -> None:
+    REGISTRY[method.name] = method
+
+
+for _name in STEPS_METHODS:
+    register(Method(
+        _name, resolve_steps_options, steps.run_set,
+        plan=lambda opts, domain, epsilon, m: steps.plan_allocation(opts, len(domain), epsilon, m),
+        not_dp=lambda opts: (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
+                             if opts.select == "nonprivate" else []),
+        hierarchical=True,
+    ))
+register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set))

@@ -34,7 +34,7 @@ class FlatOptions:
         return asdict(self)
 
 
-def resolve_flat_options(domain: Domain, **opts) -> FlatOptions:
+def resolve(domain: Domain, method: str = "flat_laplace", **opts) -> FlatOptions:
     known = set(FlatOptions.__dataclass_fields__)
     unknown = sorted(set(opts) - known)
     if unknown:
@@ -78,3 +78,8 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     noisy[~live] = 0.0
     picked = draw_cells(noisy, len(X), opts.synthesis, rng)
     return np.stack(np.unravel_index(picked, domain.shape), axis=1)
+
+
+def run_set(X, domain, opts, plan, eps_set, rng, ledger, label):
+    """Registry adapter: one flat-Laplace set."""
+    return synthesize_set(X, domain, opts, eps_set, rng, ledger, label), None, {}

@@ -189,6 +189,12 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     return H.leaf_codes(tree, cells), tree
 
 
+def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label):
+    """Registry adapter: one STEPS set."""
+    codes, tree = synthesize_set(X, domain, opts, alloc, rng, ledger, label)
+    return codes, tree, {}
+
+
 def draw_cells(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator) -> np.ndarray:
     """Post-processing: n record cells from non-negative cell estimates, shuffled.
 
