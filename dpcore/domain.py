@@ -159,8 +159,7 @@ class Attribute:
             codes[present] = c
             return codes
         keys = _series_keys(s)
-        cat = pd.Categorical(keys, categories=[_key(v) for v in self.levels])
-        c = np.asarray(cat.codes, dtype=np.int64)
+        c = pd.Index([_key(v) for v in self.levels]).get_indexer(keys).astype(np.int64)
         if (c < 0).any():
             bad = pd.unique(keys[c < 0])[:3]
             raise DomainError(
@@ -195,8 +194,11 @@ class Attribute:
             if is_na.any():
                 out[is_na] = np.nan
             return _cast(out, self.dtype, is_na.any())
-        # cast the few levels once, then gather: far cheaper than casting n values
-        levels = _cast(pd.Series(list(self.levels) + [None], dtype=object), self.dtype, bool(is_na.any()))
+        # cast the few levels once, then gather: far cheaper than casting n values.
+        # The missing-value slot is only added when NA occurs: a None among the levels
+        # would make an int64 (or bool) column fail to cast and come back as object.
+        has_na = bool(is_na.any())
+        levels = _cast(pd.Series(list(self.levels) + ([None] if has_na else []), dtype=object), self.dtype, has_na)
         return levels.take(np.where(is_na, len(self.levels), codes)).reset_index(drop=True)
 
 

@@ -1,0 +1,179 @@
+"""Command line: ``python -m dpcore synth|preview|domain|evaluate|sweep ...``.
+
+Errors exit with status 2 and one line on stderr; never a traceback (``--debug`` shows one).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .api import METHODS, preview, synthesize
+from .domain import Domain, infer_domain
+from .errors import DPCoreError, OptionError
+from .io import read_table
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, status 2
+        raise _UsageError(f"{self.prog}: {message} (see --help)")
+
+
+class _UsageError(Exception):
+    pass
+
+
+# option name on the command line -> keyword of dpcore.synthesize
+_TREE_OPTIONS = {
+    "layers": int, "order": str, "select": str, "utility": str, "r": float, "allocation": str,
+    "consistency": str, "synthesis": str, "noise": str,
+}
+_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int}
+
+
+def _add_tree_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--method", default="steps", help=f"one of {', '.join(METHODS)}")
+    p.add_argument("--epsilon", type=float, default=1.0, help="total privacy budget ε (> 0); smaller is more private")
+    p.add_argument("--layers", type=int, help="number of partition layers L (1..p)")
+    p.add_argument("--order", help='fixed tree, e.g. "a;b,c": ";" separates layers, "," joins attributes in a layer')
+    p.add_argument("--select", help="mosda | lesda | random | nonprivate (NOT DP)")
+    p.add_argument("--utility", help="aic | aic_gain | l1_uniform")
+    p.add_argument("--r", type=float, help="share of ε spent on choosing the tree, in [0, 1)")
+    p.add_argument("--allocation", help="equal | half | w1,w2,... (one weight per noised layer, summing to 1)")
+    p.add_argument("--sets", type=int, default=1, help="number m of synthetic sets (each gets ε/m)")
+    p.add_argument("--consistency", help="nonneg | wls | uh")
+    p.add_argument("--synthesis", help="sample | round")
+    p.add_argument("--noise", help="discrete_laplace | laplace")
+    p.add_argument("--domain", help="domain.json declaring the public levels and bin edges")
+    p.add_argument("--seed", type=int, help="seed for reproducibility (kept out of the published manifest)")
+
+
+def _options(args, names) -> dict:
+    return {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
+
+
+def _load(args):
+    df = read_table(args.input)
+    domain = Domain.load(args.domain) if getattr(args, "domain", None) else None
+    return df, domain
+
+
+def cmd_synth(args) -> int:
+    df, domain = _load(args)
+    opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
+    rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain, **opts)
+    paths = rel.write(args.out)
+    if args.private_manifest:
+        Path(args.private_manifest).write_text(json.dumps(rel.manifest(private=True), indent=2, ensure_ascii=False, default=str))
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {len(rel.sets[0])} records and manifest.json to {args.out}")
+    print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
+    print(("DP: yes — " if rel.dp else "DP: NO — ") + rel.dp_reason)
+    return 0
+
+
+def cmd_preview(args) -> int:
+    df, domain = _load(args)
+    opts = _options(args, list(_TREE_OPTIONS))
+    pv = preview(df, method=args.method, epsilon=args.epsilon, sets=args.sets, domain=domain, **opts)
+    if args.json:
+        out = {
+            "layers": pv.layers.to_dict(orient="records"),
+            "plan": pv.plan,
+            "tree": pv.tree.describe(),
+            "selection": None if pv.selection is None else pv.selection.to_dict(orient="records"),
+            "note": pv.not_for_release,
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        return 0
+    print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
+          f"select = {pv.plan['select']}, allocation = {pv.plan['allocation']}, padded fan-out b = {pv.plan['fan_out']}")
+    print(pv.layers.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    if pv.selection is not None:
+        top = pv.selection.sort_values("probability", ascending=False).groupby(["layer", "node"], sort=False).head(1)
+        print("\nmost likely split per node (" + pv.not_for_release + "):")
+        print(top.head(30).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    return 0
+
+
+def cmd_domain(args) -> int:
+    df = read_table(args.input)
+    numeric = {}
+    for spec in args.numeric or []:
+        col, _, rhs = spec.partition("=")
+        if not rhs:
+            raise OptionError(f"--numeric {spec!r}: write COL=e1,e2,... (edges) or COL=lo:hi:bins")
+        if ":" in rhs:
+            parts = rhs.split(":")
+            if len(parts) != 3:
+                raise OptionError(f"--numeric {spec!r}: bounds are written lo:hi:bins")
+            numeric[col] = {"bounds": [float(parts[0]), float(parts[1])], "bins": int(parts[2])}
+        else:
+            numeric[col] = [float(x) for x in rhs.split(",")]
+    dom = infer_domain(df, numeric=numeric)
+    Path(args.out).write_text(dom.to_json(), encoding="utf-8")
+    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels and edges, "
+          "then pass it with --domain to declare them public.")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m dpcore", description="Differentially private synthetic data (STEPS and comparators).")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    s = sub.add_parser("synth", help="release m synthetic sets and a manifest")
+    s.add_argument("input", help="CSV or Parquet file")
+    s.add_argument("--out", required=True, help="output directory")
+    _add_tree_options(s)
+    s.add_argument("--prior", type=float, help="flat_laplace/ipf: prior count spread over cells (synthpop priorn)")
+    s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
+    s.add_argument("--degree", type=int, help="privbayes: degree k (parents per attribute)")
+    s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
+    s.set_defaults(func=cmd_synth)
+
+    v = sub.add_parser("preview", help="show the phantom-padded hierarchy; spends no budget")
+    v.add_argument("input", help="CSV or Parquet file")
+    _add_tree_options(v)
+    v.add_argument("--json", action="store_true", help="print JSON")
+    v.set_defaults(func=cmd_preview)
+
+    d = sub.add_parser("domain", help="write the domain inferred from the data, for the curator to review")
+    d.add_argument("input", help="CSV or Parquet file")
+    d.add_argument("--out", required=True, help="domain.json to write")
+    d.add_argument("--numeric", action="append", help="COL=e1,e2,... or COL=lo:hi:bins (repeatable)")
+    d.set_defaults(func=cmd_domain)
+
+    for mod, names in (("dpcore.metrics.evaluate", ("add_evaluate_parser", "add_sweep_parser")),):
+        try:
+            module = __import__(mod, fromlist=list(names))
+        except ImportError:
+            continue
+        for n in names:
+            if hasattr(module, n):
+                getattr(module, n)(sub)
+    return p
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args) or 0)
+    except _UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except DPCoreError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: out of memory; use fewer attributes, coarser bins or a smaller L", file=sys.stderr)
+        return 2
+    except Exception as exc:  # last resort: one line, no traceback
+        if debug:
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for details)", file=sys.stderr)
+        return 2
