@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 
-.PHONY: run test venv dev bench clean
+.PHONY: run test venv dev bench clean chromium
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -25,7 +25,13 @@ dev: $(DEV_STAMP)
 run: $(STAMP)
 	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.headless true
 
-test: $(DEV_STAMP)
+# Browser tests drive Debian's Chromium (Playwright cannot download its own browser here).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+test: $(DEV_STAMP) chromium
 	$(BIN)/python -m pytest -q tests
 
 bench: $(STAMP)

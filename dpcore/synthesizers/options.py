@@ -15,6 +15,7 @@ PRIVATE_SELECTIONS = ("mosda", "lesda")
 CONSISTENCY = ("nonneg", "wls", "uh")
 SYNTHESIS = ("sample", "round")
 NOISE = ("discrete_laplace", "laplace")
+BACKENDS = ("numpy", "opendp")
 STEPS_METHODS = {"steps": None, "uh_random": "random", "steps_lesda": "lesda"}
 
 
@@ -45,6 +46,14 @@ def parse_order(order, domain: Domain) -> tuple[tuple[str, ...], ...] | None:
     return tuple(layers)
 
 
+def check_backend(backend: str, noise: str) -> str:
+    """``numpy`` (fast, seeded) or ``opendp`` (OpenDP's exact discrete sampler, for audited releases)."""
+    _choice("noise_backend", backend, BACKENDS)
+    if backend == "opendp" and noise != "discrete_laplace":
+        raise OptionError("noise_backend='opendp' is offered for discrete Laplace noise only; set noise='discrete_laplace'")
+    return backend
+
+
 def check_sets(m) -> int:
     if isinstance(m, bool) or not isinstance(m, (int, float)) or int(m) != m or m < 1:
         raise OptionError(f"the number of synthetic sets m must be a whole number ≥ 1; got {m!r}")
@@ -64,6 +73,7 @@ class StepsOptions:
     consistency: str = "nonneg"
     synthesis: str = "sample"
     noise: str = "discrete_laplace"
+    noise_backend: str = "numpy"
     max_cells: int = 20_000_000
 
     def to_dict(self) -> dict:
@@ -137,5 +147,6 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
         consistency=_choice("consistency", opts.get("consistency", "nonneg"), CONSISTENCY),
         synthesis=_choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),
         noise=_choice("noise", opts.get("noise", "discrete_laplace"), NOISE),
+        noise_backend=check_backend(opts.get("noise_backend", "numpy"), opts.get("noise", "discrete_laplace")),
         max_cells=max_cells,
     )

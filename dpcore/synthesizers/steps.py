@@ -142,6 +142,17 @@ def expected_errors(tree: H.PhantomPaddedTree, mechs: list) -> list[dict]:
     return out
 
 
+def _noised(mech, counts, rng, opts):
+    if opts.noise_backend != "numpy":
+        return mech.release(counts, rng, backend=opts.noise_backend)
+    return mech.release(counts, rng)
+
+
+def _sampler(mech, opts) -> str:
+    """Mechanism name plus which sampler drew it (SPEC §1: the ledger records it)."""
+    return f"{mech.name} ({opts.noise_backend} sampler)"
+
+
 def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng, ledger: Ledger, set_label: str):
     """One STEPS set: returns (codes (n, p), tree). Charges ``ledger`` for everything spent."""
     shape, names, n = domain.shape, tuple(domain.names), len(X)
@@ -168,17 +179,17 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     for k in range(1, tree.L + 1):
         m = mechs[k]
         lay = tree.layers[k]
-        noisy.append(m.release(counts[k], rng).astype(float))
+        noisy.append(_noised(m, counts[k], rng, opts).astype(float))
         var.append(np.full(lay.n_real, m.variance))
-        cg.charge(label=f"layer {k} counts", epsilon=alloc.counts[k - 1], mechanism=m.name, sensitivity=1.0, scale=m.scale,
+        cg.charge(label=f"layer {k} counts", epsilon=alloc.counts[k - 1], mechanism=_sampler(m, opts), sensitivity=1.0, scale=m.scale,
                   subset=f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
                   parallel_over=lay.n_real)
     leaf_noisy = leaf_var = None
     if tree.has_leaf_layer:
         m = mechs[-1]
-        leaf_noisy = m.release(leaves, rng).astype(float)
+        leaf_noisy = _noised(m, leaves, rng, opts).astype(float)
         leaf_var = np.full(tree.n_leaves, m.variance)
-        cg.charge(label=f"layer {tree.L + 1} (leaf cells) counts", epsilon=alloc.counts[-1], mechanism=m.name, sensitivity=1.0,
+        cg.charge(label=f"layer {tree.L + 1} (leaf cells) counts", epsilon=alloc.counts[-1], mechanism=_sampler(m, opts), sensitivity=1.0,
                   scale=m.scale, subset=f"{tree.n_leaves} leaf cells (disjoint)", parallel_over=tree.n_leaves)
     del counts, leaves  # raw counts go no further
     parents, values, phantom = H.slot_arrays(tree, noisy, leaf_noisy)
