@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -169,6 +170,9 @@ def main(argv=None) -> int:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head`: not an error
+        sys.stdout = open(os.devnull, "w")
+        return 0
     except MemoryError:
         print("error: out of memory; use fewer attributes, coarser bins or a smaller L", file=sys.stderr)
         return 2

@@ -146,3 +146,122 @@ def sd2011_extract(df: pd.DataFrame, k: int) -> pd.DataFrame:
         else:
             out[var] = _as_categorical(df[var])
     return pd.DataFrame(out, index=df.index)
+
+
+# --------------------------------------------------------------------------- CPS voters
+
+#: Public age-group edges (years) for the CPS voter extract: [18,25), ..., [65,120].
+CPS_AGE_EDGES: tuple[int, ...] = (18, 25, 35, 45, 55, 65, 120)
+
+#: U.S. Census Bureau regions (a public mapping of the 50 states and DC).
+_CENSUS_REGION: dict[str, str] = {
+    **dict.fromkeys(("CT", "ME", "MA", "NH", "RI", "VT", "NJ", "NY", "PA"), "NORTHEAST"),
+    **dict.fromkeys(("IL", "IN", "MI", "OH", "WI", "IA", "KS", "MN", "MO", "NE", "ND", "SD"), "MIDWEST"),
+    **dict.fromkeys(("DE", "DC", "FL", "GA", "MD", "NC", "SC", "VA", "WV", "AL", "KY", "MS", "TN",
+                     "AR", "LA", "OK", "TX"), "SOUTH"),
+    **dict.fromkeys(("AZ", "CO", "ID", "MT", "NV", "NM", "UT", "WY", "AK", "CA", "HI", "OR", "WA"), "WEST"),
+}
+
+_CPS_EDU_GROUP: dict[str, str] = {
+    **dict.fromkeys((
+        "LESS THAN 1ST GRADE", "1ST, 2ND, 3RD OR 4TH GRADE", "5TH OR 6TH GRADE", "7TH OR 8TH GRADE",
+        "9TH GRADE", "10TH GRADE", "11TH GRADE", "12TH GRADE NO DIPLOMA"), "NO DIPLOMA"),
+    "HIGH SCHOOL GRAD-DIPLOMA OR EQUIV (GED)": "HIGH SCHOOL",
+    **dict.fromkeys((
+        "SOME COLLEGE BUT NO DEGREE", "ASSOCIATE DEGREE-ACADEMIC PROGRAM",
+        "ASSOCIATE DEGREE-OCCUPATIONAL/VOCATIONAL"), "SOME COLLEGE"),
+    "BACHELOR'S DEGREE (EX: BA, AB, BS)": "BACHELOR",
+    **dict.fromkeys((
+        "MASTER'S DEGREE (EX: MA, MS, MENG, MED, MSW)", "PROFESSIONAL SCHOOL DEG (EX: MD, DDS, DVM)",
+        "DOCTORATE DEGREE (EX: PHD, EDD)"), "GRADUATE"),
+}
+
+_CPS_RACE_GROUP: dict[str, str] = {
+    "WHITE": "WHITE",
+    "BLACK": "BLACK",
+    "ASIAN, PACIFIC ISLANDER, OR NATIVE HAWAIIAN": "ASIAN/PACIFIC",
+    "AMERICAN INDIAN OR ALASKA NATIVE": "OTHER",
+    "TWO OR MORE RACES": "OTHER",
+}
+
+_CPS_RESIDENCE: dict[str, str] = {
+    "LESS THAN 1 YEAR": "<1 YEAR",
+    "1-2 YEARS": "1-2 YEARS",
+    "3-4 YEARS": "3-4 YEARS",
+    "5 YEARS OR LONGER": "5+ YEARS",
+    "DON'T KNOW": "NO ANSWER",
+    "REFUSED": "NO ANSWER",
+    "NO RESPONSE": "NO ANSWER",
+}
+
+#: Columns of :func:`cps_voter_extract`, in order.
+CPS_VOTER_VARIABLES: tuple[str, ...] = (
+    "year", "region", "sex", "agegr", "race", "hispanic", "edu",
+    "residence", "registered", "turnout", "vote_mode",
+)
+
+
+def cps_voter_extract(df: pd.DataFrame) -> pd.DataFrame:
+    """A categorical voter table from the cpsvote CPS sample (``cps_vrs_10k.csv``).
+
+    Keeps adults (AGE ≥ 18) who were asked the voting questions (``cps_turnout``
+    present) and returns 11 string columns (:data:`CPS_VOTER_VARIABLES`):
+
+    - ``year``: election year (1994 … 2018, even years);
+    - ``region``: STATE mapped to its U.S. Census Bureau region (public mapping);
+    - ``sex``, ``hispanic``: as recorded;
+    - ``agegr``: AGE cut at the fixed public edges 18, 25, 35, 45, 55, 65, 120
+      (``"18-24"`` … ``"65+"``), not at data quantiles;
+    - ``race``: WHITE, BLACK, ASIAN/PACIFIC, OTHER (American Indian and two or more races);
+    - ``edu``: EDUCATION collapsed to NO DIPLOMA, HIGH SCHOOL, SOME COLLEGE (incl.
+      associate degrees), BACHELOR, GRADUATE;
+    - ``residence``: VRS_RESIDENCE as <1 YEAR, 1-2 YEARS, 3-4 YEARS, 5+ YEARS, NO ANSWER
+      (don't know / refused / no response); missing (not asked) stays missing;
+    - ``registered``: YES if the person voted (VRS_VOTE = YES) or said they were
+      registered (VRS_REG = YES), NO if VRS_REG = NO, otherwise UNKNOWN;
+    - ``turnout``: ``cps_turnout`` (the Census Bureau's coding: non-response counts as NO);
+    - ``vote_mode``: VRS_VOTEMETHOD_CON (ELECTION DAY, EARLY, BY MAIL); missing for
+      non-voters and for 1994, when the question was not asked.
+
+    All groupings use fixed public definitions, so the levels are public given the
+    survey's codebook.  **Not differentially private**: this is the confidential
+    input table for demonstrations, not a release.
+    """
+    need = ["YEAR", "STATE", "AGE", "SEX", "EDUCATION", "RACE", "HISPANIC", "VRS_VOTE", "VRS_REG",
+            "VRS_RESIDENCE", "VRS_VOTEMETHOD_CON", "cps_turnout"]
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise InputError(f"CPS table lacks column(s) {missing}; pass the cpsvote sample cps_vrs_10k.csv")
+    age = pd.to_numeric(df["AGE"], errors="coerce")
+    d = df[df["cps_turnout"].notna() & (age >= CPS_AGE_EDGES[0])].reset_index(drop=True)
+    age = pd.to_numeric(d["AGE"], errors="coerce").to_numpy(dtype=float)
+    edges = np.asarray(CPS_AGE_EDGES, dtype=float)
+    labels = [f"{a}-{b - 1}" for a, b in zip(CPS_AGE_EDGES[:-2], CPS_AGE_EDGES[1:-1])] + [f"{CPS_AGE_EDGES[-2]}+"]
+    code = np.clip(np.searchsorted(edges, age, side="right") - 1, 0, len(labels) - 1)
+    agegr = np.where(np.isnan(age), None, np.asarray(labels, dtype=object)[code])
+
+    def _map(col: str, mapping: dict, default=None) -> pd.Series:
+        s = d[col].astype(object)
+        out = s.map(lambda v: mapping.get(str(v), default) if pd.notna(v) else None)
+        return out.astype(object)
+
+    vote = d["VRS_VOTE"].astype(object)
+    reg = d["VRS_REG"].astype(object)
+    registered = np.where(vote == "YES", "YES", np.where(reg == "YES", "YES", np.where(reg == "NO", "NO", "UNKNOWN")))
+    out = pd.DataFrame({
+        "year": d["YEAR"].astype(int).astype(str),
+        "region": _map("STATE", _CENSUS_REGION, "UNKNOWN"),
+        "sex": d["SEX"].astype(object),
+        "agegr": agegr,
+        "race": _map("RACE", _CPS_RACE_GROUP, "OTHER"),
+        "hispanic": d["HISPANIC"].astype(object),
+        "edu": _map("EDUCATION", _CPS_EDU_GROUP),
+        "residence": _map("VRS_RESIDENCE", _CPS_RESIDENCE, "NO ANSWER"),
+        "registered": registered,
+        "turnout": d["cps_turnout"].astype(object),
+        "vote_mode": d["VRS_VOTEMETHOD_CON"].astype(object),
+    })
+    return out[list(CPS_VOTER_VARIABLES)]
+
+
+__all__ += ["cps_voter_extract", "CPS_VOTER_VARIABLES", "CPS_AGE_EDGES"]

@@ -43,3 +43,5 @@ for _name in STEPS_METHODS:
         hierarchical=True,
     ))
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set))
+from . import ipf  # noqa: E402
+register(Method("ipf", ipf.resolve, ipf.run_set))
