@@ -10,7 +10,7 @@ import pandas as pd
 from . import hierarchy as H
 from .budget import Ledger, check_epsilon
 from .domain import DECLARED, Domain, check_table, infer_domain
-from .errors import OptionError
+from .errors import DomainError, OptionError
 from .release import Release
 from .synthesizers import REGISTRY, steps
 from .synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
@@ -28,6 +28,17 @@ def _domain(data: pd.DataFrame, domain) -> Domain:
     if isinstance(domain, dict):
         return Domain.from_dict(domain)
     return Domain.load(domain)
+
+
+def _encode(dom: Domain, data: pd.DataFrame) -> np.ndarray:
+    """Codes of the domain's columns; a domain column the data lacks is a DomainError, not a KeyError."""
+    missing = [n for n in dom.names if n not in data.columns]
+    if missing:
+        raise DomainError(
+            f"the domain lists column(s) {', '.join(map(repr, missing))} that the data does not have; "
+            "check the file or edit the domain"
+        )
+    return dom.encode(data)
 
 
 def _rng(seed) -> tuple[np.random.Generator, int]:
@@ -76,7 +87,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     m = check_sets(sets)
     dom = _domain(data, domain)
     opts = spec.resolve(dom, method, **options)
-    X = dom.encode(data[dom.names])
+    X = _encode(dom, data)
     rng, seed = _rng(seed)
     ledger = Ledger(f"release ({method})")
     plan = spec.plan(opts, dom, eps, m)
@@ -125,7 +136,7 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     m = check_sets(sets)
     dom = _domain(data, domain)
     opts = resolve_steps_options(dom, method, **options)
-    X = dom.encode(data[dom.names])
+    X = _encode(dom, data)
     alloc = steps.plan_allocation(opts, len(dom), eps, m)
     sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview")
     tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, opts.max_cells)

@@ -96,6 +96,15 @@ class Attribute:
                 raise DomainError(
                     f"attribute '{self.name}': numeric bin edges must be at least two finite, strictly increasing numbers; got {e!r}"
                 )
+            if _dtype_kind(self.dtype) in "iu":
+                # decode draws whole numbers inside each bin: a bin holding none would get a value from the next bin
+                for i, (lo, hi) in enumerate(zip(e, e[1:])):
+                    last = i == len(e) - 2
+                    if not (math.ceil(lo) <= hi if last else math.ceil(lo) < hi):
+                        raise DomainError(
+                            f"attribute '{self.name}' holds whole numbers but its bin [{lo:g}, {hi:g}{']' if last else ')'} "
+                            "contains none; merge it with a neighbouring bin or move its edges"
+                        )
         if len(set(_key(v) for v in self.levels)) != len(self.levels):
             raise DomainError(f"attribute '{self.name}': its declared levels contain duplicates")
 
@@ -153,7 +162,7 @@ class Attribute:
             bad = (c < 0) | (c > len(e) - 2) | ~np.isfinite(x)
             if bad.any():
                 raise DomainError(
-                    f"column '{self.name}' has value {x[bad][0]!r} outside its declared bin edges "
+                    f"column '{self.name}' has value {float(x[bad][0]):g} outside its declared bin edges "
                     f"[{e[0]:g}, {e[-1]:g}]; widen the edges in the domain file"
                 )
             codes[present] = c
@@ -397,7 +406,10 @@ def infer_domain(
                     lo, hi = spec["bounds"]
                 except (KeyError, TypeError, ValueError):
                     raise DomainError(f"column '{name}': numeric binning needs \"bounds\": [lower, upper]") from None
-                edges = equal_width_edges(float(lo), float(hi), int(spec.get("bins", numeric_bins)))
+                try:
+                    edges = equal_width_edges(float(lo), float(hi), int(spec.get("bins", numeric_bins)))
+                except (DomainError, TypeError, ValueError) as exc:
+                    raise DomainError(f"column '{name}': {exc}") from None
             else:
                 edges = tuple(float(x) for x in spec)
             a = numeric_attribute(name, edges, has_na, dtype)

@@ -42,9 +42,22 @@ def resolve(domain: Domain, method: str = "flat_laplace", **opts) -> FlatOptions
     prior = float(opts.get("prior", 1.0))
     if not np.isfinite(prior) or prior < 0:
         raise OptionError(f"prior must be a number ≥ 0 (synthpop's priorn, spread over cells); got {prior!r}")
-    zeros = tuple(tuple(z) if not isinstance(z, dict) else tuple(z[a] for a in domain.names) for z in opts.get("structural_zeros", ()))
+    zeros = tuple(_zero_cell(domain, z) for z in opts.get("structural_zeros", ()))
     return FlatOptions(prior, zeros, _choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),
                        _choice("noise", opts.get("noise", "discrete_laplace"), NOISE), int(opts.get("max_cells", DEFAULT_MAX_CELLS)))
+
+
+def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
+    """A structural zero as codes; given as {attribute: level label} or a tuple of labels in domain order."""
+    labels = [cell.get(a) for a in domain.names] if isinstance(cell, dict) else list(cell)
+    if len(labels) != len(domain):
+        raise OptionError(f"structural zero {cell!r} must give a level for each of the {len(domain)} attributes")
+    codes = []
+    for a, lab in zip(domain.attributes, labels):
+        if str(lab) not in a.labels:
+            raise OptionError(f"structural zero {cell!r}: {lab!r} is not a level of '{a.name}' ({', '.join(a.labels)})")
+        codes.append(a.labels.index(str(lab)))
+    return tuple(codes)
 
 
 def check_cells(domain: Domain, max_cells: int) -> int:

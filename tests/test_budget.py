@@ -1,0 +1,341 @@
+"""The privacy-budget ledger and the allocation of ε (SPEC §2, §3 "Allocation").
+
+Every release must spend exactly the ε asked for (to 1e-12), and each charge must
+carry the scale its mechanism needs for the ε it claims.
+"""
+import itertools
+import math
+import re
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpcore
+from dpcore.budget import Ledger, allocate_budget, layer_weights
+from dpcore.errors import OptionError
+from dpcore.selection import sensitivity
+
+# ----------------------------------------------------------------------------------------
+# a small random table: 300 rows, 4 attributes with 2-4 levels (declared public)
+# ----------------------------------------------------------------------------------------
+N = 300
+LEVELS = {"a": 2, "b": 3, "c": 4, "d": 3}
+P = len(LEVELS)
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 2, N)
+    b = np.where(rng.random(N) < 0.7, a, rng.integers(0, 3, N))  # some dependence
+    c = rng.integers(0, 4, N)
+    d = (c + rng.integers(0, 2, N)) % 3
+    return pd.DataFrame({"a": a, "b": [f"b{x}" for x in b], "c": c, "d": [f"d{x}" for x in d]})
+
+
+@pytest.fixture(scope="module")
+def domain(table):
+    dom = dpcore.infer_domain(table).declared()
+    assert dom.shape == tuple(LEVELS.values())
+    return dom
+
+
+# ----------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------
+USER_ORDERS = {1: "a,b", 2: "a;b,c", P: "a;b;c;d"}  # L=1 and L=2 leave a leaf layer; L=p does not
+
+
+def _noised_layers(L, select):
+    """Number of noised count layers: L, plus the leaf layer if attributes remain."""
+    if select == "user":
+        used = sum(len(g.split(",")) for g in USER_ORDERS[L].split(";"))
+    else:
+        used = L
+    return L + int(used < P)
+
+
+def _custom_weights(k):
+    w = np.arange(1, k + 1, dtype=float)
+    return list(w / w.sum())
+
+
+def _sets(ledger):
+    """charges grouped by set label ('set 1', ...), each as (kind, charge)."""
+    out = defaultdict(list)
+    for path, ch in ledger.charges():
+        parts = path.split("/")
+        set_label = parts[1]
+        out[set_label].append((parts[2] if len(parts) > 3 else "", ch))
+    return out
+
+
+def _check_steps_ledger(rel, eps, m, r, select, utility, noise, n):
+    """Per set: selection charges sum to rε/m, count charges to (1−r)ε/m, every scale
+    matches its ε, and parallel_over is the number of real nodes of that layer."""
+    led = rel.ledger
+    sets = _sets(led)
+    assert sorted(sets) == [f"set {i + 1}" for i in range(m)]
+    delta = sensitivity(utility, n, max(LEVELS.values()))
+    for s in range(m):
+        tree = rel.trees[s]
+        charges = sets[f"set {s + 1}"]
+        sel = [c for kind, c in charges if kind == "tree selection"]
+        cnt = [c for kind, c in charges if kind == "node counts"]
+        assert len(sel) + len(cnt) == len(charges)
+        # selection
+        sel_eps = math.fsum(c.epsilon for c in sel)
+        if select in ("mosda", "lesda"):
+            assert sel_eps == pytest.approx(r * eps / m, rel=1e-12, abs=1e-15)
+            assert len(sel) == min(tree.L, P - 1)
+            for c in sel:
+                assert c.mechanism == "exponential"
+                assert c.sensitivity == pytest.approx(delta, rel=1e-12)
+                assert c.scale == pytest.approx(2 * delta / c.epsilon, rel=1e-12)
+                k = int(re.search(r"layer (\d+) split", c.label).group(1))
+                assert c.parallel_over == tree.layers[k].n_real
+        else:
+            assert sel_eps == 0.0
+            if select == "nonprivate":
+                assert sel and all("NOT DIFFERENTIALLY PRIVATE" in c.note for c in sel)
+            else:
+                assert sel == []
+        # counts
+        cnt_eps = math.fsum(c.epsilon for c in cnt)
+        assert cnt_eps == pytest.approx((1 - r) * eps / m, rel=1e-12)
+        assert len(cnt) == tree.L + int(tree.has_leaf_layer)
+        for c in cnt:
+            assert c.mechanism.split(" ")[0] == noise
+            assert c.sensitivity == 1.0
+            assert c.scale == pytest.approx(1.0 / c.epsilon, rel=1e-12)
+            k = int(re.search(r"layer (\d+)", c.label).group(1))
+            if k <= tree.L:
+                assert c.parallel_over == tree.layers[k].n_real
+            else:
+                assert "leaf" in c.label
+                assert c.parallel_over == tree.n_leaves
+    # sequential over sets and over parts: the total is ε
+    assert abs(led.epsilon - eps) <= 1e-12
+    assert abs(rel.manifest()["ledger"]["epsilon_total"] - eps) <= 1e-12
+
+
+# ----------------------------------------------------------------------------------------
+# the big sweep: every method and option, ledger totals ε to 1e-12
+# ----------------------------------------------------------------------------------------
+STEPS_VARIANTS = [
+    ("steps", "mosda"), ("steps", "lesda"), ("steps", "random"), ("steps", "nonprivate"),
+    ("steps", "user"), ("uh_random", None), ("steps_lesda", None),
+]
+ALLOCATIONS = ("equal", "half", "custom")
+LAYERS = (1, 2, P)
+EPSILONS = (0.1, 1.0, 7.3)
+CONSISTENCY = ("nonneg", "wls", "uh")
+SYNTHESIS = ("sample", "round")
+SETS = (1, 3)
+UTILS = ("aic", "aic_gain", "l1_uniform")
+NOISES = ("discrete_laplace", "laplace")
+RS = (0.1, 0.35)
+
+# full product over method/select × allocation × L × ε (189 releases); the remaining
+# options are cycled with co-prime periods so that every value meets every other often.
+STEPS_CASES = [
+    (meth, sel, alloc, L, eps, CONSISTENCY[i % 3], SYNTHESIS[i % 2], SETS[(i // 2) % 2],
+     UTILS[(i // 5) % 3], NOISES[(i // 7) % 2], RS[(i // 3) % 2])
+    for i, ((meth, sel), alloc, L, eps) in enumerate(itertools.product(STEPS_VARIANTS, ALLOCATIONS, LAYERS, EPSILONS))
+]
+
+
+def test_sweep_covers_every_option_value():
+    seen = defaultdict(set)
+    for case in STEPS_CASES:
+        for name, v in zip(("method", "select", "alloc", "L", "eps", "cons", "synth", "m", "util", "noise", "r"), case):
+            seen[name].add(v)
+    assert seen["cons"] == set(CONSISTENCY) and seen["synth"] == set(SYNTHESIS) and seen["m"] == set(SETS)
+    assert seen["util"] == set(UTILS) and seen["noise"] == set(NOISES) and seen["r"] == set(RS)
+    # every consistency mode meets every m and every synthesis mode
+    pairs = {(c[5], c[7]) for c in STEPS_CASES} | {(c[5], c[6]) for c in STEPS_CASES}
+    assert len(pairs) == 3 * 2 + 3 * 2
+    assert len(STEPS_CASES) == 189
+
+
+@pytest.mark.parametrize("method,select,alloc,L,eps,consistency,synthesis,m,utility,noise,r", STEPS_CASES)
+def test_steps_ledger_totals_epsilon(table, domain, method, select, alloc, L, eps, consistency, synthesis, m, utility,
+                                     noise, r):
+    effective = select or {"uh_random": "random", "steps_lesda": "lesda"}[method]
+    opts = dict(layers=L, consistency=consistency, synthesis=synthesis, utility=utility, noise=noise)
+    if select is not None and select != "user":
+        opts["select"] = select
+    if select == "user":
+        opts["order"] = USER_ORDERS[L]
+    private = effective in ("mosda", "lesda")
+    if private:
+        opts["r"] = r
+    opts["allocation"] = _custom_weights(_noised_layers(L, effective)) if alloc == "custom" else alloc
+    rel = dpcore.synthesize(table, method, eps, sets=m, seed=11, domain=domain, **opts)
+    assert len(rel.sets) == m and all(len(s) == N for s in rel.sets)
+    _check_steps_ledger(rel, eps, m, r if private else 0.0, effective, utility, noise, N)
+    assert rel.dp is (effective != "nonprivate")
+
+
+@pytest.mark.parametrize("eps,m,synthesis,noise",
+                         list(itertools.product(EPSILONS, SETS, SYNTHESIS, NOISES)))
+def test_flat_laplace_ledger_totals_epsilon(table, domain, eps, m, synthesis, noise):
+    rel = dpcore.synthesize(table, "flat_laplace", eps, sets=m, seed=5, domain=domain, synthesis=synthesis, noise=noise)
+    led = rel.ledger
+    assert abs(led.epsilon - eps) <= 1e-12
+    charges = list(led.charges())
+    assert len(charges) == m
+    cells = math.prod(LEVELS.values())
+    for _, c in charges:
+        assert c.epsilon == pytest.approx(eps / m, rel=1e-12)
+        assert c.scale == pytest.approx(m / eps, rel=1e-12)
+        assert c.mechanism.split(" ")[0] == noise
+        assert c.parallel_over == cells
+
+
+# ----------------------------------------------------------------------------------------
+# layer_weights / allocate_budget
+# ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("L", [1, 2, 3, 5])
+def test_half_gives_half_to_leaf_layer(L):
+    w, name = layer_weights("half", L, True)
+    assert name == "half"
+    assert len(w) == L + 1
+    assert w[-1] == 0.5
+    assert all(x == pytest.approx(1 / (2 * L)) for x in w[:-1])
+    assert math.fsum(w) == pytest.approx(1.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("L", [1, 2, 3, 5])
+def test_half_without_leaf_layer_is_equal(L):
+    assert layer_weights("half", L, False)[0] == layer_weights("equal", L, False)[0]
+    assert layer_weights("equal", L, False)[0] == pytest.approx([1 / L] * L)
+
+
+@pytest.mark.parametrize("L,leaf", [(1, True), (2, True), (3, False), (4, True)])
+def test_equal_weights(L, leaf):
+    w, name = layer_weights("equal", L, leaf)
+    n = L + int(leaf)
+    assert name == "equal" and w == pytest.approx([1 / n] * n)
+
+
+def test_custom_weights_accepted_as_list_and_string():
+    w, name = layer_weights([0.2, 0.3, 0.5], 2, True)
+    assert name == "custom" and w == pytest.approx((0.2, 0.3, 0.5))
+    w2, _ = layer_weights("0.2,0.3,0.5", 2, True)
+    assert w2 == pytest.approx(w)
+
+
+@pytest.mark.parametrize("weights,match", [
+    ([0.5, 0.5], r"needs 3 weights"),                 # wrong count (L=2 plus leaf)
+    ([0.25, 0.25, 0.25, 0.25], r"needs 3 weights"),
+    ([0.2, 0.3, 0.6], r"sum to 1"),                  # does not sum to 1
+    ([0.5, 0.6, -0.1], r"greater than 0"),           # negative
+    ([0.5, 0.5, 0.0], r"greater than 0"),            # zero
+    ([0.5, float("nan"), 0.5], r"greater than 0"),   # not finite
+    ("a,b,c", r"equal.*half"),                       # not numbers
+    ("optimal-ish", r"equal.*half"),
+])
+def test_custom_weights_validation(weights, match):
+    with pytest.raises(OptionError, match=match):
+        layer_weights(weights, 2, True)
+
+
+def test_custom_weights_validation_through_synthesize(table, domain):
+    with pytest.raises(OptionError, match="needs 3 weights"):
+        dpcore.synthesize(table, epsilon=1, seed=1, domain=domain, layers=2, allocation=[0.5, 0.5])
+    with pytest.raises(OptionError, match="sum to 1"):
+        dpcore.synthesize(table, epsilon=1, seed=1, domain=domain, layers=2, allocation=[0.3, 0.3, 0.3])
+
+
+@pytest.mark.parametrize("eps,m,r,L,leaf,scheme", [
+    (1.0, 1, 0.1, 2, True, "half"),
+    (7.3, 3, 0.25, 3, True, "equal"),
+    (0.1, 2, 0.0, 2, False, "half"),
+    (2.0, 5, 0.5, 1, True, (0.3, 0.7)),
+])
+def test_allocate_budget_arithmetic(eps, m, r, L, leaf, scheme):
+    n_sel = L if r > 0 else 0
+    a = allocate_budget(eps, m, r, n_sel, L, leaf, scheme)
+    assert a.per_set == pytest.approx(eps / m, rel=1e-15)
+    assert len(a.selection) == n_sel
+    assert all(x == pytest.approx(r * eps / (m * n_sel)) for x in a.selection)
+    assert len(a.counts) == L + int(leaf)
+    assert math.fsum(a.counts) == pytest.approx((1 - r) * eps / m, rel=1e-12)
+    for c, w in zip(a.counts, a.weights):
+        assert c == pytest.approx(w * (1 - r) * eps / m, rel=1e-12)
+    total = m * (math.fsum(a.selection) + math.fsum(a.counts))
+    assert abs(total - eps) <= 1e-12
+
+
+def test_allocate_budget_r_rules():
+    with pytest.raises(OptionError, match="r > 0 but nothing is chosen privately"):
+        allocate_budget(1.0, 1, 0.1, 0, 2, True)
+    with pytest.raises(OptionError, match="needs a share r > 0"):
+        allocate_budget(1.0, 1, 0.0, 2, 2, True)
+    for bad in (-0.1, 1.0, 1.5, float("nan")):
+        with pytest.raises(OptionError, match=r"\[0, 1\)"):
+            allocate_budget(1.0, 1, bad, 2, 2, True)
+    for bad_eps in (0, -1, float("inf"), float("nan"), "x"):
+        with pytest.raises(OptionError, match="epsilon"):
+            allocate_budget(bad_eps, 1, 0.1, 2, 2, True)
+    for bad_m in (0, 1.5, -2):
+        with pytest.raises(OptionError, match="whole number"):
+            allocate_budget(1.0, bad_m, 0.1, 2, 2, True)
+
+
+def test_r_rules_through_synthesize(table, domain):
+    with pytest.raises(OptionError, match="order is fixed"):
+        dpcore.synthesize(table, epsilon=1, seed=1, domain=domain, order="a;b", r=0.1)
+    with pytest.raises(OptionError, match="needs r > 0"):
+        dpcore.synthesize(table, epsilon=1, seed=1, domain=domain, select="mosda", r=0)
+    with pytest.raises(OptionError, match="needs r > 0"):
+        dpcore.synthesize(table, "steps_lesda", epsilon=1, seed=1, domain=domain, r=0.0)
+    with pytest.raises(OptionError, match="set r to 0"):
+        dpcore.synthesize(table, "uh_random", epsilon=1, seed=1, domain=domain, r=0.2)
+    with pytest.raises(OptionError, match=r"\[0, 1\)"):
+        dpcore.synthesize(table, epsilon=1, seed=1, domain=domain, r=1.0)
+    # defaults: private selection takes r = 0.1, a fixed order r = 0
+    rel = dpcore.synthesize(table, epsilon=2, seed=1, domain=domain)
+    assert rel.options["r"] == 0.1
+    rel = dpcore.synthesize(table, epsilon=2, seed=1, domain=domain, order="a;b")
+    assert rel.options["r"] == 0.0
+    assert all("selection" not in p for p, _ in rel.ledger.charges())
+
+
+# ----------------------------------------------------------------------------------------
+# the Ledger itself
+# ----------------------------------------------------------------------------------------
+def _charge(led, eps, label="x"):
+    return led.charge(label=label, epsilon=eps, mechanism="m", sensitivity=1.0, scale=1 / eps if eps else 0.0,
+                      subset="s")
+
+
+def test_ledger_sequential_and_parallel_composition():
+    led = Ledger("root")
+    seq = led.group("seq")
+    _charge(seq, 0.1)
+    _charge(seq, 0.2)
+    par = led.group("par", "parallel")
+    _charge(par, 0.3)
+    _charge(par, 0.05)
+    assert seq.epsilon == pytest.approx(0.3)
+    assert par.epsilon == 0.3
+    assert led.epsilon == pytest.approx(0.6)
+    d = led.to_dict()
+    assert d["epsilon_total"] == pytest.approx(0.6)
+    assert [c["path"] for c in d["charges"]] == ["root/seq/x", "root/seq/x", "root/par/x", "root/par/x"]
+    led.assert_total(0.6)
+    with pytest.raises(AssertionError):
+        led.assert_total(0.6 + 1e-9)
+
+
+def test_ledger_refuses_bad_charges():
+    led = Ledger("root")
+    for bad in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(ValueError):
+            _charge(led, bad)
+    with pytest.raises(ValueError):
+        Ledger("x", composition="advanced")
