@@ -1,0 +1,65 @@
+"""DP noise in context (Merrill 2021 ch. 4): tidy frame and figure."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.errors import OptionError
+from dpcore.survey import context as C
+from dpcore.survey import poststrat as ps
+
+
+@pytest.fixture(scope="module")
+def pop():
+    rng = np.random.default_rng(0)
+    n = 5000
+    return pd.DataFrame({"region": rng.choice(["n", "s"], n, p=[0.3, 0.7]), "age": rng.integers(18, 90, n),
+                         "income": rng.gamma(2.0, 800.0, n)})
+
+
+def test_tidy_frame_and_laplace_release(pop):
+    q = C.Query("proportion", where=lambda d: d["age"] >= 65)
+    rng = np.random.default_rng(1)
+    f = C.noise_in_context(pop, C.Design(0.1), q, [0.05, 1.0], 40, rng)
+    assert list(f.columns[:5]) == ["epsilon", "rep", "sampling_error", "sampling_plus_dp_error", "truth"]
+    assert len(f) == 80 and (f["truth"] == q.truth(pop)).all()
+    # the sampling error is shared by all ε of a repetition; DP adds spread that shrinks with ε
+    assert f.groupby("rep")["sampling_error"].nunique().max() == 1
+    s = C.summarize(f).set_index(["epsilon", "error"])
+    assert s.loc[(0.05, "sampling_plus_dp_error"), "mse"] > s.loc[(1.0, "sampling_plus_dp_error"), "mse"]
+    fig = C.context_figure(f)
+    assert len(fig.data) == 2 and fig.data[0].type == "box"
+    assert list(fig.data[0].x) == ["0.05", "1"]
+    assert np.all(np.asarray(fig.data[0].lowerfence) <= np.asarray(fig.data[0].q1))
+
+
+def test_stratified_design_and_mean(pop):
+    d = C.Design(0.1, stratum="region", rates={"n": 0.2})
+    s = C.draw_sample(pop, d, np.random.default_rng(2))
+    assert s.loc[s.region == "n", C.WEIGHT].iloc[0] == pytest.approx((pop.region == "n").sum() / (s.region == "n").sum())
+    assert d.max_weight() == pytest.approx(10.0)
+    q = C.Query("mean", column="income", bounds=(0, 10000))
+    f = C.noise_in_context(pop, d, q, [1.0], 20, np.random.default_rng(3))
+    assert f["sampling_error"].abs().mean() < 200
+    with pytest.raises(OptionError, match="bounds"):
+        C.Query("mean", column="income")
+
+
+def test_custom_releases_imputation_and_poststrat(pop):
+    rng = np.random.default_rng(4)
+    p = pop.assign(ageg=pd.cut(pop.age, [17, 40, 65, 90], labels=["18-40", "41-65", "66+"]).astype(str),
+                   y=np.where(rng.random(len(pop)) < 0.15, np.nan, pop.income.round()))
+    rel = C.imputation_release("y", ["region", "ageg"], (0, 20000), method="smooth",
+                               levels={"region": ["n", "s"], "ageg": ["18-40", "41-65", "66+"]})
+    truth = float(np.clip(p.income.round(), 0, 20000).mean())
+    f = C.noise_in_context(p, C.Design(0.2), None, [6.0], 5, rng, release=rel,
+                           estimator=lambda s: float(s["y"].mean()), truth=truth)
+    assert f["sampling_plus_dp_error"].abs().median() < 400
+    b = ps.binning("ageg", ["18-40", "41-65", "66+"])
+    totals = {"ageg": p["ageg"].value_counts().to_dict()}
+    prel = C.poststrat_release([b], totals, lambda d: (d["region"] == "n").to_numpy(), epsilon_share=(0, 0, 1),
+                               weight_range=(5, 5))
+    f2 = C.noise_in_context(p, C.Design(0.2), C.Query("count", where=lambda d: d["region"] == "n"), [1.0], 5, rng,
+                            release=prel)
+    assert f2["sampling_plus_dp_error"].abs().median() < 0.2 * f2["truth"].iloc[0]
