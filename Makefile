@@ -22,7 +22,7 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 venv: $(STAMP)
 dev: $(DEV_STAMP)
 
-run: $(STAMP)
+run: $(STAMP) chromium
 	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.headless true
 
 # Browser tests drive Debian's Chromium (Playwright cannot download its own browser here).
