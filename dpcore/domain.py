@@ -167,6 +167,12 @@ class Attribute:
                 )
             codes[present] = c
             return codes
+        if _dtype_kind(str(s.dtype)) in "OU" and all(isinstance(v, str) for v in self.levels):
+            # fast path for text columns: look the values up directly, no per-value key conversion
+            direct = pd.Index(list(self.levels)).get_indexer(s).astype(np.int64)
+            if (direct[present] >= 0).all():
+                codes[present] = direct[present]
+                return codes
         keys = _series_keys(s)
         c = pd.Index([_key(v) for v in self.levels]).get_indexer(keys).astype(np.int64)
         if (c < 0).any():
