@@ -1,0 +1,328 @@
+"""One call for the standard utility and risk measures of m synthetic sets (SPEC §5),
+and the ``evaluate`` / ``sweep`` subcommands of ``python -m dpcore``.
+
+:func:`evaluate` returns one JSON-ready dict: the mean over the sets of each measure
+plus ``per_set``.  The measures:
+
+========================  ============================================================
+key                       meaning
+========================  ============================================================
+``s_pmse_2way_mean``      mean S_pMSE over all two-way tables (synthpop ``utility.tab``)
+``s_pmse_2way_worst``     S_pMSE of the worst two-way table (largest mean over sets);
+                          per set: that set's largest table S_pMSE
+``p0``, ``p1``            % empty cells of the full table / % unique original records
+``ru``, ``ru_pct_of_p1``  replicated uniques (% of n, and as a % of p1)
+``specks``, ``pmse``      SPECKS KS distance and propensity pMSE (one propensity fit)
+``l1``                    L1 distance between the full tables (proportions; on request)
+========================  ============================================================
+
+**Not differentially private.**  Every measure reads the raw (original) data; the
+results are curator-only evaluation and must not be published as if covered by the
+release's ε.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from dpcore.errors import DPCoreError, OptionError
+from dpcore.metrics.tables import _as_list
+
+__all__ = ["evaluate", "compute_measures", "MEASURES", "DEFAULT_MEASURES",
+           "add_evaluate_parser", "add_sweep_parser"]
+
+NOT_DP = ("curator-only: computed from the raw data; NOT differentially private, "
+          "not covered by the release's ε")
+
+# canonical measure name -> key in evaluate()'s output
+MEASURES = {
+    "s_pmse": "s_pmse_2way_mean",
+    "s_pmse_worst": "s_pmse_2way_worst",
+    "p0": "p0",
+    "p1": "p1",
+    "ru": "ru",
+    "ru_pct_of_p1": "ru_pct_of_p1",
+    "specks": "specks",
+    "pmse": "pmse",
+    "l1": "l1",
+}
+_ALIASES = {v: k for k, v in MEASURES.items()}
+DEFAULT_MEASURES = ("s_pmse", "s_pmse_worst", "p0", "p1", "ru", "ru_pct_of_p1", "specks", "pmse")
+
+
+def canonical_measures(measures: Iterable[str] | str | None) -> list[str]:
+    """Validate measure names (canonical or output keys; a comma string is split)."""
+    if measures is None:
+        return list(DEFAULT_MEASURES)
+    if isinstance(measures, str):
+        measures = [m.strip() for m in measures.split(",") if m.strip()]
+    out = []
+    for m in measures:
+        name = _ALIASES.get(m, m)
+        if name not in MEASURES:
+            raise OptionError(f"unknown measure {m!r}; choose from {', '.join(MEASURES)}")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise OptionError(f"no measures given; choose from {', '.join(MEASURES)}")
+    return out
+
+
+def _nan_to_none(x):
+    if isinstance(x, dict):
+        return {k: _nan_to_none(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_nan_to_none(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return None if math.isnan(x) or math.isinf(x) else x
+    return x
+
+
+def compute_measures(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
+                     specks_model: str = "interactions", seed: int = 0) -> tuple[dict, list[dict], dict]:
+    """The requested measures (canonical names): (means, per_set, extra).
+
+    ``means`` maps each measure to its mean over the sets; ``per_set`` has one dict
+    per set with the same keys; ``extra`` holds side information (the worst table).
+    NOT differentially private: reads the raw data.
+    """
+    from dpcore.metrics.analysis import l1_distance
+    from dpcore.metrics.disclosure import disclosure
+    from dpcore.metrics.specks import specks
+    from dpcore.metrics.tables import utility_tables
+
+    measures = canonical_measures(measures)
+    syns = _as_list(syns)
+    m = len(syns)
+    means: dict = {}
+    per_set = [{"set": i + 1} for i in range(m)]
+    extra: dict = {}
+    want = set(measures)
+    if want & {"s_pmse", "s_pmse_worst"}:
+        ut = utility_tables(orig, syns, order=2)
+        by_set = ut.per_table.groupby("set")["s_pmse"]
+        worst_per_set = by_set.max()  # NaN tables (df = 0) are skipped by max
+        if "s_pmse" in want:
+            means["s_pmse"] = ut.mean_s_pmse
+            for i in range(m):
+                per_set[i]["s_pmse"] = ut.per_set_mean[i]
+        if "s_pmse_worst" in want:
+            means["s_pmse_worst"] = ut.worst.s_pmse
+            extra["s_pmse_2way_worst_table"] = [str(v) for v in ut.worst.variables]
+            for i in range(m):
+                per_set[i]["s_pmse_worst"] = float(worst_per_set.get(i + 1, math.nan))
+    disc_keys = want & {"p0", "p1", "ru", "ru_pct_of_p1"}
+    if disc_keys:
+        d = disclosure(orig, syns)
+        for k in ("p0", "p1", "ru", "ru_pct_of_p1"):
+            if k in want:
+                means[k] = getattr(d, k)
+                for i in range(m):
+                    per_set[i][k] = d.per_set[i][k]
+    if want & {"specks", "pmse"}:
+        sp = specks(orig, syns, model=specks_model, seed=seed)
+        extra["specks_model"] = specks_model
+        if "specks" in want:
+            means["specks"] = sp.ks
+        if "pmse" in want:
+            means["pmse"] = sp.pmse
+        for i in range(m):
+            if "specks" in want:
+                per_set[i]["specks"] = sp.per_set[i]["ks"]
+            if "pmse" in want:
+                per_set[i]["pmse"] = sp.per_set[i]["pmse"]
+    if "l1" in want:
+        l1 = l1_distance(orig, syns)
+        means["l1"] = l1.l1
+        for i in range(m):
+            per_set[i]["l1"] = l1.per_set[i]["l1"]
+    means = {k: means[k] for k in measures}
+    per_set = [{"set": p["set"], **{k: p[k] for k in measures}} for p in per_set]
+    return means, per_set, extra
+
+
+def evaluate(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
+             specks_model: str = "interactions", seed: int = 0) -> dict:
+    """Utility and risk of m synthetic sets against the original, as one JSON-ready dict.
+
+    Keys (for the default measures): ``s_pmse_2way_mean``, ``s_pmse_2way_worst``,
+    ``p0``, ``p1``, ``ru``, ``ru_pct_of_p1``, ``specks``, ``pmse`` — each the mean
+    over the sets — plus ``per_set`` (one dict per set with the same keys and
+    ``set``), ``m``, ``n_orig``, ``n_syn``, ``s_pmse_2way_worst_table``,
+    ``specks_model`` and ``not_dp``.  ``measures`` selects a subset (canonical
+    names ``s_pmse``, ``s_pmse_worst``, ``p0``, ``p1``, ``ru``, ``ru_pct_of_p1``,
+    ``specks``, ``pmse``, ``l1``, or the output keys).  NaN becomes ``None`` so
+    ``json.dumps`` gives valid JSON.
+
+    **Not differentially private**: this reads the original data (curator-only).
+    """
+    syns = _as_list(syns)
+    means, per_set, extra = compute_measures(orig, syns, measures, specks_model, seed)
+    out: dict = {"m": len(syns), "n_orig": int(len(orig)), "n_syn": [int(len(s)) for s in syns]}
+    out.update({MEASURES[k]: v for k, v in means.items()})
+    out.update(extra)
+    out["per_set"] = [{("set" if k == "set" else MEASURES[k]): v for k, v in p.items()} for p in per_set]
+    out["not_dp"] = NOT_DP
+    return _nan_to_none(out)
+
+
+# =========================================================================== CLI
+
+
+def _read(path: str) -> pd.DataFrame:
+    try:
+        from dpcore.io import read_table
+    except ImportError:  # dpcore.io not available yet: plain pandas
+        read_table = None
+    if read_table is not None:
+        return read_table(path)
+    from dpcore.errors import InputError
+
+    try:
+        if str(path).lower().endswith((".parquet", ".pq")):
+            return pd.read_parquet(path)
+        return pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read '{path}': {exc}") from None
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "NA"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _print_table(result: dict, file=None) -> None:
+    file = file or sys.stdout
+    keys = [k for k in MEASURES.values() if k in result]
+    m = result["m"]
+    head = ["measure", "mean"] + [f"set {i + 1}" for i in range(m)] if m > 1 else ["measure", "value"]
+    rows = []
+    for k in keys:
+        row = [k, _fmt(result[k])]
+        if m > 1:
+            row += [_fmt(p.get(k)) for p in result["per_set"]]
+        rows.append(row)
+    widths = [max(len(str(r[j])) for r in [head] + rows) for j in range(len(head))]
+    line = lambda r: "  ".join(str(c).ljust(w) if j == 0 else str(c).rjust(w)  # noqa: E731
+                               for j, (c, w) in enumerate(zip(r, widths)))
+    print(line(head), file=file)
+    print("  ".join("-" * w for w in widths), file=file)
+    for r in rows:
+        print(line(r), file=file)
+    if result.get("s_pmse_2way_worst_table"):
+        print(f"worst two-way table: {' × '.join(result['s_pmse_2way_worst_table'])}", file=file)
+    print(f"n original = {result['n_orig']}, m = {m} synthetic set(s)", file=file)
+    print(f"NOTE: {result['not_dp']}", file=file)
+
+
+def _run_evaluate(args) -> int:
+    try:
+        orig = _read(args.orig)
+        syns = [_read(p) for p in args.syn]
+        result = evaluate(orig, syns, measures=args.measures, specks_model=args.specks_model)
+    except DPCoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print_table(result)
+    return 0
+
+
+def add_evaluate_parser(subparsers) -> argparse.ArgumentParser:
+    """Add ``evaluate ORIG SYN_1 [SYN_2 ...] [--measures ...] [--json]``."""
+    p = subparsers.add_parser(
+        "evaluate",
+        help="utility and disclosure risk of synthetic sets against the original (curator-only, not DP)",
+        description="Compare synthetic sets with the original data: S_pMSE, p0/p1, replicated "
+                    "uniques, SPECKS, pMSE. Reads the raw data: curator-only, NOT differentially private.",
+    )
+    p.add_argument("orig", metavar="ORIG", help="original data (CSV or Parquet)")
+    p.add_argument("syn", metavar="SYN", nargs="+", help="synthetic set(s) (CSV or Parquet)")
+    p.add_argument("--measures", default=None,
+                   help=f"comma-separated subset of {','.join(MEASURES)} (default: all but l1)")
+    p.add_argument("--specks-model", default="interactions", choices=("main", "interactions", "cart"),
+                   help="propensity model for SPECKS/pMSE (default: interactions, as in the 2021 paper)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.set_defaults(func=_run_evaluate)
+    return p
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise OptionError(f"--epsilons must be comma-separated numbers, e.g. 0.1,0.5,1; got {text!r}") from None
+
+
+def _run_sweep(args) -> int:
+    from dpcore.metrics.sweep import sweep
+    from dpcore.synthesizers.options import STEPS_METHODS
+
+    try:
+        data = _read(args.input)
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        method_options = {}
+        if args.layers is not None:
+            for m in methods:
+                if m in STEPS_METHODS:
+                    method_options[m] = {"layers": args.layers}
+
+        def progress(done, total, message):
+            print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
+
+        df = sweep(data, methods, _floats(args.epsilons), args.reps, measures=canonical_measures(args.measures
+                   or "s_pmse,ru,specks"), progress=progress, domain=args.domain, seed=args.seed,
+                   cache_dir=args.cache_dir, sets=args.sets, method_options=method_options,
+                   specks_model=args.specks_model)
+    except DPCoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = str(args.out)
+    if out.lower().endswith((".parquet", ".pq")):
+        df.to_parquet(out, index=False)
+    else:
+        df.to_csv(out, index=False)
+    print(f"wrote {len(df)} rows to {out} ({NOT_DP})", file=sys.stderr)
+    return 0
+
+
+def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
+    """Add ``sweep INPUT --methods ... --epsilons ... --reps R --out results.csv``."""
+    p = subparsers.add_parser(
+        "sweep",
+        help="run methods over an ε grid with repetitions and record utility/risk (curator-only)",
+        description="Synthesise with each method at each ε, R times, and record the chosen measures "
+                    "in a tidy table (method, options, epsilon, rep, measure, value). The measures read "
+                    "the raw data: curator-only, NOT differentially private.",
+    )
+    p.add_argument("input", metavar="INPUT", help="original data (CSV or Parquet)")
+    p.add_argument("--methods", required=True, help="comma-separated method names, e.g. steps,flat_laplace")
+    p.add_argument("--epsilons", required=True, help="comma-separated ε values, e.g. 0.1,0.5,1,2,5")
+    p.add_argument("--reps", type=int, default=3, help="repetitions per (method, ε) (default 3)")
+    p.add_argument("--out", required=True, help="output table (.csv or .parquet)")
+    p.add_argument("--measures", default=None,
+                   help=f"comma-separated subset of {','.join(MEASURES)} (default s_pmse,ru,specks)")
+    p.add_argument("--layers", type=int, default=None, help="layers L for the STEPS-family methods")
+    p.add_argument("--sets", type=int, default=1, help="synthetic sets m per release (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default 0); each run's seed derives from it")
+    p.add_argument("--domain", default=None, help="declared public domain (domain.json)")
+    p.add_argument("--cache-dir", default=None, help="directory for cached results (JSON per run)")
+    p.add_argument("--specks-model", default="interactions", choices=("main", "interactions", "cart"),
+                   help="propensity model for SPECKS/pMSE (default interactions)")
+    p.set_defaults(func=_run_sweep)
+    return p
