@@ -1,9 +1,11 @@
 """Findings for dpcore.survey (Merrill 2021, chapters 4-7). Run:
 
-    .venv/bin/python bench/findings_survey.py            # ~2-3 minutes on 2 cores
+    .venv/bin/python bench/findings_survey.py            # ~65 s on 2 cores
+    .venv/bin/python bench/findings_survey.py --plots    # redraw the PNGs from the CSVs only
 
-Writes bench/findings-survey-*.csv (figure data: matplotlib and kaleido are not installed,
-so no PNG is drawn) and prints the numbers quoted in bench/FINDINGS-survey.md.
+Writes bench/findings-survey-*.csv (figure data), draws them with Plotly as
+bench/findings-survey-fig64.png and bench/findings-survey-context.png (static export through
+kaleido, which needs a Chromium), and prints the numbers quoted in bench/FINDINGS-survey.md.
 
 1. Table 5.1 (amplification).
 2. The chapter-7 running example (Figs 7.1-7.6, Example 7.4.4).
@@ -208,7 +210,116 @@ def context(pop, p, truth, rng):
     return f
 
 
+# Okabe-Ito colour-blind-safe palette.
+OKABE_ITO = {"orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442", "blue": "#0072B2",
+             "vermillion": "#D55E00", "purple": "#CC79A7", "black": "#000000"}
+FIG64_METHODS = [  # (method in the CSV, axis label, colour)
+    ("smooth (Cor 6.4.6)", "impute + smooth<br>sensitivity (Cor 6.4.6)", OKABE_ITO["blue"]),
+    ("ignore missing + Laplace", "ignore missing<br>+ Laplace", OKABE_ITO["orange"]),
+    ("impute + global Laplace (not DP)", "impute + global<br>Laplace (not DP)", OKABE_ITO["purple"]),
+]
+FIG64_PANELS = [  # (experiment in the CSV, panel title)
+    ("real missingness", "(a) real missingness<br><sup>error against the non-private imputed mean</sup>"),
+    ("simulated missingness", "(b) simulated missingness<br><sup>error against the true mean</sup>"),
+]
+FONT = dict(family="Arial, Helvetica, sans-serif", size=14, color="#222")
+
+
+def _sci(x):
+    """1.2·10⁴-style label for the MSEs."""
+    if x < 1000:
+        return f"{x:.0f}"
+    e = int(math.floor(math.log10(x)))
+    sup = str(e).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{x / 10 ** e:.2g}·10{sup}"
+
+
+def fig64_figure(frame):
+    """Fig 6.4 as an MSE comparison: per experiment and method, the squared error of the 200
+    DP releases on a log axis (box: IQR, whiskers: 5th-95th percentiles, as in the thesis) with
+    the MSE (their mean) as a diamond and in the axis label."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
+                        subplot_titles=[t for _, t in FIG64_PANELS])
+    for col, (exp, _) in enumerate(FIG64_PANELS, start=1):
+        g = frame[frame["experiment"] == exp]
+        for method, label, color in FIG64_METHODS:
+            m = g[g["method"] == method]
+            se = ((m["estimate"] - m["truth"]) ** 2).to_numpy(float)
+            q = np.percentile(se, [5, 25, 50, 75, 95])
+            mse = float(se.mean())
+            x = [f"{label}<br><b>MSE {_sci(mse)}</b>"]
+            fig.add_trace(go.Box(
+                x=x, q1=[q[1]], median=[q[2]], q3=[q[3]], lowerfence=[q[0]], upperfence=[q[4]],
+                name=label.replace("<br>", " "), marker_color=color, fillcolor=color,
+                line=dict(color="#222", width=1.5), boxpoints=False, width=0.5, showlegend=False,
+            ), row=1, col=col)
+            fig.add_trace(go.Scatter(
+                x=x, y=[mse], mode="markers",
+                marker=dict(symbol="diamond", size=13, color="white", line=dict(color="black", width=2)),
+                name="MSE (mean of the 200 squared errors)", legendgroup="mse",
+                showlegend=(col == 1 and method == FIG64_METHODS[0][0]),
+            ), row=1, col=col)
+    fig.update_yaxes(type="log", exponentformat="power", showgrid=True, gridcolor="#ddd", dtick=1,
+                     zeroline=False, linecolor="#444", ticks="outside")
+    fig.update_yaxes(title_text="squared error of the released mean (PLN², log scale)", row=1, col=1)
+    fig.update_xaxes(linecolor="#444", tickfont=dict(size=13))
+    fig.update_layout(
+        title=dict(text="DP mean monthly income, ages 20–59, SD2011, ε = 6 ln 2: squared error of 200 releases "
+                        "per method<br><sup>box: interquartile range; whiskers: 5th–95th percentiles; "
+                        "diamond: mean squared error (MSE)</sup>", x=0.5, xanchor="center"),
+        font=FONT, plot_bgcolor="white", paper_bgcolor="white", margin=dict(l=90, r=30, t=130, b=70),
+        legend=dict(orientation="h", x=1, xanchor="right", y=-0.17, yanchor="top"),
+    )
+    return fig
+
+
+def context_plot(frame):
+    """The noise-in-context figure from dpcore.survey.context, restyled: Okabe-Ito colours,
+    ε on the x axis as multiples of ln 2, units on the y axis, the truth in the legend."""
+    import plotly.graph_objects as go
+
+    fig = C.context_figure(frame, title="Noise in context: DP mean monthly income, ages 20–59, "
+                                        "50 % simple random samples of SD2011 (60 per ε)", show="estimate",
+                           labels=("sampling + DP (smooth release, Cor 6.4.6)", "sampling only (no DP)"))
+    colors = (OKABE_ITO["vermillion"], OKABE_ITO["blue"])
+    eps = sorted(frame["epsilon"].unique())
+    ticks = {f"{e:g}": f"{e / LN2:.3g} ln 2<br>(γ = {1 + e / (2 * LN2):.3g})" for e in eps}
+    for tr, c in zip(fig.data, colors):
+        tr.update(x=[ticks[x] for x in tr.x], marker_color=c, line=dict(color="#222", width=1.5), fillcolor=c,
+                  opacity=0.85, mean=None, boxmean=False)  # the heavy-tailed means only clutter the boxes
+    truth = float(frame["truth"].iloc[0])
+    fig.layout.annotations = [a for a in fig.layout.annotations if a.text != "truth"]
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color="black", dash="dash", width=2),
+                             name=f"true mean ({truth:.1f} PLN)"))
+    fig.update_layout(
+        font=FONT, plot_bgcolor="white", paper_bgcolor="white", margin=dict(l=90, r=30, t=100, b=80),
+        xaxis_title="privacy budget ε (tail parameter γ = 1 + ε / (2 ln 2))",
+        yaxis_title="released mean income (PLN per month)",
+        legend=dict(orientation="h", x=0.5, xanchor="center", y=-0.2, yanchor="top",
+                    title_text=""),
+        title=dict(text=fig.layout.title.text + "<br><sup>box: interquartile range, line in box: median; "
+                        "whiskers: 5th–95th percentiles of the released mean</sup>", x=0.5, xanchor="center"),
+    )
+    fig.update_yaxes(showgrid=True, gridcolor="#ddd", zeroline=False, linecolor="#444", ticks="outside")
+    fig.update_xaxes(linecolor="#444")
+    return fig
+
+
+def write_plots(fig64=None, ctx=None):
+    fig64 = pd.read_csv(OUT / "findings-survey-fig64.csv") if fig64 is None else fig64
+    ctx = pd.read_csv(OUT / "findings-survey-context.csv") if ctx is None else ctx
+    fig64_figure(fig64).write_image(OUT / "findings-survey-fig64.png", width=1100, height=650, scale=2)
+    context_plot(ctx).write_image(OUT / "findings-survey-context.png", width=1100, height=650, scale=2)
+    print("wrote bench/findings-survey-fig64.png and bench/findings-survey-context.png")
+
+
 def main():
+    if "--plots" in sys.argv[1:]:
+        write_plots()
+        return
     warnings.simplefilter("ignore", RuntimeWarning)  # γ ≤ 3 at small ε is expected and reported
     rng = np.random.default_rng(20240601)
     table51()
@@ -220,6 +331,7 @@ def main():
     fc = context(pop, p, truth, rng)
     fc.to_csv(OUT / "findings-survey-context.csv", index=False)
     print("\nwrote bench/findings-survey-fig64.csv and bench/findings-survey-context.csv")
+    write_plots(pd.concat([f1, f2]), fc)
 
 
 if __name__ == "__main__":
