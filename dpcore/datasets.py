@@ -186,8 +186,8 @@ _CPS_RACE_GROUP: dict[str, str] = {
 
 _CPS_RESIDENCE: dict[str, str] = {
     "LESS THAN 1 YEAR": "<1 YEAR",
-    "1-2 YEARS": "1-2 YEARS",
-    "3-4 YEARS": "3-4 YEARS",
+    "1-2 YEARS": "1-4 YEARS",
+    "3-4 YEARS": "1-4 YEARS",
     "5 YEARS OR LONGER": "5+ YEARS",
     "DON'T KNOW": "NO ANSWER",
     "REFUSED": "NO ANSWER",
@@ -197,7 +197,7 @@ _CPS_RESIDENCE: dict[str, str] = {
 #: Columns of :func:`cps_voter_extract`, in order.
 CPS_VOTER_VARIABLES: tuple[str, ...] = (
     "year", "region", "sex", "agegr", "race", "hispanic", "edu",
-    "residence", "registered", "turnout", "vote_mode",
+    "residence", "registered", "turnout",
 )
 
 
@@ -205,7 +205,7 @@ def cps_voter_extract(df: pd.DataFrame) -> pd.DataFrame:
     """A categorical voter table from the cpsvote CPS sample (``cps_vrs_10k.csv``).
 
     Keeps adults (AGE ≥ 18) who were asked the voting questions (``cps_turnout``
-    present) and returns 11 string columns (:data:`CPS_VOTER_VARIABLES`):
+    present) and returns 10 string columns (:data:`CPS_VOTER_VARIABLES`):
 
     - ``year``: election year (1994 … 2018, even years);
     - ``region``: STATE mapped to its U.S. Census Bureau region (public mapping);
@@ -215,20 +215,21 @@ def cps_voter_extract(df: pd.DataFrame) -> pd.DataFrame:
     - ``race``: WHITE, BLACK, ASIAN/PACIFIC, OTHER (American Indian and two or more races);
     - ``edu``: EDUCATION collapsed to NO DIPLOMA, HIGH SCHOOL, SOME COLLEGE (incl.
       associate degrees), BACHELOR, GRADUATE;
-    - ``residence``: VRS_RESIDENCE as <1 YEAR, 1-2 YEARS, 3-4 YEARS, 5+ YEARS, NO ANSWER
+    - ``residence``: VRS_RESIDENCE as <1 YEAR, 1-4 YEARS, 5+ YEARS, NO ANSWER
       (don't know / refused / no response); missing (not asked) stays missing;
     - ``registered``: YES if the person voted (VRS_VOTE = YES) or said they were
       registered (VRS_REG = YES), NO if VRS_REG = NO, otherwise UNKNOWN;
-    - ``turnout``: ``cps_turnout`` (the Census Bureau's coding: non-response counts as NO);
-    - ``vote_mode``: VRS_VOTEMETHOD_CON (ELECTION DAY, EARLY, BY MAIL); missing for
-      non-voters and for 1994, when the question was not asked.
+    - ``turnout``: ``cps_turnout`` (the Census Bureau's coding: non-response counts as NO).
+
+    The full cross-tabulation has 748,800 cells (NA a level), small enough for a
+    dense STEPS leaf layer to release m = 5 sets in about a second.
 
     All groupings use fixed public definitions, so the levels are public given the
     survey's codebook.  **Not differentially private**: this is the confidential
     input table for demonstrations, not a release.
     """
     need = ["YEAR", "STATE", "AGE", "SEX", "EDUCATION", "RACE", "HISPANIC", "VRS_VOTE", "VRS_REG",
-            "VRS_RESIDENCE", "VRS_VOTEMETHOD_CON", "cps_turnout"]
+            "VRS_RESIDENCE", "cps_turnout"]
     missing = [c for c in need if c not in df.columns]
     if missing:
         raise InputError(f"CPS table lacks column(s) {missing}; pass the cpsvote sample cps_vrs_10k.csv")
@@ -259,7 +260,6 @@ def cps_voter_extract(df: pd.DataFrame) -> pd.DataFrame:
         "residence": _map("VRS_RESIDENCE", _CPS_RESIDENCE, "NO ANSWER"),
         "registered": registered,
         "turnout": d["cps_turnout"].astype(object),
-        "vote_mode": d["VRS_VOTEMETHOD_CON"].astype(object),
     })
     return out[list(CPS_VOTER_VARIABLES)]
 

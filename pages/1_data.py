@@ -1,0 +1,263 @@
+"""Data: load a table (upload or demo), review its schema, declare the public domain."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+import dpcore
+from dpcore.domain import DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS
+from dpcore.hierarchy import DEFAULT_MAX_CELLS
+from pages import _common as ui
+
+s = st.session_state
+ui.init_state()
+
+st.title("1 · Data")
+st.caption("The curator is trusted and may see the raw data. Nothing on this page is released; "
+           "the domain you confirm here is what the release treats as public.")
+
+
+def _on_demo():
+    try:
+        ui.load_demo(s["w_demo"])
+        s.pop("upload_error", None)
+    except Exception as exc:  # noqa: BLE001 - callbacks must not raise into the page
+        s["load_error"] = str(exc) if isinstance(exc, dpcore.DPCoreError) else f"could not load the demo ({exc})"
+
+
+def _on_upload():
+    f = s.get("w_upload")
+    if f is None:
+        return
+    try:
+        df = ui.read_upload(f.getvalue(), f.name)
+    except dpcore.DPCoreError as exc:
+        s["upload_error"] = str(exc)
+        return
+    except Exception as exc:  # noqa: BLE001 - a file the readers did not anticipate
+        s["upload_error"] = (f"'{f.name}' could not be read ({type(exc).__name__}: {exc}). Save it as UTF-8 CSV "
+                             "with a header line, or as Parquet, and upload it again.")
+        return
+    s.pop("upload_error", None)
+    ui.set_data(df, f"upload: {f.name}")
+
+
+with ui.guarded("loading data"):
+    left, right = st.columns([1, 1])
+    with left:
+        st.subheader("Demo data")
+        names = list(ui.DEMOS)
+        current = s.get("data_name")
+        st.selectbox(
+            "Bundled demo", names, index=names.index(current) if current in names else 0, key="w_demo",
+            on_change=_on_demo,
+            help="Public extracts shipped in assets/ (provenance in assets/README.md). They stand in for a "
+                 "confidential table: the raw rows are visible to you, the curator, only.",
+        )
+        if st.button("Load this demo", help="Replace the current table with the selected demo."):
+            _on_demo()
+    with right:
+        st.subheader("Upload")
+        st.file_uploader(
+            f"CSV or Parquet (limit {ui.MAX_UPLOAD_MB} MB per file)", type=["csv", "parquet", "pq"],
+            key="w_upload", on_change=_on_upload,
+            help=f"Uploads up to {ui.MAX_UPLOAD_MB} MB (server.maxUploadSize in .streamlit/config.toml). "
+                 "The file stays on this server in your session only; it is never shared with other sessions.",
+        )
+        if s.get("upload_error"):
+            st.error(s["upload_error"], icon=":material/warning:")
+    if s.get("load_error"):
+        st.error(s["load_error"], icon=":material/warning:")
+
+if "raw_df" not in s:
+    st.stop()
+
+raw: pd.DataFrame = s["raw_df"]
+
+with ui.guarded("the schema table"):
+    st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")
+    schema = pd.DataFrame({
+        "column": [str(c) for c in raw.columns],
+        "type": [str(t) for t in raw.dtypes],
+        "levels": [int(raw[c].nunique(dropna=True)) for c in raw.columns],
+        "missing": [int(raw[c].isna().sum()) for c in raw.columns],
+    })
+    n = max(len(raw), 1)
+    is_num = pd.Series([pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t) for t in raw.dtypes])
+    non_missing = n - schema["missing"]
+    # numeric columns get bins, so only an all-distinct one (a running number) looks like an identifier
+    schema["identifier-like"] = (
+        (~is_num & ((schema["levels"] > DEFAULT_MAX_LEVELS) | ((schema["levels"] >= 0.9 * n) & (n >= 20))))
+        | (is_num & (schema["levels"] == non_missing) & (n >= 20))
+    )
+    schema["dropped"] = schema["column"].isin(s.get("drop_cols", []))
+    st.dataframe(schema, hide_index=True, width="stretch")
+    idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"], "column"].tolist()
+    if idlike:
+        st.warning(f"Identifier-like column(s): {', '.join(idlike)} — nearly every value is distinct. "
+                   "Drop them (or declare numeric bins) before synthesising.", icon=":material/badge:")
+
+    drop = st.multiselect(
+        "Drop columns", list(map(str, raw.columns)), default=[c for c in s.get("drop_cols", []) if c in raw.columns],
+        help="Dropped columns are not synthesised and not released. Drop identifiers and free text.",
+    )
+    if sorted(drop) != sorted(s.get("drop_cols", [])):
+        s["drop_cols"] = drop
+        s["domain_override"] = None
+        s["domain_confirmed"] = False
+        s.pop("release", None)
+        st.rerun()
+
+df = ui.work_df()
+
+with ui.guarded("numeric binning"):
+    num_cols = [str(c) for c in df.columns
+                if pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(df[c].dtype)]
+    if num_cols:
+        with st.expander(f"Numeric columns ({len(num_cols)}): public bin edges or bounds",
+                         expanded=any(df[c].nunique() > DEFAULT_MAX_INT_LEVELS for c in num_cols)):
+            st.caption(
+                f"Numeric columns with more than {DEFAULT_MAX_INT_LEVELS} distinct values are cut into bins. "
+                "Bin edges must be public: give edges or bounds you would publish (not the data's min/max or "
+                "quantiles, which are NOT DP). Values are drawn uniformly inside their bin on release.")
+            numeric = dict(s.get("numeric", {}))
+            changed = False
+            for col in num_cols:
+                spec = numeric.get(col)
+                kinds = ["levels / default", "public edges", "public bounds + bins"]
+                kind0 = 0 if spec is None else (1 if isinstance(spec, list) else 2)
+                c1, c2, c3 = st.columns([1, 1, 2])
+                kind = c1.selectbox(f"`{col}`", kinds, index=kind0, key=f"w_numkind_{col}",
+                                    help="How this column's domain is declared.")
+                if kind == kinds[1]:
+                    default = ",".join(f"{x:g}" for x in spec) if isinstance(spec, list) else ""
+                    txt = c2.text_input("edges", value=default, key=f"w_edges_{col}", placeholder="e.g. 0,18,30,65,120",
+                                        help="Increasing, comma-separated public bin edges covering every value.")
+                    if txt.strip():
+                        try:
+                            new = [float(x) for x in txt.split(",") if x.strip()]
+                        except ValueError:
+                            st.error(f"column '{col}': edges must be numbers separated by commas; got {txt!r}")
+                            new = spec
+                    else:
+                        new = None
+                elif kind == kinds[2]:
+                    b = spec if isinstance(spec, dict) else {"bounds": [float(df[col].min()), float(df[col].max())],
+                                                             "bins": DEFAULT_NUMERIC_BINS}
+                    lo = c2.number_input("lower bound", value=float(b["bounds"][0]), key=f"w_lo_{col}",
+                                         help="Public lower bound (values below it are refused, not clipped).")
+                    hi = c2.number_input("upper bound", value=float(b["bounds"][1]), key=f"w_hi_{col}",
+                                         help="Public upper bound.")
+                    k = c3.number_input("bins", min_value=1, max_value=200, value=int(b.get("bins", DEFAULT_NUMERIC_BINS)),
+                                        key=f"w_bins_{col}", help="Equal-width bins over [lower, upper].")
+                    new = {"bounds": [lo, hi], "bins": int(k)}
+                    if spec is None:
+                        c3.caption(":red[Bounds prefilled from the data's min/max: NOT public. Replace them with "
+                                   "public bounds.]")
+                else:
+                    new = None
+                if new != spec:
+                    changed = True
+                    if new is None:
+                        numeric.pop(col, None)
+                    else:
+                        numeric[col] = new
+            if changed:
+                s["numeric"] = numeric
+                s["domain_override"] = None
+                s["domain_confirmed"] = False
+
+with ui.guarded("the domain"):
+    st.subheader("Public domain")
+    dom, err = ui.domain_status()
+    if err:
+        st.error(err, icon=":material/warning:")
+        if s.get("domain_override"):
+            if st.button("Reset to the domain inferred from the data",
+                         help="Forget the uploaded or edited domain and infer one from the data again."):
+                s["domain_override"] = None
+                s["domain_confirmed"] = False
+                st.rerun()
+    else:
+        rows = []
+        for a in dom.attributes:
+            rows.append({
+                "attribute": a.name, "kind": a.kind, "levels": a.size,
+                "values": ", ".join(a.labels[:12]) + (" …" if a.size > 12 else ""),
+                "NA level": a.na,
+            })
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        cells = dom.size
+        msg = f"Full cross-tabulation: **{cells:,} cells** ({len(df):,} records)."
+        if cells > DEFAULT_MAX_CELLS:
+            st.warning(msg + f" That is above the {DEFAULT_MAX_CELLS:,}-cell limit of a dense leaf layer: STEPS "
+                       "with few layers and flat Laplace will refuse. Drop or coarsen attributes.", icon=":material/grid_on:")
+        elif cells > 100 * len(df):
+            st.info(msg + " Most cells are empty: a hierarchy (STEPS) spends the budget better than a flat table.")
+        else:
+            st.caption(msg)
+        auto = [a.name for a in dom.attributes
+                if a.kind == "numeric" and a.name not in s.get("numeric", {}) and not s.get("domain_override")]
+        if auto:
+            st.warning(f"Numeric column(s) {', '.join(auto)}: bins span the data's observed min–max, which is NOT "
+                       "public. Give public edges or bounds above before confirming.", icon=":material/warning:")
+        if dom.inferred:
+            st.warning(f"Levels {dpcore.domain.INFERRED}. Levels read from the data leak rare values: a release "
+                       "on this domain is labelled NOT DP until you confirm it.", icon=":material/warning:")
+            if st.button("Confirm: these names, levels and bin edges are public", type="primary",
+                         help="Declares the domain public knowledge. Only confirm levels you would publish anyway "
+                              "(codebook categories, fixed age bands); the release's DP guarantee is given this domain."):
+                s["domain_confirmed"] = True
+                st.rerun()
+        else:
+            st.success(f"Domain {dpcore.domain.DECLARED}.", icon=":material/verified:")
+            if st.button("Withdraw confirmation",
+                         help="Mark the domain as not yet confirmed; releases are then labelled NOT DP."):
+                s["domain_confirmed"] = False
+                if s.get("domain_override"):
+                    d = json.loads(s["domain_override"])
+                    d["source"] = dpcore.domain.INFERRED
+                    s["domain_override"] = json.dumps(d)
+                st.rerun()
+
+    c1, c2 = st.columns(2)
+    with c1:
+        if dom is not None:
+            st.download_button("Download domain.json", dom.to_json(), "domain.json", "application/json",
+                               help="Save, review and publish the domain; upload it again to declare it.")
+        up = st.file_uploader("Upload domain.json (declares it public)", type=["json"], key="w_domain_upload",
+                              help="A domain file you reviewed: uploading it is your declaration that it is public.")
+        if up is not None and s.get("_domain_upload_id") != getattr(up, "file_id", up.name):
+            s["_domain_upload_id"] = getattr(up, "file_id", up.name)
+            try:
+                new = dpcore.Domain.from_json(up.getvalue().decode("utf-8", errors="replace"), declared=True)
+                s["domain_override"] = new.to_json()
+                s["domain_confirmed"] = True
+                s.pop("domain_upload_error", None)
+            except dpcore.DPCoreError as exc:
+                s["domain_upload_error"] = str(exc)
+            st.rerun()
+        if s.get("domain_upload_error"):
+            st.error(s["domain_upload_error"], icon=":material/warning:")
+    with c2:
+        with st.expander("Edit the domain (JSON)"):
+            base = dom.to_json() if dom is not None else (s.get("domain_override") or "")
+            txt = st.text_area("domain JSON", base, height=260, key=f"w_domain_text_{hash(base)}",
+                               help="Add levels that are public but absent from the data, remove rare levels you "
+                                    "will recode, or change bin edges. Apply, then confirm.")
+            if st.button("Apply edits", help="Check the edited domain against the data. It still needs confirming."):
+                try:
+                    new = dpcore.Domain.from_json(txt, declared=False)
+                    new = dpcore.Domain(new.attributes, dpcore.domain.INFERRED)  # edits need confirming
+                    s["domain_override"] = new.to_json()
+                    s["domain_confirmed"] = False
+                    st.rerun()
+                except dpcore.DPCoreError as exc:
+                    st.error(str(exc), icon=":material/warning:")
+
+with ui.guarded("the data preview"):
+    with st.expander("First rows of the table (curator only)"):
+        ui.not_dp_label("NOT FOR RELEASE — raw data, curator only")
+        st.dataframe(raw.head(20), width="stretch")

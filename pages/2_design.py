@@ -1,0 +1,210 @@
+"""Design: the hierarchy (dragged layers or private selection), ε and the release options."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.budget import check_epsilon
+from dpcore.errors import DPCoreError
+from pages import _common as ui
+
+s = st.session_state
+ui.init_state()
+cfg = ui.cfg()
+
+st.title("2 · Design")
+st.caption("Choose how the hierarchy is built and how ε is spent. Nothing is spent on this page; "
+           "the ledger chart shows the plan.")
+
+dom = ui.need_domain()
+if dom is None:
+    st.stop()
+
+
+def bind(name: str) -> str:
+    """Widget key for a design setting, seeded from the persistent cfg (widget state is per page)."""
+    wk = f"w_{name}"
+    if wk not in s:
+        s[wk] = cfg[name]
+    return wk
+
+
+def nearest_grid(v: float) -> float:
+    if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+        return 1.0
+    return min(ui.EPS_GRID, key=lambda g: abs(math.log(g) - math.log(v)))
+
+
+def _eps_from_slider():
+    cfg["epsilon"] = float(s["w_eps_slider"])
+    s["w_eps_typed"] = float(s["w_eps_slider"])
+
+
+def _eps_from_typed():
+    v = s["w_eps_typed"]
+    cfg["epsilon"] = float(v) if v is not None else float("nan")
+    if v is not None and math.isfinite(v) and v > 0:
+        s["w_eps_slider"] = nearest_grid(v)
+
+
+p = len(dom)
+left, right = st.columns([3, 2], gap="large")
+
+with left:
+    with ui.guarded("the hierarchy controls"):
+        st.subheader("Hierarchy")
+        keys = list(ui.MODES)
+        st.radio("How the tree is chosen", keys, format_func=ui.MODES.get, key=bind("mode"),
+                 help="Fixed order: you choose, nothing is spent on the tree. MoSDA/LeSDA: the attribute at each node "
+                      "is chosen by the exponential mechanism, spending a share r of ε. Random: chosen uniformly "
+                      "at random, independent of the data (the papers' 'modified UH').")
+        cfg["mode"] = s["w_mode"]
+        if s.get("w_L") is not None and not 1 <= int(s["w_L"]) <= p:
+            s["w_L"] = max(1, min(p, int(s["w_L"])))
+        cfg["L"] = max(1, min(p, int(cfg["L"])))
+        st.number_input("Layers L", min_value=1, max_value=p, step=1, key=bind("L"),
+                        help="Number of partition layers above the leaf cells. Each noised layer shares the count "
+                             "budget, so more layers means less ε per layer (more noise per node) but a tree that "
+                             "can follow the data.")
+        cfg["L"] = int(s["w_L"])
+        L = cfg["L"]
+
+        if cfg["mode"] == "fixed":
+            try:
+                from streamlit_sortables import sort_items
+            except ImportError:  # pragma: no cover - pinned in requirements.txt
+                sort_items = None
+            groups = [[a for a in g if a in dom.names] for g in ui.layer_groups()]
+            groups = (groups + [[] for _ in range(L)])[:L]
+            used = {a for g in groups for a in g}
+            leaves = [a for a in dom.names if a not in used]
+            containers = [{"header": f"Layer {k}", "items": g} for k, g in enumerate(groups, 1)]
+            containers.append({"header": "Leaves", "items": leaves})
+            st.caption("Drag attributes from **Leaves** into the layers (several per layer allowed: they split "
+                       "together into every combination). Attributes left in Leaves form the leaf cells.")
+            if sort_items is None:
+                st.error("streamlit-sortables is not installed; `make venv` installs it.")
+            else:
+                result = sort_items(containers, multi_containers=True, direction="horizontal",
+                                    key=f"sortables_{ui.work_key()}_{L}_{s.get('sort_reset', 0)}")
+                if result:
+                    new = [list(c["items"]) for c in result[:-1]]
+                    if new != groups:
+                        cfg["layers"] = new
+                        st.rerun()
+                    cfg["layers"] = new
+            c1, c2 = st.columns([3, 1])
+            c1.caption("Order: " + (" → ".join("{" + ", ".join(g) + "}" if g else "(empty)" for g in cfg["layers"])
+                                    or "(none)"))
+            if c2.button("Reset layers", help="Move every attribute back to Leaves."):
+                cfg["layers"] = [[] for _ in range(L)]
+                s["sort_reset"] = s.get("sort_reset", 0) + 1
+                st.rerun()
+        elif cfg["mode"] in ("mosda", "lesda"):
+            st.selectbox("Selection utility", list(ui.UTILITY_HELP), key=bind("utility"),
+                         help="Score that ranks attributes at each node. " +
+                              " ".join(f"{k}: {v}" for k, v in ui.UTILITY_HELP.items()))
+            cfg["utility"] = s["w_utility"]
+            st.slider("Share r of ε spent choosing the tree", 0.01, 0.5, step=0.01, key=bind("r"),
+                      help="r·ε/m is split over the selection layers (exponential mechanism); the rest (1−r)·ε/m "
+                           "goes to noisy counts. Larger r: a better tree, noisier counts.")
+            cfg["r"] = float(s["w_r"])
+        else:
+            st.caption("Random selection reads no data to choose the tree, so it spends nothing on it (r = 0).")
+
+    with ui.guarded("the budget controls"):
+        st.subheader("Privacy budget")
+        if "w_eps_slider" not in s:
+            s["w_eps_slider"] = nearest_grid(cfg["epsilon"])
+        if "w_eps_typed" not in s:
+            s["w_eps_typed"] = float(cfg["epsilon"])
+        c1, c2 = st.columns([3, 1])
+        c1.select_slider("ε (log scale)", options=ui.EPS_GRID, key="w_eps_slider", on_change=_eps_from_slider,
+                         format_func=lambda v: f"{v:g}",
+                         help="ε: smaller means stronger privacy and more noise. It bounds how much any one "
+                              "person's record can change the release. The whole release (all m sets) spends ε.")
+        c2.number_input("or type ε", key="w_eps_typed", on_change=_eps_from_typed, step=0.1, format="%.4g",
+                        help="Any ε > 0. Typical: 0.1 (strong privacy) … 1 … 10 (weak).")
+        try:
+            check_epsilon(cfg["epsilon"])
+        except DPCoreError as exc:
+            st.error(str(exc), icon=":material/warning:")
+        st.number_input("Synthetic sets m", min_value=1, max_value=50, step=1, key=bind("m"),
+                        help="Each set gets ε/m (sequential composition), so more sets means more noise per set. "
+                             "Analyses combine the m sets with the multiple-imputation rules (mean of the "
+                             "estimates; variance = between-set/m + within-set), which makes the uncertainty honest.")
+        cfg["m"] = int(s["w_m"])
+
+    with ui.guarded("the allocation controls"):
+        st.subheader("Allocation, consistency, synthesis")
+        alloc_opts = ["half", "equal", "custom"]
+        st.radio("Allocation of the count budget over layers", alloc_opts, key=bind("allocation"), horizontal=True,
+                 help="half: ½ to the leaf cells, ½ split over layers 1..L. equal: the same ε for every noised layer. "
+                      "custom: your weights. A layer with a larger share gets less noise.")
+        cfg["allocation"] = s["w_allocation"]
+        n_layers, leaf = ui.noised_layers(dom)
+        n_noised = n_layers + int(leaf)
+        if cfg["allocation"] == "custom":
+            if n_noised == 0:
+                st.info("Put attributes into layers first; then set their weights.")
+            else:
+                raw = (list(cfg.get("custom_weights", [])) + [1.0 / n_noised] * n_noised)[:n_noised]
+                names = [f"layer {k}" for k in range(1, n_layers + 1)] + (["leaf cells"] if leaf else [])
+                cols = st.columns(min(n_noised, 4))
+                new = []
+                for i, nm in enumerate(names):
+                    wk = f"w_cw_{n_noised}_{i}"
+                    if wk not in s:
+                        s[wk] = float(min(1.0, max(0.0, raw[i])))
+                    new.append(cols[i % len(cols)].slider(
+                        f"weight: {nm}", 0.0, 1.0, step=0.05, key=wk,
+                        help="Relative share of the count budget. Weights are normalised to sum to 1."))
+                cfg["custom_weights"] = new
+                norm = ui.normalised_weights(new, n_noised)
+                if norm is None:
+                    st.error("Custom allocation: at least one weight must be above 0.")
+                else:
+                    st.caption("Normalised (sum = 1): " + ", ".join(f"{nm} **{w:.3f}**" for nm, w in zip(names, norm)))
+        c1, c2 = st.columns(2)
+        c1.selectbox("Consistency", ["nonneg", "wls", "uh"], key=bind("consistency"),
+                     help="Post-processing (free: spends no ε) that makes parents equal the sum of their children. "
+                          "nonneg: least squares with non-negative counts (default); wls: exact weighted least "
+                          "squares; uh: Hay et al.'s universal-histogram rule.")
+        cfg["consistency"] = s["w_consistency"]
+        c2.radio("Synthesis", ["sample", "round"], key=bind("synthesis"), horizontal=True,
+                 help="Post-processing: sample n records from the noisy leaf counts, or round them so they sum to n.")
+        cfg["synthesis"] = s["w_synthesis"]
+        method, opts, problems = ui.design_call(dom)
+        others = [mth for mth in ui.methods() if not (mth == method and cfg["mode"] != "fixed")]
+        s["w_comparators"] = [x for x in s.get("w_comparators", cfg["comparators"]) if x in others]
+        st.multiselect("Comparators to run alongside", others, key="w_comparators",
+                       help="Other methods released at the same ε and m for comparison. Each comparator is a "
+                            "separate release and spends its own ε: publish only one of them.")
+        cfg["comparators"] = list(s["w_comparators"])
+
+with right:
+    with ui.guarded("the budget ledger"):
+        st.subheader("Budget ledger (planned)")
+        for msg in problems:
+            st.warning(msg, icon=":material/account_tree:")
+        if not problems:
+            pv, method, opts = ui.preview_for_design(dom)
+            plan = pv.plan
+            st.plotly_chart(ui.ledger_figure(ui.plan_rows(plan, ui.preview_layer_names(pv)), plan["epsilon"],
+                                             ui.method_label(method, opts)),
+                            config={"displaylogo": False})
+            rows = []
+            for k, e in enumerate(plan.get("selection_epsilon_per_layer", [])):
+                rows.append({"part": f"tree selection, layer {k}→{k + 1}", "ε per set": e, "ε over m sets": e * plan["sets"]})
+            for nm, e in zip(ui.preview_layer_names(pv), plan.get("count_epsilon_per_layer", [])):
+                rows.append({"part": f"counts, {nm}", "ε per set": e, "ε over m sets": e * plan["sets"]})
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                         column_config={"ε per set": st.column_config.NumberColumn(format="%.4g"),
+                                        "ε over m sets": st.column_config.NumberColumn(format="%.4g")})
+            st.caption(f"Bars: the {plan['sets']} synthetic sets (they compose sequentially). "
+                       f"Per set ε/m = {plan['epsilon_per_set']:.4g}. Nodes within a layer are disjoint "
+                       "(parallel composition: paid once); layers and sets add up (sequential composition). "
+                       f"Fan-out after phantom padding b = {plan.get('fan_out')}.")
+            st.page_link("pages/3_preview.py", label="Preview the hierarchy (spends nothing)", icon=":material/visibility:")

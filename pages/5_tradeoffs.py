@@ -1,0 +1,414 @@
+"""Trade-offs: utility and disclosure risk against ε, per method, over repeated releases.
+
+All numbers come from dpcore.metrics (sweep, utility_tables, chisq_consistency,
+regression_overlap). They read the raw data: curator-only, NOT covered by ε.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import threading
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import dpcore
+import dpcore.metrics as metrics
+from pages import _common as ui
+
+log = logging.getLogger("dpcore.app")
+s = st.session_state
+ui.init_state()
+cfg = ui.cfg()
+
+st.title("5 · Trade-offs")
+ui.not_dp_label("Curator evaluation — every measure here reads the raw data: NOT covered by ε, not for publication "
+                "as part of the release")
+
+dom = ui.need_domain()
+if dom is None:
+    st.stop()
+
+MEASURES = {
+    "specks": ("SPECKS", "SPECKS (KS distance of propensity scores; 0 = indistinguishable)", False),
+    "s_pmse": ("mean two-way S_pMSE", "Mean two-way S_pMSE (1 = as good as a resample; log scale)", True),
+    "ru_pct_of_p1": ("replicated uniques", "Replicated uniques (% of the original's unique records)", False),
+}
+sweep_fn = getattr(metrics, "sweep", None)
+
+# --------------------------------------------------------------------------- controls
+
+method, main_opts, problems = ui.design_call(dom)
+choices = {}
+if not problems:
+    choices[ui.method_label(method, main_opts)] = (method, main_opts)
+for name in ui.methods():
+    if name == method and not main_opts.get("order"):
+        continue
+    copts = ui.comparator_call(name, main_opts, dom)
+    choices.setdefault(ui.method_label(name, copts), (name, copts))
+
+with ui.guarded("the sweep controls"):
+    st.subheader("Sweep over ε")
+    c1, c2, c3, c4, c5 = st.columns([3, 3, 1, 1, 2])
+    labels = list(choices)
+    default = [lab for lab in labels[:1]] + [lab for lab in labels if choices[lab][0] == "flat_laplace"]
+    if "w_sw_methods" not in s:
+        s["w_sw_methods"] = s.get("sw_methods", default)
+    s["w_sw_methods"] = [x for x in s["w_sw_methods"] if x in labels]
+    picked = c1.multiselect("Methods", labels, key="w_sw_methods",
+                            help="Your design (first) and comparators, each with the design's shared options.")
+    s["sw_methods"] = picked
+    if "w_sw_eps" not in s:
+        s["w_sw_eps"] = s.get("sw_eps", [0.1, 0.5, 1.0, 2.0, 5.0])
+    eps_grid = c2.multiselect("ε grid", ui.EPS_GRID, key="w_sw_eps", format_func=lambda v: f"{v:g}",
+                              help="Each method is released at every ε of the grid, reps times.")
+    s["sw_eps"] = eps_grid
+    if "w_sw_reps" not in s:
+        s["w_sw_reps"] = s.get("sw_reps", 3)
+    reps = c3.number_input("reps", 1, 50, step=1, key="w_sw_reps",
+                           help="Independent releases per (method, ε); the bands show their range.")
+    s["sw_reps"] = int(reps)
+    if "w_sw_sets" not in s:
+        s["w_sw_sets"] = s.get("sw_sets", 1)
+    sets = c4.number_input("sets m", 1, 20, step=1, key="w_sw_sets",
+                           help="Synthetic sets per release (each gets ε/m); measures are averaged over the sets. "
+                                "1 is fastest.")
+    s["sw_sets"] = int(sets)
+    if "w_sw_model" not in s:
+        s["w_sw_model"] = s.get("sw_model", "main")
+    model = c5.selectbox("SPECKS model", ["main", "interactions"], key="w_sw_model",
+                         help="Propensity model for SPECKS: logistic regression on main effects (fast) or with all "
+                              "pairwise interactions (the 2021 paper's choice; several seconds per release).")
+    s["sw_model"] = model
+    n_runs = len(picked) * len(eps_grid) * int(reps)
+    st.caption(f"{n_runs} releases in total. Results are cached per data, domain and settings for this session.")
+
+params = {
+    "data": ui.work_key(), "domain": dom.to_json(), "methods": [(lab, *choices[lab]) for lab in picked],
+    "epsilons": sorted(float(e) for e in eps_grid), "reps": int(reps), "measures": list(MEASURES),
+    "sets": int(sets), "specks_model": model,
+}
+pkey = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
+cache = s.setdefault("sweep_cache", {})
+job = s.get("sweep_job")
+running = bool(job and not job["finished"])
+
+
+def start_sweep():
+    data = ui.work_df()
+    event = threading.Event()
+    j = {"event": event, "done": 0, "total": n_runs, "msg": "starting …", "result": None, "error": None,
+         "finished": False, "key": pkey}
+
+    def progress(done, total, msg="", *args, **kwargs):
+        j.update(done=int(done), total=max(int(total), 1), msg=str(msg))
+
+    def target():
+        try:
+            j["result"] = sweep_fn(
+                data, methods=[(lab, m, o) for lab, m, o in params["methods"]], epsilons=params["epsilons"],
+                reps=params["reps"], measures=tuple(params["measures"]), progress=progress, cancel=event, domain=dom,
+                sets=params["sets"], specks_model=params["specks_model"])
+        except dpcore.DPCoreError as exc:
+            j["error"] = str(exc)
+        except Exception as exc:  # noqa: BLE001 - reported on the page, never as a traceback
+            log.exception("sweep failed")
+            j["error"] = f"the sweep failed ({type(exc).__name__}: {exc})"
+        finally:
+            j["finished"] = True
+
+    j["thread"] = threading.Thread(target=target, name=f"sweep-{pkey}", daemon=True)
+    s["sweep_job"] = j
+    j["thread"].start()
+
+
+with ui.guarded("the sweep"):
+    if sweep_fn is None:
+        st.warning("Sweep unavailable: this dpcore has no `dpcore.metrics.sweep` yet, so the ε curves are "
+                   "measure unavailable. The per-table heat map below works from the last release.", icon=":material/construction:")
+    b1, b2 = st.columns([1, 4])
+    go_clicked = b1.button("Run sweep", type="primary", disabled=sweep_fn is None or running or n_runs == 0 or bool(problems and not picked),
+                           help="Releases every method at every ε, reps times, and measures each release. "
+                                "Spends nothing publishable: these releases are for evaluation and are discarded.")
+    if go_clicked:
+        if pkey in cache:
+            b2.caption("Cached: same data, domain and settings as an earlier sweep.")
+        else:
+            start_sweep()
+            running = True
+            job = s["sweep_job"]
+
+if running:
+    @st.fragment(run_every=0.5)
+    def _progress():
+        j = s.get("sweep_job")
+        if not j:
+            return
+        if j["finished"]:
+            st.rerun()
+        frac = min(1.0, j["done"] / max(j["total"], 1))
+        st.progress(frac, text=f"Sweep: {j['done']}/{j['total']} — {j['msg']}")
+        if st.button("Cancel sweep", key="cancel_sweep", help="Stops after the release in progress; keeps partial results."):
+            j["event"].set()
+            st.caption("Cancelling …")
+
+    _progress()
+
+if job and job["finished"] and not job.get("collected"):
+    job["collected"] = True
+    if job["error"]:
+        st.error(job["error"], icon=":material/warning:")
+    elif job["result"] is not None:
+        res = job["result"]
+        if not res.attrs.get("cancelled"):
+            cache[job["key"]] = res
+        s["sweep_last"] = res
+if job and job["finished"] and job.get("error"):
+    st.error(job["error"], icon=":material/warning:")
+
+res = cache.get(pkey, s.get("sweep_last"))
+stale = res is not None and pkey not in cache and not running
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def agg(df: pd.DataFrame, measure: str) -> pd.DataFrame:
+    d = df[df["measure"] == measure]
+    return d.groupby(["method", "epsilon"], sort=True)["value"].agg(["mean", "min", "max", "count"]).reset_index()
+
+
+def band_figure(df: pd.DataFrame, measure: str, colours: dict) -> go.Figure | None:
+    a = agg(df, measure)
+    if a.empty or a["mean"].isna().all():
+        return None
+    short, title, logy = MEASURES[measure]
+    fig = go.Figure()
+    for mth, d in a.groupby("method", sort=False):
+        col = colours.get(mth, "#000000")
+        d = d.sort_values("epsilon")
+        if (d["count"] > 1).any():
+            fig.add_scatter(x=list(d["epsilon"]) + list(d["epsilon"][::-1]), y=list(d["max"]) + list(d["min"][::-1]),
+                            fill="toself", fillcolor=_rgba(col, 0.18), line=dict(width=0), mode="lines", hoverinfo="skip",
+                            showlegend=False, legendgroup=mth)
+        fig.add_scatter(x=d["epsilon"], y=d["mean"], mode="lines+markers", name=mth, legendgroup=mth,
+                        line=dict(color=col, width=2.5), marker=dict(size=7),
+                        hovertemplate=f"{mth}<br>ε = %{{x:g}}<br>{short} = %{{y:.4g}}<extra></extra>")
+    fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.2))
+    eps = sorted(set(a["epsilon"]))
+    fig.update_xaxes(type="log", title="privacy budget ε (log scale)", tickvals=eps, ticktext=[f"{e:g}" for e in eps])
+    fig.update_yaxes(type="log" if logy else "linear",
+                     title=short + (" (% of p1)" if measure == "ru_pct_of_p1" else " (ratio, log scale)" if logy
+                                    else " (KS distance, 0–1)"))
+    if logy:
+        fig.update_yaxes(tickvals=ui.log_ticks(a["min"].min(), a["max"].max()))
+    return fig
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    h = hex_colour.lstrip("#")
+    return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
+
+
+def risk_utility_figure(df: pd.DataFrame, colours: dict) -> go.Figure | None:
+    u, r = agg(df, "s_pmse"), agg(df, "ru_pct_of_p1")
+    if u.empty or r.empty:
+        return None
+    d = u.merge(r, on=["method", "epsilon"], suffixes=("_u", "_r"))
+    fig = go.Figure()
+    for mth, g in d.groupby("method", sort=False):
+        g = g.sort_values("epsilon")
+        fig.add_scatter(x=g["mean_u"], y=g["mean_r"], mode="lines+markers+text", name=mth,
+                        text=[f"ε={e:g}" for e in g["epsilon"]], textposition="top center",
+                        line=dict(color=colours.get(mth, "#000"), width=1.5, dash="dot"), marker=dict(size=9),
+                        hovertemplate=f"{mth}<br>%{{text}}<br>S_pMSE %{{x:.4g}}<br>ru %{{y:.3g}} % of p1<extra></extra>")
+    fig.update_layout(title="Risk–utility trade-off (lower left is better)", height=420,
+                      margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", yanchor="top", y=-0.2))
+    fig.update_xaxes(type="log", title="mean two-way S_pMSE (ratio, log scale; lower = better utility)",
+                     tickvals=ui.log_ticks(d["mean_u"].min(), d["mean_u"].max()))
+    fig.update_yaxes(title="replicated uniques (% of p1; lower = less risk)")
+    return fig
+
+
+PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+figures: dict[str, go.Figure] = {}
+
+with ui.guarded("the trade-off charts"):
+    if res is not None and len(res):
+        if stale:
+            st.caption("Showing the last sweep; the settings above changed since. Run the sweep again to update.")
+        if res.attrs.get("cancelled"):
+            st.warning("Sweep cancelled: the charts show the partial results.", icon=":material/stop_circle:")
+        meths = list(dict.fromkeys(res["method"]))
+        colours = ui.colour_map(meths)
+        fmt = st.radio("Image format for the charts' camera button", ["png", "svg"], horizontal=True,
+                       help="Each chart's toolbar (top right) has a camera button that saves the chart as an image "
+                            "in your browser.")
+        PLOT_CONFIG["toImageButtonOptions"]["format"] = fmt
+        g1, g2 = st.columns(2)
+        slots = [g1, g2, g1, g2]
+        for i, mkey in enumerate(["specks", "s_pmse", "ru_pct_of_p1"]):
+            with slots[i]:
+                fig = band_figure(res, mkey, colours) if mkey in set(res["measure"]) else None
+                if fig is None:
+                    st.info(f"{MEASURES[mkey][0]}: measure unavailable in these results.")
+                else:
+                    figures[mkey] = fig
+                    st.plotly_chart(fig, config=PLOT_CONFIG, key=f"chart_{mkey}")
+        with slots[3]:
+            fig = risk_utility_figure(res, colours)
+            if fig is None:
+                st.info("Risk–utility scatter: measure unavailable (needs s_pmse and ru_pct_of_p1).")
+            else:
+                figures["risk_utility"] = fig
+                st.plotly_chart(fig, config=PLOT_CONFIG, key="chart_ru")
+        st.download_button("Results (CSV)", res.to_csv(index=False), "tradeoffs.csv", "text/csv",
+                           help="Tidy table: method, options, epsilon, rep, measure, value. Curator-only.")
+    elif sweep_fn is not None:
+        st.info("Run a sweep to see SPECKS, S_pMSE and replicated uniques against ε.")
+
+# --------------------------------------------------------------------------- per-release measures
+
+rel = s.get("release")
+if rel and rel.get("key") != ui.work_key():
+    rel = None
+
+with ui.guarded("the per-table heat map"):
+    st.subheader("Two-way S_pMSE per table (last release)")
+    if not rel or rel.get("main") is None:
+        st.info("Release once on the **Release** page to see which pairs of attributes are reproduced worst.")
+    else:
+        releases = {rel.get("label", rel["main"].method): rel["main"], **rel["comparators"]}
+        which = st.selectbox("Release", list(releases), help="The main release or a comparator from the Release page.")
+        ut_cache = rel.setdefault("utility_tables", {})
+        if which not in ut_cache:
+            ut_cache[which] = metrics.utility_tables(ui.work_df(), releases[which].sets, order=2)
+        ut = ut_cache[which]
+        pt = ut.per_table.copy()
+        pt["a"] = pt["variables"].map(lambda v: v[0])
+        pt["b"] = pt["variables"].map(lambda v: v[1])
+        mean = pt.groupby(["a", "b"])["s_pmse"].mean().reset_index()
+        names = list(dom.names)
+        z = np.full((len(names), len(names)), np.nan)
+        for _, r in mean.iterrows():
+            i, j = names.index(r["a"]), names.index(r["b"])
+            z[i, j] = z[j, i] = r["s_pmse"]
+        fig = go.Figure(go.Heatmap(z=np.log10(z), x=names, y=names, colorscale="Viridis",
+                                   customdata=z, hovertemplate="%{y} × %{x}<br>S_pMSE %{customdata:.3g}<extra></extra>",
+                                   colorbar=dict(title="log10 S_pMSE")))
+        fig.update_layout(height=120 + 40 * len(names), margin=dict(l=10, r=10, t=50, b=10),
+                          title=f"{which}: mean over sets of each two-way table's S_pMSE (lower is better)",
+                          xaxis_title="attribute", yaxis_title="attribute")
+        figures["heatmap"] = fig
+        st.plotly_chart(fig, config=PLOT_CONFIG, key="chart_heat")
+        st.caption(f"Mean over all tables {ut.mean_s_pmse:.3g}; worst table {' × '.join(ut.worst.variables)} "
+                   f"({ut.worst.s_pmse:.3g}).")
+
+
+
+def ci_figure(table: pd.DataFrame, title: str) -> go.Figure:
+    t = table[np.isfinite(table["lo_orig"]) & np.isfinite(table["lo_syn"])].copy()
+    y = list(range(len(t)))
+    fig = go.Figure()
+    fig.add_scatter(x=t["beta_orig"], y=[v + 0.15 for v in y], mode="markers", name="original (NOT DP)",
+                    marker=dict(color="#000000", size=8),
+                    error_x=dict(type="data", symmetric=False, array=t["hi_orig"] - t["beta_orig"],
+                                 arrayminus=t["beta_orig"] - t["lo_orig"], color="#000000"))
+    fig.add_scatter(x=t["beta_syn"], y=[v - 0.15 for v in y], mode="markers", name="synthetic (combined)",
+                    marker=dict(color=ui.OKABE_ITO[3], size=8, symbol="diamond"),
+                    error_x=dict(type="data", symmetric=False, array=t["hi_syn"] - t["beta_syn"],
+                                 arrayminus=t["beta_syn"] - t["lo_syn"], color=ui.OKABE_ITO[3]))
+    fig.update_yaxes(tickvals=y, ticktext=[f"{a} (overlap {o:.2f})" for a, o in zip(t["term"], t["overlap"])],
+                     autorange="reversed", title=None)
+    fig.update_xaxes(title="coefficient (log-odds) with 95% CI", zeroline=True, zerolinecolor="#999")
+    fig.update_layout(title=title, height=140 + 28 * len(t), margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.12))
+    return fig
+
+
+with ui.guarded("the analysis-specific measures"):
+    st.subheader("Analysis-specific utility (last release)")
+    if rel and rel.get("main") is not None:
+        binary = [a.name for a in dom.attributes if a.size == 2]
+        if not binary:
+            st.info("No binary attribute to use as a logistic-regression outcome in this domain.")
+        outcome = st.selectbox("Outcome", ["(choose an outcome)"] + binary,
+                               help="Binary outcome of a logistic regression on all other attributes. Shown: the "
+                                    "share of attribute pairs whose chi-square test of independence agrees in "
+                                    "significance (synthetic sets combined by the D2 rule), and the CI overlap "
+                                    "of each coefficient (Karr et al. 2006; 1 = identical intervals).")
+        if outcome != "(choose an outcome)":
+            releases = {rel.get("label", rel["main"].method): rel["main"], **rel["comparators"]}
+            orig = ui.work_df()
+            chisq_fn = getattr(metrics, "chisq_consistency", None)
+            reg_fn = getattr(metrics, "regression_overlap", None)
+            an_cache = rel.setdefault("analysis", {})
+            summary = []
+            for lab, r in releases.items():
+                key = (lab, outcome)
+                if key not in an_cache:
+                    res_c = res_r = None
+                    err = []
+                    try:
+                        res_c = chisq_fn(orig, r.sets) if chisq_fn else None
+                    except dpcore.DPCoreError as exc:
+                        err.append(f"chi-square: {exc}")
+                    try:
+                        res_r = reg_fn(orig, r.sets, outcome) if reg_fn else None
+                    except dpcore.DPCoreError as exc:
+                        err.append(f"regression: {exc}")
+                    an_cache[key] = (res_c, res_r, err)
+                res_c, res_r, err = an_cache[key]
+                row = {"release": lab}
+                if res_c is not None:
+                    for alpha, share in sorted(res_c.agreement.items()):
+                        row[f"χ² agreement α={alpha:g}"] = share
+                else:
+                    row["χ² agreement"] = "measure unavailable"
+                row["mean CI overlap"] = res_r.mean_overlap if res_r is not None else "measure unavailable"
+                row["sign agreement"] = res_r.sign_agreement if res_r is not None else "measure unavailable"
+                summary.append(row)
+                for e in err:
+                    st.error(f"{lab}: {e}", icon=":material/warning:")
+            st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch")
+            cols = st.columns(min(len(releases), 2))
+            for i, (lab, r) in enumerate(releases.items()):
+                res_c, res_r, _ = an_cache[(lab, outcome)]
+                if res_r is not None and len(res_r.table):
+                    fig = ci_figure(res_r.table, f"{lab}: logistic regression of {outcome}")
+                    figures[f"ci_{lab}"] = fig
+                    cols[i % len(cols)].plotly_chart(fig, config=PLOT_CONFIG, key=f"chart_ci_{i}")
+                if res_c is not None:
+                    with cols[i % len(cols)].expander(f"{lab}: chi-square tests per pair"):
+                        st.dataframe(res_c.table, hide_index=True, width="stretch")
+    else:
+        st.info("Release once on the **Release** page first.")
+
+with ui.guarded("the chart export"):
+    if figures:
+        st.subheader("Export")
+        st.caption("Each chart's toolbar (top right) has a camera button that saves it as PNG or SVG (choose above). "
+                   "The HTML file holds every chart on this page, interactive. Both are curator-only: they are "
+                   "computed from the raw data.")
+        html = "<html><head><meta charset='utf-8'><title>Trade-offs (curator only, NOT DP)</title></head><body>" + "".join(
+            f.to_html(full_html=False, include_plotlyjs="cdn") for f in figures.values()) + "</body></html>"
+        st.download_button("All charts (interactive HTML)", html, "tradeoffs.html", "text/html",
+                           help="Opens in any browser; loads plotly.js from its CDN.")
+        if importlib.util.find_spec("kaleido") is not None:  # optional: server-side images
+            c1, c2 = st.columns(2)
+            which = c1.selectbox("Chart", list(figures), help="Render one chart on the server with kaleido.")
+            fmt_srv = c2.radio("Format", ["png", "svg"], horizontal=True, key="w_srv_fmt")
+            if st.button("Render image", help="Renders the chart on the server with kaleido (a few seconds)."):
+                try:
+                    s["_chart_img"] = (f"{which}.{fmt_srv}", figures[which].to_image(format=fmt_srv, scale=2))
+                except Exception as exc:  # noqa: BLE001 - kaleido needs a browser; say so instead of failing
+                    st.info(f"Server-side image export unavailable ({type(exc).__name__}); use the camera button.")
+            if s.get("_chart_img"):
+                name, data = s["_chart_img"]
+                st.download_button(f"Download {name}", data, name, key="dl_chart_img")

@@ -1,0 +1,9 @@
+"""Shared pytest setup: the repo root on sys.path, so tests import dpcore and the app's pages."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
