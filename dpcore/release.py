@@ -61,6 +61,10 @@ class Release:
             out["private_copy"] = "contains the seed: do NOT publish this file"
         return out
 
+    def manifest_json(self, private: bool = False) -> str:
+        """The manifest as strict JSON text (no NaN), as written to ``manifest.json``."""
+        return json.dumps(self.manifest(private), indent=2, ensure_ascii=False, default=_json_default)
+
     def write(self, out_dir) -> list[Path]:
         """Write ``synthetic_1.csv … synthetic_m.csv`` and ``manifest.json`` (published form)."""
         d = Path(out_dir)
@@ -71,7 +75,7 @@ class Release:
             s.to_csv(p, index=False)
             paths.append(p)
         mp = d / "manifest.json"
-        mp.write_text(json.dumps(self.manifest(), indent=2, ensure_ascii=False, default=_json_default), encoding="utf-8")
+        mp.write_text(self.manifest_json(), encoding="utf-8")
         paths.append(mp)
         return paths
 

@@ -522,16 +522,9 @@ def release_zip(release) -> bytes:
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for i, s in enumerate(release.sets, 1):
             z.writestr(f"synthetic_{i}.csv", s.to_csv(index=False))
-        z.writestr("manifest.json", json.dumps(release.manifest(), indent=2, ensure_ascii=False, default=_json_default))
+        z.writestr("manifest.json", release.manifest_json())
     return buf.getvalue()
 
-
-def _json_default(o):
-    if hasattr(o, "item"):
-        return o.item()
-    if isinstance(o, (set, tuple)):
-        return list(o)
-    return str(o)
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:

@@ -279,22 +279,25 @@ def release_mean_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, bo
     y = np.clip(np.where(obs, _numeric(imp.observed, imp.target), 0.0), a, b)
     mask = _mask(imp, where) & obs
     ledger = Ledger("mean ignoring missing (Laplace)")
-    e = eps
-    details = {}
-    if size is None:
-        e = eps / 2
-        mech = Laplace.calibrate(e, 1.0)
-        s = max(1.0, float(mech.release(float(mask.sum()), rng)))
-        ledger.charge(label="size", epsilon=e, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
-                      subset="complete records", note="number of complete records in the subpopulation")
-        details["noisy_size"] = s
-    else:
-        s = _size(size, "size (the public number of complete records in the subpopulation)")
+    s, e, details = _subpopulation_size(ledger, mask, size, eps, rng, "complete records",
+                                        "number of complete records in the subpopulation",
+                                        "size (the public number of complete records in the subpopulation)")
     exact = float(y[mask].sum()) / s
     val, scale = _laplace(ledger, "mean", exact, M / s, e, rng, "complete records",
                           f"sum of Y clipped to [{a:g}, {b:g}] over s, sensitivity M/s")
     ledger.assert_total(eps)
     return BaselineRelease(val, eps, M / s, scale, exact, True, "ignore missing + Laplace", ledger, details)
+
+
+def _subpopulation_size(ledger, mask, size, eps, rng, subset, note, what):
+    """(s, ε left for the mean, details): the public size, or a Laplace count of it bought with ε/2."""
+    if size is not None:
+        return _size(size, what), eps, {}
+    mech = Laplace.calibrate(eps / 2, 1.0)
+    s = max(1.0, float(mech.release(float(mask.sum()), rng)))
+    ledger.charge(label="size", epsilon=eps / 2, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
+                  subset=subset, note=note)
+    return s, eps / 2, {"noisy_size": s}
 
 
 def _global_bound(imp, max_donees):
@@ -332,17 +335,8 @@ def release_mean_global(imp: KNNImputation, epsilon: float, rng, *, bounds, wher
     y = np.clip(_numeric(imp.values, imp.target), a, b)
     mask = _mask(imp, where)
     ledger = Ledger("imputed mean (optimistic global sensitivity)")
-    e = eps
-    details = {}
-    if size is None:
-        e = eps / 2
-        mech = Laplace.calibrate(e, 1.0)
-        s = max(1.0, float(mech.release(float(mask.sum()), rng)))
-        ledger.charge(label="size", epsilon=e, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
-                      subset="imputed table", note="subpopulation size")
-        details["noisy_size"] = s
-    else:
-        s = _size(size, "size (the public subpopulation size s)")
+    s, e, details = _subpopulation_size(ledger, mask, size, eps, rng, "imputed table", "subpopulation size",
+                                        "size (the public subpopulation size s)")
     exact = float(y[mask].sum()) / s
     sens = (M + G * (b - a)) / s
     note = _GLOBAL_NOTE.format(G=G)
