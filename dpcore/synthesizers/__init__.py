@@ -45,3 +45,5 @@ for _name in STEPS_METHODS:
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set))
 from . import ipf  # noqa: E402
 register(Method("ipf", ipf.resolve, ipf.run_set))
+from . import privbayes  # noqa: E402
+register(Method("privbayes", privbayes.resolve, privbayes.run_set))

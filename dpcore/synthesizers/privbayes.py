@@ -1,0 +1,357 @@
+"""PrivBayes: a differentially private Bayesian network (Zhang et al. 2017; SPEC §4).
+
+Per set, at budget ε_s = ε/m split as ε₁ = share·ε_s (network) and ε₂ = ε_s − ε₁
+(conditionals), for d attributes and degree k (k' = min(k, d − 1)):
+
+**Network** (GreedyBayes, Zhang et al. 2017 Alg. 4). Pick the first attribute
+uniformly at random (no data). Then, d − 1 times, with V the placed attributes,
+choose a pair (X, Π), X ∉ V and Π ⊆ V with |Π| = min(k, |V|), by the exponential
+mechanism with score I(X; Π), the empirical mutual information in bits,
+
+    I(X; Π) = Σ_{x,π} p(x,π) log₂( p(x,π) / (p(x) p(π)) ),   p = counts / n.
+
+Zhang et al. (2017, Lemma 4.1) bound its sensitivity, for neighbours that
+replace one record (n public), by
+
+    Δ = (1/n) log₂ n + ((n−1)/n) log₂(n/(n−1))                  X and Π binary,
+    Δ = (2/n) log₂((n+1)/2) + ((n−1)/n) log₂((n+1)/(n−1))       otherwise.
+
+We use the binary form only when X and the joint parent set Π both have exactly
+two cells (one binary parent); otherwise the general one, which is larger.
+Each step with a real choice costs ε₁/P (P = steps with more than one candidate;
+a step with a single candidate is forced and free): exponential mechanism,
+McSherry & Talwar 2007; sequential composition over the steps. Which candidates
+exist depends only on the public domain and the earlier (already private)
+choices. When a step has more than ``max_candidates`` pairs, that many are
+drawn uniformly at random without looking at the data (X uniform among the
+unplaced, Π a uniform |Π|-subset of V), and the diagnostics say so.
+
+**Conditionals** (NoisyConditionals). For each of the d − k' pairs (X_i, Π_i) with
+i ≥ k' (network order, 0-based), count the joint table of (X_i, Π_i) over the
+declared levels and add noise of scale (d − k')/ε₂ per cell (discrete Laplace by
+default). Adding or removing a record changes one cell of each table by 1, so each
+table has L1 sensitivity 1 and costs ε₂/(d − k') (its cells are disjoint: parallel
+composition); the d − k' tables compose sequentially to ε₂. Clip at 0, normalise
+within each parent configuration to P*(X_i | Π_i) (uniform where a configuration
+got no mass). The first k' attributes' conditionals come from marginalising the
+clipped noisy table of position k', which covers exactly the first k' + 1 attributes.
+
+**Sampling** is ancestral, vectorised over records: in network order, each record's
+value is drawn from the conditional row its already-drawn parents select, by
+inverse CDF (cumulative sums + one uniform per record). Post-processing.
+
+**Neighbours.** The score sensitivities are Zhang et al.'s, derived for
+replace-one neighbours with n public; the conditionals' sensitivity 1 is for
+add/remove-one (under replace-one it is 2, doubling their ε). Each ledger charge
+records the notion it assumes. Total per set: ε₁ + ε₂ = ε_s; over m sets, ε.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from itertools import combinations
+
+import numpy as np
+
+from ..budget import BOUNDED, UNBOUNDED, Ledger
+from ..domain import Domain
+from ..errors import OptionError, ResourceError
+from ..hierarchy import DEFAULT_MAX_CELLS
+from ..mechanisms import exponential_mechanism, noise_for
+from .options import NOISE, _choice
+
+SCORES = ("mi",)
+
+
+@dataclass(frozen=True)
+class PrivBayesOptions:
+    """Resolved options of ``method="privbayes"`` (see the module docstring)."""
+
+    degree: int = 2
+    network_share: float = 0.5
+    score: str = "mi"
+    max_candidates: int = 2000
+    noise: str = "discrete_laplace"
+    max_cells: int = DEFAULT_MAX_CELLS
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _whole(name, value, lo, hint=""):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer)) or int(value) != value or value < lo:
+        raise OptionError(f"{name} must be a whole number ≥ {lo}; got {value!r}{hint}")
+    return int(value)
+
+
+def resolve(domain: Domain, method: str = "privbayes", **opts) -> PrivBayesOptions:
+    """Fill defaults and validate (messages name the option and the fix)."""
+    known = set(PrivBayesOptions.__dataclass_fields__)
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'privbayes'; allowed: {', '.join(sorted(known))}")
+    degree = _whole("degree", opts.get("degree", 2), 1, " (the number of parents per attribute; PrivBayes' k, default 2)")
+    share = opts.get("network_share", 0.5)
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share) or not 0 < share < 1:
+        raise OptionError(f"network_share must be a number strictly between 0 and 1 (the share of ε spent learning the network; default 0.5); got {share!r}")
+    score = opts.get("score", "mi")
+    if score == "R":
+        raise OptionError("score='R' (Zhang et al.'s R function) is not implemented; use score='mi'")
+    score = _choice("score", score, SCORES)
+    return PrivBayesOptions(
+        degree=degree,
+        network_share=float(share),
+        score=score,
+        max_candidates=_whole("max_candidates", opts.get("max_candidates", 2000), 1),
+        noise=_choice("noise", opts.get("noise", "discrete_laplace"), NOISE),
+        max_cells=_whole("max_cells", opts.get("max_cells", DEFAULT_MAX_CELLS), 1),
+    )
+
+
+# ------------------------------------------------------------------ the score
+
+
+def mi_sensitivity(n: int, binary: bool) -> float:
+    """Zhang et al.'s bound on |I(D) − I(D')| in bits, D' = D with one record replaced."""
+    if n < 2:
+        raise OptionError("PrivBayes needs at least 2 records (its score sensitivity is undefined for n < 2)")
+    if binary:
+        return math.log2(n) / n + (n - 1) / n * math.log2(n / (n - 1))
+    return 2 / n * math.log2((n + 1) / 2) + (n - 1) / n * math.log2((n + 1) / (n - 1))
+
+
+def mutual_information(counts: np.ndarray) -> float:
+    """I(X; Π) in bits from a joint count table with X on axis 0 (Π flattened on the rest)."""
+    c = np.asarray(counts, dtype=float).reshape(counts.shape[0], -1)
+    n = c.sum()
+    if n <= 0:
+        return 0.0
+    px = c.sum(axis=1, keepdims=True)
+    pp = c.sum(axis=0, keepdims=True)
+    nz = c > 0
+    return float((c[nz] * np.log2(c[nz] * n / (px * pp)[nz])).sum() / n)
+
+
+def _joint_counts(X, cols, shape) -> np.ndarray:
+    """Counts of the records over the attributes ``cols`` (in that order), full table."""
+    dims = [shape[c] for c in cols]
+    idx = np.ravel_multi_index(tuple(X[:, c] for c in cols), dims)
+    return np.bincount(idx, minlength=math.prod(dims)).reshape(dims)
+
+
+def _sparse_mi(x: np.ndarray, kx: int, pi: np.ndarray) -> float:
+    """I(X; Π) from per-record codes, touching only occupied cells (any table size)."""
+    n = len(x)
+    _, pinv, pcnt = np.unique(pi, return_inverse=True, return_counts=True)
+    joint = pinv.astype(np.int64) * kx + x
+    cells, jcnt = np.unique(joint, return_counts=True)
+    xcnt = np.bincount(x, minlength=kx)
+    px = xcnt[cells % kx]
+    pp = pcnt[cells // kx]
+    return float((jcnt * np.log2(jcnt * n / (px * pp))).sum() / n)
+
+
+# ------------------------------------------------------------------ the network
+
+
+def network_plan(d: int, k: int) -> tuple[int, int]:
+    """(P, T): network steps with a real choice, and the number of noisy conditional tables.
+
+    Step i (|V| = i − 1 placed) has (d − i + 1)·C(i − 1, min(k, i − 1)) candidates,
+    one only at the last step when d − 1 ≤ k. T = d − min(k, d − 1).
+    """
+    steps = [(d - i + 1) * math.comb(i - 1, min(k, i - 1)) for i in range(2, d + 1)]
+    return sum(c > 1 for c in steps), d - min(k, d - 1)
+
+
+def _candidates(placed, remaining, r, shape, opts, rng):
+    """Candidate pairs (X, Π) for one step, data-independent; sampled when too many."""
+    total = len(remaining) * math.comb(len(placed), r)
+    if total <= opts.max_candidates:
+        cands = [(x, pi) for pi in combinations(sorted(placed), r) for x in remaining]
+        sampled = False
+    else:
+        m = opts.max_candidates
+        xs = np.asarray(remaining)[rng.integers(0, len(remaining), m)]
+        pis = np.sort(np.asarray(placed)[np.argsort(rng.random((m, len(placed))), axis=1)[:, :r]], axis=1)
+        rows = np.unique(np.column_stack([xs, pis]), axis=0)
+        cands = [(int(row[0]), tuple(int(v) for v in row[1:])) for row in rows]
+        sampled = True
+    fits = [(x, pi) for x, pi in cands if shape[x] * math.prod(shape[p] for p in pi) <= opts.max_cells]
+    return fits, total, sampled
+
+
+def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, ledger: Ledger):
+    """GreedyBayes with the exponential mechanism; returns (network, per-step records).
+
+    ``network`` is a list of (attribute index, parent indices) in placement order.
+    ε-cost: ``eps1`` in total, ``eps1``/P per step with a real choice (module docstring).
+    """
+    shape, names, n = domain.shape, domain.names, len(X)
+    d, k = len(shape), opts.degree
+    P, _ = network_plan(d, k)
+    eps_step = eps1 / P if P else 0.0
+    first = int(rng.integers(0, d))  # uniform, no data
+    network = [(first, ())]
+    placed, steps = [first], []
+    for i in range(2, d + 1):
+        remaining = [j for j in range(d) if j not in placed]
+        r = min(k, len(placed))
+        cands, total, sampled = _candidates(placed, remaining, r, shape, opts, rng)
+        if not cands:
+            raise ResourceError(
+                f"every candidate (attribute, {r} parents) table has more than max_cells={opts.max_cells:,} cells; "
+                "lower the degree k, coarsen attributes with many levels, or raise max_cells"
+            )
+        binary = all(shape[x] == 2 and math.prod(shape[p] for p in pi) == 2 for x, pi in cands)
+        delta = mi_sensitivity(n, binary)
+        forced = total == 1
+        if forced:
+            choice = 0
+        else:
+            scores = np.empty(len(cands))
+            pi_codes = {}
+            for c, (x, pi) in enumerate(cands):
+                if pi not in pi_codes:
+                    pi_codes[pi] = np.ravel_multi_index(tuple(X[:, p] for p in pi), [shape[p] for p in pi])
+                kpi = math.prod(shape[p] for p in pi)
+                if shape[x] * kpi <= 1 << 22:
+                    joint = np.bincount(X[:, x] * kpi + pi_codes[pi], minlength=shape[x] * kpi)
+                    scores[c] = mutual_information(joint.reshape(shape[x], kpi))
+                else:
+                    scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi])
+            choice = int(exponential_mechanism(scores, eps_step, delta, rng))
+        x, pi = cands[choice]
+        network.append((x, pi))
+        placed.append(x)
+        ledger.charge(
+            label=f"network step {i - 1}",
+            epsilon=0.0 if forced else eps_step,
+            mechanism="none (single candidate)" if forced else "exponential",
+            sensitivity=delta,
+            scale=0.0 if forced else 2 * delta / eps_step,
+            subset=f"all n records; {len(cands)} candidate (attribute, {r} parents) pairs scored"
+                   + (f", sampled from {total} without looking at the data" if sampled else ""),
+            neighbours=BOUNDED,
+            note=("score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
+                  + ("binary X and Π" if binary else "general domains") + ", derived for replace-one neighbours"),
+        )
+        steps.append({"step": i - 1, "candidates": total, "scored": len(cands), "sampled": sampled,
+                      "forced": forced, "sensitivity": delta})
+    return network, steps
+
+
+# ------------------------------------------------------------------ conditionals and sampling
+
+
+def _conditional(joint: np.ndarray) -> np.ndarray:
+    """(parent configurations, K_X) rows P(X | π) from a non-negative joint with X on axis 0."""
+    kx = joint.shape[0]
+    t = joint.reshape(kx, -1).T.astype(float)
+    s = t.sum(axis=1, keepdims=True)
+    return np.where(s > 0, t / np.where(s > 0, s, 1.0), 1.0 / kx)
+
+
+def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2: float, rng, ledger: Ledger):
+    """P*(X_i | Π_i) for every position of ``network``, as (parents, table) rows.
+
+    ε-cost: ``eps2``: d − k' noisy joint tables at eps2/(d − k') each (module docstring).
+    """
+    shape = domain.shape
+    d = len(network)
+    kk = min(opts.degree, d - 1)
+    n_tables = d - kk
+    mech = noise_for(opts.noise, eps2 / n_tables, 1.0)
+    out = [None] * d
+    anchor = None
+    for i in range(kk, d):
+        x, pi = network[i]
+        cols = (x,) + tuple(pi)
+        counts = _joint_counts(X, cols, shape)
+        noisy = np.clip(mech.release(counts, rng).astype(float), 0.0, None)
+        del counts  # the raw counts go no further
+        cells = noisy.size
+        ledger.charge(
+            label=f"conditional table {i - kk + 1}",
+            epsilon=eps2 / n_tables, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
+            subset=f"{cells} cells of the joint table of an attribute and its {len(pi)} parent(s) (disjoint)",
+            parallel_over=cells, neighbours=UNBOUNDED,
+            note=f"one of {n_tables} tables, sequential composition; under replace-one neighbours its L1 sensitivity is 2",
+        )
+        out[i] = (tuple(pi), _conditional(noisy))
+        if i == kk:
+            anchor = (cols, noisy)
+    cols, table = anchor
+    for j in range(kk):
+        x, pi = network[j]
+        keep = (x,) + tuple(pi)
+        axes = tuple(a for a, c in enumerate(cols) if c not in keep)
+        marg = table.sum(axis=axes) if axes else table
+        kept = [c for c in cols if c in keep]
+        marg = np.transpose(marg, [kept.index(c) for c in keep])
+        out[j] = (tuple(pi), _conditional(marg))
+    return out
+
+
+def ancestral_sample(network, conditionals, shape, n: int, rng) -> np.ndarray:
+    """n records (codes, (n, d)) drawn attribute by attribute in network order.
+
+    For attribute X with parents Π: row r(record) = the parents' configuration; with
+    F the row-wise CDF (last entry forced to 1) laid out as r + F[r, ·] (increasing
+    over all rows), ``searchsorted`` of r + U, U ~ U[0, 1), minus r·K_X is the first
+    level whose CDF exceeds U: inverse-CDF sampling for all records at once.
+    """
+    codes = np.zeros((n, len(shape)), dtype=np.int64)
+    for (x, pi), (_, cond) in zip(network, conditionals):
+        kx = cond.shape[1]
+        rows = np.ravel_multi_index(tuple(codes[:, p] for p in pi), [shape[p] for p in pi]) if pi else np.zeros(n, np.int64)
+        cdf = np.cumsum(cond, axis=1)
+        cdf[:, -1] = 1.0
+        flat = (cdf + np.arange(len(cdf))[:, None]).ravel()
+        pos = np.searchsorted(flat, rows + rng.random(n), side="right") - rows * kx
+        codes[:, x] = np.clip(pos, 0, kx - 1)
+    return codes
+
+
+# ------------------------------------------------------------------ one set
+
+
+def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, ledger: Ledger, set_label: str):
+    """One PrivBayes set at ``eps`` (= ε/m): codes (n, d) and diagnostics.
+
+    ε-cost: ``eps`` = ε₁ + ε₂: the network (exponential mechanism, replace-one
+    neighbours) and the conditionals (noisy counts, add/remove-one), see the module
+    docstring. Sampling is post-processing.
+    """
+    d, n = len(domain), len(X)
+    P, _ = network_plan(d, opts.degree)
+    eps1 = opts.network_share * eps if P else 0.0
+    eps2 = eps - eps1
+    group = ledger.group(set_label)
+    network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"))
+    conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"))
+    codes = ancestral_sample(network, conds, domain.shape, n, rng)
+    names = domain.names
+    sampled = [s["step"] for s in steps if s["sampled"]]
+    diag = {
+        "network": [{"attribute": names[x], "parents": [names[p] for p in pi]} for x, pi in network],
+        "steps": steps,
+        "candidates_sampled": bool(sampled),
+        "epsilon_network": eps1,
+        "epsilon_conditionals": eps2,
+        "warnings": [],
+    }
+    if sampled:
+        diag["warnings"].append(
+            f"network step(s) {', '.join(map(str, sampled))} had more than max_candidates={opts.max_candidates} "
+            "(attribute, parents) pairs; a random subset, drawn without looking at the data, was scored"
+        )
+    if not P:
+        diag["warnings"].append("the network is forced (d ≤ 2 or d − 1 ≤ k): all of ε went to the conditionals")
+    return codes, diag
+
+
+def run_set(X, domain, opts, plan, eps_set, rng, ledger, label):
+    """Registry adapter: one PrivBayes set (ε = ``eps_set``, see :func:`synthesize_set`)."""
+    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label)
+    return codes, None, diag
