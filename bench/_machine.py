@@ -30,7 +30,7 @@ def _git_head() -> str:
     try:
         here = os.path.dirname(os.path.abspath(__file__))
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "dpcore"], capture_output=True, text=True, cwd=here).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "../dpcore"], capture_output=True, text=True, cwd=here).stdout.strip()
         return head + (" (dpcore/ has uncommitted changes)" if dirty else "")
     except Exception:
         return "unknown"
