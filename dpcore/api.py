@@ -53,7 +53,8 @@ def _rng(seed) -> tuple[np.random.Generator, int]:
     return np.random.default_rng(seed), seed
 
 
-def _dp_status(domain: Domain, not_dp: list[str], epsilon: float) -> tuple[bool, str]:
+def _dp_status(domain: Domain, not_dp: list[str], epsilon: float,
+               neighbours: str = "tables that differ by adding or removing one record") -> tuple[bool, str]:
     reasons = list(not_dp)
     if domain.source != DECLARED:
         reasons.append(
@@ -63,7 +64,7 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float) -> tuple[bool,
     if reasons:
         return False, "NOT differentially private: " + "; ".join(reasons)
     return True, (
-        f"ε-differentially private with ε = {epsilon:g} (add/remove-one-record neighbours), "
+        f"ε-differentially private with ε = {epsilon:g} for neighbouring {neighbours}, "
         "given the declared public domain and the public record count n"
     )
 
@@ -100,7 +101,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     not_dp = spec.not_dp(opts)
     ledger.assert_total(eps)
     frames = [dom.decode(c, rng) for c in codes_sets]
-    dp, why = _dp_status(dom, not_dp, eps)
+    dp, why = _dp_status(dom, not_dp, eps, spec.neighbours)
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
     return Release(method, eps, opts.to_dict(), dom, ledger, frames, trees, dp, why, seed, diag)
 

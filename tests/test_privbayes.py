@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore.budget import BOUNDED, UNBOUNDED, Ledger
+from dpcore.budget import BOUNDED, Ledger
 from dpcore.errors import OptionError
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers import privbayes as PB
@@ -236,8 +236,9 @@ def test_ledger_totals_and_structure(table, d, k, m, share):
             if c.epsilon:
                 assert c.mechanism == "exponential" and c.scale == pytest.approx(2 * c.sensitivity / c.epsilon)
         for c in cond:
-            assert c.neighbours == UNBOUNDED and c.sensitivity == 1.0
-            assert c.epsilon == pytest.approx(eps2 / T) and c.scale == pytest.approx(T / eps2)
+            # replace-one: one record moves one unit between two cells, L1 change 2
+            assert c.neighbours == BOUNDED and c.sensitivity == 2.0
+            assert c.epsilon == pytest.approx(eps2 / T) and c.scale == pytest.approx(2 * T / eps2)
     assert len(rel.sets) == m and all(len(x) == len(df) for x in rel.sets)
     if not P:
         assert any("forced" in w for w in rel.diagnostics["per_set"][0]["warnings"])

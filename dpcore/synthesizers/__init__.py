@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import flat_laplace, steps
+from . import flat_laplace, ipf, privbayes, steps
 from .options import STEPS_METHODS, resolve_steps_options
 
 
@@ -25,6 +25,7 @@ class Method:
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
+    neighbours: str = "tables that differ by adding or removing one record"
 
 
 REGISTRY: dict[str, Method] = {}
@@ -43,7 +44,6 @@ for _name in STEPS_METHODS:
         hierarchical=True,
     ))
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set))
-from . import ipf  # noqa: E402
 register(Method("ipf", ipf.resolve, ipf.run_set))
-from . import privbayes  # noqa: E402
-register(Method("privbayes", privbayes.resolve, privbayes.run_set))
+register(Method("privbayes", privbayes.resolve, privbayes.run_set,
+                neighbours="tables that differ by replacing one record (n public), as in Zhang et al. 2017"))

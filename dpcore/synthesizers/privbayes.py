@@ -28,10 +28,13 @@ unplaced, Π a uniform |Π|-subset of V), and the diagnostics say so.
 
 **Conditionals** (NoisyConditionals). For each of the d − k' pairs (X_i, Π_i) with
 i ≥ k' (network order, 0-based), count the joint table of (X_i, Π_i) over the
-declared levels and add noise of scale (d − k')/ε₂ per cell (discrete Laplace by
-default). Adding or removing a record changes one cell of each table by 1, so each
-table has L1 sensitivity 1 and costs ε₂/(d − k') (its cells are disjoint: parallel
-composition); the d − k' tables compose sequentially to ε₂. Clip at 0, normalise
+declared levels and add noise of scale 2(d − k')/ε₂ per cell (discrete Laplace by
+default). Replacing a record moves one unit from one cell of each table to another,
+so each table has L1 sensitivity 2 and costs ε₂/(d − k') (parallel composition over
+its cells); the d − k' tables compose sequentially to ε₂. (SPEC §4 writes the scale
+(d − k')/ε₂, i.e. sensitivity 1 for add/remove-one; we use the replace-one value so
+that the whole release is ε-DP under ONE neighbour notion — the one the network's
+score sensitivity is proven for — as in Zhang et al.'s own NoisyConditionals.) Clip at 0, normalise
 within each parent configuration to P*(X_i | Π_i) (uniform where a configuration
 got no mass). The first k' attributes' conditionals come from marginalising the
 clipped noisy table of position k', which covers exactly the first k' + 1 attributes.
@@ -40,10 +43,10 @@ clipped noisy table of position k', which covers exactly the first k' + 1 attrib
 value is drawn from the conditional row its already-drawn parents select, by
 inverse CDF (cumulative sums + one uniform per record). Post-processing.
 
-**Neighbours.** The score sensitivities are Zhang et al.'s, derived for
-replace-one neighbours with n public; the conditionals' sensitivity 1 is for
-add/remove-one (under replace-one it is 2, doubling their ε). Each ledger charge
-records the notion it assumes. Total per set: ε₁ + ε₂ = ε_s; over m sets, ε.
+**Neighbours.** Everything here is calibrated for replace-one neighbours with n
+public (bounded DP), the notion of Zhang et al.'s proofs; every ledger charge records
+it and the release's DP statement says so. Total per set: ε₁ + ε₂ = ε_s; over m
+sets, ε.
 """
 from __future__ import annotations
 
@@ -53,7 +56,10 @@ from itertools import combinations
 
 import numpy as np
 
-from ..budget import BOUNDED, UNBOUNDED, Ledger
+from ..budget import BOUNDED, Ledger
+
+# L1 change of a count table when one record is replaced by another (n public)
+REPLACE_ONE_SENSITIVITY = 2.0
 from ..domain import Domain
 from ..errors import OptionError, ResourceError
 from ..hierarchy import DEFAULT_MAX_CELLS
@@ -261,7 +267,7 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
     d = len(network)
     kk = min(opts.degree, d - 1)
     n_tables = d - kk
-    mech = noise_for(opts.noise, eps2 / n_tables, 1.0)
+    mech = noise_for(opts.noise, eps2 / n_tables, REPLACE_ONE_SENSITIVITY)
     out = [None] * d
     anchor = None
     for i in range(kk, d):
@@ -273,10 +279,10 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
         cells = noisy.size
         ledger.charge(
             label=f"conditional table {i - kk + 1}",
-            epsilon=eps2 / n_tables, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
+            epsilon=eps2 / n_tables, mechanism=mech.name, sensitivity=REPLACE_ONE_SENSITIVITY, scale=mech.scale,
             subset=f"{cells} cells of the joint table of an attribute and its {len(pi)} parent(s) (disjoint)",
-            parallel_over=cells, neighbours=UNBOUNDED,
-            note=f"one of {n_tables} tables, sequential composition; under replace-one neighbours its L1 sensitivity is 2",
+            parallel_over=cells, neighbours=BOUNDED,
+            note=f"one of {n_tables} tables, sequential composition; replacing a record moves one unit between cells",
         )
         out[i] = (tuple(pi), _conditional(noisy))
         if i == kk:
@@ -320,7 +326,7 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
     """One PrivBayes set at ``eps`` (= ε/m): codes (n, d) and diagnostics.
 
     ε-cost: ``eps`` = ε₁ + ε₂: the network (exponential mechanism, replace-one
-    neighbours) and the conditionals (noisy counts, add/remove-one), see the module
+    neighbours) and the conditionals (noisy counts, replace-one), see the module
     docstring. Sampling is post-processing.
     """
     d, n = len(domain), len(X)
