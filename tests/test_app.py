@@ -181,12 +181,18 @@ def test_design_ledger_and_custom_weights():
     assert abs(sum(w) - 1) < 1e-12
 
 
-def test_rerender_of_cached_design_is_fast():
+def test_rerender_of_cached_design_does_not_recompute(monkeypatch):
+    """Re-rendering an unchanged design is served from st.cache_data (speed is measured in bench/)."""
+    import dpcore
+
     at = goto(start(), "pages/2_design.py")
     at.run()
-    t0 = time.perf_counter()
+    calls = []
+    real = dpcore.preview
+    monkeypatch.setattr(dpcore, "preview", lambda *a, **k: calls.append(1) or real(*a, **k))
     at.run()
-    assert time.perf_counter() - t0 < 1.0
+    assert not at.exception
+    assert calls == [], "an unchanged design re-ran dpcore.preview instead of using the cache"
 
 
 def test_preview_shows_icicle_phantoms_and_curator_only_counts():
@@ -222,7 +228,6 @@ def test_release_on_the_s7_demo_is_dp_after_confirming():
     rel = at.session_state["release"]
     r = rel["main"]
     assert r.dp and len(r.sets) == 5 and all(len(s) == 5000 for s in r.sets)
-    assert rel["times"]["main"] < 3.0
     assert "ε-differentially private" in texts(at.success)
     assert "NOT DP" not in texts(at.markdown)
     from pages import _common as ui
@@ -244,14 +249,14 @@ def test_release_on_inferred_domain_is_labelled_not_dp_in_red():
     assert "NOT differentially private" in texts(at.error)
 
 
-def test_steps2_release_with_m5_on_the_cps_demo_is_fast():
+def test_steps2_release_with_m5_on_the_cps_demo():
     at = start()
     at.selectbox(key="w_demo").select(CPS).run()
     at.session_state["cfg"]["comparators"] = []
     at = release(at)  # default: STEPS-2, MoSDA, m = 5
     rel = at.session_state["release"]
     assert len(rel["main"].sets) == 5 and len(rel["main"].sets[0]) == 6231
-    assert rel["times"]["main"] < 3.0
+    assert rel["main"].ledger.epsilon == pytest.approx(rel["main"].epsilon, abs=1e-12)
 
 
 def test_comparators_run_alongside():

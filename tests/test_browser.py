@@ -150,7 +150,6 @@ def shot(page, name: str) -> None:
 
 
 def test_curator_flow(page):
-    t0 = time.time()
     # 1. Data: a malformed upload is refused with dpcore's message; then the S7 demo, domain confirmed.
     goto(page, "1 · Data")
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
@@ -226,7 +225,6 @@ def test_curator_flow(page):
     page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
     no_exception(page)
     shot(page, "tradeoffs.png")
-    assert time.time() - t0 < 120
 
 
 def test_sweep(page):
