@@ -32,6 +32,7 @@ pages = [
     st.Page("pages/3_preview.py", title="3 · Preview (spends nothing)", icon=":material/visibility:"),
     st.Page("pages/4_release.py", title="4 · Release (spends ε)", icon=":material/inventory_2:"),
     st.Page("pages/5_tradeoffs.py", title="5 · Trade-offs", icon=":material/monitoring:"),
+    st.Page("pages/6_survey.py", title="6 · Survey estimates", icon=":material/query_stats:"),
 ]
 nav = st.navigation(pages)
 

@@ -137,6 +137,30 @@ with left:
                              "estimates; variance = between-set/m + within-set), which makes the uncertainty honest.")
         cfg["m"] = int(s["w_m"])
 
+    with ui.guarded("the amplification calculator"):
+        from dpcore.survey import amplified_epsilon, max_useful_beta
+
+        with st.expander("If you release only a random share β of the records to each non-colluding user…"):
+            st.number_input("Share β of the records each user's release is computed on", min_value=0.001,
+                            max_value=0.999, value=0.1, step=0.05, format="%.3g", key="w_amp_beta",
+                            help="β = n_i/n: a secret random permutation cuts the records into pieces of sizes "
+                                 "fixed in advance; each user gets answers computed on their pieces only. Because "
+                                 "nobody learns which records were in a piece, a release that is ε-DP on the piece "
+                                 "is ε'-DP for the whole table (Merrill 2021, Thm 5.5.1, bounded DP).")
+            eps_now, beta = float(cfg["epsilon"]), float(s["w_amp_beta"])
+            eps_amp = amplified_epsilon(eps_now, beta)
+            c1, c2, c3 = st.columns(3)
+            c1.metric("ε' (amplified)", f"{eps_amp:.4g}",
+                      help="ε' = ln((e^ε·β + 1 − β)/(1 − β)) for the current design ε.")
+            c2.metric("min(ε, ε')", f"{min(eps_now, eps_amp):.4g}",
+                      help="The release is ε-DP anyway; sampling makes it ε'-DP too, so the smaller one holds.")
+            c3.metric("Max useful β", f"{max_useful_beta(eps_now):.4g}",
+                      help="(e^ε − 1)/(2e^ε − 1): for a larger β, ε' ≥ ε and sampling saves nothing.")
+            st.caption(f"At ε = {eps_now:g} and β = {beta:g}: ε' = {eps_amp:.4f}"
+                       + ("." if eps_amp < eps_now else " — no saving at this β.")
+                       + " Assumes the users of different pieces do **not** pool their answers: users who "
+                         "collude count as one user with their total share β, and the permutation must stay secret.")
+
     with ui.guarded("the allocation controls"):
         st.subheader("Allocation, consistency, synthesis")
         alloc_opts = ["half", "equal", "custom"]
