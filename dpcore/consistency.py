@@ -206,18 +206,23 @@ def _project_children(p, z, V, target, n_parents, max_iter=10_000):
     T = target - _child_sums(p[fixed], z[fixed], n_parents)
     if not free.any():
         return x
-    idx = np.flatnonzero(free & (T[p] > 0))
+    live = free & (T[p] > 0)
     x[free] = 0.0
-    lam = np.zeros(n_parents)
-    for _ in range(max_iter):
-        ip, iz, iV = p[idx], z[idx], V[idx]
-        aV = _child_sums(ip, iV, n_parents)
-        az = _child_sums(ip, iz, n_parents)
-        lam = np.divide(az - T, aV, out=np.zeros(n_parents), where=aV > 0)
-        keep = iz > lam[ip] * iV
-        if keep.all():
-            break
-        idx = idx[keep]
+    # first Newton step on the full arrays (no gather): every live child starts active
+    zl, Vl = np.where(live, z, 0.0), np.where(live, V, 0.0)
+    aV = _child_sums(p, Vl, n_parents)
+    lam = np.divide(_child_sums(p, zl, n_parents) - T, aV, out=np.zeros(n_parents), where=aV > 0)
+    idx = np.flatnonzero(live & (z > lam[p] * V))
+    if len(idx) < np.count_nonzero(live):
+        for _ in range(max_iter):
+            ip, iz, iV = p[idx], z[idx], V[idx]
+            aV = _child_sums(ip, iV, n_parents)
+            az = _child_sums(ip, iz, n_parents)
+            lam = np.divide(az - T, aV, out=np.zeros(n_parents), where=aV > 0)
+            keep = iz > lam[ip] * iV
+            if keep.all():
+                break
+            idx = idx[keep]
     x[idx] = np.maximum(z[idx] - lam[p[idx]] * V[idx], 0.0)
     return x
 
