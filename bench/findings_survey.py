@@ -35,6 +35,7 @@ from dpcore.survey import imputation as I  # noqa: E402
 from dpcore.survey import poststrat as ps  # noqa: E402
 from dpcore.survey.knn import knn_impute  # noqa: E402
 from dpcore.survey.partition import amplification_table  # noqa: E402
+from dpcore.datasets import SD2011_LEVELS
 
 OUT = ROOT / "bench"
 LN2 = math.log(2)
@@ -43,15 +44,7 @@ REPS = 200
 BOUNDS = (0.0, 20_000.0)  # declared public income bounds (PLN per month); no income exceeds them
 MATCH = ["sex", "agegr", "edu", "socprof", "placesize"]
 ORDINAL = ["agegr", "edu", "placesize"]
-LEVELS = {
-    "sex": ["FEMALE", "MALE"],
-    "agegr": ["16-24", "25-34", "35-44", "45-59", "60-64", "65+"],
-    "edu": ["PRIMARY/NO EDUCATION", "VOCATIONAL/GRAMMAR", "SECONDARY", "POST-SECONDARY OR HIGHER"],
-    "socprof": ["EMPLOYED IN PRIVATE SECTOR", "EMPLOYED IN PUBLIC SECTOR", "FARMER", "LONG-TERM SICK/DISABLED",
-                "OTHER ECONOMICALLY INACTIVE", "PUPIL OR STUDENT", "RETIRED", "SELF-EMPLOYED", "UNEMPLOYED"],
-    "placesize": ["RURAL AREAS", "URBAN BELOW 20,000", "URBAN 20,000-100,000", "URBAN 100,000-200,000",
-                  "URBAN 200,000-500,000", "URBAN 500,000 AND OVER"],
-}
+LEVELS = SD2011_LEVELS
 
 
 def section(t):

@@ -265,3 +265,17 @@ def cps_voter_extract(df: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ += ["cps_voter_extract", "CPS_VOTER_VARIABLES", "CPS_AGE_EDGES"]
+
+
+#: Ordered levels of SD2011's categorical matching attributes, as the synthpop codebook
+#: lists them. Declared public (they are the questionnaire's answer categories), so
+#: k-NN imputation can use them as ordinal scales without reading them off the data.
+SD2011_LEVELS = {
+    "sex": ["FEMALE", "MALE"],
+    "agegr": ["16-24", "25-34", "35-44", "45-59", "60-64", "65+"],
+    "edu": ["PRIMARY/NO EDUCATION", "VOCATIONAL/GRAMMAR", "SECONDARY", "POST-SECONDARY OR HIGHER"],
+    "socprof": ["EMPLOYED IN PRIVATE SECTOR", "EMPLOYED IN PUBLIC SECTOR", "FARMER", "LONG-TERM SICK/DISABLED",
+                "OTHER ECONOMICALLY INACTIVE", "PUPIL OR STUDENT", "RETIRED", "SELF-EMPLOYED", "UNEMPLOYED"],
+    "placesize": ["RURAL AREAS", "URBAN BELOW 20,000", "URBAN 20,000-100,000", "URBAN 100,000-200,000",
+                  "URBAN 200,000-500,000", "URBAN 500,000 AND OVER"],
+}

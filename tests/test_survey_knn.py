@@ -9,6 +9,7 @@ import pytest
 
 from dpcore.errors import InputError, OptionError
 from dpcore.survey.knn import knn_impute
+from dpcore.datasets import SD2011_LEVELS
 
 # ---------------------------------------------------------------- brute force
 # A record is (codes tuple, label float, complete bool). Donor order for donee x:
@@ -170,12 +171,4 @@ def test_sd2011_scale_imputation():
     assert imp.L1 >= imp.L1_cases["remove_donor"] >= 1
 
 
-SD_LEVELS = {
-    "sex": ["FEMALE", "MALE"],
-    "agegr": ["16-24", "25-34", "35-44", "45-59", "60-64", "65+"],
-    "edu": ["PRIMARY/NO EDUCATION", "VOCATIONAL/GRAMMAR", "SECONDARY", "POST-SECONDARY OR HIGHER"],
-    "socprof": ["EMPLOYED IN PRIVATE SECTOR", "EMPLOYED IN PUBLIC SECTOR", "FARMER", "LONG-TERM SICK/DISABLED",
-                "OTHER ECONOMICALLY INACTIVE", "PUPIL OR STUDENT", "RETIRED", "SELF-EMPLOYED", "UNEMPLOYED"],
-    "placesize": ["RURAL AREAS", "URBAN BELOW 20,000", "URBAN 20,000-100,000", "URBAN 100,000-200,000",
-                  "URBAN 200,000-500,000", "URBAN 500,000 AND OVER"],
-}
+SD_LEVELS = SD2011_LEVELS
