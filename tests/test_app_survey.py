@@ -34,7 +34,7 @@ def test_survey_page_loads_on_the_demo():
     assert "Survey estimates" in texts(at.title)
     assert at.number_input(key="sv_eps").value == pytest.approx(6 * math.log(2), rel=1e-12)
     assert any(b.label.startswith("Compute release") for b in at.button)
-    assert "coming next" in texts(at.subheader)
+    assert "DP post-stratification" in texts(at.subheader)
 
 
 def test_imputation_release_shows_a_number_and_a_ledger():
@@ -112,3 +112,150 @@ def test_noise_in_context_simulation_draws_the_figure():
     frame = at.session_state["survey_context"]["frame"]
     assert set(frame["rep"]) == set(range(5)) and frame["epsilon"].nunique() >= 5
     assert len(at.get("plotly_chart")) == 1
+
+
+# --------------------------------------------------------------------------- post-stratification tab
+
+CPS_CANDIDATES = [ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv",
+                  Path("/work/shared/data/cps_vrs_10k.csv")]
+
+
+def ps_ledger(at: AppTest):
+    """The post-stratification ledger table (the last dataframe with a component column)."""
+    frames = [d.value for d in at.dataframe if "component" in d.value.columns]
+    assert frames, "no ledger table on the page"
+    return frames[-1]
+
+
+def need_cps() -> None:
+    if not any(p.exists() for p in CPS_CANDIDATES):
+        pytest.skip("the weighted CPS file cps_vrs_10k.csv (../shared/data/) is not present: the "
+                    "post-stratification demo needs its WEIGHT column")
+    if not (ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv").exists():
+        pytest.skip("cps_vrs_10k.csv is not at ../shared/data/ beside the repository, where the page looks for it")
+
+
+def test_poststrat_release_on_the_cps_demo():
+    need_cps()
+    at = goto(SURVEY)
+    assert "Dropped **1,100** with a zero or negative WEIGHT" in texts(at.caption)
+    assert at.multiselect(key="ps_cols").value == ["agegr", "sex"]
+    at.number_input(key="ps_e1").set_value(0.3).run()
+    at.number_input(key="ps_e2").set_value(0.2).run()
+    at.number_input(key="ps_e3").set_value(1.5).run()
+    go_btn = at.button(key="ps_go")
+    assert go_btn.label == "Compute release (spends ε = 2)" and not go_btn.disabled
+    go_btn.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, texts(at.error)
+    rel = at.session_state["poststrat_release"]["rel"]
+    assert math.isfinite(rel.value) and rel.value > 0
+    assert rel.selected["sex"] == "separate" and rel.selected["agegr"] in (
+        "8 groups (base levels)", "10-year groups", "4 life stages")
+    assert rel.ipf["converged"]
+    labels = {m.label: m.value for m in at.metric}
+    key = next(k for k in labels if k.startswith("DP weighted count: voted"))
+    assert float(labels[key].replace(",", "")) == pytest.approx(rel.value, abs=1)
+    ledger = ps_ledger(at)
+    assert ledger["epsilon"].sum() == pytest.approx(2.0, rel=1e-9)
+    assert {"bins of agegr", "join table", "weighted count"} <= set(ledger["component"])
+    assert rel.ledger.to_dict()["epsilon_total"] == pytest.approx(2.0, rel=1e-9)
+    assert "Total ε = ε₁ + ε₂ + ε₃ = 0.3 + 0.2 + 1.5 = 2" in texts(at.caption)
+    assert "converged" in texts(at.caption)
+    assert "NOT FOR RELEASE" in texts(at.markdown)
+    assert any(e.label == "Curator view — NOT FOR RELEASE" for e in at.expander)
+
+
+def test_poststrat_single_column_spends_only_the_count():
+    need_cps()
+    at = goto(SURVEY)
+    at.multiselect(key="ps_cols").set_value(["sex"]).run()
+    assert at.number_input(key="ps_e1").disabled and at.number_input(key="ps_e2").disabled
+    at.button(key="ps_go").click().run()
+    assert not at.exception and not at.error, texts(at.error)
+    assert ps_ledger(at)["epsilon"].sum() == pytest.approx(1.0)
+    assert "IPF: not used" in texts(at.caption)
+
+
+def test_poststrat_gamma_below_2_is_an_error_not_an_exception():
+    need_cps()
+    at = goto(SURVEY)
+    at.number_input(key="ps_gamma").set_value(1.5).run()
+    assert not at.exception
+    assert "γ: gamma must be a finite number ≥ 2" in texts(at.error)
+    assert at.button(key="ps_go").disabled
+    at.number_input(key="ps_gamma").set_value(4.0).run()
+    at.number_input(key="ps_e3").set_value(0.0).run()
+    assert not at.exception
+    assert "ε₃: epsilon must be a finite number greater than 0" in texts(at.error)
+
+
+def test_poststrat_weights_outside_declared_range_show_the_library_message():
+    need_cps()
+    at = goto(SURVEY)
+    at.number_input(key="ps_ghi_demo").set_value(5000.0).run()
+    at.button(key="ps_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "lie outside the declared range [100, 5000]" in texts(at.error)
+    assert "poststrat_release" not in at.session_state
+
+
+def test_poststrat_totals_missing_a_bin_is_an_error_not_an_exception():
+    need_cps()
+    import pandas as pd
+
+    t = pd.read_csv(ROOT / "assets" / "cps_poststrat_totals.csv", dtype={"level": str})
+    assert set(t["column"]) == {"agegr", "sex", "race", "hispanic", "year"}
+    short = t[~((t["column"] == "agegr") & (t["level"] == "75+"))]
+    at = goto(SURVEY)
+    at.file_uploader(key="ps_totals_up").set_value(("short.csv", short.to_csv(index=False).encode(), "text/csv"))
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.button(key="ps_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "the totals do not cover bin level(s) ['75+'] of column 'agegr'" in texts(at.error)
+    assert "poststrat_release" not in at.session_state
+
+
+def test_poststrat_totals_asset_reproduces_the_weighted_demo_sample():
+    need_cps()
+    import pandas as pd
+
+    cps = pd.read_csv(ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv", low_memory=False)
+    kept = cps[(cps["WEIGHT"] > 0) & (cps["AGE"] >= 18) & cps["cps_turnout"].notna()]
+    t = pd.read_csv(ROOT / "assets" / "cps_poststrat_totals.csv", dtype={"level": str})
+    for col, g in t.groupby("column"):
+        assert g["total"].sum() == pytest.approx(kept["WEIGHT"].sum(), rel=1e-9), col
+    sexes = t[t["column"] == "sex"].set_index("level")["total"]
+    assert sexes.to_dict() == pytest.approx(kept.groupby("SEX")["WEIGHT"].sum().round(4).to_dict())
+
+
+def test_poststrat_upload_with_a_negative_weight_shows_the_library_message():
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    n = 200
+    df = pd.DataFrame({"g": rng.choice(["a", "b"], n), "y": rng.integers(0, 2, n), "w": rng.choice([5.0, 10.0], n)})
+    totals = pd.DataFrame([("g", "a", 900.0), ("g", "b", 1100.0)], columns=["column", "level", "total"])
+    at = goto(SURVEY)
+    radio = at.radio(key="ps_source")
+    at = radio.set_value(radio.options[-1]).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.file_uploader(key="ps_data_up").set_value(("s.csv", df.to_csv(index=False).encode(), "text/csv"))
+    at.file_uploader(key="ps_totals_up2").set_value(("t.csv", totals.to_csv(index=False).encode(), "text/csv"))
+    at.run()
+    at.selectbox(key="ps_weights").set_value("w")
+    at.multiselect(key="ps_cols_up").set_value(["g"])
+    at.text_input(key="ps_where").set_value("y == 1")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.button(key="ps_go").click().run()
+    assert not at.exception and not at.error, texts(at.error)
+    assert ps_ledger(at)["epsilon"].sum() == pytest.approx(1.0)
+    bad = df.assign(w=df["w"].where(df.index != 3, -1.0))
+    at.file_uploader(key="ps_data_up").set_value(("bad.csv", bad.to_csv(index=False).encode(), "text/csv"))
+    at.run()
+    at.button(key="ps_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "weights column 'w' has 1 row(s) with a missing, zero or negative weight" in texts(at.error)
