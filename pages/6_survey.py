@@ -225,29 +225,24 @@ def read_upload_cached(data: bytes, name: str) -> pd.DataFrame:
     return ui.read_upload(data, name)
 
 
+def show_ledger(ledger, key: str | None = None) -> dict:
+    """The ledger's charges as a table, with each charge's note; returns the ledger dict."""
+    st.subheader("Ledger")
+    led = ledger.to_dict()
+    rows = ui.ledger_rows(led)
+    show = [c for c in ("component", "epsilon", "mechanism", "subset") if c in rows.columns]
+    notes = [ch.get("note", "") for ch in led.get("charges", [])]
+    st.dataframe(rows[show].assign(note=notes[: len(rows)]), hide_index=True, width="stretch",
+                 column_config={"epsilon": st.column_config.NumberColumn("ε", format="%.4g")}, key=key)
+    return led
+
+
 def poststrat_release(data: pd.DataFrame, cols: list, totals: dict, cands: dict, mask: np.ndarray, *,
                       eps_select, eps_table, eps_count: float, gamma: float, weights: str, weight_range):
     """One dpcore.survey.poststrat release (spends ε), set up as ``poststrat-release`` does."""
-    from dpcore.errors import InputError
     from dpcore.survey import poststrat as P
 
-    data = data.copy()
-    binnings = []
-    for c in cols:
-        if c not in data.columns:
-            raise InputError(f"column {c!r} is not in the table; columns are {list(data.columns)}")
-        if data[c].isna().any():
-            raise InputError(f"column {c!r} has {int(data[c].isna().sum())} missing value(s); every record needs "
-                             "a bin: drop or impute those rows first")
-        if c not in totals:
-            raise InputError(f"the totals have no rows for column {c!r}; add column,level,total rows for it")
-        data[c] = data[c].astype(str)
-        levels = list(totals[c])
-        missing = sorted(set(data[c]) - set(levels))
-        if missing:
-            raise InputError(f"the totals do not cover bin level(s) {missing[:5]} of column {c!r}; add a total "
-                             "for every level that occurs")
-        binnings.append(P.binning(c, levels, cands.get(c)))
+    data, binnings = P.binnings_for(data, cols, totals, cands)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: warned on the page
         return P.poststratify_release(data, binnings, totals, mask, epsilon_select=eps_select,
@@ -406,14 +401,7 @@ with tab_imp:
             if getattr(rel, "gamma", None) is not None and not rel.finite_variance:
                 st.warning(f"γ = {rel.gamma:.3g} ≤ 3: this release's noise has infinite variance.",
                            icon=":material/error:")
-            st.subheader("Ledger")
-            led = rel.ledger.to_dict()
-            rows = ui.ledger_rows(led)
-            show = [c for c in ("component", "epsilon", "mechanism", "subset") if c in rows.columns]
-            notes = [ch.get("note", "") for ch in led.get("charges", [])]
-            table = rows[show].assign(note=notes[: len(rows)])
-            st.dataframe(table, hide_index=True, width="stretch",
-                         column_config={"epsilon": st.column_config.NumberColumn("ε", format="%.4g")})
+            led = show_ledger(rel.ledger)
             st.caption(f"Total ε = {led['epsilon_total']:.6g}. Smooth sensitivity and noise scale depend on the "
                        "data and are not recorded in the ledger.")
             with st.expander("Curator view — NOT FOR RELEASE"):
@@ -713,14 +701,7 @@ with tab_ps:
                 st.warning(f"IPF did NOT converge after {rel.ipf['iterations']} sweeps (max change "
                            f"{rel.ipf['max_change']:.3g}); the join-bin totals are approximate.",
                            icon=":material/error:")
-            st.subheader("Ledger")
-            led = rel.ledger.to_dict()
-            rows = ui.ledger_rows(led)
-            show = [c for c in ("component", "epsilon", "mechanism", "subset") if c in rows.columns]
-            notes = [ch.get("note", "") for ch in led.get("charges", [])]
-            st.dataframe(rows[show].assign(note=notes[: len(rows)]), hide_index=True, width="stretch",
-                         column_config={"epsilon": st.column_config.NumberColumn("ε", format="%.4g")},
-                         key="ps_ledger")
+            led = show_ledger(rel.ledger, key="ps_ledger")
             p1, p2, p3 = ps_out["parts"]
             st.caption(f"Total ε = ε₁ + ε₂ + ε₃ = {p1:g} + {p2:g} + {p3:g} = {led['epsilon_total']:.6g} "
                        "(sequential composition). The smooth sensitivity depends on the data and is not recorded.")

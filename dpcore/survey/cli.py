@@ -302,16 +302,7 @@ def _poststrat_release(args) -> int:
     cands = _json_file(args.candidates, "candidates") if args.candidates else {}
     if not isinstance(cands, dict):
         raise InputError("the candidates file must hold a JSON object {column: {name: {level: bin}}}")
-    data = df.copy()
-    binnings = []
-    for c in cols:
-        data[c] = data[c].astype(str)
-        levels = list(totals[c])
-        missing = sorted(set(data[c]) - set(levels))
-        if missing:
-            raise InputError(f"the totals do not cover bin level(s) {missing[:5]} of column {c!r}; add a total "
-                             "for every level that occurs")
-        binnings.append(P.binning(c, levels, cands.get(c)))
+    data, binnings = P.binnings_for(df, cols, totals, cands)
     wr = _pair(args.base_weight_range, "--base-weight-range") if args.base_weight_range else None
     rel = P.poststratify_release(data, binnings, totals, mask, epsilon_select=args.epsilon_select,
                                  epsilon_table=args.epsilon_table, epsilon_count=args.epsilon_count,

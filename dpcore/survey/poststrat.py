@@ -87,6 +87,34 @@ class Binning:
         return np.array([b[x] for x in lab], dtype=np.int64)
 
 
+def binnings_for(df: pd.DataFrame, columns: Sequence[str], totals: Mapping, candidates: Mapping | None = None):
+    """Check that every record has a bin the known totals cover; return (data, binnings).
+
+    ``data`` is a copy of ``df`` with the binning columns as text (the totals' keys);
+    raises :class:`InputError` naming the column and the uncovered level(s). Reads the
+    data only to refuse it; releases nothing.
+    """
+    candidates = candidates or {}
+    data = df.copy()
+    out = []
+    for c in columns:
+        if c not in data.columns:
+            raise InputError(f"column {c!r} is not in the table; columns are {list(data.columns)}")
+        if data[c].isna().any():
+            raise InputError(f"column {c!r} has {int(data[c].isna().sum())} missing value(s); every record needs "
+                             "a bin: drop or impute those rows first")
+        if c not in totals:
+            raise InputError(f"the totals have no rows for column {c!r}; add column,level,total rows for it")
+        data[c] = data[c].astype(str)
+        levels = list(totals[c])
+        missing = sorted(set(data[c]) - set(levels))
+        if missing:
+            raise InputError(f"the totals do not cover bin level(s) {missing[:5]} of column {c!r}; add a total "
+                             "for every level that occurs")
+        out.append(binning(c, levels, candidates.get(c)))
+    return data, out
+
+
 def binning(column: str, levels: Sequence, candidates: Mapping[str, Mapping] | None = None) -> Binning:
     """Declare the base levels of ``column`` and its candidate sets of bins.
 
