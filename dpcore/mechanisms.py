@@ -50,7 +50,8 @@ class BackendUnavailableError(OptionError, ImportError):
     """An optional noise backend was requested but its package is not installed."""
 
 
-def _positive_finite(name: str, value) -> float:
+def positive_finite(name: str, value) -> float:
+    """``value`` as a float, or an OptionError naming ``name`` unless it is finite and > 0."""
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -94,12 +95,12 @@ class DiscreteLaplace:
     name: ClassVar[str] = "discrete_laplace"
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", _positive_finite("scale", self.scale))
+        object.__setattr__(self, "scale", positive_finite("scale", self.scale))
 
     @classmethod
     def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> "DiscreteLaplace":
-        eps = _positive_finite("epsilon", epsilon)
-        return cls(_positive_finite("sensitivity", sensitivity) / eps)
+        eps = positive_finite("epsilon", epsilon)
+        return cls(positive_finite("sensitivity", sensitivity) / eps)
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
         return _nonnegative_finite("sensitivity", sensitivity) / self.scale
@@ -177,12 +178,12 @@ class Laplace:
     name: ClassVar[str] = "laplace"
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", _positive_finite("scale", self.scale))
+        object.__setattr__(self, "scale", positive_finite("scale", self.scale))
 
     @classmethod
     def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> "Laplace":
-        eps = _positive_finite("epsilon", epsilon)
-        return cls(_positive_finite("sensitivity", sensitivity) / eps)
+        eps = positive_finite("epsilon", epsilon)
+        return cls(positive_finite("sensitivity", sensitivity) / eps)
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
         return _nonnegative_finite("sensitivity", sensitivity) / self.scale
@@ -235,7 +236,7 @@ class GeneralizedCauchy:
         if not (math.isfinite(g) and g > 1):
             raise OptionError(f"gamma must be a finite number > 1, got {self.gamma!r}")
         object.__setattr__(self, "gamma", g)
-        object.__setattr__(self, "scale", _positive_finite("scale", self.scale))
+        object.__setattr__(self, "scale", positive_finite("scale", self.scale))
 
     def smooth_epsilon(self, alpha: float, beta: float) -> float:
         """Privacy map for noise S(x)/alpha * Z with S beta-smooth (see class docstring)."""
@@ -296,8 +297,8 @@ class GeneralizedCauchy:
 
 
 def _exponential_logits(scores, epsilon, sensitivity, axis) -> np.ndarray:
-    eps = _positive_finite("epsilon", epsilon)
-    delta = _positive_finite("sensitivity", sensitivity)
+    eps = positive_finite("epsilon", epsilon)
+    delta = positive_finite("sensitivity", sensitivity)
     u = np.moveaxis(np.asarray(scores, dtype=np.float64), axis, -1)
     if u.ndim == 0 or u.shape[-1] == 0:
         raise OptionError("exponential mechanism needs at least one candidate score")

@@ -180,6 +180,9 @@ def test_cli_sweep_writes_tidy_csv(data, tmp_path, capsys):
     assert len(res) == 2 * 2 * 2 * 2
     assert json.loads(res.loc[res["method"] == "steps", "options"].iloc[0]) == {"layers": 1}
     assert "[8/8]" in capsys.readouterr().err
-    bad = _parser().parse_args(["sweep", str(inp), "--methods", "nope", "--epsilons", "1", "--out", str(out)])
-    assert bad.func(bad) == 2
+    from dpcore.cli import main
+
+    assert main(["sweep", str(inp), "--methods", "nope", "--epsilons", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "nope" in err[0]
     assert sweep_mod is not None

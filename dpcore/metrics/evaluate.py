@@ -32,7 +32,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.errors import DPCoreError, OptionError
+from dpcore.errors import OptionError
 from dpcore.metrics.tables import _as_list
 
 __all__ = ["evaluate", "compute_measures", "MEASURES", "DEFAULT_MEASURES",
@@ -229,13 +229,10 @@ def _print_table(result: dict, file=None) -> None:
 
 
 def _run_evaluate(args) -> int:
-    try:
-        orig = _read(args.orig)
-        syns = [_read(p) for p in args.syn]
-        result = evaluate(orig, syns, measures=args.measures, specks_model=args.specks_model)
-    except DPCoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    # bad input raises DPCoreError; dpcore.cli.main turns it into one line and status 2
+    orig = _read(args.orig)
+    syns = [_read(p) for p in args.syn]
+    result = evaluate(orig, syns, measures=args.measures, specks_model=args.specks_model)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -273,25 +270,21 @@ def _run_sweep(args) -> int:
     from dpcore.metrics.sweep import sweep
     from dpcore.synthesizers.options import STEPS_METHODS
 
-    try:
-        data = _read(args.input)
-        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-        method_options = {}
-        if args.layers is not None:
-            for m in methods:
-                if m in STEPS_METHODS:
-                    method_options[m] = {"layers": args.layers}
+    data = _read(args.input)
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    method_options = {}
+    if args.layers is not None:
+        for m in methods:
+            if m in STEPS_METHODS:
+                method_options[m] = {"layers": args.layers}
 
-        def progress(done, total, message):
-            print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
+    def progress(done, total, message):
+        print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
 
-        df = sweep(data, methods, _floats(args.epsilons), args.reps, measures=canonical_measures(args.measures
-                   or "s_pmse,ru,specks"), progress=progress, domain=args.domain, seed=args.seed,
-                   cache_dir=args.cache_dir, sets=args.sets, method_options=method_options,
-                   specks_model=args.specks_model)
-    except DPCoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    df = sweep(data, methods, _floats(args.epsilons), args.reps, measures=canonical_measures(args.measures
+               or "s_pmse,ru,specks"), progress=progress, domain=args.domain, seed=args.seed,
+               cache_dir=args.cache_dir, sets=args.sets, method_options=method_options,
+               specks_model=args.specks_model)
     out = str(args.out)
     if out.lower().endswith((".parquet", ".pq")):
         df.to_parquet(out, index=False)

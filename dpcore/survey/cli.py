@@ -291,12 +291,6 @@ def _poststrat_release(args) -> int:
     cols = _cols(args.columns, "--columns")
     if not cols:
         raise OptionError("--columns needs at least one column name")
-    for c in cols:
-        if c not in df.columns:
-            raise InputError(f"column {c!r} is not in the table; columns are {list(df.columns)}")
-        if df[c].isna().any():
-            raise InputError(f"column {c!r} has {int(df[c].isna().sum())} missing value(s); every record needs a "
-                             "bin: drop or impute those rows first")
     mask = _eval_mask(df, args.count_where, "--count-where")
     totals = _read_totals(args.totals, cols)
     cands = _json_file(args.candidates, "candidates") if args.candidates else {}

@@ -37,7 +37,7 @@ import pandas as pd
 
 from dpcore.budget import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import Laplace
+from dpcore.mechanisms import Laplace, positive_finite
 
 from ._smooth import (LN2, SmoothRelease, cauchy_noise, ch6_gamma, charge_smooth, check_ch6_epsilon)
 from .knn import KNNImputation
@@ -114,13 +114,7 @@ def _numeric(values: pd.Series, name: str) -> np.ndarray:
 
 
 def _size(size, what) -> float:
-    try:
-        s = float(size)
-    except (TypeError, ValueError):
-        raise OptionError(f"{what} must be a number > 0; got {size!r}") from None
-    if not (math.isfinite(s) and s > 0):
-        raise OptionError(f"{what} must be a finite number > 0; got {size!r}")
-    return s
+    return positive_finite(what, size)
 
 
 def _smooth_part(ledger, label, exact, smooth, eps, rng, subset, note):
