@@ -273,27 +273,38 @@ def leaf_codes(tree: PhantomPaddedTree, cells: np.ndarray) -> np.ndarray:
     return out
 
 
-def slot_arrays(tree: PhantomPaddedTree, real_values: list[np.ndarray], leaf_values, fill: float = 0.0):
-    """Scatter per-real-node values into the padded slot layout used by consistency.
+def slot_structure(tree: PhantomPaddedTree):
+    """Parents and phantom masks of the padded slot layout, layers 0..L(+1).
 
-    Returns (parents, values, phantom) per layer 0..L(+1); phantoms get ``fill``.
+    Slot s of layer k has as parent the real node of rank s // b in layer k-1;
+    leaf cells hang under their layer-L node. Built once per tree.
     """
-    parents, values, phantom = [None], [], []
+    parents, phantom = [None], []
+    for k, lay in enumerate(tree.layers):
+        ph = np.ones(lay.n_slots, dtype=bool)
+        ph[lay.real_slots] = False
+        phantom.append(ph)
+        if k > 0:
+            parents.append(tree.layers[k - 1].real_slots[np.arange(lay.n_slots) // tree.b])
+    if tree.has_leaf_layer:
+        parents.append(np.repeat(tree.layers[-1].real_slots, np.diff(tree.leaf_offsets)))
+        phantom.append(np.zeros(tree.n_leaves, dtype=bool))
+    return parents, phantom
+
+
+def slot_values(tree: PhantomPaddedTree, real_values: list[np.ndarray], leaf_values, fill: float = 0.0) -> list:
+    """Scatter per-real-node values (and the leaf values) into the slot layout; phantoms get ``fill``."""
+    values = []
     for k, lay in enumerate(tree.layers):
         v = np.full(lay.n_slots, fill, dtype=float)
         v[lay.real_slots] = real_values[k]
-        ph = np.ones(lay.n_slots, dtype=bool)
-        ph[lay.real_slots] = False
         values.append(v)
-        phantom.append(ph)
-        if k > 0:
-            prev = tree.layers[k - 1]
-            # slot s of layer k has parent real rank s // b in layer k-1
-            parents.append(prev.real_slots[np.arange(lay.n_slots) // tree.b])
     if tree.has_leaf_layer:
-        last = tree.layers[-1]
-        sizes = np.diff(tree.leaf_offsets)
-        parents.append(np.repeat(last.real_slots, sizes))
         values.append(np.asarray(leaf_values, dtype=float))
-        phantom.append(np.zeros(tree.n_leaves, dtype=bool))
-    return parents, values, phantom
+    return values
+
+
+def slot_arrays(tree: PhantomPaddedTree, real_values: list[np.ndarray], leaf_values, fill: float = 0.0):
+    """(parents, values, phantom) per layer: :func:`slot_structure` plus :func:`slot_values`."""
+    parents, phantom = slot_structure(tree)
+    return parents, slot_values(tree, real_values, leaf_values, fill), phantom

@@ -126,7 +126,8 @@ def expected_errors(tree: H.PhantomPaddedTree, mechs: list) -> list[dict]:
     for k in range(1, len(tree.layers)):
         real_var[k][:] = mechs[k].variance
     leaf_var = np.full(tree.n_leaves, mechs[-1].variance) if tree.has_leaf_layer else None
-    parents, variances, _ = H.slot_arrays(tree, real_var, leaf_var)
+    parents, _ = H.slot_structure(tree)
+    variances = H.slot_values(tree, real_var, leaf_var)
     post = posterior_variances(parents, variances)
     sizes = tree.layer_sizes()
     out = []
@@ -192,8 +193,9 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
         cg.charge(label=f"layer {tree.L + 1} (leaf cells) counts", epsilon=alloc.counts[-1], mechanism=_sampler(m, opts), sensitivity=1.0,
                   scale=m.scale, subset=f"{tree.n_leaves} leaf cells (disjoint)", parallel_over=tree.n_leaves)
     del counts, leaves  # raw counts go no further
-    parents, values, phantom = H.slot_arrays(tree, noisy, leaf_noisy)
-    _, variances, _ = H.slot_arrays(tree, var, leaf_var)
+    parents, phantom = H.slot_structure(tree)
+    values = H.slot_values(tree, noisy, leaf_noisy)
+    variances = H.slot_values(tree, var, leaf_var)
     nbar = make_consistent(parents, values, variances, phantom, opts.consistency)
     final = nbar[-1] if tree.has_leaf_layer else nbar[-1][tree.layers[-1].real_slots]
     cells = draw_cells(final, n, opts.synthesis, rng)
