@@ -152,7 +152,7 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     sel_rows = []
     for rec in sel.probabilities:
         for v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
-            path = ", ".join(f"{dom.names[j]}={dom.attributes[j].labels[c]}" for j, c in enumerate(fx) if c >= 0) or "(root)"
+            path = dom.path_label(fx)
             for j in np.flatnonzero(pr > 0):
                 sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j], "probability": float(pr[j])})
     counts, _ = H.count_nodes(tree, X)

@@ -299,6 +299,11 @@ class Domain:
         except ValueError:
             raise DomainError(f"attribute '{name}' is not in the domain; known attributes: {', '.join(self.names)}") from None
 
+    def path_label(self, codes) -> str:
+        """ "a=x, b=y" for the attributes a code row fixes (code ≥ 0); "(root)" when none is fixed."""
+        parts = [f"{a.name}={a.labels[int(c)]}" for a, c in zip(self.attributes, codes) if c >= 0]
+        return ", ".join(parts) or "(root)"
+
     def declared(self) -> "Domain":
         """The same domain, recorded as declared public by the curator."""
         return replace(self, source=DECLARED)

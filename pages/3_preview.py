@@ -84,7 +84,7 @@ with ui.guarded("the true counts"):
                 continue
             lay = pv.tree.layers[k]
             for r in range(min(lay.n_real, 500)):
-                rows.append({"layer": k, "node": ui.node_path(pv.tree, dom, lay.fixed[r]), "true count": int(counts[r])})
+                rows.append({"layer": k, "node": dom.path_label(lay.fixed[r]), "true count": int(counts[r])})
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         st.caption("Shown to compare with the expected errors above. Never export or publish these numbers.")
 

@@ -303,11 +303,13 @@ def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
 
 
 def noised_layers(dom: dpcore.Domain) -> tuple[int, bool]:
+    """(partition layers, leaf layer?) of the current design, from dpcore."""
+    from dpcore.synthesizers.steps import noised_layers as count
+
     c = cfg()
     if c["mode"] == "fixed":
-        groups = [g for g in layer_groups() if g]
-        return len(groups), len({a for g in groups for a in g}) < len(dom)
-    return int(c["L"]), int(c["L"]) < len(dom)
+        return count(0, [g for g in layer_groups() if g], len(dom))
+    return count(int(c["L"]), None, len(dom))
 
 
 def normalised_weights(raw: list[float], n: int) -> list[float] | None:
@@ -507,11 +509,6 @@ def icicle_figure(pv, dom: dpcore.Domain, max_nodes: int = 400) -> tuple[go.Figu
     fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=480,
                       title="Hierarchy (top to bottom: root, layers 1…L, leaf cells). Grey = phantom")
     return fig, note
-
-
-def node_path(tree, dom: dpcore.Domain, fixed_row) -> str:
-    parts = [f"{dom.names[j]}={dom.attributes[j].labels[int(c)]}" for j, c in enumerate(fixed_row) if c >= 0]
-    return ", ".join(parts) or "(root)"
 
 
 # --------------------------------------------------------------------------- release outputs

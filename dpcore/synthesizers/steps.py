@@ -41,13 +41,20 @@ def n_selection_layers(opts: StepsOptions, p: int) -> int:
 
 
 def plan_allocation(opts: StepsOptions, p: int, epsilon: float, m: int) -> Allocation:
-    has_leaf = _uses_leaf_layer(opts, p)
-    return allocate_budget(epsilon, m, opts.r, n_selection_layers(opts, p), opts.layers, has_leaf, opts.allocation)
+    n_partition, has_leaf = noised_layers(opts.layers, opts.order, p)
+    return allocate_budget(epsilon, m, opts.r, n_selection_layers(opts, p), n_partition, has_leaf, opts.allocation)
 
 
-def _uses_leaf_layer(opts: StepsOptions, p: int) -> bool:
-    used = sum(len(g) for g in opts.order) if opts.order is not None else opts.layers
-    return used < p
+def noised_layers(layers: int, order, p: int) -> tuple[int, bool]:
+    """(partition layers, whether a leaf layer follows) for L layers or a fixed order over p attributes.
+
+    A leaf layer exists when attributes remain after the partition layers. Needs no
+    data: the app uses it to size custom allocation weights before any preview.
+    """
+    if order is not None:
+        used = sum(len(g) for g in order)
+        return len(order), used < p
+    return int(layers), int(layers) < p
 
 
 def _scores(X, shape, fixed, rank, kind) -> np.ndarray:
