@@ -10,7 +10,10 @@ import pandas as pd
 from . import hierarchy as H
 from .budget import Ledger, check_epsilon
 from .domain import DECLARED, Domain, check_table, infer_domain
-from .errors import DomainError, OptionError
+from .errors import DomainError, OptionError, ResourceError
+from .mechanisms import DiscreteLaplace
+from .neighbours import (ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, ReleaseContext,
+                         check_count_share, check_neighbours)
 from .release import Release
 from .synthesizers import REGISTRY, steps
 from .synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
@@ -53,29 +56,71 @@ def _rng(seed) -> tuple[np.random.Generator, int]:
     return np.random.default_rng(seed), seed
 
 
-def _dp_status(domain: Domain, not_dp: list[str], epsilon: float,
-               neighbours: str = "tables that differ by adding or removing one record") -> tuple[bool, str]:
+def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Neighbours) -> tuple[bool, str]:
     reasons = list(not_dp)
     if domain.source != DECLARED:
         reasons.append(
             "the domain (levels and bin edges) was inferred from the data and not declared public; "
-            "confirm it (save, review and pass it as domain.json) before release"
+            "review it and mark it declared (\"source\": \"declared\" in domain.json, or confirm it in the app) before release"
         )
     if reasons:
         return False, "NOT differentially private: " + "; ".join(reasons)
-    return True, (
-        f"ε-differentially private with ε = {epsilon:g} for neighbouring {neighbours}, "
-        "given the declared public domain and the public record count n"
-    )
+    return True, neighbours.statement(epsilon)
+
+
+def privacy_setup(neighbours, count_share, max_records) -> tuple[Neighbours, float | None]:
+    """The release's neighbour notion and the share of ε for the noisy record count.
+
+    ``count_share`` applies only under add/remove (default 5%); under replace n is
+    public and nothing is spent on it.
+    """
+    nb = Neighbours(check_neighbours(neighbours), DEFAULT_MAX_RECORDS if max_records is None else max_records)
+    if nb.notion == ADD_REMOVE:
+        return nb, check_count_share(DEFAULT_COUNT_SHARE if count_share is None else count_share)
+    if count_share is not None:
+        raise OptionError("count_share is for neighbours='add_remove' only: under 'replace' the record count n is public")
+    return nb, None
+
+
+def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: float, rng, ledger: Ledger) -> tuple[int, dict]:
+    """The number of records each synthetic set gets, and how it was released.
+
+    add/remove: ñ = max(0, n + Z), Z ~ DiscreteLaplace(1/(share·ε)): the count has
+    sensitivity 1, so this costs share·ε (charged here); clamping at 0 and at the
+    public ``max_records`` is post-processing. replace: n is public, nothing spent.
+    """
+    nb.check_size(n)
+    if share is None:
+        return n, {"value": n, "noisy": False, "epsilon": 0.0, "note": "n is public under replace-one neighbours"}
+    eps_n = share * epsilon
+    mech = DiscreteLaplace.calibrate(eps_n, 1.0)
+    noisy = int(min(max(0, int(mech.release(np.int64(n), rng))), nb.max_records))
+    ledger.charge(label="record count", epsilon=eps_n, mechanism=f"{mech.name} (exact sampler)", sensitivity=1.0,
+                  scale=mech.scale, subset="all records", neighbours=nb.label,
+                  note="released once; every synthetic set has this many records")
+    if noisy > 10 * n + 100_000:
+        # Curator-only message (nothing is released): the count is too noisy to be usable.
+        raise ResourceError(
+            f"the noisy record count came out at {noisy:,}, far more than the table holds: ε for the count "
+            f"({eps_n:.3g} = count_share × ε) is too small to be useful; raise epsilon or count_share"
+        )
+    return noisy, {"value": noisy, "noisy": True, "epsilon": eps_n, "mechanism": mech.name, "scale": mech.scale,
+                   "note": "noisy count of records (add/remove neighbours: the true count is not published)"}
 
 
 def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
-               seed: int | None = None, domain=None, **options: Any) -> Release:
+               seed: int | None = None, domain=None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
+               max_records: int | None = None, **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
-    Privacy: the ledger of the returned :class:`Release` totals exactly ``epsilon``
-    (each set spends ε/sets; sequential composition). The release is ε-DP when
+    Privacy: the ledger of the returned :class:`Release` totals exactly ``epsilon``.
+    ``neighbours="add_remove"`` (default): ``count_share``·ε (default 5%) releases a
+    noisy record count once, every set has that many records, and each set spends
+    the rest divided by ``sets``; ``max_records`` (default 10^9) is the public bound
+    on table size used by score sensitivities. ``neighbours="replace"``: n is public
+    and each set spends ε/sets, with count sensitivity 2. The release is ε-DP when
     ``release.dp`` is True; otherwise ``release.dp_reason`` says what is not covered.
+    Proofs: docs/privacy-model.md.
 
     ``method``: ``steps`` (options: layers, order, select, utility, r, allocation,
     consistency, synthesis, noise, max_cells), ``uh_random``, ``steps_lesda``, or
@@ -88,22 +133,28 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     m = check_sets(sets)
     dom = _domain(data, domain)
     opts = spec.resolve(dom, method, **options)
+    nb, share = privacy_setup(neighbours, count_share, max_records)
     X = _encode(dom, data)
     rng, seed = _rng(seed)
     ledger = Ledger(f"release ({method})")
-    plan = spec.plan(opts, dom, eps, m)
+    n_out, record_count = release_record_count(len(X), nb, share, eps, rng, ledger)
+    eps_sets = eps - (record_count["epsilon"] if share is not None else 0.0)
+    ctx = ReleaseContext(nb, n_out)
+    plan = spec.plan(opts, dom, eps_sets, m)
     codes_sets, trees, diagnostics = [], [], []
     for s in range(m):
-        codes, tree, diag = spec.run_set(X, dom, opts, plan, eps / m, rng, ledger, f"set {s + 1}")
+        codes, tree, diag = spec.run_set(X, dom, opts, plan, eps_sets / m, rng, ledger, f"set {s + 1}", ctx)
         codes_sets.append(codes)
         trees.append(tree)
         diagnostics.append(diag)
+    del X  # raw codes go no further
     not_dp = spec.not_dp(opts)
     ledger.assert_total(eps)
     frames = [dom.decode(c, rng) for c in codes_sets]
-    dp, why = _dp_status(dom, not_dp, eps, spec.neighbours)
+    dp, why = _dp_status(dom, not_dp, eps, nb)
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
-    return Release(method, eps, opts.to_dict(), dom, ledger, frames, trees, dp, why, seed, diag)
+    return Release(method, eps, opts.to_dict(), dom, ledger, frames, trees, dp, why, seed, diag,
+                   neighbours=nb, record_count=record_count)
 
 
 @dataclass
@@ -125,9 +176,11 @@ class Preview:
 
 
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
+            neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
             **options: Any) -> Preview:
     """Describe the hierarchy a STEPS release would use, spending no budget.
 
+    Same privacy options as :func:`synthesize` (the noise scales depend on them).
     For private selection the tree shown takes the most likely attribute at each
     node; the probabilities behind it come from the raw data (curator-only).
     """
@@ -137,12 +190,16 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     m = check_sets(sets)
     dom = _domain(data, domain)
     opts = resolve_steps_options(dom, method, **options)
+    nb, share = privacy_setup(neighbours, count_share, max_records)
     X = _encode(dom, data)
-    alloc = steps.plan_allocation(opts, len(dom), eps, m)
-    sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview")
+    nb.check_size(len(X))
+    eps_sets = eps * (1.0 - share) if share is not None else eps
+    alloc = steps.plan_allocation(opts, len(dom), eps_sets, m)
+    sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview",
+                         neighbours=nb)
     tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, opts.max_cells)
-    mechs = steps.layer_mechanisms(tree, alloc, opts.noise)
-    rows = steps.expected_errors(tree, mechs)
+    mechs = steps.layer_mechanisms(tree, alloc, opts.noise, nb.histogram_sensitivity)
+    rows = steps.expected_errors(tree, mechs, nb.histogram_sensitivity)
     attrs = tree.attributes_per_layer()
     for row in rows:
         k = row["layer"]
@@ -160,5 +217,6 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         "epsilon": eps, "sets": m, "epsilon_per_set": alloc.per_set, "selection_epsilon_per_layer": list(alloc.selection),
         "count_epsilon_per_layer": list(alloc.counts), "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
+        "neighbours": nb.notion, "record_count_epsilon": eps - eps_sets,
     }
     return Preview(tree, table, plan, pd.DataFrame(sel_rows) if sel_rows else None, counts)

@@ -19,9 +19,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterator
 
 from .errors import OptionError
+from .neighbours import ADD_REMOVE, REPLACE, _LABELS
 
-UNBOUNDED = "add/remove one record"
-BOUNDED = "replace one record (n public)"
+UNBOUNDED = _LABELS[ADD_REMOVE]
+BOUNDED = _LABELS[REPLACE]
 
 
 @dataclass(frozen=True)

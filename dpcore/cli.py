@@ -48,10 +48,20 @@ def _add_tree_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--noise", help="discrete_laplace | laplace")
     p.add_argument("--domain", help="domain.json declaring the public levels and bin edges")
     p.add_argument("--seed", type=int, help="seed for reproducibility (kept out of the published manifest)")
+    p.add_argument("--neighbours", default="add_remove",
+                   help="add_remove (default: n is private, a noisy count is released) | replace (n public, count sensitivity 2)")
+    p.add_argument("--count-share", dest="count_share", type=float,
+                   help="add_remove: share of ε spent on the noisy record count (default 0.05)")
+    p.add_argument("--max-records", dest="max_records", type=int,
+                   help="add_remove: public upper bound on the table's size used by score sensitivities (default 10^9)")
 
 
 def _options(args, names) -> dict:
     return {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
+
+
+def _privacy_options(args) -> dict:
+    return {"neighbours": args.neighbours, **_options(args, ["count_share", "max_records"])}
 
 
 def _load(args):
@@ -63,11 +73,15 @@ def _load(args):
 def cmd_synth(args) -> int:
     df, domain = _load(args)
     opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
-    rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain, **opts)
+    rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
+                     **_privacy_options(args), **opts)
     paths = rel.write(args.out)
     if args.private_manifest:
         Path(args.private_manifest).write_text(json.dumps(rel.manifest(private=True), indent=2, ensure_ascii=False, default=str))
-    print(f"wrote {len(rel.sets)} synthetic set(s) of {len(rel.sets[0])} records and manifest.json to {args.out}")
+    rc = rel.record_count
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records "
+          f"({'a noisy count: the true count stays private' if rc['noisy'] else 'n, public under replace-one neighbours'}) "
+          f"and manifest.json to {args.out}")
     print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
     print(("DP: yes — " if rel.dp else "DP: NO — ") + rel.dp_reason)
     return 0
@@ -76,7 +90,8 @@ def cmd_synth(args) -> int:
 def cmd_preview(args) -> int:
     df, domain = _load(args)
     opts = _options(args, list(_TREE_OPTIONS))
-    pv = preview(df, method=args.method, epsilon=args.epsilon, sets=args.sets, domain=domain, **opts)
+    pv = preview(df, method=args.method, epsilon=args.epsilon, sets=args.sets, domain=domain, **_privacy_options(args),
+                 **opts)
     if args.json:
         out = {
             "layers": pv.layers.to_dict(orient="records"),

@@ -17,16 +17,30 @@ Privacy guarantees (pure epsilon-DP, neighbours differ by one record):
   * ``GeneralizedCauchy`` is the noise for smooth-sensitivity releases (Nissim,
     Raskhodnikova & Smith 2007); see its docstring for the bound.
 
-These are guarantees for the ideal real-number distributions. The numpy samplers work
-in floating point; integer outputs (discrete Laplace) escape the low-order-bits attack
-on textbook Laplace samplers (Mironov 2012), and ``backend="opendp"`` offers an exact
-discrete Laplace sampler for releases that must be audited.
+Every sampler here is exact: its output distribution is the ideal one, given uniform
+random integers from the ``Generator`` (numpy's ``integers`` is exact, by rejection).
+
+  * Discrete Laplace is sampled with integer arithmetic only (Canonne, Kamath &
+    Steinke 2020, Algorithm 2, vectorised), so its support is all of Z. The scale is
+    rounded UP to a dyadic rational, which only adds privacy.
+  * ``Laplace`` for real-valued outputs is the floating-point-safe discretisation
+    (as in OpenDP): the value is rounded to a power-of-two grid and integer discrete
+    Laplace noise is added in grid units. Mironov's (2012) attack on textbook float
+    samplers has nothing to work with: every output is a grid point reachable from
+    every input. Rounding costs at most one grid step of sensitivity, which the
+    calibration absorbs, so ``Laplace.calibrate(eps, D)`` is exactly eps-DP.
+  * The exponential mechanism samples the exact softmax by rejection from uniform
+    proposals, with exact Bernoulli(exp(-gamma)) draws on quantised scores.
+
+Scales the exact samplers cannot represent (epsilon too small) are refused with an
+:class:`~dpcore.errors.OptionError`, never approximated. Proofs: docs/mechanisms.md.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -81,26 +95,150 @@ def _check_rng(rng) -> np.random.Generator:
     return rng
 
 
+#: Largest noise scale (in integer units) the exact discrete sampler supports. Larger
+#: scales mean an epsilon so small that the release would be pure noise; they are
+#: refused rather than drawn from a saturated sampler.
+MAX_SCALE = 2.0**48
+#: Bits of the dyadic denominator used to represent a scale exactly (rounded up).
+_SCALE_BITS = 30
+
+
+def _dyadic_scale(scale: float) -> tuple[int, int]:
+    """(num, den): the smallest num/den >= scale with den a power of two, num ~ 2^30.
+
+    The sampler draws from the discrete Laplace of scale num/den exactly; since
+    num/den >= scale, its epsilon is at most the one claimed for ``scale``.
+    """
+    f = Fraction(scale)  # exact: a float is a dyadic rational
+    exp = math.frexp(scale)[1]
+    den = 1 << max(0, min(52, _SCALE_BITS - exp))
+    num = max(1, -((-f.numerator * den) // f.denominator))  # ceil(scale * den)
+    return num, den
+
+
+def _bernoulli_exp(rng: np.random.Generator, num: np.ndarray, den: int) -> np.ndarray:
+    """Exact Bernoulli(exp(-num/den)) per entry, for integers num >= 0 and one den >= 1.
+
+    Canonne, Kamath & Steinke (2020), Algorithm 1: for gamma in [0, 1], draw
+    A_k ~ Bernoulli(gamma/k) for k = 1, 2, ... until the first A_k = 0; the answer is
+    whether that k is odd (P = exp(-gamma)). For gamma > 1, exp(-gamma) is the product
+    of floor(gamma) Bernoulli(exp(-1)) draws and one for the fractional part.
+    Bernoulli(a/b) is ``integers(0, b) < a``: exact integer comparisons only.
+    """
+    num = np.asarray(num, dtype=np.int64)
+    den = int(den)
+    whole, frac = np.divmod(num, den)
+    out = np.ones(num.shape, dtype=bool)
+    # integer part: each unit of gamma is one Bernoulli(exp(-1)) that must succeed
+    todo = np.flatnonzero(whole > 0)
+    left = whole[todo]
+    while todo.size:
+        ok = _bernoulli_exp_unit(rng, np.ones(todo.size, np.int64), 1)
+        out[todo[~ok]] = False
+        keep = ok & (left > 1)
+        todo, left = todo[keep], left[keep] - 1
+    idx = np.flatnonzero(out & (frac > 0))
+    if idx.size:
+        out[idx] = _bernoulli_exp_unit(rng, frac[idx], den)
+    return out
+
+
+def _bernoulli_exp_unit(rng, num: np.ndarray, den: int) -> np.ndarray:
+    """Exact Bernoulli(exp(-num/den)) for 0 <= num <= den (Algorithm 1's inner loop).
+
+    Every entry still running at step k has seen A_1 = ... = A_{k-1} = 1, so k is one
+    number per step, not per entry.
+    """
+    odd = np.ones(num.shape, dtype=bool)  # K = 1 while the first A_1 is pending
+    active = np.flatnonzero(num > 0)
+    k = 1
+    while active.size:
+        hit = rng.integers(0, den * k, active.size) < num[active]  # A_k ~ Bernoulli(gamma/k)
+        active = active[hit]
+        k += 1
+        odd[active] = (k % 2) == 1
+    return odd
+
+
+def _geometric_exp1(rng, size: int) -> np.ndarray:
+    """Number of successes before the first failure of Bernoulli(exp(-1)): Geometric(1 - 1/e)."""
+    v = np.zeros(size, dtype=np.int64)
+    active = np.arange(size)
+    while active.size:
+        ok = _bernoulli_exp_unit(rng, np.ones(active.size, np.int64), 1)
+        active = active[ok]
+        v[active] += 1
+    return v
+
+
+def _discrete_laplace_exact(rng: np.random.Generator, scale: float, size) -> np.ndarray:
+    """Exact discrete Laplace of scale >= ``scale`` (Canonne, Kamath & Steinke 2020, Alg. 2).
+
+    With scale t/s (here num/den): U ~ U{0..t-1}, accept with prob exp(-U/t);
+    V ~ Geometric(1 - 1/e); X = U + tV is then geometric with parameter 1 - exp(-1/t);
+    Y = floor(X/s) is geometric with parameter 1 - exp(-s/t); a random sign, rejecting
+    "-0", gives P(Z = z) proportional to exp(-|z| s/t). Vectorised over all draws with
+    rejection rounds; only integer arithmetic touches the randomness.
+    """
+    num, den = _dyadic_scale(scale)
+    shape = () if size is None else tuple(np.atleast_1d(size).astype(int))
+    total = int(np.prod(shape, dtype=np.int64))
+    out = np.empty(total, dtype=np.int64)
+    pending = np.arange(total)
+    while pending.size:
+        u = rng.integers(0, num, pending.size)
+        keep = _bernoulli_exp(rng, u, num)
+        idx, u = pending[keep], u[keep]
+        y = (u + num * _geometric_exp1(rng, idx.size)) // den
+        neg = rng.integers(0, 2, idx.size).astype(bool)
+        ok = ~(neg & (y == 0))
+        out[idx[ok]] = np.where(neg[ok], -y[ok], y[ok])
+        pending = np.concatenate([pending[~keep], idx[~ok]])
+    return out.reshape(shape) if shape else out[0]
+
+
+def _check_scale(scale: float, what: str = "scale") -> float:
+    s = positive_finite(what, scale)
+    if s > MAX_SCALE:
+        raise OptionError(
+            f"noise scale {s:.3g} is larger than the exact samplers support ({MAX_SCALE:.3g}): "
+            "epsilon is too small to give a useful release; use a larger epsilon"
+        )
+    return s
+
+
+def _calibrated_scale(epsilon, sensitivity, limit: float = MAX_SCALE) -> float:
+    """sensitivity/epsilon, refusing an epsilon so small the samplers cannot honour it."""
+    eps = positive_finite("epsilon", epsilon)
+    sens = positive_finite("sensitivity", sensitivity)
+    scale = sens / eps
+    if not scale <= limit:
+        raise OptionError(
+            f"epsilon {eps:.3g} is too small: the noise scale {scale:.3g} is beyond what the exact samplers "
+            f"support; use epsilon ≥ {sens / limit:.3g} (anything that small is pure noise anyway)"
+        )
+    return scale
+
+
 @dataclass(frozen=True)
 class DiscreteLaplace:
     """Two-sided geometric noise on the integers: P(k) = tanh(1/(2s)) * exp(-|k|/s).
 
     Privacy: for integer-valued q with |q(D) - q(D')|_1 <= D, releasing q(D) + Z is
-    (D/s)-DP. Proof: P(k)/P(k + d) = exp((|k + d| - |k|)/s) <= exp(|d|/s), and
-    independent coordinates multiply (Ghosh, Roughgarden & Sundararajan 2009).
-    The bound is tight (attained for k >= 0), so ``epsilon`` is the exact map.
+    (D/s)-DP (Ghosh, Roughgarden & Sundararajan 2009); ``epsilon`` is that exact map.
+    The sampler is exact with unbounded support (module docstring); proof and the
+    sampler's correctness: docs/mechanisms.md.
     """
 
     scale: float
     name: ClassVar[str] = "discrete_laplace"
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", positive_finite("scale", self.scale))
+        object.__setattr__(self, "scale", _check_scale(self.scale))
 
     @classmethod
     def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> "DiscreteLaplace":
-        eps = positive_finite("epsilon", epsilon)
-        return cls(positive_finite("sensitivity", sensitivity) / eps)
+        return cls(_calibrated_scale(epsilon, sensitivity))
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
         return _nonnegative_finite("sensitivity", sensitivity) / self.scale
@@ -112,17 +250,13 @@ class DiscreteLaplace:
         return 2.0 * math.exp(-1.0 / self.scale) / one_minus_a**2
 
     def sample(self, rng: np.random.Generator, size=None, backend: str = "numpy") -> np.ndarray:
-        """Integer noise (int64). ``backend="opendp"`` uses OpenDP's exact sampler;
+        """Integer noise (int64), exact. ``backend="opendp"`` uses OpenDP's sampler instead;
         that one draws from OS randomness, so ``rng`` does not reproduce it."""
         if backend == "opendp":
             return _opendp_discrete_laplace(self.scale, size)
         if backend != "numpy":
             raise OptionError(f"unknown noise backend {backend!r}; use 'numpy' or 'opendp'")
-        _check_rng(rng)
-        # numpy's geometric lives on {1, 2, ...}; the shift cancels in the difference.
-        p = -math.expm1(-1.0 / self.scale)
-        draws = rng.geometric(p, size) - rng.geometric(p, size)
-        return np.asarray(draws, dtype=np.int64)
+        return _discrete_laplace_exact(_check_rng(rng), self.scale, size)
 
     def release(self, values, rng: np.random.Generator, backend: str = "numpy") -> np.ndarray:
         """values + noise: int64 for integer input, float64 for integral float input."""
@@ -164,40 +298,79 @@ def _opendp_discrete_laplace(scale: float, size) -> np.ndarray:
     return np.asarray(meas([0] * n), dtype=np.int64).reshape(shape)
 
 
+#: The grid of the discretised Laplace is 2^-GRID_BITS of the sensitivity (rounded down
+#: to a power of two): rounding then adds at most 2^-GRID_BITS to the sensitivity.
+GRID_BITS = 16
+
+
+def _grid_for(sensitivity: float) -> float:
+    """The power of two g <= sensitivity * 2^-GRID_BITS."""
+    return math.ldexp(1.0, math.frexp(sensitivity)[1] - 1 - GRID_BITS)
+
+
 @dataclass(frozen=True)
 class Laplace:
-    """Continuous Laplace noise, density exp(-|x|/s)/(2s), variance 2 s^2.
+    """Laplace noise for real-valued outputs, made floating-point safe by discretisation.
 
-    Privacy: for real q with |q(D) - q(D')|_1 <= D, q(D) + Z is (D/s)-DP, since the
-    density ratio at any point is at most exp(|d|/s) (Dwork, McSherry, Nissim & Smith
-    2006). This holds for the ideal distribution; numpy's floating-point sampler is
-    open to Mironov's (2012) attack, which is why counts default to DiscreteLaplace.
+    ``release(x)`` returns g * (round(x/g) + Z), Z ~ DiscreteLaplace(scale/g), with g a
+    power of two (``grid``). The noise is the discretisation of Laplace(scale): variance
+    g^2 Var(Z) ~ 2 scale^2, and ``pdf``/``cdf`` give the continuous law it approximates.
+
+    Privacy: if |x(D) - x(D')| <= D then |round(x/g) - round(x'/g)| <= floor(D/g) + 1,
+    so the release is ((floor(D/g) + 1) g / scale)-DP: ``epsilon(D)`` is that exact map,
+    and ``calibrate(eps, D)`` chooses g and scale so that it equals eps. Outputs lie
+    on the grid and every grid point has positive probability under every input, so
+    there is no Mironov (2012) leak (cf. OpenDP's discretised Laplace). Proof:
+    docs/mechanisms.md.
     """
 
     scale: float
+    grid: float = 0.0  # 0: chosen from the scale (grid = scale * 2^-GRID_BITS, a power of two)
     name: ClassVar[str] = "laplace"
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", positive_finite("scale", self.scale))
+        s = positive_finite("scale", self.scale)
+        g = float(self.grid) if self.grid else _grid_for(s)
+        if not (g > 0 and math.frexp(g)[0] == 0.5):
+            raise OptionError(f"the Laplace grid must be a positive power of two, got {self.grid!r}")
+        _check_scale(s / g, "scale (in grid steps)")
+        object.__setattr__(self, "scale", s)
+        object.__setattr__(self, "grid", g)
 
     @classmethod
     def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> "Laplace":
-        eps = positive_finite("epsilon", epsilon)
-        return cls(positive_finite("sensitivity", sensitivity) / eps)
+        sens = positive_finite("sensitivity", sensitivity)
+        g = _grid_for(sens)
+        steps = math.floor(sens / g) + 1  # sensitivity in grid steps, rounding included
+        return cls(_calibrated_scale(epsilon, steps, MAX_SCALE) * g, g)
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
-        return _nonnegative_finite("sensitivity", sensitivity) / self.scale
+        sens = _nonnegative_finite("sensitivity", sensitivity)
+        if sens == 0:
+            return 0.0
+        return (math.floor(sens / self.grid) + 1) * self.grid / self.scale
+
+    @property
+    def _steps(self) -> DiscreteLaplace:
+        return DiscreteLaplace(self.scale / self.grid)
 
     @property
     def variance(self) -> float:
-        return 2.0 * self.scale**2
+        return self.grid**2 * self._steps.variance
 
     def sample(self, rng: np.random.Generator, size=None) -> np.ndarray:
-        return np.asarray(_check_rng(rng).laplace(0.0, self.scale, size), dtype=np.float64)
+        return np.asarray(self._steps.sample(_check_rng(rng), size), dtype=np.float64) * self.grid
 
     def release(self, values, rng: np.random.Generator) -> np.ndarray:
         v = np.asarray(values, dtype=np.float64)
-        return v + self.sample(rng, v.shape)
+        q = v / self.grid
+        if not np.all(np.isfinite(q) & (np.abs(q) < 2.0**52)):
+            raise OptionError(
+                "a value to be released is not finite or too large for its noise grid; "
+                "check the clipping bounds of the query"
+            )
+        z = self._steps.sample(_check_rng(rng), v.shape)
+        return (np.rint(q) + z) * self.grid
 
     def pdf(self, x) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
@@ -209,7 +382,7 @@ class Laplace:
         return np.where(x < 0, half_tail, 1.0 - half_tail)
 
     def describe(self) -> dict:
-        return {"mechanism": self.name, "scale": self.scale, "variance": self.variance}
+        return {"mechanism": self.name, "scale": self.scale, "variance": self.variance, "grid": self.grid}
 
 
 @dataclass(frozen=True)
@@ -296,7 +469,18 @@ class GeneralizedCauchy:
         }
 
 
-def _exponential_logits(scores, epsilon, sensitivity, axis) -> np.ndarray:
+#: Largest denominator of the quantised exponential-mechanism scores.
+_EM_MAX_GRID = 2**40
+
+
+def _quantised_scores(scores, epsilon, sensitivity, axis):
+    """Integer scores a_r and their denominator G with a_r/G ~ eps'*u_r/(2*sensitivity).
+
+    a_r = floor(G * eps' * u_r / (2 * sensitivity)). Flooring moves a score by less than
+    1/G, so between neighbours a_r/G moves by at most eps'/2 + 1/G; with
+    eps' = eps - 2/G the softmax of a/G is exactly eps-DP (McSherry & Talwar 2007).
+    G is a power of two with 2/G <= eps * 2^-20 where possible.
+    """
     eps = positive_finite("epsilon", epsilon)
     delta = positive_finite("sensitivity", sensitivity)
     u = np.moveaxis(np.asarray(scores, dtype=np.float64), axis, -1)
@@ -307,27 +491,68 @@ def _exponential_logits(scores, epsilon, sensitivity, axis) -> np.ndarray:
     top = u.max(axis=-1, keepdims=True)
     if np.isneginf(top).any():
         raise OptionError("every candidate is unavailable (all scores -inf) in some row")
-    # Shifting by the row max changes no probability and keeps large scores in range.
-    return (u - top) * (eps / (2.0 * delta))
+    grid = min(_EM_MAX_GRID, 1 << max(1, math.ceil(math.log2(2.0**21 / eps))))
+    eps_q = eps - 2.0 / grid
+    if eps_q <= 0:
+        raise OptionError(
+            f"epsilon {eps:.3g} is too small for the exponential mechanism's exact sampler; "
+            f"use epsilon ≥ {4.0 / _EM_MAX_GRID:.3g}"
+        )
+    # Shifting by the row max changes no probability and keeps the integers small.
+    with np.errstate(invalid="ignore"):
+        scaled = np.floor((u - top) * (grid * eps_q / (2.0 * delta)))
+    if (scaled[np.isfinite(scaled)] < -(2.0**62)).any():
+        raise OptionError("scores span too wide a range for the exponential mechanism's exact sampler")
+    return scaled, grid
 
 
 def exponential_mechanism(scores, epsilon: float, sensitivity: float, rng, axis: int = -1):
     """Pick one index per row with P(r) proportional to exp(eps*u(r)/(2*sensitivity)).
 
     Privacy: eps-DP when every score changes by at most ``sensitivity`` between
-    neighbours (McSherry & Talwar 2007). Sampling uses the Gumbel-max trick: the argmax
-    of logits plus iid Gumbel(0, 1) noise is distributed as their softmax. Scores of -inf
-    mark unavailable candidates; which ones are unavailable must not depend on the data.
-    Returns an integer scalar for 1-D scores, else an int array with ``axis`` removed.
+    neighbours (McSherry & Talwar 2007). Scores of -inf mark unavailable candidates;
+    which ones are unavailable must not depend on the data.
+
+    Sampling is exact (docs/mechanisms.md): scores are quantised (``_quantised_scores``),
+    then each row proposes candidates uniformly among its available ones and accepts
+    candidate r with probability exp(-(a_max - a_r)/G), an exact Bernoulli; the first
+    acceptance is the output. Rejection sampling from the uniform proposal gives the
+    softmax exactly, whatever a_max is. Returns an integer scalar for 1-D scores, else
+    an int array with ``axis`` removed.
     """
     _check_rng(rng)
-    logits = _exponential_logits(scores, epsilon, sensitivity, axis)
-    return np.argmax(logits + rng.gumbel(size=logits.shape), axis=-1)
+    scaled, grid = _quantised_scores(scores, epsilon, sensitivity, axis)
+    out_shape = scaled.shape[:-1]
+    k = scaled.shape[-1]
+    a = scaled.reshape(-1, k)
+    rows = a.shape[0]
+    avail = np.isfinite(a)
+    n_avail = avail.sum(axis=1)
+    # candidates of each row, available ones first (stable: keeps index order)
+    order = np.argsort(~avail, axis=1, kind="stable")
+    gap = np.where(avail, -a, 0).astype(np.int64)  # a_max - a_r >= 0, integer
+    choice = np.full(rows, -1, dtype=np.int64)
+    pending = np.arange(rows)
+    batch = int(max(1, n_avail.max()))
+    while pending.size:
+        # a batch of iid uniform proposals per pending row; the first accepted one wins
+        pick = rng.integers(0, n_avail[pending][:, None], (pending.size, batch))
+        cand = np.take_along_axis(order[pending], pick, axis=1)
+        g = np.take_along_axis(gap[pending], cand, axis=1)
+        accept = _bernoulli_exp(rng, g.ravel(), grid).reshape(g.shape)
+        hit = accept.any(axis=1)
+        first = accept.argmax(axis=1)
+        choice[pending[hit]] = cand[hit, first[hit]]
+        pending = pending[~hit]
+    out = choice.reshape(out_shape)
+    return out[()] if out.ndim == 0 else out
 
 
 def exponential_probabilities(scores, epsilon: float, sensitivity: float, axis: int = -1):
-    """Exact selection probabilities of ``exponential_mechanism`` (0 for -inf scores)."""
-    w = np.exp(_exponential_logits(scores, epsilon, sensitivity, axis))
+    """Exact selection probabilities of ``exponential_mechanism`` (0 for -inf scores):
+    the softmax of the quantised scores it samples from."""
+    scaled, grid = _quantised_scores(scores, epsilon, sensitivity, axis)
+    w = np.exp(scaled / grid)
     return np.moveaxis(w / w.sum(axis=-1, keepdims=True), -1, axis)
 
 

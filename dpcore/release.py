@@ -10,6 +10,7 @@ import pandas as pd
 
 from .budget import Ledger
 from .domain import Domain
+from .neighbours import Neighbours
 
 
 @dataclass
@@ -34,6 +35,8 @@ class Release:
     dp_reason: str
     seed: int | None = None
     diagnostics: dict = field(default_factory=dict)
+    neighbours: Neighbours = field(default_factory=Neighbours)
+    record_count: dict = field(default_factory=dict)
 
     @property
     def tree(self):
@@ -52,8 +55,12 @@ class Release:
             "tree": {"per_set": trees} if any(t is not None for t in trees) else None,
             "dp": self.dp,
             "dp_reason": self.dp_reason,
-            "n": int(len(self.sets[0])) if self.sets else 0,
-            "public": ["n (the number of records)", "the domain: attribute names, levels and bin edges"],
+            "neighbours": self.neighbours.to_dict(),
+            # noisy under add/remove (the true count is never written), public n under replace
+            "record_count": self.record_count,
+            "public": (["n (the number of records)"] if self.neighbours.n_public else
+                       [f"an upper bound of {self.neighbours.max_records:,} records on the table's size"])
+                      + ["the domain: attribute names, levels and bin edges"],
             "diagnostics": self.diagnostics,
         }
         if private:

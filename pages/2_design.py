@@ -131,6 +131,13 @@ with left:
             check_epsilon(cfg["epsilon"])
         except DPCoreError as exc:
             st.error(str(exc), icon=":material/warning:")
+        st.radio("Neighbouring tables (what one person's data means)", list(ui.NEIGHBOURS), key=bind("neighbours"),
+                 format_func=ui.NEIGHBOURS.get, horizontal=False,
+                 help="Add/remove (default): the release hides whether a person is in the table at all; the record "
+                      "count is private, so 5% of ε buys a noisy count and every set has that many records. "
+                      "Replace: hides a person's values when the table's size n is public (e.g. a census of a "
+                      "known population); every count then moves by up to 2, so it gets twice the noise.")
+        cfg["neighbours"] = s["w_neighbours"]
         st.number_input("Synthetic sets m", min_value=1, max_value=50, step=1, key=bind("m"),
                         help="Each set gets ε/m (sequential composition), so more sets means more noise per set. "
                              "Analyses combine the m sets with the multiple-imputation rules (mean of the "

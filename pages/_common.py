@@ -69,6 +69,12 @@ DEFAULT_CFG: dict[str, Any] = {
     "comparators": ["flat_laplace"],
     "layers": [[], []],
     "seed": None,
+    "neighbours": "add_remove",
+}
+
+NEIGHBOURS = {
+    "add_remove": "Add or remove one person's record (the record count stays private)",
+    "replace": "Replace one person's record (the record count n is public)",
 }
 
 UTILITY_HELP = {
@@ -289,6 +295,7 @@ def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
         if mode in ("mosda", "lesda"):
             opts.update(utility=c["utility"], r=float(c["r"]))
         n_layers, leaf = int(c["L"]), int(c["L"]) < len(dom)
+    opts["neighbours"] = c.get("neighbours", "add_remove")
     alloc = c["allocation"]
     if alloc == "custom":
         w = normalised_weights(c.get("custom_weights", []), n_layers + int(leaf))
@@ -326,9 +333,11 @@ def comparator_call(name: str, main_opts: dict, dom: dpcore.Domain | None = None
 
     spec = REGISTRY.get(name)
     c = cfg()
+    # comparators are judged under the release's own neighbour notion
+    notion = {"neighbours": c.get("neighbours", "add_remove")}
     if spec is not None and getattr(spec, "hierarchical", False):
         layers = main_opts.get("layers") or len(main_opts.get("order") or []) or int(c["L"])
-        opts = {"layers": int(layers), "consistency": c["consistency"], "synthesis": c["synthesis"]}
+        opts = {"layers": int(layers), "consistency": c["consistency"], "synthesis": c["synthesis"], **notion}
         if isinstance(c["allocation"], str) and c["allocation"] != "custom":
             opts["allocation"] = c["allocation"]
         if name == "steps":
@@ -341,8 +350,8 @@ def comparator_call(name: str, main_opts: dict, dom: dpcore.Domain | None = None
         try:  # keep the shared synthesis option only where the method has it
             spec.resolve(dom, name, **opts)
         except DPCoreError:
-            return {}
-    return opts
+            return dict(notion)
+    return {**opts, **notion}
 
 
 def methods() -> list[str]:
@@ -399,6 +408,9 @@ def plan_rows(plan: dict, layer_names: list[str] | None = None) -> pd.DataFrame:
     sel = plan.get("selection_epsilon_per_layer", [])
     cnt = plan.get("count_epsilon_per_layer", [])
     names = list(layer_names or []) + [f"layer {k}" for k in range(len(layer_names or []) + 1, len(cnt) + 1)]
+    if plan.get("record_count_epsilon"):
+        rows.append({"set": "all sets", "component": "noisy record count", "kind": "record count",
+                     "epsilon": plan["record_count_epsilon"]})
     for s in range(1, m + 1):
         for k, e in enumerate(sel):
             rows.append({"set": f"set {s}", "component": f"tree selection, layer {k}→{k + 1}", "kind": "selection", "epsilon": e})
@@ -447,7 +459,7 @@ def icicle_figure(pv, dom: dpcore.Domain, max_nodes: int = 400) -> tuple[go.Figu
     """Icicle of the phantom-padded tree (layers capped to ``max_nodes``); phantoms grey."""
     tree = pv.tree
     names = tree.names
-    ids, parents, labels, colors, hover = ["0"], [""], ["root: all records (n is public)"], ["#DDE6EE"], ["root: n is public"]
+    ids, parents, labels, colors, hover = ["0"], [""], ["root: all records (the released record count)"], ["#DDE6EE"], ["root: the noisy record count (public n under replace-one neighbours)"]
     patterns = [""]
     shown_layers = 0
     total_nodes = 1

@@ -1,7 +1,9 @@
-"""The privacy-budget ledger and the allocation of ε (SPEC §2, §3 "Allocation").
+"""The privacy-budget ledger and the allocation of ε (docs/privacy-model.md).
 
 Every release must spend exactly the ε asked for (to 1e-12), and each charge must
-carry the scale its mechanism needs for the ε it claims.
+carry the scale its mechanism needs for the ε it claims, at the count sensitivity of
+the release's neighbour notion (1 for add/remove, 2 for replace). Under add/remove a
+record-count charge of count_share·ε comes first and the sets share the rest.
 """
 import itertools
 import math
@@ -15,6 +17,7 @@ import pytest
 import dpcore
 from dpcore.budget import Ledger, allocate_budget, layer_weights
 from dpcore.errors import OptionError
+from dpcore.neighbours import DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS
 from dpcore.selection import sensitivity
 
 # ----------------------------------------------------------------------------------------
@@ -63,7 +66,8 @@ def _custom_weights(k):
 
 
 def _sets(ledger):
-    """charges grouped by set label ('set 1', ...), each as (kind, charge)."""
+    """charges grouped by set label ('set 1', ...), each as (kind, charge); the record
+    count (charged once, outside the sets) under the key 'record count'."""
     out = defaultdict(list)
     for path, ch in ledger.charges():
         parts = path.split("/")
@@ -72,13 +76,32 @@ def _sets(ledger):
     return out
 
 
-def _check_steps_ledger(rel, eps, m, r, select, utility, noise, n):
-    """Per set: selection charges sum to rε/m, count charges to (1−r)ε/m, every scale
-    matches its ε, and parallel_over is the number of real nodes of that layer."""
+def _sets_epsilon(rel, eps, notion):
+    """ε left for the sets after the record count; checks the count charge itself."""
+    counts = _sets(rel.ledger).pop("record count", [])
+    if notion == "replace":
+        assert counts == [] and rel.record_count["noisy"] is False
+        assert all(len(s) == N for s in rel.sets)
+        return eps
+    (_, c), = counts
+    assert c.epsilon == pytest.approx(DEFAULT_COUNT_SHARE * eps, rel=1e-12)
+    assert c.sensitivity == 1.0 and c.scale == pytest.approx(1 / c.epsilon, rel=1e-12)
+    assert all(len(s) == rel.record_count["value"] for s in rel.sets)
+    assert rel.manifest()["record_count"]["noisy"] is True
+    return eps - c.epsilon
+
+
+def _check_steps_ledger(rel, eps, m, r, select, utility, noise, n, notion="add_remove"):
+    """Per set: selection charges sum to rε_s/m, count charges to (1−r)ε_s/m (ε_s: ε
+    less the record count), every scale matches its ε at the notion's sensitivity, and
+    parallel_over is the number of real nodes of that layer."""
     led = rel.ledger
+    eps_sets = _sets_epsilon(rel, eps, notion)
     sets = _sets(led)
+    sets.pop("record count", None)
     assert sorted(sets) == [f"set {i + 1}" for i in range(m)]
-    delta = sensitivity(utility, n, max(LEVELS.values()))
+    hs = 1.0 if notion == "add_remove" else 2.0
+    delta = sensitivity(utility, DEFAULT_MAX_RECORDS if notion == "add_remove" else n, max(LEVELS.values()))
     for s in range(m):
         tree = rel.trees[s]
         charges = sets[f"set {s + 1}"]
@@ -88,7 +111,7 @@ def _check_steps_ledger(rel, eps, m, r, select, utility, noise, n):
         # selection
         sel_eps = math.fsum(c.epsilon for c in sel)
         if select in ("mosda", "lesda"):
-            assert sel_eps == pytest.approx(r * eps / m, rel=1e-12, abs=1e-15)
+            assert sel_eps == pytest.approx(r * eps_sets / m, rel=1e-12, abs=1e-15)
             assert len(sel) == min(tree.L, P - 1)
             for c in sel:
                 assert c.mechanism == "exponential"
@@ -104,12 +127,16 @@ def _check_steps_ledger(rel, eps, m, r, select, utility, noise, n):
                 assert sel == []
         # counts
         cnt_eps = math.fsum(c.epsilon for c in cnt)
-        assert cnt_eps == pytest.approx((1 - r) * eps / m, rel=1e-12)
+        assert cnt_eps == pytest.approx((1 - r) * eps_sets / m, rel=1e-12)
         assert len(cnt) == tree.L + int(tree.has_leaf_layer)
         for c in cnt:
             assert c.mechanism.split(" ")[0] == noise
-            assert c.sensitivity == 1.0
-            assert c.scale == pytest.approx(1.0 / c.epsilon, rel=1e-12)
+            assert c.sensitivity == hs
+            assert c.neighbours == rel.neighbours.label
+            if noise == "discrete_laplace":
+                assert c.scale == pytest.approx(hs / c.epsilon, rel=1e-12)
+            else:  # discretised Laplace: the grid adds at most 2^-16 of the sensitivity
+                assert c.scale == pytest.approx(hs / c.epsilon, rel=1e-4) and c.scale >= hs / c.epsilon
             k = int(re.search(r"layer (\d+)", c.label).group(1))
             if k <= tree.L:
                 assert c.parallel_over == tree.layers[k].n_real
@@ -140,9 +167,10 @@ RS = (0.1, 0.35)
 
 # full product over method/select × allocation × L × ε (189 releases); the remaining
 # options are cycled with co-prime periods so that every value meets every other often.
+NOTIONS = ("add_remove", "replace")
 STEPS_CASES = [
     (meth, sel, alloc, L, eps, CONSISTENCY[i % 3], SYNTHESIS[i % 2], SETS[(i // 2) % 2],
-     UTILS[(i // 5) % 3], NOISES[(i // 7) % 2], RS[(i // 3) % 2])
+     UTILS[(i // 5) % 3], NOISES[(i // 7) % 2], RS[(i // 3) % 2], NOTIONS[(i // 11) % 2])
     for i, ((meth, sel), alloc, L, eps) in enumerate(itertools.product(STEPS_VARIANTS, ALLOCATIONS, LAYERS, EPSILONS))
 ]
 
@@ -150,8 +178,9 @@ STEPS_CASES = [
 def test_sweep_covers_every_option_value():
     seen = defaultdict(set)
     for case in STEPS_CASES:
-        for name, v in zip(("method", "select", "alloc", "L", "eps", "cons", "synth", "m", "util", "noise", "r"), case):
+        for name, v in zip(("method", "select", "alloc", "L", "eps", "cons", "synth", "m", "util", "noise", "r", "nb"), case):
             seen[name].add(v)
+    assert seen["nb"] == set(NOTIONS)
     assert seen["cons"] == set(CONSISTENCY) and seen["synth"] == set(SYNTHESIS) and seen["m"] == set(SETS)
     assert seen["util"] == set(UTILS) and seen["noise"] == set(NOISES) and seen["r"] == set(RS)
     # every consistency mode meets every m and every synthesis mode
@@ -160,9 +189,9 @@ def test_sweep_covers_every_option_value():
     assert len(STEPS_CASES) == 189
 
 
-@pytest.mark.parametrize("method,select,alloc,L,eps,consistency,synthesis,m,utility,noise,r", STEPS_CASES)
+@pytest.mark.parametrize("method,select,alloc,L,eps,consistency,synthesis,m,utility,noise,r,notion", STEPS_CASES)
 def test_steps_ledger_totals_epsilon(table, domain, method, select, alloc, L, eps, consistency, synthesis, m, utility,
-                                     noise, r):
+                                     noise, r, notion):
     effective = select or {"uh_random": "random", "steps_lesda": "lesda"}[method]
     opts = dict(layers=L, consistency=consistency, synthesis=synthesis, utility=utility, noise=noise)
     if select is not None and select != "user":
@@ -173,26 +202,35 @@ def test_steps_ledger_totals_epsilon(table, domain, method, select, alloc, L, ep
     if private:
         opts["r"] = r
     opts["allocation"] = _custom_weights(_noised_layers(L, effective)) if alloc == "custom" else alloc
-    rel = dpcore.synthesize(table, method, eps, sets=m, seed=11, domain=domain, **opts)
-    assert len(rel.sets) == m and all(len(s) == N for s in rel.sets)
-    _check_steps_ledger(rel, eps, m, r if private else 0.0, effective, utility, noise, N)
+    rel = dpcore.synthesize(table, method, eps, sets=m, seed=11, domain=domain, neighbours=notion, **opts)
+    assert len(rel.sets) == m
+    _check_steps_ledger(rel, eps, m, r if private else 0.0, effective, utility, noise, N, notion)
     assert rel.dp is (effective != "nonprivate")
 
 
 @pytest.mark.parametrize("eps,m,synthesis,noise",
                          list(itertools.product(EPSILONS, SETS, SYNTHESIS, NOISES)))
 def test_flat_laplace_ledger_totals_epsilon(table, domain, eps, m, synthesis, noise):
-    rel = dpcore.synthesize(table, "flat_laplace", eps, sets=m, seed=5, domain=domain, synthesis=synthesis, noise=noise)
+    notion = NOTIONS[int(eps > 1) ^ (m > 1)]
+    rel = dpcore.synthesize(table, "flat_laplace", eps, sets=m, seed=5, domain=domain, synthesis=synthesis, noise=noise,
+                            neighbours=notion)
     led = rel.ledger
     assert abs(led.epsilon - eps) <= 1e-12
-    charges = list(led.charges())
+    eps_sets = _sets_epsilon(rel, eps, notion)
+    charges = [c for p, c in led.charges() if not p.endswith("record count")]
     assert len(charges) == m
     cells = math.prod(LEVELS.values())
-    for _, c in charges:
-        assert c.epsilon == pytest.approx(eps / m, rel=1e-12)
-        assert c.scale == pytest.approx(m / eps, rel=1e-12)
+    hs = 1.0 if notion == "add_remove" else 2.0
+    for c in charges:
+        assert c.epsilon == pytest.approx(eps_sets / m, rel=1e-12)
+        assert c.scale == pytest.approx(hs * m / eps_sets, rel=1e-4) and c.scale >= hs * m / eps_sets * (1 - 1e-12)
+        assert c.sensitivity == hs
         assert c.mechanism.split(" ")[0] == noise
         assert c.parallel_over == cells
+
+
+def test_both_notions_are_swept():
+    assert {NOTIONS[int(eps > 1) ^ (m > 1)] for eps in EPSILONS for m in SETS} == set(NOTIONS)
 
 
 # ----------------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def test_synth_writes_sets_and_manifest(small_csv, tmp_path, capsys):
     assert man["dp"] is False and "inferred" in man["dp_reason"]
     for i in (1, 2, 3):
         syn = pd.read_csv(out / f"synthetic_{i}.csv")
-        assert list(syn.columns) == ["a", "b", "c"] and len(syn) == 200
+        assert list(syn.columns) == ["a", "b", "c"] and len(syn) == man["record_count"]["value"]
         assert set(syn["c"]) <= {0, 1, 2, 3}
 
 
@@ -205,7 +205,7 @@ def test_s7_end_to_end_through_python_m(s7, tmp_path):
     assert "DP: yes" in res.stdout
     for i in (1, 2):
         syn = pd.read_csv(tmp_path / "o" / f"synthetic_{i}.csv", keep_default_na=False, na_values=[""])
-        assert list(syn.columns) == list(s7.columns) and len(syn) == len(s7)
+        assert list(syn.columns) == list(s7.columns) and abs(len(syn) - len(s7)) < 400  # noisy count, scale 20
         for c in s7.columns:
             assert set(syn[c].dropna().astype(str)) <= set(s7[c].dropna().astype(str)), c
     bad = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / "x"), "--epsilon", "0"],

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import dpcore
+from dpcore.neighbours import Neighbours, ReleaseContext
 from dpcore.budget import Ledger
 from dpcore.errors import OptionError
 from dpcore.synthesizers import REGISTRY
@@ -106,7 +107,8 @@ def test_noise_free_release_reproduces_the_data_margins(table, domain):
     expected table (the IPF fit) has those margins to tol."""
     X = domain.encode(table)
     opts = I.resolve(domain, prior=0, tol=1e-6)
-    axes, targets = I.noisy_margins(X, domain, opts, 1e9, np.random.default_rng(0), Ledger("t"))
+    ctx = ReleaseContext(Neighbours("replace"), len(X))
+    axes, targets = I.noisy_margins(X, domain, opts, 1e9, np.random.default_rng(0), Ledger("t"), ctx)
     p, info = I.ipf(targets, axes, domain.shape, opts.tol, opts.max_iter, total=float(len(X)))
     assert info["converged"]
     for ax, t in zip(axes, targets):
@@ -181,19 +183,23 @@ def test_makepos_matches_synthpop():
 
 def test_release_ledger_one_charge_per_margin(table, domain):
     eps, m = 1.3, 2
-    rel = dpcore.synthesize(table, method="ipf", epsilon=eps, sets=m, seed=5, domain=domain, margins="a,b;b,c;c,d")
-    assert rel.ledger.epsilon == pytest.approx(eps, abs=1e-12)
-    charges = list(rel.ledger.charges())
-    assert len(charges) == m * 3
-    cells = {"a × b": 6, "b × c": 12, "c × d": 12}
-    for path, ch in charges:
-        assert path.split("/")[1] in ("set 1", "set 2")
-        assert ch.epsilon == pytest.approx(eps / m / 3, rel=1e-15)
-        assert ch.sensitivity == 1.0 and ch.mechanism == "laplace"
-        assert ch.scale == pytest.approx(3 * m / eps)  # |M|·m/ε, Raab's M/ε per set
-        assert ch.parallel_over == cells[ch.label.removeprefix("margin ")]
-    for s in rel.sets:
-        assert len(s) == len(table) and list(s.columns) == list(table.columns)
+    for notion, hs in (("replace", 2.0), ("add_remove", 1.0)):
+        rel = dpcore.synthesize(table, method="ipf", epsilon=eps, sets=m, seed=5, domain=domain, margins="a,b;b,c;c,d",
+                                noise="laplace", neighbours=notion)
+        assert rel.ledger.epsilon == pytest.approx(eps, abs=1e-12)
+        charges = [(p, c) for p, c in rel.ledger.charges() if not p.endswith("record count")]
+        eps_sets = eps - sum(c.epsilon for p, c in rel.ledger.charges() if p.endswith("record count"))
+        assert len(charges) == m * 3
+        cells = {"a × b": 6, "b × c": 12, "c × d": 12}
+        for path, ch in charges:
+            assert path.split("/")[1] in ("set 1", "set 2")
+            assert ch.epsilon == pytest.approx(eps_sets / m / 3, rel=1e-15)
+            assert ch.sensitivity == hs and ch.mechanism == "laplace" and ch.neighbours == rel.neighbours.label
+            # |M|·m·Δ/ε, Raab's M/ε per set at Δ = 1; the safe grid adds at most 2^-16
+            assert ch.scale == pytest.approx(hs * 3 * m / eps_sets, rel=1e-4)
+            assert ch.parallel_over == cells[ch.label.removeprefix("margin ")]
+        for s in rel.sets:
+            assert len(s) == rel.record_count["value"] and list(s.columns) == list(table.columns)
     assert rel.options["margins"] == [["a", "b"], ["b", "c"], ["c", "d"]]
     assert rel.dp
 
@@ -201,8 +207,8 @@ def test_release_ledger_one_charge_per_margin(table, domain):
 def test_default_margins_are_all_two_way_and_ledger_totals(table, domain):
     rel = dpcore.synthesize(table, method="ipf", epsilon=0.7, sets=3, seed=1, domain=domain, noise="discrete_laplace")
     assert rel.ledger.epsilon == pytest.approx(0.7, abs=1e-12)
-    assert len(list(rel.ledger.charges())) == 3 * math.comb(4, 2)
-    assert {c.mechanism for _, c in rel.ledger.charges()} == {"discrete_laplace"}
+    assert len(list(rel.ledger.charges())) == 1 + 3 * math.comb(4, 2)  # + the record count
+    assert {c.mechanism for p, c in rel.ledger.charges() if "record count" not in p} == {"discrete_laplace"}
     diag = rel.diagnostics["per_set"]
     assert len(diag) == 3 and all(d["margins"] == 6 for d in diag)
 
@@ -243,7 +249,7 @@ def test_attribute_in_no_margin_is_warned(table, domain):
 def test_resolve_defaults_and_forms(domain):
     o = I.resolve(domain)
     assert o.margins == tuple(itertools.combinations(["a", "b", "c", "d"], 2))
-    assert (o.prior, o.noise, o.positivity, o.tol, o.max_iter, o.synthesis) == (1.0, "laplace", "clip", 1e-3, 5000, "sample")
+    assert (o.prior, o.noise, o.positivity, o.tol, o.max_iter, o.synthesis) == (1.0, "discrete_laplace", "clip", 1e-3, 5000, "sample")
     assert o.to_dict()["margins"][0] == ["a", "b"]
     assert I.resolve(domain, margins="c,a; d").margins == (("a", "c"), ("d",))
     assert I.resolve(domain, margins=[["d", "b"], "a,c", "b"]).margins == (("b", "d"), ("a", "c"), ("b",))

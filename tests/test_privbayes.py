@@ -220,7 +220,8 @@ def test_ledger_totals_and_structure(table, d, k, m, share):
     df = table.iloc[:, :d]
     dom = dpcore.infer_domain(df).declared()
     eps = 1.7
-    rel = dpcore.synthesize(df, method="privbayes", epsilon=eps, sets=m, seed=1, domain=dom, degree=k, network_share=share)
+    rel = dpcore.synthesize(df, method="privbayes", epsilon=eps, sets=m, seed=1, domain=dom, degree=k, network_share=share,
+                            neighbours="replace")
     assert rel.ledger.epsilon == pytest.approx(eps, abs=1e-12)
     P, T = PB.network_plan(d, k)
     assert T == d - min(k, d - 1)
@@ -284,3 +285,35 @@ def test_bad_options(domain, opts, needle):
 def test_oversized_parent_tables_are_refused(table, domain):
     with pytest.raises(dpcore.errors.ResourceError, match="max_cells"):
         dpcore.synthesize(table, method="privbayes", epsilon=1, seed=1, domain=domain, max_cells=3)
+
+
+def test_count_mi_sensitivity_bounds_every_small_add_remove_pair():
+    """n·I(X;Π) in bits changes by at most log2(N+1) + log2(e) when one record is added,
+    N the larger table's size: exhaustive over joint tables with up to 7 records."""
+    worst = 0.0
+    for kx, kp in ((2, 2), (2, 3), (3, 2)):
+        cells = kx * kp
+        for c in itertools.product(range(4), repeat=cells):
+            if sum(c) > 7:
+                continue
+            t = np.array(c, dtype=float).reshape(kx, kp)
+            base = t.sum() * PB.mutual_information(t)
+            for j in range(cells):
+                d = t.copy().ravel()
+                d[j] += 1
+                d = d.reshape(kx, kp)
+                change = abs(d.sum() * PB.mutual_information(d) - base)
+                worst = max(worst, change / PB.count_mi_sensitivity(int(d.sum())))
+    assert 0.3 < worst <= 1.0 + 1e-12
+
+
+def test_privbayes_follows_the_neighbour_notion(table):
+    df = table.iloc[:, :3]
+    dom = dpcore.infer_domain(df).declared()
+    rel = dpcore.synthesize(df, method="privbayes", epsilon=1.0, seed=3, domain=dom)  # add/remove default
+    net = [c for p, c in rel.ledger.charges() if "/network/" in p and c.epsilon > 0]
+    cond = [c for p, c in rel.ledger.charges() if "/conditionals/" in p]
+    assert net and all(c.sensitivity == pytest.approx(PB.count_mi_sensitivity(10**9)) for c in net)
+    assert all(c.sensitivity == 1.0 and c.neighbours == "add/remove one record" for c in cond)
+    assert all(len(s) == rel.record_count["value"] for s in rel.sets)
+    assert "adding or removing one record" in rel.dp_reason

@@ -185,3 +185,45 @@ def test_utility_is_rowwise_and_prefers_concentrated_levels():
         assert u[0] == pytest.approx(float(utility(rows[0], kind)))
     with pytest.raises(OptionError, match="utility"):
         utility(rows, "entropy")
+
+
+def _replace_pairs(K, max_total):
+    """(c, c') with c' = c with one record moved from level a to level b in the same node:
+    the within-node part of a replace-one neighbour (n public). A record that moves
+    between nodes adds to one node and removes from another: the add/remove pairs."""
+    for c in _count_vectors(K, max_total):
+        for a in range(K):
+            if c[a] == 0:
+                continue
+            for b in range(K):
+                if b != a:
+                    d = list(c)
+                    d[a] -= 1
+                    d[b] += 1
+                    yield c, tuple(d)
+
+
+@pytest.mark.parametrize("kind", UTILITIES)
+@pytest.mark.parametrize("K", KS)
+def test_sensitivity_bounds_every_small_replace_one_pair(kind, K):
+    """Under replace-one neighbours (n public) the same Δu(n, K) bounds every change:
+    checked exhaustively for moves inside a node, with n = n_v (the tightest public total)."""
+    pairs = list(_replace_pairs(K, MAX_NV))
+    assert pairs
+    ratio, pair, du, bound = _max_ratio(kind, pairs, K)
+    assert ratio <= 1.0 + 1e-12, f"{kind}, K={K}: |Δu| = {du:.4f} > Δu = {bound:.4f} at {pair}"
+
+
+def test_add_remove_sensitivity_uses_the_public_bound_not_n():
+    """Under add/remove n is private: the Selector must take Δu at max_records."""
+    import pandas as pd
+
+    import dpcore
+    from dpcore.neighbours import DEFAULT_MAX_RECORDS
+
+    df = pd.DataFrame({"a": list("xyxy" * 25), "b": list("ppqq" * 25)})
+    dom = dpcore.infer_domain(df).declared()
+    for notion, n_bound in (("add_remove", DEFAULT_MAX_RECORDS), ("replace", len(df))):
+        rel = dpcore.synthesize(df, epsilon=1, seed=1, domain=dom, layers=1, neighbours=notion)
+        sel = [c for p, c in rel.ledger.charges() if "split" in p]
+        assert sel and all(c.sensitivity == pytest.approx(sensitivity("aic", n_bound, 2)) for c in sel)

@@ -110,7 +110,7 @@ class _Chooser:
 
 
 def _check_consistent(tree, parents, phantom, nbar, n, nonneg):
-    assert nbar[0][0] == n  # the public root is kept exactly
+    assert nbar[0][0] == n  # the root is the released record count, kept exactly
     for k in range(1, len(nbar)):
         assert np.all(nbar[k][phantom[k]] == 0.0), f"layer {k}: a phantom is not exactly 0"
         m = len(nbar[k - 1])
@@ -188,8 +188,9 @@ def test_consistency_holds_inside_every_release(monkeypatch, small, small_domain
         for k in range(len(cap["phantom"])):
             assert np.all(cap["values"][k][cap["phantom"][k]] == 0)
             assert np.all(cap["variances"][k][cap["phantom"][k]] == 0)
-        assert cap["variances"][0][0] == 0 and cap["values"][0][0] == len(small)
-        _check_consistent(tree, cap["parents"], cap["phantom"], cap["out"], len(small), cap["method"] == "nonneg")
+        n_out = rel.record_count["value"]  # noisy under the default add/remove notion
+        assert rel.record_count["noisy"] and cap["variances"][0][0] == 0 and cap["values"][0][0] == n_out
+        _check_consistent(tree, cap["parents"], cap["phantom"], cap["out"], n_out, cap["method"] == "nonneg")
 
 
 @pytest.mark.parametrize("opts", [dict(order="a;b"), dict(order="a;b,c;d"), dict(layers=2)],
@@ -209,7 +210,8 @@ def test_round_release_reproduces_rounded_leaf_estimates(monkeypatch, small, sma
                             **opts)
     tree, nbar = rel.tree, seen[0]
     final = nbar[-1] if tree.has_leaf_layer else nbar[-1][tree.layers[-1].real_slots]
-    assert final.sum() == pytest.approx(len(small), abs=1e-6)
+    n_out = rel.record_count["value"]
+    assert final.sum() == pytest.approx(n_out, abs=1e-6)
     assert final.min() >= -1e-9
     # the leaf cell -> full cell map (each leaf cell fixes every attribute: one cell each)
     codes = H.leaf_codes(tree, np.arange(len(final)))
@@ -217,7 +219,7 @@ def test_round_release_reproduces_rounded_leaf_estimates(monkeypatch, small, sma
     flat = np.ravel_multi_index(tuple(codes.T), small_domain.shape)
     assert len(np.unique(flat)) == len(flat)
     released = _crosstab(small_domain, rel.sets[0])[flat]
-    assert released.sum() == len(small) == len(rel.sets[0])
+    assert released.sum() == n_out == len(rel.sets[0])
     # every rounded count is the floor or the ceiling of its estimate
     assert np.all(released >= np.floor(final - 1e-9)) and np.all(released <= np.ceil(final + 1e-9))
     # no record lands outside the tree's real leaf cells
@@ -260,7 +262,7 @@ def test_phantom_levels_never_reach_the_output(small, small_domain, opts, consis
                             consistency=consistency, synthesis=synthesis, **opts)
     assert rel.tree.b >= 2
     for out in rel.sets:
-        assert len(out) == len(small)
+        assert len(out) == rel.record_count["value"]
         for att in small_domain.attributes:
             col = out[att.name]
             declared = {str(v) for v in att.levels}
@@ -345,7 +347,7 @@ def test_seed_reproduces_on_s7(s7, s7_domain):
 def test_output_rows_columns_and_dtypes(mixed, mixed_domain, method, opts):
     rel = dpcore.synthesize(mixed, method, 0.5, sets=2, seed=3, domain=mixed_domain, **opts)
     for out in rel.sets:
-        assert len(out) == len(mixed)
+        assert len(out) == rel.record_count["value"]
         assert list(out.columns) == list(mixed.columns)
         for name in mixed.columns:
             assert out[name].dtype == mixed[name].dtype, f"{name}: {out[name].dtype} != {mixed[name].dtype}"
@@ -356,7 +358,8 @@ def test_output_rows_columns_and_dtypes(mixed, mixed_domain, method, opts):
 def test_s7_output_shape_and_dtypes(s7, s7_domain):
     rel = dpcore.synthesize(s7, epsilon=1, seed=1, domain=s7_domain)
     out = rel.sets[0]
-    assert out.shape == s7.shape and list(out.columns) == list(s7.columns)
+    assert out.shape == (rel.record_count["value"], s7.shape[1]) and list(out.columns) == list(s7.columns)
+    assert abs(len(out) - len(s7)) < 400  # 0.05 of ε on the count: scale 20
     assert (out.dtypes == s7.dtypes).all()
     assert out["income"].isna().any()  # income has NA in the data and its domain
 
@@ -410,7 +413,9 @@ def test_manifest_keys_and_json(s7_release):
         assert key in m
     assert m["method"] == "steps" and m["dp"] is True
     assert m["ledger"]["epsilon_total"] == pytest.approx(1.0, abs=1e-12)
-    assert len(m["ledger"]["charges"]) == 2 * 5  # per set: 2 selection layers, 3 count layers
+    assert len(m["ledger"]["charges"]) == 1 + 2 * 5  # the record count; per set: 2 selection layers, 3 count layers
+    assert m["neighbours"]["notion"] == "add_remove" and m["record_count"]["noisy"] is True
+    assert "n" not in m
     assert m["options"]["sets"] == 2
     text = json.dumps(m, allow_nan=False)
     assert json.loads(text)["ledger"]["epsilon_total"] == m["ledger"]["epsilon_total"]
@@ -440,13 +445,16 @@ def test_manifest_holds_no_raw_counts(s7, s7_release):
         root_attr = tree.split_names(int(tree.layers[0].split[0]))
         true = s7.groupby(list(root_attr), observed=True, dropna=False).size().to_numpy()
         assert len(true) >= 2
-        numbers = {v for _, _, v in _walk(per_set) if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        assert not (set(int(t) for t in true) & numbers), (true, numbers)
-    # nor anywhere in the manifest, apart from n itself
-    everything = {v for path, _, v in _walk(m) if isinstance(v, (int, float)) and not isinstance(v, bool)
-                  and path[-1] != "n"}
+        # level codes in node paths are small public integers; every other number counts
+        numbers = {v for path, _, v in _walk(per_set) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and "path" not in path}
+        # small counts collide with structural numbers (fan-out, layer numbers): check the informative ones
+        assert not (set(int(t) for t in true if t > 15) & numbers), (true, numbers)
+    # nor anywhere in the manifest; nor the exact record count (add/remove: n is private)
+    everything = {v for path, _, v in _walk(m) if isinstance(v, (int, float)) and not isinstance(v, bool)}
     tab = s7["sex"].value_counts().to_numpy()
     assert not (set(int(t) for t in tab) & everything)
+    assert len(s7) not in everything or m["record_count"]["value"] == len(s7)
     assert m["diagnostics"] == {}
 
 
@@ -550,8 +558,8 @@ def test_preview_layer_table_and_phantoms(small, small_domain):
     assert t.loc[1, "real"] == 10 and t.loc[1, "phantom"] == 0
     assert t.loc[2, "real"] == 10 * 4 * 3 and t.loc[2, "phantom"] == 0  # leaf cells of c × d
     assert "a" in t.loc[0, "attributes"] and "b" in t.loc[1, "attributes"]
-    # scales follow the half allocation with r = 0: ε/4, ε/4, ε/2
-    np.testing.assert_allclose(t["epsilon"], [0.25, 0.25, 0.5], rtol=1e-12)
+    # scales follow the half allocation with r = 0 of the 95% left after the record count
+    np.testing.assert_allclose(t["epsilon"], np.array([0.25, 0.25, 0.5]) * 0.95, rtol=1e-12)
     np.testing.assert_allclose(t["noise_scale"], 1 / t["epsilon"], rtol=1e-12)
     assert (t["expected_se"] > 0).all()
     # consistency pools information: after WLS every layer's error is below its raw noise sd
@@ -599,4 +607,4 @@ def test_preview_matches_release_tree_for_fixed_order(small, small_domain):
     # preview's per-layer ε are the ledger's count charges
     cnt = [c.epsilon for p, c in rel.ledger.charges() if "counts" in p]
     np.testing.assert_allclose(pv.layers["epsilon"], cnt, rtol=1e-12)
-    assert math.isclose(sum(cnt), 1.0, rel_tol=1e-12)
+    assert math.isclose(sum(cnt), 0.95, rel_tol=1e-12)  # 5% bought the record count

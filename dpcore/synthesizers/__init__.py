@@ -3,9 +3,10 @@
 Each method is a :class:`Method`: ``resolve(domain, method, **options)`` validates
 options into a frozen dataclass with ``to_dict()``; ``plan(opts, domain, epsilon, m)``
 returns whatever per-release state is computed once (e.g. the budget allocation);
-``run_set(X, domain, opts, plan, epsilon_per_set, rng, ledger, label)`` releases one
-set and returns ``(codes (n, p), tree or None, diagnostics dict)``, charging
-``ledger`` for every mechanism it applies. ``not_dp(opts)`` returns reasons the
+``run_set(X, domain, opts, plan, epsilon_per_set, rng, ledger, label, ctx)`` releases
+one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (a
+:class:`dpcore.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
+None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies. ``not_dp(opts)`` returns reasons the
 release is not DP (empty when it is).
 """
 from __future__ import annotations
@@ -25,7 +26,6 @@ class Method:
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
-    neighbours: str = "tables that differ by adding or removing one record"
 
 
 REGISTRY: dict[str, Method] = {}
@@ -45,5 +45,4 @@ for _name in STEPS_METHODS:
     ))
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set))
 register(Method("ipf", ipf.resolve, ipf.run_set))
-register(Method("privbayes", privbayes.resolve, privbayes.run_set,
-                neighbours="tables that differ by replacing one record (n public), as in Zhang et al. 2017"))
+register(Method("privbayes", privbayes.resolve, privbayes.run_set))

@@ -1,9 +1,9 @@
 """Flat Laplace on the full cross-tabulation: synthpop's DP ``catall`` (Raab 2022; SPEC §4).
 
-Per set, at ε/m: count every cell of the full cross-tabulation, add a prior α/cells
-to every cell that is not a declared structural zero, add noise of scale
-1/(ε/m) (sensitivity 1 under add/remove-one: a record is in exactly one cell), clip
-at 0, normalise and draw n records. Cells are disjoint, so the whole table costs
+Per set, at ε/m: count every cell of the full cross-tabulation, add noise of scale
+Δ/(ε/m) (Δ = 1 under add/remove: a record is in exactly one cell; Δ = 2 under
+replace), add a prior α/cells to every cell that is not a declared structural
+zero, clip at 0, normalise and draw the released record count. Cells are disjoint, so the whole table costs
 ε/m once (parallel composition); m sets compose sequentially to ε. The prior,
 clipping, normalising and sampling are post-processing.
 """
@@ -18,6 +18,7 @@ from ..domain import Domain
 from ..errors import OptionError, ResourceError
 from ..hierarchy import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS
 from ..mechanisms import noise_for
+from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice
 from .steps import draw_cells
 
@@ -71,17 +72,20 @@ def check_cells(domain: Domain, max_cells: int) -> int:
     return cells
 
 
-def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str) -> np.ndarray:
-    """One set: codes (n, p) of n records drawn from the noisy full table."""
+def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str,
+                   ctx: ReleaseContext) -> np.ndarray:
+    """One set: codes of ``ctx.n_out`` records drawn from the noisy full table."""
     cells = check_cells(domain, opts.max_cells)
     flat = np.ravel_multi_index(tuple(X.T), domain.shape) if len(domain) else np.zeros(len(X), np.int64)
     counts = np.bincount(flat, minlength=cells)
-    mech = noise_for(opts.noise, eps, 1.0)
+    hs = ctx.neighbours.histogram_sensitivity
+    mech = noise_for(opts.noise, eps, hs)
     noisy = mech.release(counts, rng).astype(float)
     del counts
     ledger.group(set_label).charge(
-        label="full cross-tabulation counts", epsilon=eps, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
+        label="full cross-tabulation counts", epsilon=eps, mechanism=mech.name, sensitivity=hs, scale=mech.scale,
         subset=f"{cells} cells of the full cross-tabulation (disjoint)", parallel_over=cells,
+        neighbours=ctx.neighbours.label,
     )
     live = np.ones(cells, dtype=bool)
     if opts.structural_zeros:
@@ -89,10 +93,10 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
         live[idx] = False
     noisy[live] += opts.prior / live.sum()
     noisy[~live] = 0.0
-    picked = draw_cells(noisy, len(X), opts.synthesis, rng)
+    picked = draw_cells(noisy, ctx.n_out, opts.synthesis, rng)
     return np.stack(np.unravel_index(picked, domain.shape), axis=1)
 
 
-def run_set(X, domain, opts, plan, eps_set, rng, ledger, label):
+def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one flat-Laplace set."""
-    return synthesize_set(X, domain, opts, eps_set, rng, ledger, label), None, {}
+    return synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx), None, {}

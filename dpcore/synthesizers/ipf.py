@@ -4,32 +4,33 @@ Per set, at budget ε_s = ε/m, with a set M of margins (default: all two-way ma
 
 1. For each margin S ∈ M, count its cells c_S (a cross-tabulation of the attributes
    in S over their declared levels, NA a level) and release
-   ``c̃_S = c_S + Z_S`` with Z_S iid noise of scale |M|/ε_s per cell
-   (continuous Laplace by default, as synthpop's ``rmutil::rlaplace(0, 1/eps)``
-   with eps = ε/|M|; discrete Laplace on request).
+   ``c̃_S = c_S + Z_S`` with Z_S iid noise of scale Δ|M|/ε_s per cell (discrete
+   Laplace by default; ``noise="laplace"`` gives the floating-point-safe discretised
+   Laplace, synthpop's ``rmutil::rlaplace(0, 1/eps)`` with eps = ε/|M| made safe).
 2. Add the prior α/|cells of S| to every cell (synthpop's ``priorn`` = α spread
    evenly over the margin's cells, Raab 2022 §2.2 step 3, default α = 1).
 3. Make the margin non-negative (Raab's step 5): ``clip`` sets negative cells to 0
    (the default; it reproduces Raab's Table 3). ``makepos`` is the ``makepos`` of
    the current synthpop sources: sort the cells decreasingly, keep them (as
    absolute values) while the running sum of absolute values is below the
-   noise-free total n + α, and zero the rest. Whenever the noise adds up to more
+   released record count + α, and zero the rest. Whenever the noise adds up to more
    than 0 this zeroes the smallest cell outright, however large it is, so it does
    NOT reproduce the paper (S5 at ε = 10: mean two-way S_pMSE ≈ 7 against the
    paper's 1.15); it is kept only for comparison with that code.
-4. Rescale every margin to the same total n (Raab's step 6), fit the full
-   cross-tabulation to the margins by IPF (below) from the uniform table, and draw
-   n records from the fitted cell probabilities (multinomial, or rounding).
+4. Rescale every margin to the same total, the released record count (Raab's step
+   6), fit the full cross-tabulation to the margins by IPF (below) from the uniform
+   table, and draw that many records (multinomial, or rounding).
 
 **Privacy** (ε_s per set, ε over the m sets). Add or remove one record: it lies in
 exactly one cell of each margin, so each margin's count vector has L1 sensitivity
-1 and the Laplace (or discrete Laplace) mechanism of scale |M|/ε_s releases it
+Δ = 1 (replace one record: Δ = 2) and the mechanism of scale Δ|M|/ε_s releases it
 with ε_s/|M| (Dwork, McSherry, Nissim & Smith 2006; Ghosh, Roughgarden &
 Sundararajan 2009). The cells of one margin are disjoint, so the margin costs
 ε_s/|M| once (parallel composition, McSherry 2009); the |M| margins compose
 sequentially to ε_s (Dwork & Roth 2014, Thm 3.16) and the m sets to ε. The prior,
 the positivity step, rescaling, IPF and sampling read only the noisy margins, the
-public n and the public domain: post-processing (Dwork & Roth 2014, Prop 2.1).
+released record count and the public domain: post-processing (Dwork & Roth 2014,
+Prop 2.1). Proof: docs/methods/ipf.md.
 The ledger carries one charge per margin.
 
 **IPF** (Deming & Stephan 1940; the ``Ipfp`` of R's mipfp, which synthpop calls).
@@ -70,6 +71,7 @@ from ..domain import Domain
 from ..errors import OptionError
 from ..hierarchy import DEFAULT_MAX_CELLS
 from ..mechanisms import noise_for
+from ..neighbours import ReleaseContext
 from .flat_laplace import check_cells
 from .options import NOISE, SYNTHESIS, _choice
 from .steps import draw_cells
@@ -91,7 +93,7 @@ class IpfOptions:
 
     margins: tuple = ()
     prior: float = 1.0
-    noise: str = "laplace"
+    noise: str = "discrete_laplace"
     positivity: str = "clip"
     tol: float = 1e-3
     max_iter: int = 5000
@@ -181,7 +183,7 @@ def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
     return IpfOptions(
         margins=margins,
         prior=prior,
-        noise=_choice("noise", opts.get("noise", "laplace"), NOISE),
+        noise=_choice("noise", opts.get("noise", "discrete_laplace"), NOISE),
         positivity=_choice("positivity", opts.get("positivity", "clip"), POSITIVITY),
         tol=float(tol),
         max_iter=int(max_iter),
@@ -326,16 +328,18 @@ def ipf(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: fl
 # ------------------------------------------------------------------ one set
 
 
-def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger):
+def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, ctx: ReleaseContext):
     """Release every margin at ε/|M| each (see the module docstring for the proof).
 
     Returns (axes per margin, non-negative noisy margin arrays). Charges ``ledger``
-    once per margin: ε/|M|, sensitivity 1, parallel over the margin's cells.
+    once per margin: ε/|M|, the notion's count sensitivity, parallel over the cells.
     """
-    shape, names, n = domain.shape, domain.names, len(X)
+    shape, names = domain.shape, domain.names
+    n = len(X)
     n_m = len(opts.margins)
     eps_m = eps / n_m
-    mech = noise_for(opts.noise, eps_m, 1.0)
+    hs = ctx.neighbours.histogram_sensitivity
+    mech = noise_for(opts.noise, eps_m, hs)
     axes, released = [], []
     for g in opts.margins:
         ax = tuple(names.index(a) for a in g)
@@ -346,13 +350,14 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
         noisy = mech.release(counts, rng).astype(float)
         del counts  # the raw counts go no further
         ledger.charge(
-            label=f"margin {' × '.join(g)}", epsilon=eps_m, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
+            label=f"margin {' × '.join(g)}", epsilon=eps_m, mechanism=mech.name, sensitivity=hs, scale=mech.scale,
             subset=f"{cells} cells of the {' × '.join(g)} margin (disjoint)", parallel_over=cells,
+            neighbours=ctx.neighbours.label,
             note=f"one of {n_m} margins, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
         )
         noisy += opts.prior / cells
         if opts.positivity == "makepos":
-            noisy = makepos(noisy, n + opts.prior)
+            noisy = makepos(noisy, ctx.n_out + opts.prior)  # the released count, never the raw n
         else:
             np.clip(noisy, 0.0, None, out=noisy)
         axes.append(ax)
@@ -360,7 +365,8 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
     return axes, released
 
 
-def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, set_label: str):
+def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, set_label: str,
+                   ctx: ReleaseContext):
     """One DP-ipf set at ``eps`` (= ε/m): codes (n, p) and diagnostics.
 
     ε-cost: ``eps`` exactly, as |M| sequentially composed margin releases at
@@ -368,8 +374,8 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
     """
     check_cells(domain, opts.max_cells)
     group = ledger.group(set_label)
-    axes, targets = noisy_margins(X, domain, opts, eps, rng, group)
-    p, info = ipf(targets, axes, domain.shape, opts.tol, opts.max_iter, total=float(len(X)))
+    axes, targets = noisy_margins(X, domain, opts, eps, rng, group, ctx)
+    p, info = ipf(targets, axes, domain.shape, opts.tol, opts.max_iter, total=float(max(ctx.n_out, 1)))
     diag = dict(info, margins=len(axes), warnings=[])
     if not info["converged"]:
         diag["warnings"].append(
@@ -388,11 +394,11 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
         diag["warnings"].append(
             f"attribute(s) {', '.join(missed)} are in no margin, so they are synthesised as uniform and independent of the rest"
         )
-    cells = draw_cells(p.ravel(), len(X), opts.synthesis, rng)
+    cells = draw_cells(p.ravel(), ctx.n_out, opts.synthesis, rng)
     return np.stack(np.unravel_index(cells, domain.shape), axis=1), diag
 
 
-def run_set(X, domain, opts, plan, eps_set, rng, ledger, label):
+def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one DP-ipf set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label)
+    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
     return codes, None, diag

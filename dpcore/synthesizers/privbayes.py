@@ -18,6 +18,17 @@ replace one record (n public), by
 
 We use the binary form only when X and the joint parent set Π both have exactly
 two cells (one binary parent); otherwise the general one, which is larger.
+
+Under add/remove neighbours n is private, and I's sensitivity (which shrinks with
+n) cannot be computed. We then score with the count-scaled n·I(X; Π) in bits,
+which the exponential mechanism ranks identically, and whose sensitivity has no
+lower bound on n to meet: writing F(c) = c log₂ c,
+n·I = Σ F(c_xπ) − Σ F(c_x) − Σ F(c_π) + F(n), adding a record in cell (x, π)
+changes it by d(c_xπ+1) − d(c_x+1) − d(c_π+1) + d(n+1), d(y) = F(y) − F(y−1)
+increasing with d(1) = 0 and d(y) ≤ log₂ y + log₂ e. The first pair of terms is in
+[−d(n+1), 0] and the second in [0, d(n+1)], so |Δ| ≤ log₂(N+1) + log₂ e for any
+table of at most N = ``max_records`` records (checked by brute force in
+``tests/test_privbayes.py``).
 Each step with a real choice costs ε₁/P (P = steps with more than one candidate;
 a step with a single candidate is forced and free): exponential mechanism,
 McSherry & Talwar 2007; sequential composition over the steps. Which candidates
@@ -29,12 +40,10 @@ unplaced, Π a uniform |Π|-subset of V), and the diagnostics say so.
 **Conditionals** (NoisyConditionals). For each of the d − k' pairs (X_i, Π_i) with
 i ≥ k' (network order, 0-based), count the joint table of (X_i, Π_i) over the
 declared levels and add noise of scale 2(d − k')/ε₂ per cell (discrete Laplace by
-default). Replacing a record moves one unit from one cell of each table to another,
-so each table has L1 sensitivity 2 and costs ε₂/(d − k') (parallel composition over
-its cells); the d − k' tables compose sequentially to ε₂. (SPEC §4 writes the scale
-(d − k')/ε₂, i.e. sensitivity 1 for add/remove-one; we use the replace-one value so
-that the whole release is ε-DP under ONE neighbour notion — the one the network's
-score sensitivity is proven for — as in Zhang et al.'s own NoisyConditionals.) Clip at 0, normalise
+default), with Δ = 2 under replace (a record moves one unit from one cell of each
+table to another) and Δ = 1 under add/remove. Each table costs ε₂/(d − k')
+(parallel composition over its cells); the d − k' tables compose sequentially to
+ε₂. The whole release is ε-DP under ONE neighbour notion, the one chosen. Clip at 0, normalise
 within each parent configuration to P*(X_i | Π_i) (uniform where a configuration
 got no mass). The first k' attributes' conditionals come from marginalising the
 clipped noisy table of position k', which covers exactly the first k' + 1 attributes.
@@ -43,10 +52,9 @@ clipped noisy table of position k', which covers exactly the first k' + 1 attrib
 value is drawn from the conditional row its already-drawn parents select, by
 inverse CDF (cumulative sums + one uniform per record). Post-processing.
 
-**Neighbours.** Everything here is calibrated for replace-one neighbours with n
-public (bounded DP), the notion of Zhang et al.'s proofs; every ledger charge records
-it and the release's DP statement says so. Total per set: ε₁ + ε₂ = ε_s; over m
-sets, ε.
+**Neighbours.** Every ledger charge records the notion and the release's DP
+statement says so. Total per set: ε₁ + ε₂ = ε_s; over m sets, ε.
+Proof: docs/methods/privbayes.md.
 """
 from __future__ import annotations
 
@@ -56,14 +64,12 @@ from itertools import combinations
 
 import numpy as np
 
-from ..budget import BOUNDED, Ledger
-
-# L1 change of a count table when one record is replaced by another (n public)
-REPLACE_ONE_SENSITIVITY = 2.0
+from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, ResourceError
 from ..hierarchy import DEFAULT_MAX_CELLS
 from ..mechanisms import exponential_mechanism, noise_for
+from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
 from .options import NOISE, _choice
 
 SCORES = ("mi",)
@@ -124,6 +130,12 @@ def mi_sensitivity(n: int, binary: bool) -> float:
     if binary:
         return math.log2(n) / n + (n - 1) / n * math.log2(n / (n - 1))
     return 2 / n * math.log2((n + 1) / 2) + (n - 1) / n * math.log2((n + 1) / (n - 1))
+
+
+def count_mi_sensitivity(max_records: int) -> float:
+    """Bound on |n·I(D) − n'·I(D')| in bits when D' adds or removes one record and
+    both have at most ``max_records`` records (module docstring)."""
+    return math.log2(max_records + 1) + math.log2(math.e)
 
 
 def mutual_information(counts: np.ndarray) -> float:
@@ -187,12 +199,16 @@ def _candidates(placed, remaining, r, shape, opts, rng):
     return fits, total, sampled
 
 
-def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, ledger: Ledger):
+def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, ledger: Ledger,
+                  neighbours: Neighbours = Neighbours("replace")):
     """GreedyBayes with the exponential mechanism; returns (network, per-step records).
 
     ``network`` is a list of (attribute index, parent indices) in placement order.
     ε-cost: ``eps1`` in total, ``eps1``/P per step with a real choice (module docstring).
+    Score: I(X; Π) with Zhang et al.'s replace-one sensitivity, or n·I(X; Π) with
+    :func:`count_mi_sensitivity` under add/remove.
     """
+    add_remove = neighbours.notion == ADD_REMOVE
     shape, names, n = domain.shape, domain.names, len(X)
     d, k = len(shape), opts.degree
     P, _ = network_plan(d, k)
@@ -210,7 +226,7 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
                 "lower the degree k, coarsen attributes with many levels, or raise max_cells"
             )
         binary = all(shape[x] == 2 and math.prod(shape[p] for p in pi) == 2 for x, pi in cands)
-        delta = mi_sensitivity(n, binary)
+        delta = count_mi_sensitivity(neighbours.max_records) if add_remove else mi_sensitivity(n, binary)
         forced = total == 1
         if forced:
             choice = 0
@@ -226,6 +242,8 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
                     scores[c] = mutual_information(joint.reshape(shape[x], kpi))
                 else:
                     scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi])
+            if add_remove:
+                scores *= n  # n·I: the n-free sensitivity (module docstring)
             choice = int(exponential_mechanism(scores, eps_step, delta, rng))
         x, pi = cands[choice]
         network.append((x, pi))
@@ -238,8 +256,10 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
             scale=0.0 if forced else 2 * delta / eps_step,
             subset=f"all n records; {len(cands)} candidate (attribute, {r} parents) pairs scored"
                    + (f", sampled from {total} without looking at the data" if sampled else ""),
-            neighbours=BOUNDED,
-            note=("score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
+            neighbours=neighbours.label,
+            note=(f"score n·I(X;Π) in bits, sensitivity log2(max_records+1) + log2(e) for add/remove neighbours"
+                  if add_remove else
+                  "score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
                   + ("binary X and Π" if binary else "general domains") + ", derived for replace-one neighbours"),
         )
         steps.append({"step": i - 1, "candidates": total, "scored": len(cands), "sampled": sampled,
@@ -258,7 +278,8 @@ def _conditional(joint: np.ndarray) -> np.ndarray:
     return np.where(s > 0, t / np.where(s > 0, s, 1.0), 1.0 / kx)
 
 
-def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2: float, rng, ledger: Ledger):
+def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2: float, rng, ledger: Ledger,
+                       neighbours: Neighbours = Neighbours("replace")):
     """P*(X_i | Π_i) for every position of ``network``, as (parents, table) rows.
 
     ε-cost: ``eps2``: d − k' noisy joint tables at eps2/(d − k') each (module docstring).
@@ -267,7 +288,8 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
     d = len(network)
     kk = min(opts.degree, d - 1)
     n_tables = d - kk
-    mech = noise_for(opts.noise, eps2 / n_tables, REPLACE_ONE_SENSITIVITY)
+    hs = neighbours.histogram_sensitivity
+    mech = noise_for(opts.noise, eps2 / n_tables, hs)
     out = [None] * d
     anchor = None
     for i in range(kk, d):
@@ -279,10 +301,10 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
         cells = noisy.size
         ledger.charge(
             label=f"conditional table {i - kk + 1}",
-            epsilon=eps2 / n_tables, mechanism=mech.name, sensitivity=REPLACE_ONE_SENSITIVITY, scale=mech.scale,
+            epsilon=eps2 / n_tables, mechanism=mech.name, sensitivity=hs, scale=mech.scale,
             subset=f"{cells} cells of the joint table of an attribute and its {len(pi)} parent(s) (disjoint)",
-            parallel_over=cells, neighbours=BOUNDED,
-            note=f"one of {n_tables} tables, sequential composition; replacing a record moves one unit between cells",
+            parallel_over=cells, neighbours=neighbours.label,
+            note=f"one of {n_tables} tables, sequential composition",
         )
         out[i] = (tuple(pi), _conditional(noisy))
         if i == kk:
@@ -322,20 +344,21 @@ def ancestral_sample(network, conditionals, shape, n: int, rng) -> np.ndarray:
 # ------------------------------------------------------------------ one set
 
 
-def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, ledger: Ledger, set_label: str):
+def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, ledger: Ledger, set_label: str,
+                   ctx: ReleaseContext):
     """One PrivBayes set at ``eps`` (= ε/m): codes (n, d) and diagnostics.
 
     ε-cost: ``eps`` = ε₁ + ε₂: the network (exponential mechanism, replace-one
     neighbours) and the conditionals (noisy counts, replace-one), see the module
     docstring. Sampling is post-processing.
     """
-    d, n = len(domain), len(X)
+    d, n = len(domain), ctx.n_out
     P, _ = network_plan(d, opts.degree)
     eps1 = opts.network_share * eps if P else 0.0
     eps2 = eps - eps1
     group = ledger.group(set_label)
-    network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"))
-    conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"))
+    network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"), ctx.neighbours)
+    conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"), ctx.neighbours)
     codes = ancestral_sample(network, conds, domain.shape, n, rng)
     names = domain.names
     sampled = [s["step"] for s in steps if s["sampled"]]
@@ -357,7 +380,7 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
     return codes, diag
 
 
-def run_set(X, domain, opts, plan, eps_set, rng, ledger, label):
+def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one PrivBayes set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label)
+    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
     return codes, None, diag

@@ -8,16 +8,19 @@ One synthetic set, at budget ε/m:
    :mod:`dpcore.selection`; or uniformly at random (0 spent, data-independent);
    or by non-private argmax (0 spent, NOT DP, flagged);
 2. noise every real node count of layers 1..L and every leaf cell with
-   discrete Laplace of scale 1/ε_l, ε_l = c_l(1−r)ε/m (one record is in exactly one
-   node per layer: sensitivity 1); phantoms and the public root are not noised;
+   discrete Laplace of scale Δ/ε_l, ε_l = c_l(1−r)ε/m (one record is in exactly one
+   node per layer: Δ = 1 under add/remove, 2 under replace); phantoms are not
+   noised and the root is the released record count;
 3. make the counts consistent (post-processing, free);
 4. draw n records (``sample``) or round the leaves (``round``) (post-processing).
 
 Privacy: nodes within a layer are disjoint, so each layer costs its ε once
 (parallel composition); layers and selection compose sequentially and adaptively,
 totalling rε/m + (1−r)ε/m = ε/m per set and ε over the m sets (sequential
-composition). The root count n and the domain are public (SPEC §0). Only selected
-attributes, noisy counts and their post-processing leave this module.
+composition). The domain is public; the root is the noisy record count released
+by :func:`dpcore.api.release_record_count` (or n, public under replace). Only
+selected attributes, noisy counts and their post-processing leave this module.
+Proof: docs/methods/steps.md.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from ..budget import Allocation, Ledger, allocate_budget
 from ..consistency import make_consistent, posterior_variances
 from ..domain import Domain
 from ..mechanisms import exponential_mechanism, exponential_probabilities, noise_for
+from ..neighbours import Neighbours, ReleaseContext
 from ..selection import sensitivity as utility_sensitivity
 from ..selection import utility as utility_scores
 from .options import PRIVATE_SELECTIONS, StepsOptions
@@ -85,12 +89,14 @@ class Selector:
     alloc: Allocation | None
     rng: np.random.Generator | None
     mode: str = "release"
+    neighbours: Neighbours = Neighbours()
 
     def __post_init__(self):
         self.spent: list[dict] = []
         self.probabilities: list[dict] = []
-        n = len(self.X)
-        self.delta = utility_sensitivity(self.opts.utility, n, max(self.shape))
+        # add/remove: n is private, so the bound uses the public max_records; the same
+        # formulas bound replace-one changes with n public (docs/methods/steps.md)
+        self.delta = utility_sensitivity(self.opts.utility, self.neighbours.records_bound(len(self.X)), max(self.shape))
 
     def __call__(self, k: int, fixed: np.ndarray, rank: np.ndarray) -> list[tuple[int, ...]]:
         o = self.opts
@@ -118,12 +124,13 @@ class Selector:
         return [(int(j),) for j in np.atleast_1d(exponential_mechanism(scores, eps, self.delta, self.rng))]
 
 
-def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str) -> list:
-    """Noise mechanisms for layers 1..L(+1) (None for the public root)."""
-    return [None] + [noise_for(noise, e, 1.0) for e in alloc.counts]
+def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str, sensitivity: float = 1.0) -> list:
+    """Noise mechanisms for layers 1..L(+1) (None for the root); ``sensitivity`` is the
+    count sensitivity of the neighbour notion (1 add/remove, 2 replace)."""
+    return [None] + [noise_for(noise, e, sensitivity) for e in alloc.counts]
 
 
-def expected_errors(tree: H.PhantomPaddedTree, mechs: list) -> list[dict]:
+def expected_errors(tree: H.PhantomPaddedTree, mechs: list, sensitivity: float = 1.0) -> list[dict]:
     """Per noised layer: noise scale and sd, and the mean standard error after WLS consistency.
 
     Depends only on the structure and the scales, so it is computed before any
@@ -145,7 +152,7 @@ def expected_errors(tree: H.PhantomPaddedTree, mechs: list) -> list[dict]:
             p = post[k][tree.layers[k].real_slots]
         else:
             p = post[k]
-        out.append(dict(row, epsilon=m.epsilon(1.0), noise_scale=m.scale, noise_sd=float(np.sqrt(m.variance)),
+        out.append(dict(row, epsilon=m.epsilon(sensitivity), noise_scale=m.scale, noise_sd=float(np.sqrt(m.variance)),
                         expected_se=float(np.sqrt(p).mean()) if len(p) else 0.0))
     return out
 
@@ -157,14 +164,18 @@ def _noised(mech, counts, rng, opts):
 
 
 def _sampler(mech, opts) -> str:
-    """Mechanism name plus which sampler drew it (SPEC §1: the ledger records it)."""
-    return f"{mech.name} ({opts.noise_backend} sampler)"
+    """Mechanism name plus which sampler drew it (the ledger records it)."""
+    return f"{mech.name} ({'exact integer' if opts.noise_backend == 'numpy' else opts.noise_backend} sampler)"
 
 
-def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng, ledger: Ledger, set_label: str):
-    """One STEPS set: returns (codes (n, p), tree). Charges ``ledger`` for everything spent."""
-    shape, names, n = domain.shape, tuple(domain.names), len(X)
-    sel = Selector(opts, X, shape, names, alloc, rng)
+def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng, ledger: Ledger, set_label: str,
+                   ctx: ReleaseContext):
+    """One STEPS set of ``ctx.n_out`` records: returns (codes, tree). Charges ``ledger``
+    for everything spent, at the count sensitivity of ``ctx.neighbours``."""
+    shape, names = domain.shape, tuple(domain.names)
+    nb, n_out = ctx.neighbours, ctx.n_out
+    hs = nb.histogram_sensitivity
+    sel = Selector(opts, X, shape, names, alloc, rng, neighbours=nb)
     tree = H.build_tree(X, shape, names, opts.layers, sel, opts.max_cells)
     g = ledger.group(set_label)
     sg = g.group("tree selection")
@@ -177,41 +188,43 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
             sensitivity=sel.delta if private else 0.0,
             scale=2 * sel.delta / s["epsilon"] if private else 0.0,
             subset=f"records of each of the {s['nodes']} real nodes of layer {s['layer']} (disjoint)",
-            parallel_over=s["nodes"],
+            parallel_over=s["nodes"], neighbours=nb.label,
             note=f"{opts.select.upper()} with utility {opts.utility}" + ("" if private else "; NOT DIFFERENTIALLY PRIVATE"),
         )
     counts, leaves = H.count_nodes(tree, X)
-    mechs = layer_mechanisms(tree, alloc, opts.noise)
+    mechs = layer_mechanisms(tree, alloc, opts.noise, hs)
     cg = g.group("node counts")
-    noisy, var = [counts[0].astype(float)], [np.zeros(1)]
+    # the root is the released record count (noisy under add/remove, public under replace)
+    noisy, var = [np.array([float(n_out)])], [np.zeros(1)]
     for k in range(1, tree.L + 1):
         m = mechs[k]
         lay = tree.layers[k]
         noisy.append(_noised(m, counts[k], rng, opts).astype(float))
         var.append(np.full(lay.n_real, m.variance))
-        cg.charge(label=f"layer {k} counts", epsilon=alloc.counts[k - 1], mechanism=_sampler(m, opts), sensitivity=1.0, scale=m.scale,
+        cg.charge(label=f"layer {k} counts", epsilon=alloc.counts[k - 1], mechanism=_sampler(m, opts), sensitivity=hs, scale=m.scale,
                   subset=f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
-                  parallel_over=lay.n_real)
+                  parallel_over=lay.n_real, neighbours=nb.label)
     leaf_noisy = leaf_var = None
     if tree.has_leaf_layer:
         m = mechs[-1]
         leaf_noisy = _noised(m, leaves, rng, opts).astype(float)
         leaf_var = np.full(tree.n_leaves, m.variance)
-        cg.charge(label=f"layer {tree.L + 1} (leaf cells) counts", epsilon=alloc.counts[-1], mechanism=_sampler(m, opts), sensitivity=1.0,
-                  scale=m.scale, subset=f"{tree.n_leaves} leaf cells (disjoint)", parallel_over=tree.n_leaves)
+        cg.charge(label=f"layer {tree.L + 1} (leaf cells) counts", epsilon=alloc.counts[-1], mechanism=_sampler(m, opts), sensitivity=hs,
+                  scale=m.scale, subset=f"{tree.n_leaves} leaf cells (disjoint)", parallel_over=tree.n_leaves,
+                  neighbours=nb.label)
     del counts, leaves  # raw counts go no further
     parents, phantom = H.slot_structure(tree)
     values = H.slot_values(tree, noisy, leaf_noisy)
     variances = H.slot_values(tree, var, leaf_var)
     nbar = make_consistent(parents, values, variances, phantom, opts.consistency)
     final = nbar[-1] if tree.has_leaf_layer else nbar[-1][tree.layers[-1].real_slots]
-    cells = draw_cells(final, n, opts.synthesis, rng)
+    cells = draw_cells(final, n_out, opts.synthesis, rng)
     return H.leaf_codes(tree, cells), tree
 
 
-def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label):
+def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one STEPS set."""
-    codes, tree = synthesize_set(X, domain, opts, alloc, rng, ledger, label)
+    codes, tree = synthesize_set(X, domain, opts, alloc, rng, ledger, label, ctx)
     return codes, tree, {}
 
 
