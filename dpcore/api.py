@@ -95,9 +95,8 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
     eps_n = share * epsilon
     mech = DiscreteLaplace.calibrate(eps_n, 1.0)
     noisy = int(min(max(0, int(mech.release(np.int64(n), rng))), nb.max_records))
-    ledger.charge(label="record count", epsilon=eps_n, mechanism=f"{mech.name} (exact sampler)", sensitivity=1.0,
-                  scale=mech.scale, subset="all records", neighbours=nb.label,
-                  note="released once; every synthetic set has this many records")
+    ledger.spend("record count", mech, 1.0, "all records", neighbours=nb.label, sampler="exact sampler",
+                 note="released once; every synthetic set has this many records")
     if noisy > 10 * n + 100_000:
         # Curator-only message (nothing is released): the count is too noisy to be usable.
         raise ResourceError(

@@ -64,6 +64,16 @@ class Ledger:
         self.children.append(c)
         return c
 
+    def spend(self, label: str, mechanism, sensitivity: float, subset: str, *, neighbours: str = UNBOUNDED,
+              parallel_over: int = 1, note: str = "", sampler: str = "") -> Charge:
+        """Charge what ``mechanism`` costs on a query of ``sensitivity``: ε comes from the
+        mechanism's own privacy map (``mechanism.epsilon(sensitivity)``), never from
+        separate bookkeeping (as OpenDP pairs every measurement with its map)."""
+        name = mechanism.name + (f" ({sampler})" if sampler else "")
+        return self.charge(label=label, epsilon=mechanism.epsilon(sensitivity), mechanism=name,
+                           sensitivity=float(sensitivity), scale=mechanism.scale, subset=subset,
+                           parallel_over=parallel_over, neighbours=neighbours, note=note)
+
     @property
     def epsilon(self) -> float:
         vals = [c.epsilon for c in self.children]

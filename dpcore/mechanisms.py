@@ -52,6 +52,7 @@ __all__ = [
     "DiscreteLaplace",
     "Laplace",
     "GeneralizedCauchy",
+    "ExponentialMechanism",
     "BackendUnavailableError",
     "exponential_mechanism",
     "exponential_probabilities",
@@ -554,6 +555,35 @@ def exponential_probabilities(scores, epsilon: float, sensitivity: float, axis: 
     scaled, grid = _quantised_scores(scores, epsilon, sensitivity, axis)
     w = np.exp(scaled / grid)
     return np.moveaxis(w / w.sum(axis=-1, keepdims=True), -1, axis)
+
+
+@dataclass(frozen=True)
+class ExponentialMechanism:
+    """The exponential mechanism as a measurement with its privacy map.
+
+    ``scale`` is 2Δ/ε: selecting with scores of sensitivity Δ costs
+    ``epsilon(Δ) = 2Δ/scale`` (McSherry & Talwar 2007); ``select`` samples it exactly
+    (:func:`exponential_mechanism`).
+    """
+
+    scale: float
+    name: ClassVar[str] = "exponential"
+
+    def __post_init__(self):
+        object.__setattr__(self, "scale", positive_finite("scale", self.scale))
+
+    @classmethod
+    def calibrate(cls, epsilon: float, sensitivity: float) -> "ExponentialMechanism":
+        return cls(2.0 * positive_finite("sensitivity", sensitivity) / positive_finite("epsilon", epsilon))
+
+    def epsilon(self, sensitivity: float) -> float:
+        return 2.0 * _nonnegative_finite("sensitivity", sensitivity) / self.scale
+
+    def select(self, scores, sensitivity: float, rng, axis: int = -1):
+        return exponential_mechanism(scores, self.epsilon(sensitivity), sensitivity, rng, axis)
+
+    def probabilities(self, scores, sensitivity: float, axis: int = -1):
+        return exponential_probabilities(scores, self.epsilon(sensitivity), sensitivity, axis)
 
 
 NOISE_KINDS = {DiscreteLaplace.name: DiscreteLaplace, Laplace.name: Laplace}

@@ -82,11 +82,9 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     mech = noise_for(opts.noise, eps, hs)
     noisy = mech.release(counts, rng).astype(float)
     del counts
-    ledger.group(set_label).charge(
-        label="full cross-tabulation counts", epsilon=eps, mechanism=mech.name, sensitivity=hs, scale=mech.scale,
-        subset=f"{cells} cells of the full cross-tabulation (disjoint)", parallel_over=cells,
-        neighbours=ctx.neighbours.label,
-    )
+    ledger.group(set_label).spend("full cross-tabulation counts", mech, hs,
+                                  f"{cells} cells of the full cross-tabulation (disjoint)", parallel_over=cells,
+                                  neighbours=ctx.neighbours.label)
     live = np.ones(cells, dtype=bool)
     if opts.structural_zeros:
         idx = np.ravel_multi_index(tuple(np.asarray(opts.structural_zeros).T), domain.shape)

@@ -349,10 +349,9 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
         counts = np.bincount(idx, minlength=cells)
         noisy = mech.release(counts, rng).astype(float)
         del counts  # the raw counts go no further
-        ledger.charge(
-            label=f"margin {' × '.join(g)}", epsilon=eps_m, mechanism=mech.name, sensitivity=hs, scale=mech.scale,
-            subset=f"{cells} cells of the {' × '.join(g)} margin (disjoint)", parallel_over=cells,
-            neighbours=ctx.neighbours.label,
+        ledger.spend(
+            f"margin {' × '.join(g)}", mech, hs, f"{cells} cells of the {' × '.join(g)} margin (disjoint)",
+            parallel_over=cells, neighbours=ctx.neighbours.label,
             note=f"one of {n_m} margins, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
         )
         noisy += opts.prior / cells

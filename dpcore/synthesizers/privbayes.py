@@ -68,7 +68,7 @@ from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, ResourceError
 from ..hierarchy import DEFAULT_MAX_CELLS
-from ..mechanisms import exponential_mechanism, noise_for
+from ..mechanisms import ExponentialMechanism, noise_for
 from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
 from .options import NOISE, _choice
 
@@ -244,24 +244,22 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
                     scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi])
             if add_remove:
                 scores *= n  # n·I: the n-free sensitivity (module docstring)
-            choice = int(exponential_mechanism(scores, eps_step, delta, rng))
+            mech = ExponentialMechanism.calibrate(eps_step, delta)
+            choice = int(mech.select(scores, delta, rng))
         x, pi = cands[choice]
         network.append((x, pi))
         placed.append(x)
-        ledger.charge(
-            label=f"network step {i - 1}",
-            epsilon=0.0 if forced else eps_step,
-            mechanism="none (single candidate)" if forced else "exponential",
-            sensitivity=delta,
-            scale=0.0 if forced else 2 * delta / eps_step,
-            subset=f"all n records; {len(cands)} candidate (attribute, {r} parents) pairs scored"
-                   + (f", sampled from {total} without looking at the data" if sampled else ""),
-            neighbours=neighbours.label,
-            note=(f"score n·I(X;Π) in bits, sensitivity log2(max_records+1) + log2(e) for add/remove neighbours"
-                  if add_remove else
-                  "score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
-                  + ("binary X and Π" if binary else "general domains") + ", derived for replace-one neighbours"),
-        )
+        subset = (f"all records; {len(cands)} candidate (attribute, {r} parents) pairs scored"
+                  + (f", sampled from {total} without looking at the data" if sampled else ""))
+        note = (f"score n·I(X;Π) in bits, sensitivity log2(max_records+1) + log2(e) for add/remove neighbours"
+                if add_remove else
+                "score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
+                + ("binary X and Π" if binary else "general domains") + ", derived for replace-one neighbours")
+        if forced:  # a single candidate: nothing is chosen, nothing is spent
+            ledger.charge(label=f"network step {i - 1}", epsilon=0.0, mechanism="none (single candidate)",
+                          sensitivity=delta, scale=0.0, subset=subset, neighbours=neighbours.label, note=note)
+        else:
+            ledger.spend(f"network step {i - 1}", mech, delta, subset, neighbours=neighbours.label, note=note)
         steps.append({"step": i - 1, "candidates": total, "scored": len(cands), "sampled": sampled,
                       "forced": forced, "sensitivity": delta})
     return network, steps
@@ -299,12 +297,10 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
         noisy = np.clip(mech.release(counts, rng).astype(float), 0.0, None)
         del counts  # the raw counts go no further
         cells = noisy.size
-        ledger.charge(
-            label=f"conditional table {i - kk + 1}",
-            epsilon=eps2 / n_tables, mechanism=mech.name, sensitivity=hs, scale=mech.scale,
-            subset=f"{cells} cells of the joint table of an attribute and its {len(pi)} parent(s) (disjoint)",
-            parallel_over=cells, neighbours=neighbours.label,
-            note=f"one of {n_tables} tables, sequential composition",
+        ledger.spend(
+            f"conditional table {i - kk + 1}", mech, hs,
+            f"{cells} cells of the joint table of an attribute and its {len(pi)} parent(s) (disjoint)",
+            parallel_over=cells, neighbours=neighbours.label, note=f"one of {n_tables} tables, sequential composition",
         )
         out[i] = (tuple(pi), _conditional(noisy))
         if i == kk:

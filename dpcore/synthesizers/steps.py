@@ -32,7 +32,7 @@ from .. import hierarchy as H
 from ..budget import Allocation, Ledger, allocate_budget
 from ..consistency import make_consistent, posterior_variances
 from ..domain import Domain
-from ..mechanisms import exponential_mechanism, exponential_probabilities, noise_for
+from ..mechanisms import ExponentialMechanism, exponential_mechanism, noise_for
 from ..neighbours import Neighbours, ReleaseContext
 from ..selection import sensitivity as utility_sensitivity
 from ..selection import utility as utility_scores
@@ -113,15 +113,15 @@ class Selector:
         if o.select == "lesda":
             scores = np.where(avail, -scores, -np.inf)
         if o.select == "nonprivate":
-            self.spent.append({"layer": k, "nodes": len(fixed), "epsilon": 0.0})
+            self.spent.append({"layer": k, "nodes": len(fixed), "mechanism": None})
             return [(int(j),) for j in np.argmax(scores, axis=1)]
-        eps = self.alloc.selection[k]
-        self.spent.append({"layer": k, "nodes": len(fixed), "epsilon": eps})
+        mech = ExponentialMechanism.calibrate(self.alloc.selection[k], self.delta)
+        self.spent.append({"layer": k, "nodes": len(fixed), "mechanism": mech})
         if self.mode == "preview":
-            probs = exponential_probabilities(scores, eps, self.delta)
+            probs = mech.probabilities(scores, self.delta)
             self.probabilities.append({"layer": k, "fixed": fixed.copy(), "probabilities": probs})
             return [(int(j),) for j in np.argmax(probs, axis=1)]
-        return [(int(j),) for j in np.atleast_1d(exponential_mechanism(scores, eps, self.delta, self.rng))]
+        return [(int(j),) for j in np.atleast_1d(mech.select(scores, self.delta, self.rng))]
 
 
 def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str, sensitivity: float = 1.0) -> list:
@@ -163,9 +163,9 @@ def _noised(mech, counts, rng, opts):
     return mech.release(counts, rng)
 
 
-def _sampler(mech, opts) -> str:
-    """Mechanism name plus which sampler drew it (the ledger records it)."""
-    return f"{mech.name} ({'exact integer' if opts.noise_backend == 'numpy' else opts.noise_backend} sampler)"
+def _sampler(opts) -> str:
+    """Which sampler drew the noise (the ledger records it)."""
+    return f"{'exact integer' if opts.noise_backend == 'numpy' else opts.noise_backend} sampler"
 
 
 def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng, ledger: Ledger, set_label: str,
@@ -180,17 +180,14 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     g = ledger.group(set_label)
     sg = g.group("tree selection")
     for s in sel.spent:
-        private = opts.select in PRIVATE_SELECTIONS
-        sg.charge(
-            label=f"layer {s['layer']} split",
-            epsilon=s["epsilon"],
-            mechanism="exponential" if private else "non-private argmax",
-            sensitivity=sel.delta if private else 0.0,
-            scale=2 * sel.delta / s["epsilon"] if private else 0.0,
-            subset=f"records of each of the {s['nodes']} real nodes of layer {s['layer']} (disjoint)",
-            parallel_over=s["nodes"], neighbours=nb.label,
-            note=f"{opts.select.upper()} with utility {opts.utility}" + ("" if private else "; NOT DIFFERENTIALLY PRIVATE"),
-        )
+        subset = f"records of each of the {s['nodes']} real nodes of layer {s['layer']} (disjoint)"
+        if s["mechanism"] is not None:
+            sg.spend(f"layer {s['layer']} split", s["mechanism"], sel.delta, subset, parallel_over=s["nodes"],
+                     neighbours=nb.label, note=f"{opts.select.upper()} with utility {opts.utility}")
+        else:
+            sg.charge(label=f"layer {s['layer']} split", epsilon=0.0, mechanism="non-private argmax", sensitivity=0.0,
+                      scale=0.0, subset=subset, parallel_over=s["nodes"], neighbours=nb.label,
+                      note=f"{opts.select.upper()} with utility {opts.utility}; NOT DIFFERENTIALLY PRIVATE")
     counts, leaves = H.count_nodes(tree, X)
     mechs = layer_mechanisms(tree, alloc, opts.noise, hs)
     cg = g.group("node counts")
@@ -201,17 +198,16 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
         lay = tree.layers[k]
         noisy.append(_noised(m, counts[k], rng, opts).astype(float))
         var.append(np.full(lay.n_real, m.variance))
-        cg.charge(label=f"layer {k} counts", epsilon=alloc.counts[k - 1], mechanism=_sampler(m, opts), sensitivity=hs, scale=m.scale,
-                  subset=f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
-                  parallel_over=lay.n_real, neighbours=nb.label)
+        cg.spend(f"layer {k} counts", m, hs,
+                 f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
+                 parallel_over=lay.n_real, neighbours=nb.label, sampler=_sampler(opts))
     leaf_noisy = leaf_var = None
     if tree.has_leaf_layer:
         m = mechs[-1]
         leaf_noisy = _noised(m, leaves, rng, opts).astype(float)
         leaf_var = np.full(tree.n_leaves, m.variance)
-        cg.charge(label=f"layer {tree.L + 1} (leaf cells) counts", epsilon=alloc.counts[-1], mechanism=_sampler(m, opts), sensitivity=hs,
-                  scale=m.scale, subset=f"{tree.n_leaves} leaf cells (disjoint)", parallel_over=tree.n_leaves,
-                  neighbours=nb.label)
+        cg.spend(f"layer {tree.L + 1} (leaf cells) counts", m, hs, f"{tree.n_leaves} leaf cells (disjoint)",
+                 parallel_over=tree.n_leaves, neighbours=nb.label, sampler=_sampler(opts))
     del counts, leaves  # raw counts go no further
     parents, phantom = H.slot_structure(tree)
     values = H.slot_values(tree, noisy, leaf_noisy)
