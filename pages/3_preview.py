@@ -42,7 +42,7 @@ with ui.guarded("the per-layer table"):
     st.subheader("Per noised layer")
     tab = pv.layers.rename(columns={
         "layer": "layer", "attributes": "attributes", "real": "real nodes", "phantom": "phantom nodes",
-        "epsilon": "ε per set", "noise_scale": "noise scale (1/ε)", "noise_sd": "noise SD (records)",
+        "epsilon": "ε per set", "noise_scale": "noise scale (Δ/ε)", "noise_sd": "noise SD (records)",
         "expected_se": "expected SE (records)",
     })
     st.dataframe(tab, hide_index=True, width="stretch", column_config={

@@ -78,8 +78,9 @@ NEIGHBOURS = {
 }
 
 UTILITY_HELP = {
-    "aic": "−AIC of the attribute's one-way table at the node (2021 paper). Sensitivity 2·ln(n+1)+4.",
-    "aic_gain": "AIC drop against a uniform distribution (2018 paper). Sensitivity 2·max(ln(n+1), ln K)+4.",
+    "aic": "−AIC of the attribute's one-way table at the node (2021 paper). Sensitivity 2·ln(N+1)+4, N the public "
+           "bound on table size (add/remove) or n (replace).",
+    "aic_gain": "AIC drop against a uniform distribution (2018 paper). Sensitivity 2·max(ln(N+1), ln K)+4.",
     "l1_uniform": "L1 distance of the node's counts from uniform. Sensitivity 2: the least noisy score.",
 }
 
