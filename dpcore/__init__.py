@@ -7,7 +7,7 @@
 
 No Streamlit here: the app and the CLI (``python -m dpcore``) both call this API.
 """
-from .api import METHODS, Preview, preview, synthesize
+from .api import METHODS, MarginPreview, Preview, preview, synthesize
 from .budget import Ledger, allocate_budget
 from .domain import Attribute, Domain, infer_domain
 from .errors import DomainError, DPCoreError, InputError, OptionError, ResourceError
@@ -15,7 +15,7 @@ from .hierarchy import PhantomPaddedTree
 from .release import Release
 
 __all__ = [
-    "synthesize", "preview", "Release", "Preview", "METHODS", "Domain", "Attribute", "infer_domain",
+    "synthesize", "preview", "Release", "Preview", "MarginPreview", "METHODS", "Domain", "Attribute", "infer_domain",
     "Ledger", "allocate_budget", "PhantomPaddedTree",
     "DPCoreError", "InputError", "DomainError", "OptionError", "ResourceError",
 ]

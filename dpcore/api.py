@@ -174,17 +174,65 @@ class Preview:
     not_for_release: str = "selection probabilities and true counts are computed from the raw data: not for release"
 
 
+@dataclass
+class MarginPreview:
+    """What a margin method (flat_laplace, ipf, privbayes) will measure, before any budget
+    is spent: one row per noisy table with its cells, ε per set, noise scale and sd.
+    Computed from the public domain and the options only (no data values)."""
+
+    margins: pd.DataFrame
+    plan: dict
+
+
+def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float) -> list[dict]:
+    from .mechanisms import noise_for
+    from .synthesizers import privbayes
+
+    def row(what, cells, eps, kind="discrete_laplace", sens=hs):
+        mech = noise_for(kind, eps, sens)
+        return {"table": what, "cells": cells, "epsilon": eps, "mechanism": mech.name,
+                "noise_scale": mech.scale, "noise_sd": float(np.sqrt(mech.variance))}
+
+    if method == "flat_laplace":
+        return [row("full cross-tabulation (" + " × ".join(dom.names) + ")", dom.size, per_set, opts.noise)]
+    if method == "ipf":
+        k = len(opts.margins)
+        return [row(" × ".join(g), int(np.prod([dom[a].size for a in g])), per_set / k, opts.noise) for g in opts.margins]
+    if method == "privbayes":
+        P, T = privbayes.network_plan(len(dom), opts.degree)
+        eps1 = opts.network_share * per_set if P else 0.0
+        rows = [{"table": f"network step {i + 1}: exponential mechanism (attribute and parents chosen privately)",
+                 "cells": None, "epsilon": eps1 / P, "mechanism": "exponential", "noise_scale": None, "noise_sd": None}
+                for i in range(P)]
+        return rows + [dict(row(f"conditional table {j + 1} (attribute + ≤{opts.degree} parents, chosen at release)",
+                                None, (per_set - eps1) / T, opts.noise)) for j in range(T)]
+    raise OptionError(f"no preview for method {method!r}")
+
+
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
             neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
-            **options: Any) -> Preview:
-    """Describe the hierarchy a STEPS release would use, spending no budget.
+            **options: Any) -> Preview | MarginPreview:
+    """Describe what a release would measure, spending no budget.
 
-    Same privacy options as :func:`synthesize` (the noise scales depend on them).
-    For private selection the tree shown takes the most likely attribute at each
-    node; the probabilities behind it come from the raw data (curator-only).
+    Hierarchical methods (STEPS and its variants) return a :class:`Preview` of the tree;
+    margin methods a :class:`MarginPreview` with the noise scale per margin. Same
+    privacy options as :func:`synthesize` (the noise scales depend on them). For
+    private selection the tree shown takes the most likely attribute at each node;
+    the probabilities behind it come from the raw data (curator-only).
     """
+    if method not in REGISTRY:
+        raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
     if method not in STEPS_METHODS:
-        raise OptionError(f"preview is for hierarchical methods ({', '.join(STEPS_METHODS)}); got {method!r}")
+        eps = check_epsilon(epsilon)
+        m = check_sets(sets)
+        dom = _domain(data, domain)
+        opts = REGISTRY[method].resolve(dom, method, **options)
+        nb, share = privacy_setup(neighbours, count_share, max_records)
+        eps_sets = eps * (1.0 - share) if share is not None else eps
+        rows = _margin_rows(method, opts, dom, eps_sets / m, nb.histogram_sensitivity)
+        plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
+                "record_count_epsilon": eps - eps_sets, "method": method}
+        return MarginPreview(pd.DataFrame(rows), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
     dom = _domain(data, domain)

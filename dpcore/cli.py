@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from .api import METHODS, preview, synthesize
+from .api import METHODS, MarginPreview, preview, synthesize
 from .domain import Domain, infer_domain
 from .errors import DPCoreError, OptionError
 from .io import read_table
@@ -90,8 +90,19 @@ def cmd_synth(args) -> int:
 def cmd_preview(args) -> int:
     df, domain = _load(args)
     opts = _options(args, list(_TREE_OPTIONS))
+    if args.method not in ("steps", "uh_random", "steps_lesda"):
+        opts = _options(args, list(_COMPARATOR_OPTIONS))
     pv = preview(df, method=args.method, epsilon=args.epsilon, sets=args.sets, domain=domain, **_privacy_options(args),
                  **opts)
+    if isinstance(pv, MarginPreview):
+        if args.json:
+            print(json.dumps({"margins": pv.margins.to_dict(orient="records"), "plan": pv.plan}, indent=2,
+                             ensure_ascii=False, default=str))
+            return 0
+        print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
+              f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
+        print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        return 0
     if args.json:
         out = {
             "layers": pv.layers.to_dict(orient="records"),
@@ -148,9 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
     s.set_defaults(func=cmd_synth)
 
-    v = sub.add_parser("preview", help="show the phantom-padded hierarchy; spends no budget")
+    v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
     v.add_argument("input", help="CSV or Parquet file")
     _add_tree_options(v)
+    v.add_argument("--prior", type=float, help="flat_laplace/ipf: prior count spread over cells")
+    v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
+    v.add_argument("--degree", type=int, help="privbayes: degree k (parents per attribute)")
     v.add_argument("--json", action="store_true", help="print JSON")
     v.set_defaults(func=cmd_preview)
 

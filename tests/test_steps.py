@@ -593,9 +593,24 @@ def test_preview_spends_nothing_and_probabilities_sum_to_one(small, small_domain
     pd.testing.assert_frame_equal(pv.layers, pv2.layers)
 
 
-def test_preview_refuses_flat_methods(small):
-    with pytest.raises(dpcore.OptionError, match="hierarchical"):
-        dpcore.preview(small, "flat_laplace")
+@pytest.mark.parametrize("notion,hs", [("add_remove", 1.0), ("replace", 2.0)])
+def test_margin_methods_preview_their_noise_per_margin(small, small_domain, notion, hs):
+    """flat_laplace, ipf and privbayes preview what they will measure (no data values):
+    the scales must be those the release's ledger then charges."""
+    for method, opts in (("flat_laplace", {}), ("ipf", {"margins": "a,b;c,d"}), ("privbayes", {"degree": 1})):
+        pv = dpcore.preview(small, method, 1.0, sets=2, domain=small_domain, neighbours=notion, **opts)
+        assert isinstance(pv, dpcore.MarginPreview)
+        rel = dpcore.synthesize(small, method, 1.0, sets=2, seed=1, domain=small_domain, neighbours=notion, **opts)
+        charged = [c for p, c in rel.ledger.charges() if p.split("/")[1] == "set 1" and c.epsilon > 0]
+        assert len(charged) == len(pv.margins)
+        np.testing.assert_allclose(sorted(pv.margins["epsilon"]), sorted(c.epsilon for c in charged), rtol=1e-12)
+        noisy = pv.margins.dropna(subset=["noise_scale"])
+        np.testing.assert_allclose(sorted(noisy["noise_scale"]),
+                                   sorted(c.scale for c in charged if c.mechanism != "exponential"), rtol=1e-12)
+    ipf = dpcore.preview(small, "ipf", 1.0, domain=small_domain, neighbours=notion, margins="a,b;c,d").margins
+    assert list(ipf["cells"]) == [2 * 5, 4 * 3]
+    with pytest.raises(dpcore.OptionError, match="method must be one of"):
+        dpcore.preview(small, "nope")
 
 
 def test_preview_matches_release_tree_for_fixed_order(small, small_domain):
