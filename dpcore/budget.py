@@ -112,14 +112,24 @@ class Ledger:
             raise AssertionError(f"ledger totals {self.epsilon!r} but {requested!r} was requested")
 
 
+#: The smallest ε dpcore accepts: below it every release is pure noise, and the exact
+#: samplers' scales (1/ε) leave the range they represent exactly (docs/mechanisms.md).
+MIN_EPSILON = 1e-9
+
+
 def check_epsilon(epsilon) -> float:
-    """ε must be a finite number > 0."""
+    """ε must be a finite number ≥ MIN_EPSILON (a bool is not a number here)."""
+    if isinstance(epsilon, bool):
+        raise OptionError(f"epsilon must be a number, not {epsilon!r}")
     try:
         e = float(epsilon)
     except (TypeError, ValueError):
         raise OptionError(f"epsilon must be a number; got {epsilon!r}") from None
     if not math.isfinite(e) or e <= 0:
         raise OptionError(f"epsilon must be a finite number greater than 0; got {epsilon!r}. Smaller ε means stronger privacy; try 1")
+    if e < MIN_EPSILON:
+        raise OptionError(f"epsilon {e:.3g} is too small: dpcore accepts ε ≥ {MIN_EPSILON:g} (anything smaller "
+                          "is pure noise, and the exact samplers cannot represent it); try 0.1 to 10")
     return e
 
 

@@ -62,6 +62,10 @@ def test_impute_release_mean_count_and_baselines(survey, capsys):
     res = json.loads(out)
     assert code == 0 and res["dp"] and res["ledger"]["epsilon_total"] == pytest.approx(6)
     assert [c["label"] for c in res["ledger"]["charges"]] == ["subpopulation size", "mean"]
+    # [privacy-audit]: the exact number of imputed rows was published beside "dp": true
+    assert "imputed_rows" not in res
+    n_missing = int(df["income"].isna().sum())
+    assert n_missing not in {v for v in res.values() if isinstance(v, int) and not isinstance(v, bool)}
     code, out = run(base + ["--query", "count", "--target-where", "income < 800", "--epsilon", 2], capsys)
     assert "count of income (smooth)" in out and "DP: yes" in out and "infinite variance" in out
     code, out = run(base + ["--method", "global", "--bounds", "0,5000", "--size", 600, "--epsilon", 1], capsys)

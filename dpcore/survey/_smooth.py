@@ -74,15 +74,19 @@ def check_ch6_epsilon(epsilon, what: str) -> float:
     return eps
 
 
+#: Above this the noise scale 2(γ−1)S/ε only grows while the tails barely change.
+MAX_GAMMA = 100.0
+
+
 def check_gamma(gamma) -> float:
     try:
         g = float(gamma)
     except (TypeError, ValueError):
         raise OptionError(f"gamma must be a number ≥ 2; got {gamma!r}") from None
-    if not (math.isfinite(g) and g >= 2):
+    if not (math.isfinite(g) and 2 <= g <= MAX_GAMMA):
         raise OptionError(
-            f"gamma must be a finite number ≥ 2 (the generalized Cauchy calibration of Thm 2.2.5 is "
-            f"only proven ε-DP for γ ≥ 2); got {gamma!r}. γ = 4 gives unit-variance noise"
+            f"gamma must be a number from 2 to {MAX_GAMMA:g} (the generalized Cauchy calibration of Thm 2.2.5 is "
+            f"only proven ε-DP for γ ≥ 2, and its noise scale grows like γ); got {gamma!r}. γ = 4 gives unit-variance noise"
         )
     return g
 

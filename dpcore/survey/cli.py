@@ -247,8 +247,8 @@ def _impute_release(args) -> int:
     if imp.domain_inferred:
         reasons.append("matching levels were inferred from the data; declare them with --levels")
     res = {"query": args.query, "method": args.method, "value": rel.value, "epsilon": args.epsilon,
-           "dp": dp, "not_dp_because": reasons, "ledger": rel.ledger.to_dict(),
-           "imputed_rows": imp.n_donees}
+           "dp": dp, "not_dp_because": reasons, "ledger": rel.ledger.to_dict()}
+    # The number of imputed rows is an exact count of the data: it is never published.
     lines = [f"{args.query} of {args.target} ({args.method}): {rel.value:.6g}",
              f"ε spent: {rel.ledger.epsilon:g}",
              ("DP: yes" if dp else "DP: NO — " + "; ".join(reasons))]

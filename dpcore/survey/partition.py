@@ -56,6 +56,8 @@ def amplified_epsilon(epsilon, beta) -> float:
     log1p(β·expm1(ε)) − log1p(−β). It may exceed ε; see :func:`effective_epsilon`."""
     eps = check_epsilon(epsilon)
     b = _check_beta(beta)
+    if eps > 700:  # e^ε overflows: ε' = ε + ln β + ln(1 + (1−β)e^{−ε}/β) − ln(1 − β), in log space
+        return eps + math.log(b) + math.log1p((1 - b) * math.exp(-eps) / b) - math.log1p(-b)
     return math.log1p(b * math.expm1(eps)) - math.log1p(-b)
 
 
@@ -66,7 +68,10 @@ def effective_epsilon(epsilon, beta) -> float:
 
 def max_useful_beta(epsilon) -> float:
     """Largest β with ε' < ε: ε' < ε ⇔ 1 + β(e^ε − 1) < (1 − β)e^ε ⇔ β < (e^ε − 1)/(2e^ε − 1)."""
-    em1 = math.expm1(check_epsilon(epsilon))
+    eps = check_epsilon(epsilon)
+    if eps > 700:  # (e^ε − 1)/(2e^ε − 1) → 1/2; written with e^{−ε} to avoid overflow
+        return (1 - math.exp(-eps)) / (2 - math.exp(-eps))
+    em1 = math.expm1(eps)
     return em1 / (2.0 * em1 + 1.0)
 
 
