@@ -139,8 +139,9 @@ def cmd_domain(args) -> int:
             numeric[col] = [float(x) for x in rhs.split(",")]
     dom = infer_domain(df, numeric=numeric)
     Path(args.out).write_text(dom.to_json(), encoding="utf-8")
-    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels and edges, "
-          "then pass it with --domain to declare them public.")
+    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels and edges "
+          "(levels and min/max seen in the data leak rare values), then set \"source\": \"declared\" in the file and "
+          "pass it with --domain. An unreviewed file keeps every release NOT DP.")
     return 0
 
 

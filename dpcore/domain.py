@@ -128,15 +128,43 @@ class Attribute:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Attribute":
-        try:
-            name = str(d["name"])
-            kind = d.get("type", "categorical")
-            if kind == "numeric":
-                edges = tuple(float(x) for x in d["edges"])
-                return numeric_attribute(name, edges, na=bool(d.get("na", False)), dtype=d.get("dtype", "float64"))
-            return cls(name, "categorical", tuple(d["levels"]), bool(d.get("na", False)), None, d.get("dtype", "object"))
-        except (KeyError, TypeError) as exc:
-            raise DomainError(f"domain file: attribute entry {dict(d)!r} is missing or has a malformed field ({exc})") from None
+        """Strict: every field must have its JSON type; nothing is coerced (a string
+        "false" is not a boolean, a string "uv" is not a list of levels)."""
+        if not isinstance(d, Mapping):
+            raise DomainError(f"domain file: each attribute must be a JSON object; got {_short(d)}")
+        name = d.get("name")
+        if not isinstance(name, str) or not name:
+            raise DomainError(f"domain file: an attribute has no \"name\" (a non-empty string); got {_short(name)}")
+        where = f"domain file, attribute '{name}'"
+        unknown = sorted(set(d) - {"name", "type", "na", "dtype", "levels", "edges"})
+        if unknown:
+            raise DomainError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: name, type, na, dtype, levels, edges")
+        kind = d.get("type", "categorical")
+        if kind not in ("categorical", "numeric"):
+            raise DomainError(f"{where}: \"type\" must be \"categorical\" or \"numeric\"; got {_short(kind)}")
+        na = d.get("na", False)
+        if not isinstance(na, bool):
+            raise DomainError(f"{where}: \"na\" must be true or false (a JSON boolean, not a string); got {_short(na)}")
+        dtype = d.get("dtype", "float64" if kind == "numeric" else "object")
+        if not isinstance(dtype, str) or not _known_dtype(dtype):
+            raise DomainError(f"{where}: \"dtype\" must be a pandas dtype name such as \"object\", \"int64\", "
+                              f"\"float64\", \"bool\" or \"string\"; got {_short(dtype)}")
+        if kind == "numeric":
+            edges = d.get("edges")
+            if not isinstance(edges, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in edges):
+                raise DomainError(f"{where}: \"edges\" must be a list of numbers (the public bin edges); got {_short(edges)}")
+            return numeric_attribute(name, tuple(float(x) for x in edges), na=na, dtype=dtype)
+        levels = d.get("levels")
+        if not isinstance(levels, list) or not all(isinstance(v, (str, int, float, bool)) for v in levels):
+            raise DomainError(f"{where}: \"levels\" must be a list of values (strings or numbers), not {_short(levels)}")
+        if not levels and not na:
+            raise DomainError(f"{where}: no levels; list the attribute's public levels")
+        if any(isinstance(v, float) and not math.isfinite(v) for v in levels):
+            raise DomainError(f"{where}: a level is not a finite number; use \"na\": true for missing values")
+        if _dtype_kind(dtype) == "b" and not all(isinstance(v, bool) for v in levels):
+            raise DomainError(f"{where}: \"dtype\": \"bool\" needs true/false levels; got {_short(levels)}. "
+                              "Use \"dtype\": \"object\" for text levels")
+        return cls(name, "categorical", tuple(levels), na, None, dtype)
 
     # -- encoding -------------------------------------------------------------------
     def encode(self, s: pd.Series) -> np.ndarray:
@@ -215,6 +243,14 @@ class Attribute:
         has_na = bool(is_na.any())
         levels = _cast(pd.Series(list(self.levels) + ([None] if has_na else []), dtype=object), self.dtype, has_na)
         return levels.take(np.where(is_na, len(self.levels), codes)).reset_index(drop=True)
+
+
+def _known_dtype(dtype: str) -> bool:
+    try:
+        pd.api.types.pandas_dtype(dtype)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _dtype_kind(dtype: str) -> str:
@@ -343,28 +379,69 @@ class Domain:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, d: Mapping, declared: bool = True) -> "Domain":
-        if not isinstance(d, Mapping) or "attributes" not in d:
+    def from_dict(cls, d: Mapping, declared: bool | None = None) -> "Domain":
+        """Build from a parsed domain file. ``declared=None`` honours the file's own
+        ``source``: a file written by ``python -m dpcore domain`` says it was inferred
+        and stays inferred (NOT DP) until the curator reviews it and sets
+        ``"source": "declared"``; a hand-written file without ``source`` is a declaration."""
+        if not isinstance(d, Mapping) or not isinstance(d.get("attributes"), list):
             raise DomainError("domain file: expected a JSON object with an \"attributes\" list")
+        if not d["attributes"]:
+            raise DomainError("domain file: the \"attributes\" list is empty; declare at least one attribute")
         attrs = tuple(Attribute.from_dict(a) for a in d["attributes"])
-        return cls(attrs, DECLARED if declared else d.get("source", INFERRED))
+        if declared is None:
+            src = d.get("source", DECLARED)
+            if not isinstance(src, str):
+                raise DomainError(f"domain file: \"source\" must be a string; got {_short(src)}")
+            declared = src.strip().lower() in (DECLARED, "declared")
+            if not declared and src != INFERRED:
+                raise DomainError(f"domain file: \"source\" must be \"declared\" (reviewed by the curator) or "
+                                  f"\"{INFERRED}\"; got {_short(src)}")
+        return cls(attrs, DECLARED if declared else INFERRED)
 
     @classmethod
-    def from_json(cls, text: str, declared: bool = True) -> "Domain":
+    def from_json(cls, text: str, declared: bool | None = None) -> "Domain":
+        if len(text) > MAX_DOMAIN_CHARS:
+            raise DomainError(f"domain file is too large ({len(text):,} characters; at most {MAX_DOMAIN_CHARS:,})")
         try:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DomainError(f"domain file is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+            raise DomainError(f"domain file is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        except RecursionError:
+            raise DomainError("domain file is nested too deeply to be a domain; check its structure") from None
         return cls.from_dict(d, declared=declared)
 
     @classmethod
     def load(cls, path) -> "Domain":
-        """Read ``domain.json``; passing a file is the curator's declaration that it is public."""
+        """Read ``domain.json`` (UTF-8, or UTF-16 with a byte-order mark), honouring its ``source``."""
         try:
-            with open(path, encoding="utf-8") as fh:
-                return cls.from_json(fh.read(), declared=True)
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_DOMAIN_CHARS * 4 + 1)
         except OSError as exc:
             raise DomainError(f"cannot read domain file '{path}': {exc.strerror}") from None
+        return cls.from_json(decode_text(raw, f"domain file '{path}'"))
+
+
+#: Domain files above this are refused (a real domain is a few kB).
+MAX_DOMAIN_CHARS = 20_000_000
+
+
+def decode_text(raw: bytes, what: str) -> str:
+    """UTF-8 (with or without BOM), or UTF-16 with its BOM; anything else is a clear error."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            raise DomainError(f"{what} claims UTF-16 but does not decode; save it as UTF-8") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DomainError(f"{what} is not UTF-8 text; save it as UTF-8") from None
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def check_table(df: pd.DataFrame) -> None:

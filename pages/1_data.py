@@ -227,14 +227,16 @@ with ui.guarded("the domain"):
         if dom is not None:
             st.download_button("Download domain.json", dom.to_json(), "domain.json", "application/json",
                                help="Save, review and publish the domain; upload it again to declare it.")
-        up = st.file_uploader("Upload domain.json (declares it public)", type=["json"], key="w_domain_upload",
-                              help="A domain file you reviewed: uploading it is your declaration that it is public.")
+        up = st.file_uploader("Upload domain.json", type=["json"], key="w_domain_upload",
+                              help="A domain file you reviewed and marked \"source\": \"declared\" is taken as your "
+                                   "declaration that it is public; a file still marked inferred must be confirmed here.")
         if up is not None and s.get("_domain_upload_id") != getattr(up, "file_id", up.name):
             s["_domain_upload_id"] = getattr(up, "file_id", up.name)
             try:
-                new = dpcore.Domain.from_json(up.getvalue().decode("utf-8", errors="replace"), declared=True)
+                # the file's own "source" decides: an inferred file uploaded back still needs confirming
+                new = dpcore.Domain.from_json(dpcore.domain.decode_text(up.getvalue(), "the domain file"))
                 s["domain_override"] = new.to_json()
-                s["domain_confirmed"] = True
+                s["domain_confirmed"] = not new.inferred
                 s.pop("domain_upload_error", None)
             except dpcore.DPCoreError as exc:
                 s["domain_upload_error"] = str(exc)

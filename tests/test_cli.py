@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore import domain as dpcore_domain
+
 from dpcore.cli import main
 from dpcore.datasets import load_sd2011, sd2011_extract
 
@@ -71,6 +73,14 @@ def test_synth_writes_sets_and_manifest(small_csv, tmp_path, capsys):
 def test_declared_domain_and_order_give_dp_release(small_csv, tmp_path, capsys):
     dom = tmp_path / "domain.json"
     assert run(["domain", small_csv, "--out", dom], capsys)[0] == 0
+    # [privacy-audit]: the inferred file passed straight back stays inferred: NOT DP
+    code, stdout, _ = run(["synth", small_csv, "--out", tmp_path / "x", "--domain", dom, "--order", "a;b,c"], capsys)
+    assert code == 0 and "DP: NO" in stdout and "inferred" in stdout
+    assert json.loads((tmp_path / "x" / "manifest.json").read_text())["dp"] is False
+    # the curator's review ends by marking the file declared
+    d = json.loads(dom.read_text())
+    d["source"] = "declared"
+    dom.write_text(json.dumps(d))
     out = tmp_path / "o"
     code, stdout, _ = run(["synth", small_csv, "--out", out, "--domain", dom, "--order", "a;b,c", "--seed", 2], capsys)
     assert code == 0 and "DP: yes" in stdout
@@ -199,6 +209,7 @@ def test_s7_end_to_end_through_python_m(s7, tmp_path):
     dom = tmp_path / "domain.json"
     subprocess.run([sys.executable, "-m", "dpcore", "domain", str(src), "--out", str(dom)], check=True, env=env,
                    capture_output=True)
+    dom.write_text(dom.read_text(encoding="utf-8").replace(dpcore_domain.INFERRED, "declared"), encoding="utf-8")
     res = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / "o"), "--epsilon", "1",
                           "--sets", "2", "--seed", "3", "--domain", str(dom)], env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

@@ -40,13 +40,14 @@ def test_json_round_trip(table):
     dom = infer_domain(table, numeric=NUMERIC)
     text = dom.to_json()
     json.loads(text)  # valid JSON
-    back = Domain.from_json(text)
+    back = Domain.from_json(text, declared=True)
     assert back.attributes == dom.attributes
     assert back.names == dom.names and back.shape == dom.shape
-    # loading a file is the curator's declaration; the inferred original is not declared
+    # an explicit declaration declares; otherwise the file's own source is honoured
     assert dom.source == INFERRED and dom.inferred
     assert back.source == DECLARED and not back.inferred
     assert Domain.from_json(text, declared=False).source == INFERRED
+    assert Domain.from_json(text).source == INFERRED
     # level types survive: ints stay ints, bools stay bools
     assert back["i"].levels == (-2, -1, 0, 1, 2)
     assert back["b"].levels == (False, True)
@@ -55,12 +56,21 @@ def test_json_round_trip(table):
     np.testing.assert_array_equal(back.encode(table), dom.encode(table))
 
 
-def test_domain_file_load_is_declared(tmp_path, table):
+def test_domain_file_load_honours_its_source(tmp_path, table):
+    """[privacy-audit]: an inferred domain passed back became "declared" (DP: yes with the
+    data's exact min and max as bin edges). The file's own source now decides."""
     dom = infer_domain(table, numeric=NUMERIC)
     p = tmp_path / "domain.json"
     p.write_text(dom.to_json(), encoding="utf-8")
     loaded = Domain.load(p)
-    assert loaded.source == DECLARED and loaded.attributes == dom.attributes
+    assert loaded.source == INFERRED and loaded.attributes == dom.attributes
+    d = json.loads(dom.to_json())
+    d["source"] = "declared"
+    p.write_text(json.dumps(d), encoding="utf-8")
+    assert Domain.load(p).source == DECLARED
+    del d["source"]  # a hand-written file without a source is the curator's declaration
+    p.write_text(json.dumps(d), encoding="utf-16")
+    assert Domain.load(p).source == DECLARED
     with pytest.raises(DomainError, match="cannot read domain file"):
         Domain.load(tmp_path / "nope.json")
 
@@ -75,7 +85,18 @@ def test_declared_changes_only_the_source(table):
 @pytest.mark.parametrize("text,match", [
     ("{not json", "not valid JSON"),
     ('{"levels": []}', "attributes"),
-    ('{"attributes": [{"type": "categorical"}]}', "missing or has a malformed field"),
+    ('{"attributes": [{"type": "categorical"}]}', "no \"name\""),
+    ('{"attributes": null}', "attributes"),
+    ('{"attributes": []}', "empty"),
+    ('{"attributes": [{"name": "a", "levels": ["x"], "na": "false"}]}', "JSON boolean"),
+    ('{"attributes": [{"name": "a", "levels": "uv"}]}', "must be a list"),
+    ('{"attributes": [{"name": "a", "levels": ["u", "v"], "dtype": "bool"}]}', "true/false levels"),
+    ('{"attributes": [{"name": "a", "type": "numeric", "edges": ["0", "1"]}]}', "list of numbers"),
+    ('{"attributes": [{"name": "a", "type": "numeric", "edges": [0, 1e999]}]}', "finite"),
+    ('{"attributes": [{"name": "a", "levels": ["x"], "dtype": "nonsense"}]}', "dtype"),
+    ('{"attributes": [{"name": "a", "levels": ["x"]}], "source": 3}', "source"),
+    ('{"attributes": [{"name": "a", "levels": ["x"], "colour": 1}]}', "unknown key"),
+    ('[' * 100_000 + ']' * 100_000, "nested too deeply|not valid JSON"),
     ('{"attributes": [{"name": "x", "type": "numeric", "edges": [3, 1]}]}', "'x'.*strictly increasing"),
     ('{"attributes": [{"name": "k", "levels": [1, "1"]}]}', "'k'.*duplicates"),
     ('{"attributes": [{"name": "a", "levels": [1, 2]}, {"name": "a", "levels": [3, 4]}]}', "'a'.*more than once"),
