@@ -10,7 +10,7 @@ import pandas as pd
 from . import hierarchy as H
 from .budget import Ledger, check_epsilon
 from .domain import DECLARED, Domain, check_table, infer_domain
-from .errors import DomainError, OptionError, ResourceError
+from .errors import DomainError, OptionError, ResourceError, whole_number
 from .mechanisms import DiscreteLaplace
 from .neighbours import (ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, ReleaseContext,
                          check_count_share, check_neighbours)
@@ -47,12 +47,7 @@ def _encode(dom: Domain, data: pd.DataFrame) -> np.ndarray:
 def _rng(seed) -> tuple[np.random.Generator, int]:
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
-    try:
-        seed = int(seed)
-    except (TypeError, ValueError):
-        raise OptionError(f"seed must be a whole number; got {seed!r}") from None
-    if seed < 0:
-        raise OptionError(f"seed must be ≥ 0; got {seed}")
+    seed = whole_number("seed", seed, 0)
     return np.random.default_rng(seed), seed
 
 

@@ -18,7 +18,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Iterator
 
-from .errors import OptionError
+from .errors import OptionError, whole_number
 from .neighbours import ADD_REMOVE, REPLACE, _LABELS
 
 UNBOUNDED = _LABELS[ADD_REMOVE]
@@ -119,7 +119,7 @@ MIN_EPSILON = 1e-9
 
 def check_epsilon(epsilon) -> float:
     """ε must be a finite number ≥ MIN_EPSILON (a bool is not a number here)."""
-    if isinstance(epsilon, bool):
+    if isinstance(epsilon, (bool, str, bytes)):
         raise OptionError(f"epsilon must be a number, not {epsilon!r}")
     try:
         e = float(epsilon)
@@ -195,8 +195,7 @@ def allocate_budget(
     c_l(1−r)ε/m. Nodes of one layer are disjoint, so each layer's charge is paid once.
     """
     eps = check_epsilon(epsilon)
-    if int(m) != m or m < 1:
-        raise OptionError(f"the number of synthetic sets m must be a whole number ≥ 1; got {m!r}")
+    whole_number("the number of synthetic sets m", m, 1)
     if not (isinstance(r, (int, float)) and math.isfinite(r) and 0 <= r < 1):
         raise OptionError(f"r, the share of ε spent on choosing the tree, must be in [0, 1); got {r!r}")
     if n_selection_layers == 0 and r > 0:

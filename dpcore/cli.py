@@ -14,6 +14,7 @@ from .api import METHODS, MarginPreview, preview, synthesize
 from .domain import Domain, infer_domain
 from .errors import DPCoreError, OptionError
 from .io import read_table
+from .release import check_out_dir
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,6 +72,7 @@ def _load(args):
 
 
 def cmd_synth(args) -> int:
+    check_out_dir(args.out)  # before any ε is spent
     df, domain = _load(args)
     opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
     rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,

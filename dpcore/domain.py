@@ -444,14 +444,24 @@ def _short(value, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+#: Bound on the attributes of one table: releases and evaluations do work that grows
+#: with the number of attribute pairs; real tables have 15 to 40 attributes.
+MAX_ATTRIBUTES = 1000
+
+
 def check_table(df: pd.DataFrame) -> None:
     """Refuse tables that cannot be synthesised, with a message naming the problem."""
     if df.shape[1] == 0:
         raise InputError("the table has no columns; check the file's header line and delimiter")
     if len(df) == 0:
         raise InputError("the table has a header but no rows; upload a file with data")
+    if df.shape[1] > MAX_ATTRIBUTES:
+        raise InputError(
+            f"the table has {df.shape[1]:,} columns; dpcore works with at most {MAX_ATTRIBUTES} attributes. "
+            "Select the columns to release (drop identifiers and free text) and try again"
+        )
     cols = [str(c) for c in df.columns]
-    dup = sorted({c for c in cols if cols.count(c) > 1})
+    dup = sorted(set(c for c in cols if cols.count(c) > 1)) if len(set(cols)) != len(cols) else []
     if dup:
         raise InputError(f"duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")
 

@@ -24,3 +24,27 @@ class OptionError(DPCoreError):
 
 class ResourceError(DPCoreError):
     """The requested release would not fit in memory on this machine."""
+
+
+def whole_number(name: str, value, lo: int | None = None, hi: int | None = None, hint: str = "") -> int:
+    """``value`` as an int, or an :class:`OptionError` naming ``name``.
+
+    Accepts Python and numpy integers and integral floats (2.0); rejects booleans,
+    strings, fractions, NaN and infinities, so nothing is silently coerced.
+    """
+    import numbers
+
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if ok:
+        try:
+            ok = float(value).is_integer() if not isinstance(value, numbers.Integral) else True
+        except (OverflowError, ValueError):
+            ok = False
+    rng = ("" if lo is None and hi is None else
+           f" ≥ {lo}" if hi is None else f" from {lo} to {hi}" if lo is not None else f" ≤ {hi}")
+    if not ok:
+        raise OptionError(f"{name} must be a whole number{rng}; got {value!r}{hint}")
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise OptionError(f"{name} must be a whole number{rng}; got {value!r}{hint}")
+    return v

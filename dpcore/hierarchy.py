@@ -196,8 +196,8 @@ def build_tree(
     total = int(sum(sizes[leaf_group.ravel()])) if len(fixed) else 0
     if total > max_cells:
         raise ResourceError(
-            f"the leaf layer would have {total:,} cells (limit {max_cells:,}, about "
-            f"{total * BYTES_PER_LEAF_CELL / 2**30:.1f} GB); drop attributes with many levels "
+            f"the leaf layer would have {big_count(total)} cells (limit {max_cells:,}, about "
+            f"{big_count(total * BYTES_PER_LEAF_CELL // 2**30)} GB); drop attributes with many levels "
             f"({', '.join(_largest(names, shape))}) or coarsen their bins"
         )
     leaf_sizes = np.array([int(sizes[g]) for g in leaf_group.ravel()], dtype=np.int64)
@@ -208,6 +208,13 @@ def build_tree(
 def _largest(names, shape, k: int = 3) -> list[str]:
     order = np.argsort(shape)[::-1][:k]
     return [f"{names[j]} ({shape[j]} levels)" for j in order]
+
+
+def big_count(n: int) -> str:
+    """A possibly astronomically large exact int for a message ("2,000" or "about 10^602"):
+    formatting it as a float would overflow."""
+    n = int(n)
+    return f"{n:,}" if n < 10**15 else f"about 10^{len(str(n)) - 1}"
 
 
 def estimate_cells(shape: Sequence[int]) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .errors import OptionError
+from .errors import OptionError, whole_number
 
 ADD_REMOVE = "add_remove"
 REPLACE = "replace"
@@ -49,12 +49,7 @@ class Neighbours:
 
     def __post_init__(self):
         check_neighbours(self.notion)
-        m = self.max_records
-        if isinstance(m, bool) or not isinstance(m, (int,)) and not (hasattr(m, "is_integer") and float(m).is_integer()):
-            raise OptionError(f"max_records must be a whole number ≥ 1; got {m!r}")
-        if not 1 <= int(m) <= 10**15:
-            raise OptionError(f"max_records must be a whole number from 1 to 10^15; got {m!r}")
-        object.__setattr__(self, "max_records", int(m))
+        object.__setattr__(self, "max_records", whole_number("max_records", self.max_records, 1, 10**15))
 
     @property
     def n_public(self) -> bool:

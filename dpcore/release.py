@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,13 +70,15 @@ class Release:
         return out
 
     def manifest_json(self, private: bool = False) -> str:
-        """The manifest as strict JSON text (no NaN), as written to ``manifest.json``."""
-        return json.dumps(self.manifest(private), indent=2, ensure_ascii=False, default=_json_default)
+        """The manifest as strict JSON text, as written to ``manifest.json``: a non-finite
+        number (an infinite noise variance, a diverged diagnostic) is written as the string
+        "inf", "-inf" or "nan", never as the non-JSON tokens Infinity / NaN."""
+        return json.dumps(strict_json(self.manifest(private)), indent=2, ensure_ascii=False, allow_nan=False,
+                          default=_json_default)
 
     def write(self, out_dir) -> list[Path]:
         """Write ``synthetic_1.csv … synthetic_m.csv`` and ``manifest.json`` (published form)."""
-        d = Path(out_dir)
-        d.mkdir(parents=True, exist_ok=True)
+        d = prepare_out_dir(out_dir)
         paths = []
         for i, s in enumerate(self.sets, 1):
             p = d / f"synthetic_{i}.csv"
@@ -85,6 +88,51 @@ class Release:
         mp.write_text(self.manifest_json(), encoding="utf-8")
         paths.append(mp)
         return paths
+
+
+def check_out_dir(out_dir) -> Path:
+    """An :class:`~dpcore.errors.InputError` unless ``out_dir`` is, or can be created as,
+    a writable folder. Creates nothing: the CLI calls it BEFORE a release, so no ε is
+    spent on a release that cannot be written."""
+    from .errors import InputError
+
+    d = Path(out_dir)
+    for part in [d, *d.parents]:
+        if part.exists():
+            if not part.is_dir():
+                raise InputError(f"--out '{out_dir}': '{part}' is a file, not a folder; choose a folder for the release")
+            if not os.access(part, os.W_OK | os.X_OK):
+                raise InputError(f"--out '{out_dir}': '{part}' is not writable; choose a writable folder")
+            break
+    return d
+
+
+def prepare_out_dir(out_dir) -> Path:
+    """Create the output folder (after :func:`check_out_dir`), or a clear InputError."""
+    from .errors import InputError
+
+    d = check_out_dir(out_dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out '{out_dir}': cannot create the folder ({exc.strerror}); choose a writable folder") from None
+    return d
+
+
+def strict_json(obj):
+    """``obj`` with every non-finite float replaced by its string name (JSON has no inf/NaN)."""
+    if isinstance(obj, dict):
+        return {k: strict_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict_json(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        try:
+            obj = obj.item()
+        except (TypeError, ValueError):
+            return obj
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    return obj
 
 
 def _json_default(o):

@@ -222,3 +222,13 @@ def test_s7_end_to_end_through_python_m(s7, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / "x"), "--epsilon", "0"],
                          env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("make_out", [lambda t: t / "f.csv" / "x", lambda t: t / "f.csv"])
+def test_out_inside_a_file_is_refused_before_any_release(small_csv, tmp_path, capsys, make_out):
+    """[privacy-audit]: `--out` inside a file ended in "unexpected NotADirectoryError" after the release ran."""
+    (tmp_path / "f.csv").write_text("x\n")
+    code = main(["synth", str(small_csv), "--out", str(make_out(tmp_path))])
+    err = capsys.readouterr().err
+    assert code == 2 and "is a file, not a folder" in err and "unexpected" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -384,8 +384,10 @@ def test_inferred_domain_is_not_dp(small):
 def test_declared_domain_with_private_selection_is_dp(small):
     rel = dpcore.synthesize(small, epsilon=1, seed=1, domain=dpcore.infer_domain(small).declared(), select="mosda")
     assert rel.dp is True and "ε = 1" in rel.dp_reason
-    # a domain passed as a dict (as from domain.json) counts as declared
+    # a domain passed as a dict keeps its own source: an inferred one stays NOT DP ([privacy-audit])
     rel = dpcore.synthesize(small, epsilon=1, seed=1, domain=dpcore.infer_domain(small).to_dict())
+    assert rel.dp is False and "inferred" in rel.dp_reason
+    rel = dpcore.synthesize(small, epsilon=1, seed=1, domain=dpcore.infer_domain(small).declared().to_dict())
     assert rel.dp is True
 
 

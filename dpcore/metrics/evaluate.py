@@ -166,6 +166,9 @@ def evaluate(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
 
     **Not differentially private**: this reads the original data (curator-only).
     """
+    from dpcore.domain import check_table
+
+    check_table(orig)  # bounded work: at most MAX_ATTRIBUTES attributes (pairwise measures)
     syns = _as_list(syns)
     means, per_set, extra = compute_measures(orig, syns, measures, specks_model, seed)
     out: dict = {"m": len(syns), "n_orig": int(len(orig)), "n_syn": [int(len(s)) for s in syns]}

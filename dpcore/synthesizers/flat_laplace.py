@@ -16,7 +16,7 @@ import numpy as np
 from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, ResourceError
-from ..hierarchy import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS
+from ..hierarchy import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice
@@ -66,7 +66,8 @@ def check_cells(domain: Domain, max_cells: int) -> int:
     if cells > max_cells:
         big = sorted(domain.attributes, key=lambda a: -a.size)[:3]
         raise ResourceError(
-            f"the full cross-tabulation has {cells:,} cells (limit {max_cells:,}, about {cells * BYTES_PER_LEAF_CELL / 2**30:.1f} GB); "
+            f"the full cross-tabulation has {big_count(cells)} cells (limit {max_cells:,}, about "
+            f"{big_count(cells * BYTES_PER_LEAF_CELL // 2**30)} GB); "
             f"drop attributes with many levels ({', '.join(f'{a.name} ({a.size} levels)' for a in big)}) or coarsen their bins"
         )
     return cells

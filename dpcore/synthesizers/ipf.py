@@ -68,7 +68,7 @@ import scipy.sparse as sp
 
 from ..budget import Ledger
 from ..domain import Domain
-from ..errors import OptionError
+from ..errors import OptionError, whole_number
 from ..hierarchy import DEFAULT_MAX_CELLS
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
@@ -175,11 +175,9 @@ def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol <= 0:
         raise OptionError(f"tol must be a number > 0 (largest change of a fitted cell count per IPF sweep); got {tol!r}. synthpop uses 1e-3")
     max_iter = opts.get("max_iter", 5000)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, float)) or int(max_iter) != max_iter or max_iter < 1:
-        raise OptionError(f"max_iter must be a whole number ≥ 1 (IPF sweeps); got {max_iter!r}")
+    max_iter = whole_number("max_iter", max_iter, 1, None, " (IPF sweeps)")
     max_cells = opts.get("max_cells", DEFAULT_MAX_CELLS)
-    if isinstance(max_cells, bool) or not isinstance(max_cells, (int, float)) or int(max_cells) != max_cells or max_cells < 1:
-        raise OptionError(f"max_cells must be a whole number ≥ 1; got {max_cells!r}")
+    max_cells = whole_number("max_cells", max_cells, 1)
     return IpfOptions(
         margins=margins,
         prior=prior,

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from ..budget import check_epsilon
 from ..domain import Domain
-from ..errors import OptionError
+from ..errors import OptionError, whole_number
 from ..selection import UTILITIES
 
 SELECTIONS = ("mosda", "lesda", "random", "nonprivate", "user")
@@ -54,10 +54,12 @@ def check_backend(backend: str, noise: str) -> str:
     return backend
 
 
+#: More sets than this split ε so thinly that each is noise, and the work is unbounded.
+MAX_SETS = 1000
+
+
 def check_sets(m) -> int:
-    if isinstance(m, bool) or not isinstance(m, (int, float)) or int(m) != m or m < 1:
-        raise OptionError(f"the number of synthetic sets m must be a whole number ≥ 1; got {m!r}")
-    return int(m)
+    return whole_number("the number of synthetic sets m (sets, --sets)", m, 1, MAX_SETS)
 
 
 @dataclass(frozen=True)
@@ -113,9 +115,7 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
             raise OptionError(f"the order has {len(order)} layers but layers={layers}; drop one of them or make them agree")
         layers = len(order)
     layers = 2 if layers is None else layers
-    if isinstance(layers, bool) or not isinstance(layers, (int, float)) or int(layers) != layers or not 1 <= layers <= p:
-        raise OptionError(f"the number of layers L must be a whole number from 1 to {p} (the number of attributes); got {layers!r}")
-    layers = int(layers)
+    layers = whole_number("the number of layers L (layers, --layers)", layers, 1, p, " (at most the number of attributes)")
 
     r = opts.get("r")
     n_sel = min(layers, p - 1) if select in PRIVATE_SELECTIONS else 0

@@ -66,7 +66,7 @@ import numpy as np
 
 from ..budget import Ledger
 from ..domain import Domain
-from ..errors import OptionError, ResourceError
+from ..errors import OptionError, ResourceError, whole_number
 from ..hierarchy import DEFAULT_MAX_CELLS
 from ..mechanisms import ExponentialMechanism, noise_for
 from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
@@ -91,9 +91,7 @@ class PrivBayesOptions:
 
 
 def _whole(name, value, lo, hint=""):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer)) or int(value) != value or value < lo:
-        raise OptionError(f"{name} must be a whole number ≥ {lo}; got {value!r}{hint}")
-    return int(value)
+    return whole_number(name, value, lo, None, hint)
 
 
 def resolve(domain: Domain, method: str = "privbayes", **opts) -> PrivBayesOptions:
