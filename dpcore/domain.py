@@ -51,6 +51,9 @@ def _series_keys(s: pd.Series) -> np.ndarray:
     v = s.dropna()
     if pd.api.types.is_bool_dtype(v.dtype):
         return v.astype(bool).astype(str).to_numpy(dtype=object)
+    if pd.api.types.is_integer_dtype(v.dtype):
+        # exact: integers above 2^53 must not pass through float64 (…678 and …679 stay apart)
+        return v.astype("int64").astype(str).to_numpy(dtype=object)
     if pd.api.types.is_numeric_dtype(v.dtype):
         f = v.astype(float).to_numpy()
         out = f.astype(object)

@@ -31,8 +31,10 @@ def _on_upload():
     f = s.get("w_upload")
     if f is None:
         return
+    # the whole load, set_data included, is guarded: a callback must never raise into the page
     try:
         df = ui.read_upload(f.getvalue(), f.name)
+        ui.set_data(df, f"upload: {f.name}")
     except dpcore.DPCoreError as exc:
         s["upload_error"] = str(exc)
         return
@@ -41,7 +43,6 @@ def _on_upload():
                              "with a header line, or as Parquet, and upload it again.")
         return
     s.pop("upload_error", None)
-    ui.set_data(df, f"upload: {f.name}")
 
 
 with ui.guarded("loading data"):
