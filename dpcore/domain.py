@@ -156,7 +156,13 @@ class Attribute:
             edges = d.get("edges")
             if not isinstance(edges, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in edges):
                 raise DomainError(f"{where}: \"edges\" must be a list of numbers (the public bin edges); got {_short(edges)}")
-            return numeric_attribute(name, tuple(float(x) for x in edges), na=na, dtype=dtype)
+            try:
+                floats = tuple(float(x) for x in edges)
+            except OverflowError:
+                raise DomainError(f"{where}: an edge is too large for a number; give finite bin edges") from None
+            if _dtype_kind(dtype) not in "iuf":
+                raise DomainError(f"{where}: a numeric attribute has \"dtype\" \"int64\" or \"float64\"; got {_short(dtype)}")
+            return numeric_attribute(name, floats, na=na, dtype=dtype)
         levels = d.get("levels")
         if not isinstance(levels, list) or not all(isinstance(v, (str, int, float, bool)) for v in levels):
             raise DomainError(f"{where}: \"levels\" must be a list of values (strings or numbers), not {_short(levels)}")
@@ -164,9 +170,21 @@ class Attribute:
             raise DomainError(f"{where}: no levels; list the attribute's public levels")
         if any(isinstance(v, float) and not math.isfinite(v) for v in levels):
             raise DomainError(f"{where}: a level is not a finite number; use \"na\": true for missing values")
-        if _dtype_kind(dtype) == "b" and not all(isinstance(v, bool) for v in levels):
+        kind_letter = _dtype_kind(dtype)
+        if kind_letter == "b" and not all(isinstance(v, bool) for v in levels):
             raise DomainError(f"{where}: \"dtype\": \"bool\" needs true/false levels; got {_short(levels)}. "
                               "Use \"dtype\": \"object\" for text levels")
+        # the dtype decides how synthetic values are written back: it must hold the levels exactly
+        if kind_letter in "iu" and not all(isinstance(v, int) and not isinstance(v, bool) and -2**63 <= v < 2**63
+                                           for v in levels):
+            raise DomainError(f"{where}: \"dtype\": {_short(dtype)} needs whole-number levels within 64 bits; got "
+                              f"{_short(levels)}. Use \"dtype\": \"object\" for text levels")
+        if kind_letter == "f" and not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in levels):
+            raise DomainError(f"{where}: \"dtype\": {_short(dtype)} needs number levels; got {_short(levels)}. "
+                              "Use \"dtype\": \"object\" for text levels")
+        if kind_letter not in "iufbOU":
+            raise DomainError(f"{where}: \"dtype\" {_short(dtype)} is not a column type dpcore writes back; "
+                              "use \"object\" (text), \"int64\", \"float64\" or \"bool\"")
         return cls(name, "categorical", tuple(levels), na, None, dtype)
 
     # -- encoding -------------------------------------------------------------------
@@ -412,6 +430,9 @@ class Domain:
             raise DomainError(f"domain file is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
         except RecursionError:
             raise DomainError("domain file is nested too deeply to be a domain; check its structure") from None
+        except ValueError:  # an integer literal with thousands of digits
+            raise DomainError("domain file holds a number with too many digits to read; "
+                              "write such levels as strings and edges as ordinary numbers") from None
         return cls.from_dict(d, declared=declared)
 
     @classmethod
@@ -429,17 +450,26 @@ class Domain:
 MAX_DOMAIN_CHARS = 20_000_000
 
 
-def decode_text(raw: bytes, what: str) -> str:
-    """UTF-8 (with or without BOM), or UTF-16 with its BOM; anything else is a clear error."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return raw.decode("utf-16")
-        except UnicodeDecodeError:
-            raise DomainError(f"{what} claims UTF-16 but does not decode; save it as UTF-8") from None
+def decode_text(raw: bytes, what: str, error: type = DomainError) -> str:
+    """UTF-8 (with or without BOM), or UTF-16/UTF-32 with its BOM; anything else is a clear ``error``.
+
+    NUL bytes in text that is not UTF-16/32 mean UTF-16 without a BOM or a binary file:
+    refused rather than read as one garbled column.
+    """
+    for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+                       (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if raw.startswith(bom):
+            try:
+                return raw.decode(codec)
+            except UnicodeDecodeError:
+                raise error(f"{what} claims {codec.upper()} but does not decode; save it as UTF-8") from None
+    if b"\x00" in raw:
+        raise error(f"{what} contains NUL bytes: it is UTF-16 without a byte-order mark or not text at all; "
+                    "save it as UTF-8")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise DomainError(f"{what} is not UTF-8 text; save it as UTF-8") from None
+        raise error(f"{what} is not UTF-8 text; save it as UTF-8") from None
 
 
 def _short(value, limit: int = 60) -> str:

@@ -197,7 +197,7 @@ def build_tree(
     if total > max_cells:
         raise ResourceError(
             f"the leaf layer would have {big_count(total)} cells (limit {max_cells:,}, about "
-            f"{big_count(total * BYTES_PER_LEAF_CELL // 2**30)} GB); drop attributes with many levels "
+            f"{big_count(total * BYTES_PER_LEAF_CELL // 2**30).removeprefix('about ')} GB); drop attributes with many levels "
             f"({', '.join(_largest(names, shape))}) or coarsen their bins"
         )
     leaf_sizes = np.array([int(sizes[g]) for g in leaf_group.ravel()], dtype=np.int64)

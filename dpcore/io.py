@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .domain import check_table
+from .domain import check_table, decode_text
 from .errors import InputError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -46,16 +46,8 @@ _SNIFF_LINES = 50
 
 
 def decode_bytes(data: bytes, name: str) -> str:
-    """UTF-8 (BOM or not) or UTF-16 with its BOM; anything else is a clear error."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError:
-            raise InputError(f"{name} claims UTF-16 but does not decode; save it as UTF-8 CSV") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{name} is not UTF-8 text; save it as UTF-8 CSV (or Parquet) and try again") from None
+    """UTF-8 (BOM or not) or UTF-16/32 with its BOM; anything else is a clear error."""
+    return decode_text(data, name, InputError)
 
 
 def sniff_delimiter(text: str, name: str) -> str:
@@ -131,7 +123,16 @@ def read_csv_bytes(data: bytes, name: str = "the file", sep: str | None = None) 
         raise InputError(f"{name} is empty; upload a CSV with a header line and at least one row")
     if sep is None:
         sep = sniff_delimiter(text.lstrip("\r\n"), name)
+    elif sep not in DELIMITERS:
+        raise InputError(f"delimiter {sep!r} is not supported; use one of {', '.join(map(repr, DELIMITERS))}")
     header, rows = _rows(text, sep, name)
+    others = [DELIMITERS[d] for d in DELIMITERS if d != sep and d in header[0]]
+    if len(header) == 1 and others:
+        # one column whose name holds another delimiter: the file was split wrongly, not a 1-attribute table
+        raise InputError(
+            f"{name} was read as {DELIMITERS[sep]}-separated into one column named {header[0][:60]!r}, which contains "
+            f"a {others[0]}; save the file with one unquoted delimiter in the header (comma-separated is standard)"
+        )
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
         raise InputError(f"{name} has duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..budget import Ledger
 from ..domain import Domain
-from ..errors import OptionError, ResourceError
+from ..errors import OptionError, ResourceError, whole_number
 from ..hierarchy import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
@@ -45,7 +45,7 @@ def resolve(domain: Domain, method: str = "flat_laplace", **opts) -> FlatOptions
         raise OptionError(f"prior must be a number ≥ 0 (synthpop's priorn, spread over cells); got {prior!r}")
     zeros = tuple(_zero_cell(domain, z) for z in opts.get("structural_zeros", ()))
     return FlatOptions(prior, zeros, _choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),
-                       _choice("noise", opts.get("noise", "discrete_laplace"), NOISE), int(opts.get("max_cells", DEFAULT_MAX_CELLS)))
+                       _choice("noise", opts.get("noise", "discrete_laplace"), NOISE), whole_number("max_cells", opts.get("max_cells", DEFAULT_MAX_CELLS), 1))
 
 
 def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
@@ -67,7 +67,7 @@ def check_cells(domain: Domain, max_cells: int) -> int:
         big = sorted(domain.attributes, key=lambda a: -a.size)[:3]
         raise ResourceError(
             f"the full cross-tabulation has {big_count(cells)} cells (limit {max_cells:,}, about "
-            f"{big_count(cells * BYTES_PER_LEAF_CELL // 2**30)} GB); "
+            f"{big_count(cells * BYTES_PER_LEAF_CELL // 2**30).removeprefix('about ')} GB); "
             f"drop attributes with many levels ({', '.join(f'{a.name} ({a.size} levels)' for a in big)}) or coarsen their bins"
         )
     return cells

@@ -135,8 +135,11 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
 
     allocation = opts.get("allocation", "half")
     if not isinstance(allocation, str):
+        if not isinstance(allocation, (list, tuple)) or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in allocation):
+            raise OptionError(f"allocation must be equal, half or a list of layer weights (numbers); got {allocation!r}")
         allocation = tuple(float(x) for x in allocation)
-    max_cells = int(opts.get("max_cells", StepsOptions.max_cells))
+    max_cells = whole_number("max_cells", opts.get("max_cells", StepsOptions.max_cells), 1)
     return StepsOptions(
         layers=layers,
         order=order,
