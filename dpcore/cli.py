@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .api import METHODS, MarginPreview, preview, synthesize
 from .domain import Domain, infer_domain
-from .errors import DPCoreError, OptionError
+from .errors import DPCoreError, InputError, OptionError, whole_number
 from .io import read_table
 from .release import check_out_dir
 
@@ -73,13 +73,20 @@ def _load(args):
 
 def cmd_synth(args) -> int:
     check_out_dir(args.out)  # before any ε is spent
+    if args.private_manifest:
+        check_out_dir(Path(args.private_manifest).parent, "--private-manifest")
+        if Path(args.private_manifest).is_dir():
+            raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
     df, domain = _load(args)
     opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
     rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
                      **_privacy_options(args), **opts)
     paths = rel.write(args.out)
     if args.private_manifest:
-        Path(args.private_manifest).write_text(json.dumps(rel.manifest(private=True), indent=2, ensure_ascii=False, default=str))
+        try:
+            Path(args.private_manifest).write_text(rel.manifest_json(private=True), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--private-manifest '{args.private_manifest}': cannot write it ({exc.strerror})") from None
     rc = rel.record_count
     print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records "
           f"({'a noisy count: the true count stays private' if rc['noisy'] else 'n, public under replace-one neighbours'}) "
@@ -125,6 +132,13 @@ def cmd_preview(args) -> int:
     return 0
 
 
+def _spec_numbers(spec: str, parts: list[str]) -> list[float]:
+    try:
+        return [float(x) for x in parts]
+    except ValueError:
+        raise OptionError(f"--numeric {spec!r}: edges and bounds must be numbers; write COL=e1,e2,... or COL=lo:hi:bins") from None
+
+
 def cmd_domain(args) -> int:
     df = read_table(args.input)
     numeric = {}
@@ -136,11 +150,15 @@ def cmd_domain(args) -> int:
             parts = rhs.split(":")
             if len(parts) != 3:
                 raise OptionError(f"--numeric {spec!r}: bounds are written lo:hi:bins")
-            numeric[col] = {"bounds": [float(parts[0]), float(parts[1])], "bins": int(parts[2])}
+            lo, hi, bins = _spec_numbers(spec, parts)
+            numeric[col] = {"bounds": [lo, hi], "bins": whole_number(f"--numeric {spec!r}: bins", bins, 1)}
         else:
-            numeric[col] = [float(x) for x in rhs.split(",")]
+            numeric[col] = _spec_numbers(spec, rhs.split(","))
     dom = infer_domain(df, numeric=numeric)
-    Path(args.out).write_text(dom.to_json(), encoding="utf-8")
+    try:
+        Path(args.out).write_text(dom.to_json(), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"--out '{args.out}': cannot write the domain file ({exc.strerror}); choose a writable path") from None
     print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels and edges "
           "(levels and min/max seen in the data leak rare values), then set \"source\": \"declared\" in the file and "
           "pass it with --domain. An unreviewed file keeps every release NOT DP.")

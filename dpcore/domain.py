@@ -15,6 +15,7 @@ Numeric attributes are cut into bins ``[e0,e1), [e1,e2), ..., [e_{k-1}, e_k]``.
 from __future__ import annotations
 
 import json
+import os
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
@@ -57,9 +58,10 @@ def _series_keys(s: pd.Series) -> np.ndarray:
     if pd.api.types.is_numeric_dtype(v.dtype):
         f = v.astype(float).to_numpy()
         out = f.astype(object)
-        integral = np.isfinite(f) & (np.floor(f) == f)
+        # int64 only where the cast is exact; 1e300 and 1e301 must not both become -2^63
+        integral = np.isfinite(f) & (np.floor(f) == f) & (np.abs(f) < 2.0**62)
         out[integral] = f[integral].astype(np.int64).astype(str)
-        out[~integral] = f[~integral].astype(str)
+        out[~integral] = [_key(x) for x in f[~integral]]
         return out
     return v.astype(str).to_numpy(dtype=object)
 
@@ -99,6 +101,12 @@ class Attribute:
                 raise DomainError(
                     f"attribute '{self.name}': numeric bin edges must be at least two finite, strictly increasing numbers; got {e!r}"
                 )
+            if not math.isfinite(e[-1] - e[0]):
+                raise DomainError(f"attribute '{self.name}': bin edges [{e[0]:g}, {e[-1]:g}] span more than a number "
+                                  "can hold; give edges a realistic public range")
+            if _dtype_kind(self.dtype) in "iu" and max(abs(e[0]), abs(e[-1])) > 2**53:
+                raise DomainError(f"attribute '{self.name}' holds whole numbers but its bin edges reach beyond ±2^53, "
+                                  "where values drawn inside a bin are no longer exact; narrow the edges")
             if _dtype_kind(self.dtype) in "iu":
                 # decode draws whole numbers inside each bin: a bin holding none would get a value from the next bin
                 for i, (lo, hi) in enumerate(zip(e, e[1:])):
@@ -438,6 +446,9 @@ class Domain:
     @classmethod
     def load(cls, path) -> "Domain":
         """Read ``domain.json`` (UTF-8, or UTF-16 with a byte-order mark), honouring its ``source``."""
+        if not isinstance(path, (str, os.PathLike)):
+            # an int would be taken by open() as a file descriptor
+            raise DomainError(f"the domain must be a Domain, a dict or the path of a domain.json file; got {path!r}")
         try:
             with open(path, "rb") as fh:
                 raw = fh.read(MAX_DOMAIN_CHARS * 4 + 1)
@@ -530,6 +541,10 @@ def infer_domain(
         has_na = bool(s.isna().any())
         if s.notna().sum() == 0:
             raise DomainError(f"column '{name}' is empty (all values missing); drop it before synthesising")
+        if pd.api.types.is_float_dtype(s.dtype) and np.isinf(s.to_numpy(dtype=float, na_value=np.nan)).any():
+            # an infinite value is neither a level nor inside a bin: refuse it rather than bin or drop it
+            raise DomainError(f"column '{name}' holds infinite values (inf); replace them with a public bound or "
+                              "mark them missing, then try again")
         if name in numeric:
             spec = numeric[name]
             if isinstance(spec, Mapping):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 
@@ -81,7 +82,8 @@ def _rows(text: str, sep: str, name: str) -> tuple[list[str], list[list[str]]]:
     try:
         rows = [r for r in reader if r]
     except csv.Error as exc:
-        raise InputError(f"{name}: malformed CSV at line {reader.line_num} ({exc}); check the quoting") from None
+        raise InputError(f"{name}: malformed CSV near line {reader.line_num}: a quote is not closed or a quoted field "
+                         "is broken; check the quoting") from None
     header = [h.strip() for h in rows[0]]
     width = len(header)
     for i, r in enumerate(rows[1:], 2):
@@ -102,10 +104,18 @@ def _typed_column(values: list[str]) -> pd.Series:
         if all(abs(x) <= _INT64_MAX for x in ints) and not any(_leading_zero(v) for v in present):
             out = pd.array([None if v in NUMERIC_MISSING else int(v) for v in values], dtype="Int64")
             return pd.Series(out).astype("int64") if len(present) == len(values) else pd.Series(out)
-    elif present and all(_FLOAT.match(v) for v in present) and not any(_leading_zero(v) for v in present):
+    elif (present and all(_FLOAT.match(v) for v in present) and not any(_leading_zero(v) for v in present)
+          and all(_exact_float(v) for v in present)):
         return pd.Series([np.nan if v in NUMERIC_MISSING else float(v) for v in values], dtype="float64")
     # text: only the empty field is missing; "NA", "true", "02134" stay as written
     return pd.Series([None if v == "" else v for v in values], dtype=object)
+
+
+def _exact_float(v: str) -> bool:
+    """False for a literal float64 cannot hold: "1e309" (overflows to inf) or "1e-400" (underflows to 0)."""
+    x = float(v)
+    mantissa = v.lower().split("e")[0]
+    return math.isfinite(x) and (x != 0 or not any(c in "123456789" for c in mantissa))
 
 
 def _leading_zero(v: str) -> bool:
@@ -136,6 +146,10 @@ def read_csv_bytes(data: bytes, name: str = "the file", sep: str | None = None) 
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
         raise InputError(f"{name} has duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")
+    odd = [h for h in header if h[:1] in ("\ufeff", "\u200b")]
+    if odd:
+        raise InputError(f"{name}: column name {odd[0]!r} starts with an invisible character (a second byte-order "
+                         "mark?); remove it, or save the file as UTF-8 again")
     if any(h == "" for h in header):
         raise InputError(f"{name} has a column without a name (column {header.index('') + 1}); name every column in the header")
     cols = list(zip(*rows)) if rows else [()] * len(header)

@@ -90,7 +90,7 @@ class Release:
         return paths
 
 
-def check_out_dir(out_dir) -> Path:
+def check_out_dir(out_dir, option: str = "--out") -> Path:
     """An :class:`~dpcore.errors.InputError` unless ``out_dir`` is, or can be created as,
     a writable folder. Creates nothing: the CLI calls it BEFORE a release, so no ε is
     spent on a release that cannot be written."""
@@ -100,9 +100,9 @@ def check_out_dir(out_dir) -> Path:
     for part in [d, *d.parents]:
         if part.exists():
             if not part.is_dir():
-                raise InputError(f"--out '{out_dir}': '{part}' is a file, not a folder; choose a folder for the release")
+                raise InputError(f"{option} '{out_dir}': '{part}' is a file, not a folder; choose a folder for the release")
             if not os.access(part, os.W_OK | os.X_OK):
-                raise InputError(f"--out '{out_dir}': '{part}' is not writable; choose a writable folder")
+                raise InputError(f"{option} '{out_dir}': '{part}' is not writable; choose a writable folder")
             break
     return d
 

@@ -92,3 +92,95 @@ def test_astronomical_cell_counts_are_one_clear_resource_error():
             dpcore.synthesize(wide, method, 1.0, seed=1)
         msg = str(exc.value)
         assert "about 10^" in msg and "about about" not in msg and len(msg.splitlines()) == 1
+
+
+def test_float_literals_that_overflow_or_underflow_keep_the_column_as_text():
+    df = read_csv_bytes(b"v,x\n1e309,a\n2,b\n1e-400,a\n", "f.csv")
+    assert list(df["v"]) == ["1e309", "2", "1e-400"]
+    assert read_csv_bytes(b"v,x\n1e308,a\n0e5,b\n", "f.csv")["v"].dtype == np.float64
+
+
+def test_a_second_byte_order_mark_in_the_header_is_refused():
+    with pytest.raises(InputError, match="invisible character"):
+        read_csv_bytes(b"\xef\xbb\xbf\xef\xbb\xbfa,b\nx,1\n", "b.csv")
+
+
+def test_unclosed_quote_message_is_not_mistaken_for_an_internal_error():
+    with pytest.raises(InputError) as exc:
+        read_csv_bytes(b'a,b\n"x,1\ny,2\n', "q.csv")
+    assert "quote is not closed" in str(exc.value) and "unexpected" not in str(exc.value)
+
+
+def test_huge_integral_floats_stay_distinct_levels():
+    from dpcore.domain import _series_keys
+
+    keys = _series_keys(pd.Series([1e300, 1e301, 3.0, 2.5]))
+    assert len(set(keys)) == 4 and keys[2] == "3" and keys[3] == "2.5"
+
+
+def test_infinite_values_are_refused_when_inferring_a_domain():
+    df = pd.DataFrame({"v": [1.0, float("inf"), 2.0, np.nan], "x": list("abab")})
+    with pytest.raises(DomainError, match="column 'v' holds infinite values"):
+        dpcore.infer_domain(df)
+
+
+@pytest.mark.parametrize("edges,dtype,match", [
+    ([-1e308, 1e308], "float64", "span more than a number can hold"),
+    ([-1e308, 1e308], "int64", "span more than a number can hold"),
+    ([0, 2**60], "int64", "beyond ±2\\^53"),
+])
+def test_numeric_edges_that_decode_cannot_draw_inside_are_refused(edges, dtype, match):
+    attr = '{"name": "age", "type": "numeric", "edges": ' + str(edges) + ', "dtype": "' + dtype + '"}'
+    with pytest.raises(DomainError, match="attribute 'age'.*" + match):
+        Domain.from_json(_domain_json(attr))
+
+
+@pytest.mark.parametrize("value", [np.True_, True, 1e10, 1e308, "1"])
+def test_epsilon_refuses_bools_strings_and_values_above_the_cap(small, value):
+    with pytest.raises(OptionError, match="epsilon"):
+        dpcore.synthesize(small, "steps", value, seed=1)
+
+
+def test_count_share_too_small_for_the_record_count_names_count_share(small):
+    with pytest.raises(OptionError, match="count_share"):
+        dpcore.synthesize(small, "steps", 1.0, seed=1, count_share=1e-300)
+
+
+@pytest.mark.parametrize("order", [3, {"a": 1}, [["a", 1]], [3]])
+def test_order_of_the_wrong_type_is_an_option_error(small, order):
+    with pytest.raises(OptionError, match="order must be"):
+        dpcore.synthesize(small, "steps", 1.0, seed=1, order=order)
+
+
+@pytest.mark.parametrize("domain", [0, 3, [1, 2], 2.5])
+def test_a_domain_that_is_not_a_path_is_refused_not_opened_as_a_file_descriptor(small, domain):
+    with pytest.raises(DomainError, match="the domain must be"):
+        dpcore.synthesize(small, "steps", 1.0, seed=1, domain=domain)
+
+
+@pytest.mark.parametrize("spec,match", [("a=x:y:2", "--numeric 'a=x:y:2': edges and bounds must be numbers"),
+                                        ("a=0:10:2.5", "bins must be a whole number"),
+                                        ("a=0,zz", "must be numbers")])
+def test_cli_domain_numeric_specs_are_one_line_errors(spec, match, tmp_path, capsys):
+    from dpcore.cli import main
+
+    src = tmp_path / "t.csv"
+    src.write_text("a,b\n1,x\n2,y\n")
+    assert main(["domain", str(src), "--out", str(tmp_path / "d.json"), "--numeric", spec]) == 2
+    err = capsys.readouterr().err
+    assert match in err and "unexpected" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv", [["domain", "{src}", "--out", "{src}/d.json"],
+                                  ["synth", "{src}", "--out", "{tmp}/o", "--private-manifest", "{src}/p.json"],
+                                  ["synth", "{src}", "--out", "{tmp}/o", "--private-manifest", "{tmp}"]])
+def test_cli_output_paths_inside_a_file_are_one_line_errors_before_any_release(argv, tmp_path, capsys):
+    from dpcore.cli import main
+
+    src = tmp_path / "t.csv"
+    src.write_text("a,b\nx,u\ny,v\nx,v\n")
+    argv = [a.format(src=src, tmp=tmp_path) for a in argv]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert ("--out" in err or "--private-manifest" in err) and "unexpected" not in err and "ε spent" not in out
+    assert not (tmp_path / "o").exists()

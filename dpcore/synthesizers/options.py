@@ -31,8 +31,11 @@ def parse_order(order, domain: Domain) -> tuple[tuple[str, ...], ...] | None:
         return None
     if isinstance(order, str):
         layers = [tuple(a.strip() for a in layer.split(",") if a.strip()) for layer in order.split(";")]
-    else:
+    elif isinstance(order, (list, tuple)) and all(isinstance(g, str) or (isinstance(g, (list, tuple)) and
+                                                   all(isinstance(a, str) for a in g)) for g in order):
         layers = [tuple([g]) if isinstance(g, str) else tuple(g) for g in order]
+    else:
+        raise OptionError(f"order must be a string like \"a;b,c\" or a list of attribute lists; got {order!r}")
     if any(len(g) == 0 for g in layers):
         raise OptionError(f"order {order!r} has an empty layer; write layers like \"a;b,c\"")
     seen: list[str] = []
