@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -26,6 +27,25 @@ class _UsageError(Exception):
     pass
 
 
+def _int_text(text: str) -> int:
+    """argparse type for whole numbers written plainly: "1_000", " 7" and "0x10" are refused
+    (Python's int() would take the first two), so an option is never read other than as typed."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(text)
+
+
+def _float_text(text: str) -> float:
+    """argparse type for numbers written plainly (no "1_000"); nan/inf pass through to the
+    library, whose check names the option and the valid range."""
+    if "_" in text or text != text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
 # option name on the command line -> keyword of dpcore.synthesize
 _TREE_OPTIONS = {
     "layers": int, "order": str, "select": str, "utility": str, "r": float, "allocation": str,
@@ -36,24 +56,24 @@ _COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int}
 
 def _add_tree_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="steps", help=f"one of {', '.join(METHODS)}")
-    p.add_argument("--epsilon", type=float, default=1.0, help="total privacy budget ε (> 0); smaller is more private")
-    p.add_argument("--layers", type=int, help="number of partition layers L (1..p)")
+    p.add_argument("--epsilon", type=_float_text, default=1.0, help="total privacy budget ε (> 0); smaller is more private")
+    p.add_argument("--layers", type=_int_text, help="number of partition layers L (1..p)")
     p.add_argument("--order", help='fixed tree, e.g. "a;b,c": ";" separates layers, "," joins attributes in a layer')
     p.add_argument("--select", help="mosda | lesda | random | nonprivate (NOT DP)")
     p.add_argument("--utility", help="aic | aic_gain | l1_uniform")
-    p.add_argument("--r", type=float, help="share of ε spent on choosing the tree, in [0, 1)")
+    p.add_argument("--r", type=_float_text, help="share of ε spent on choosing the tree, in [0, 1)")
     p.add_argument("--allocation", help="equal | half | w1,w2,... (one weight per noised layer, summing to 1)")
-    p.add_argument("--sets", type=int, default=1, help="number m of synthetic sets (each gets ε/m)")
+    p.add_argument("--sets", type=_int_text, default=1, help="number m of synthetic sets (each gets ε/m)")
     p.add_argument("--consistency", help="nonneg | wls | uh")
     p.add_argument("--synthesis", help="sample | round")
     p.add_argument("--noise", help="discrete_laplace | laplace")
     p.add_argument("--domain", help="domain.json declaring the public levels and bin edges")
-    p.add_argument("--seed", type=int, help="seed for reproducibility (kept out of the published manifest)")
+    p.add_argument("--seed", type=_int_text, help="seed for reproducibility (kept out of the published manifest)")
     p.add_argument("--neighbours", default="add_remove",
                    help="add_remove (default: n is private, a noisy count is released) | replace (n public, count sensitivity 2)")
-    p.add_argument("--count-share", dest="count_share", type=float,
+    p.add_argument("--count-share", dest="count_share", type=_float_text,
                    help="add_remove: share of ε spent on the noisy record count (default 0.05)")
-    p.add_argument("--max-records", dest="max_records", type=int,
+    p.add_argument("--max-records", dest="max_records", type=_int_text,
                    help="add_remove: public upper bound on the table's size used by score sensitivities (default 10^9)")
 
 
@@ -174,18 +194,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("input", help="CSV or Parquet file")
     s.add_argument("--out", required=True, help="output directory")
     _add_tree_options(s)
-    s.add_argument("--prior", type=float, help="flat_laplace/ipf: prior count spread over cells (synthpop priorn)")
+    s.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells (synthpop priorn)")
     s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
-    s.add_argument("--degree", type=int, help="privbayes: degree k (parents per attribute)")
+    s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
     s.set_defaults(func=cmd_synth)
 
     v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
     v.add_argument("input", help="CSV or Parquet file")
     _add_tree_options(v)
-    v.add_argument("--prior", type=float, help="flat_laplace/ipf: prior count spread over cells")
+    v.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells")
     v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
-    v.add_argument("--degree", type=int, help="privbayes: degree k (parents per attribute)")
+    v.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     v.add_argument("--json", action="store_true", help="print JSON")
     v.set_defaults(func=cmd_preview)
 

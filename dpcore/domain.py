@@ -493,17 +493,22 @@ def _short(value, limit: int = 60) -> str:
 MAX_ATTRIBUTES = 1000
 
 
+def check_width(n_columns: int) -> None:
+    """Refuse more than MAX_ATTRIBUTES columns (called by the readers before typing every column)."""
+    if n_columns > MAX_ATTRIBUTES:
+        raise InputError(
+            f"the table has {n_columns:,} columns; dpcore works with at most {MAX_ATTRIBUTES} attributes. "
+            "Select the columns to release (drop identifiers and free text) and try again"
+        )
+
+
 def check_table(df: pd.DataFrame) -> None:
     """Refuse tables that cannot be synthesised, with a message naming the problem."""
     if df.shape[1] == 0:
         raise InputError("the table has no columns; check the file's header line and delimiter")
     if len(df) == 0:
         raise InputError("the table has a header but no rows; upload a file with data")
-    if df.shape[1] > MAX_ATTRIBUTES:
-        raise InputError(
-            f"the table has {df.shape[1]:,} columns; dpcore works with at most {MAX_ATTRIBUTES} attributes. "
-            "Select the columns to release (drop identifiers and free text) and try again"
-        )
+    check_width(df.shape[1])
     cols = [str(c) for c in df.columns]
     dup = sorted(set(c for c in cols if cols.count(c) > 1)) if len(set(cols)) != len(cols) else []
     if dup:

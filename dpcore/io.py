@@ -32,7 +32,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .domain import check_table, decode_text
+from .domain import check_table, check_width, decode_text
 from .errors import InputError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -136,6 +136,7 @@ def read_csv_bytes(data: bytes, name: str = "the file", sep: str | None = None) 
     elif sep not in DELIMITERS:
         raise InputError(f"delimiter {sep!r} is not supported; use one of {', '.join(map(repr, DELIMITERS))}")
     header, rows = _rows(text, sep, name)
+    check_width(len(header))
     others = [DELIMITERS[d] for d in DELIMITERS if d != sep and d in header[0]]
     if len(header) == 1 and others:
         # one column whose name holds another delimiter: the file was split wrongly, not a 1-attribute table
@@ -173,6 +174,7 @@ def read_parquet_bytes(data: bytes, name: str = "the file") -> pd.DataFrame:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InputError(f"{name} has duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")
+    check_width(len(names))
     cols = {}
     for field, col in zip(table.schema, table.columns):
         t = field.type

@@ -343,7 +343,7 @@ _HOSTILE_PY = [True, False, None, "1", 2.5, -1, 0, float("nan"), float("inf"), 1
 #: keyword → values; each (keyword, value) is one call of dpcore.synthesize
 API_ARGUMENTS: dict[str, list] = {
     "epsilon": _HOSTILE_PY + [1e-300, "abc", np.float32(1.0)],
-    "sets": _HOSTILE_PY + [2.0, 1000, 1001, np.int8(1)],
+    "sets": _HOSTILE_PY + [2.0, 1001, np.int8(1)],  # (1000, the cap, is accepted but takes seconds)
     "seed": _HOSTILE_PY + [2**70, -5],
     "layers": _HOSTILE_PY + [3, 4],
     "r": _HOSTILE_PY + [0.5],
