@@ -85,8 +85,17 @@ def _privacy_options(args) -> dict:
     return {"neighbours": args.neighbours, **_options(args, ["count_share", "max_records"])}
 
 
-def _load(args):
+def _read_input(args):
+    """The input table; a delimiter other than the comma is said out loud (not with --json)."""
     df = read_table(args.input)
+    sep = df.attrs.get("delimiter")
+    if sep and sep != "comma" and not getattr(args, "json", False):
+        print(f"read {args.input} as {sep}-separated")
+    return df
+
+
+def _load(args):
+    df = _read_input(args)
     domain = Domain.load(args.domain) if getattr(args, "domain", None) else None
     return df, domain
 
@@ -160,7 +169,7 @@ def _spec_numbers(spec: str, parts: list[str]) -> list[float]:
 
 
 def cmd_domain(args) -> int:
-    df = read_table(args.input)
+    df = _read_input(args)
     numeric = {}
     for spec in args.numeric or []:
         col, _, rhs = spec.partition("=")

@@ -7,7 +7,8 @@ Reading rules (nothing is silently altered):
 * Every CSV field is read as text first. A column becomes numbers only when every
   non-missing value is a plain number that converts exactly: integers become int64
   (exact up to 2^63, never through float64), other numbers float64. A value with a
-  leading zero ("02134", "007") keeps the whole column as text, so codes survive.
+  leading zero ("02134", "007"), a plus sign ("+44") or "-0" keeps the whole column as
+  text, so codes survive; so does a float literal float64 cannot hold ("1e309", "1e-400").
 * Missing is the empty field. In a column that is otherwise numeric, R's and pandas'
   missing markers ``NA``, ``NaN`` and ``nan`` are missing too; in a text column they
   are ordinary values ("NA" is Namibia's country code), and so are "true"/"TRUE".
@@ -119,7 +120,10 @@ def _exact_float(v: str) -> bool:
 
 
 def _leading_zero(v: str) -> bool:
-    """ "007", "-02" and "00.5" carry a zero that a number would drop; "0" and "0.5" do not."""
+    """True for text a number would not write back: a leading zero ("007", "-02", "00.5"; not
+    "0" or "0.5"), a plus sign ("+44", a calling code) or a negative integer zero ("-0")."""
+    if v.startswith("+") or v == "-0":
+        return True
     digits = v.lstrip("+-")
     return len(digits) > 1 and digits[0] == "0" and digits[1].isdigit()
 

@@ -79,6 +79,8 @@ raw: pd.DataFrame = s["raw_df"]
 
 with ui.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")
+    if raw.attrs.get("delimiter", "comma") != "comma":
+        st.caption(f"Read as {raw.attrs['delimiter']}-separated values.")
     schema = pd.DataFrame({
         "column": [str(c) for c in raw.columns],
         "type": [str(t) for t in raw.dtypes],

@@ -184,3 +184,18 @@ def test_cli_output_paths_inside_a_file_are_one_line_errors_before_any_release(a
     out, err = capsys.readouterr()
     assert ("--out" in err or "--private-manifest" in err) and "unexpected" not in err and "ε spent" not in out
     assert not (tmp_path / "o").exists()
+
+
+def test_cli_says_which_delimiter_it_read(tmp_path, capsys):
+    from dpcore.cli import main
+
+    src = tmp_path / "t.csv"
+    src.write_text("a;b\nx;u\ny;v\nx;v\n")
+    assert main(["domain", str(src), "--out", str(tmp_path / "d.json")]) == 0
+    assert "as semicolon-separated" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("values", [["+44", "+1", "+33"], ["-0", "1", "2"], ["+1.5", "2.5", "3"]])
+def test_signs_a_number_would_drop_keep_the_column_as_text(values):
+    text = "code,x\n" + "".join(f"{v},{c}\n" for v, c in zip(values, "aba"))
+    assert list(read_csv_bytes(text.encode(), "c.csv")["code"]) == values

@@ -32,7 +32,8 @@ DOMAINS = hostile.domain_files()
 OPTION_CASES = [(opt, v) for opt, (vals, _) in hostile.SYNTH_OPTIONS.items() for v in vals]
 API_CASES = [(k, v) for k, vals in hostile.API_ARGUMENTS.items() for v in vals]
 APP_UPLOADS = sorted(n for n in FILES if n.startswith(("values_", "enc_", "comment_", "col_", "header_", "size_one",
-                                                      "junk_", "quotes_unclosed", "mixed_")))[::3]
+                                                      "junk_", "quotes_unclosed", "mixed_")))[::3] + [
+    "delim_semicolon_lf.csv", "delim_tab_crlf.csv", "delim_pipe_bom.csv"]
 APP_DOMAINS = ["ok.json", "source_0.json", "attr0_na_0.json", "attr0_levels_0.json", "shape_deep_list.json",
                "enc_utf16.json", "enc_binary.json", "shape_not_json.json"]
 
@@ -403,6 +404,8 @@ def test_hostile_uploads_in_the_app(app, name):
         assert at.session_state["upload_error"] in errors, (name, "refused without a message")
         return
     df = at.session_state["raw_df"]
+    sep = df.attrs.get("delimiter", "comma")
+    assert sep == "comma" or any(f"{sep}-separated" in str(c.value) for c in at.caption), (name, sep)
     for col in df.columns:  # the table the app holds is the file, exactly as written
         if df[col].dtype == object:
             assert set(df[col].dropna()) <= set(read_table_of(name)[col].dropna())
