@@ -89,7 +89,8 @@ def _rows(text: str, sep: str, name: str) -> tuple[list[str], list[list[str]]]:
     try:
         rows = [r for r in reader if r]
     except csv.Error as exc:
-        raise InputError(f"{name}: malformed CSV at line {reader.line_num} ({exc}); check the quoting") from None
+        raise InputError(f"{name}: malformed CSV near line {reader.line_num}: a quote is not closed or a quoted field "
+                         "is broken; check the quoting") from None
     header = [h.strip() for h in rows[0]]
     width = len(header)
     for i, r in enumerate(rows[1:], 2):
