@@ -14,7 +14,6 @@ its manifest and its DP statement (proofs: docs/privacy-model.md).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .errors import OptionError, real_number, whole_number

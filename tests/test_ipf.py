@@ -1,4 +1,4 @@
-"""DP ipf (synthpop's DP ``ipf``, Raab 2022; SPEC §4): options, IPF fit, ledger, convergence.
+"""DP ipf (synthpop's DP ``ipf``, Raab 2022; docs/methods/comparators.md): options, IPF fit, ledger, convergence.
 
 The IPF fit is checked against a naive cell-by-cell reference written here, on
 tables small enough to loop over. Reproduction of Raab's Table 3 is in

@@ -67,7 +67,7 @@ def check_sets(m) -> int:
 
 @dataclass(frozen=True)
 class StepsOptions:
-    """Every STEPS option, resolved and validated (SPEC §3 defaults)."""
+    """Every STEPS option, resolved and validated (docs/methods/steps.md defaults)."""
 
     layers: int = 2
     order: tuple | None = None
