@@ -1,6 +1,6 @@
 """The privacy-budget ledger and the allocation of ε over the layers of a release.
 
-A :class:`Ledger` is a composition tree (SPEC §2). Its leaves are
+A :class:`Ledger` is a composition tree (docs/privacy-model.md). Its leaves are
 :class:`Charge` s, each one mechanism applied once with a stated ε, sensitivity and
 scale. Inner nodes compose
 
@@ -195,7 +195,7 @@ def allocate_budget(
     has_leaf_layer: bool,
     scheme="half",
 ) -> Allocation:
-    """Split ε over m sets, the tree choice (share r) and the noised layers (SPEC §3).
+    """Split ε over m sets, the tree choice (share r) and the noised layers (docs/methods/steps.md).
 
     Each set gets ε/m (sequential composition over sets). Within a set, each of the
     ``n_selection_layers`` selection layers gets rε/(m·L_sel) and noised layer l gets

@@ -140,6 +140,11 @@ def cmd_preview(args) -> int:
         print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
               f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
         print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        if "expected_share_from_empty_cells" in pv.plan:
+            print(f"expected share of synthetic records from cells empty in the data: "
+                  f"{pv.plan['expected_share_from_empty_cells']:.1%} (curator-only)")
+        if pv.plan.get("warning"):
+            print("warning: " + pv.plan["warning"])
         return 0
     if args.json:
         out = {
@@ -224,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--numeric", action="append", help="COL=e1,e2,... or COL=lo:hi:bins (repeatable)")
     d.set_defaults(func=cmd_domain)
 
-    for mod, names in (("dpcore.metrics.evaluate", ("add_evaluate_parser", "add_sweep_parser")),
+    for mod, names in (("dpcore.metrics.cli", ("add_evaluate_parser", "add_sweep_parser")),
                        ("dpcore.survey.cli", ("add_survey_parsers",))):
         try:
             module = __import__(mod, fromlist=list(names))

@@ -1,6 +1,6 @@
 """The public domain of a table: attribute names, categorical levels and numeric bin edges.
 
-Privacy: the domain is assumed PUBLIC (SPEC §0). Everything released is DP only
+Privacy: the domain is assumed PUBLIC (docs/privacy-model.md). Everything released is DP only
 *given* the domain. A domain inferred from the data leaks rare levels and the
 range of numeric columns, so :func:`infer_domain` marks it
 ``"inferred from data — confirm before release"``; a release built on an

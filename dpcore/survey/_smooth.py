@@ -163,5 +163,6 @@ def charge_smooth(ledger: Ledger, label: str, epsilon: float, gamma: float, beta
         subset=subset,
         note=f"{note}; β-smooth bound with β = {beta:.6g}, γ = {gamma:.6g}, noise 2(γ−1)S(D)/ε·X "
         "(Merrill 2021 Thm 2.2.5, proven here for γ ≥ 2); S(D) and the scale are data-dependent "
-        "and not recorded",
+        "and not recorded. The guarantee is for the ideal real-valued noise: this floating-point sampler "
+        "is not hardened against Mironov-style attacks (Laplace releases are)",
     )

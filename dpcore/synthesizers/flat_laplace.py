@@ -1,4 +1,4 @@
-"""Flat Laplace on the full cross-tabulation: synthpop's DP ``catall`` (Raab 2022; SPEC §4).
+"""Flat Laplace on the full cross-tabulation: synthpop's DP ``catall`` (Raab 2022; docs/methods/comparators.md).
 
 Per set, at ε/m: count every cell of the full cross-tabulation, add noise of scale
 Δ/(ε/m) (Δ = 1 under add/remove: a record is in exactly one cell; Δ = 2 under
@@ -15,12 +15,11 @@ import numpy as np
 
 from ..budget import Ledger
 from ..domain import Domain
-from ..errors import OptionError, ResourceError, whole_number
-from ..hierarchy import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
+from ..errors import OptionError, real_number, whole_number
+from ..cells import DEFAULT_MAX_CELLS, check_cells, draw_cells
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice
-from .steps import draw_cells
 
 
 @dataclass(frozen=True)
@@ -40,9 +39,7 @@ def resolve(domain: Domain, method: str = "flat_laplace", **opts) -> FlatOptions
     unknown = sorted(set(opts) - known)
     if unknown:
         raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'flat_laplace'; allowed: {', '.join(sorted(known))}")
-    prior = float(opts.get("prior", 1.0))
-    if not np.isfinite(prior) or prior < 0:
-        raise OptionError(f"prior must be a number ≥ 0 (synthpop's priorn, spread over cells); got {prior!r}")
+    prior = real_number("prior", opts.get("prior", 1.0), 0, hint=" (synthpop's priorn, spread over cells)")
     zeros = tuple(_zero_cell(domain, z) for z in opts.get("structural_zeros", ()))
     return FlatOptions(prior, zeros, _choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),
                        _choice("noise", opts.get("noise", "discrete_laplace"), NOISE), whole_number("max_cells", opts.get("max_cells", DEFAULT_MAX_CELLS), 1))
@@ -59,18 +56,6 @@ def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
             raise OptionError(f"structural zero {cell!r}: {lab!r} is not a level of '{a.name}' ({', '.join(a.labels)})")
         codes.append(a.labels.index(str(lab)))
     return tuple(codes)
-
-
-def check_cells(domain: Domain, max_cells: int) -> int:
-    cells = domain.size
-    if cells > max_cells:
-        big = sorted(domain.attributes, key=lambda a: -a.size)[:3]
-        raise ResourceError(
-            f"the full cross-tabulation has {big_count(cells)} cells (limit {max_cells:,}, about "
-            f"{big_count(cells * BYTES_PER_LEAF_CELL // 2**30).removeprefix('about ')} GB); "
-            f"drop attributes with many levels ({', '.join(f'{a.name} ({a.size} levels)' for a in big)}) or coarsen their bins"
-        )
-    return cells
 
 
 def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str,

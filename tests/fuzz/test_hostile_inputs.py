@@ -276,7 +276,6 @@ def test_evaluate_on_5000_columns_is_refused_naming_the_limit(tmp_path, capsys):
 @pytest.mark.parametrize("argv,needle", [
     (["synth", "{bad}", "--out", "{tmp}/o"], "line 1"),
     (["synth", "{good}", "--out", "{tmp}/o", "--sets", "1000000"], "sets"),
-    (["synth", "{good}", "--out", "{good}/x"], "--out"),
 ])
 def test_a_few_cases_through_a_real_subprocess(argv, needle, good_csv, tmp_path):
     bad = tmp_path / "bad.csv"
