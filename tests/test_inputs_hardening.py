@@ -199,3 +199,14 @@ def test_cli_says_which_delimiter_it_read(tmp_path, capsys):
 def test_signs_a_number_would_drop_keep_the_column_as_text(values):
     text = "code,x\n" + "".join(f"{v},{c}\n" for v, c in zip(values, "aba"))
     assert list(read_csv_bytes(text.encode(), "c.csv")["code"]) == values
+
+
+@pytest.mark.parametrize("kwargs,match", [({"reps": 2.5}, "reps"), ({"reps": True}, "reps"), ({"reps": 10**6}, "reps"),
+                                          ({"epsilons": [True]}, "epsilon"), ({"epsilons": ["1"]}, "epsilon"),
+                                          ({"epsilons": []}, "epsilons")])
+def test_sweep_checks_reps_and_epsilons_with_the_shared_helpers(small, kwargs, match):
+    from dpcore.metrics.sweep import sweep
+
+    kw = {"methods": ["flat_laplace"], "epsilons": [1.0], "reps": 1, **kwargs}
+    with pytest.raises(OptionError, match=match):
+        sweep(small, **kw)

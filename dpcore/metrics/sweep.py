@@ -30,7 +30,8 @@ import numpy as np
 import pandas as pd
 
 import dpcore
-from dpcore.errors import DPCoreError, OptionError
+from dpcore.budget import check_epsilon
+from dpcore.errors import DPCoreError, OptionError, whole_number
 from dpcore.metrics.evaluate import NOT_DP, canonical_measures, compute_measures
 
 __all__ = ["sweep", "clear_cache", "run_seed"]
@@ -103,6 +104,10 @@ def _domain(data, domain):
     return dpcore.Domain.load(domain)
 
 
+#: Bound on the repetitions of a sweep: each one is a full release per method and ε.
+MAX_REPS = 1000
+
+
 def sweep(
     data: pd.DataFrame,
     methods: Sequence,
@@ -165,15 +170,10 @@ def sweep(
     """
     measures = canonical_measures(measures)
     runs = _normalise_methods(methods, method_options)
-    eps_list = [float(e) for e in epsilons]
-    if not eps_list or any(not (math.isfinite(e) and e > 0) for e in eps_list):
-        raise OptionError(f"epsilons must be positive numbers; got {list(epsilons)!r}")
-    try:
-        reps = int(reps)
-    except (TypeError, ValueError):
-        raise OptionError(f"reps must be a whole number ≥ 1; got {reps!r}") from None
-    if reps < 1:
-        raise OptionError(f"reps must be a whole number ≥ 1; got {reps}")
+    eps_list = [check_epsilon(e) for e in epsilons]
+    if not eps_list:
+        raise OptionError("epsilons must list at least one ε, e.g. 0.5,1,2")
+    reps = whole_number("reps (repetitions per method and ε)", reps, 1, MAX_REPS)
     dom = _domain(data, domain)
     dom_json = _json(dom.to_dict())
     data_hash = _data_hash(data)
