@@ -152,6 +152,9 @@ def _smooth_notion(neighbours, what):
 
 def _smooth_part(ledger, label, exact, smooth, eps, rng, subset, note, floor):
     """Released value (on the public grid), γ, scale, grid. ``floor`` is a public lower bound on S."""
+    if not (math.isfinite(smooth) and math.isfinite(floor)):
+        raise OptionError(f"{label}: the public bounds and size make the smooth sensitivity overflow; declare "
+                          "tighter bounds a,b (or a larger size s)")
     gamma = ch6_gamma(eps)
     val, scale, grid = smooth_value(exact, smooth, eps, gamma, rng, floor)
     charge_smooth(ledger, label, eps, gamma, LN2, subset, note, grid)
@@ -282,6 +285,14 @@ def release_variance(imp: KNNImputation, epsilon: float, rng: np.random.Generato
 _BASELINE_NOTIONS = (ADD_REMOVE, REPLACE)
 
 
+def _variance(mech) -> float:
+    # a grid near the float range (bounds ~1e308 over a tiny s) squares past it: infinite in effect
+    try:
+        return float(mech.variance)
+    except OverflowError:
+        return math.inf
+
+
 def _count_noise(ledger, what, exact, sens, eps, rng, subset, note, nb):
     """Exact discrete Laplace on an integer count: integer output, ε from the mechanism's map."""
     mech = DiscreteLaplace.calibrate(eps, sens)
@@ -316,7 +327,7 @@ def release_count_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, w
     val, mech = _count_noise(ledger, "count", exact, 1.0, eps, rng, "complete records", "missing values dropped", nb)
     ledger.assert_total(eps)
     return BaselineRelease(val, eps, 1.0, mech.scale, exact, True, "ignore missing + discrete Laplace", ledger,
-                           grid=1.0, neighbours=nb, noise_variance=mech.variance)
+                           grid=1.0, neighbours=nb, noise_variance=_variance(mech))
 
 
 def release_mean_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, bounds, where=None,
@@ -349,7 +360,7 @@ def release_mean_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, bo
                             f"{'M' if nb == ADD_REMOVE else 'max(M, b − a)'}/s", nb)
     ledger.assert_total(eps)
     return BaselineRelease(val, eps, sens, mech.scale, exact, True, "ignore missing + Laplace", ledger, details,
-                           grid=mech.grid, neighbours=nb, noise_variance=mech.variance)
+                           grid=mech.grid, neighbours=nb, noise_variance=_variance(mech))
 
 
 def _subpopulation_size(ledger, mask, size, eps, rng, subset, note, what, nb):
@@ -387,7 +398,7 @@ def release_count_global(imp: KNNImputation, epsilon: float, rng, *, where=None,
     note = _GLOBAL_NOTE.format(G=G)
     val, mech = _count_noise(ledger, "count", exact, 1.0 + G, eps, rng, "imputed table", note, nb)
     return BaselineRelease(val, eps, 1.0 + G, mech.scale, exact, False, note, ledger, grid=1.0, neighbours=nb,
-                           noise_variance=mech.variance)
+                           noise_variance=_variance(mech))
 
 
 def release_mean_global(imp: KNNImputation, epsilon: float, rng, *, bounds, where=None,
@@ -410,4 +421,4 @@ def release_mean_global(imp: KNNImputation, epsilon: float, rng, *, bounds, wher
     val, mech = _real_noise(ledger, "mean", exact, sens, e, rng, "imputed table", note, nb)
     ledger.assert_total(eps)
     return BaselineRelease(val, eps, sens, mech.scale, exact, False, note, ledger, details, grid=mech.grid,
-                           neighbours=nb, noise_variance=mech.variance)
+                           neighbours=nb, noise_variance=_variance(mech))

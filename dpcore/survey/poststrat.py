@@ -355,8 +355,20 @@ def select_bins(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon: float,
         return SelectedBins(b.column, b.candidates[0][0], 0, 0.0, 0.0, (1.0,), tuple(scores))
     eps = check_epsilon(epsilon)
     delta = selection_sensitivity(b, totals, lo, hi)
-    idx = int(exponential_mechanism(scores, eps, delta, rng))
-    probs = exponential_probabilities(scores, eps, delta)
+    if not math.isfinite(delta):
+        raise OptionError(f"the base-weight range [{lo:g}, {hi:g}] makes the selection sensitivity of column "
+                          f"{b.column!r} overflow; declare the range the sampling design really allows")
+    # The exact sampler scales ε/(2Δ)·score by its grid (≤ 2^40): refuse an ε_1 for which that
+    # overflows rather than let a NaN reach the sampler. Far below this ε_1 already picks the
+    # best candidate almost surely.
+    if not math.isfinite(eps / (2.0 * delta) * 2.0**41 * max(1.0, float(np.ptp(scores)))):
+        raise OptionError(f"epsilon_select (ε_1 = {eps:g} for column {b.column!r}) is too large for the exact "
+                          "exponential sampler; use a smaller one (a few hundred already picks the best candidate)")
+    try:
+        idx = int(exponential_mechanism(scores, eps, delta, rng))
+        probs = exponential_probabilities(scores, eps, delta)
+    except OptionError as exc:  # name the option the sampler's limit is about
+        raise OptionError(f"epsilon_select (ε_1 = {eps:g} for column {b.column!r}): {exc}") from None
     if ledger is not None:
         ledger.charge(label=f"bins of {b.column}", epsilon=eps, mechanism="exponential", sensitivity=delta,
                       scale=2 * delta / eps, subset="sample", neighbours=label(ADD_REMOVE),
