@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 
-.PHONY: run test venv dev bench clean chromium
+.PHONY: run test venv dev bench clean chromium docs
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -33,6 +33,10 @@ chromium:
 
 test: $(DEV_STAMP) chromium
 	$(BIN)/python -m pytest -q tests
+
+# The method and its proofs as a static site in site/ (mkdocs, strict: warnings fail).
+docs: $(DEV_STAMP)
+	$(BIN)/mkdocs build --strict
 
 bench: $(STAMP)
 	$(BIN)/python bench/cps_shaped.py

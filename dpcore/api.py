@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from . import hierarchy as H
-from .budget import Ledger, check_epsilon
+from .budget import MIN_EPSILON, Ledger, check_epsilon
 from .domain import DECLARED, Domain, check_table, infer_domain
 from .errors import DomainError, OptionError, ResourceError, whole_number
 from .mechanisms import DiscreteLaplace
@@ -88,6 +88,9 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
     if share is None:
         return n, {"value": n, "noisy": False, "epsilon": 0.0, "note": "n is public under replace-one neighbours"}
     eps_n = share * epsilon
+    if eps_n < MIN_EPSILON:
+        raise OptionError(f"count_share × epsilon = {eps_n:.3g} is too small for the noisy record count "
+                          f"(at least {MIN_EPSILON:g}); raise count_share or epsilon")
     mech = DiscreteLaplace.calibrate(eps_n, 1.0)
     noisy = int(min(max(0, int(mech.release(np.int64(n), rng))), nb.max_records))
     ledger.spend("record count", mech, 1.0, "all records", neighbours=nb.label, sampler="exact sampler",

@@ -1,6 +1,6 @@
 """The privacy-budget ledger and the allocation of ε over the layers of a release.
 
-A :class:`Ledger` is a composition tree (SPEC §2). Its leaves are
+A :class:`Ledger` is a composition tree (docs/privacy-model.md). Its leaves are
 :class:`Charge` s, each one mechanism applied once with a stated ε, sensitivity and
 scale. Inner nodes compose
 
@@ -115,6 +115,9 @@ class Ledger:
 #: The smallest ε dpcore accepts: below it every release is pure noise, and the exact
 #: samplers' scales (1/ε) leave the range they represent exactly (docs/mechanisms.md).
 MIN_EPSILON = 1e-9
+#: ... and the largest: beyond it the exponential mechanism's exact sampler cannot
+#: represent the score range, and no privacy is left to state.
+MAX_EPSILON = 1e9
 
 
 def check_epsilon(epsilon) -> float:
@@ -127,6 +130,9 @@ def check_epsilon(epsilon) -> float:
         raise OptionError(f"epsilon must be a number; got {epsilon!r}") from None
     if not math.isfinite(e) or e <= 0:
         raise OptionError(f"epsilon must be a finite number greater than 0; got {epsilon!r}. Smaller ε means stronger privacy; try 1")
+    if e > MAX_EPSILON:
+        raise OptionError(f"epsilon {e:.3g} is too large: above {MAX_EPSILON:g} a release is the data itself in "
+                          "all but name; use ε between 0.1 and 10")
     if e < MIN_EPSILON:
         raise OptionError(f"epsilon {e:.3g} is too small: dpcore accepts ε ≥ {MIN_EPSILON:g} (anything smaller "
                           "is pure noise, and the exact samplers cannot represent it); try 0.1 to 10")
@@ -188,7 +194,7 @@ def allocate_budget(
     has_leaf_layer: bool,
     scheme="half",
 ) -> Allocation:
-    """Split ε over m sets, the tree choice (share r) and the noised layers (SPEC §3).
+    """Split ε over m sets, the tree choice (share r) and the noised layers (docs/methods/steps.md).
 
     Each set gets ε/m (sequential composition over sets). Within a set, each of the
     ``n_selection_layers`` selection layers gets rε/(m·L_sel) and noised layer l gets

@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--numeric", action="append", help="COL=e1,e2,... or COL=lo:hi:bins (repeatable)")
     d.set_defaults(func=cmd_domain)
 
-    for mod, names in (("dpcore.metrics.evaluate", ("add_evaluate_parser", "add_sweep_parser")),
+    for mod, names in (("dpcore.metrics.cli", ("add_evaluate_parser", "add_sweep_parser")),
                        ("dpcore.survey.cli", ("add_survey_parsers",))):
         try:
             module = __import__(mod, fromlist=list(names))

@@ -1,4 +1,4 @@
-"""Consistency of noisy hierarchical counts (SPEC section 3, "Consistency").
+"""Consistency of noisy hierarchical counts (docs/methods/steps.md, "Consistency").
 
 STEPS releases a noisy count n*[v] for every node v of an attribute hierarchy.
 The noisy counts disagree with each other: a parent's count is not the sum of
@@ -42,7 +42,7 @@ Estimators
     in the Census Bureau's TopDown post-processing.
 ``uh``
     Hay et al. (2010) universal-histogram rule with the corrected exponents
-    (SPEC section 9), adapted to phantom padding.
+    (docs/paper-errata.md), adapted to phantom padding.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bundled real data and the published SD2011 extracts (SPEC §6).
+"""Bundled real data and the published SD2011 extracts (docs/reproduction.md).
 
 ``load_sd2011`` reads synthpop's SD2011 (5000 records, 35 variables; Council for
 Social Monitoring, Social Diagnosis 2000–2011; GPL-2 | GPL-3).  ``sd2011_extract``
@@ -21,7 +21,7 @@ from dpcore.errors import InputError, OptionError
 
 __all__ = ["EXTRACT_VARIABLES", "load_sd2011", "sd2011_extract", "default_sd2011_path"]
 
-#: The derived variables of SPEC §6, in order; S_k uses the first k.
+#: The derived variables of docs/reproduction.md, in order; S_k uses the first k.
 EXTRACT_VARIABLES: tuple[str, ...] = (
     "sex",
     "agegr",
@@ -107,7 +107,7 @@ def _as_categorical(x: pd.Series) -> pd.Categorical:
 
 
 def sd2011_extract(df: pd.DataFrame, k: int) -> pd.DataFrame:
-    """The S3 / S5 / S7 extract of SD2011 used by Raab (2022): SPEC §6.
+    """The S3 / S5 / S7 extract of SD2011 used by Raab (2022): docs/reproduction.md.
 
     Returns the first ``k`` (3, 5 or 7) of ``sex, agegr, placesize, edu, socprof,
     income, marital``, each as a pandas categorical of strings with missing values

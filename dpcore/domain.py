@@ -1,6 +1,6 @@
 """The public domain of a table: attribute names, categorical levels and numeric bin edges.
 
-Privacy: the domain is assumed PUBLIC (SPEC §0). Everything released is DP only
+Privacy: the domain is assumed PUBLIC (docs/privacy-model.md). Everything released is DP only
 *given* the domain. A domain inferred from the data leaks rare levels and the
 range of numeric columns, so :func:`infer_domain` marks it
 ``"inferred from data — confirm before release"``; a release built on an
@@ -15,6 +15,7 @@ Numeric attributes are cut into bins ``[e0,e1), [e1,e2), ..., [e_{k-1}, e_k]``.
 from __future__ import annotations
 
 import json
+import os
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
@@ -417,6 +418,9 @@ class Domain:
     @classmethod
     def load(cls, path) -> "Domain":
         """Read ``domain.json`` (UTF-8, or UTF-16 with a byte-order mark), honouring its ``source``."""
+        if not isinstance(path, (str, os.PathLike)):
+            # an int would be taken by open() as a file descriptor
+            raise DomainError(f"the domain must be a Domain, a dict or the path of a domain.json file; got {path!r}")
         try:
             with open(path, "rb") as fh:
                 raw = fh.read(MAX_DOMAIN_CHARS * 4 + 1)

@@ -48,3 +48,25 @@ def whole_number(name: str, value, lo: int | None = None, hi: int | None = None,
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         raise OptionError(f"{name} must be a whole number{rng}; got {value!r}{hint}")
     return v
+
+
+def real_number(name: str, value, lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+                hi_open: bool = False, hint: str = "") -> float:
+    """``value`` as a finite float in the stated range, or an :class:`OptionError` naming
+    ``name``. Booleans and strings are refused: nothing is silently coerced."""
+    import math
+    import numbers
+
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    x = float(value) if ok else math.nan
+    ok = ok and math.isfinite(x)
+    if ok and lo is not None:
+        ok = x > lo if lo_open else x >= lo
+    if ok and hi is not None:
+        ok = x < hi if hi_open else x <= hi
+    if not ok:
+        lo_s = "" if lo is None else f"{'>' if lo_open else '≥'} {lo:g}"
+        hi_s = "" if hi is None else f"{'<' if hi_open else '≤'} {hi:g}"
+        rng = " and ".join(p for p in (lo_s, hi_s) if p)
+        raise OptionError(f"{name} must be a finite number{(' ' + rng) if rng else ''}; got {value!r}{hint}")
+    return x

@@ -1,4 +1,4 @@
-"""The STEPS attribute hierarchy, kept as per-layer numpy arrays (SPEC §3).
+"""The STEPS attribute hierarchy, kept as per-layer numpy arrays (docs/methods/steps.md).
 
 Layer 0 is the root. A real node of layer k < L is split by a group of attributes
 into one child per combination of their levels; every node of layer L gets, as

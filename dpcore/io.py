@@ -88,8 +88,9 @@ def _rows(text: str, sep: str, name: str) -> tuple[list[str], list[list[str]]]:
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
     try:
         rows = [r for r in reader if r]
-    except csv.Error as exc:
-        raise InputError(f"{name}: malformed CSV at line {reader.line_num} ({exc}); check the quoting") from None
+    except csv.Error:
+        raise InputError(f"{name}: malformed CSV near line {reader.line_num}: a quote is not closed or a quoted field "
+                         "is broken; check the quoting") from None
     header = [h.strip() for h in rows[0]]
     width = len(header)
     for i, r in enumerate(rows[1:], 2):
@@ -103,7 +104,6 @@ def _rows(text: str, sep: str, name: str) -> tuple[list[str], list[list[str]]]:
 
 def _typed_column(values: list[str]) -> pd.Series:
     """A column of text fields as int64, float64 or text: numbers only when exact."""
-    s = pd.Series(values, dtype=object)
     present = [v for v in values if v not in NUMERIC_MISSING]
     if present and all(_INT.match(v) for v in present):
         ints = [int(v) for v in present]

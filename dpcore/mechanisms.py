@@ -1,4 +1,4 @@
-"""Noise mechanisms: the only place in dpcore that draws privacy noise (SPEC section 1).
+"""Noise mechanisms: the only place in dpcore that draws privacy noise (docs/mechanisms.md).
 
 Each mechanism is a frozen dataclass that carries
   * its privacy map (``epsilon``: the epsilon it gives a query of a given sensitivity),

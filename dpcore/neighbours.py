@@ -14,10 +14,9 @@ its manifest and its DP statement (proofs: docs/privacy-model.md).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from .errors import OptionError, whole_number
+from .errors import OptionError, real_number, whole_number
 
 ADD_REMOVE = "add_remove"
 REPLACE = "replace"
@@ -104,12 +103,5 @@ class ReleaseContext:
 
 
 def check_count_share(value) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        x = math.nan
-    if isinstance(value, bool) or not (math.isfinite(x) and 0 < x < 1):
-        raise OptionError(
-            f"count_share, the share of ε spent on the noisy record count, must be a number strictly between 0 and 1; got {value!r}"
-        )
-    return x
+    return real_number("count_share (the share of ε spent on the noisy record count)", value, 0, 1,
+                       lo_open=True, hi_open=True)

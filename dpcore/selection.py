@@ -1,4 +1,4 @@
-"""Utilities for choosing the attribute that splits a node (MoSDA / LeSDA, SPEC §3).
+"""Utilities for choosing the attribute that splits a node (MoSDA / LeSDA, docs/methods/steps.md).
 
 For node v and candidate attribute j with level counts c (over j's K_j declared
 levels), n_v = Σc and g = Σ c·ln(n_v/c) (0·ln 0 = 0):
@@ -14,7 +14,7 @@ name           u_j(v) (MoSDA maximises, LeSDA -u)      Δu for unbounded neighbo
 Proof sketch for ``aic``: adding a record to level l changes g by
 d(n_v+1) − d(c_l+1) with d(x) = x ln x − (x−1) ln(x−1) ∈ [ln x, ln x + 1], so
 |Δ(2g)| ≤ 2 ln(n+1) + 2; K_j is declared, hence fixed. The 2021 paper's Δu = 2 is too
-small by a factor of about ln n (SPEC §9) and is not used. ``tests/test_selection.py``
+small by a factor of about ln n (docs/paper-errata.md) and is not used. ``tests/test_selection.py``
 checks every Δu by brute force over all neighbours of small tables.
 
 These functions only score; the choice itself is made by

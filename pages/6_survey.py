@@ -584,9 +584,9 @@ with tab_ps:
             if not expr.strip():
                 st.info("Enter the rows to count.")
                 st.stop()
-            from dpcore.survey.cli import _eval_mask
+            from dpcore.survey.expressions import row_mask
 
-            mask = _eval_mask(data, expr, "the count expression")
+            mask = row_mask(data, expr, "the count expression")
             query_label = expr
             wr_default = (1.0, 10000.0)
 
@@ -632,12 +632,12 @@ with tab_ps:
         ps_problems = []
         from dpcore.budget import check_epsilon
         from dpcore.errors import DPCoreError
-        from dpcore.survey._smooth import check_gamma
-        from dpcore.survey.poststrat import _range
+        from dpcore.survey import check_gamma
+        from dpcore.survey.poststrat import check_weight_range
 
         for what, fn, arg in [("ε₁", check_epsilon, eps_select), ("ε₂", check_epsilon, eps_table),
                               ("ε₃", check_epsilon, e3), ("γ", check_gamma, gamma),
-                              ("base-weight range", _range, (g_lo, g_hi))]:
+                              ("base-weight range", check_weight_range, (g_lo, g_hi))]:
             if arg is None:
                 continue
             try:

@@ -1,4 +1,4 @@
-"""Tests for dpcore.consistency against dense reference solutions (SPEC section 3)."""
+"""Tests for dpcore.consistency against dense reference solutions (docs/methods/steps.md)."""
 
 import numpy as np
 import pytest

@@ -67,7 +67,7 @@ def test_s7_p0_p1_match_raab_table1(s7):
 
 
 def test_s5_p0_is_68_23(sd2011):
-    # Raab (2022) Table 1 misprints this as 6.23 (SPEC §9); p1 = 6.74 is printed correctly.
+    # Raab (2022) Table 1 misprints this as 6.23 (docs/paper-errata.md); p1 = 6.74 is printed correctly.
     res = disclosure(sd2011_extract(sd2011, 5), sd2011_extract(sd2011, 5))
     assert round(res.p0, 2) == 68.23
     assert round(res.p1, 2) == 6.74

@@ -1,4 +1,4 @@
-"""The public domain (SPEC §0): JSON round trip, encoding, inference and clear errors."""
+"""The public domain (docs/privacy-model.md): JSON round trip, encoding, inference and clear errors."""
 import json
 
 import numpy as np

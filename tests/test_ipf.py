@@ -1,4 +1,4 @@
-"""DP ipf (synthpop's DP ``ipf``, Raab 2022; SPEC §4): options, IPF fit, ledger, convergence.
+"""DP ipf (synthpop's DP ``ipf``, Raab 2022; docs/methods/comparators.md): options, IPF fit, ledger, convergence.
 
 The IPF fit is checked against a naive cell-by-cell reference written here, on
 tables small enough to loop over. Reproduction of Raab's Table 3 is in
@@ -266,9 +266,9 @@ def test_resolve_defaults_and_forms(domain):
     ({"margins": "a,b;b,a"}, "listed twice"),
     ({"margins": "a,a"}, "names an attribute twice"),
     ({"margins": 5}, "margins must be"),
-    ({"prior": -1}, "prior must be a number ≥ 0"),
-    ({"prior": "x"}, "prior must be a number ≥ 0"),
-    ({"prior": float("nan")}, "prior must be a number ≥ 0"),
+    ({"prior": -1}, "prior must be a finite number ≥ 0"),
+    ({"prior": "x"}, "prior must be a finite number ≥ 0"),
+    ({"prior": float("nan")}, "prior must be a finite number ≥ 0"),
     ({"tol": 0}, "tol must be a number > 0"),
     ({"max_iter": 0}, "max_iter must be a whole number ≥ 1"),
     ({"max_iter": 2.5}, "max_iter must be a whole number ≥ 1"),

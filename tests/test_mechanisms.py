@@ -1,4 +1,4 @@
-"""Tests for dpcore.mechanisms (SPEC section 1).
+"""Tests for dpcore.mechanisms (docs/mechanisms.md).
 
 Statistical tests use fixed seeds and reject at p <= 0.001; moment tolerances are
 stated next to each check. Reference values are computed independently of the code

@@ -1,4 +1,4 @@
-"""PrivBayes (Zhang et al. 2017; SPEC §4): score sensitivity by brute force, the network,
+"""PrivBayes (Zhang et al. 2017; docs/methods/comparators.md): score sensitivity by brute force, the network,
 ancestral sampling, the ledger and options.
 
 Statistical checks use fixed seeds and reject at p ≤ 0.001.

@@ -1,4 +1,4 @@
-"""Reproduction of Raab (2022), Table 3: DP ``ipf`` on the SD2011 extracts S5 and S7 (SPEC §6).
+"""Reproduction of Raab (2022), Table 3: DP ``ipf`` on the SD2011 extracts S5 and S7 (docs/reproduction.md).
 
 Raab's setting, as synthpop implements it and as matched here:
 

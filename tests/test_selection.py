@@ -1,4 +1,4 @@
-"""Brute-force checks of the selection utilities and their sensitivities (SPEC §3 "Utilities", §9).
+"""Brute-force checks of the selection utilities and their sensitivities (docs/methods/steps.md "Utilities", §9).
 
 For every count vector c over K declared levels and every add/remove-one neighbour c'
 (one record more or fewer in one level) we assert |u(c) − u(c')| ≤ Δu(n, K) with
@@ -97,14 +97,14 @@ def test_aic_bound_is_not_vacuous():
 
 @pytest.mark.parametrize("K", KS)
 def test_paper_aic_sensitivity_of_two_is_violated(K):
-    """SPEC §9: the 2021 paper's Lemma 1 (Δu = 2 for AIC) is wrong. Some neighbour pair
+    """docs/paper-errata.md: the 2021 paper's Lemma 1 (Δu = 2 for AIC) is wrong. Some neighbour pair
     of small tables moves −AIC by more than 2, so using Δu = 2 would break ε-DP."""
     pairs = list(_neighbour_pairs(K, MAX_NV))
     a = np.array([p[0] for p in pairs], dtype=float)
     b = np.array([p[1] for p in pairs], dtype=float)
     du = np.abs(utility(a, "aic") - utility(b, "aic"))
     assert du.max() > 2.0
-    # the SPEC's worked example: (999, 1) vs (999, 0) changes 2g by 2·d(1000) ≈ 15.8
+    # the worked example of docs/paper-errata.md: (999, 1) vs (999, 0) changes 2g by 2·d(1000) ≈ 15.8
     d = lambda x: x * math.log(x) - (x - 1) * math.log(x - 1)  # noqa: E731
     change = abs(utility(np.array([999.0, 1.0]), "aic") - utility(np.array([999.0, 0.0]), "aic"))
     assert change == pytest.approx(2 * d(1000), rel=1e-12)

@@ -1,4 +1,4 @@
-"""STEPS releases end to end (SPEC §0, §3): consistency, phantoms, domain, reproducibility,
+"""STEPS releases end to end (docs/privacy-model.md, §3): consistency, phantoms, domain, reproducibility,
 dtypes, DP status, manifest, utility, private selection and the preview."""
 import json
 import math

@@ -12,7 +12,7 @@ import pytest
 
 import dpcore
 from dpcore.metrics import sweep as sweep_mod
-from dpcore.metrics.evaluate import add_evaluate_parser, add_sweep_parser
+from dpcore.metrics.cli import add_evaluate_parser, add_sweep_parser
 from dpcore.metrics.sweep import clear_cache, run_seed, sweep
 
 METHODS = [("STEPS-2", "steps", {"layers": 2}), ("flat", "flat_laplace", {})]

@@ -1,4 +1,4 @@
-"""Utility and disclosure measures for synthetic data (SPEC §5).
+"""Utility and disclosure measures for synthetic data (docs/measures.md).
 
 **Not differentially private.**  Every measure in this package reads the raw
 (original) data.  The results are for the curator's evaluation of a synthesis and

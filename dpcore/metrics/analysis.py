@@ -1,4 +1,4 @@
-"""Analysis-specific utility (SPEC §5; Bowen & Liu 2021, §4.3): L1 distance,
+"""Analysis-specific utility (docs/measures.md; Bowen & Liu 2021, §4.3): L1 distance,
 chi-square consistency and regression CI overlap.
 
 - :func:`l1_distance` — L1 distance between the full cross-tabulations of the
@@ -101,7 +101,7 @@ def l1_distance(orig: pd.DataFrame, syns, columns: Sequence | None = None) -> L1
 def d2_combine(statistics, df) -> dict:
     """Combine m chi-square statistics by the D2 rule (Li, Meng, Raghunathan & Rubin 1991).
 
-    With d_j the m statistics on ν degrees of freedom (SPEC §5):
+    With d_j the m statistics on ν degrees of freedom (docs/measures.md):
 
     - r = (1 + 1/m)·Σ_j(√d_j − mean √d)²/(m − 1)
     - D = (mean d/ν − (m + 1)/(m − 1)·r)/(1 + r)
@@ -265,7 +265,7 @@ def ci_overlap(lo_o, hi_o, lo_s, hi_s):
 
 
 def combine_estimates(betas, ses, level: float = 0.95) -> dict:
-    """Combine m per-set estimates of one coefficient (SPEC §5; Reiter 2003 / Liu 2016).
+    """Combine m per-set estimates of one coefficient (docs/measures.md; Reiter 2003 / Liu 2016).
 
     β̄ = mean β̂_j, B = Σ(β̂_j − β̄)²/(m − 1), W = mean SE_j², T = B/m + W, and a t
     reference with ν = (m − 1)(1 + mW/B)².  B = 0 gives ν = ∞ (normal); m = 1

@@ -1,4 +1,4 @@
-"""Disclosure measures of Raab (2022): p0, p1 and replicated uniques ru (SPEC §5).
+"""Disclosure measures of Raab (2022): p0, p1 and replicated uniques ru (docs/measures.md).
 
 **Not differentially private.**  These measures read the raw (original) data and
 report facts about it (for example how many of its records are unique).  They are

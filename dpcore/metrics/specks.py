@@ -1,4 +1,4 @@
-"""SPECKS and the propensity pMSE (Bowen & Liu 2021, §2.4; SPEC §5).
+"""SPECKS and the propensity pMSE (Bowen & Liu 2021, §2.4; docs/measures.md).
 
 SPECKS (Synthetic data generation; Propensity score matching; Empirical Comparison
 via the Kolmogorov–Smirnov distance): stack the original data (T = 0) and one

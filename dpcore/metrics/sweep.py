@@ -1,4 +1,4 @@
-"""Sweeps: run synthesis methods over an ε grid with repetitions, recording measures (SPEC §5).
+"""Sweeps: run synthesis methods over an ε grid with repetitions, recording measures (docs/measures.md).
 
     >>> df = sweep(data, [("STEPS-2", "steps", {"layers": 2}), "flat_laplace"],
     ...            epsilons=[0.1, 0.5, 1, 2, 5], reps=3, measures=("s_pmse", "ru", "specks"))

@@ -1,4 +1,4 @@
-"""Table-based utility: S_pMSE and pMSE of low-order cross-tabulations (SPEC §5).
+"""Table-based utility: S_pMSE and pMSE of low-order cross-tabulations (docs/measures.md).
 
 These match synthpop's ``utility.tab`` (Raab 2022, Voas–Williams form).
 

@@ -17,7 +17,7 @@ from .partition import (Partition, PieceRelease, amplification_table, amplified_
                         laplace_proportion, max_useful_beta, partition, release_to_user)
 from .poststrat import (Binning, PostStratRelease, binning, poststratify_release, select_bins,
                         smooth_weight_bound)
-from ._smooth import SmoothRelease, cauchy_smooth_epsilon
+from ._smooth import SmoothRelease, cauchy_smooth_epsilon, check_gamma
 
 __all__ = [
     "amplified_epsilon", "effective_epsilon", "max_useful_beta", "amplification_table", "Partition", "partition",
@@ -27,4 +27,5 @@ __all__ = [
     "release_mean_global",
     "Binning", "binning", "select_bins", "smooth_weight_bound", "PostStratRelease", "poststratify_release",
     "cauchy_smooth_epsilon",
+    "check_gamma",
 ]

@@ -203,6 +203,6 @@ def charge_smooth(ledger: Ledger, label: str, epsilon: float, gamma: float, beta
         neighbours=UNBOUNDED,
         note=f"{note}; β-smooth bound with β = {beta:.6g}, γ = {gamma:.6g}, noise 2(γ−1)S(D)/ε·X "
         "(Merrill 2021 Thm 2.2.5, proven here for γ ≥ 2); S(D) and the scale are data-dependent "
-        f"and not recorded; {on_grid}ε-DP for the ideal real-valued mechanism, the floating-point "
-        "sampler is not hardened",
+        f"and not recorded; {on_grid}the guarantee is for the ideal real-valued noise: this "
+        "floating-point sampler is not hardened against Mironov-style attacks (Laplace releases are)",
     )

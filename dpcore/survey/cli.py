@@ -30,6 +30,7 @@ import pandas as pd
 
 from dpcore.errors import InputError, OptionError
 from dpcore.io import read_table
+from dpcore.survey.expressions import row_mask
 
 __all__ = ["add_survey_parsers", "cmd_amplify", "cmd_impute_release", "cmd_poststrat_release"]
 
@@ -119,18 +120,6 @@ def _pair(text, what) -> tuple[float, float]:
     except ValueError:
         raise OptionError(f"{what} must be two numbers separated by a comma, e.g. 0,20000; got {text!r}") from None
     return a, b
-
-
-def _eval_mask(df: pd.DataFrame, expr: str, what: str) -> np.ndarray:
-    try:
-        m = df.eval(expr, engine="python")
-    except Exception as exc:  # pandas raises many kinds for a bad expression
-        raise InputError(f"{what} {expr!r} cannot be evaluated on the table ({type(exc).__name__}: {exc}); "
-                         f"columns are {list(df.columns)}") from None
-    m = np.asarray(m)
-    if m.dtype != bool or m.shape != (len(df),):
-        raise InputError(f"{what} {expr!r} must give one true/false value per row")
-    return m
 
 
 def _json_file(path, what):
@@ -227,14 +216,14 @@ def _impute_release(args) -> int:
         if args.target in args.where:
             raise InputError(f"--where {args.where!r} uses the target {args.target!r}; the subpopulation filter may "
                              "only use the other columns. Put conditions on the target in --target-where")
-        where = _eval_mask(df.drop(columns=[args.target]), args.where, "--where")
+        where = row_mask(df.drop(columns=[args.target]), args.where, "--where")
     imp = knn_impute(df, args.target, match, k=args.k, method=args.impute, ordinal=ordinal, levels=levels)
     target_where = None
     if args.target_where:
         expr = args.target_where
 
         def target_where(values, _expr=expr):
-            return _eval_mask(pd.DataFrame({args.target: values}), _expr, "--target-where")
+            return row_mask(pd.DataFrame({args.target: values}), _expr, "--target-where")
 
         target_where(imp.values)  # fail early on a bad expression
     rng = _rng(args.seed)
@@ -315,7 +304,7 @@ def _poststrat_release(args) -> int:
     cols = _cols(args.columns, "--columns")
     if not cols:
         raise OptionError("--columns needs at least one column name")
-    mask = _eval_mask(df, args.count_where, "--count-where")
+    mask = row_mask(df, args.count_where, "--count-where")
     totals = _read_totals(args.totals, cols)
     cands = _json_file(args.candidates, "candidates") if args.candidates else {}
     if not isinstance(cands, dict):

@@ -209,7 +209,7 @@ def check_base_weights(data: pd.DataFrame, weights: str | None, weight_range=Non
     n = len(data)
     if weights is None:
         bwt = np.ones(n)
-        lo, hi = (1.0, 1.0) if weight_range is None else _range(weight_range)
+        lo, hi = (1.0, 1.0) if weight_range is None else check_weight_range(weight_range)
     else:
         if weights not in data.columns:
             raise InputError(f"weights column {weights!r} is not in the table; columns are {list(data.columns)}")
@@ -229,7 +229,7 @@ def check_base_weights(data: pd.DataFrame, weights: str | None, weight_range=Non
                 "with a weights column, declare the design's base-weight range [G', G] (weight_range, or "
                 "--base-weight-range LO,HI); it must come from the sampling design, not from the data"
             )
-        lo, hi = _range(weight_range)
+        lo, hi = check_weight_range(weight_range)
     out = (bwt < lo * (1 - 1e-12)) | (bwt > hi * (1 + 1e-12))
     if out.any():
         raise InputError(
@@ -239,7 +239,7 @@ def check_base_weights(data: pd.DataFrame, weights: str | None, weight_range=Non
     return bwt, lo, hi
 
 
-def _range(r) -> tuple[float, float]:
+def check_weight_range(r) -> tuple[float, float]:
     try:
         lo, hi = (float(x) for x in r)
     except (TypeError, ValueError):
@@ -349,7 +349,7 @@ def select_bins(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon: float,
     """Choose a set of bins by the exponential mechanism (Def 7.1.2). ε-DP by Thm 7.1.3:
     the score has sensitivity Δ (7.2), and P ∝ exp(ε·f/(2Δ)) is McSherry–Talwar with
     α = ε/(2Δ). A strategy with a single candidate spends nothing."""
-    lo, hi = _range(weight_range)
+    lo, hi = check_weight_range(weight_range)
     scores = selection_scores(data, b, totals, bwt, hi)
     if len(b.candidates) == 1:
         return SelectedBins(b.column, b.candidates[0][0], 0, 0.0, 0.0, (1.0,), tuple(scores))
@@ -492,7 +492,7 @@ def expected_noise_sd(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon_s
                       epsilon_count: float, gamma: float = 4.0, bwt=None, weight_range=(1.0, 1.0)) -> dict:
     """Example 7.4.4: the noise sd of the weighted count under each candidate, and its
     expectation over the selection probabilities. Curator-side planning (not DP)."""
-    lo, hi = _range(weight_range)
+    lo, hi = check_weight_range(weight_range)
     g = check_gamma(gamma)
     codes = _level_codes(data, b)
     base = _base_totals(b, totals)

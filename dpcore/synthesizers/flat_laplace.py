@@ -1,4 +1,4 @@
-"""Flat Laplace on the full cross-tabulation: synthpop's DP ``catall`` (Raab 2022; SPEC §4).
+"""Flat Laplace on the full cross-tabulation: synthpop's DP ``catall`` (Raab 2022; docs/methods/comparators.md).
 
 Per set, at ε/m: count every cell of the full cross-tabulation, add noise of scale
 Δ/(ε/m) (Δ = 1 under add/remove: a record is in exactly one cell; Δ = 2 under
@@ -15,7 +15,7 @@ import numpy as np
 
 from ..budget import Ledger
 from ..domain import Domain
-from ..errors import OptionError, ResourceError
+from ..errors import OptionError, ResourceError, real_number
 from ..hierarchy import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
@@ -40,9 +40,7 @@ def resolve(domain: Domain, method: str = "flat_laplace", **opts) -> FlatOptions
     unknown = sorted(set(opts) - known)
     if unknown:
         raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'flat_laplace'; allowed: {', '.join(sorted(known))}")
-    prior = float(opts.get("prior", 1.0))
-    if not np.isfinite(prior) or prior < 0:
-        raise OptionError(f"prior must be a number ≥ 0 (synthpop's priorn, spread over cells); got {prior!r}")
+    prior = real_number("prior", opts.get("prior", 1.0), 0, hint=" (synthpop's priorn, spread over cells)")
     zeros = tuple(_zero_cell(domain, z) for z in opts.get("structural_zeros", ()))
     return FlatOptions(prior, zeros, _choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),
                        _choice("noise", opts.get("noise", "discrete_laplace"), NOISE), int(opts.get("max_cells", DEFAULT_MAX_CELLS)))

@@ -1,4 +1,4 @@
-"""Noisy margins + iterative proportional fitting: synthpop's DP ``ipf`` (Raab 2022; SPEC §4).
+"""Noisy margins + iterative proportional fitting: synthpop's DP ``ipf`` (Raab 2022; docs/methods/comparators.md).
 
 Per set, at budget ε_s = ε/m, with a set M of margins (default: all two-way margins):
 
@@ -68,7 +68,7 @@ import scipy.sparse as sp
 
 from ..budget import Ledger
 from ..domain import Domain
-from ..errors import OptionError, whole_number
+from ..errors import OptionError, real_number, whole_number
 from ..hierarchy import DEFAULT_MAX_CELLS
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
@@ -165,12 +165,8 @@ def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
     if unknown:
         raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'ipf'; allowed: {', '.join(sorted(known))}")
     margins = parse_margins(opts.get("margins"), domain)
-    try:
-        prior = float(opts.get("prior", 1.0))
-    except (TypeError, ValueError):
-        raise OptionError(f"prior must be a number ≥ 0 (synthpop's priorn, spread over each margin's cells); got {opts.get('prior')!r}") from None
-    if not math.isfinite(prior) or prior < 0:
-        raise OptionError(f"prior must be a number ≥ 0 (synthpop's priorn, spread over each margin's cells); got {prior!r}. Use 1 as synthpop does, or 0 for none")
+    prior = real_number("prior", opts.get("prior", 1.0), 0,
+                        hint=" (synthpop's priorn, spread over each margin's cells; 1 as synthpop does, or 0 for none)")
     tol = opts.get("tol", 1e-3)
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol <= 0:
         raise OptionError(f"tol must be a number > 0 (largest change of a fitted cell count per IPF sweep); got {tol!r}. synthpop uses 1e-3")

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from ..budget import check_epsilon
 from ..domain import Domain
-from ..errors import OptionError, whole_number
+from ..errors import OptionError, real_number, whole_number
 from ..selection import UTILITIES
 
 SELECTIONS = ("mosda", "lesda", "random", "nonprivate", "user")
@@ -31,8 +31,11 @@ def parse_order(order, domain: Domain) -> tuple[tuple[str, ...], ...] | None:
         return None
     if isinstance(order, str):
         layers = [tuple(a.strip() for a in layer.split(",") if a.strip()) for layer in order.split(";")]
-    else:
+    elif isinstance(order, (list, tuple)) and all(isinstance(g, str) or (isinstance(g, (list, tuple)) and
+                                                   all(isinstance(a, str) for a in g)) for g in order):
         layers = [tuple([g]) if isinstance(g, str) else tuple(g) for g in order]
+    else:
+        raise OptionError(f"order must be a string like \"a;b,c\" or a list of attribute lists; got {order!r}")
     if any(len(g) == 0 for g in layers):
         raise OptionError(f"order {order!r} has an empty layer; write layers like \"a;b,c\"")
     seen: list[str] = []
@@ -64,7 +67,7 @@ def check_sets(m) -> int:
 
 @dataclass(frozen=True)
 class StepsOptions:
-    """Every STEPS option, resolved and validated (SPEC §3 defaults)."""
+    """Every STEPS option, resolved and validated (docs/methods/steps.md defaults)."""
 
     layers: int = 2
     order: tuple | None = None
@@ -121,10 +124,7 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
     n_sel = min(layers, p - 1) if select in PRIVATE_SELECTIONS else 0
     if r is None:
         r = 0.1 if n_sel else 0.0
-    try:
-        r = float(r)
-    except (TypeError, ValueError):
-        raise OptionError(f"r must be a number in [0, 1); got {r!r}") from None
+    r = real_number("r, the share of ε spent on choosing the tree,", r, 0, 1, hi_open=True, hint=" (r must be in [0, 1))")
     if not (math.isfinite(r) and 0 <= r < 1):
         raise OptionError(f"r, the share of ε spent on choosing the tree, must be in [0, 1); got {r!r}")
     if n_sel == 0 and r > 0:

@@ -1,4 +1,4 @@
-"""PrivBayes: a differentially private Bayesian network (Zhang et al. 2017; SPEC §4).
+"""PrivBayes: a differentially private Bayesian network (Zhang et al. 2017; docs/methods/comparators.md).
 
 Per set, at budget ε_s = ε/m split as ε₁ = share·ε_s (network) and ε₂ = ε_s − ε₁
 (conditionals), for d attributes and degree k (k' = min(k, d − 1)):
@@ -249,7 +249,7 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
         placed.append(x)
         subset = (f"all records; {len(cands)} candidate (attribute, {r} parents) pairs scored"
                   + (f", sampled from {total} without looking at the data" if sampled else ""))
-        note = (f"score n·I(X;Π) in bits, sensitivity log2(max_records+1) + log2(e) for add/remove neighbours"
+        note = ("score n·I(X;Π) in bits, sensitivity log2(max_records+1) + log2(e) for add/remove neighbours"
                 if add_remove else
                 "score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
                 + ("binary X and Π" if binary else "general domains") + ", derived for replace-one neighbours")

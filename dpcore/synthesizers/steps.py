@@ -1,4 +1,4 @@
-"""STEPS: Statistical Election to Partition Sequentially (Bowen & Liu 2018/2021; SPEC §3).
+"""STEPS: Statistical Election to Partition Sequentially (Bowen & Liu 2018/2021; docs/methods/steps.md).
 
 One synthetic set, at budget ε/m:
 

@@ -1,0 +1,87 @@
+"""The documentation resolves ([docs-architecture]): every relative link in docs/ and the
+README points at a file in the repository, every code reference in docs/ names something
+that exists, and the docstrings' pointers to docs pages lead somewhere."""
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = sorted((ROOT / "docs").rglob("*.md"))
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+CODE = re.compile(r"`([^`]+)`")
+DOTTED = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+PATH = re.compile(r"^(dpcore|tests|bench|pages|assets|docs)/[\w./-]+\.(py|md|csv|txt)(::\w+)?$")
+
+
+def test_docs_exist_and_mkdocs_lists_every_page():
+    assert len(DOCS) >= 10
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in DOCS:
+        assert str(page.relative_to(ROOT / "docs")) in nav, page
+
+
+@pytest.mark.parametrize("doc", DOCS + [ROOT / "README.md"], ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_resolve(doc):
+    text = doc.read_text(encoding="utf-8")
+    for target in LINK.findall(text):
+        if target.startswith(("http://", "https://", "mailto:", "#")):
+            assert doc.name != "README.md" or target.startswith("#"), f"README links outside the repo: {target}"
+            continue
+        path = (doc.parent / target.split("#")[0]).resolve()
+        assert path.exists(), f"{doc.relative_to(ROOT)}: broken link {target}"
+        assert ROOT in path.parents or path == ROOT, f"{doc.relative_to(ROOT)}: link leaves the repository: {target}"
+
+
+def _resolves_dotted(ref: str) -> bool:
+    parts = ref.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def _resolves_path(ref: str) -> bool:
+    path, _, name = ref.partition("::")
+    p = ROOT / path
+    if not p.exists():
+        return False
+    return not name or re.search(rf"^(def|class) {re.escape(name)}\b", p.read_text(encoding="utf-8"), re.M) is not None
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_code_references_resolve(doc):
+    bad = []
+    for ref in CODE.findall(doc.read_text(encoding="utf-8")):
+        ref = ref.strip().removesuffix("()")
+        if DOTTED.match(ref) and not _resolves_dotted(ref):
+            bad.append(ref)
+        elif PATH.match(ref) and not _resolves_path(ref):
+            bad.append(ref)
+    assert not bad, f"{doc.relative_to(ROOT)}: unresolved code references {bad}"
+
+
+def test_docstring_pointers_name_existing_pages():
+    bad = []
+    for py in list((ROOT / "dpcore").rglob("*.py")) + list((ROOT / "tests").rglob("*.py")):
+        for ref in re.findall(r"docs/[\w/-]+\.md", py.read_text(encoding="utf-8")):
+            if not (ROOT / ref).exists():
+                bad.append(f"{py.relative_to(ROOT)}: {ref}")
+    assert not bad, bad
+
+
+def test_the_reference_checker_can_fail():
+    assert not _resolves_dotted("dpcore.mechanisms.NoSuchThing")
+    assert not _resolves_path("dpcore/no_such_module.py")
+    assert not _resolves_path("tests/test_selection.py::no_such_test")
+    assert _resolves_path("tests/test_selection.py::test_paper_aic_sensitivity_of_two_is_violated")
