@@ -391,6 +391,7 @@ with tab_imp:
             if dp:
                 c3.success("Differentially private release: publish this value with its ledger.",
                            icon=":material/lock:")
+                st.caption(rel.statement)  # the notion and exactly what holds (ideal mechanism or as run)
             else:
                 why = []
                 if not out["dp_method"]:
@@ -684,6 +685,7 @@ with tab_ps:
             c2.metric("ε spent", f"{rel.ledger.epsilon:.4g}")
             c3.success("Differentially private release: publish the count, the chosen bins and the ledger.",
                        icon=":material/lock:")
+            st.caption(rel.statement)
             if not rel.finite_variance:
                 st.warning(f"γ = {rel.gamma:g} ≤ 3: this release's noise has infinite variance.",
                            icon=":material/error:")
