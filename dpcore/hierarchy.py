@@ -24,13 +24,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .cells import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
 from .errors import ResourceError
 
 # (k, fixed_real (nr, p), record_rank (n,)) -> split id per real node, into `splits`
 Chooser = Callable[[int, np.ndarray, np.ndarray], np.ndarray]
 
-DEFAULT_MAX_CELLS = 20_000_000
-BYTES_PER_LEAF_CELL = 72  # ~9 float64/int64 arrays live per leaf cell during a release
 
 
 @dataclass(frozen=True)
@@ -208,13 +207,6 @@ def build_tree(
 def _largest(names, shape, k: int = 3) -> list[str]:
     order = np.argsort(shape)[::-1][:k]
     return [f"{names[j]} ({shape[j]} levels)" for j in order]
-
-
-def big_count(n: int) -> str:
-    """A possibly astronomically large exact int for a message ("2,000" or "about 10^602"):
-    formatting it as a float would overflow."""
-    n = int(n)
-    return f"{n:,}" if n < 10**15 else f"about 10^{len(str(n)) - 1}"
 
 
 def estimate_cells(shape: Sequence[int]) -> int:

@@ -8,7 +8,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.domain import DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS
-from dpcore.hierarchy import DEFAULT_MAX_CELLS
+from dpcore.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
 
 s = st.session_state

@@ -115,3 +115,14 @@ def test_pages_import_only_public_dpcore_names():
                 bad.append(f"{path.name}: module {mod}")
             bad += [f"{path.name}: {mod}.{n}" for n in names if n.startswith("_")]
     assert not bad, bad
+
+
+def test_synthesizers_depend_on_the_shared_module_never_on_each_other():
+    """Cell sampling and size limits live in dpcore.cells; no method imports another."""
+    methods = {p.stem for p in (PKG / "synthesizers").glob("*.py")} - {"__init__", "options"}
+    bad = []
+    for name in sorted(methods):
+        for mod, names in _imports(PKG / "synthesizers" / f"{name}.py"):
+            targets = {mod.rpartition(".")[2]} | set(names) if mod.startswith("dpcore.synthesizers") else set()
+            bad += [f"{name} imports {t}" for t in targets & (methods - {name})]
+    assert not bad, bad

@@ -15,12 +15,11 @@ import numpy as np
 
 from ..budget import Ledger
 from ..domain import Domain
-from ..errors import OptionError, ResourceError, real_number
-from ..hierarchy import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
+from ..errors import OptionError, real_number
+from ..cells import DEFAULT_MAX_CELLS, check_cells, draw_cells
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice
-from .steps import draw_cells
 
 
 @dataclass(frozen=True)
@@ -57,18 +56,6 @@ def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
             raise OptionError(f"structural zero {cell!r}: {lab!r} is not a level of '{a.name}' ({', '.join(a.labels)})")
         codes.append(a.labels.index(str(lab)))
     return tuple(codes)
-
-
-def check_cells(domain: Domain, max_cells: int) -> int:
-    cells = domain.size
-    if cells > max_cells:
-        big = sorted(domain.attributes, key=lambda a: -a.size)[:3]
-        raise ResourceError(
-            f"the full cross-tabulation has {big_count(cells)} cells (limit {max_cells:,}, about "
-            f"{big_count(cells * BYTES_PER_LEAF_CELL // 2**30)} GB); "
-            f"drop attributes with many levels ({', '.join(f'{a.name} ({a.size} levels)' for a in big)}) or coarsen their bins"
-        )
-    return cells
 
 
 def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str,

@@ -69,12 +69,10 @@ import scipy.sparse as sp
 from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
-from ..hierarchy import DEFAULT_MAX_CELLS
+from ..cells import DEFAULT_MAX_CELLS, check_cells, draw_cells
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
-from .flat_laplace import check_cells
 from .options import NOISE, SYNTHESIS, _choice
-from .steps import draw_cells
 
 POSITIVITY = ("clip", "makepos")
 

@@ -67,7 +67,7 @@ import numpy as np
 from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, ResourceError, whole_number
-from ..hierarchy import DEFAULT_MAX_CELLS
+from ..cells import DEFAULT_MAX_CELLS
 from ..mechanisms import ExponentialMechanism, noise_for
 from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
 from .options import NOISE, _choice

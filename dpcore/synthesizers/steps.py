@@ -36,6 +36,7 @@ from ..mechanisms import ExponentialMechanism, exponential_mechanism, noise_for
 from ..neighbours import Neighbours, ReleaseContext
 from ..selection import sensitivity as utility_sensitivity
 from ..selection import utility as utility_scores
+from ..cells import draw_cells
 from .options import PRIVATE_SELECTIONS, StepsOptions
 
 
@@ -222,26 +223,3 @@ def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one STEPS set."""
     codes, tree = synthesize_set(X, domain, opts, alloc, rng, ledger, label, ctx)
     return codes, tree, {}
-
-
-def draw_cells(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator) -> np.ndarray:
-    """Post-processing: n record cells from non-negative cell estimates, shuffled.
-
-    ``sample``: multinomial(n, clip(x, 0)/Σ) (Raab steps 5–7); ``round``: clip, rescale to n
-    and round by largest remainder, as the STEPS papers release leaf counts.
-    """
-    x = np.clip(np.asarray(estimate, dtype=float), 0, None)
-    total = x.sum()
-    if total <= 0:
-        x = np.ones_like(x)
-        total = x.sum()
-    if mode == "sample":
-        counts = rng.multinomial(n, x / total)
-    else:
-        scaled = x * (n / total)
-        counts = np.floor(scaled).astype(np.int64)
-        short = n - int(counts.sum())
-        if short > 0:
-            counts[np.argsort(-(scaled - counts), kind="stable")[:short]] += 1
-    cells = np.repeat(np.arange(len(x)), counts)
-    return cells[rng.permutation(len(cells))]
