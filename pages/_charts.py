@@ -1,0 +1,155 @@
+"""Charts shared by the pages: the ε ledger as stacked bars, the phantom-padded hierarchy
+as an icicle, log-axis ticks and the colour-blind-safe palette. Figures only: no widgets."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+import dpcore
+
+#: Okabe–Ito colour-blind-safe palette (black last: used for "original").
+OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000"]
+PHANTOM_GREY = "#BDBDBD"
+NOT_DP_RED = "#C62828"
+
+
+# --------------------------------------------------------------------------- ledger charts
+
+
+def plan_rows(plan: dict, layer_names: list[str] | None = None) -> pd.DataFrame:
+    """One row per (set, component) from Preview.plan; ``layer_names`` label the count layers."""
+    rows = []
+    m = int(plan["sets"])
+    sel = plan.get("selection_epsilon_per_layer", [])
+    cnt = plan.get("count_epsilon_per_layer", [])
+    names = list(layer_names or []) + [f"layer {k}" for k in range(len(layer_names or []) + 1, len(cnt) + 1)]
+    if plan.get("record_count_epsilon"):
+        rows.append({"set": "all sets", "component": "noisy record count", "kind": "record count",
+                     "epsilon": plan["record_count_epsilon"]})
+    for s in range(1, m + 1):
+        for k, e in enumerate(sel):
+            rows.append({"set": f"set {s}", "component": f"tree selection, layer {k}→{k + 1}", "kind": "selection", "epsilon": e})
+        for k, e in enumerate(cnt):
+            rows.append({"set": f"set {s}", "component": f"counts, {names[k]}", "kind": "counts", "epsilon": e})
+    return pd.DataFrame(rows)
+
+
+def preview_layer_names(pv) -> list[str]:
+    """'layer k' for partition layers, 'leaf cells' for the leaf layer (from Preview.layers)."""
+    return ["leaf cells" if str(a).startswith("leaf cells") else f"layer {k}"
+            for k, a in zip(pv.layers["layer"], pv.layers["attributes"])]
+
+
+def ledger_rows(ledger_dict: dict) -> pd.DataFrame:
+    """One row per (set, charge) from Ledger.to_dict()["charges"]."""
+    rows = []
+    for ch in ledger_dict.get("charges", []):
+        parts = ch["path"].split("/")
+        set_label = next((p for p in parts if p.startswith("set ")), "release")
+        rows.append({"set": set_label, "component": ch["label"], "kind": ch.get("mechanism", ""),
+                     "epsilon": ch["epsilon"], "mechanism": ch.get("mechanism", ""), "scale": ch.get("scale"),
+                     "sensitivity": ch.get("sensitivity"), "subset": ch.get("subset", "")})
+    return pd.DataFrame(rows)
+
+
+def ledger_figure(rows: pd.DataFrame, total: float, title: str) -> go.Figure:
+    fig = go.Figure()
+    comps = list(dict.fromkeys(rows["component"])) if len(rows) else []
+    for i, comp in enumerate(comps):
+        sub = rows[rows["component"] == comp]
+        fig.add_bar(x=sub["set"], y=sub["epsilon"], name=comp, marker_color=OKABE_ITO[i % (len(OKABE_ITO) - 1)],
+                    hovertemplate="%{x}<br>" + comp + "<br>ε = %{y:.4g}<extra></extra>")
+    fig.update_layout(
+        barmode="stack", title=f"{title}: total ε = {total:g}", height=400, margin=dict(l=10, r=10, t=50, b=10),
+        yaxis_title="ε per set (stacked)", xaxis_title=None,
+        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0, traceorder="normal", font=dict(size=11)),
+    )
+    return fig
+
+
+# --------------------------------------------------------------------------- hierarchy chart
+
+
+def icicle_figure(pv, dom: dpcore.Domain, max_nodes: int = 400) -> tuple[go.Figure, str]:
+    """Icicle of the phantom-padded tree (layers capped to ``max_nodes``); phantoms grey."""
+    tree = pv.tree
+    names = tree.names
+    ids, parents, labels, colors, hover = ["0"], [""], ["root: all records (the released record count)"], ["#DDE6EE"], ["root: the noisy record count (public n under replace-one neighbours)"]
+    patterns = [""]
+    shown_layers = 0
+    total_nodes = 1
+    note = ""
+    layer_colors = ["#56B4E9", "#009E73", "#E69F00", "#CC79A7", "#0072B2", "#D55E00"]
+    text_on = {"#56B4E9": "#1A1A1A", "#009E73": "#FFFFFF", "#E69F00": "#1A1A1A", "#CC79A7": "#1A1A1A",
+               "#0072B2": "#FFFFFF", "#D55E00": "#FFFFFF"}
+    for k in range(1, tree.L + 1):
+        lay, prev = tree.layers[k], tree.layers[k - 1]
+        n_new = lay.n_slots
+        if total_nodes + n_new > max_nodes:
+            note = (f"Showing layers 1–{shown_layers} of {tree.L} ({total_nodes:,} nodes); layer {k} has "
+                    f"{lay.n_real:,} real and {lay.n_phantom:,} phantom nodes.")
+            break
+        fan = np.zeros(prev.n_real, dtype=int)
+        for r in range(lay.n_real):
+            pr = int(lay.parent_rank[r])
+            fan[pr] += 1
+            split_attrs = tree.split_names(int(prev.split[pr]))
+            vals = [f"{a}={dom[a].labels[int(lay.fixed[r][names.index(a)])]}" for a in split_attrs]
+            ids.append(f"{k}:{r}")
+            parents.append(f"{k - 1}:{pr}" if k > 1 else "0")
+            labels.append(", ".join(vals))
+            colors.append(layer_colors[(k - 1) % len(layer_colors)])
+            patterns.append("")
+            hover.append(f"layer {k}: real node")
+        for pr in range(prev.n_real):
+            for i in range(tree.b - fan[pr]):
+                ids.append(f"{k}:ph{pr}:{i}")
+                parents.append(f"{k - 1}:{pr}" if k > 1 else "0")
+                labels.append("phantom")
+                colors.append(PHANTOM_GREY)
+                patterns.append("/")
+                hover.append(f"layer {k}: phantom (publicly empty, not noised, count pinned at 0)")
+        total_nodes += n_new
+        shown_layers = k
+    else:
+        if tree.has_leaf_layer:
+            last = tree.layers[-1]
+            if total_nodes + last.n_real <= max_nodes:
+                sizes = np.diff(tree.leaf_offsets)
+                for r in range(last.n_real):
+                    attrs = ",".join(names[j] for j in tree.remaining[int(tree.leaf_group[r])])
+                    ids.append(f"leaf:{r}")
+                    parents.append(f"{tree.L}:{r}" if tree.L > 0 else "0")
+                    labels.append(f"{int(sizes[r]):,} leaf cells")
+                    colors.append("#F0E442")
+                    patterns.append("")
+                    hover.append(f"leaf layer {tree.L + 1}: cross-tabulation of {attrs}")
+            else:
+                note = f"Leaf layer ({tree.n_leaves:,} cells under {last.n_real:,} nodes) not drawn."
+    fig = go.Figure(go.Icicle(
+        ids=ids, parents=parents, labels=labels,
+        marker=dict(colors=colors, line=dict(color="#555555", width=0.5),
+                    pattern=dict(shape=patterns, fgcolor="#7A7A7A", size=7, solidity=0.25)),
+        hovertext=hover, hovertemplate="<b>%{label}</b><br>%{hovertext}<extra></extra>", tiling=dict(orientation="v"),
+        maxdepth=-1, textfont=dict(size=12, color=[text_on.get(c, "#1A1A1A") for c in colors]),
+    ))
+    fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), height=480,
+                      title="Hierarchy (top to bottom: root, layers 1…L, leaf cells). Grey = phantom")
+    return fig, note
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Readable tick values (1, 2, 5 × 10^k) spanning [lo, hi] for a log axis."""
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0 or hi <= 0:
+        return []
+    out = []
+    steps = (1, 2, 5) if hi / lo > 10 else (1, 1.5, 2, 3, 4, 5, 7)  # within a decade: denser ticks
+    for k in range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 1):
+        out += [c * 10.0 ** k for c in steps]
+    inside = [t for t in out if lo / 1.1 <= t <= hi * 1.1]
+    return inside if len(inside) >= 2 else out
+
+
+def colour_map(labels: list[str]) -> dict[str, str]:
+    return {lab: OKABE_ITO[i % (len(OKABE_ITO) - 1)] for i, lab in enumerate(labels)}

@@ -1,0 +1,330 @@
+"""Session state of the dashboard and the data handling behind the pages.
+
+Per-session state lives in ``st.session_state`` (never module globals, so two browser
+sessions never see each other's data). dpcore calls are wrapped in Streamlit caches keyed
+on the data hash, the domain JSON and the options. No widgets here, and no algorithms:
+every number comes from ``dpcore``.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+import dpcore
+from dpcore.errors import DPCoreError
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSETS = ROOT / "assets"
+#: Keep in step with server.maxUploadSize in .streamlit/config.toml.
+MAX_UPLOAD_MB = 200
+
+DEMOS = {
+    "SD2011 S7 (Social Diagnosis 2011, 5000 × 7)": ASSETS / "sd2011_s7.csv",
+    "CPS voters (Current Population Survey 1994–2018, 6231 × 10)": ASSETS / "cps_voters.csv",
+}
+DEFAULT_DEMO = next(iter(DEMOS))
+
+DEFAULT_CFG: dict[str, Any] = {
+    "mode": "mosda",
+    "epsilon": 1.0,
+    "L": 2,
+    "m": 5,
+    "r": 0.1,
+    "utility": "aic",
+    "allocation": "half",
+    "custom_weights": [],
+    "consistency": "nonneg",
+    "synthesis": "sample",
+    "comparators": ["flat_laplace"],
+    "layers": [[], []],
+    "seed": None,
+    "neighbours": "add_remove",
+}
+
+def ss() -> Any:
+    return st.session_state
+
+
+def init_state() -> None:
+    """First load of a session: the S7 demo and the default design."""
+    s = st.session_state
+    if "cfg" not in s:
+        s["cfg"] = json.loads(json.dumps(DEFAULT_CFG))
+    if "raw_df" not in s:
+        try:
+            load_demo(DEFAULT_DEMO)
+        except DPCoreError as exc:  # assets missing: the Data page will say so
+            s["load_error"] = str(exc)
+
+
+def cfg() -> dict:
+    return st.session_state["cfg"]
+
+
+def data_hash(df: pd.DataFrame) -> str:
+    h = hashlib.sha256()
+    h.update("\x1f".join(map(str, df.columns)).encode())
+    h.update("\x1f".join(map(str, df.dtypes)).encode())
+    h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def set_data(df: pd.DataFrame, name: str) -> None:
+    """Replace the session's table; forget everything derived from the previous one."""
+    s = st.session_state
+    s["raw_df"] = df
+    s["data_name"] = name
+    s["data_key"] = data_hash(df)
+    s["drop_cols"] = []
+    s["numeric"] = {}
+    s["domain_override"] = None
+    s["domain_confirmed"] = False
+    s.pop("load_error", None)
+    for k in ("release", "sweep_job", "layers_items"):
+        s.pop(k, None)
+    c = s.get("cfg")
+    if c is not None:
+        c["layers"] = [[] for _ in range(max(1, int(c.get("L", 2))))]
+        c["custom_weights"] = []
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _read_table_cached(path: str) -> pd.DataFrame:
+    from dpcore.io import read_table
+
+    return read_table(path)
+
+
+def load_demo(name: str) -> None:
+    set_data(_read_table_cached(str(DEMOS[name])), name)
+
+
+def read_upload(data: bytes, name: str) -> pd.DataFrame:
+    """Parse an uploaded file with dpcore.io (raises InputError with a remedy)."""
+    from dpcore.io import PARQUET_SUFFIXES, read_csv_bytes, read_parquet_bytes
+
+    if name.lower().endswith(PARQUET_SUFFIXES):
+        return read_parquet_bytes(data, f"'{name}'")
+    return read_csv_bytes(data, f"'{name}'")
+
+
+def work_df() -> pd.DataFrame:
+    s = st.session_state
+    df = s["raw_df"]
+    drop = [c for c in s.get("drop_cols", []) if c in df.columns]
+    return df.drop(columns=drop) if drop else df
+
+
+def work_key() -> str:
+    s = st.session_state
+    return f"{s['data_key']}|{','.join(sorted(s.get('drop_cols', [])))}"
+
+
+# --------------------------------------------------------------------------- domain
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _infer_domain_json(_df: pd.DataFrame, key: str, numeric_json: str) -> str:
+    return dpcore.infer_domain(_df, numeric=json.loads(numeric_json)).to_json()
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _check_domain(_df: pd.DataFrame, key: str, domain_json: str) -> str | None:
+    """None if the domain covers the data, else dpcore's message naming the column."""
+    try:
+        dpcore.Domain.from_json(domain_json, declared=False).encode(_df)
+    except DPCoreError as exc:
+        return str(exc)
+    return None
+
+
+def current_domain() -> dpcore.Domain:
+    """The domain the design and release use (raises DomainError with a remedy)."""
+    s = st.session_state
+    df = work_df()
+    if s.get("domain_override"):
+        dom = dpcore.Domain.from_json(s["domain_override"], declared=False)
+        names = set(dom.names)
+        cols = set(map(str, df.columns))
+        if names != cols:
+            extra, missing = sorted(cols - names), sorted(names - cols)
+            raise dpcore.DomainError(
+                "the domain does not match the table's columns"
+                + (f"; not in the domain: {', '.join(extra)}" if extra else "")
+                + (f"; not in the data: {', '.join(missing)}" if missing else "")
+                + ". Upload a matching domain.json, drop those columns, or reset to the inferred domain"
+            )
+    else:
+        dom = dpcore.Domain.from_json(
+            _infer_domain_json(df, work_key(), json.dumps(s.get("numeric", {}), sort_keys=True)), declared=False
+        )
+    if s.get("domain_confirmed"):
+        dom = dom.declared()
+    err = _check_domain(df, work_key(), dom.to_json())
+    if err:
+        raise dpcore.DomainError(err)
+    return dom
+
+
+def domain_status() -> tuple[dpcore.Domain | None, str | None]:
+    try:
+        return current_domain(), None
+    except DPCoreError as exc:
+        return None, str(exc)
+    except KeyError:
+        return None, "no data loaded yet: pick a demo or upload a file on the Data page"
+
+
+# --------------------------------------------------------------------------- design → dpcore call
+
+
+def layer_groups() -> list[list[str]]:
+    return [list(g) for g in cfg().get("layers", [])]
+
+
+def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
+    """(method, options, problems) for the main release from the design settings."""
+    c = cfg()
+    problems: list[str] = []
+    common = {"consistency": c["consistency"], "synthesis": c["synthesis"]}
+    mode = c["mode"]
+    if mode == "fixed":
+        groups = [[a for a in g if a in dom.names] for g in layer_groups()]
+        while groups and not groups[-1]:
+            groups.pop()
+        if not groups:
+            problems.append("Drag at least one attribute into Layer 1 on the Design page (or choose private or random selection).")
+        elif any(not g for g in groups):
+            k = next(i for i, g in enumerate(groups, 1) if not g)
+            problems.append(f"Layer {k} is empty but a later layer is not: move an attribute into Layer {k} or lower L.")
+        method, opts = "steps", {"order": groups, **common}
+        n_layers, leaf = len(groups), len({a for g in groups for a in g}) < len(dom)
+    else:
+        method = {"mosda": "steps", "lesda": "steps_lesda", "random": "uh_random"}[mode]
+        opts = {"layers": int(c["L"]), **common}
+        if mode == "mosda":
+            opts["select"] = "mosda"
+        if mode in ("mosda", "lesda"):
+            opts.update(utility=c["utility"], r=float(c["r"]))
+        n_layers, leaf = int(c["L"]), int(c["L"]) < len(dom)
+    opts["neighbours"] = c.get("neighbours", "add_remove")
+    alloc = c["allocation"]
+    if alloc == "custom":
+        w = normalised_weights(c.get("custom_weights", []), n_layers + int(leaf))
+        if w is None:
+            problems.append("Custom allocation: at least one layer weight must be above 0.")
+            opts["allocation"] = "equal"
+        else:
+            opts["allocation"] = w
+    else:
+        opts["allocation"] = alloc
+    return method, opts, problems
+
+
+def noised_layers(dom: dpcore.Domain) -> tuple[int, bool]:
+    """(partition layers, leaf layer?) of the current design, from dpcore."""
+    from dpcore.synthesizers.steps import noised_layers as count
+
+    c = cfg()
+    if c["mode"] == "fixed":
+        return count(0, [g for g in layer_groups() if g], len(dom))
+    return count(int(c["L"]), None, len(dom))
+
+
+def normalised_weights(raw: list[float], n: int) -> list[float] | None:
+    w = [float(x) for x in (list(raw) + [1.0] * n)[:n]]
+    total = math.fsum(w)
+    if n == 0 or total <= 0:
+        return None
+    return [x / total for x in w]
+
+
+def comparator_call(name: str, main_opts: dict, dom: dpcore.Domain | None = None) -> dict:
+    """Options for a comparator: the shared ones its method accepts, else its defaults."""
+    from dpcore.synthesizers import REGISTRY
+
+    spec = REGISTRY.get(name)
+    c = cfg()
+    # comparators are judged under the release's own neighbour notion
+    notion = {"neighbours": c.get("neighbours", "add_remove")}
+    if spec is not None and getattr(spec, "hierarchical", False):
+        layers = main_opts.get("layers") or len(main_opts.get("order") or []) or int(c["L"])
+        opts = {"layers": int(layers), "consistency": c["consistency"], "synthesis": c["synthesis"], **notion}
+        if isinstance(c["allocation"], str) and c["allocation"] != "custom":
+            opts["allocation"] = c["allocation"]
+        if name == "steps":
+            opts.update(select="mosda", utility=c["utility"], r=float(c["r"]))
+        if name == "steps_lesda":
+            opts.update(utility=c["utility"], r=float(c["r"]))
+        return opts
+    opts = {"synthesis": c["synthesis"]}
+    if spec is not None and dom is not None:
+        try:  # keep the shared synthesis option only where the method has it
+            spec.resolve(dom, name, **opts)
+        except DPCoreError:
+            return dict(notion)
+    return {**opts, **notion}
+
+
+def methods() -> list[str]:
+    try:
+        from dpcore.synthesizers import REGISTRY
+
+        return list(REGISTRY)
+    except Exception:  # noqa: BLE001
+        return list(dpcore.METHODS)
+
+
+def method_label(method: str, opts: dict) -> str:
+    if method == "steps" and opts.get("order"):
+        return "STEPS (fixed order " + " ; ".join(",".join(g) for g in opts["order"]) + ")"
+    if method == "steps":
+        return f"STEPS-{opts.get('layers', '')} MoSDA"
+    return {"steps_lesda": "STEPS LeSDA", "uh_random": "UH random", "flat_laplace": "flat Laplace",
+            "ipf": "IPF", "privbayes": "PrivBayes"}.get(method, method)
+
+
+# --------------------------------------------------------------------------- cached dpcore calls
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_preview(_df: pd.DataFrame, key: str, domain_json: str, method: str, epsilon: float, sets: int,
+                   options_json: str):
+    dom = dpcore.Domain.from_json(domain_json, declared=False)
+    return dpcore.preview(_df, method=method, epsilon=epsilon, sets=sets, domain=dom, **json.loads(options_json))
+
+
+def preview_for_design(dom: dpcore.Domain):
+    """(Preview, method, options) for the current design; raises DPCoreError."""
+    method, opts, problems = design_call(dom)
+    if problems:
+        raise dpcore.OptionError(" ".join(problems))
+    c = cfg()
+    pv = cached_preview(work_df(), work_key(), dom.to_json(), method, float(c["epsilon"]), int(c["m"]),
+                        json.dumps(opts, sort_keys=True))
+    return pv, method, opts
+
+
+def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):
+    """Spend ε: not cached, every click is a fresh release with fresh randomness."""
+    return dpcore.synthesize(work_df(), method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom, **opts)
+
+
+# --------------------------------------------------------------------------- release outputs
+
+
+def release_zip(release) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for i, s in enumerate(release.sets, 1):
+            z.writestr(f"synthetic_{i}.csv", s.to_csv(index=False))
+        z.writestr("manifest.json", release.manifest_json())
+    return buf.getvalue()

@@ -1,0 +1,194 @@
+"""Survey page, tab "Imputed estimate (k-NN)": the controls, the release and its ledger.
+
+Returns the settings the "DP noise in context" section below it simulates.
+"""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpcore.datasets import SD2011_LEVELS
+from pages import _common as ui
+from pages._survey_state import SD2011, cached_impute, load_sd2011, parts_of, release_once
+from pages._survey_widgets import show_ledger
+
+LN2 = math.log(2.0)
+DEFAULT_MATCH = ["sex", "agegr", "edu", "socprof", "placesize"]
+METHODS = {
+    "smooth": "Smooth sensitivity on the imputed data (DP)",
+    "ignore": "Ignore missing records + Laplace (DP)",
+    "global": ":red[**Impute + 'global' Laplace — NOT DP** (comparator)]",
+}
+IMPUTE_RULES = {"copy": "copy the nearest donor (k = 1)", "mean": "mean of the k donors",
+                "majority": "most common value of the k donors"}
+
+
+def render() -> SimpleNamespace | None:
+    """Draw the tab; the chosen settings, or None when the controls could not be drawn."""
+    s = st.session_state
+    settings = None
+    with ui.guarded("the imputation controls"):
+        if not SD2011.exists():
+            st.error(f"The SD2011 demo file is missing ({SD2011.name} in assets/); nothing to show.")
+            st.stop()
+        df = load_sd2011(str(SD2011))
+        numeric_missing = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and df[c].isna().any()]
+        candidates = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
+        c1, c2, c3 = st.columns([1, 3, 1])
+        target = c1.selectbox(
+            "Target (to impute)", numeric_missing,
+            index=numeric_missing.index("income") if "income" in numeric_missing else 0, key="sv_target",
+            help="The survey variable with missing answers. Each missing value is filled from the k most similar "
+                 "complete records (donors). One person's record can be the donor of many others, which is why "
+                 "imputation needs its own sensitivity analysis (L_1(D), Merrill ch. 6).")
+        match = c2.multiselect(
+            "Matching attributes", candidates, default=[c for c in DEFAULT_MATCH if c in candidates],
+            key="sv_match",
+            help="Attributes used to find similar donors. Their levels must be public (declared, not read from the "
+                 "data): levels of attributes outside the SD2011 codebook are inferred from the data, which makes "
+                 "the release NOT DP. Ordinal ones (age group, education, place size) are matched by distance.")
+        k = int(c3.number_input(
+            "k (donors)", min_value=1, max_value=20, value=1, step=1, key="sv_k",
+            help="Number of donors per missing value. A larger k spreads each donor's influence but a donor can "
+                 "serve more donees; the smooth sensitivity reflects the actual worst case."))
+        c1, c2, c3 = st.columns([1, 1, 2])
+        rule_opts = ["copy"] if k == 1 else ["mean", "majority"]
+        if s.get("sv_rule") not in rule_opts:
+            s["sv_rule"] = rule_opts[0]
+        rule = c1.selectbox("Imputation rule", rule_opts, format_func=IMPUTE_RULES.get, key="sv_rule",
+                            help="How the k donors' values become the imputed value. Imputation itself spends no "
+                                 "ε; its effect on every release is counted in the sensitivity.")
+        query = c2.radio("Query", ["count", "mean", "variance"], key="sv_query", horizontal=False,
+                         help="count: respondents in the subpopulation whose (imputed) target is below a threshold. "
+                              "mean / variance: of the target, clipped to the public bounds.")
+        ages = c3.slider("Subpopulation: age", int(df["age"].min()), int(df["age"].max()), (20, 59), key="sv_ages",
+                         help="Which respondents the estimate is about. The filter uses age only (never the "
+                              "imputed target), so whether someone is in it does not depend on another "
+                              "person's record.")
+        c1, c2, c3, c4 = st.columns(4)
+        lo = c1.number_input("Lower bound", value=0.0, step=100.0, key="sv_lo",
+                             help="Public lower bound of the target. Values are clipped into [lower, upper] before "
+                                  "the release; choose the bounds without looking at the data — they set how much "
+                                  "one person can move the answer.")
+        hi = c2.number_input("Upper bound", value=20000.0, step=100.0, key="sv_hi",
+                             help="Public upper bound of the target (clipping). Wider bounds: less bias, more noise.")
+        threshold = c3.number_input("Count: target below", value=658.0, step=50.0, key="sv_thr",
+                                    disabled=query != "count",
+                                    help="For a count: respondents whose (imputed) target is below this value. "
+                                         "The threshold is public; inclusion depends on imputed values, which "
+                                         "the sensitivity accounts for (Cor 6.4.3).")
+        public_size = c4.checkbox("Subpopulation size is public", value=True, key="sv_pubsize",
+                                  disabled=query == "count",
+                                  help="Treat the number of respondents in the subpopulation as known (e.g. from "
+                                       "the design), as Merrill §6.5.3 does. Untick: a share of ε buys a noisy "
+                                       "size first (Remark 6.4.7).")
+        c1, c2 = st.columns([1, 2])
+        eps = c1.number_input("ε", value=6 * LN2, step=0.1, format="%.4f", key="sv_eps",
+                              help="Privacy budget of this one release: smaller means stronger privacy and more "
+                                   "noise. Default 6 ln 2 ≈ 4.16. The smooth release needs ε ≥ 2 ln 2 ≈ 1.39 per "
+                                   "part and gives finite-variance noise only for ε > 4 ln 2 ≈ 2.77 per part.")
+        method = c2.radio("Method", list(METHODS), format_func=METHODS.get, key="sv_method",
+                          help="Smooth: noise scaled to a smooth upper bound of the imputed query's sensitivity "
+                               "(generalized Cauchy; Merrill Cor 6.4.3/6.4.6/6.4.9) — DP. Ignore missing: drop the "
+                               "records with a missing target and add Laplace noise — DP but biased if missingness "
+                               "is informative. Global: the thesis's optimistic 'global' sensitivity read from the "
+                               "data — NOT DP, shown only as a comparator.")
+        if method == "global":
+            ui.not_dp_label("NOT DP: the 'global' baseline reads its sensitivity from the data (the true global "
+                            "sensitivity of imputation is unbounded). Comparator only — never publish it.")
+
+        parts = parts_of(query, method, public_size)
+        problems = []
+        if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
+            problems.append(f"ε must be a finite number greater than 0; got {eps!r}.")
+        elif method == "smooth" and eps / parts < 2 * LN2 * (1 - 1e-12):
+            split = f" (split into {parts} equal parts, ε/{parts} = {eps / parts:.4g} each)" if parts > 1 else ""
+            problems.append(
+                f"ε = {eps:g}{split} is too small for the smooth-sensitivity release: it is only proven DP for "
+                f"ε ≥ 2 ln 2 ≈ {2 * LN2:.4f} per part, so this needs ε ≥ {parts * 2 * LN2:.4f}. Raise ε, "
+                "or use the 'ignore missing' Laplace baseline. Nothing was released.")
+        if query != "count" and not hi > lo:
+            problems.append(f"The upper bound ({hi:g}) must be above the lower bound ({lo:g}).")
+        if query == "variance" and method != "smooth":
+            problems.append("A variance is only released with the smooth-sensitivity method (Cor 6.4.9).")
+        if not match:
+            problems.append("Choose at least one matching attribute.")
+        for p in problems:
+            st.error(p, icon=":material/warning:")
+        if not problems and method == "smooth" and eps / parts <= 4 * LN2:
+            st.warning(f"ε per part = {eps / parts:.4g} ≤ 4 ln 2 ≈ {4 * LN2:.4f}: the generalized Cauchy noise "
+                       f"(γ = {1 + eps / parts / (2 * LN2):.3g} ≤ 3) has **infinite variance** — single releases "
+                       "can be far off. Use ε > " + f"{parts * 4 * LN2:.4f} for finite variance.",
+                       icon=":material/error:")
+
+        levels = {c: SD2011_LEVELS[c] for c in match if c in SD2011_LEVELS}
+        levels_json = json.dumps(levels, sort_keys=True)
+        key = json.dumps([target, match, k, rule, query, list(ages), lo, hi, threshold, public_size, eps, method],
+                         default=str)
+        clicked = st.button(f"Compute release (spends ε = {eps:g})", type="primary", disabled=bool(problems),
+                            key="sv_go", help="Imputes (cached, spends nothing) and releases the estimate with "
+                                              "fresh noise. Every click spends ε again.")
+        settings = SimpleNamespace(target=target, match=match, k=k, rule=rule, levels_json=levels_json, query=query,
+                                   method=method, lo=lo, hi=hi, ages=ages, threshold=threshold,
+                                   public_size=public_size, eps=eps, parts=parts, problems=problems, key=key)
+    if settings is None:
+        return None
+
+    if clicked:
+        with ui.guarded("the imputation release"):
+            with st.spinner("Imputing and releasing …"):
+                imp = cached_impute(str(SD2011), target, tuple(match), k, rule, levels_json)
+                where = df["age"].between(*ages).to_numpy()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: warned on the page
+                    rel = release_once(imp, query, method, float(eps), np.random.default_rng(), bounds=(lo, hi),
+                                       where=where, threshold=threshold, public_size=public_size)
+            s["survey_release"] = {"key": key, "rel": rel, "dp_method": getattr(rel, "dp", True),
+                                   "domain_inferred": imp.domain_inferred, "L1": imp.L1,
+                                   "n_donees": imp.n_donees, "subpop": int(where.sum())}
+
+    out = s.get("survey_release")
+    if out and out["key"] != key:
+        st.info("The settings changed since the last release; compute again to see a release for them.")
+        out = None
+    if out:
+        with ui.guarded("the release result"):
+            rel = out["rel"]
+            dp = out["dp_method"] and not out["domain_inferred"]
+            c1, c2, c3 = st.columns([1, 1, 2])
+            label = {"count": f"DP count of {target} < {threshold:g}", "mean": f"DP mean of {target}",
+                     "variance": f"DP variance of {target}"}[query]
+            c1.metric(label if dp else label.replace("DP ", "") + " (NOT DP)", f"{rel.value:,.4g}")
+            c2.metric("ε spent", f"{rel.ledger.epsilon:.4g}")
+            if dp:
+                c3.success("Differentially private release: publish this value with its ledger.",
+                           icon=":material/lock:")
+            else:
+                why = []
+                if not out["dp_method"]:
+                    why.append("the 'global' comparator reads its sensitivity from the data")
+                if out["domain_inferred"]:
+                    why.append("levels of some matching attributes were inferred from the data")
+                c3.error("NOT DP — " + "; ".join(why) + ".", icon=":material/dangerous:")
+            if getattr(rel, "gamma", None) is not None and not rel.finite_variance:
+                st.warning(f"γ = {rel.gamma:.3g} ≤ 3: this release's noise has infinite variance.",
+                           icon=":material/error:")
+            led = show_ledger(rel.ledger)
+            st.caption(f"Total ε = {led['epsilon_total']:.6g}. Smooth sensitivity and noise scale depend on the "
+                       "data and are not recorded in the ledger.")
+            with st.expander("Curator view — NOT FOR RELEASE"):
+                ui.not_dp_label("Computed from the confidential data: NOT FOR RELEASE")
+                noise_sd = getattr(rel, "noise_sd", float("nan"))
+                st.write(pd.DataFrame([{
+                    "exact (no noise)": rel.exact, "noise scale": rel.scale,
+                    "noise sd": noise_sd if math.isfinite(noise_sd) else "infinite",
+                    "L_1(D)": out["L1"], "imputed rows": out["n_donees"], "subpopulation rows": out["subpop"],
+                }]).astype(str))
+
+    return settings
