@@ -38,11 +38,8 @@ _INCOME_NA_CODE = -8
 
 
 def default_sd2011_path() -> Path:
-    """``assets/sd2011.csv`` in the repo if present, else ``../shared/data/sd2011.csv``."""
-    bundled = _REPO_ROOT / "assets" / "sd2011.csv"
-    if bundled.exists():
-        return bundled
-    return _REPO_ROOT.parent / "shared" / "data" / "sd2011.csv"
+    """``assets/sd2011.csv``, the copy bundled in the repository."""
+    return _REPO_ROOT / "assets" / "sd2011.csv"
 
 
 def load_sd2011(path: str | Path | None = None) -> pd.DataFrame:
