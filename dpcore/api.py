@@ -9,6 +9,7 @@ import pandas as pd
 
 from . import hierarchy as H
 from .budget import MIN_EPSILON, Ledger, check_epsilon
+from .cells import big_count
 from .domain import DECLARED, Domain, check_table, infer_domain
 from .errors import DomainError, OptionError, ResourceError, whole_number
 from .mechanisms import DiscreteLaplace
@@ -207,6 +208,29 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float) -> l
     raise OptionError(f"no preview for method {method!r}")
 
 
+def empty_cell_warning(dom: Domain, n: int, scale: float, prior: float) -> dict:
+    """Expected share of synthetic records drawn from cells that are empty in the data
+    (flat Laplace), from the domain size, the noise scale and the table's size only.
+
+    An empty cell's clipped noisy count has mean E[max(Z, 0)] = a/((1+a)(1−a)),
+    a = e^{−1/s}, plus the prior share; at least cells − n cells are empty. Curator-only
+    (it uses n); the number it gives depends on no record's values.
+    """
+    a = float(np.exp(-1.0 / scale))
+    per_cell = a / ((1 + a) * (1 - a)) + prior / dom.size
+    empty = max(dom.size - n, 0)
+    mass = empty * per_cell
+    share = float(mass / (mass + n)) if mass + n > 0 else 0.0
+    out = {"expected_share_from_empty_cells": share}
+    if share > 0.5:
+        out["warning"] = (
+            f"about {share:.0%} of the synthetic records are expected to come from cells that are empty in the data "
+            f"({big_count(dom.size)} cells for {n:,} records): the release would be mostly noise. What helps: ipf or "
+            "privbayes (they measure small margins), fewer or coarser attributes, or STEPS with more layers"
+        )
+    return out
+
+
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
             neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
             **options: Any) -> Preview | MarginPreview:
@@ -230,6 +254,8 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         rows = _margin_rows(method, opts, dom, eps_sets / m, nb.histogram_sensitivity)
         plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
                 "record_count_epsilon": eps - eps_sets, "method": method}
+        if method == "flat_laplace":
+            plan.update(empty_cell_warning(dom, len(data), rows[0]["noise_scale"], opts.prior))
         return MarginPreview(pd.DataFrame(rows), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)

@@ -104,6 +104,11 @@ def cmd_preview(args) -> int:
         print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
               f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
         print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        if "expected_share_from_empty_cells" in pv.plan:
+            print(f"expected share of synthetic records from cells empty in the data: "
+                  f"{pv.plan['expected_share_from_empty_cells']:.1%} (curator-only)")
+        if pv.plan.get("warning"):
+            print("warning: " + pv.plan["warning"])
         return 0
     if args.json:
         out = {

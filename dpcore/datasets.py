@@ -263,6 +263,49 @@ def cps_voter_extract(df: pd.DataFrame) -> pd.DataFrame:
 
 __all__ += ["cps_voter_extract", "CPS_VOTER_VARIABLES", "CPS_AGE_EDGES"]
 
+#: The columns of :func:`cps_voter_wide`: the extract's cuts of age, plus every
+#: questionnaire column at its full coding.
+CPS_WIDE_VARIABLES: tuple[str, ...] = (
+    "year", "state", "agegr", "sex", "education", "race", "hispanic", "vote", "registered_answer",
+    "vote_time", "residence", "why_not_vote", "vote_method_1996_2002", "registered_since_1995",
+    "registered_at_dmv", "registration_method", "why_not_registered", "vote_mode_2004_on", "vote_when_2004_on",
+    "turnout",
+)
+_CPS_WIDE_SOURCE = {
+    "state": "STATE", "sex": "SEX", "education": "EDUCATION", "race": "RACE", "hispanic": "HISPANIC",
+    "vote": "VRS_VOTE", "registered_answer": "VRS_REG", "vote_time": "VRS_VOTE_TIME", "residence": "VRS_RESIDENCE",
+    "why_not_vote": "VRS_VOTE_WHYNOT", "vote_method_1996_2002": "VRS_VOTEMETHOD_1996to2002",
+    "registered_since_1995": "VRS_REG_SINCE95", "registered_at_dmv": "VRS_REG_DMV",
+    "registration_method": "VRS_REG_METHOD", "why_not_registered": "VRS_REG_WHYNOT",
+    "vote_mode_2004_on": "VRS_VOTEMODE_2004toPRESENT", "vote_when_2004_on": "VRS_VOTEWHEN_2004toPRESENT",
+    "turnout": "cps_turnout",
+}
+
+
+def cps_voter_wide(df: pd.DataFrame) -> pd.DataFrame:
+    """A wide categorical voter table from the same cpsvote sample (``cps_vrs_10k.csv``).
+
+    The rows of :func:`cps_voter_extract` (adults asked the voting questions) with 20
+    string columns (:data:`CPS_WIDE_VARIABLES`): the election year, the state (51
+    levels), age cut at the extract's public edges, and every other questionnaire column
+    at its full coding (education and race codes, each VRS question). A question not asked
+    in a year is missing, and missing is a level. The full cross-tabulation has more than
+    10^12 cells: a development table for methods that must not allocate by cells.
+    **Not differentially private**: the confidential input for demonstrations.
+    """
+    narrow = cps_voter_extract(df)  # validates the columns and selects the rows
+    age = pd.to_numeric(df["AGE"], errors="coerce")
+    d = df[df["cps_turnout"].notna() & (age >= CPS_AGE_EDGES[0])].reset_index(drop=True)
+    out = {"year": narrow["year"], "agegr": narrow["agegr"]}
+    for name, col in _CPS_WIDE_SOURCE.items():
+        if col not in d.columns:
+            raise InputError(f"CPS table lacks column {col!r}; pass the cpsvote sample cps_vrs_10k.csv")
+        out[name] = d[col].map(lambda v: str(v) if pd.notna(v) else None).astype(object)
+    return pd.DataFrame(out)[list(CPS_WIDE_VARIABLES)]
+
+
+__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES"]
+
 
 #: Ordered levels of SD2011's categorical matching attributes, as the synthpop codebook
 #: lists them. Declared public (they are the questionnaire's answer categories), so

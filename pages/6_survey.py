@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages import _common as ui
-from pages import _survey_context, _survey_imputation, _survey_poststrat
+from pages import _survey_imputation, _survey_poststrat
 
 ui.init_state()
 
@@ -21,9 +21,7 @@ st.caption("DP estimates from a survey sample with missing values (Merrill 2021,
 tab_imp, tab_ps = st.tabs(["Imputed estimate (k-NN)", "Post-stratification (weights)"])
 
 with tab_imp:
-    settings = _survey_imputation.render()
-    if settings is not None:
-        _survey_context.render(settings)
+    _survey_imputation.render()
 
 with tab_ps:
     _survey_poststrat.render()

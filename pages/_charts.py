@@ -1,6 +1,8 @@
-"""Charts shared by the pages: the ε ledger as stacked bars, the phantom-padded hierarchy
-as an icicle, log-axis ticks and the colour-blind-safe palette. Figures only: no widgets."""
+"""Charts of the dashboard (Plotly, colour-blind-safe Okabe–Ito colours). Every number
+drawn comes from dpcore; nothing here reads raw data except what the caller passes."""
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 import pandas as pd
@@ -8,7 +10,9 @@ import plotly.graph_objects as go
 
 import dpcore
 
-#: Okabe–Ito colour-blind-safe palette (black last: used for "original").
+log = logging.getLogger("dpcore.app")
+
+
 OKABE_ITO = ["#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442", "#000000"]
 PHANTOM_GREY = "#BDBDBD"
 NOT_DP_RED = "#C62828"
@@ -139,6 +143,7 @@ def icicle_figure(pv, dom: dpcore.Domain, max_nodes: int = 400) -> tuple[go.Figu
     return fig, note
 
 
+
 def log_ticks(lo: float, hi: float) -> list[float]:
     """Readable tick values (1, 2, 5 × 10^k) spanning [lo, hi] for a log axis."""
     if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0 or hi <= 0:
@@ -153,3 +158,4 @@ def log_ticks(lo: float, hi: float) -> list[float]:
 
 def colour_map(labels: list[str]) -> dict[str, str]:
     return {lab: OKABE_ITO[i % (len(OKABE_ITO) - 1)] for i, lab in enumerate(labels)}
+

@@ -1,15 +1,16 @@
-"""Session state of the dashboard and the data handling behind the pages.
+"""Session state and data handling of the dashboard: the table, the domain, the design,
+and the dpcore calls behind Streamlit caches. No widgets are drawn here except the
+"load a table first" notices of :func:`need_domain`.
 
-Per-session state lives in ``st.session_state`` (never module globals, so two browser
-sessions never see each other's data). dpcore calls are wrapped in Streamlit caches keyed
-on the data hash, the domain JSON and the options. No widgets here, and no algorithms:
-every number comes from ``dpcore``.
+State lives in ``st.session_state`` (never module globals), so two browser sessions never
+see each other's data.
 """
 from __future__ import annotations
 
 import hashlib
 import io
 import json
+import logging
 import math
 import zipfile
 from pathlib import Path
@@ -21,6 +22,9 @@ import streamlit as st
 import dpcore
 from dpcore.errors import DPCoreError
 
+log = logging.getLogger("dpcore.app")
+
+
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = ROOT / "assets"
 #: Keep in step with server.maxUploadSize in .streamlit/config.toml.
@@ -31,6 +35,13 @@ DEMOS = {
     "CPS voters (Current Population Survey 1994–2018, 6231 × 10)": ASSETS / "cps_voters.csv",
 }
 DEFAULT_DEMO = next(iter(DEMOS))
+
+MODES = {
+    "fixed": "Fixed order (drag attributes into layers)",
+    "mosda": "Private selection: MoSDA (most informative first)",
+    "lesda": "Private selection: LeSDA (least informative first)",
+    "random": "Random selection (data-independent, spends nothing)",
+}
 
 DEFAULT_CFG: dict[str, Any] = {
     "mode": "mosda",
@@ -48,6 +59,15 @@ DEFAULT_CFG: dict[str, Any] = {
     "seed": None,
     "neighbours": "add_remove",
 }
+
+NEIGHBOURS = {
+    "add_remove": "Add or remove one person's record (the record count stays private)",
+    "replace": "Replace one person's record (the record count n is public)",
+}
+
+
+# --------------------------------------------------------------------------- state
+
 
 def ss() -> Any:
     return st.session_state
@@ -181,6 +201,19 @@ def domain_status() -> tuple[dpcore.Domain | None, str | None]:
         return None, str(exc)
     except KeyError:
         return None, "no data loaded yet: pick a demo or upload a file on the Data page"
+
+
+def need_domain() -> dpcore.Domain | None:
+    """For pages after Data: the domain, or an explanation and None."""
+    if "raw_df" not in st.session_state:
+        st.info("No data loaded yet: pick a demo or upload a file on the **Data** page.")
+        return None
+    dom, err = domain_status()
+    if err:
+        st.error(f"The data's domain is not usable yet: {err}", icon=":material/warning:")
+        st.page_link("pages/1_data.py", label="Fix it on the Data page", icon=":material/table_view:")
+        return None
+    return dom
 
 
 # --------------------------------------------------------------------------- design → dpcore call
@@ -318,6 +351,7 @@ def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, set
     return dpcore.synthesize(work_df(), method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom, **opts)
 
 
+
 # --------------------------------------------------------------------------- release outputs
 
 
@@ -328,3 +362,6 @@ def release_zip(release) -> bytes:
             z.writestr(f"synthetic_{i}.csv", s.to_csv(index=False))
         z.writestr("manifest.json", release.manifest_json())
     return buf.getvalue()
+
+
+

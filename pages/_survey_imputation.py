@@ -1,13 +1,9 @@
-"""Survey page, tab "Imputed estimate (k-NN)": the controls, the release and its ledger.
-
-Returns the settings the "DP noise in context" section below it simulates.
-"""
+"""Survey page, first tab: DP estimates from k-NN-imputed data, with the noise in context (widgets only)."""
 from __future__ import annotations
 
 import json
 import math
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -15,24 +11,12 @@ import streamlit as st
 
 from dpcore.datasets import SD2011_LEVELS
 from pages import _common as ui
-from pages._survey_state import SD2011, cached_impute, load_sd2011, parts_of, release_once
-from pages._survey_widgets import show_ledger
+from pages._survey_state import (DEFAULT_MATCH, IMPUTE_RULES, LN2, METHODS, SD2011, cached_context, cached_impute, load_sd2011, parts_of, release_once, show_ledger)
 
-LN2 = math.log(2.0)
-DEFAULT_MATCH = ["sex", "agegr", "edu", "socprof", "placesize"]
-METHODS = {
-    "smooth": "Smooth sensitivity on the imputed data (DP)",
-    "ignore": "Ignore missing records + Laplace (DP)",
-    "global": ":red[**Impute + 'global' Laplace — NOT DP** (comparator)]",
-}
-IMPUTE_RULES = {"copy": "copy the nearest donor (k = 1)", "mean": "mean of the k donors",
-                "majority": "most common value of the k donors"}
+s = st.session_state
 
 
-def render() -> SimpleNamespace | None:
-    """Draw the tab; the chosen settings, or None when the controls could not be drawn."""
-    s = st.session_state
-    settings = None
+def render() -> None:
     with ui.guarded("the imputation controls"):
         if not SD2011.exists():
             st.error(f"The SD2011 demo file is missing ({SD2011.name} in assets/); nothing to show.")
@@ -134,11 +118,6 @@ def render() -> SimpleNamespace | None:
         clicked = st.button(f"Compute release (spends ε = {eps:g})", type="primary", disabled=bool(problems),
                             key="sv_go", help="Imputes (cached, spends nothing) and releases the estimate with "
                                               "fresh noise. Every click spends ε again.")
-        settings = SimpleNamespace(target=target, match=match, k=k, rule=rule, levels_json=levels_json, query=query,
-                                   method=method, lo=lo, hi=hi, ages=ages, threshold=threshold,
-                                   public_size=public_size, eps=eps, parts=parts, problems=problems, key=key)
-    if settings is None:
-        return None
 
     if clicked:
         with ui.guarded("the imputation release"):
@@ -191,4 +170,52 @@ def render() -> SimpleNamespace | None:
                     "L_1(D)": out["L1"], "imputed rows": out["n_donees"], "subpopulation rows": out["subpop"],
                 }]).astype(str))
 
-    return settings
+    st.divider()
+    st.subheader("DP noise in context")
+    with ui.guarded("the noise-in-context controls"):
+        st.caption("Treat SD2011 as the population, draw R simple random samples, and on each compare the "
+                   "non-private estimate (sampling noise only) with the DP release (sampling + DP noise) over a "
+                   "grid of ε (Merrill ch. 4). A simulation on data the curator holds: nothing here is published.")
+        c1, c2, c3 = st.columns(3)
+        reps = int(c1.number_input("Repetitions R", min_value=5, max_value=500, value=30, step=5, key="sv_reps",
+                                   help="Samples drawn. More: smoother boxes, longer wait (each needs an "
+                                        "imputation per ε)."))
+        rate = float(c2.select_slider("Sampling rate", [0.05, 0.1, 0.2, 0.3, 0.5], value=0.2, key="sv_rate",
+                                      help="Share of the population in each sample (public design). Smaller "
+                                           "samples: more sampling noise and more DP noise per estimate."))
+        if method == "smooth":
+            base = [2, 3, 4.5, 6, 10, 16]
+            grid = [parts * g * LN2 for g in base]
+        else:
+            grid = [0.5, 1.0, 2.0, 4.0, 8.0]
+        if not problems and all(abs(g - eps) > 1e-3 * eps for g in grid):
+            grid = sorted(grid + [float(eps)])
+        c3.caption("ε grid: " + ", ".join(f"{g:.3g}" for g in grid) + (" (multiples of ln 2)" if method == "smooth" else ""))
+        run = st.button("Run the simulation", key="sv_ctx_go", disabled=bool(problems),
+                        help="Runs R × (grid size) releases on simulated samples; cached for the same inputs.")
+    if run:
+        with ui.guarded("the noise-in-context simulation"):
+            with st.status(f"Simulating {reps} samples × {len(grid)} ε values …", expanded=True) as status:
+                st.write("Drawing samples, imputing each, releasing at every ε …")
+                frame = cached_context(str(SD2011), target, tuple(match), k, rule, levels_json, query, method,
+                                       (float(lo), float(hi)), tuple(ages), float(threshold), bool(public_size),
+                                       tuple(grid), reps, rate, 2011)
+                status.update(label=f"Simulated {reps} samples × {len(grid)} ε values", state="complete",
+                              expanded=False)
+            s["survey_context"] = {"key": key + json.dumps([reps, rate, grid]), "frame": frame}
+    ctx = s.get("survey_context")
+    if ctx and ctx["key"] == key + json.dumps([reps, rate, grid]):
+        with ui.guarded("the noise-in-context figure"):
+            from dpcore.survey.context import context_figure, summarize
+
+            fig = context_figure(ctx["frame"], title=f"{query} of {target}{f' < {threshold:g}' if query == 'count' else ''}, ages {ages[0]}–{ages[1]}: "
+                                                     f"sampling vs sampling + DP")
+            fig.update_xaxes(type="category", title="ε")
+            fig.update_layout(height=460, margin=dict(l=10, r=10, t=60, b=10),
+                              legend=dict(orientation="h", yanchor="top", y=-0.18, x=0, title_text=""))
+            st.plotly_chart(fig, config={"displaylogo": False}, key="sv_ctx_fig")
+            st.caption("Boxes: interquartile range; whiskers: 5th–95th percentile; dashed line: the value on the "
+                       "whole (imputed) population. Where the red box is as narrow as the blue one, DP noise is "
+                       "small next to sampling noise.")
+            with st.expander("Summary table"):
+                st.dataframe(summarize(ctx["frame"]), hide_index=True, width="stretch")

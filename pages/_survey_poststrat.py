@@ -1,5 +1,4 @@
-"""Survey page, tab "Post-stratification (weights)": data and totals, bins, budget, the
-release and its ledger (Merrill 2021, ch. 7)."""
+"""Survey page, second tab: DP post-stratification of survey weights (widgets only)."""
 from __future__ import annotations
 
 import io
@@ -10,13 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from pages import _common as ui
-from pages._survey_state import (CPS_FULL, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat,
-                                 parse_totals, poststrat_release, read_totals_file, read_upload_cached)
-from pages._survey_widgets import show_ledger
+from pages._survey_state import (CPS_FULL, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat, parse_totals, poststrat_release, read_totals_file, read_upload_cached, show_ledger)
+
+s = st.session_state
 
 
 def render() -> None:
-    s = st.session_state
     st.subheader("DP post-stratification")
     st.caption("A post-stratified weighted count (Merrill 2021, ch. 7): the curator's base weights are scaled so "
                "that the weighted sample reproduces **known population totals** per bin. Three parts spend ε: "

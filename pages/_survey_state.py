@@ -1,11 +1,11 @@
-"""Data handling of the Survey page: cached k-NN imputation, the release call for each
-query and method, the noise-in-context simulation and the post-stratification demo data.
+"""Data handling of the Survey page: loading the demo surveys, cached dpcore.survey calls.
 
-No widgets here; every number comes from ``dpcore.survey``.
+No widgets here; the page modules (_survey_imputation.py, _survey_poststrat.py) draw them.
 """
 from __future__ import annotations
 
 import json
+import math
 import warnings
 
 import numpy as np
@@ -13,16 +13,25 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.datasets import CPS_POSTSTRAT_AGE_LEVELS, cps_poststrat_sample
-from dpcore.survey.totals import known_totals
-from pages._state import ASSETS, ROOT, read_upload
+from dpcore.datasets import CPS_POSTSTRAT_AGE_LEVELS
+from pages import _common as ui
 
-SD2011 = ASSETS / "sd2011.csv"
-CPS_FULL = ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv"
-PS_TOTALS = ASSETS / "cps_poststrat_totals.csv"
+LN2 = math.log(2.0)
+SD2011 = ui.ASSETS / "sd2011.csv"
+CPS_FULL = ui.ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv"
 
 #: ordinal matching attributes; their public levels (lowest first) are dpcore.datasets.SD2011_LEVELS
 ORDINAL = ("agegr", "edu", "placesize")
+DEFAULT_MATCH = ["sex", "agegr", "edu", "socprof", "placesize"]
+
+METHODS = {
+    "smooth": "Smooth sensitivity on the imputed data (DP)",
+    "ignore": "Ignore missing records + Laplace (DP)",
+    "global": ":red[**Impute + 'global' Laplace — NOT DP** (comparator)]",
+}
+IMPUTE_RULES = {"copy": "copy the nearest donor (k = 1)", "mean": "mean of the k donors",
+                "majority": "most common value of the k donors"}
+
 
 
 # --------------------------------------------------------------------------- cached dpcore calls
@@ -131,6 +140,7 @@ def cached_context(path: str, target: str, match: tuple, k: int, rule: str, leve
 
 # --------------------------------------------------------------------------- post-stratification
 
+PS_TOTALS = ui.ASSETS / "cps_poststrat_totals.csv"
 #: Base age levels of the CPS demo (fixed public edges; candidate sets of bins merge them).
 PS_AGE_LEVELS = CPS_POSTSTRAT_AGE_LEVELS
 #: Candidate sets of bins per column (public definitions, Merrill Example 7.5.5). A column not
@@ -158,6 +168,7 @@ PS_OUTCOMES = {"YES": "voted (turnout = YES)", "NO": "did not vote (turnout = NO
 @st.cache_data(show_spinner=False, max_entries=2)
 def load_cps_poststrat(path: str) -> tuple[pd.DataFrame, dict]:
     """The CPS demo sample for post-stratification and its row counts (dpcore.datasets.cps_poststrat_sample)."""
+    from dpcore.datasets import cps_poststrat_sample
     from dpcore.io import read_table
 
     return cps_poststrat_sample(read_table(path))
@@ -165,6 +176,8 @@ def load_cps_poststrat(path: str) -> tuple[pd.DataFrame, dict]:
 
 def parse_totals(t: pd.DataFrame) -> dict:
     """{column: {level: total}} from a column,level,total table (as ``poststrat-release --totals``)."""
+    from dpcore.survey.totals import known_totals
+
     return known_totals(t)
 
 
@@ -175,7 +188,7 @@ def read_totals_file(path: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def read_upload_cached(data: bytes, name: str) -> pd.DataFrame:
-    return read_upload(data, name)
+    return ui.read_upload(data, name)
 
 
 def poststrat_release(data: pd.DataFrame, cols: list, totals: dict, cands: dict, mask: np.ndarray, *,
@@ -189,3 +202,15 @@ def poststrat_release(data: pd.DataFrame, cols: list, totals: dict, cands: dict,
         return P.poststratify_release(data, binnings, totals, mask, epsilon_select=eps_select,
                                       epsilon_table=eps_table, epsilon_count=eps_count, gamma=gamma,
                                       weights=weights, weight_range=weight_range, rng=np.random.default_rng())
+
+
+def show_ledger(ledger, key: str | None = None) -> dict:
+    """The ledger's charges as a table, with each charge's note; returns the ledger dict."""
+    st.subheader("Ledger")
+    led = ledger.to_dict()
+    rows = ui.ledger_rows(led)
+    show = [c for c in ("component", "epsilon", "mechanism", "subset") if c in rows.columns]
+    notes = [ch.get("note", "") for ch in led.get("charges", [])]
+    st.dataframe(rows[show].assign(note=notes[: len(rows)]), hide_index=True, width="stretch",
+                 column_config={"epsilon": st.column_config.NumberColumn("ε", format="%.4g")}, key=key)
+    return led
