@@ -13,7 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted((ROOT / "docs").rglob("*.md"))
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-CODE = re.compile(r"`([^`]+)`")
+CODE = re.compile(r"`([^`\n]+)`")
+FENCE = re.compile(r"```.*?```", re.S)
 DOTTED = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 PATH = re.compile(r"^(dpcore|tests|bench|pages|assets|docs)/[\w./-]+\.(py|md|csv|txt)(::\w+)?$")
 
@@ -49,7 +50,7 @@ def _slug(heading: str) -> str:
 
 
 def _anchors(path: Path) -> set[str]:
-    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
     return {_slug(m) for m in re.findall(r"^#{1,6}\s+(.+?)\s*#*$", text, flags=re.M)}
 
 
@@ -79,7 +80,7 @@ def _resolves_path(ref: str) -> bool:
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_code_references_resolve(doc):
     bad = []
-    for ref in CODE.findall(doc.read_text(encoding="utf-8")):
+    for ref in CODE.findall(FENCE.sub("", doc.read_text(encoding="utf-8"))):
         ref = ref.strip().removesuffix("()")
         if DOTTED.match(ref) and not _resolves_dotted(ref):
             bad.append(ref)
@@ -113,6 +114,8 @@ def test_readme_names_only_files_in_the_repository():
 
 
 def test_the_reference_checker_can_fail():
+    after_fence = "```\nx = `a`\n```\n| `dpcore/cells.py` | `pages/_gone.py` |"
+    assert CODE.findall(FENCE.sub("", after_fence)) == ["dpcore/cells.py", "pages/_gone.py"]
     assert not _resolves_dotted("dpcore.mechanisms.NoSuchThing")
     assert not _resolves_path("dpcore/no_such_module.py")
     assert not _resolves_path("tests/test_selection.py::no_such_test")
