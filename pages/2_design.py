@@ -49,70 +49,109 @@ def _eps_from_typed():
         s["w_eps_slider"] = nearest_grid(v)
 
 
+def _margin_ledger(pv, method: str, opts: dict) -> None:
+    """The planned ledger of a margin method: one row per noisy table (no data values)."""
+    plan = pv.plan
+    tab = pv.margins.assign(**{"ε over m sets": pv.margins["epsilon"] * plan["sets"]})
+    st.dataframe(tab.rename(columns={"epsilon": "ε per set"}), hide_index=True, width="stretch",
+                 column_config={"ε per set": st.column_config.NumberColumn(format="%.4g"),
+                                "ε over m sets": st.column_config.NumberColumn(format="%.4g"),
+                                "noise_scale": st.column_config.NumberColumn(format="%.4g"),
+                                "noise_sd": st.column_config.NumberColumn(format="%.4g")})
+    st.caption(f"{ui.method_label(method, opts)}: {len(tab)} noisy tables per set, {plan['sets']} sets "
+               f"(sequential composition); ε for the record count: {plan['record_count_epsilon']:.4g}.")
+    if plan.get("warning"):
+        st.warning(plan["warning"], icon=":material/warning:")
+
+
 p = len(dom)
 left, right = st.columns([3, 2], gap="large")
 
 with left:
-    with ui.guarded("the hierarchy controls"):
-        st.subheader("Hierarchy")
-        keys = list(ui.MODES)
-        st.radio("How the tree is chosen", keys, format_func=ui.MODES.get, key=bind("mode"),
-                 help="Fixed order: you choose, nothing is spent on the tree. MoSDA/LeSDA: the attribute at each node "
-                      "is chosen by the exponential mechanism, spending a share r of ε. Random: chosen uniformly "
-                      "at random, independent of the data (the papers' 'modified UH').")
-        cfg["mode"] = s["w_mode"]
-        if s.get("w_L") is not None and not 1 <= int(s["w_L"]) <= p:
-            s["w_L"] = max(1, min(p, int(s["w_L"])))
-        cfg["L"] = max(1, min(p, int(cfg["L"])))
-        st.number_input("Layers L", min_value=1, max_value=p, step=1, key=bind("L"),
-                        help="Number of partition layers above the leaf cells. Each noised layer shares the count "
-                             "budget, so more layers means less ε per layer (more noise per node) but a tree that "
-                             "can follow the data.")
-        cfg["L"] = int(s["w_L"])
-        L = cfg["L"]
+    with ui.guarded("the release method"):
+        st.subheader("Release method")
+        if cfg.get("release_method") not in ui.RELEASE_METHODS:
+            cfg["release_method"] = "steps"
+        st.selectbox("Method of the release", list(ui.RELEASE_METHODS), key=bind("release_method"),
+                     format_func=lambda k: ui.RELEASE_METHODS[k].split(" — ")[0],
+                     help="Any method can be the release. The others can still run alongside as comparators.")
+        cfg["release_method"] = s["w_release_method"]
+        st.caption(ui.RELEASE_METHODS[cfg["release_method"]])
+        if cfg["release_method"] == "ipf":
+            st.text_input("Margins", key=bind("ipf_margins"),
+                          help='"twoway" (all two-way margins, synthpop\'s default), "oneway", or groups like '
+                               '"sex,agegr;edu,income". Each margin gets ε/|M|.')
+            cfg["ipf_margins"] = s["w_ipf_margins"]
+        if cfg["release_method"] in ("ipf", "flat_laplace"):
+            st.number_input("Prior (synthpop's priorn, spread over the cells)", min_value=0.0, step=0.5,
+                            key=bind("prior"), help="Added after the noise: post-processing, spends nothing.")
+            cfg["prior"] = float(s["w_prior"])
+        if cfg["release_method"] == "privbayes":
+            st.number_input("Degree k (parents per attribute)", min_value=1, max_value=5, step=1, key=bind("degree"),
+                            help="Larger k captures more dependence but each noisy table has more cells.")
+            cfg["degree"] = int(s["w_degree"])
 
-        if cfg["mode"] == "fixed":
-            try:
-                from streamlit_sortables import sort_items
-            except ImportError:  # pragma: no cover - pinned in requirements.txt
-                sort_items = None
-            groups = [[a for a in g if a in dom.names] for g in ui.layer_groups()]
-            groups = (groups + [[] for _ in range(L)])[:L]
-            used = {a for g in groups for a in g}
-            leaves = [a for a in dom.names if a not in used]
-            containers = [{"header": f"Layer {k}", "items": g} for k, g in enumerate(groups, 1)]
-            containers.append({"header": "Leaves", "items": leaves})
-            st.caption("Drag attributes from **Leaves** into the layers (several per layer allowed: they split "
-                       "together into every combination). Attributes left in Leaves form the leaf cells.")
-            if sort_items is None:
-                st.error("streamlit-sortables is not installed; `make venv` installs it.")
-            else:
-                result = sort_items(containers, multi_containers=True, direction="horizontal",
-                                    key=f"sortables_{ui.work_key()}_{L}_{s.get('sort_reset', 0)}")
-                if result:
-                    new = [list(c["items"]) for c in result[:-1]]
-                    if new != groups:
+    if cfg["release_method"] == "steps":
+        with ui.guarded("the hierarchy controls"):
+            st.subheader("Hierarchy")
+            keys = list(ui.MODES)
+            st.radio("How the tree is chosen", keys, format_func=ui.MODES.get, key=bind("mode"),
+                     help="Fixed order: you choose, nothing is spent on the tree. MoSDA/LeSDA: the attribute at each node "
+                          "is chosen by the exponential mechanism, spending a share r of ε. Random: chosen uniformly "
+                          "at random, independent of the data (the papers' 'modified UH').")
+            cfg["mode"] = s["w_mode"]
+            if s.get("w_L") is not None and not 1 <= int(s["w_L"]) <= p:
+                s["w_L"] = max(1, min(p, int(s["w_L"])))
+            cfg["L"] = max(1, min(p, int(cfg["L"])))
+            st.number_input("Layers L", min_value=1, max_value=p, step=1, key=bind("L"),
+                            help="Number of partition layers above the leaf cells. Each noised layer shares the count "
+                                 "budget, so more layers means less ε per layer (more noise per node) but a tree that "
+                                 "can follow the data.")
+            cfg["L"] = int(s["w_L"])
+            L = cfg["L"]
+
+            if cfg["mode"] == "fixed":
+                try:
+                    from streamlit_sortables import sort_items
+                except ImportError:  # pragma: no cover - pinned in requirements.txt
+                    sort_items = None
+                groups = [[a for a in g if a in dom.names] for g in ui.layer_groups()]
+                groups = (groups + [[] for _ in range(L)])[:L]
+                used = {a for g in groups for a in g}
+                leaves = [a for a in dom.names if a not in used]
+                containers = [{"header": f"Layer {k}", "items": g} for k, g in enumerate(groups, 1)]
+                containers.append({"header": "Leaves", "items": leaves})
+                st.caption("Drag attributes from **Leaves** into the layers (several per layer allowed: they split "
+                           "together into every combination). Attributes left in Leaves form the leaf cells.")
+                if sort_items is None:
+                    st.error("streamlit-sortables is not installed; `make venv` installs it.")
+                else:
+                    result = sort_items(containers, multi_containers=True, direction="horizontal",
+                                        key=f"sortables_{ui.work_key()}_{L}_{s.get('sort_reset', 0)}")
+                    if result:
+                        new = [list(c["items"]) for c in result[:-1]]
+                        if new != groups:
+                            cfg["layers"] = new
+                            st.rerun()
                         cfg["layers"] = new
-                        st.rerun()
-                    cfg["layers"] = new
-            c1, c2 = st.columns([3, 1])
-            c1.caption("Order: " + (" → ".join("{" + ", ".join(g) + "}" if g else "(empty)" for g in cfg["layers"])
-                                    or "(none)"))
-            if c2.button("Reset layers", help="Move every attribute back to Leaves."):
-                cfg["layers"] = [[] for _ in range(L)]
-                s["sort_reset"] = s.get("sort_reset", 0) + 1
-                st.rerun()
-        elif cfg["mode"] in ("mosda", "lesda"):
-            st.selectbox("Selection utility", list(ui.UTILITY_HELP), key=bind("utility"),
-                         help="Score that ranks attributes at each node. " +
-                              " ".join(f"{k}: {v}" for k, v in ui.UTILITY_HELP.items()))
-            cfg["utility"] = s["w_utility"]
-            st.slider("Share r of ε spent choosing the tree", 0.01, 0.5, step=0.01, key=bind("r"),
-                      help="r·ε/m is split over the selection layers (exponential mechanism); the rest (1−r)·ε/m "
-                           "goes to noisy counts. Larger r: a better tree, noisier counts.")
-            cfg["r"] = float(s["w_r"])
-        else:
-            st.caption("Random selection reads no data to choose the tree, so it spends nothing on it (r = 0).")
+                c1, c2 = st.columns([3, 1])
+                c1.caption("Order: " + (" → ".join("{" + ", ".join(g) + "}" if g else "(empty)" for g in cfg["layers"])
+                                        or "(none)"))
+                if c2.button("Reset layers", help="Move every attribute back to Leaves."):
+                    cfg["layers"] = [[] for _ in range(L)]
+                    s["sort_reset"] = s.get("sort_reset", 0) + 1
+                    st.rerun()
+            elif cfg["mode"] in ("mosda", "lesda"):
+                st.selectbox("Selection utility", list(ui.UTILITY_HELP), key=bind("utility"),
+                             help="Score that ranks attributes at each node. " +
+                                  " ".join(f"{k}: {v}" for k, v in ui.UTILITY_HELP.items()))
+                cfg["utility"] = s["w_utility"]
+                st.slider("Share r of ε spent choosing the tree", 0.01, 0.5, step=0.01, key=bind("r"),
+                          help="r·ε/m is split over the selection layers (exponential mechanism); the rest (1−r)·ε/m "
+                               "goes to noisy counts. Larger r: a better tree, noisier counts.")
+                cfg["r"] = float(s["w_r"])
+            else:
+                st.caption("Random selection reads no data to choose the tree, so it spends nothing on it (r = 0).")
 
     with ui.guarded("the budget controls"):
         st.subheader("Privacy budget")
@@ -222,20 +261,23 @@ with right:
             st.warning(msg, icon=":material/account_tree:")
         if not problems:
             pv, method, opts = ui.preview_for_design(dom)
-            plan = pv.plan
-            st.plotly_chart(ui.ledger_figure(ui.plan_rows(plan, ui.preview_layer_names(pv)), plan["epsilon"],
-                                             ui.method_label(method, opts)),
-                            config={"displaylogo": False})
-            rows = []
-            for k, e in enumerate(plan.get("selection_epsilon_per_layer", [])):
-                rows.append({"part": f"tree selection, layer {k}→{k + 1}", "ε per set": e, "ε over m sets": e * plan["sets"]})
-            for nm, e in zip(ui.preview_layer_names(pv), plan.get("count_epsilon_per_layer", [])):
-                rows.append({"part": f"counts, {nm}", "ε per set": e, "ε over m sets": e * plan["sets"]})
-            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                         column_config={"ε per set": st.column_config.NumberColumn(format="%.4g"),
-                                        "ε over m sets": st.column_config.NumberColumn(format="%.4g")})
-            st.caption(f"Bars: the {plan['sets']} synthetic sets (they compose sequentially). "
-                       f"Per set ε/m = {plan['epsilon_per_set']:.4g}. Nodes within a layer are disjoint "
-                       "(parallel composition: paid once); layers and sets add up (sequential composition). "
-                       f"Fan-out after phantom padding b = {plan.get('fan_out')}.")
+            if ui.is_margin_preview(pv):
+                _margin_ledger(pv, method, opts)
+            else:
+                plan = pv.plan
+                st.plotly_chart(ui.ledger_figure(ui.plan_rows(plan, ui.preview_layer_names(pv)), plan["epsilon"],
+                                                 ui.method_label(method, opts)),
+                                config={"displaylogo": False})
+                rows = []
+                for k, e in enumerate(plan.get("selection_epsilon_per_layer", [])):
+                    rows.append({"part": f"tree selection, layer {k}→{k + 1}", "ε per set": e, "ε over m sets": e * plan["sets"]})
+                for nm, e in zip(ui.preview_layer_names(pv), plan.get("count_epsilon_per_layer", [])):
+                    rows.append({"part": f"counts, {nm}", "ε per set": e, "ε over m sets": e * plan["sets"]})
+                st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                             column_config={"ε per set": st.column_config.NumberColumn(format="%.4g"),
+                                            "ε over m sets": st.column_config.NumberColumn(format="%.4g")})
+                st.caption(f"Bars: the {plan['sets']} synthetic sets (they compose sequentially). "
+                           f"Per set ε/m = {plan['epsilon_per_set']:.4g}. Nodes within a layer are disjoint "
+                           "(parallel composition: paid once); layers and sets add up (sequential composition). "
+                           f"Fan-out after phantom padding b = {plan.get('fan_out')}.")
             st.page_link("pages/3_preview.py", label="Preview the hierarchy (spends nothing)", icon=":material/visibility:")

@@ -22,6 +22,18 @@ if dom is None:
 pv = None
 with ui.guarded("the preview"):
     pv, method, opts = ui.preview_for_design(dom)
+    if ui.is_margin_preview(pv):
+        # margin methods: what will be measured, with the noise per table (public facts only)
+        st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}: "
+                    "the noisy tables each set measures")
+        st.dataframe(pv.margins, hide_index=True, width="stretch")
+        if "expected_share_from_empty_cells" in pv.plan:
+            st.metric("Expected share of synthetic records from cells empty in the data",
+                      f"{pv.plan['expected_share_from_empty_cells']:.0%}",
+                      help="From the domain size, the table's size and the noise scale (curator-only).")
+        if pv.plan.get("warning"):
+            st.warning(pv.plan["warning"], icon=":material/warning:")
+        st.stop()
     st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}, "
                 f"fan-out after padding b = {pv.tree.b}")
     if pv.plan.get("private_selection"):

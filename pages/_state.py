@@ -58,6 +58,21 @@ DEFAULT_CFG: dict[str, Any] = {
     "layers": [[], []],
     "seed": None,
     "neighbours": "add_remove",
+    "release_method": "steps",
+    "ipf_margins": "twoway",
+    "prior": 1.0,
+    "degree": 2,
+}
+
+#: The methods a curator can release with, STEPS first, each with a one-line "when it
+#: works well" from the measured benchmarks (bench/RESULTS.md, ε = 1, mean two-way S_pMSE).
+RELEASE_METHODS = {
+    "steps": "STEPS — a hierarchy of attributes; narrow tables (S7: S_pMSE ≈ 91). Tree and layers below.",
+    "ipf": "DP ipf — noisy two-way margins fitted by IPF; the best measured on narrow tables (S7: ≈ 14). "
+           "Needs the full table in memory.",
+    "privbayes": "PrivBayes — a private Bayesian network; the only method that releases the 20-attribute "
+                 "CPS table today (≈ 245).",
+    "flat_laplace": "Flat Laplace — noise on every cell of the full table; small domains only (S7: ≈ 152).",
 }
 
 NEIGHBOURS = {
@@ -227,6 +242,16 @@ def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
     """(method, options, problems) for the main release from the design settings."""
     c = cfg()
     problems: list[str] = []
+    release = c.get("release_method", "steps")
+    if release != "steps":
+        opts = {"neighbours": c.get("neighbours", "add_remove"), "synthesis": c["synthesis"]}
+        if release == "ipf":
+            opts.update(margins=c.get("ipf_margins", "twoway"), prior=float(c.get("prior", 1.0)))
+        elif release == "flat_laplace":
+            opts.update(prior=float(c.get("prior", 1.0)))
+        elif release == "privbayes":
+            opts = {"neighbours": opts["neighbours"], "degree": int(c.get("degree", 2))}
+        return release, opts, problems
     common = {"consistency": c["consistency"], "synthesis": c["synthesis"]}
     mode = c["mode"]
     if mode == "fixed":
@@ -344,6 +369,10 @@ def preview_for_design(dom: dpcore.Domain):
     pv = cached_preview(work_df(), work_key(), dom.to_json(), method, float(c["epsilon"]), int(c["m"]),
                         json.dumps(opts, sort_keys=True))
     return pv, method, opts
+
+
+def is_margin_preview(pv) -> bool:
+    return isinstance(pv, dpcore.MarginPreview)
 
 
 def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):

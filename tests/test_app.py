@@ -429,3 +429,22 @@ def test_icicle_is_capped_for_large_trees():
     assert "Showing layers 1–2 of 3" in note
     labels = list(fig.data[0].labels)
     assert labels.count("phantom") == 13 * 13 - 13 * 4 + (13 - 13)  # layer 2 padded from 4 to 13 per node
+
+
+@pytest.mark.parametrize("method", ["ipf", "privbayes", "flat_laplace"])
+def test_any_method_can_be_the_release(method):
+    """[sota-methods] item 2: the Design page chooses the release method; the Preview page
+    shows a margin method's noisy tables; the Release page releases with it."""
+    at = start()
+    confirm_domain(at)
+    at = goto(at, "pages/2_design.py")
+    at.selectbox(key="w_release_method").select(method).run()
+    assert not at.exception
+    assert at.session_state["cfg"]["release_method"] == method
+    at = goto(at, "pages/3_preview.py")
+    assert not at.exception and len(at.dataframe) >= 1
+    at.session_state["cfg"]["comparators"] = []
+    at = release(at)
+    r = at.session_state["release"]["main"]
+    assert r.method == method and r.dp
+    assert r.ledger.epsilon == pytest.approx(r.epsilon, abs=1e-12)
