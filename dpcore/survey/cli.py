@@ -275,20 +275,9 @@ def _impute_release(args) -> int:
 
 
 def _read_totals(path, columns) -> dict:
-    t = read_table(path)
-    need = {"column", "level", "total"}
-    if not need <= set(t.columns):
-        raise InputError(f"the totals file must have the columns column,level,total; it has {list(t.columns)}")
-    out = {}
-    for c in columns:
-        sub = t[t["column"].astype(str) == c]
-        if sub.empty:
-            raise InputError(f"the totals file has no rows for column {c!r}; add column,level,total rows for it")
-        tot = pd.to_numeric(sub["total"], errors="coerce")
-        if tot.isna().any():
-            raise InputError(f"the totals for column {c!r} must be numbers")
-        out[c] = dict(zip(sub["level"].astype(str), tot.astype(float)))
-    return out
+    from .totals import known_totals
+
+    return known_totals(read_table(path), columns)
 
 
 def cmd_poststrat_release(args) -> int:
