@@ -4,18 +4,17 @@ For node v and candidate attribute j with level counts c (over j's K_j declared
 levels), n_v = Σc and g = Σ c·ln(n_v/c) (0·ln 0 = 0):
 
 =============  ====================================  ==================================
-name           u_j(v) (MoSDA maximises, LeSDA -u)      Δu for unbounded neighbours, n public
+name           u_j(v) (MoSDA maximises, LeSDA -u)      Δu (N: see below)
 =============  ====================================  ==================================
-``aic``        −AIC_j = −(2g + 2K_j)                  2·ln(n+1) + 4
-``aic_gain``   2(n_v ln K_j − g) − 2(K_j − 1)          2·max(ln(n+1), ln K_j) + 4
+``aic``        −AIC_j = −(2g + 2K_j)                  2·ln(N+1) + 4
+``aic_gain``   2(n_v ln K_j − g) − 2(K_j − 1)          2·max(ln(N+1), ln K_j) + 4
 ``l1_uniform`` Σ |c_l − n_v/K_j|                      2
 =============  ====================================  ==================================
 
-Proof sketch for ``aic``: adding a record to level l changes g by
-d(n_v+1) − d(c_l+1) with d(x) = x ln x − (x−1) ln(x−1) ∈ [ln x, ln x + 1], so
-|Δ(2g)| ≤ 2 ln(n+1) + 2; K_j is declared, hence fixed. The 2021 paper's Δu = 2 is too
-small by a factor of about ln n (docs/paper-errata.md) and is not used. ``tests/test_selection.py``
-checks every Δu by brute force over all neighbours of small tables.
+Δu is for add/remove neighbours with N = ``max_records`` and for replace with N = n; K_j is
+declared, hence fixed. The 2021 paper's Δu = 2 for AIC is too small (docs/paper-errata.md).
+``tests/test_selection.py`` checks every Δu by brute force over all neighbours of small tables.
+Proof: docs/methods/steps.md.
 
 These functions only score; the choice itself is made by
 :func:`dpcore.mechanisms.exponential_mechanism` at the budget the ledger records.

@@ -148,6 +148,7 @@ def render() -> None:
             if dp:
                 c3.success("Differentially private release: publish this value with its ledger.",
                            icon=":material/lock:")
+                st.caption(rel.statement)  # the notion and exactly what holds (ideal mechanism or as run)
             else:
                 why = []
                 if not out["dp_method"]:

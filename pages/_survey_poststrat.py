@@ -235,6 +235,7 @@ def render() -> None:
             c2.metric("ε spent", f"{rel.ledger.epsilon:.4g}")
             c3.success("Differentially private release: publish the count, the chosen bins and the ledger.",
                        icon=":material/lock:")
+            st.caption(rel.statement)
             if not rel.finite_variance:
                 st.warning(f"γ = {rel.gamma:g} ≤ 3: this release's noise has infinite variance.",
                            icon=":material/error:")

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from dpcore.datasets import CPS_POSTSTRAT_AGE_LEVELS
 from pages import _common as ui
 
 LN2 = math.log(2.0)
@@ -140,10 +141,8 @@ def cached_context(path: str, target: str, match: tuple, k: int, rule: str, leve
 # --------------------------------------------------------------------------- post-stratification
 
 PS_TOTALS = ui.ASSETS / "cps_poststrat_totals.csv"
-#: Fixed public age edges of the CPS demo (base levels; candidate sets of bins merge them).
-PS_AGE_EDGES = [18, 25, 30, 35, 45, 55, 65, 75, 200]
-PS_AGE_LEVELS = ["18-24", "25-29", "30-34", "35-44", "45-54", "55-64", "65-74", "75+"]
-PS_RACE = {"WHITE": "WHITE", "BLACK": "BLACK"}  # every other CPS race code → OTHER
+#: Base age levels of the CPS demo (fixed public edges; candidate sets of bins merge them).
+PS_AGE_LEVELS = CPS_POSTSTRAT_AGE_LEVELS
 #: Candidate sets of bins per column (public definitions, Merrill Example 7.5.5). A column not
 #: listed keeps every base level as its own bin.
 PS_CANDIDATES = {
@@ -168,45 +167,18 @@ PS_OUTCOMES = {"YES": "voted (turnout = YES)", "NO": "did not vote (turnout = NO
 
 @st.cache_data(show_spinner=False, max_entries=2)
 def load_cps_poststrat(path: str) -> tuple[pd.DataFrame, dict]:
-    """The CPS demo sample for post-stratification: rows with a positive WEIGHT in the voting-supplement
-    universe (age ≥ 18, asked the voting questions), with the binning columns derived by fixed public
-    definitions (the same lines as in assets/README.md). Returns (data, row counts)."""
+    """The CPS demo sample for post-stratification and its row counts (dpcore.datasets.cps_poststrat_sample)."""
+    from dpcore.datasets import cps_poststrat_sample
     from dpcore.io import read_table
 
-    raw = read_table(path)
-    w = pd.to_numeric(raw["WEIGHT"], errors="coerce")
-    n_missing, n_nonpos = int(w.isna().sum()), int((w <= 0).sum())
-    d = raw[w > 0]
-    n_pos = len(d)
-    d = d[(pd.to_numeric(d["AGE"], errors="coerce") >= 18) & d["cps_turnout"].notna()]
-    out = pd.DataFrame({
-        "agegr": pd.cut(d["AGE"], PS_AGE_EDGES, right=False, labels=PS_AGE_LEVELS).astype(str),
-        "sex": d["SEX"].astype(str),
-        "race": d["RACE"].map(PS_RACE).fillna("OTHER"),
-        "hispanic": d["HISPANIC"].astype(str),
-        "year": d["YEAR"].astype(int).astype(str),
-        "age": d["AGE"].astype(int),
-        "turnout": d["cps_turnout"].astype(str),
-        "WEIGHT": d["WEIGHT"].astype(float),
-    }).reset_index(drop=True)
-    return out, {"raw": len(raw), "missing_weight": n_missing, "nonpositive_weight": n_nonpos,
-                 "outside_universe": n_pos - len(out), "kept": len(out)}
+    return cps_poststrat_sample(read_table(path))
 
 
 def parse_totals(t: pd.DataFrame) -> dict:
     """{column: {level: total}} from a column,level,total table (as ``poststrat-release --totals``)."""
-    from dpcore.errors import InputError
+    from dpcore.survey.totals import known_totals
 
-    if not {"column", "level", "total"} <= set(t.columns):
-        raise InputError(f"the totals file must have the columns column,level,total; it has {list(t.columns)}")
-    tot = pd.to_numeric(t["total"], errors="coerce")
-    if tot.isna().any():
-        bad = t.loc[tot.isna(), "column"].astype(str).unique().tolist()
-        raise InputError(f"the totals for column(s) {bad} must be numbers")
-    out: dict = {}
-    for c, lv, v in zip(t["column"].astype(str), t["level"].astype(str), tot.astype(float)):
-        out.setdefault(c, {})[lv] = v
-    return out
+    return known_totals(t)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

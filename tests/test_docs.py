@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted((ROOT / "docs").rglob("*.md"))
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-CODE = re.compile(r"`([^`]+)`")
+CODE = re.compile(r"`([^`\n]+)`")
+FENCE = re.compile(r"```.*?```", re.S)
 DOTTED = re.compile(r"^dpcore(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 PATH = re.compile(r"^(dpcore|tests|bench|pages|assets|docs)/[\w./-]+\.(py|md|csv|txt)(::\w+)?$")
 
@@ -31,9 +33,25 @@ def test_relative_links_resolve(doc):
         if target.startswith(("http://", "https://", "mailto:", "#")):
             assert doc.name != "README.md" or target.startswith("#"), f"README links outside the repo: {target}"
             continue
-        path = (doc.parent / target.split("#")[0]).resolve()
+        file, _, anchor = target.partition("#")
+        path = (doc.parent / file).resolve() if file else doc
         assert path.exists(), f"{doc.relative_to(ROOT)}: broken link {target}"
         assert ROOT in path.parents or path == ROOT, f"{doc.relative_to(ROOT)}: link leaves the repository: {target}"
+        if anchor and path.suffix == ".md":
+            assert anchor in _anchors(path), f"{doc.relative_to(ROOT)}: no heading #{anchor} in {file or doc.name}"
+
+
+def _slug(heading: str) -> str:
+    """The anchor MkDocs (Python-Markdown's toc) gives a heading."""
+    text = re.sub(r"[`*_]", "", heading)
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def _anchors(path: Path) -> set[str]:
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return {_slug(m) for m in re.findall(r"^#{1,6}\s+(.+?)\s*#*$", text, flags=re.M)}
 
 
 def _resolves_dotted(ref: str) -> bool:
@@ -62,7 +80,7 @@ def _resolves_path(ref: str) -> bool:
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_code_references_resolve(doc):
     bad = []
-    for ref in CODE.findall(doc.read_text(encoding="utf-8")):
+    for ref in CODE.findall(FENCE.sub("", doc.read_text(encoding="utf-8"))):
         ref = ref.strip().removesuffix("()")
         if DOTTED.match(ref) and not _resolves_dotted(ref):
             bad.append(ref)
@@ -80,7 +98,24 @@ def test_docstring_pointers_name_existing_pages():
     assert not bad, bad
 
 
+def test_anchors_follow_mkdocs_slugs():
+    assert _slug("Generalized Cauchy (smooth sensitivity)") == "generalized-cauchy-smooth-sensitivity"
+    assert _slug("Summary: statement and privacy map of each mechanism") == (
+        "summary-statement-and-privacy-map-of-each-mechanism")
+    assert "privacy-argument" in _anchors(ROOT / "docs" / "methods" / "steps.md")
+
+
+def test_readme_names_only_files_in_the_repository():
+    """A fresh clone holds every document the README names: no path outside the repository."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "../" not in text, "README refers to a path outside the repository"
+    for ref in re.findall(r"`((?:docs|bench|assets|tests)/[\w./-]+\.\w+)`", text):
+        assert (ROOT / ref).exists(), f"README names {ref}, which is not in the repository"
+
+
 def test_the_reference_checker_can_fail():
+    after_fence = "```\nx = `a`\n```\n| `dpcore/cells.py` | `pages/_gone.py` |"
+    assert CODE.findall(FENCE.sub("", after_fence)) == ["dpcore/cells.py", "pages/_gone.py"]
     assert not _resolves_dotted("dpcore.mechanisms.NoSuchThing")
     assert not _resolves_path("dpcore/no_such_module.py")
     assert not _resolves_path("tests/test_selection.py::no_such_test")

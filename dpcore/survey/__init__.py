@@ -7,8 +7,11 @@
 * :mod:`.context` (ch. 4): DP error next to sampling error, as a tidy frame and a figure.
 * :mod:`.cli`: ``add_survey_parsers`` for ``python -m dpcore``.
 
-Every function that reads the data and releases something says its ε and returns a
-:class:`~dpcore.budget.Ledger`. All noise comes from :mod:`dpcore.mechanisms`.
+Every function that reads the data and releases something says its ε and neighbour notion
+(``neighbours=``; unsupported notions are refused), returns a :class:`~dpcore.budget.Ledger`
+and a ``statement`` of exactly what holds. All noise comes from :mod:`dpcore.mechanisms`;
+Laplace-type releases are exact on a grid, smooth-sensitivity ones are stated for the ideal
+mechanism (docs/survey-privacy.md).
 """
 from .imputation import (BaselineRelease, release_count, release_count_global, release_count_ignoring_missing,
                          release_mean, release_mean_global, release_mean_ignoring_missing, release_variance)

@@ -20,6 +20,19 @@ the claimed ε does not hold: at γ = 1.5, α = β = ln 2 (Cor 6.4.3 with ε = l
 log ratio on a grid is 1.158 > 0.693. The releases here therefore require γ ≥ 2, which in
 chapter 6 (γ = 1 + ε/(2 ln 2)) means ε ≥ 2 ln 2.
 
+Neighbours: S is a smooth bound on the local sensitivity for adding or removing one
+record (L_1(D), W_k), so these releases are ε-DP for add/remove neighbours only.
+
+Floating point: the argument above is for real-valued noise. ``GeneralizedCauchy.sample``
+is a floating-point sampler (numpy gammas and exponentials) with no proof that its output
+law is the ideal one, so the implementation is not covered by the proof (Mironov 2012).
+:func:`smooth_value` rounds the released value to a power-of-two grid g chosen from
+public inputs only (2^-20 of a public lower bound on the noise scale): for the ideal
+mechanism that is post-processing, so the guarantee is unchanged and the value moves by
+at most g/2; it removes the low-order bits in which textbook float samplers leak the
+exact answer. It does not make the sampler exact, so every statement and ledger note
+says the guarantee is for the ideal mechanism (docs/survey-privacy.md).
+
 ``dpcore.mechanisms.GeneralizedCauchy.smooth_epsilon`` states the looser map
 γα + (γ+1)β; under it the thesis's calibrations would cost more than their ε (e.g.
 1.5 instead of 1 for γ = 4, α = β = 1/6), so this package uses the sharper map above.
@@ -33,9 +46,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore.budget import Ledger, check_epsilon
+from dpcore.budget import UNBOUNDED, Ledger, check_epsilon
 from dpcore.errors import OptionError
 from dpcore.mechanisms import GeneralizedCauchy
+
+from ._privacy import ADD_REMOVE, public_grid, snap, statement
 
 LN2 = math.log(2.0)
 #: smallest ε for which the chapter-6 calibration γ = 1 + ε/(2 ln 2) is proven ε-DP (γ ≥ 2)
@@ -93,10 +108,12 @@ def check_gamma(gamma) -> float:
 
 @dataclass(frozen=True)
 class SmoothRelease:
-    """One noisy answer q(D) + 2(γ−1)·S(D)/ε · X.
+    """One noisy answer q(D) + 2(γ−1)·S(D)/ε · X, rounded to the public grid ``grid``.
 
-    ``value`` is what may be published. ``smooth_sensitivity``, ``scale`` and ``exact``
-    depend on the data: they are for the curator and are kept out of the ledger.
+    ``value`` is what may be published; ``statement`` says what holds: ε-DP for add/remove
+    neighbours, for the ideal real-valued mechanism (the float sampler is not hardened).
+    ``smooth_sensitivity``, ``scale`` and ``exact`` depend on the data: they are for the
+    curator and are kept out of the ledger.
     """
 
     value: float
@@ -109,6 +126,13 @@ class SmoothRelease:
     ledger: Ledger = field(compare=False, repr=False)
     query: str = ""
     details: dict = field(default_factory=dict, compare=False)
+    grid: float = 0.0
+    neighbours: str = ADD_REMOVE
+
+    @property
+    def statement(self) -> str:
+        return statement(self.epsilon, self.neighbours, given="the declared public levels, bounds and sizes",
+                         ideal_only=True)
 
     @property
     def finite_variance(self) -> bool:
@@ -151,18 +175,34 @@ def cauchy_noise(smooth: float, epsilon: float, gamma: float, rng, size=None):
     return (z if size is not None else float(z)), scale
 
 
-def charge_smooth(ledger: Ledger, label: str, epsilon: float, gamma: float, beta: float, subset: str, note: str):
-    """Ledger entry of a smooth-sensitivity release. The sensitivity and scale depend on the
-    data, so they are recorded as NaN (not published); ``note`` names the bound used."""
+def smooth_value(exact: float, smooth: float, epsilon: float, gamma: float, rng, sensitivity_floor: float):
+    """(value, scale, grid): exact + 2(γ−1)·S/ε · X rounded to the public grid.
+
+    ``sensitivity_floor`` is a public lower bound on S (1 for counts, M/s for a mean, ...),
+    so the grid, 2^-20 of the smallest possible noise scale, depends on public inputs only.
+    """
+    noise, scale = cauchy_noise(smooth, epsilon, gamma, rng)
+    alpha = float(epsilon) / (2.0 * (float(gamma) - 1.0))
+    grid = public_grid(float(sensitivity_floor) / alpha)
+    return snap(float(exact) + noise, grid), scale, grid
+
+
+def charge_smooth(ledger: Ledger, label: str, epsilon: float, gamma: float, beta: float, subset: str, note: str,
+                  grid: float | None = None):
+    """Ledger entry of a smooth-sensitivity release (add/remove neighbours). The sensitivity
+    and scale depend on the data, so they are recorded as NaN (not published); ``note``
+    names the bound used and says the float sampler is not hardened."""
+    on_grid = f"value rounded to the public grid {grid:.6g}; " if grid else ""
     return ledger.charge(
         label=label,
         epsilon=float(epsilon),
-        mechanism=GeneralizedCauchy.name,
+        mechanism=GeneralizedCauchy.name + " (floating-point sampler, not hardened)",
         sensitivity=math.nan,
         scale=math.nan,
         subset=subset,
+        neighbours=UNBOUNDED,
         note=f"{note}; β-smooth bound with β = {beta:.6g}, γ = {gamma:.6g}, noise 2(γ−1)S(D)/ε·X "
         "(Merrill 2021 Thm 2.2.5, proven here for γ ≥ 2); S(D) and the scale are data-dependent "
-        "and not recorded. The guarantee is for the ideal real-valued noise: this floating-point sampler "
-        "is not hardened against Mironov-style attacks (Laplace releases are)",
+        f"and not recorded; {on_grid}the guarantee is for the ideal real-valued noise: this "
+        "floating-point sampler is not hardened against Mironov-style attacks (Laplace releases are)",
     )

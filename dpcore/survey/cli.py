@@ -4,6 +4,10 @@ The lead wires :func:`add_survey_parsers` into dpcore/cli.py. Each command raise
 :class:`~dpcore.errors.InputError` / :class:`~dpcore.errors.OptionError` on bad input, which
 ``dpcore.cli.main`` prints as one line with exit status 2.
 
+Every command states its neighbour notion (``--neighbours``; JSON ``neighbours`` and
+``statement``) and publishes only DP values, their ε and public inputs: no exact count
+read from the data appears in the JSON or the printed lines of a release.
+
 Examples::
 
     python -m dpcore amplify --epsilon 1 --beta 0.1
@@ -36,6 +40,8 @@ def add_survey_parsers(subparsers) -> None:
     a = subparsers.add_parser("amplify", help="ε' of a release computed on a random β-share (Merrill Thm 5.5.1)")
     a.add_argument("--epsilon", type=float, required=True, help="ε of the mechanism run on the piece")
     a.add_argument("--beta", type=float, required=True, help="share β = n_i/n of the records in the piece(s)")
+    a.add_argument("--neighbours", default="replace",
+                   help="replace (n and the piece sizes public; the only notion Thm 5.5.1 covers)")
     a.add_argument("--json", action="store_true", help="print JSON")
     a.set_defaults(func=cmd_amplify)
 
@@ -60,6 +66,9 @@ def add_survey_parsers(subparsers) -> None:
                                               "Remark 6.4.7)")
     i.add_argument("--epsilon", type=float, required=True, help="ε (smooth releases need ε ≥ 2 ln 2 ≈ 1.39)")
     i.add_argument("--seed", type=int, help="seed for reproducibility")
+    i.add_argument("--neighbours", default="add_remove",
+                   help="add_remove (default) | replace (n public; --method ignore only: the smooth bounds are "
+                        "for adding or removing one record)")
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(func=cmd_impute_release)
 
@@ -79,11 +88,19 @@ def add_survey_parsers(subparsers) -> None:
     p.add_argument("--weights", help="base-weight column (from the design; all > 0)")
     p.add_argument("--base-weight-range", help="LO,HI: the smallest and largest base weight the design allows")
     p.add_argument("--seed", type=int, help="seed for reproducibility")
+    p.add_argument("--neighbours", default="add_remove",
+                   help="add_remove (the only notion the ch. 7 bounds cover)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_poststrat_release)
 
 
 # ------------------------------------------------------------------ helpers
+
+
+def _notion_label(notion: str) -> str:
+    from ._privacy import label
+
+    return label(notion)
 
 
 def _rng(seed):
@@ -144,15 +161,18 @@ def _default(o):
 
 
 def cmd_amplify(args) -> int:
-    from .partition import amplified_epsilon, max_useful_beta
+    from ._privacy import label
+    from .partition import _partition_notion, amplified_epsilon, max_useful_beta
 
+    nb = _partition_notion(args.neighbours, "amplify (--neighbours)")
     eps_p = amplified_epsilon(args.epsilon, args.beta)
     eff = min(args.epsilon, eps_p)
     mb = max_useful_beta(args.epsilon)
     res = {"epsilon": args.epsilon, "beta": args.beta, "epsilon_prime": eps_p, "epsilon_effective": eff,
-           "max_useful_beta": mb, "amplifies": eps_p < args.epsilon}
+           "max_useful_beta": mb, "amplifies": eps_p < args.epsilon, "neighbours": label(nb)}
     lines = [
-        f"ε' = {eps_p:.6g} for ε = {args.epsilon:g} on a random {args.beta:g} share (Merrill Thm 5.5.1, bounded DP)",
+        f"ε' = {eps_p:.6g} for ε = {args.epsilon:g} on a random {args.beta:g} share (Merrill Thm 5.5.1, "
+        f"neighbours: {label(nb)})",
         f"guarantee: min(ε, ε') = {eff:.6g}" + ("" if eps_p < args.epsilon else
                                                   f" — no saving: amplification needs β < {mb:.4g}"),
         "valid only if the users of other pieces do not pool their answers",
@@ -211,36 +231,40 @@ def _impute_release(args) -> int:
     bounds = _pair(args.bounds, "--bounds") if args.bounds else None
     if args.query != "count" and bounds is None:
         raise OptionError(f"a {args.query} needs public bounds of the target: --bounds a,b")
+    nb = args.neighbours
     if args.query == "count":
         fn = {"smooth": I.release_count, "ignore": I.release_count_ignoring_missing,
               "global": I.release_count_global}[args.method]
-        rel = fn(imp, args.epsilon, rng, where=where, target_where=target_where)
+        rel = fn(imp, args.epsilon, rng, where=where, target_where=target_where, neighbours=nb)
     elif args.query == "mean":
         if args.method == "smooth":
             rel = I.release_mean(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
-                                 size=args.size)
+                                 size=args.size, neighbours=nb)
         else:
             if target_where is not None:
                 raise OptionError("--target-where with a mean is only supported by --method smooth")
             fn = I.release_mean_ignoring_missing if args.method == "ignore" else I.release_mean_global
-            rel = fn(imp, args.epsilon, rng, bounds=bounds, where=where, size=args.size)
+            rel = fn(imp, args.epsilon, rng, bounds=bounds, where=where, size=args.size, neighbours=nb)
     else:
         if args.method != "smooth":
             raise OptionError("a variance is only released with --method smooth (Cor 6.4.9)")
         rel = I.release_variance(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
-                                 size=args.size)
+                                 size=args.size, neighbours=nb)
     dp = getattr(rel, "dp", True) and not imp.domain_inferred
     reasons = []
     if not getattr(rel, "dp", True):
         reasons.append("the 'global' comparator uses a data-dependent sensitivity")
     if imp.domain_inferred:
         reasons.append("matching levels were inferred from the data; declare them with --levels")
+    stmt = rel.statement if dp else "NOT differentially private: " + "; ".join(reasons)
     res = {"query": args.query, "method": args.method, "value": rel.value, "epsilon": args.epsilon,
-           "dp": dp, "not_dp_because": reasons, "ledger": rel.ledger.to_dict()}
-    # The number of imputed rows is an exact count of the data: it is never published.
+           "dp": dp, "not_dp_because": reasons, "neighbours": _notion_label(rel.neighbours),
+           "statement": stmt, "grid": rel.grid, "ledger": rel.ledger.to_dict()}
+    # The number of imputed rows, L_1(D), the subpopulation size and the exact value are
+    # counts read from the data: none of them is published (only ``value`` and public inputs).
     lines = [f"{args.query} of {args.target} ({args.method}): {rel.value:.6g}",
              f"ε spent: {rel.ledger.epsilon:g}",
-             ("DP: yes" if dp else "DP: NO — " + "; ".join(reasons))]
+             ("DP: yes — " + stmt if dp else "DP: NO — " + "; ".join(reasons))]
     if getattr(rel, "gamma", None) is not None and not rel.finite_variance:
         lines.append(f"note: γ = {rel.gamma:.3g} ≤ 3, the noise has infinite variance (use ε > 4 ln 2 ≈ 2.77)")
     _print(res, args.json, lines)
@@ -251,20 +275,9 @@ def _impute_release(args) -> int:
 
 
 def _read_totals(path, columns) -> dict:
-    t = read_table(path)
-    need = {"column", "level", "total"}
-    if not need <= set(t.columns):
-        raise InputError(f"the totals file must have the columns column,level,total; it has {list(t.columns)}")
-    out = {}
-    for c in columns:
-        sub = t[t["column"].astype(str) == c]
-        if sub.empty:
-            raise InputError(f"the totals file has no rows for column {c!r}; add column,level,total rows for it")
-        tot = pd.to_numeric(sub["total"], errors="coerce")
-        if tot.isna().any():
-            raise InputError(f"the totals for column {c!r} must be numbers")
-        out[c] = dict(zip(sub["level"].astype(str), tot.astype(float)))
-    return out
+    from .totals import known_totals
+
+    return known_totals(read_table(path), columns)
 
 
 def cmd_poststrat_release(args) -> int:
@@ -289,13 +302,16 @@ def _poststrat_release(args) -> int:
     wr = _pair(args.base_weight_range, "--base-weight-range") if args.base_weight_range else None
     rel = P.poststratify_release(data, binnings, totals, mask, epsilon_select=args.epsilon_select,
                                  epsilon_table=args.epsilon_table, epsilon_count=args.epsilon_count,
-                                 gamma=args.gamma, weights=args.weights, weight_range=wr, rng=_rng(args.seed))
-    res = {"value": rel.value, "epsilon": rel.epsilon, "selected": rel.selected, "bins": rel.bins,
+                                 gamma=args.gamma, weights=args.weights, weight_range=wr, rng=_rng(args.seed),
+                                 neighbours=args.neighbours)
+    res = {"value": rel.value, "epsilon": rel.epsilon, "dp": True, "neighbours": _notion_label(rel.neighbours),
+           "statement": rel.statement, "grid": rel.grid, "selected": rel.selected, "bins": rel.bins,
            "ipf": rel.ipf, "ledger": rel.ledger.to_dict(),
            "population_estimates": np.asarray(rel.population_estimates).tolist()}
     lines = [f"weighted count: {rel.value:.6g}",
              "bins: " + "; ".join(f"{c} = {n}" for c, n in rel.selected.items()),
-             f"ε spent: {rel.ledger.epsilon:g} (selection + table + count)"]
+             f"ε spent: {rel.ledger.epsilon:g} (selection + table + count)",
+             "DP: yes — " + rel.statement]
     if rel.ipf is not None:
         lines.append(f"IPF: {'converged' if rel.ipf['converged'] else 'NOT converged'} after "
                      f"{rel.ipf['iterations']} sweeps")

@@ -16,11 +16,21 @@ generalized Cauchy; see :mod:`dpcore.survey._smooth` for why ε ≥ 2 ln 2 is re
 Baselines (§6.5.3), Laplace noise:
 
 * :func:`release_mean_ignoring_missing` / :func:`release_count_ignoring_missing`: drop the
-  donees; global sensitivity M/s (count: 1). ε-DP.
+  donees; global sensitivity M/s under add/remove, max(M, b − a)/s under replace (a count:
+  1 under both). ε-DP for the notion chosen, also as implemented: counts get exact
+  discrete Laplace noise (integer outputs), the mean the floating-point-safe discretised
+  Laplace of :mod:`dpcore.mechanisms` (outputs on its power-of-two grid).
 * :func:`release_mean_global` / :func:`release_count_global`: impute, then Laplace with the
   thesis's *optimistic* global bound G = the number of donees per donor (default: all donees
   in the data). The true global sensitivity of imputation is unbounded (Fig 6.1) and G is
   read from the data, so these are comparators, marked ``dp=False``.
+
+Privacy statement (docs/survey-privacy.md). Smooth-sensitivity releases are ε-DP for
+add/remove neighbours (L_1(D) is an add/remove bound; ``neighbours="replace"`` is
+refused), for the ideal real-valued mechanism: the generalized Cauchy sampler works in
+floating point and is not hardened; the value is rounded to a public power-of-two grid
+(:func:`dpcore.survey._smooth.smooth_value`). A public size s is a constant the curator
+declares, not read from the data.
 
 Subpopulations: ``where`` is a boolean row mask that does not depend on the imputed target;
 ``target_where`` is a predicate on the (imputed) target values, which makes inclusion depend
@@ -37,9 +47,10 @@ import pandas as pd
 
 from dpcore.budget import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import Laplace, positive_finite
+from dpcore.mechanisms import DiscreteLaplace, Laplace, positive_finite
 
-from ._smooth import (LN2, SmoothRelease, cauchy_noise, ch6_gamma, charge_smooth, check_ch6_epsilon)
+from ._privacy import ADD_REMOVE, REPLACE, label, notion_for, statement
+from ._smooth import LN2, SmoothRelease, ch6_gamma, charge_smooth, check_ch6_epsilon, smooth_value
 from .knn import KNNImputation
 
 __all__ = [
@@ -56,7 +67,11 @@ __all__ = [
 
 @dataclass(frozen=True)
 class BaselineRelease:
-    """A Laplace release. ``dp`` is False for the optimistic global-sensitivity comparator."""
+    """A Laplace release. ``dp`` is False for the optimistic global-sensitivity comparator.
+
+    ``value`` is a multiple of ``grid`` (1 for counts: discrete Laplace; the discretised
+    Laplace's power-of-two grid for means), so no output is impossible under a neighbour.
+    """
 
     value: float
     epsilon: float
@@ -67,10 +82,20 @@ class BaselineRelease:
     note: str
     ledger: Ledger = field(compare=False, repr=False)
     details: dict = field(default_factory=dict, compare=False)
+    grid: float = 1.0
+    neighbours: str = ADD_REMOVE
+    noise_variance: float = math.nan
 
     @property
     def noise_sd(self) -> float:
-        return math.sqrt(2.0) * self.scale
+        return math.sqrt(self.noise_variance) if math.isfinite(self.noise_variance) else math.sqrt(2.0) * self.scale
+
+    @property
+    def statement(self) -> str:
+        if not self.dp:
+            return ("NOT differentially private: the 'global' comparator's sensitivity is read from the data "
+                    "and the true global sensitivity of imputation is unbounded")
+        return statement(self.epsilon, self.neighbours, given="the declared public bounds and sizes")
 
 
 # ------------------------------------------------------------------ helpers
@@ -117,26 +142,37 @@ def _size(size, what) -> float:
     return positive_finite(what, size)
 
 
-def _smooth_part(ledger, label, exact, smooth, eps, rng, subset, note):
+_SMOOTH_WHY = ("L_1(D) bounds the donees whose donors change when one record is added or removed (Thm 6.4.2); "
+               "no replace-one bound is derived, and a replace is two such steps (2ε)")
+
+
+def _smooth_notion(neighbours, what):
+    return notion_for(neighbours, (ADD_REMOVE,), what, _SMOOTH_WHY)
+
+
+def _smooth_part(ledger, label, exact, smooth, eps, rng, subset, note, floor):
+    """Released value (on the public grid), γ, scale, grid. ``floor`` is a public lower bound on S."""
+    if not (math.isfinite(smooth) and math.isfinite(floor)):
+        raise OptionError(f"{label}: the public bounds and size make the smooth sensitivity overflow; declare "
+                          "tighter bounds a,b (or a larger size s)")
     gamma = ch6_gamma(eps)
-    noise, scale = cauchy_noise(smooth, eps, gamma, rng)
-    charge_smooth(ledger, label, eps, gamma, LN2, subset, note)
-    return exact + noise, gamma, scale
+    val, scale, grid = smooth_value(exact, smooth, eps, gamma, rng, floor)
+    charge_smooth(ledger, label, eps, gamma, LN2, subset, note, grid)
+    return val, gamma, scale, grid
 
 
 def _noisy_size(imp, mask, eps, rng, ledger, depends_on_target, subset):
-    """Remark 6.4.7: a noisy subpopulation size at ε, then s = max(1, s')."""
+    """Remark 6.4.7: a noisy subpopulation size at ε, then s = max(1, s') (add/remove)."""
     n_sub = float(mask.sum())
     if depends_on_target:
-        val, _, _ = _smooth_part(ledger, "subpopulation size", n_sub, 1.0 + imp.L1, eps, rng, subset,
-                                 "count |S∩D| (Cor 6.4.3, S = 1 + L_1(D))")
+        val, _, _, _ = _smooth_part(ledger, "subpopulation size", n_sub, 1.0 + imp.L1, eps, rng, subset,
+                                    "count |S∩D| (Cor 6.4.3, S = 1 + L_1(D))", 1.0)
     else:
-        mech = Laplace.calibrate(eps, 1.0)
-        val = float(mech.release(n_sub, rng))
-        ledger.charge(label="subpopulation size", epsilon=eps, mechanism=mech.name, sensitivity=1.0,
-                      scale=mech.scale, subset=subset,
-                      note="count |S∩D|; inclusion does not use the imputed attribute, so its global "
-                           "sensitivity is 1 (§6.4.1) and Laplace is used instead of Cor 6.4.3")
+        mech = DiscreteLaplace.calibrate(eps, 1.0)
+        val = float(mech.release(np.int64(n_sub), rng))
+        ledger.spend("subpopulation size", mech, 1.0, subset, neighbours=label(ADD_REMOVE), sampler="exact sampler",
+                     note="count |S∩D|; inclusion does not use the imputed attribute, so its global "
+                          "sensitivity is 1 (§6.4.1) and discrete Laplace is used instead of Cor 6.4.3")
     return max(1.0, val), n_sub
 
 
@@ -144,28 +180,34 @@ def _noisy_size(imp, mask, eps, rng, ledger, depends_on_target, subset):
 
 
 def release_count(imp: KNNImputation, epsilon: float, rng: np.random.Generator, *, where=None,
-                  target_where: Callable | None = None) -> SmoothRelease:
-    """ε-DP count of rows in ``where`` whose imputed target satisfies ``target_where``
-    (Cor 6.4.3; needs ε ≥ 2 ln 2, finite noise variance for ε > 4 ln 2)."""
+                  target_where: Callable | None = None, neighbours: str = ADD_REMOVE) -> SmoothRelease:
+    """ε-DP count (add/remove neighbours, ideal mechanism: see the module docstring) of rows
+    in ``where`` whose imputed target satisfies ``target_where`` (Cor 6.4.3; needs
+    ε ≥ 2 ln 2, finite noise variance for ε > 4 ln 2)."""
+    nb = _smooth_notion(neighbours, "release_count")
     eps = check_ch6_epsilon(epsilon, "release_count")
     mask = _mask(imp, where) & _target_mask(imp.values, target_where)
     exact = float(mask.sum())
     smooth = 1.0 + imp.L1
     ledger = Ledger("imputed count (smooth sensitivity)")
-    val, gamma, scale = _smooth_part(ledger, "count", exact, smooth, eps, rng, "imputed table",
-                                     "frequency query on k-NN-imputed data, S(D) = 1 + L_1(D) (Cor 6.4.3)")
+    val, gamma, scale, grid = _smooth_part(ledger, "count", exact, smooth, eps, rng, "imputed table",
+                                           "frequency query on k-NN-imputed data, S(D) = 1 + L_1(D) (Cor 6.4.3)",
+                                           1.0)
     ledger.assert_total(eps)
-    return SmoothRelease(val, eps, gamma, LN2, smooth, scale, exact, ledger, "count", {"L1": imp.L1})
+    return SmoothRelease(val, eps, gamma, LN2, smooth, scale, exact, ledger, "count", {"L1": imp.L1}, grid, nb)
 
 
 def release_mean(imp: KNNImputation, epsilon: float, rng: np.random.Generator, *, bounds, where=None,
-                 target_where: Callable | None = None, size: float | None = None) -> SmoothRelease:
-    """ε-DP mean of the imputed target over a subpopulation (Cor 6.4.6).
+                 target_where: Callable | None = None, size: float | None = None,
+                 neighbours: str = ADD_REMOVE) -> SmoothRelease:
+    """ε-DP mean (add/remove neighbours, ideal mechanism: see the module docstring) of the
+    imputed target over a subpopulation (Cor 6.4.6).
 
     ``size`` is the public subpopulation size s. If None, Remark 6.4.7: ε/2 releases a
     noisy size (Laplace when inclusion does not use the target, Cor 6.4.3 otherwise) and
     ε/2 the sum divided by s = max(1, s'). The smooth part needs its ε ≥ 2 ln 2.
     """
+    nb = _smooth_notion(neighbours, "release_mean")
     eps = check_epsilon(epsilon)
     a, b, M = _bounds(bounds)
     y = np.clip(_numeric(imp.values, imp.target), a, b)
@@ -185,21 +227,24 @@ def release_mean(imp: KNNImputation, epsilon: float, rng: np.random.Generator, *
     smooth = (M * (1.0 + imp.L1) if case2 else M + imp.L1 * (b - a)) / s
     note = ("mean over a subpopulation that depends on the imputed attribute, S(D) = M(1 + L_1(D))/s "
             if case2 else "mean over a subpopulation not using the imputed attribute, S(D) = (M + L_1(D)(b−a))/s ")
-    val, gamma, scale = _smooth_part(ledger, "mean", exact, smooth, eps_mean, rng, "imputed table",
-                                     note + f"with Y clipped to [{a:g}, {b:g}], M = {M:g} (Cor 6.4.6)")
+    # S(D) ≥ M/s in both cases: a public floor (s is public or already released)
+    val, gamma, scale, grid = _smooth_part(ledger, "mean", exact, smooth, eps_mean, rng, "imputed table",
+                                           note + f"with Y clipped to [{a:g}, {b:g}], M = {M:g} (Cor 6.4.6)", M / s)
     ledger.assert_total(eps)
-    return SmoothRelease(val, eps, gamma, LN2, smooth, scale, exact, ledger, "mean", details)
+    return SmoothRelease(val, eps, gamma, LN2, smooth, scale, exact, ledger, "mean", details, grid, nb)
 
 
 def release_variance(imp: KNNImputation, epsilon: float, rng: np.random.Generator, *, bounds, where=None,
                      target_where: Callable | None = None, size: float | None = None,
-                     center: float | None = None) -> SmoothRelease:
-    """ε-DP variance of the imputed target over a subpopulation (Cor 6.4.9).
+                     center: float | None = None, neighbours: str = ADD_REMOVE) -> SmoothRelease:
+    """ε-DP variance (add/remove neighbours, ideal mechanism: see the module docstring) of
+    the imputed target over a subpopulation (Cor 6.4.9).
 
     ``size`` (s > 1) and ``center`` (y in [a, b]) are treated as constants. Each one not
     given is first released privately (size as in Remark 6.4.7, centre with
     :func:`release_mean`); ε is split equally over the parts.
     """
+    nb = _smooth_notion(neighbours, "release_variance")
     eps = check_epsilon(epsilon)
     a, b, M = _bounds(bounds)
     y = np.clip(_numeric(imp.values, imp.target), a, b)
@@ -228,45 +273,76 @@ def release_variance(imp: KNNImputation, epsilon: float, rng: np.random.Generato
     m = max((a - c) ** 2, (b - c) ** 2)
     exact = float(((y[mask] - c) ** 2).sum()) / (s - 1.0)
     smooth = m * (1.0 + imp.L1) / (s - 1.0)
-    val, gamma, scale = _smooth_part(ledger, "variance", exact, smooth, eps_var, rng, "imputed table",
-                                     "Σ(Y − y)²/(s − 1), S(D) = m(1 + L_1(D))/(s − 1) (Cor 6.4.9)")
+    val, gamma, scale, grid = _smooth_part(ledger, "variance", exact, smooth, eps_var, rng, "imputed table",
+                                           "Σ(Y − y)²/(s − 1), S(D) = m(1 + L_1(D))/(s − 1) (Cor 6.4.9)",
+                                           m / (s - 1.0))
     ledger.assert_total(eps)
-    return SmoothRelease(val, eps, gamma, LN2, smooth, scale, exact, ledger, "variance", details)
+    return SmoothRelease(val, eps, gamma, LN2, smooth, scale, exact, ledger, "variance", details, grid, nb)
 
 
 # ------------------------------------------------------------------ Laplace baselines
 
+_BASELINE_NOTIONS = (ADD_REMOVE, REPLACE)
 
-def _laplace(ledger, label, exact, sens, eps, rng, subset, note):
+
+def _variance(mech) -> float:
+    # a grid near the float range (bounds ~1e308 over a tiny s) squares past it: infinite in effect
+    try:
+        return float(mech.variance)
+    except OverflowError:
+        return math.inf
+
+
+def _count_noise(ledger, what, exact, sens, eps, rng, subset, note, nb):
+    """Exact discrete Laplace on an integer count: integer output, ε from the mechanism's map."""
+    mech = DiscreteLaplace.calibrate(eps, sens)
+    val = float(mech.release(np.int64(round(exact)), rng))
+    ledger.spend(what, mech, sens, subset, neighbours=label(nb), sampler="exact sampler", note=note)
+    return val, mech
+
+
+def _real_noise(ledger, what, exact, sens, eps, rng, subset, note, nb):
+    """Discretised Laplace (dpcore.mechanisms.Laplace): output on its power-of-two grid."""
     mech = Laplace.calibrate(eps, sens)
-    ledger.charge(label=label, epsilon=eps, mechanism=mech.name, sensitivity=float(sens), scale=mech.scale,
-                  subset=subset, note=note)
-    return float(mech.release(exact, rng)), mech.scale
+    val = float(mech.release(exact, rng))
+    ledger.spend(what, mech, sens, subset, neighbours=label(nb), sampler="discretised, floating-point safe",
+                 note=note)
+    return val, mech
 
 
 def release_count_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, where=None,
-                                   target_where: Callable | None = None) -> BaselineRelease:
-    """Count over the records with the target observed (donees dropped); Laplace at
-    sensitivity 1. ε-DP (Dwork et al. 2006)."""
+                                   target_where: Callable | None = None,
+                                   neighbours: str = ADD_REMOVE) -> BaselineRelease:
+    """Count over the records with the target observed (donees dropped), discrete Laplace
+    at sensitivity 1: adding, removing or replacing one record moves one count by at most
+    1, so it is ε-DP under either notion (Ghosh et al. 2009), with an exact sampler."""
+    nb = notion_for(neighbours, _BASELINE_NOTIONS, "release_count_ignoring_missing", "")
     eps = check_epsilon(epsilon)
     obs = ~imp.incomplete
     tm = np.zeros(len(obs), bool)
     tm[obs] = _target_mask(imp.observed[obs], target_where)
     mask = _mask(imp, where) & obs & tm
     exact = float(mask.sum())
-    ledger = Ledger("count ignoring missing (Laplace)")
-    val, scale = _laplace(ledger, "count", exact, 1.0, eps, rng, "complete records", "missing values dropped")
-    return BaselineRelease(val, eps, 1.0, scale, exact, True, "ignore missing + Laplace", ledger)
+    ledger = Ledger("count ignoring missing (discrete Laplace)")
+    val, mech = _count_noise(ledger, "count", exact, 1.0, eps, rng, "complete records", "missing values dropped", nb)
+    ledger.assert_total(eps)
+    return BaselineRelease(val, eps, 1.0, mech.scale, exact, True, "ignore missing + discrete Laplace", ledger,
+                           grid=1.0, neighbours=nb, noise_variance=_variance(mech))
 
 
 def release_mean_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, bounds, where=None,
-                                  size: float | None = None) -> BaselineRelease:
+                                  size: float | None = None, neighbours: str = ADD_REMOVE) -> BaselineRelease:
     """Mean over the records with the target observed, Y clipped to [a, b]; Laplace.
 
     With ``size`` s public (the number of complete records in the subpopulation), the
-    sum/s has sensitivity M/s. Otherwise ε/2 goes to a Laplace count of them (s = max(1, s'))
-    and ε/2 to the sum/s. ε-DP in both cases (Dwork et al. 2006; sequential composition).
+    sum/s has sensitivity M/s under add/remove (one term of size ≤ M = max(|a|, |b|)
+    appears or goes) and max(M, b − a)/s under replace (a term changes by ≤ b − a, or
+    one appears or goes). Otherwise ε/2 goes to a discrete-Laplace count of them
+    (sensitivity 1 under both notions; s = max(1, s')) and ε/2 to the sum/s. ε-DP for the
+    notion chosen (Dwork et al. 2006; sequential composition); the mean uses the
+    discretised Laplace, so its value is a multiple of ``grid``.
     """
+    nb = notion_for(neighbours, _BASELINE_NOTIONS, "release_mean_ignoring_missing", "")
     eps = check_epsilon(epsilon)
     a, b, M = _bounds(bounds)
     obs = ~imp.incomplete
@@ -275,22 +351,25 @@ def release_mean_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, bo
     ledger = Ledger("mean ignoring missing (Laplace)")
     s, e, details = _subpopulation_size(ledger, mask, size, eps, rng, "complete records",
                                         "number of complete records in the subpopulation",
-                                        "size (the public number of complete records in the subpopulation)")
+                                        "size (the public number of complete records in the subpopulation)", nb)
     exact = float(y[mask].sum()) / s
-    val, scale = _laplace(ledger, "mean", exact, M / s, e, rng, "complete records",
-                          f"sum of Y clipped to [{a:g}, {b:g}] over s, sensitivity M/s")
+    term = M if nb == ADD_REMOVE else max(M, b - a)
+    sens = term / s
+    val, mech = _real_noise(ledger, "mean", exact, sens, e, rng, "complete records",
+                            f"sum of Y clipped to [{a:g}, {b:g}] over s, sensitivity "
+                            f"{'M' if nb == ADD_REMOVE else 'max(M, b − a)'}/s", nb)
     ledger.assert_total(eps)
-    return BaselineRelease(val, eps, M / s, scale, exact, True, "ignore missing + Laplace", ledger, details)
+    return BaselineRelease(val, eps, sens, mech.scale, exact, True, "ignore missing + Laplace", ledger, details,
+                           grid=mech.grid, neighbours=nb, noise_variance=_variance(mech))
 
 
-def _subpopulation_size(ledger, mask, size, eps, rng, subset, note, what):
-    """(s, ε left for the mean, details): the public size, or a Laplace count of it bought with ε/2."""
+def _subpopulation_size(ledger, mask, size, eps, rng, subset, note, what, nb):
+    """(s, ε left for the mean, details): the public size, or a discrete-Laplace count of it
+    bought with ε/2 (sensitivity 1 under either notion)."""
     if size is not None:
         return _size(size, what), eps, {}
-    mech = Laplace.calibrate(eps / 2, 1.0)
-    s = max(1.0, float(mech.release(float(mask.sum()), rng)))
-    ledger.charge(label="size", epsilon=eps / 2, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
-                  subset=subset, note=note)
+    val, _ = _count_noise(ledger, "size", float(mask.sum()), 1.0, eps / 2, rng, subset, note, nb)
+    s = max(1.0, val)
     return s, eps / 2, {"noisy_size": s}
 
 
@@ -307,22 +386,27 @@ _GLOBAL_NOTE = ("imputed data + Laplace at the thesis's optimistic 'global' sens
 
 
 def release_count_global(imp: KNNImputation, epsilon: float, rng, *, where=None,
-                         target_where: Callable | None = None, max_donees: int | None = None) -> BaselineRelease:
-    """Imputed count + Laplace at sensitivity 1 + G (comparator, not DP; module docstring)."""
+                         target_where: Callable | None = None, max_donees: int | None = None,
+                         neighbours: str = ADD_REMOVE) -> BaselineRelease:
+    """Imputed count + discrete Laplace at sensitivity 1 + G (comparator, NOT DP; module docstring)."""
+    nb = notion_for(neighbours, _BASELINE_NOTIONS, "release_count_global", "")
     eps = check_epsilon(epsilon)
     G = _global_bound(imp, max_donees)
     mask = _mask(imp, where) & _target_mask(imp.values, target_where)
     exact = float(mask.sum())
     ledger = Ledger("imputed count (optimistic global sensitivity)")
     note = _GLOBAL_NOTE.format(G=G)
-    val, scale = _laplace(ledger, "count", exact, 1.0 + G, eps, rng, "imputed table", note)
-    return BaselineRelease(val, eps, 1.0 + G, scale, exact, False, note, ledger)
+    val, mech = _count_noise(ledger, "count", exact, 1.0 + G, eps, rng, "imputed table", note, nb)
+    return BaselineRelease(val, eps, 1.0 + G, mech.scale, exact, False, note, ledger, grid=1.0, neighbours=nb,
+                           noise_variance=_variance(mech))
 
 
 def release_mean_global(imp: KNNImputation, epsilon: float, rng, *, bounds, where=None,
-                        size: float | None = None, max_donees: int | None = None) -> BaselineRelease:
-    """Imputed mean + Laplace at sensitivity (M + G(b − a))/s (comparator, not DP). With
-    ``size`` None, ε/2 buys a Laplace count of the subpopulation first."""
+                        size: float | None = None, max_donees: int | None = None,
+                        neighbours: str = ADD_REMOVE) -> BaselineRelease:
+    """Imputed mean + Laplace at sensitivity (M + G(b − a))/s (comparator, NOT DP). With
+    ``size`` None, ε/2 buys a discrete-Laplace count of the subpopulation first."""
+    nb = notion_for(neighbours, _BASELINE_NOTIONS, "release_mean_global", "")
     eps = check_epsilon(epsilon)
     a, b, M = _bounds(bounds)
     G = _global_bound(imp, max_donees)
@@ -330,10 +414,11 @@ def release_mean_global(imp: KNNImputation, epsilon: float, rng, *, bounds, wher
     mask = _mask(imp, where)
     ledger = Ledger("imputed mean (optimistic global sensitivity)")
     s, e, details = _subpopulation_size(ledger, mask, size, eps, rng, "imputed table", "subpopulation size",
-                                        "size (the public subpopulation size s)")
+                                        "size (the public subpopulation size s)", nb)
     exact = float(y[mask].sum()) / s
     sens = (M + G * (b - a)) / s
     note = _GLOBAL_NOTE.format(G=G)
-    val, scale = _laplace(ledger, "mean", exact, sens, e, rng, "imputed table", note)
+    val, mech = _real_noise(ledger, "mean", exact, sens, e, rng, "imputed table", note, nb)
     ledger.assert_total(eps)
-    return BaselineRelease(val, eps, sens, scale, exact, False, note, ledger, details)
+    return BaselineRelease(val, eps, sens, mech.scale, exact, False, note, ledger, details, grid=mech.grid,
+                           neighbours=nb, noise_variance=_variance(mech))

@@ -11,6 +11,12 @@
   guarantee is min(ε, ε'). Amplification helps only for β < (e^ε − 1)/(2e^ε − 1).
 
 All sizes must be fixed before looking at the data (n itself is public: bounded DP).
+Every release here is therefore for *replace-one* neighbours only: ``neighbours`` must be
+``"replace"`` and ``"add_remove"`` is refused (under add/remove n is private, and public
+piece sizes summing to n would reveal it). :func:`laplace_proportion` uses the
+floating-point-safe discretised Laplace of :mod:`dpcore.mechanisms`: its value is a
+multiple of the mechanism's power-of-two grid, reachable under every neighbour, so the
+ε-DP claim holds for the implementation, not just for ideal real-valued noise.
 """
 from __future__ import annotations
 
@@ -24,6 +30,15 @@ import pandas as pd
 from dpcore.budget import BOUNDED, Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
 from dpcore.mechanisms import Laplace
+
+from ._privacy import REPLACE, notion_for, statement
+
+_PARTITION_WHY = ("the piece sizes n_i and the record count n are public (Def 5.3.1) and Thm 5.3.1/5.5.1 are "
+                  "proved for tables of one fixed size; under add/remove n is private")
+
+
+def _partition_notion(neighbours, what) -> str:
+    return notion_for(neighbours, (REPLACE,), what, _PARTITION_WHY)
 
 __all__ = [
     "amplified_epsilon",
@@ -159,15 +174,26 @@ class PieceRelease:
     epsilon_amplified: float
     epsilon_effective: float
     ledger: Ledger = field(compare=False, repr=False)
+    grids: tuple = ()
+    neighbours: str = REPLACE
+
+    @property
+    def statement(self) -> str:
+        return (statement(self.epsilon_effective, self.neighbours, given="the public piece sizes")
+                + "; valid for this user only if users given other pieces do not pool their answers")
 
 
-def laplace_proportion(column: str, value) -> Callable:
+def laplace_proportion(column: str, value, *, neighbours: str = REPLACE) -> Callable:
     """The proportion query of §5.4.1 with Laplace noise: f(D_π,i) + Lap(1/(n_i ε)).
 
     The share of rows of a piece with ``column == value`` has sensitivity 1/n_i under
-    bounded DP (n_i is public), so the Laplace mechanism at scale 1/(n_i ε) is ε-DP
-    (Dwork et al. 2006). Returns a query(piece, epsilon, rng) -> (value, charge kwargs).
+    replace-one neighbours (n_i is public), so the Laplace mechanism at scale 1/(n_i ε) is
+    ε-DP (Dwork et al. 2006); ``neighbours="add_remove"`` is refused. The noise is the
+    discretised Laplace (:class:`dpcore.mechanisms.Laplace`): the value is a multiple of
+    its grid (returned in the info dict) and the ε holds for the implementation.
+    Returns a query(piece, epsilon, rng) -> (value, charge kwargs).
     """
+    _partition_notion(neighbours, "laplace_proportion")
 
     def query(piece: pd.DataFrame, epsilon: float, rng: np.random.Generator):
         if column not in piece.columns:
@@ -175,14 +201,16 @@ def laplace_proportion(column: str, value) -> Callable:
         n_i = len(piece)
         p = float((piece[column] == value).mean())
         mech = Laplace.calibrate(epsilon, 1.0 / n_i)
-        return float(mech.release(p, rng)), {"mechanism": mech.name, "sensitivity": 1.0 / n_i, "scale": mech.scale}
+        return float(mech.release(p, rng)), {"mechanism": mech.name, "sensitivity": 1.0 / n_i, "scale": mech.scale,
+                                             "grid": mech.grid}
 
     query.__name__ = f"proportion({column}=={value!r})"
     return query
 
 
 def release_to_user(data: pd.DataFrame, part: Partition, pieces: Sequence[int], query: Callable,
-                    epsilon: float, rng: np.random.Generator, *, user: str = "user") -> PieceRelease:
+                    epsilon: float, rng: np.random.Generator, *, user: str = "user",
+                    neighbours: str = REPLACE) -> PieceRelease:
     """Run an ε-DP ``query`` on each of ``pieces`` and hand the answers to one user.
 
     Privacy (bounded DP, neighbours replace one record): by Thm 5.3.1 the answers on
@@ -194,6 +222,7 @@ def release_to_user(data: pd.DataFrame, part: Partition, pieces: Sequence[int], 
     ``query(piece_df, epsilon, rng)`` must be ε-DP on its piece and return
     (value, dict(mechanism=..., sensitivity=..., scale=...)), e.g. :func:`laplace_proportion`.
     """
+    nb = _partition_notion(neighbours, "release_to_user")
     eps = check_epsilon(epsilon)
     if len(data) != part.n:
         raise InputError(f"the partition was made for {part.n} rows but the table has {len(data)}")
@@ -205,10 +234,11 @@ def release_to_user(data: pd.DataFrame, part: Partition, pieces: Sequence[int], 
         amp = math.inf
     eff = min(eps, amp)
     ledger = Ledger(f"partitioned release to {user}", composition="parallel")
-    values = []
+    values, grids = [], []
     for i in idx:
         v, info = query(part.take(data, i), eps, rng)
         values.append(v)
+        grids.append(info.get("grid"))
         ledger.charge(
             label=f"piece {i}", epsilon=eff, mechanism=info["mechanism"], sensitivity=float(info["sensitivity"]),
             scale=float(info["scale"]), subset=f"piece {i} of {len(part.sizes)} (n_i = {part.sizes[i]})",
@@ -217,4 +247,4 @@ def release_to_user(data: pd.DataFrame, part: Partition, pieces: Sequence[int], 
                   f"records, so Thm 5.5.1 gives ε' = {amp:.6g} and the charge is min(ε, ε'); parallel over "
                   "pieces by Thm 5.3.1; valid only if users of other pieces do not collude"),
         )
-    return PieceRelease(tuple(idx), tuple(values), eps, beta, amp, eff, ledger)
+    return PieceRelease(tuple(idx), tuple(values), eps, beta, amp, eff, ledger, tuple(grids), nb)

@@ -24,6 +24,18 @@ post-stratified weight of x under the set of bins 𝒮 is (Def 7.5.3)
   SS_β = max_k e^{−βk} W_k; ε_3-DP for γ ≥ 2 (see :mod:`dpcore.survey._smooth`).
 
 By sequential composition the whole pipeline is (ε_1 + ε_2 + ε_3)-DP; the ledger says so.
+
+Neighbours: W_k, the selection sensitivity Δ and the join-table counts are all bounds for
+adding or removing one record, so the pipeline is for add/remove neighbours only
+(``neighbours="replace"`` is refused); n is not public.
+
+What holds as implemented (docs/survey-privacy.md): the bin selection (exact exponential
+mechanism) and the join table (exact discrete Laplace by default) are ε-DP as run. The
+weighted count uses a floating-point generalized Cauchy sampler that is not hardened:
+its value is rounded to a public power-of-two grid (2^-20 of the noise scale the count
+would have if SS_β were one person, i.e. of 2(γ−1)/ε_3; a grid is post-processing, so
+this choice affects resolution only), and its ε_3 is stated for the ideal real-valued
+mechanism.
 """
 from __future__ import annotations
 
@@ -38,7 +50,11 @@ from dpcore.budget import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
 from dpcore.mechanisms import exponential_mechanism, exponential_probabilities, noise_for
 
-from ._smooth import cauchy_noise, charge_smooth, check_gamma
+from ._privacy import ADD_REMOVE, label, notion_for, statement
+from ._smooth import charge_smooth, check_gamma, smooth_value
+
+_WHY = ("W_k (Prop 7.3.8), the selection sensitivity (7.2) and the join-table counts bound what adding or "
+        "removing one record changes; replace-one bounds are not derived")
 
 __all__ = [
     "Binning",
@@ -339,11 +355,23 @@ def select_bins(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon: float,
         return SelectedBins(b.column, b.candidates[0][0], 0, 0.0, 0.0, (1.0,), tuple(scores))
     eps = check_epsilon(epsilon)
     delta = selection_sensitivity(b, totals, lo, hi)
-    idx = int(exponential_mechanism(scores, eps, delta, rng))
-    probs = exponential_probabilities(scores, eps, delta)
+    if not math.isfinite(delta):
+        raise OptionError(f"the base-weight range [{lo:g}, {hi:g}] makes the selection sensitivity of column "
+                          f"{b.column!r} overflow; declare the range the sampling design really allows")
+    # The exact sampler scales ε/(2Δ)·score by its grid (≤ 2^40): refuse an ε_1 for which that
+    # overflows rather than let a NaN reach the sampler. Far below this ε_1 already picks the
+    # best candidate almost surely.
+    if not math.isfinite(eps / (2.0 * delta) * 2.0**41 * max(1.0, float(np.ptp(scores)))):
+        raise OptionError(f"epsilon_select (ε_1 = {eps:g} for column {b.column!r}) is too large for the exact "
+                          "exponential sampler; use a smaller one (a few hundred already picks the best candidate)")
+    try:
+        idx = int(exponential_mechanism(scores, eps, delta, rng))
+        probs = exponential_probabilities(scores, eps, delta)
+    except OptionError as exc:  # name the option the sampler's limit is about
+        raise OptionError(f"epsilon_select (ε_1 = {eps:g} for column {b.column!r}): {exc}") from None
     if ledger is not None:
         ledger.charge(label=f"bins of {b.column}", epsilon=eps, mechanism="exponential", sensitivity=delta,
-                      scale=2 * delta / eps, subset="sample",
+                      scale=2 * delta / eps, subset="sample", neighbours=label(ADD_REMOVE),
                       note=f"score |S|/W_0 over {len(b.candidates)} candidate sets of bins (Thm 7.1.3, Δ of (7.2))")
     return SelectedBins(b.column, b.candidates[idx][0], idx, eps, delta, tuple(probs), tuple(scores))
 
@@ -442,19 +470,22 @@ def rake(T0: np.ndarray, margins: Sequence[np.ndarray], tol: float = 1e-10, max_
 
 def weighted_count(bin_idx, totals, mask, epsilon, rng, *, gamma: float = 4.0, bwt=None, max_bwt: float = 1.0,
                    ledger: Ledger | None = None, label: str = "weighted count"):
-    """Σ_x wt(x)·q(x) + 2(γ−1)·SS_β/ε·X with β = ε/(2(γ−1)) (Cor 7.4.3); ε-DP for γ ≥ 2.
-    Returns (value, exact, SS_β, scale, β)."""
+    """Σ_x wt(x)·q(x) + 2(γ−1)·SS_β/ε·X with β = ε/(2(γ−1)) (Cor 7.4.3), rounded to the
+    public grid 2^-20·2(γ−1)/ε (rounded down to a power of two). ε-DP for add/remove
+    neighbours and γ ≥ 2, for the ideal real-valued mechanism (the float sampler is not
+    hardened; module docstring). Returns (value, exact, SS_β, scale, β, grid)."""
     eps = check_epsilon(epsilon)
     g = check_gamma(gamma)
     beta = eps / (2.0 * (g - 1.0))
     w = post_weights(bin_idx, totals, bwt)
     exact = float(w[np.asarray(mask, bool)].sum())
     ss = smooth_weight_bound(bin_idx, totals, beta, bwt, max_bwt)
-    noise, scale = cauchy_noise(ss, eps, g, rng)
+    # grid floor: one person (public); a coarser grid relative to the noise costs resolution only
+    value, scale, grid = smooth_value(exact, ss, eps, g, rng, 1.0)
     if ledger is not None:
         charge_smooth(ledger, label, eps, g, beta, "sample",
-                      "post-stratified weighted count, SS_β = max_k e^{−βk} W_k (Prop 7.4.2, 7.3.8)")
-    return exact + noise, exact, ss, scale, beta
+                      "post-stratified weighted count, SS_β = max_k e^{−βk} W_k (Prop 7.4.2, 7.3.8)", grid)
+    return value, exact, ss, scale, beta, grid
 
 
 def expected_noise_sd(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon_select: float,
@@ -487,8 +518,9 @@ def expected_noise_sd(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon_s
 @dataclass(frozen=True)
 class PostStratRelease:
     """A post-stratified weighted count. ``value``, ``selected``, ``bins`` and
-    ``population_estimates`` are DP outputs; ``exact``, ``smooth_sensitivity``, ``scale``
-    and ``selection_probabilities`` depend on the data (curator only)."""
+    ``population_estimates`` are DP outputs (``statement`` says what holds); ``exact``,
+    ``smooth_sensitivity``, ``scale`` and ``selection_probabilities`` depend on the data
+    (curator only). ``value`` is a multiple of the public ``grid``."""
 
     value: float
     exact: float
@@ -503,6 +535,14 @@ class PostStratRelease:
     scale: float
     selection_probabilities: dict = field(repr=False)
     ledger: Ledger = field(compare=False, repr=False)
+    grid: float = 0.0
+    neighbours: str = ADD_REMOVE
+
+    @property
+    def statement(self) -> str:
+        return statement(self.epsilon, self.neighbours,
+                         given="the public population totals, candidate bins and base-weight range",
+                         ideal_only=True)
 
     @property
     def finite_variance(self) -> bool:
@@ -520,15 +560,18 @@ def poststratify_release(data: pd.DataFrame, binnings: Sequence[Binning], totals
                          epsilon_select: float | Mapping | None, epsilon_count: float,
                          epsilon_table: float | None = None, gamma: float = 4.0, weights: str | None = None,
                          weight_range=None, rng: np.random.Generator, structural_zeros=None,
-                         noise: str | None = None, ipf_tol: float = 1e-10, ipf_max_iter: int = 1000
-                         ) -> PostStratRelease:
+                         noise: str | None = None, ipf_tol: float = 1e-10, ipf_max_iter: int = 1000,
+                         neighbours: str = ADD_REMOVE) -> PostStratRelease:
     """DP post-stratified weighted count of the rows in ``mask`` (module docstring).
 
     ε_1 = ``epsilon_select`` (split equally over the columns with more than one
     candidate, or a mapping column → ε), ε_2 = ``epsilon_table`` (needed with two or more
     columns: the noisy join table for IPF), ε_3 = ``epsilon_count``. The release is
-    (ε_1 + ε_2 + ε_3)-DP by sequential composition (Thm 7.3.1, Remark 7.3.4, Cor 7.4.3).
+    (ε_1 + ε_2 + ε_3)-DP by sequential composition (Thm 7.3.1, Remark 7.3.4, Cor 7.4.3),
+    for add/remove neighbours (``neighbours="replace"`` is refused), with ε_3 for the
+    ideal real-valued mechanism (module docstring).
     """
+    nb = notion_for(neighbours, (ADD_REMOVE,), "poststratify_release", _WHY)
     binnings = list(binnings)
     if not binnings:
         raise OptionError("give at least one column to post-stratify on")
@@ -595,7 +638,7 @@ def poststratify_release(data: pd.DataFrame, binnings: Sequence[Binning], totals
         noisy = np.where(S, 0.0, mech.release(counts.astype(np.int64) if mech.name == "discrete_laplace"
                                               else counts.astype(float), rng).astype(float))
         ledger.charge(label="join table", epsilon=eps2, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
-                      subset="sample", parallel_over=int((~S).sum()),
+                      subset="sample", parallel_over=int((~S).sum()), neighbours=label(ADD_REMOVE),
                       note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
                            "is in one cell, so the cells compose in parallel; structural zeros are not noised")
         T0, groups = nonnegative_collapse(noisy, S)
@@ -615,8 +658,8 @@ def poststratify_release(data: pd.DataFrame, binnings: Sequence[Binning], totals
             raise OptionError("a record's join cell got an IPF total of 0; declare fewer structural zeros")
         bins_out = {b.column: tuple(tuple(labels[k][j] for j in x) for x in grp)
                     for k, (b, grp) in enumerate(zip(binnings, groups))}
-    value, exact, ss, scale, beta = weighted_count(cell, cell_totals, m, eps3, rng, gamma=g, bwt=bwt, max_bwt=hi,
-                                                   ledger=ledger)
+    value, exact, ss, scale, beta, grid = weighted_count(cell, cell_totals, m, eps3, rng, gamma=g, bwt=bwt,
+                                                         max_bwt=hi, ledger=ledger)
     ledger.assert_total(requested)
     return PostStratRelease(value, exact, requested, g, beta, selected, bins_out, np.asarray(pop), ipf_info,
-                            ss, scale, probs, ledger)
+                            ss, scale, probs, ledger, grid, nb)

@@ -1,4 +1,4 @@
-"""Flat Laplace on the full cross-tabulation: synthpop's DP ``catall`` (Raab 2022; docs/methods/comparators.md).
+"""Flat Laplace on the full cross-tabulation: synthpop's DP ``catall`` (Raab 2022; docs/methods/flat_laplace.md).
 
 Per set, at ε/m: count every cell of the full cross-tabulation, add noise of scale
 Δ/(ε/m) (Δ = 1 under add/remove: a record is in exactly one cell; Δ = 2 under

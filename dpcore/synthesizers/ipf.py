@@ -1,4 +1,4 @@
-"""Noisy margins + iterative proportional fitting: synthpop's DP ``ipf`` (Raab 2022; docs/methods/comparators.md).
+"""Noisy margins + iterative proportional fitting: synthpop's DP ``ipf`` (Raab 2022; docs/methods/ipf.md).
 
 Per set, at budget ε_s = ε/m, with a set M of margins (default: all two-way margins):
 

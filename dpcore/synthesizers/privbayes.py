@@ -1,4 +1,4 @@
-"""PrivBayes: a differentially private Bayesian network (Zhang et al. 2017; docs/methods/comparators.md).
+"""PrivBayes: a differentially private Bayesian network (Zhang et al. 2017; docs/methods/privbayes.md).
 
 Per set, at budget ε_s = ε/m split as ε₁ = share·ε_s (network) and ε₂ = ε_s − ε₁
 (conditionals), for d attributes and degree k (k' = min(k, d − 1)):
