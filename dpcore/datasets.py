@@ -279,3 +279,77 @@ SD2011_LEVELS = {
     "placesize": ["RURAL AREAS", "URBAN BELOW 20,000", "URBAN 20,000-100,000", "URBAN 100,000-200,000",
                   "URBAN 200,000-500,000", "URBAN 500,000 AND OVER"],
 }
+
+
+# --------------------------------------------------------------------------- CPS voters, wide
+
+#: Columns of :func:`cps_voter_wide`, in order, and the cps_vrs_10k column each comes from
+#: (``agegr`` is AGE cut at :data:`CPS_AGE_EDGES`).
+CPS_WIDE_SOURCES: dict[str, str] = {
+    "year": "YEAR", "state": "STATE", "sex": "SEX", "agegr": "AGE", "race": "RACE", "hispanic": "HISPANIC",
+    "education": "EDUCATION", "vote": "VRS_VOTE", "reg": "VRS_REG", "vote_time": "VRS_VOTE_TIME",
+    "residence": "VRS_RESIDENCE", "vote_whynot": "VRS_VOTE_WHYNOT", "votemethod_1996_2002": "VRS_VOTEMETHOD_1996to2002",
+    "reg_since95": "VRS_REG_SINCE95", "reg_dmv": "VRS_REG_DMV", "reg_method": "VRS_REG_METHOD",
+    "reg_whynot": "VRS_REG_WHYNOT", "votemode_2004": "VRS_VOTEMODE_2004toPRESENT",
+    "votewhen_2004": "VRS_VOTEWHEN_2004toPRESENT", "votemethod_con": "VRS_VOTEMETHOD_CON",
+    "turnout": "cps_turnout", "turnout_hurachen": "hurachen_turnout",
+}
+CPS_WIDE_VARIABLES: tuple[str, ...] = tuple(CPS_WIDE_SOURCES)
+
+
+def default_cps_path() -> Path:
+    """``../shared/data/cps_vrs_10k.csv`` beside the repository (where the app looks for it),
+    or one level further up for a git worktree checked out below the project directory."""
+    near = _REPO_ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv"
+    far = _REPO_ROOT.parent.parent / "shared" / "data" / "cps_vrs_10k.csv"
+    return near if near.exists() or not far.exists() else far
+
+
+def load_cps_vrs(path: str | Path | None = None) -> pd.DataFrame:
+    """Read the cpsvote sample ``cps_vrs_10k.csv`` (10000 × 25); see assets/README.md."""
+    p = Path(path) if path is not None else default_cps_path()
+    if not p.exists():
+        raise InputError(f"CPS file not found at {p}; pass path= to the cpsvote sample cps_vrs_10k.csv")
+    return pd.read_csv(p, low_memory=False)
+
+
+def cps_voter_wide(df: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A wide categorical voter table: the rows of :func:`cps_voter_extract`, 22 attributes.
+
+    Same records as the extract (adults asked the voting questions: 6231 of 10000) and,
+    instead of collapsed groups, the survey's own codes (:data:`CPS_WIDE_VARIABLES`):
+    ``year`` (13 levels), ``state`` (51, with DC), ``sex``, ``agegr`` (AGE at the public
+    edges 18, 25, 35, 45, 55, 65), ``race`` (the 5 CPS codes), ``hispanic``,
+    ``education`` (the 16 CPS codes), every VRS question column (``vote``, ``reg``,
+    ``vote_time``, ``residence``, ``vote_whynot``, ``votemethod_1996_2002``,
+    ``reg_since95``, ``reg_dmv``, ``reg_method``, ``reg_whynot``, ``votemode_2004``,
+    ``votewhen_2004``, ``votemethod_con``) and both turnout recodes. Questions not asked
+    of a person stay missing, which the domain counts as a level "NA".
+
+    With NA as a level the full cross-tabulation has 649,512,959,606,784,000 ≈ 6.5·10^17
+    cells for 6231 records: every method must work from the non-empty cells
+    (:mod:`dpcore.counts`). ``df`` defaults to :func:`load_cps_vrs`.
+
+    **Not differentially private**: the confidential input table, not a release. All
+    levels are codebook categories or fixed public edges.
+    """
+    if df is None:
+        df = load_cps_vrs()
+    missing = [c for c in set(CPS_WIDE_SOURCES.values()) if c not in df.columns]
+    if missing:
+        raise InputError(f"CPS table lacks column(s) {sorted(missing)}; pass the cpsvote sample cps_vrs_10k.csv")
+    age = pd.to_numeric(df["AGE"], errors="coerce")
+    d = df[df["cps_turnout"].notna() & (age >= CPS_AGE_EDGES[0])].reset_index(drop=True)
+    out = {}
+    for name, col in CPS_WIDE_SOURCES.items():
+        if name == "agegr":
+            out[name] = cps_voter_extract(df)["agegr"].to_numpy(dtype=object)
+        elif name == "year":
+            out[name] = d[col].astype(int).astype(str).to_numpy(dtype=object)
+        else:
+            s = d[col].astype(object)
+            out[name] = s.where(s.notna(), None).map(lambda v: None if v is None else str(v)).to_numpy(dtype=object)
+    return pd.DataFrame(out)
+
+
+__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES", "load_cps_vrs", "default_cps_path"]

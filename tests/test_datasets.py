@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import dpcore
 
 from dpcore.datasets import EXTRACT_VARIABLES, load_sd2011, sd2011_extract
 from dpcore.metrics import disclosure
@@ -147,3 +148,21 @@ def test_bundled_sd2011_is_the_shared_copy():
     if not shared.exists():
         pytest.skip("shared data directory not present (fresh clone)")
     assert (REPO / "assets" / "sd2011.csv").read_bytes() == shared.read_bytes()
+
+
+def test_cps_voter_wide():
+    """≥ 16 categorical attributes, missing as a level, > 10^12 cells; same rows as the extract."""
+    from dpcore.datasets import CPS_WIDE_VARIABLES, cps_voter_extract, cps_voter_wide, default_cps_path, load_cps_vrs
+
+    if not default_cps_path().exists():
+        pytest.skip("../shared/data/cps_vrs_10k.csv is not beside the repository")
+    raw = load_cps_vrs()
+    wide = cps_voter_wide(raw)
+    ext = cps_voter_extract(raw)
+    assert list(wide.columns) == list(CPS_WIDE_VARIABLES) and len(CPS_WIDE_VARIABLES) >= 16
+    assert len(wide) == len(ext) == 6231
+    assert (wide["agegr"].fillna("NA") == ext["agegr"].fillna("NA")).all()
+    assert wide["state"].nunique() == 51 and wide["education"].nunique() == 16 and wide["race"].nunique() == 5
+    dom = dpcore.infer_domain(wide)
+    assert dom.size > 10**12 and dom.size == 649_512_959_606_784_000
+    assert dom["vote_whynot"].size == 13  # 12 answers + NA
