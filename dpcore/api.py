@@ -11,6 +11,7 @@ from . import hierarchy as H
 from .budget import MIN_EPSILON, Ledger, check_epsilon
 from .domain import DECLARED, Domain, check_table, infer_domain
 from .errors import DomainError, OptionError, ResourceError, whole_number
+from .empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
 from .mechanisms import DiscreteLaplace
 from .neighbours import (ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, ReleaseContext,
                          check_count_share, check_neighbours)
@@ -230,6 +231,11 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         rows = _margin_rows(method, opts, dom, eps_sets / m, nb.histogram_sensitivity)
         plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
                 "record_count_epsilon": eps - eps_sets, "method": method}
+        if method == "flat_laplace":
+            from .mechanisms import noise_for
+            scale = noise_for(opts.noise, eps_sets / m, nb.histogram_sensitivity).scale
+            share = flat_empty_share(dom.size, float(len(data)), scale, opts.prior)
+            plan.update(empty_cell_share=share, empty_cell_warning=empty_share_warning(share, method))
         return MarginPreview(pd.DataFrame(rows), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
@@ -242,7 +248,8 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     alloc = steps.plan_allocation(opts, len(dom), eps_sets, m)
     sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview",
                          neighbours=nb)
-    tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, opts.max_cells)
+    tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, steps.leaf_cell_limit(opts))
+    steps.sparse_leaf_layer(tree, opts)  # refuses now what the release would refuse
     mechs = steps.layer_mechanisms(tree, alloc, opts.noise, nb.histogram_sensitivity)
     rows = steps.expected_errors(tree, mechs, nb.histogram_sensitivity)
     attrs = tree.attributes_per_layer()
@@ -257,11 +264,16 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
             path = dom.path_label(fx)
             for j in np.flatnonzero(pr > 0):
                 sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j], "probability": float(pr[j])})
-    counts, _ = H.count_nodes(tree, X)
+    # node counts only: the leaf layer may be far too big to count densely
+    counts = [np.bincount(r, minlength=tree.layers[k].n_real) for k, r in enumerate(H.record_ranks(tree, X))]
+    n_pub = float(len(X))
+    share = (leaf_empty_share(np.diff(tree.leaf_offsets), n_pub, mechs[-1].scale, opts.consistency)
+             if tree.has_leaf_layer else 0.0)
     plan = {
         "epsilon": eps, "sets": m, "epsilon_per_set": alloc.per_set, "selection_epsilon_per_layer": list(alloc.selection),
         "count_epsilon_per_layer": list(alloc.counts), "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
         "neighbours": nb.notion, "record_count_epsilon": eps - eps_sets,
+        "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, method),
     }
     return Preview(tree, table, plan, pd.DataFrame(sel_rows) if sel_rows else None, counts)

@@ -104,6 +104,7 @@ def cmd_preview(args) -> int:
         print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
               f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
         print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        _print_empty_share(pv.plan)
         return 0
     if args.json:
         out = {
@@ -118,11 +119,19 @@ def cmd_preview(args) -> int:
     print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
           f"select = {pv.plan['select']}, allocation = {pv.plan['allocation']}, padded fan-out b = {pv.plan['fan_out']}")
     print(pv.layers.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    _print_empty_share(pv.plan)
     if pv.selection is not None:
         top = pv.selection.sort_values("probability", ascending=False).groupby(["layer", "node"], sort=False).head(1)
         print("\nmost likely split per node (" + pv.not_for_release + "):")
         print(top.head(30).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     return 0
+
+
+def _print_empty_share(plan: dict) -> None:
+    if "empty_cell_share" in plan:
+        print(f"\nexpected share of synthetic records from cells empty in the data: {100 * plan['empty_cell_share']:.1f}%")
+    if plan.get("empty_cell_warning"):
+        print("WARNING: " + plan["empty_cell_warning"])
 
 
 def cmd_domain(args) -> int:

@@ -437,3 +437,22 @@ def steps_release(tree, table: CountTable, mechs: list, n_out: int, consistency:
         x = items.value + ((target - S) / n_cells)[items.block]
     nonempty = np.bincount(block_of_row, minlength=B)
     return _release(items, x, table, last.fixed, n_cells, n_cells - nonempty, table.keys, n_out, synthesis, rng)
+
+
+def posterior_variances_blocks(tree, real_var: list, leaf_variance: float) -> list:
+    """:func:`dpcore.consistency.posterior_variances` for a tree whose leaf layer is too big to list.
+
+    Layers 0..L as in the dense call (each block as one pseudo-leaf of variance M_b σ²);
+    the last entry is (P_b, M_b): every leaf of block b has the RTS variance
+    P = σ² + (P_v − M_b σ²)/M_b² (gain 1/M_b), P_v its layer-L node's.
+    """
+    from .consistency import posterior_variances
+    from .hierarchy import slot_values
+
+    M = np.diff(tree.leaf_offsets).astype(float)
+    parents, _ = _upper_slot_structure(tree)
+    last = tree.layers[-1]
+    parents.append(last.real_slots)
+    post = posterior_variances(parents, slot_values(tree, real_var, M * leaf_variance))
+    Pv = post[tree.L][last.real_slots]
+    return post[:-1] + [(leaf_variance + (Pv - M * leaf_variance) / M**2, M)]

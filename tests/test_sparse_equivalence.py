@@ -231,3 +231,28 @@ def test_sparse_release_through_the_api(monkeypatch):
         rel = dpcore.synthesize(df, method=method, epsilon=1.0, sets=2, seed=3, **opts)
         assert len(rel.sets) == 2 and len(rel.sets[0]) == rel.record_count["value"]
         assert set(rel.sets[0].columns) == set(df.columns)
+
+
+def test_preview_warns_about_empty_cells():
+    """The preview's expected empty-cell share: a wide table warns, a dense small one does not;
+    the model's share matches simulated flat releases within a few points."""
+    import pandas as pd
+
+    import dpcore
+    from dpcore.empty_share import flat_empty_share
+
+    rng = np.random.default_rng(7)
+    wide = pd.DataFrame({f"c{j}": rng.choice(list("abcdefgh"), 100) for j in range(15)})  # 8^15 ≈ 3.5e13 cells
+    pv = dpcore.preview(wide, method="steps", epsilon=1.0, layers=2)
+    assert pv.plan["empty_cell_share"] > 0.99 and "ipf" in pv.plan["empty_cell_warning"]
+    mp = dpcore.preview(wide, method="flat_laplace", epsilon=1.0)
+    assert mp.plan["empty_cell_share"] > 0.99 and "privbayes" in mp.plan["empty_cell_warning"]
+    dense = pd.DataFrame({"a": rng.choice(list("xy"), 2000), "b": rng.choice(list("uvw"), 2000)})
+    assert dpcore.preview(dense, method="steps", epsilon=1.0, layers=1).plan["empty_cell_warning"] is None
+    # model vs simulation: records in distinct cells of a 4000-cell table
+    shape = (40, 100)
+    X = np.stack(np.unravel_index(rng.choice(4000, 200, replace=False), shape), axis=1)
+    table = CountTable.from_codes(X, shape)
+    shares = [1 - (table.lookup(SL.flat_release(table, DiscreteLaplace(2.0), 200, np.random.default_rng(s), prior=1.0))
+                   > 0).mean() for s in range(40)]
+    assert abs(np.mean(shares) - flat_empty_share(4000, 200, 2.0, 1.0)) < 0.03

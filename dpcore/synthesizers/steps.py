@@ -142,21 +142,27 @@ def expected_errors(tree: H.PhantomPaddedTree, mechs: list, sensitivity: float =
     real_var = [np.zeros(lay.n_real) for lay in tree.layers]
     for k in range(1, len(tree.layers)):
         real_var[k][:] = mechs[k].variance
-    leaf_var = np.full(tree.n_leaves, mechs[-1].variance) if tree.has_leaf_layer else None
-    parents, _ = H.slot_structure(tree)
-    variances = H.slot_values(tree, real_var, leaf_var)
-    post = posterior_variances(parents, variances)
+    if tree.has_leaf_layer and tree.n_leaves > sparse_leaves.SPARSE_ABOVE:
+        post = sparse_leaves.posterior_variances_blocks(tree, real_var, mechs[-1].variance)
+    else:
+        leaf_var = np.full(tree.n_leaves, mechs[-1].variance) if tree.has_leaf_layer else None
+        parents, _ = H.slot_structure(tree)
+        variances = H.slot_values(tree, real_var, leaf_var)
+        post = posterior_variances(parents, variances)
     sizes = tree.layer_sizes()
     out = []
     for i, row in enumerate(sizes):
         k = row["layer"]
         m = mechs[k]
+        w = None
         if k <= tree.L:
             p = post[k][tree.layers[k].real_slots]
+        elif isinstance(post[k], tuple):  # per block: (variance of each of its leaves, leaves)
+            p, w = post[k]
         else:
             p = post[k]
         out.append(dict(row, epsilon=m.epsilon(sensitivity), noise_scale=m.scale, noise_sd=float(np.sqrt(m.variance)),
-                        expected_se=float(np.sqrt(p).mean()) if len(p) else 0.0))
+                        expected_se=float(np.average(np.sqrt(p), weights=w)) if len(p) else 0.0))
     return out
 
 
