@@ -65,9 +65,10 @@ __all__ = [
     "flat_release", "check_sparse_noise", "steps_release", "nonneg_shift",
 ]
 
-#: Leaf layers (flat: full tables) with more cells than this take the sparse path; the
-#: crossover measured in bench/wide_tables.py (bench/RESULTS.md).
-SPARSE_ABOVE = 1 << 20
+#: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
+#: in bench/wide_tables.py (bench/RESULTS.md, n = 2000): dense and sparse take the same
+#: time at 2^14 cells, sparse is 2.5x faster at 2^16 and 80x at 2^22.
+SPARSE_ABOVE = 1 << 16
 #: The sparse path counts cells in int64: blocks and leaf layers up to 2^62 cells.
 MAX_SPARSE_CELLS = 1 << 62
 #: Widest noise histogram per block (values in [−T, T]).
