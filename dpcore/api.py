@@ -9,9 +9,9 @@ import pandas as pd
 
 from . import hierarchy as H
 from .budget import MIN_EPSILON, Ledger, check_epsilon
-from .cells import big_count
 from .domain import DECLARED, Domain, check_table, infer_domain
 from .errors import DomainError, OptionError, ResourceError, whole_number
+from .empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
 from .mechanisms import DiscreteLaplace
 from .neighbours import (ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, ReleaseContext,
                          check_count_share, check_neighbours)
@@ -208,29 +208,6 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float) -> l
     raise OptionError(f"no preview for method {method!r}")
 
 
-def empty_cell_warning(dom: Domain, n: int, scale: float, prior: float) -> dict:
-    """Expected share of synthetic records drawn from cells that are empty in the data
-    (flat Laplace), from the domain size, the noise scale and the table's size only.
-
-    An empty cell's clipped noisy count has mean E[max(Z, 0)] = a/((1+a)(1−a)),
-    a = e^{−1/s}, plus the prior share; at least cells − n cells are empty. Curator-only
-    (it uses n); the number it gives depends on no record's values.
-    """
-    a = float(np.exp(-1.0 / scale))
-    per_cell = a / ((1 + a) * (1 - a)) + prior / dom.size
-    empty = max(dom.size - n, 0)
-    mass = empty * per_cell
-    share = float(mass / (mass + n)) if mass + n > 0 else 0.0
-    out = {"expected_share_from_empty_cells": share}
-    if share > 0.5:
-        out["warning"] = (
-            f"about {share:.0%} of the synthetic records are expected to come from cells that are empty in the data "
-            f"({big_count(dom.size)} cells for {n:,} records): the release would be mostly noise. What helps: ipf or "
-            "privbayes (they measure small margins), fewer or coarser attributes, or STEPS with more layers"
-        )
-    return out
-
-
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
             neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
             **options: Any) -> Preview | MarginPreview:
@@ -255,7 +232,10 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
                 "record_count_epsilon": eps - eps_sets, "method": method}
         if method == "flat_laplace":
-            plan.update(empty_cell_warning(dom, len(data), rows[0]["noise_scale"], opts.prior))
+            from .mechanisms import noise_for
+            scale = noise_for(opts.noise, eps_sets / m, nb.histogram_sensitivity).scale
+            share = flat_empty_share(dom.size, float(len(data)), scale, opts.prior)
+            plan.update(empty_cell_share=share, empty_cell_warning=empty_share_warning(share, method))
         return MarginPreview(pd.DataFrame(rows), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
@@ -268,7 +248,8 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     alloc = steps.plan_allocation(opts, len(dom), eps_sets, m)
     sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview",
                          neighbours=nb)
-    tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, opts.max_cells)
+    tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, steps.leaf_cell_limit(opts))
+    steps.sparse_leaf_layer(tree, opts)  # refuses now what the release would refuse
     mechs = steps.layer_mechanisms(tree, alloc, opts.noise, nb.histogram_sensitivity)
     rows = steps.expected_errors(tree, mechs, nb.histogram_sensitivity)
     attrs = tree.attributes_per_layer()
@@ -283,11 +264,16 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
             path = dom.path_label(fx)
             for j in np.flatnonzero(pr > 0):
                 sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j], "probability": float(pr[j])})
-    counts, _ = H.count_nodes(tree, X)
+    # node counts only: the leaf layer may be far too big to count densely
+    counts = [np.bincount(r, minlength=tree.layers[k].n_real) for k, r in enumerate(H.record_ranks(tree, X))]
+    n_pub = float(len(X))
+    share = (leaf_empty_share(np.diff(tree.leaf_offsets), n_pub, mechs[-1].scale, opts.consistency)
+             if tree.has_leaf_layer else 0.0)
     plan = {
         "epsilon": eps, "sets": m, "epsilon_per_set": alloc.per_set, "selection_epsilon_per_layer": list(alloc.selection),
         "count_epsilon_per_layer": list(alloc.counts), "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
         "neighbours": nb.notion, "record_count_epsilon": eps - eps_sets,
+        "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, method),
     }
     return Preview(tree, table, plan, pd.DataFrame(sel_rows) if sel_rows else None, counts)

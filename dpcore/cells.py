@@ -39,7 +39,9 @@ def draw_cells(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator
     """Post-processing: n record cells from non-negative cell estimates, shuffled.
 
     ``sample``: multinomial(n, clip(x, 0)/Σ) (Raab steps 5–7); ``round``: clip, rescale to n
-    and round by largest remainder, as the STEPS papers release leaf counts.
+    and round by largest remainder, as the STEPS papers release leaf counts, ties between
+    equal remainders broken uniformly at random (so the sparse leaf path,
+    :mod:`dpcore.sparse_leaves`, can reproduce the same law without cell indices).
     """
     x = np.clip(np.asarray(estimate, dtype=float), 0, None)
     total = x.sum()
@@ -53,6 +55,8 @@ def draw_cells(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator
         counts = np.floor(scaled).astype(np.int64)
         short = n - int(counts.sum())
         if short > 0:
-            counts[np.argsort(-(scaled - counts), kind="stable")[:short]] += 1
+            # random order first, then a stable sort by remainder: uniform among ties
+            perm = rng.permutation(len(x))
+            counts[perm[np.argsort(-(scaled - counts)[perm], kind="stable")[:short]]] += 1
     cells = np.repeat(np.arange(len(x)), counts)
     return cells[rng.permutation(len(cells))]

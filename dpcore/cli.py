@@ -140,11 +140,7 @@ def cmd_preview(args) -> int:
         print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
               f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
         print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-        if "expected_share_from_empty_cells" in pv.plan:
-            print(f"expected share of synthetic records from cells empty in the data: "
-                  f"{pv.plan['expected_share_from_empty_cells']:.1%} (curator-only)")
-        if pv.plan.get("warning"):
-            print("warning: " + pv.plan["warning"])
+        _print_empty_share(pv.plan)
         return 0
     if args.json:
         out = {
@@ -159,6 +155,7 @@ def cmd_preview(args) -> int:
     print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
           f"select = {pv.plan['select']}, allocation = {pv.plan['allocation']}, padded fan-out b = {pv.plan['fan_out']}")
     print(pv.layers.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    _print_empty_share(pv.plan)
     if pv.selection is not None:
         top = pv.selection.sort_values("probability", ascending=False).groupby(["layer", "node"], sort=False).head(1)
         print("\nmost likely split per node (" + pv.not_for_release + "):")
@@ -171,6 +168,13 @@ def _spec_numbers(spec: str, parts: list[str]) -> list[float]:
         return [float(x) for x in parts]
     except ValueError:
         raise OptionError(f"--numeric {spec!r}: edges and bounds must be numbers; write COL=e1,e2,... or COL=lo:hi:bins") from None
+
+
+def _print_empty_share(plan: dict) -> None:
+    if "empty_cell_share" in plan:
+        print(f"\nexpected share of synthetic records from cells empty in the data: {100 * plan['empty_cell_share']:.1f}%")
+    if plan.get("empty_cell_warning"):
+        print("WARNING: " + plan["empty_cell_warning"])
 
 
 def cmd_domain(args) -> int:

@@ -235,7 +235,7 @@ def _nonneg_top_down(pars, z, V, root):
     return out
 
 
-def _uh(pars, nst, s2, phantom, root):
+def _uh(pars, nst, s2, phantom, root, fanout=None):
     """Hay et al. (2010) universal-histogram estimator, corrected exponents.
 
     A node of layer k has height h = D - k + 1 (the deepest layer D has h = 1);
@@ -270,6 +270,8 @@ def _uh(pars, nst, s2, phantom, root):
             p = pars[k + 1]
             nchild = np.bincount(p, minlength=m).astype(np.float64)
             Sz[k] = _child_sums(p, z[k + 1], m)
+        if fanout is not None and fanout[k] is not None:
+            nchild = np.asarray(fanout[k], dtype=np.float64)
         internal = nchild > 0
         b = np.where(internal, nchild, 2.0)
         bh = b ** (-float(h))
@@ -297,7 +299,7 @@ def _uh(pars, nst, s2, phantom, root):
 # ---------------------------------------------------------------------------
 # public entry points
 # ---------------------------------------------------------------------------
-def make_consistent(parents, noisy, variances, phantom, method="nonneg"):
+def make_consistent(parents, noisy, variances, phantom, method="nonneg", fanout=None):
     """Make noisy hierarchical counts consistent (post-processing: no budget).
 
     :param parents: ``parents[k]``: parent index in layer k-1 of each node of
@@ -335,7 +337,7 @@ def make_consistent(parents, noisy, variances, phantom, method="nonneg"):
     root = float(nst[0][0])
 
     if method == "uh":
-        out = _uh(pars, nst, s2, ph, root)
+        out = _uh(pars, nst, s2, ph, root, fanout)
     else:
         z, V, S, VS = gls_bottom_up(pars, nst, s2)
         if method == "wls":

@@ -263,48 +263,6 @@ def cps_voter_extract(df: pd.DataFrame) -> pd.DataFrame:
 
 __all__ += ["cps_voter_extract", "CPS_VOTER_VARIABLES", "CPS_AGE_EDGES"]
 
-#: The columns of :func:`cps_voter_wide`: the extract's cuts of age, plus every
-#: questionnaire column at its full coding.
-CPS_WIDE_VARIABLES: tuple[str, ...] = (
-    "year", "state", "agegr", "sex", "education", "race", "hispanic", "vote", "registered_answer",
-    "vote_time", "residence", "why_not_vote", "vote_method_1996_2002", "registered_since_1995",
-    "registered_at_dmv", "registration_method", "why_not_registered", "vote_mode_2004_on", "vote_when_2004_on",
-    "turnout",
-)
-_CPS_WIDE_SOURCE = {
-    "state": "STATE", "sex": "SEX", "education": "EDUCATION", "race": "RACE", "hispanic": "HISPANIC",
-    "vote": "VRS_VOTE", "registered_answer": "VRS_REG", "vote_time": "VRS_VOTE_TIME", "residence": "VRS_RESIDENCE",
-    "why_not_vote": "VRS_VOTE_WHYNOT", "vote_method_1996_2002": "VRS_VOTEMETHOD_1996to2002",
-    "registered_since_1995": "VRS_REG_SINCE95", "registered_at_dmv": "VRS_REG_DMV",
-    "registration_method": "VRS_REG_METHOD", "why_not_registered": "VRS_REG_WHYNOT",
-    "vote_mode_2004_on": "VRS_VOTEMODE_2004toPRESENT", "vote_when_2004_on": "VRS_VOTEWHEN_2004toPRESENT",
-    "turnout": "cps_turnout",
-}
-
-
-def cps_voter_wide(df: pd.DataFrame) -> pd.DataFrame:
-    """A wide categorical voter table from the same cpsvote sample (``cps_vrs_10k.csv``).
-
-    The rows of :func:`cps_voter_extract` (adults asked the voting questions) with 20
-    string columns (:data:`CPS_WIDE_VARIABLES`): the election year, the state (51
-    levels), age cut at the extract's public edges, and every other questionnaire column
-    at its full coding (education and race codes, each VRS question). A question not asked
-    in a year is missing, and missing is a level. The full cross-tabulation has more than
-    10^12 cells: a development table for methods that must not allocate by cells.
-    **Not differentially private**: the confidential input for demonstrations.
-    """
-    narrow = cps_voter_extract(df)  # validates the columns and selects the rows
-    age = pd.to_numeric(df["AGE"], errors="coerce")
-    d = df[df["cps_turnout"].notna() & (age >= CPS_AGE_EDGES[0])].reset_index(drop=True)
-    out = {"year": narrow["year"], "agegr": narrow["agegr"]}
-    for name, col in _CPS_WIDE_SOURCE.items():
-        if col not in d.columns:
-            raise InputError(f"CPS table lacks column {col!r}; pass the cpsvote sample cps_vrs_10k.csv")
-        out[name] = d[col].map(lambda v: str(v) if pd.notna(v) else None).astype(object)
-    return pd.DataFrame(out)[list(CPS_WIDE_VARIABLES)]
-
-
-__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES"]
 
 
 #: Ordered levels of SD2011's categorical matching attributes, as the synthpop codebook
@@ -321,42 +279,75 @@ SD2011_LEVELS = {
 }
 
 
-#: Fixed public age edges of the CPS post-stratification demo and their labels.
-CPS_POSTSTRAT_AGE_EDGES = [18, 25, 30, 35, 45, 55, 65, 75, 200]
-CPS_POSTSTRAT_AGE_LEVELS = ["18-24", "25-29", "30-34", "35-44", "45-54", "55-64", "65-74", "75+"]
-_CPS_POSTSTRAT_RACE = {"WHITE": "WHITE", "BLACK": "BLACK"}  # every other CPS race code → OTHER
+# --------------------------------------------------------------------------- CPS voters, wide
+
+#: Columns of :func:`cps_voter_wide`, in order, and the cps_vrs_10k column each comes from
+#: (``agegr`` is AGE cut at :data:`CPS_AGE_EDGES`).
+CPS_WIDE_SOURCES: dict[str, str] = {
+    "year": "YEAR", "state": "STATE", "sex": "SEX", "agegr": "AGE", "race": "RACE", "hispanic": "HISPANIC",
+    "education": "EDUCATION", "vote": "VRS_VOTE", "reg": "VRS_REG", "vote_time": "VRS_VOTE_TIME",
+    "residence": "VRS_RESIDENCE", "vote_whynot": "VRS_VOTE_WHYNOT", "votemethod_1996_2002": "VRS_VOTEMETHOD_1996to2002",
+    "reg_since95": "VRS_REG_SINCE95", "reg_dmv": "VRS_REG_DMV", "reg_method": "VRS_REG_METHOD",
+    "reg_whynot": "VRS_REG_WHYNOT", "votemode_2004": "VRS_VOTEMODE_2004toPRESENT",
+    "votewhen_2004": "VRS_VOTEWHEN_2004toPRESENT", "votemethod_con": "VRS_VOTEMETHOD_CON",
+    "turnout": "cps_turnout", "turnout_hurachen": "hurachen_turnout",
+}
+CPS_WIDE_VARIABLES: tuple[str, ...] = tuple(CPS_WIDE_SOURCES)
 
 
-def cps_poststrat_sample(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """The weighted CPS sample for the post-stratification demo, and how many rows each rule dropped.
+def default_cps_path() -> Path:
+    """``../shared/data/cps_vrs_10k.csv`` beside the repository (where the app looks for it),
+    or one level further up for a git worktree checked out below the project directory."""
+    near = _REPO_ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv"
+    far = _REPO_ROOT.parent.parent / "shared" / "data" / "cps_vrs_10k.csv"
+    return near if near.exists() or not far.exists() else far
 
-    Keeps the rows with a positive ``WEIGHT`` in the voting-supplement universe (AGE ≥ 18,
-    asked the voting questions) and derives the binning columns by fixed public definitions
-    (``agegr`` at :data:`CPS_POSTSTRAT_AGE_EDGES`, ``race`` as WHITE / BLACK / OTHER; the
-    same lines as in ``assets/README.md``). **Not differentially private**: the confidential
-    input of a release, and the row counts are for the curator only.
+
+def load_cps_vrs(path: str | Path | None = None) -> pd.DataFrame:
+    """Read the cpsvote sample ``cps_vrs_10k.csv`` (10000 × 25); see assets/README.md."""
+    p = Path(path) if path is not None else default_cps_path()
+    if not p.exists():
+        raise InputError(f"CPS file not found at {p}; pass path= to the cpsvote sample cps_vrs_10k.csv")
+    return pd.read_csv(p, low_memory=False)
+
+
+def cps_voter_wide(df: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A wide categorical voter table: the rows of :func:`cps_voter_extract`, 22 attributes.
+
+    Same records as the extract (adults asked the voting questions: 6231 of 10000) and,
+    instead of collapsed groups, the survey's own codes (:data:`CPS_WIDE_VARIABLES`):
+    ``year`` (13 levels), ``state`` (51, with DC), ``sex``, ``agegr`` (AGE at the public
+    edges 18, 25, 35, 45, 55, 65), ``race`` (the 5 CPS codes), ``hispanic``,
+    ``education`` (the 16 CPS codes), every VRS question column (``vote``, ``reg``,
+    ``vote_time``, ``residence``, ``vote_whynot``, ``votemethod_1996_2002``,
+    ``reg_since95``, ``reg_dmv``, ``reg_method``, ``reg_whynot``, ``votemode_2004``,
+    ``votewhen_2004``, ``votemethod_con``) and both turnout recodes. Questions not asked
+    of a person stay missing, which the domain counts as a level "NA".
+
+    With NA as a level the full cross-tabulation has 649,512,959,606,784,000 ≈ 6.5·10^17
+    cells for 6231 records: every method must work from the non-empty cells
+    (:mod:`dpcore.counts`). ``df`` defaults to :func:`load_cps_vrs`.
+
+    **Not differentially private**: the confidential input table, not a release. All
+    levels are codebook categories or fixed public edges.
     """
-    need = ["WEIGHT", "AGE", "SEX", "RACE", "HISPANIC", "YEAR", "cps_turnout"]
-    missing = [c for c in need if c not in raw.columns]
+    if df is None:
+        df = load_cps_vrs()
+    missing = [c for c in set(CPS_WIDE_SOURCES.values()) if c not in df.columns]
     if missing:
-        raise InputError(f"CPS table lacks column(s) {missing}; pass the weighted cpsvote sample cps_vrs_10k.csv")
-    w = pd.to_numeric(raw["WEIGHT"], errors="coerce")
-    n_missing, n_nonpos = int(w.isna().sum()), int((w <= 0).sum())
-    d = raw[w > 0]
-    n_pos = len(d)
-    d = d[(pd.to_numeric(d["AGE"], errors="coerce") >= 18) & d["cps_turnout"].notna()]
-    out = pd.DataFrame({
-        "agegr": pd.cut(d["AGE"], CPS_POSTSTRAT_AGE_EDGES, right=False, labels=CPS_POSTSTRAT_AGE_LEVELS).astype(str),
-        "sex": d["SEX"].astype(str),
-        "race": d["RACE"].map(_CPS_POSTSTRAT_RACE).fillna("OTHER"),
-        "hispanic": d["HISPANIC"].astype(str),
-        "year": d["YEAR"].astype(int).astype(str),
-        "age": d["AGE"].astype(int),
-        "turnout": d["cps_turnout"].astype(str),
-        "WEIGHT": d["WEIGHT"].astype(float),
-    }).reset_index(drop=True)
-    return out, {"raw": len(raw), "missing_weight": n_missing, "nonpositive_weight": n_nonpos,
-                 "outside_universe": n_pos - len(out), "kept": len(out)}
+        raise InputError(f"CPS table lacks column(s) {sorted(missing)}; pass the cpsvote sample cps_vrs_10k.csv")
+    age = pd.to_numeric(df["AGE"], errors="coerce")
+    d = df[df["cps_turnout"].notna() & (age >= CPS_AGE_EDGES[0])].reset_index(drop=True)
+    out = {}
+    for name, col in CPS_WIDE_SOURCES.items():
+        if name == "agegr":
+            out[name] = cps_voter_extract(df)["agegr"].to_numpy(dtype=object)
+        elif name == "year":
+            out[name] = d[col].astype(int).astype(str).to_numpy(dtype=object)
+        else:
+            s = d[col].astype(object)
+            out[name] = s.where(s.notna(), None).map(lambda v: None if v is None else str(v)).to_numpy(dtype=object)
+    return pd.DataFrame(out)
 
 
-__all__ += ["SD2011_LEVELS", "cps_poststrat_sample", "CPS_POSTSTRAT_AGE_EDGES", "CPS_POSTSTRAT_AGE_LEVELS"]
+__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES", "load_cps_vrs", "default_cps_path"]

@@ -60,8 +60,8 @@ def _margin_ledger(pv, method: str, opts: dict) -> None:
                                 "noise_sd": st.column_config.NumberColumn(format="%.4g")})
     st.caption(f"{ui.method_label(method, opts)}: {len(tab)} noisy tables per set, {plan['sets']} sets "
                f"(sequential composition); ε for the record count: {plan['record_count_epsilon']:.4g}.")
-    if plan.get("warning"):
-        st.warning(plan["warning"], icon=":material/warning:")
+    if plan.get("empty_cell_warning"):
+        st.warning(plan["empty_cell_warning"], icon=":material/warning:")
 
 
 p = len(dom)

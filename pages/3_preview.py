@@ -27,12 +27,12 @@ with ui.guarded("the preview"):
         st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}: "
                     "the noisy tables each set measures")
         st.dataframe(pv.margins, hide_index=True, width="stretch")
-        if "expected_share_from_empty_cells" in pv.plan:
+        if "empty_cell_share" in pv.plan:
             st.metric("Expected share of synthetic records from cells empty in the data",
-                      f"{pv.plan['expected_share_from_empty_cells']:.0%}",
+                      f"{pv.plan['empty_cell_share']:.0%}",
                       help="From the domain size, the table's size and the noise scale (curator-only).")
-        if pv.plan.get("warning"):
-            st.warning(pv.plan["warning"], icon=":material/warning:")
+        if pv.plan.get("empty_cell_warning"):
+            st.warning(pv.plan["empty_cell_warning"], icon=":material/warning:")
         st.stop()
     st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}, "
                 f"fan-out after padding b = {pv.tree.b}")

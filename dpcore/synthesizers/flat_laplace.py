@@ -16,7 +16,9 @@ import numpy as np
 from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
-from ..cells import DEFAULT_MAX_CELLS, check_cells, draw_cells
+from .. import sparse_leaves
+from ..cells import DEFAULT_MAX_CELLS, big_count, check_cells, draw_cells
+from ..counts import CountTable
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice
@@ -60,7 +62,12 @@ def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
 
 def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext) -> np.ndarray:
-    """One set: codes of ``ctx.n_out`` records drawn from the noisy full table."""
+    """One set: codes of ``ctx.n_out`` records drawn from the noisy full table.
+
+    Above :data:`dpcore.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
+    sparse path releases the same distribution from the non-empty cells."""
+    if _sparse(domain.size, opts):
+        return _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx)
     cells = check_cells(domain, opts.max_cells)
     flat = np.ravel_multi_index(tuple(X.T), domain.shape) if len(domain) else np.zeros(len(X), np.int64)
     counts = np.bincount(flat, minlength=cells)
@@ -79,6 +86,24 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     noisy[~live] = 0.0
     picked = draw_cells(noisy, ctx.n_out, opts.synthesis, rng)
     return np.stack(np.unravel_index(picked, domain.shape), axis=1)
+
+
+def _sparse(cells: int, opts: FlatOptions) -> bool:
+    # discrete Laplace goes sparse above the measured crossover; other noise only when it must
+    big = cells > min(sparse_leaves.SPARSE_ABOVE, opts.max_cells)
+    return big and (opts.noise == "discrete_laplace" or cells > opts.max_cells)
+
+
+def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray:
+    cells = domain.size
+    sparse_leaves.check_sparse_noise(opts.noise, where=f"the full cross-tabulation ({big_count(cells)} cells)")
+    hs = ctx.neighbours.histogram_sensitivity
+    mech = noise_for(opts.noise, eps, hs)
+    ledger.group(set_label).spend("full cross-tabulation counts", mech, hs,
+                                  f"{cells} cells of the full cross-tabulation (disjoint; empty cells noised as a histogram)",
+                                  parallel_over=cells, neighbours=ctx.neighbours.label)
+    return sparse_leaves.flat_release(CountTable.from_codes(X, domain.shape), mech, ctx.n_out, rng, prior=opts.prior,
+                                      synthesis=opts.synthesis, structural_zeros=opts.structural_zeros)
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):

@@ -37,6 +37,8 @@ from ..neighbours import Neighbours, ReleaseContext
 from ..selection import sensitivity as utility_sensitivity
 from ..selection import utility as utility_scores
 from ..cells import draw_cells
+from .. import sparse_leaves
+from ..counts import CountTable
 from .options import PRIVATE_SELECTIONS, StepsOptions
 
 
@@ -140,21 +142,27 @@ def expected_errors(tree: H.PhantomPaddedTree, mechs: list, sensitivity: float =
     real_var = [np.zeros(lay.n_real) for lay in tree.layers]
     for k in range(1, len(tree.layers)):
         real_var[k][:] = mechs[k].variance
-    leaf_var = np.full(tree.n_leaves, mechs[-1].variance) if tree.has_leaf_layer else None
-    parents, _ = H.slot_structure(tree)
-    variances = H.slot_values(tree, real_var, leaf_var)
-    post = posterior_variances(parents, variances)
+    if tree.has_leaf_layer and tree.n_leaves > sparse_leaves.SPARSE_ABOVE:
+        post = sparse_leaves.posterior_variances_blocks(tree, real_var, mechs[-1].variance)
+    else:
+        leaf_var = np.full(tree.n_leaves, mechs[-1].variance) if tree.has_leaf_layer else None
+        parents, _ = H.slot_structure(tree)
+        variances = H.slot_values(tree, real_var, leaf_var)
+        post = posterior_variances(parents, variances)
     sizes = tree.layer_sizes()
     out = []
     for i, row in enumerate(sizes):
         k = row["layer"]
         m = mechs[k]
+        w = None
         if k <= tree.L:
             p = post[k][tree.layers[k].real_slots]
+        elif isinstance(post[k], tuple):  # per block: (variance of each of its leaves, leaves)
+            p, w = post[k]
         else:
             p = post[k]
         out.append(dict(row, epsilon=m.epsilon(sensitivity), noise_scale=m.scale, noise_sd=float(np.sqrt(m.variance)),
-                        expected_se=float(np.sqrt(p).mean()) if len(p) else 0.0))
+                        expected_se=float(np.average(np.sqrt(p), weights=w)) if len(p) else 0.0))
     return out
 
 
@@ -177,7 +185,7 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     nb, n_out = ctx.neighbours, ctx.n_out
     hs = nb.histogram_sensitivity
     sel = Selector(opts, X, shape, names, alloc, rng, neighbours=nb)
-    tree = H.build_tree(X, shape, names, opts.layers, sel, opts.max_cells)
+    tree = H.build_tree(X, shape, names, opts.layers, sel, leaf_cell_limit(opts))
     g = ledger.group(set_label)
     sg = g.group("tree selection")
     for s in sel.spent:
@@ -189,9 +197,22 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
             sg.charge(label=f"layer {s['layer']} split", epsilon=0.0, mechanism="non-private argmax", sensitivity=0.0,
                       scale=0.0, subset=subset, parallel_over=s["nodes"], neighbours=nb.label,
                       note=f"{opts.select.upper()} with utility {opts.utility}; NOT DIFFERENTIALLY PRIVATE")
-    counts, leaves = H.count_nodes(tree, X)
     mechs = layer_mechanisms(tree, alloc, opts.noise, hs)
     cg = g.group("node counts")
+    if sparse_leaf_layer(tree, opts):
+        # same law as below without one entry per leaf cell (dpcore.sparse_leaves)
+        codes = sparse_leaves.steps_release(tree, CountTable.from_codes(X, shape), mechs, n_out, opts.consistency,
+                                            opts.synthesis, rng)
+        for k in range(1, tree.L + 1):
+            lay = tree.layers[k]
+            cg.spend(f"layer {k} counts", mechs[k], hs,
+                     f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
+                     parallel_over=lay.n_real, neighbours=nb.label, sampler=_sampler(opts))
+        cg.spend(f"layer {tree.L + 1} (leaf cells) counts", mechs[-1], hs,
+                 f"{tree.n_leaves} leaf cells (disjoint; empty cells noised as a histogram)",
+                 parallel_over=tree.n_leaves, neighbours=nb.label, sampler=_sampler(opts))
+        return codes, tree
+    counts, leaves = H.count_nodes(tree, X)
     # the root is the released record count (noisy under add/remove, public under replace)
     noisy, var = [np.array([float(n_out)])], [np.zeros(1)]
     for k in range(1, tree.L + 1):
@@ -217,6 +238,23 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     final = nbar[-1] if tree.has_leaf_layer else nbar[-1][tree.layers[-1].real_slots]
     cells = draw_cells(final, n_out, opts.synthesis, rng)
     return H.leaf_codes(tree, cells), tree
+
+
+def leaf_cell_limit(opts: StepsOptions) -> int:
+    """Largest leaf layer the tree may have: 2^62 cells (the sparse leaf layer's int64 limit)."""
+    # other noise is refused by sparse_leaf_layer with a message naming the option that works
+    return max(opts.max_cells, sparse_leaves.MAX_SPARSE_CELLS)
+
+
+def sparse_leaf_layer(tree: H.PhantomPaddedTree, opts: StepsOptions) -> bool:
+    """Whether the leaf layer is drawn sparsely: above the measured crossover
+    (:data:`dpcore.sparse_leaves.SPARSE_ABOVE`), or above ``max_cells``."""
+    if not tree.has_leaf_layer:
+        return False
+    big = tree.n_leaves > min(sparse_leaves.SPARSE_ABOVE, opts.max_cells)
+    if big and tree.n_leaves > opts.max_cells:
+        sparse_leaves.check_sparse_noise(opts.noise, opts.noise_backend)
+    return big and opts.noise == "discrete_laplace" and opts.noise_backend == "numpy"
 
 
 def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):

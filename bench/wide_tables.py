@@ -1,0 +1,153 @@
+"""Wide tables: time and peak memory of the sparse leaf paths ([wide-tables]).
+
+Every case runs in a fresh child process (``python bench/wide_tables.py --case NAME``),
+which times one ``dpcore.synthesize`` call and reports its own peak RSS
+(``resource.getrusage(RUSAGE_SELF).ru_maxrss``, which includes imports and data). The
+parent takes medians over ``--reps`` children and writes ``bench/out/wide_tables.json``.
+
+Cases:
+* ``cps_wide:<method>``: ``dpcore.datasets.cps_voter_wide()`` (6231 × 22, 6.5·10^17 cells),
+  ε = 1, m = 5, declared inferred domain, defaults of the method;
+* ``huge:<method>``: 100 random rows over 15 attributes of 10 levels (10^15 cells), ε = 1, m = 1;
+* ``cross:<method>:<path>:<log2 cells>``: 2000 rows over a table of 2^k cells (k/2 + k/2 bits
+  in two attributes plus 3 small ones), m = 1, dense or sparse path forced through
+  ``dpcore.sparse_leaves.SPARSE_ABOVE``: where the sparse path starts to win.
+
+Usage: ``PYTHONPATH=. .venv/bin/python bench/wide_tables.py [--reps 3] [--utility]``
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _data(kind: str, log2: int = 0):
+    import dpcore
+
+    if kind == "cps_wide":
+        from dpcore.datasets import cps_voter_wide
+
+        df = cps_voter_wide()
+    elif kind == "huge":
+        rng = np.random.default_rng(0)
+        df = pd.DataFrame({f"c{j:02d}": rng.integers(0, 10, 100).astype(str) for j in range(15)})
+        # declare all 10 levels even if a column misses one in 100 rows
+        from dpcore.domain import Attribute, Domain
+
+        return df, Domain(tuple(Attribute(c, "categorical", levels=tuple(str(v) for v in range(10))) for c in df))
+    else:  # cross
+        rng = np.random.default_rng(1)
+        a, b = log2 // 2, log2 - log2 // 2 - 3
+        n = 2000
+        df = pd.DataFrame({"x": rng.integers(0, 2**a, n).astype(str), "y": rng.integers(0, 2**b, n).astype(str),
+                           "s1": rng.integers(0, 2, n).astype(str), "s2": rng.integers(0, 2, n).astype(str),
+                           "s3": rng.integers(0, 2, n).astype(str)})
+        from dpcore.domain import Attribute, Domain
+
+        levels = {"x": 2**a, "y": 2**b, "s1": 2, "s2": 2, "s3": 2}
+        return df, Domain(tuple(Attribute(c, "categorical", levels=tuple(str(v) for v in range(k)))
+                                for c, k in levels.items()))
+    return df, dpcore.infer_domain(df).declared()
+
+
+def run_case(name: str) -> dict:
+    import dpcore
+    from dpcore import sparse_leaves
+
+    parts = name.split(":")
+    kind, method = parts[0], parts[1]
+    opts, m = {}, 5
+    if kind == "huge":
+        m = 1
+    if kind == "cross":
+        path, log2 = parts[2], int(parts[3])
+        m = 1
+        sparse_leaves.SPARSE_ABOVE = 0 if path == "sparse" else 2**62
+        opts["max_cells"] = 2**30
+        if method == "steps":
+            opts.update(order="s1")
+        df, dom = _data(kind, log2)
+    else:
+        df, dom = _data(kind)
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    rel = dpcore.synthesize(df, method=method, epsilon=1.0, sets=m, seed=0, domain=dom, **opts)
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"case": name, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak_mb, "cells": str(dom.size),
+            "rows_out": len(rel.sets[0])}
+
+
+def child(name: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, __file__, "--case", name], capture_output=True, text=True, env=env, cwd=ROOT)
+    if out.returncode:
+        return {"case": name, "error": out.stderr.strip().splitlines()[-1]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def utility(method: str) -> float:
+    import dpcore
+    from dpcore.metrics import utility_tables
+
+    df, dom = _data("cps_wide")
+    rel = dpcore.synthesize(df, method=method, epsilon=1.0, sets=5, seed=0, domain=dom)
+    return float(utility_tables(df, rel.sets).mean_s_pmse)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--utility", action="store_true")
+    ap.add_argument("--out", default=str(HERE / "out" / "wide_tables.json"))
+    args = ap.parse_args()
+    if args.case:
+        print(json.dumps(run_case(args.case)))
+        return
+    from _machine import machine
+
+    cases = [f"cps_wide:{m}" for m in ("steps", "flat_laplace", "privbayes", "ipf")]
+    cases += [f"huge:{m}" for m in ("steps", "flat_laplace")]
+    cases += [f"cross:{m}:{p}:{k}" for m in ("flat_laplace", "steps") for k in (14, 16, 18, 20, 22, 24)
+              for p in ("dense", "sparse")]
+    results = []
+    for name in cases:
+        runs = [child(name) for _ in range(args.reps)]
+        ok = [r for r in runs if "error" not in r]
+        if not ok:
+            results.append(runs[0])
+            print(name, "ERROR", runs[0]["error"], flush=True)
+            continue
+        row = {"case": name, "cells": ok[0]["cells"], "median_wall_s": statistics.median(r["wall_s"] for r in ok),
+               "median_cpu_s": statistics.median(r["cpu_s"] for r in ok),
+               "peak_rss_mb": max(r["peak_rss_mb"] for r in ok), "runs": ok}
+        results.append(row)
+        print(f"{name:35s} wall {row['median_wall_s']:.3f}s cpu {row['median_cpu_s']:.3f}s peak {row['peak_rss_mb']:.0f} MB",
+              flush=True)
+    util = {}
+    if args.utility:
+        for m in ("steps", "flat_laplace", "privbayes"):
+            util[m] = utility(m)
+            print(f"cps_wide {m} mean two-way S_pMSE {util[m]:.1f}", flush=True)
+    Path(args.out).parent.mkdir(exist_ok=True)
+    Path(args.out).write_text(json.dumps({"machine": machine(), "results": results, "s_pmse": util}, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
