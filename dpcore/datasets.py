@@ -351,3 +351,44 @@ def cps_voter_wide(df: pd.DataFrame | None = None) -> pd.DataFrame:
 
 
 __all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES", "load_cps_vrs", "default_cps_path"]
+
+
+#: Fixed public age edges of the CPS post-stratification demo and their labels.
+CPS_POSTSTRAT_AGE_EDGES = [18, 25, 30, 35, 45, 55, 65, 75, 200]
+CPS_POSTSTRAT_AGE_LEVELS = ["18-24", "25-29", "30-34", "35-44", "45-54", "55-64", "65-74", "75+"]
+_CPS_POSTSTRAT_RACE = {"WHITE": "WHITE", "BLACK": "BLACK"}  # every other CPS race code → OTHER
+
+
+def cps_poststrat_sample(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The weighted CPS sample for the post-stratification demo, and how many rows each rule dropped.
+
+    Keeps the rows with a positive ``WEIGHT`` in the voting-supplement universe (AGE ≥ 18,
+    asked the voting questions) and derives the binning columns by fixed public definitions
+    (``agegr`` at :data:`CPS_POSTSTRAT_AGE_EDGES`, ``race`` as WHITE / BLACK / OTHER; the
+    same lines as in ``assets/README.md``). **Not differentially private**: the confidential
+    input of a release, and the row counts are for the curator only.
+    """
+    need = ["WEIGHT", "AGE", "SEX", "RACE", "HISPANIC", "YEAR", "cps_turnout"]
+    missing = [c for c in need if c not in raw.columns]
+    if missing:
+        raise InputError(f"CPS table lacks column(s) {missing}; pass the weighted cpsvote sample cps_vrs_10k.csv")
+    w = pd.to_numeric(raw["WEIGHT"], errors="coerce")
+    n_missing, n_nonpos = int(w.isna().sum()), int((w <= 0).sum())
+    d = raw[w > 0]
+    n_pos = len(d)
+    d = d[(pd.to_numeric(d["AGE"], errors="coerce") >= 18) & d["cps_turnout"].notna()]
+    out = pd.DataFrame({
+        "agegr": pd.cut(d["AGE"], CPS_POSTSTRAT_AGE_EDGES, right=False, labels=CPS_POSTSTRAT_AGE_LEVELS).astype(str),
+        "sex": d["SEX"].astype(str),
+        "race": d["RACE"].map(_CPS_POSTSTRAT_RACE).fillna("OTHER"),
+        "hispanic": d["HISPANIC"].astype(str),
+        "year": d["YEAR"].astype(int).astype(str),
+        "age": d["AGE"].astype(int),
+        "turnout": d["cps_turnout"].astype(str),
+        "WEIGHT": d["WEIGHT"].astype(float),
+    }).reset_index(drop=True)
+    return out, {"raw": len(raw), "missing_weight": n_missing, "nonpositive_weight": n_nonpos,
+                 "outside_universe": n_pos - len(out), "kept": len(out)}
+
+
+__all__ += ["SD2011_LEVELS", "cps_poststrat_sample", "CPS_POSTSTRAT_AGE_EDGES", "CPS_POSTSTRAT_AGE_LEVELS"]
