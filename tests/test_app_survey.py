@@ -245,3 +245,17 @@ def test_poststrat_upload_with_a_negative_weight_shows_the_library_message():
     at.button(key="ps_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert "weights column 'w' has 1 row(s) with a missing, zero or negative weight" in texts(at.error)
+
+
+def test_poststrat_without_the_bundled_sample_offers_upload_and_says_why(monkeypatch, tmp_path):
+    """An installation missing assets/cps_vrs_weighted.csv degrades to the upload path with a
+    plain message (never a path outside the repository, never an exception)."""
+    import pages._survey_poststrat as tab
+
+    monkeypatch.setattr(tab, "CPS_WEIGHTED", tmp_path / "cps_vrs_weighted.csv")
+    at = goto(SURVEY)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="ps_source").options == ["Upload a weighted survey file"]
+    info = texts(at.info)
+    assert "assets/cps_vrs_weighted.csv" in info and "is missing from this installation" in info
+    assert "shared" not in info
