@@ -1,4 +1,4 @@
-"""Speed of the comparators (SPEC §5 targets): DP ipf on S7 and PrivBayes on the CPS-shaped table.
+"""Speed of the comparators: DP ipf on S7 and PrivBayes on the CPS-shaped table.
 
 (a) ``dpcore.synthesize(s7, method="ipf", epsilon=1, seed=s, domain=dom)`` on the SD2011
     extract S7 (5,000 × 7, 147,000 cells, all 21 two-way margins): wall time per seed,

@@ -1,9 +1,9 @@
-"""SPEC §7: do the 2021 STEPS paper's qualitative findings hold on the CPS voter data?
+"""Do the 2021 STEPS paper's qualitative findings hold on the CPS voter data?
 
     cd /work/main && PYTHONPATH=. .venv/bin/python bench/findings_voters.py            # the sweep + plots
     cd /work/main && PYTHONPATH=. .venv/bin/python bench/findings_voters.py --plots    # redraw from the CSV only
 
-Data: ``dpcore.datasets.cps_voter_extract(pd.read_csv("/work/shared/data/cps_vrs_10k.csv"))``
+Data: ``dpcore.datasets.cps_voter_extract(load_cps_vrs())``, the cpsvote sample named by ``$DPCORE_CPS_VRS``
 (adults asked the voting questions; categorical attributes), with the domain inferred
 from it and declared (``infer_domain(df).declared()``) once and passed to every release.
 
@@ -45,7 +45,6 @@ import dpcore  # noqa: E402
 from dpcore.metrics import sweep  # noqa: E402
 from _machine import describe, machine  # noqa: E402
 
-DATA = Path("/work/shared/data/cps_vrs_10k.csv")
 CSV = HERE / "findings-voters.csv"
 META = HERE / "out" / "findings-voters.json"
 CACHE = HERE / "out" / "findings-voters-cache"
@@ -97,8 +96,8 @@ MEASURE_TITLES = {  # measure -> (plot title, y-axis title)
 
 
 def load_voters() -> pd.DataFrame:
-    from dpcore.datasets import cps_voter_extract
-    return cps_voter_extract(pd.read_csv(DATA))
+    from dpcore.datasets import cps_voter_extract, load_cps_vrs
+    return cps_voter_extract(load_cps_vrs())
 
 
 def run_sweep(reps: int) -> tuple[pd.DataFrame, dict]:

@@ -1,4 +1,4 @@
-"""Speed of the utility and risk measures on the CPS-shaped table (SPEC §5 targets).
+"""Speed of the utility and risk measures on the CPS-shaped table.
 
 Times, against one synthetic set of the same size as the original:
 

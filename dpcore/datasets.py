@@ -295,17 +295,25 @@ CPS_WIDE_SOURCES: dict[str, str] = {
 CPS_WIDE_VARIABLES: tuple[str, ...] = tuple(CPS_WIDE_SOURCES)
 
 
-def default_cps_path() -> Path:
-    """``../shared/data/cps_vrs_10k.csv`` beside the repository (where the app looks for it),
-    or one level further up for a git worktree checked out below the project directory."""
-    near = _REPO_ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv"
-    far = _REPO_ROOT.parent.parent / "shared" / "data" / "cps_vrs_10k.csv"
-    return near if near.exists() or not far.exists() else far
+#: Environment variable naming the full cpsvote sample ``cps_vrs_10k.csv`` (not bundled:
+#: the repository ships only files derived from it, see assets/README.md).
+CPS_VRS_ENV = "DPCORE_CPS_VRS"
+
+
+def default_cps_path() -> Path | None:
+    """The full cpsvote sample named by ``$DPCORE_CPS_VRS``, or None when it is not set."""
+    import os
+
+    value = os.environ.get(CPS_VRS_ENV, "").strip()
+    return Path(value) if value else None
 
 
 def load_cps_vrs(path: str | Path | None = None) -> pd.DataFrame:
-    """Read the cpsvote sample ``cps_vrs_10k.csv`` (10000 × 25); see assets/README.md."""
+    """Read the cpsvote sample ``cps_vrs_10k.csv`` (10000 × 25; not bundled, see assets/README.md)."""
     p = Path(path) if path is not None else default_cps_path()
+    if p is None:
+        raise InputError(f"the full CPS sample cps_vrs_10k.csv is not bundled; pass path= or set {CPS_VRS_ENV} "
+                         "to its location (assets/cps_voter_wide.csv is the bundled wide table)")
     if not p.exists():
         raise InputError(f"CPS file not found at {p}; pass path= to the cpsvote sample cps_vrs_10k.csv")
     return pd.read_csv(p, low_memory=False)
@@ -350,7 +358,7 @@ def cps_voter_wide(df: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES", "load_cps_vrs", "default_cps_path"]
+__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES", "load_cps_vrs", "default_cps_path", "CPS_VRS_ENV"]
 
 
 #: Fixed public age edges of the CPS post-stratification demo and their labels.

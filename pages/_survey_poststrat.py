@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _common as ui
-from pages._survey_state import (CPS_FULL, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat, parse_totals, poststrat_release, read_totals_file, read_upload_cached, show_ledger)
+from pages._survey_state import (CPS_WEIGHTED, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat, parse_totals, poststrat_release, read_totals_file, read_upload_cached, show_ledger)
 
 s = st.session_state
 
@@ -23,21 +23,20 @@ def render() -> None:
                "generalized Cauchy noise). The release is (ε₁ + ε₂ + ε₃)-DP. Each **Compute release** click spends ε again.")
     ps_ready = False
     with ui.guarded("the post-stratification controls"):
-        sources = (["CPS demo (November voting supplement)"] if CPS_FULL.exists() else []) + [
+        sources = (["CPS demo (November voting supplement)"] if CPS_WEIGHTED.exists() else []) + [
             "Upload a weighted survey file"]
         source = st.radio("Data", sources, key="ps_source", horizontal=True,
                           help="The confidential weighted sample. The demo uses the CPS voting-supplement "
                                "file with its survey weights; or upload a CSV/Parquet with a weights column.")
         demo = source.startswith("CPS")
-        if not CPS_FULL.exists():
-            st.info("The CPS demo needs the weighted survey file `cps_vrs_10k.csv` (with its WEIGHT column) in "
-                    f"`{CPS_FULL.parent}`, which is not on this server. The shipped `assets/cps_voters.csv` has no "
-                    "weights, so post-stratification cannot be shown on it: upload a weighted survey file and a "
+        if not CPS_WEIGHTED.exists():
+            st.info(f"The CPS demo's weighted sample `assets/{CPS_WEIGHTED.name}` is missing from this installation "
+                    "(it ships with the repository; see assets/README.md). Upload a weighted survey file and a "
                     "table of known population totals instead.", icon=":material/info:")
         if demo:
-            data, counts = load_cps_poststrat(str(CPS_FULL))
+            data, counts = load_cps_poststrat(str(CPS_WEIGHTED))
             st.caption(
-                f"Sample: `{CPS_FULL.name}`, {counts['raw']:,} records. Dropped **{counts['nonpositive_weight']:,}** "
+                f"Sample: `{CPS_WEIGHTED.name}`, {counts['raw']:,} records. Dropped **{counts['nonpositive_weight']:,}** "
                 f"with a zero or negative WEIGHT and {counts['missing_weight']:,} with a missing one (base weights "
                 f"must be > 0), then {counts['outside_universe']:,} outside the voting-supplement universe "
                 f"(under 18 or not asked the voting questions): **{counts['kept']:,} records** kept, 13 November "

@@ -18,7 +18,8 @@ from pages import _common as ui
 
 LN2 = math.log(2.0)
 SD2011 = ui.ASSETS / "sd2011.csv"
-CPS_FULL = ui.ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv"
+#: the weighted CPS sample of the post-stratification demo, bundled (provenance: assets/README.md)
+CPS_WEIGHTED = ui.ASSETS / "cps_vrs_weighted.csv"
 
 #: ordinal matching attributes; their public levels (lowest first) are dpcore.datasets.SD2011_LEVELS
 ORDINAL = ("agegr", "edu", "placesize")

@@ -116,8 +116,8 @@ def test_noise_in_context_simulation_draws_the_figure():
 
 # --------------------------------------------------------------------------- post-stratification tab
 
-CPS_CANDIDATES = [ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv",
-                  Path("/work/shared/data/cps_vrs_10k.csv")]
+#: the bundled weighted CPS sample the demo post-stratifies (assets/README.md)
+CPS_WEIGHTED = ROOT / "assets" / "cps_vrs_weighted.csv"
 
 
 def ps_ledger(at: AppTest):
@@ -127,16 +127,7 @@ def ps_ledger(at: AppTest):
     return frames[-1]
 
 
-def need_cps() -> None:
-    if not any(p.exists() for p in CPS_CANDIDATES):
-        pytest.skip("the weighted CPS file cps_vrs_10k.csv (../shared/data/) is not present: the "
-                    "post-stratification demo needs its WEIGHT column")
-    if not (ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv").exists():
-        pytest.skip("cps_vrs_10k.csv is not at ../shared/data/ beside the repository, where the page looks for it")
-
-
 def test_poststrat_release_on_the_cps_demo():
-    need_cps()
     at = goto(SURVEY)
     assert "Dropped **1,100** with a zero or negative WEIGHT" in texts(at.caption)
     assert at.multiselect(key="ps_cols").value == ["agegr", "sex"]
@@ -167,7 +158,6 @@ def test_poststrat_release_on_the_cps_demo():
 
 
 def test_poststrat_single_column_spends_only_the_count():
-    need_cps()
     at = goto(SURVEY)
     at.multiselect(key="ps_cols").set_value(["sex"]).run()
     assert at.number_input(key="ps_e1").disabled and at.number_input(key="ps_e2").disabled
@@ -178,7 +168,6 @@ def test_poststrat_single_column_spends_only_the_count():
 
 
 def test_poststrat_gamma_below_2_is_an_error_not_an_exception():
-    need_cps()
     at = goto(SURVEY)
     at.number_input(key="ps_gamma").set_value(1.5).run()
     assert not at.exception
@@ -191,7 +180,6 @@ def test_poststrat_gamma_below_2_is_an_error_not_an_exception():
 
 
 def test_poststrat_weights_outside_declared_range_show_the_library_message():
-    need_cps()
     at = goto(SURVEY)
     at.number_input(key="ps_ghi_demo").set_value(5000.0).run()
     at.button(key="ps_go").click().run()
@@ -201,7 +189,6 @@ def test_poststrat_weights_outside_declared_range_show_the_library_message():
 
 
 def test_poststrat_totals_missing_a_bin_is_an_error_not_an_exception():
-    need_cps()
     import pandas as pd
 
     t = pd.read_csv(ROOT / "assets" / "cps_poststrat_totals.csv", dtype={"level": str})
@@ -218,10 +205,9 @@ def test_poststrat_totals_missing_a_bin_is_an_error_not_an_exception():
 
 
 def test_poststrat_totals_asset_reproduces_the_weighted_demo_sample():
-    need_cps()
     import pandas as pd
 
-    cps = pd.read_csv(ROOT.parent / "shared" / "data" / "cps_vrs_10k.csv", low_memory=False)
+    cps = pd.read_csv(CPS_WEIGHTED, low_memory=False)
     kept = cps[(cps["WEIGHT"] > 0) & (cps["AGE"] >= 18) & cps["cps_turnout"].notna()]
     t = pd.read_csv(ROOT / "assets" / "cps_poststrat_totals.csv", dtype={"level": str})
     for col, g in t.groupby("column"):
@@ -259,3 +245,17 @@ def test_poststrat_upload_with_a_negative_weight_shows_the_library_message():
     at.button(key="ps_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert "weights column 'w' has 1 row(s) with a missing, zero or negative weight" in texts(at.error)
+
+
+def test_poststrat_without_the_bundled_sample_offers_upload_and_says_why(monkeypatch, tmp_path):
+    """An installation missing assets/cps_vrs_weighted.csv degrades to the upload path with a
+    plain message (never a path outside the repository, never an exception)."""
+    import pages._survey_poststrat as tab
+
+    monkeypatch.setattr(tab, "CPS_WEIGHTED", tmp_path / "cps_vrs_weighted.csv")
+    at = goto(SURVEY)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="ps_source").options == ["Upload a weighted survey file"]
+    info = texts(at.info)
+    assert "assets/cps_vrs_weighted.csv" in info and "is missing from this installation" in info
+    assert "shared" not in info

@@ -113,8 +113,36 @@ def test_pages_import_only_public_dpcore_names():
             parts = mod.split(".")
             if any(p.startswith("_") for p in parts) or parts[-1] == "cli":
                 bad.append(f"{path.name}: module {mod}")
-            bad += [f"{path.name}: {mod}.{n}" for n in names if n.startswith("_")]
+            bad += [f"{path.name}: {mod}.{n}" for n in names if n.startswith("_") or n == "cli"]
+        bad += [f"{path.name}: {ref}" for ref in _private_attributes(path)]
     assert not bad, bad
+
+
+def _private_attributes(path: Path) -> list[str]:
+    """``alias._name`` where alias is bound to a dpcore module or name by an import."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name.startswith("dpcore")}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dpcore") and not node.level:
+            aliases |= {a.asname or a.name for a in node.names}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in aliases:
+                out.append(f"{ast.unparse(node)} (line {node.lineno})")
+    return out
+
+
+def test_the_public_name_check_can_fail(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text("import dpcore\nfrom dpcore.survey import imputation as I\nfrom dpcore.survey import cli\n"
+                    "x = I._grid(1)\ny = dpcore.survey._privacy.label\nz = dpcore.synthesize\n", encoding="utf-8")
+    assert _private_attributes(page) == ["I._grid (line 4)", "dpcore.survey._privacy (line 5)"]
 
 
 def test_synthesizers_depend_on_the_shared_module_never_on_each_other():
@@ -125,4 +153,16 @@ def test_synthesizers_depend_on_the_shared_module_never_on_each_other():
         for mod, names in _imports(PKG / "synthesizers" / f"{name}.py"):
             targets = {mod.rpartition(".")[2]} | set(names) if mod.startswith("dpcore.synthesizers") else set()
             bad += [f"{name} imports {t}" for t in targets & (methods - {name})]
+    assert not bad, bad
+
+
+def test_comparators_do_not_import_the_steps_hierarchy():
+    """[docs-architecture]: ipf, flat Laplace and PrivBayes once took draw_cells from steps.py and
+    DEFAULT_MAX_CELLS from hierarchy.py; what they share now lives in dpcore.cells."""
+    bad = []
+    for name in ("flat_laplace", "ipf", "privbayes"):
+        for mod, names in _imports(PKG / "synthesizers" / f"{name}.py"):
+            if mod in ("dpcore.hierarchy", "dpcore.synthesizers.steps") or (
+                    mod in ("dpcore", "dpcore.synthesizers") and {"hierarchy", "steps"} & set(names)):
+                bad.append(f"{name} imports {mod} {names}")
     assert not bad, bad

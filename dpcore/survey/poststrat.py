@@ -48,7 +48,7 @@ import pandas as pd
 
 from dpcore.budget import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import exponential_mechanism, exponential_probabilities, noise_for
+from dpcore.mechanisms import ExponentialMechanism, exponential_probabilities, noise_for
 
 from ._privacy import ADD_REMOVE, label, notion_for, statement
 from ._smooth import charge_smooth, check_gamma, smooth_value
@@ -364,15 +364,15 @@ def select_bins(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon: float,
     if not math.isfinite(eps / (2.0 * delta) * 2.0**41 * max(1.0, float(np.ptp(scores)))):
         raise OptionError(f"epsilon_select (ε_1 = {eps:g} for column {b.column!r}) is too large for the exact "
                           "exponential sampler; use a smaller one (a few hundred already picks the best candidate)")
+    mech = ExponentialMechanism.calibrate(eps, delta)
     try:
-        idx = int(exponential_mechanism(scores, eps, delta, rng))
-        probs = exponential_probabilities(scores, eps, delta)
+        idx = int(mech.select(scores, delta, rng))
+        probs = mech.probabilities(scores, delta)
     except OptionError as exc:  # name the option the sampler's limit is about
         raise OptionError(f"epsilon_select (ε_1 = {eps:g} for column {b.column!r}): {exc}") from None
-    if ledger is not None:
-        ledger.charge(label=f"bins of {b.column}", epsilon=eps, mechanism="exponential", sensitivity=delta,
-                      scale=2 * delta / eps, subset="sample", neighbours=label(ADD_REMOVE),
-                      note=f"score |S|/W_0 over {len(b.candidates)} candidate sets of bins (Thm 7.1.3, Δ of (7.2))")
+    if ledger is not None:  # ε from the mechanism's own map at Δ (docs/mechanisms.md)
+        ledger.spend(f"bins of {b.column}", mech, delta, "sample", neighbours=label(ADD_REMOVE),
+                     note=f"score |S|/W_0 over {len(b.candidates)} candidate sets of bins (Thm 7.1.3, Δ of (7.2))")
     return SelectedBins(b.column, b.candidates[idx][0], idx, eps, delta, tuple(probs), tuple(scores))
 
 
@@ -637,9 +637,8 @@ def poststratify_release(data: pd.DataFrame, binnings: Sequence[Binning], totals
         mech = noise_for(noise, eps2, 1.0)
         noisy = np.where(S, 0.0, mech.release(counts.astype(np.int64) if mech.name == "discrete_laplace"
                                               else counts.astype(float), rng).astype(float))
-        ledger.charge(label="join table", epsilon=eps2, mechanism=mech.name, sensitivity=1.0, scale=mech.scale,
-                      subset="sample", parallel_over=int((~S).sum()), neighbours=label(ADD_REMOVE),
-                      note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
+        ledger.spend("join table", mech, 1.0, "sample", parallel_over=int((~S).sum()), neighbours=label(ADD_REMOVE),
+                     note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
                            "is in one cell, so the cells compose in parallel; structural zeros are not noised")
         T0, groups = nonnegative_collapse(noisy, S)
         coll_margins = [np.add.reduceat(mg, [gr[0] for gr in grp]) for mg, grp in zip(margins, groups)]
