@@ -10,6 +10,7 @@ import streamlit as st
 
 import dpcore
 from pages import _common as ui
+from pages import _workspace as wsui
 
 s = st.session_state
 ui.init_state()
@@ -29,6 +30,8 @@ def _run(dom):
     if problems:
         raise dpcore.OptionError(" ".join(problems))
     eps, m = float(cfg["epsilon"]), int(cfg["m"])
+    n_runs = 1 + len(cfg.get("comparators", []))
+    wsui.check_budget(eps * n_runs, f"this click ({n_runs} release(s) at ε = {eps:g})")  # before any randomness
     out = {"main": None, "comparators": {}, "errors": {}, "times": {}}
     with st.status(f"Releasing {m} set(s) with {ui.method_label(method, opts)} at ε = {eps:g} …", expanded=True) as status:
         t0 = time.perf_counter()
@@ -61,6 +64,9 @@ c2.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = 
 if clicked:
     with ui.guarded("the release"):
         _run(dom)
+
+with ui.guarded("the budget book"):
+    wsui.book_panel()
 
 rel = s.get("release")
 if rel and rel.get("key") != ui.work_key():
