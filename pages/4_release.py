@@ -50,6 +50,7 @@ def _run(dom):
         status.update(label=f"Released {m} set(s) in {time.perf_counter() - t0:.1f} s", state="complete", expanded=False)
     out["key"] = ui.work_key()
     s["release"] = out
+    wsui.persist()  # a reload now brings this release back
 
 
 method, opts, problems = ui.design_call(dom)

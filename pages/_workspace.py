@@ -43,6 +43,7 @@ def open_session() -> Workspace | None:
         ws = s["_ws"]
         if ws is not None and st.query_params.get(QUERY_PARAM) != ws.id:
             st.query_params[QUERY_PARAM] = ws.id  # keep the id in the URL across page switches
+        persist()  # what callbacks and the previous run changed (app.py also saves at the end of a run)
         return ws
     ws_id = st.query_params.get(QUERY_PARAM)
     try:
@@ -241,12 +242,16 @@ def book_panel() -> None:
         st.rerun()
 
 
-# --------------------------------------------------------------------------- sidebar: workspace and saved designs
+# --------------------------------------------------------------------------- sidebar and saved designs
 
 
 def _load_design(name: str) -> None:
     s = st.session_state
-    design = current().design(name)
+    try:
+        design = current().design(name)
+    except DPCoreError as exc:  # a callback must not raise into the page
+        s["_ws_notice"] = str(exc)
+        return
     s["cfg"] = {**json.loads(json.dumps(state.DEFAULT_CFG)), **design}
     for k in [k for k in s.keys() if isinstance(k, str) and k.startswith("w_") and k[2:] in s["cfg"]]:
         del s[k]  # Design page widgets are seeded from cfg again
@@ -264,7 +269,15 @@ def sidebar() -> None:
     st.caption(f"**Workspace** `{ws.id}` — saved in {ws.folder}. Bookmark this page's address to come back to it.")
     if s.get("_ws_notice"):
         st.caption(f":orange[{s['_ws_notice']}]")
-    with st.expander("Saved designs"):
+
+
+def designs_panel() -> None:
+    """Save the current design under a name, load a saved one, export it as JSON (Design page)."""
+    ws = current()
+    if ws is None:
+        return
+    st.subheader("Saved designs")
+    with st.container(border=True):
         name = st.text_input("Name", key="w_design_name", placeholder="e.g. S7 two layers",
                              help="Saves ε, m, the method and the hierarchy settings of the Design page.")
         if st.button("Save design", key="w_design_save", disabled=not (name or "").strip()):
@@ -273,9 +286,8 @@ def sidebar() -> None:
         names = ws.designs()
         if names:
             pick = st.selectbox("Saved", names, key="w_design_pick")
-            if st.button("Load design", key="w_design_load", help="Replace the current design with this one."):
-                _load_design(pick)
-                st.rerun()
+            st.button("Load design", key="w_design_load", on_click=_load_design, args=(pick,),
+                      help="Replace the current design with this one.")
             st.download_button("Export as JSON", ws.export_design(pick), f"design_{pick}.json", "application/json",
                                key="w_design_export", help="Import it into another workspace with the API "
                                                            "(dpcore.workspace.Workspace.import_design).")
