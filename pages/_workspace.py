@@ -41,8 +41,10 @@ def open_session() -> Workspace | None:
     s = st.session_state
     if "_ws" in s:
         ws = s["_ws"]
-        if ws is not None and st.query_params.get(QUERY_PARAM) != ws.id:
-            st.query_params[QUERY_PARAM] = ws.id  # keep the id in the URL across page switches
+        if ws is not None:
+            # every run, also after st.navigation: the browser's address must keep the id across page
+            # switches and the first load (a value set before st.navigation can be replaced by the page's URL)
+            st.query_params[QUERY_PARAM] = ws.id
         persist()  # what callbacks and the previous run changed (app.py also saves at the end of a run)
         return ws
     ws_id = st.query_params.get(QUERY_PARAM)
