@@ -88,13 +88,16 @@ def restore(ws: Workspace) -> bool:
     s["cfg"] = {**json.loads(json.dumps(state.DEFAULT_CFG)), **snap["cfg"]}
     rel = snap.get("release")
     if rel:
-        s["release"] = {
-            "main": ws.stored_release(rel["main"]),
-            "comparators": {n: ws.stored_release(i) for n, i in rel["comparators"].items()},
-            "errors": rel.get("errors", {}), "times": rel.get("times", {}), "label": rel.get("label"),
-            # the release was made on this table and these columns (checked when it was saved)
-            "key": state.work_key() if rel.get("current") else None,
-        }
+        try:
+            s["release"] = {
+                "main": ws.stored_release(rel["main"]),
+                "comparators": {n: ws.stored_release(i) for n, i in rel["comparators"].items()},
+                "errors": rel.get("errors", {}), "times": rel.get("times", {}), "label": rel.get("label"),
+                # the release was made on this table and these columns (checked when it was saved)
+                "key": state.work_key() if rel.get("current") else None,
+            }
+        except (DPCoreError, OSError, ValueError) as exc:  # its files were removed: the rest still restores
+            s["_ws_notice"] = f"The last release could not be restored ({exc}); it is still in the budget book."
     s["_ws_saved"] = _text(snapshot())
     return True
 
@@ -291,6 +294,21 @@ def designs_panel() -> None:
             st.button("Load design", key="w_design_load", on_click=_load_design, args=(pick,),
                       help="Replace the current design with this one.")
             st.download_button("Export as JSON", ws.export_design(pick), f"design_{pick}.json", "application/json",
-                               key="w_design_export", help="Import it into another workspace with the API "
-                                                           "(dpcore.workspace.Workspace.import_design).")
+                               key="w_design_export", help="Import it into another workspace below.")
+        st.file_uploader("Import a design (JSON)", type=["json"], key="w_design_import", on_change=_import_design,
+                         help="A design exported from a workspace; it is saved here under its name.")
+        if s_notice := st.session_state.get("_design_import_msg"):
+            st.caption(s_notice)
+
+
+def _import_design() -> None:
+    s = st.session_state
+    f = s.get("w_design_import")
+    if f is None:
+        return
+    try:
+        name = current().import_design(f.getvalue().decode("utf-8", errors="replace"))
+        s["_design_import_msg"] = f"Imported '{name}': pick it above and load it."
+    except DPCoreError as exc:
+        s["_design_import_msg"] = f":red[{exc}]"
 
