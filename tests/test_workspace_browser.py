@@ -1,6 +1,6 @@
 """The workspace in a real browser (Playwright + Debian's Chromium): upload a table, confirm
-its domain, set ε and a cap, release; reload the browser and find the table, domain,
-design, release and budget book restored; release again until the cap refuses.
+its domain, set ε and a cap, release; reload the browser, then restart the app, and find the
+table, domain, design, release and budget book restored; release again until the cap refuses.
 
 Screenshots go to tests/artifacts/ (git-ignored): workspace_restored.png, budget_refused.png.
 Skipped only when no Chromium binary is installed (``apt-get install chromium``).
@@ -35,13 +35,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def _start(root: Path, log):
+    """``streamlit run app.py`` on a free port with its workspaces under ``root``; (process, url)."""
     port = _free_port()
-    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false",
-               DPSTUDIO_WORKSPACE=str(tmp_path_factory.mktemp("workspaces")))
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = open(ARTIFACTS / "streamlit_workspace.log", "w")
+    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", DPSTUDIO_WORKSPACE=str(root))
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
          "--server.fileWatcherType", "none"],
@@ -55,18 +52,38 @@ def server(tmp_path_factory):
         try:
             with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
                 if r.status == 200:
-                    break
+                    return proc, url
         except OSError:
             time.sleep(0.3)
-    else:
-        proc.terminate()
-        raise RuntimeError("streamlit did not become healthy within 60 s")
-    yield url, Path(env["DPSTUDIO_WORKSPACE"])
+    proc.terminate()
+    raise RuntimeError("streamlit did not become healthy within 60 s")
+
+
+def _stop(proc) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A factory: start() gives (process, url); every server started is stopped at the end."""
+    root = tmp_path_factory.mktemp("workspaces")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log = open(ARTIFACTS / "streamlit_workspace.log", "w")
+    procs = []
+
+    def start():
+        proc, url = _start(root, log)
+        procs.append(proc)
+        return proc, url
+
+    yield start, root
+    for proc in procs:
+        if proc.poll() is None:
+            _stop(proc)
     log.close()
 
 
@@ -98,7 +115,8 @@ def release(page) -> None:
 
 
 def test_release_reload_restore_and_cap(server, tmp_path):
-    url, root = server
+    start, root = server
+    proc, url = start()
     small = pd.read_csv(ROOT / "assets" / "sd2011_s7.csv")[["sex", "agegr", "marital"]]
     data = small.to_csv(index=False).encode()
     with sync_api.sync_playwright() as p:
@@ -157,6 +175,19 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         page.get_by_role("button", name="All sets + manifest (zip)").wait_for()
         page.screenshot(path=str(ARTIFACTS / "workspace_restored.png"), full_page=True)
         print(f"reload and restore in the browser: {restore_s:.2f} s")
+
+        # restart the app: a new server process comes back to the same workspace from the address's id
+        _stop(proc)
+        proc, url = start()
+        page.goto(f"{url}/?ws={ws_id}")
+        page.locator('[data-testid="stSidebar"]', has_text="upload: s7small.csv").first.wait_for()
+        page.get_by_text("declared public by the curator").first.wait_for()  # the Data page: domain confirmed
+        settle(page)
+        goto(page, "4 · Release")
+        page.get_by_text("spent ε = 0.8 of the cap 2; remaining 1.2").first.wait_for()
+        page.get_by_text("ε-differentially private with ε = 0.4").first.wait_for()
+        settle(page)
+        no_exception(page)
 
         # release again until the cap refuses, naming what remains
         release(page)
