@@ -227,6 +227,7 @@ class BudgetBook:
     # ------------------------------------------------------------------ spending
 
     def _refusal(self, conn, table_fp: str, epsilon: float, neighbours: str, label: str) -> str | None:
+        label = label[:1].upper() + label[1:]
         notion = self._notion(conn, table_fp)
         if notion is not None and notion != neighbours:
             return (f"{label}: this table's budget book is kept under neighbours='{notion}' (its earlier releases); "

@@ -196,6 +196,8 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         page.locator('[data-testid="stAlertContentError"]',
                      has_text="needs ε = 0.8 but only ε = 0.4 of this table's budget remains").first.wait_for()
         page.get_by_text("spent ε = 1.6 of the cap 2; remaining 0.4").first.wait_for()  # nothing spent
+        page.mouse.move(5, 5)  # no tooltip in the screenshot
+        page.wait_for_timeout(500)
         page.screenshot(path=str(ARTIFACTS / "budget_refused.png"), full_page=True)
 
         # another tab without the id gets its own workspace: none of this table or its releases
