@@ -419,9 +419,16 @@ def add_budget_parser(sub) -> None:
     b.set_defaults(func=cmd_budget)
 
 
+def _existing(folder) -> "Workspace":
+    if not (Path(folder).expanduser() / DB_NAME).is_file():
+        raise InputError(f"--workspace '{folder}' holds no workspace ({DB_NAME} is missing): check the path, or "
+                         "record a release into it first with synth --workspace")
+    return Workspace(folder)
+
+
 def _workspaces(folder) -> list["Workspace"]:
     if folder:
-        return [Workspace(folder)]
+        return [_existing(folder)]
     root = root_folder()
     if not root.is_dir():
         return []
@@ -451,7 +458,7 @@ def cmd_budget(args) -> int:
     if args.set_cap is not None:
         if not args.workspace:
             raise OptionError("--set-cap needs --workspace DIR: the workspace whose table gets the cap")
-        ws = Workspace(args.workspace)
+        ws = _existing(args.workspace)
         table = _find_table(ws, args.table)
         if args.set_cap.strip().lower() == "none":
             cap = None

@@ -131,7 +131,17 @@ def test_saved_designs_load_back():
 # --------------------------------------------------------------------------- the budget book on the Release page
 
 
-def test_release_page_records_and_refuses_over_the_cap():
+def test_release_page_records_and_refuses_over_the_cap(monkeypatch):
+    import dpcore
+
+    calls = []
+    real = dpcore.synthesize
+
+    def counting(*a, **k):
+        calls.append(k.get("method"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(dpcore, "synthesize", counting)
     at = start()
     confirm(at)
     small_design(at)
@@ -141,7 +151,7 @@ def test_release_page_records_and_refuses_over_the_cap():
     click(at, "Set cap")
     click(at, "Release (spends")  # main + one comparator: 2 × ε = 2 > 1.5
     assert "needs ε = 2 but only ε = 1.5 of this table's budget remains" in texts(at.error)
-    assert "release" not in at.session_state
+    assert "release" not in at.session_state and calls == []  # refused before any randomness
     at.session_state["cfg"]["comparators"] = []
     click(at, "Release (spends")
     assert at.session_state["release"]["main"].dp
@@ -149,8 +159,10 @@ def test_release_page_records_and_refuses_over_the_cap():
     fp = at.session_state["table_fp"]
     assert ws.budget(fp) == {"spent": pytest.approx(1.0), "cap": 1.5, "remaining": pytest.approx(0.5)}
     first = at.session_state["release"]["main"]
+    assert calls == ["steps"]
     click(at, "Release (spends")
     assert "needs ε = 1 but only ε = 0.5" in texts(at.error)
+    assert calls == ["steps"]
     assert at.session_state["release"]["main"] is first  # the refused click changed nothing
     assert len([e for e in ws.releases(fp) if e["status"] != "aborted"]) == 1
     assert len(at.get("plotly_chart")) >= 1  # the spent / remaining bar
@@ -160,6 +172,21 @@ def test_release_page_records_and_refuses_over_the_cap():
     assert b.number_input(key="w_budget_cap").value == 1.5
     book = next(d.value for d in b.dataframe if "manifest SHA-256" in d.value.columns)
     assert list(book["status"]) == ["complete"] and list(book["ε"]) == [pytest.approx(1.0)]
+
+
+def test_a_pending_entry_left_by_a_crash_is_shown_and_counted():
+    at = start()
+    confirm(at)
+    small_design(at)
+    ws = Workspace.in_root(at.query_params["ws"])
+    fp = at.session_state["table_fp"]
+    ws.book.set_cap(fp, 1.2)
+    ws.book.reserve(fp, 0.5, "steps", "add_remove", "SD2011 S7")  # a release that never recorded completion
+    goto(at, "pages/4_release.py")
+    book = next(d.value for d in at.dataframe if "manifest SHA-256" in d.value.columns)
+    assert list(book["status"]) == ["pending"]
+    click(at, "Release (spends")  # ε = 1 > 1.2 − 0.5
+    assert "needs ε = 1 but only ε = 0.7" in texts(at.error)
 
 
 # --------------------------------------------------------------------------- command line
@@ -211,15 +238,20 @@ def test_cli_synth_records_and_refuses_over_the_cap(declared, tmp_path, capsys):
 def test_cli_budget_errors_are_one_line(declared, tmp_path, capsys):
     csv, dom = declared
     ws_dir = tmp_path / "ws"
-    assert main(["budget", "--workspace", str(ws_dir)]) == 0
-    assert "no releases" in capsys.readouterr().out
     for argv, needle in [
+        (["budget", "--workspace", str(ws_dir)], "holds no workspace"),
         (["budget", "--set-cap", "1"], "--set-cap needs --workspace"),
-        (["budget", "--workspace", str(ws_dir), "--set-cap", "1"], "--table is needed"),
+        (["budget", "--workspace", str(ws_dir), "--set-cap", "1"], "holds no workspace"),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert needle in err and err.count("\n") == 1
+    assert not ws_dir.exists()  # listing created nothing
+    Workspace(ws_dir)
+    assert main(["budget", "--workspace", str(ws_dir)]) == 0
+    assert "no releases" in capsys.readouterr().out
+    assert main(["budget", "--workspace", str(ws_dir), "--set-cap", "1"]) == 2
+    assert "--table is needed" in capsys.readouterr().err
     assert synth(csv, dom, tmp_path / "o1", ws_dir) == 0
     for value, needle in [("abc", "give a number greater than 0"), ("-1", "budget cap must be a finite number")]:
         assert main(["budget", "--workspace", str(ws_dir), "--set-cap", value]) == 2
