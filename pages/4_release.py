@@ -37,6 +37,8 @@ def _run(dom):
         t0 = time.perf_counter()
         st.write(f"{ui.method_label(method, opts)}: noising counts, consistency, sampling …")
         out["main"] = ui.run_release(dom, method, opts, eps, m)
+        if getattr(out["main"], "book_entry", None):
+            st.write(f"Recorded as release {out['main'].book_entry} in the workspace's budget book.")
         out["times"]["main"] = time.perf_counter() - t0
         out["label"] = ui.method_label(method, opts)
         for name in cfg.get("comparators", []):
