@@ -16,6 +16,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from pages import _common as ui  # noqa: E402
+from pages import _workspace as wsui  # noqa: E402
 
 st.set_page_config(page_title="DP release studio", page_icon=":material/lock:", layout="wide")
 
@@ -52,5 +53,11 @@ with st.sidebar, ui.guarded("the sidebar"):
     st.caption("Curator-only views are marked :red[NOT FOR RELEASE]; only the synthetic sets and the "
                "manifest are covered by ε.")
 
-with ui.guarded(f"the page '{nav.title}'"):
-    nav.run()
+with st.sidebar, ui.guarded("the workspace"):
+    wsui.sidebar()
+
+try:
+    with ui.guarded(f"the page '{nav.title}'"):
+        nav.run()
+finally:  # also after st.stop() / st.rerun(): the workspace keeps the table, domain, design and release
+    wsui.persist()

@@ -108,8 +108,19 @@ def cmd_synth(args) -> int:
             raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
     df, domain = _load(args)
     opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
-    rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
-                     **_privacy_options(args), **opts)
+
+    def run():
+        return synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
+                          **_privacy_options(args), **opts)
+
+    if args.workspace:  # the budget book: refused over the table's cap before anything is spent
+        from .workspace import Workspace
+
+        ws = Workspace(args.workspace)
+        table = ws.add_table(df, Path(args.input).name, path=args.input)
+        entry, rel = ws.release(table.fingerprint, args.epsilon, args.method, args.neighbours, run, table.name)
+    else:
+        rel = run()
     paths = rel.write(args.out)
     if args.private_manifest:
         try:
@@ -122,6 +133,10 @@ def cmd_synth(args) -> int:
           f"and manifest.json to {args.out}")
     print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
     print(("DP: yes — " if rel.dp else "DP: NO — ") + rel.dp_reason)
+    if args.workspace:
+        b = ws.budget(table.fingerprint)
+        print(f"recorded as release {entry} of {table.name} in the budget book of {args.workspace}: spent ε = "
+              f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
     return 0
 
 
@@ -216,6 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
+    s.add_argument("--workspace", help="workspace folder: record the release in its budget book (refused, with "
+                                       "nothing spent, if it would exceed the table's cap)")
     s.set_defaults(func=cmd_synth)
 
     v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
@@ -234,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_domain)
 
     for mod, names in (("dpcore.metrics.cli", ("add_evaluate_parser", "add_sweep_parser")),
-                       ("dpcore.survey.cli", ("add_survey_parsers",))):
+                       ("dpcore.survey.cli", ("add_survey_parsers",)),
+                       ("dpcore.workspace", ("add_budget_parser",))):
         try:
             module = __import__(mod, fromlist=list(names))
         except ImportError:

@@ -9,6 +9,7 @@ import streamlit as st
 from dpcore.budget import check_epsilon
 from dpcore.errors import DPCoreError
 from pages import _common as ui
+from pages import _workspace as wsui
 
 s = st.session_state
 ui.init_state()
@@ -281,3 +282,6 @@ with right:
                            "(parallel composition: paid once); layers and sets add up (sequential composition). "
                            f"Fan-out after phantom padding b = {plan.get('fan_out')}.")
             st.page_link("pages/3_preview.py", label="Preview the hierarchy (spends nothing)", icon=":material/visibility:")
+
+with ui.guarded("the saved designs"):
+    wsui.designs_panel()

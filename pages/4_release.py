@@ -10,6 +10,7 @@ import streamlit as st
 
 import dpcore
 from pages import _common as ui
+from pages import _workspace as wsui
 
 s = st.session_state
 ui.init_state()
@@ -29,11 +30,15 @@ def _run(dom):
     if problems:
         raise dpcore.OptionError(" ".join(problems))
     eps, m = float(cfg["epsilon"]), int(cfg["m"])
+    n_runs = 1 + len(cfg.get("comparators", []))
+    wsui.check_budget(eps * n_runs, f"this click ({n_runs} release(s) at ε = {eps:g})")  # before any randomness
     out = {"main": None, "comparators": {}, "errors": {}, "times": {}}
     with st.status(f"Releasing {m} set(s) with {ui.method_label(method, opts)} at ε = {eps:g} …", expanded=True) as status:
         t0 = time.perf_counter()
         st.write(f"{ui.method_label(method, opts)}: noising counts, consistency, sampling …")
         out["main"] = ui.run_release(dom, method, opts, eps, m)
+        if getattr(out["main"], "book_entry", None):
+            st.write(f"Recorded as release {out['main'].book_entry} in the workspace's budget book.")
         out["times"]["main"] = time.perf_counter() - t0
         out["label"] = ui.method_label(method, opts)
         for name in cfg.get("comparators", []):
@@ -47,6 +52,7 @@ def _run(dom):
         status.update(label=f"Released {m} set(s) in {time.perf_counter() - t0:.1f} s", state="complete", expanded=False)
     out["key"] = ui.work_key()
     s["release"] = out
+    wsui.persist()  # a reload now brings this release back
 
 
 method, opts, problems = ui.design_call(dom)
@@ -61,6 +67,9 @@ c2.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = 
 if clicked:
     with ui.guarded("the release"):
         _run(dom)
+
+with ui.guarded("the budget book"):
+    wsui.book_panel()
 
 rel = s.get("release")
 if rel and rel.get("key") != ui.work_key():

@@ -288,7 +288,9 @@ with ui.guarded("the per-table heat map"):
         which = st.selectbox("Release", list(releases), help="The main release or a comparator from the Release page.")
         ut_cache = rel.setdefault("utility_tables", {})
         if which not in ut_cache:
-            ut_cache[which] = metrics.utility_tables(ui.work_df(), releases[which].sets, order=2)
+            with st.status(f"{which}: two-way S_pMSE over {len(releases[which].sets)} set(s) …") as status:
+                ut_cache[which] = metrics.utility_tables(ui.work_df(), releases[which].sets, order=2)
+                status.update(label=f"{which}: two-way S_pMSE computed", state="complete")
         ut = ut_cache[which]
         pt = ut.per_table.copy()
         pt["a"] = pt["variables"].map(lambda v: v[0])
@@ -350,9 +352,13 @@ with ui.guarded("the analysis-specific measures"):
             reg_fn = getattr(metrics, "regression_overlap", None)
             an_cache = rel.setdefault("analysis", {})
             summary = []
+            todo = [lab for lab in releases if (lab, outcome) not in an_cache]
+            status = st.status(f"Analysis-specific utility of {len(todo)} release(s) …") if todo else None
             for lab, r in releases.items():
                 key = (lab, outcome)
                 if key not in an_cache:
+                    status.update(label=f"{lab}: chi-square tests and the logistic regression of {outcome} "
+                                        f"({todo.index(lab) + 1}/{len(todo)}) …")
                     res_c = res_r = None
                     err = []
                     try:
@@ -364,6 +370,9 @@ with ui.guarded("the analysis-specific measures"):
                     except dpcore.DPCoreError as exc:
                         err.append(f"regression: {exc}")
                     an_cache[key] = (res_c, res_r, err)
+                    if lab == todo[-1]:
+                        status.update(label=f"Analysis-specific utility of {len(todo)} release(s) computed",
+                                      state="complete")
                 res_c, res_r, err = an_cache[key]
                 row = {"release": lab}
                 if res_c is not None:
@@ -406,7 +415,8 @@ with ui.guarded("the chart export"):
             fmt_srv = c2.radio("Format", ["png", "svg"], horizontal=True, key="w_srv_fmt")
             if st.button("Render image", help="Renders the chart on the server with kaleido (a few seconds)."):
                 try:
-                    s["_chart_img"] = (f"{which}.{fmt_srv}", figures[which].to_image(format=fmt_srv, scale=2))
+                    with st.spinner(f"Rendering {which} as {fmt_srv} with kaleido …"):
+                        s["_chart_img"] = (f"{which}.{fmt_srv}", figures[which].to_image(format=fmt_srv, scale=2))
                 except Exception as exc:  # noqa: BLE001 - kaleido needs a browser; say so instead of failing
                     st.info(f"Server-side image export unavailable ({type(exc).__name__}); use the camera button.")
             if s.get("_chart_img"):

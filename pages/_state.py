@@ -89,8 +89,11 @@ def ss() -> Any:
 
 
 def init_state() -> None:
-    """First load of a session: the S7 demo and the default design."""
+    """First load of a session: the workspace's saved state, else the S7 demo and the default design."""
+    from pages import _workspace
+
     s = st.session_state
+    _workspace.open_session()
     if "cfg" not in s:
         s["cfg"] = json.loads(json.dumps(DEFAULT_CFG))
     if "raw_df" not in s:
@@ -129,6 +132,9 @@ def set_data(df: pd.DataFrame, name: str) -> None:
     if c is not None:
         c["layers"] = [[] for _ in range(max(1, int(c.get("L", 2))))]
         c["custom_weights"] = []
+    from pages import _workspace
+
+    _workspace.on_table_loaded(df, name)  # the workspace remembers it (and the budget book charges it)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -376,8 +382,14 @@ def is_margin_preview(pv) -> bool:
 
 
 def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):
-    """Spend ε: not cached, every click is a fresh release with fresh randomness."""
-    return dpcore.synthesize(work_df(), method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom, **opts)
+    """Spend ε: not cached, every click is a fresh release with fresh randomness. Recorded in the
+    workspace's budget book (refused over the table's cap before anything is spent)."""
+    from pages import _workspace
+
+    df = work_df()
+    return _workspace.recorded_release(
+        lambda: dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom, **opts),
+        method, epsilon, opts.get("neighbours", "add_remove"))
 
 
 

@@ -1,0 +1,314 @@
+"""Glue between a browser session and the curator's workspace on disk (dpcore.workspace).
+
+A Streamlit session is new on every reload, so the workspace id travels in the URL
+(``?ws=<id>``) and the workspace lives in ``$DPSTUDIO_WORKSPACE/<id>/``. A session without
+an id gets a fresh random one: two tabs or users with different ids never share data.
+At the end of every run the session's table, domain, design and last release are saved;
+a new session with the same id restores them. Releases go through the workspace's
+budget book (refused over the table's cap before anything is spent).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dpcore.errors import DPCoreError
+from dpcore.workspace import ENV_VAR, Workspace, check_workspace_id, new_workspace_id, root_folder, table_fingerprint
+from pages import _state as state
+
+log = logging.getLogger("dpcore.app")
+
+QUERY_PARAM = "ws"
+STATE_KEY = "session"
+#: Session-state keys of the curator's work that a reload restores.
+SAVED_KEYS = ("data_name", "drop_cols", "numeric", "domain_override", "domain_confirmed")
+
+
+# --------------------------------------------------------------------------- open and restore
+
+
+def current() -> Workspace | None:
+    return st.session_state.get("_ws")
+
+
+def open_session() -> Workspace | None:
+    """The session's workspace, opened (and its saved state restored) on the session's first run."""
+    s = st.session_state
+    if "_ws" in s:
+        ws = s["_ws"]
+        if ws is not None:
+            # every run, also after st.navigation: the browser's address must keep the id across page
+            # switches and the first load (a value set before st.navigation can be replaced by the page's URL)
+            st.query_params[QUERY_PARAM] = ws.id
+        persist()  # what callbacks and the previous run changed (app.py also saves at the end of a run)
+        return ws
+    ws_id = st.query_params.get(QUERY_PARAM)
+    try:
+        if ws_id:
+            try:
+                check_workspace_id(ws_id)
+            except DPCoreError as exc:
+                s["_ws_notice"] = f"{exc}; a new workspace was opened instead."
+                ws_id = None
+        ws = Workspace.in_root(ws_id or new_workspace_id())
+    except (DPCoreError, OSError, sqlite3.Error) as exc:
+        s["_ws"] = None
+        s["_ws_error"] = (f"The workspace folder is not usable ({exc}). Nothing is saved across reloads and the budget "
+                          f"book is off; set {ENV_VAR} to a writable folder.")
+        log.warning("workspace unavailable: %s", exc)
+        return None
+    s["_ws"] = ws
+    st.query_params[QUERY_PARAM] = ws.id
+    try:
+        restore(ws)
+    except (DPCoreError, OSError, sqlite3.Error, ValueError, KeyError) as exc:
+        s["_ws_notice"] = f"The saved state of this workspace could not be restored ({exc}); start from the Data page."
+        for k in ("raw_df", "release"):
+            s.pop(k, None)
+    return ws
+
+
+def restore(ws: Workspace) -> bool:
+    """Bring back the saved table, domain, design and last release; False if nothing was saved."""
+    snap = ws.load_state(STATE_KEY)
+    if not snap:
+        return False
+    s = st.session_state
+    df = ws.load_table(snap["table_fp"], reader=state._read_table_cached)
+    s["raw_df"] = df
+    s["data_key"] = state.data_hash(df)
+    s["table_fp"] = snap["table_fp"]
+    for k in SAVED_KEYS:
+        s[k] = snap[k]
+    s["cfg"] = {**json.loads(json.dumps(state.DEFAULT_CFG)), **snap["cfg"]}
+    rel = snap.get("release")
+    if rel:
+        try:
+            s["release"] = {
+                "main": ws.stored_release(rel["main"]),
+                "comparators": {n: ws.stored_release(i) for n, i in rel["comparators"].items()},
+                "errors": rel.get("errors", {}), "times": rel.get("times", {}), "label": rel.get("label"),
+                # the release was made on this table and these columns (checked when it was saved)
+                "key": state.work_key() if rel.get("current") else None,
+            }
+        except (DPCoreError, OSError, ValueError) as exc:  # its files were removed: the rest still restores
+            s["_ws_notice"] = f"The last release could not be restored ({exc}); it is still in the budget book."
+    s["_ws_saved"] = _text(snapshot())
+    return True
+
+
+# --------------------------------------------------------------------------- save
+
+
+def _entry(release) -> int | None:
+    return getattr(release, "book_entry", None) or getattr(release, "entry_id", None)
+
+
+def snapshot() -> dict | None:
+    """The session's work as JSON-ready data (None before a table is loaded)."""
+    s = st.session_state
+    if "raw_df" not in s or not s.get("table_fp"):
+        return None
+    snap = {"table_fp": s["table_fp"], "cfg": s["cfg"], **{k: s.get(k) for k in SAVED_KEYS}, "release": None}
+    rel = s.get("release")
+    if rel and rel.get("main") is not None and _entry(rel["main"]) is not None:
+        comps = {n: _entry(r) for n, r in rel.get("comparators", {}).items()}
+        snap["release"] = {
+            "main": _entry(rel["main"]), "comparators": {n: i for n, i in comps.items() if i is not None},
+            "errors": rel.get("errors", {}), "times": rel.get("times", {}), "label": rel.get("label"),
+            "current": rel.get("key") == state.work_key(),
+        }
+    return snap
+
+
+def _text(snap) -> str:
+    return json.dumps(snap, sort_keys=True, default=str)
+
+
+def persist() -> None:
+    """Save the session's work if it changed since the last save (called after every run)."""
+    s = st.session_state
+    ws = current()
+    if ws is None:
+        return
+    try:
+        snap = snapshot()
+        if snap is None:
+            return
+        text = _text(snap)
+        if text != s.get("_ws_saved"):
+            ws.save_state(STATE_KEY, snap)
+            s["_ws_saved"] = text
+        if s.get("domain_confirmed"):
+            dom, err = state.domain_status()
+            if dom is not None and not dom.inferred:
+                dj = dom.to_json()
+                if s.get("_ws_domain_saved") != (snap["table_fp"], dj):
+                    ws.save_domain(snap["table_fp"], dj)
+                    s["_ws_domain_saved"] = (snap["table_fp"], dj)
+    except (DPCoreError, OSError, sqlite3.Error, TypeError, ValueError) as exc:
+        log.warning("could not save the workspace state: %s", exc)
+        s["_ws_notice"] = f"The workspace could not save this session's state ({exc})."
+
+
+def on_table_loaded(df: pd.DataFrame, name: str) -> None:
+    """A new table in the session: register it (demo files by reference, uploads as a copy)."""
+    s = st.session_state
+    ws = current()
+    if ws is None:
+        s["table_fp"] = None
+        return
+    path = state.DEMOS.get(name)
+    try:
+        s["table_fp"] = ws.add_table(df, name, path=path).fingerprint
+    except DPCoreError as exc:
+        s["table_fp"] = table_fingerprint(df)
+        s["_ws_notice"] = str(exc)
+
+
+# --------------------------------------------------------------------------- releases through the book
+
+
+def check_budget(epsilon: float, label: str) -> None:
+    """Refuse (BudgetExceeded, remaining budget named) before anything runs."""
+    ws, fp = current(), st.session_state.get("table_fp")
+    if ws is not None and fp:
+        ws.book.check(fp, epsilon, state.cfg().get("neighbours", "add_remove"), label)
+
+
+def recorded_release(run, method: str, epsilon: float, neighbours: str):
+    """``run()`` through the budget book; the release, handed out after its record is committed."""
+    ws, fp = current(), st.session_state.get("table_fp")
+    if ws is None or not fp:
+        return run()
+    entry, rel = ws.release(fp, epsilon, method, neighbours, run, table_name=st.session_state.get("data_name", ""))
+    rel.book_entry = entry
+    return rel
+
+
+# --------------------------------------------------------------------------- the Release page's budget book
+
+
+def book_panel() -> None:
+    """Spent / remaining of the current table as a bar and a table, and its cap."""
+    ws, fp = current(), st.session_state.get("table_fp")
+    st.subheader("Budget book of this table")
+    if ws is None or not fp:
+        st.warning(st.session_state.get("_ws_error", "No workspace is open: releases are not recorded."),
+                   icon=":material/warning:")
+        return
+    entries = [e for e in ws.releases(fp) if e["status"] != "aborted"]
+    b = ws.budget(fp)
+    done = sum(e["epsilon"] for e in entries if e["status"] == "complete")
+    pending = sum(e["epsilon"] for e in entries if e["status"] == "pending")
+    st.caption("Every release of this table (same fingerprint, in this workspace) adds its ε: releases compose "
+               "sequentially, so the table's privacy loss is at most the sum. A release that would exceed the cap "
+               "is refused before anything is spent.")
+    fig = go.Figure()
+    fig.add_bar(y=["ε"], x=[done], name="spent", orientation="h", marker_color="#D55E00",
+                hovertemplate="spent %{x:.4g}<extra></extra>")
+    if pending:
+        fig.add_bar(y=["ε"], x=[pending], name="pending (counted as spent)", orientation="h", marker_color="#E69F00")
+    if b["cap"] is not None:
+        fig.add_bar(y=["ε"], x=[b["remaining"]], name="remaining", orientation="h", marker_color="#009E73",
+                    hovertemplate="remaining %{x:.4g}<extra></extra>")
+    title = (f"spent ε = {b['spent']:.4g}" + (" (no cap set)" if b["cap"] is None else
+                                              f" of the cap {b['cap']:.4g}; remaining {b['remaining']:.4g}"))
+    fig.update_layout(barmode="stack", height=170, title=dict(text=title, y=0.9), margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", y=-0.35), xaxis_title="ε")
+    st.plotly_chart(fig, config={"displaylogo": False}, key="budget_book_bar")
+    if entries:
+        rows = pd.DataFrame([{
+            "release": e["id"], "time (UTC)": e["completed_at"] or e["reserved_at"], "method": e["method"],
+            "ε": e["epsilon"], "neighbours": e["neighbours"], "status": e["status"],
+            "DP": {1: "yes", 0: "NOT DP"}.get(e["dp"], "-"), "manifest SHA-256": (e["manifest_sha256"] or "")[:16],
+        } for e in entries])
+        st.dataframe(rows, hide_index=True, width="stretch",
+                     column_config={"ε": st.column_config.NumberColumn(format="%.4g")})
+        if any(e["dp"] == 0 for e in entries):
+            st.caption(":red[Releases marked NOT DP have a privacy loss that ε does not bound.]")
+    c1, c2, c3 = st.columns([2, 1, 1])
+    cap = c1.number_input("Cap on this table's total ε", min_value=0.0, value=float(b["cap"] or 0.0), step=0.5,
+                          key="w_budget_cap", help="The lifetime budget of this table in this workspace. Setting it "
+                                                   "below what is spent refuses every further release.")
+    if c2.button("Set cap", key="w_budget_set", help="Store the cap in the workspace's budget book."):
+        if cap <= 0:
+            st.error("The cap must be greater than 0; use Remove cap for no cap.", icon=":material/warning:")
+        else:
+            ws.book.set_cap(fp, cap)
+            st.rerun()
+    if c3.button("Remove cap", key="w_budget_clear", disabled=b["cap"] is None):
+        ws.book.set_cap(fp, None)
+        st.rerun()
+
+
+# --------------------------------------------------------------------------- sidebar and saved designs
+
+
+def _load_design(name: str) -> None:
+    s = st.session_state
+    try:
+        design = current().design(name)
+    except DPCoreError as exc:  # a callback must not raise into the page
+        s["_ws_notice"] = str(exc)
+        return
+    s["cfg"] = {**json.loads(json.dumps(state.DEFAULT_CFG)), **design}
+    for k in [k for k in s.keys() if isinstance(k, str) and k.startswith("w_") and k[2:] in s["cfg"]]:
+        del s[k]  # Design page widgets are seeded from cfg again
+    for k in ("w_eps_slider", "w_eps_typed", "layers_items"):
+        s.pop(k, None)
+
+
+def sidebar() -> None:
+    s = st.session_state
+    ws = current()
+    if ws is None:
+        if s.get("_ws_error"):
+            st.caption(f":red[{s['_ws_error']}]")
+        return
+    st.caption(f"**Workspace** `{ws.id}` — saved in {ws.folder}. Bookmark this page's address to come back to it.")
+    if s.get("_ws_notice"):
+        st.caption(f":orange[{s['_ws_notice']}]")
+
+
+def designs_panel() -> None:
+    """Save the current design under a name, load a saved one, export it as JSON (Design page)."""
+    ws = current()
+    if ws is None:
+        return
+    st.subheader("Saved designs")
+    with st.container(border=True):
+        name = st.text_input("Name", key="w_design_name", placeholder="e.g. S7 two layers",
+                             help="Saves ε, m, the method and the hierarchy settings of the Design page.")
+        if st.button("Save design", key="w_design_save", disabled=not (name or "").strip()):
+            ws.save_design(name, state.cfg())
+            st.caption(f"Saved '{name.strip()}'.")
+        names = ws.designs()
+        if names:
+            pick = st.selectbox("Saved", names, key="w_design_pick")
+            st.button("Load design", key="w_design_load", on_click=_load_design, args=(pick,),
+                      help="Replace the current design with this one.")
+            st.download_button("Export as JSON", ws.export_design(pick), f"design_{pick}.json", "application/json",
+                               key="w_design_export", help="Import it into another workspace below.")
+        st.file_uploader("Import a design (JSON)", type=["json"], key="w_design_import", on_change=_import_design,
+                         help="A design exported from a workspace; it is saved here under its name.")
+        if s_notice := st.session_state.get("_design_import_msg"):
+            st.caption(s_notice)
+
+
+def _import_design() -> None:
+    s = st.session_state
+    f = s.get("w_design_import")
+    if f is None:
+        return
+    try:
+        name = current().import_design(f.getvalue().decode("utf-8", errors="replace"))
+        s["_design_import_msg"] = f"Imported '{name}': pick it above and load it."
+    except DPCoreError as exc:
+        s["_design_import_msg"] = f":red[{exc}]"
+
