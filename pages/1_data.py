@@ -62,7 +62,8 @@ with ui.guarded("loading data"):
     with right:
         st.subheader("Upload")
         st.file_uploader(
-            f"CSV or Parquet (limit {ui.MAX_UPLOAD_MB} MB per file)", type=["csv", "parquet", "pq"],
+            f"CSV, Parquet, SPSS, Stata, SAS or Excel (limit {ui.MAX_UPLOAD_MB} MB per file)",
+            type=["csv", "parquet", "pq", "sav", "zsav", "dta", "sas7bdat", "xlsx"],
             key="w_upload", on_change=_on_upload,
             help=f"Uploads up to {ui.MAX_UPLOAD_MB} MB (server.maxUploadSize in .streamlit/config.toml). "
                  "The file stays on this server in your session only; it is never shared with other sessions.",

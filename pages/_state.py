@@ -144,11 +144,9 @@ def load_demo(name: str) -> None:
 
 def read_upload(data: bytes, name: str) -> pd.DataFrame:
     """Parse an uploaded file with dpcore.io (raises InputError with a remedy)."""
-    from dpcore.io import PARQUET_SUFFIXES, read_csv_bytes, read_parquet_bytes
+    from dpcore.io import read_bytes
 
-    if name.lower().endswith(PARQUET_SUFFIXES):
-        return read_parquet_bytes(data, f"'{name}'")
-    return read_csv_bytes(data, f"'{name}'")
+    return read_bytes(data, name)
 
 
 def work_df() -> pd.DataFrame:
