@@ -108,6 +108,7 @@ def cmd_synth(args) -> int:
             raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
     df, domain = _load(args)
     opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
+    opts.update(_dp_bins_options(args))
     rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
                      **_privacy_options(args), **opts)
     paths = rel.write(args.out)
@@ -123,6 +124,22 @@ def cmd_synth(args) -> int:
     print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
     print(("DP: yes — " if rel.dp else "DP: NO — ") + rel.dp_reason)
     return 0
+
+
+def _dp_bins_options(args) -> dict:
+    """--dp-bins COL=lo:hi:bins (repeatable) and --bins-share as synthesize's dp_bins / bins_share."""
+    specs = {}
+    for spec in getattr(args, "dp_bins", None) or []:
+        col, _, rhs = spec.partition("=")
+        parts = rhs.split(":")
+        if not col or len(parts) != 3:
+            raise OptionError(f"--dp-bins {spec!r}: write COL=lower:upper:bins, e.g. age=0:100:5")
+        lo, hi, bins = _spec_numbers(spec, parts)
+        specs[col] = {"lower": lo, "upper": hi, "bins": whole_number(f"--dp-bins {spec!r}: bins", bins, 2)}
+    out = {"dp_bins": specs} if specs else {}
+    if getattr(args, "bins_share", None) is not None:
+        out["bins_share"] = args.bins_share
+    return out
 
 
 def cmd_preview(args) -> int:
@@ -216,6 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
+    s.add_argument("--dp-bins", dest="dp_bins", action="append",
+                   help="COL=lower:upper:bins: DP quantile bin edges over public bounds, charged to this release "
+                        "(repeatable; docs/methods/dp-quantiles.md)")
+    s.add_argument("--bins-share", dest="bins_share", type=_float_text,
+                   help="share of ε spent on --dp-bins edges (default 0.1)")
     s.set_defaults(func=cmd_synth)
 
     v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
