@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpcore synth|preview|domain|evaluate|sweep ...``.
+"""Command line: ``python -m dpcore synth|preview|domain|evaluate|sweep|report ...``.
 
 Errors exit with status 2 and one line on stderr; never a traceback (``--debug`` shows one).
 """
@@ -256,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_domain)
 
     for mod, names in (("dpcore.metrics.cli", ("add_evaluate_parser", "add_sweep_parser")),
-                       ("dpcore.survey.cli", ("add_survey_parsers",))):
+                       ("dpcore.survey.cli", ("add_survey_parsers",)),
+                       ("dpcore.report_cli", ("add_report_parser",))):
         try:
             module = __import__(mod, fromlist=list(names))
         except ImportError:
