@@ -39,8 +39,10 @@ PALETTE = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#C
 #: Sequential scale designed for colour-vision deficiencies (Nuñez et al. 2018).
 HEATMAP_SCALE = "Cividis"
 RAW_BANNER = "CURATOR-ONLY — NOT DP: computed from the raw data; do not publish"
-#: Above this many attributes SPECKS uses main effects only (pairwise interactions get slow).
-SPECKS_INTERACTION_LIMIT = 12
+#: SPECKS uses the 2021 paper's pairwise-interaction model while it has at most this many
+#: interaction columns, main effects beyond (the Newton fit grows with the square of the
+#: columns: S7's ~600 take seconds per set); the report names the model used.
+SPECKS_INTERACTION_LIMIT = 300
 #: At most this many attributes get a bar chart (the rest are listed in the heat map).
 MAX_BAR_CHARTS = 40
 
@@ -309,7 +311,9 @@ def _raw_sections(dom: Domain, original: pd.DataFrame, sets: Sequence[pd.DataFra
     # summary numbers
     rows = []
     tab = utility_tables(orig_b, sets_b, order=2) if len(dom) >= 2 else None
-    model = "interactions" if len(dom) <= SPECKS_INTERACTION_LIMIT else "main"
+    dummies = [a.size - 1 for a in dom.attributes]
+    pairs = sum(dummies[i] * dummies[j] for i in range(len(dummies)) for j in range(i + 1, len(dummies)))
+    model = "interactions" if pairs <= SPECKS_INTERACTION_LIMIT else "main"
     sp = specks(orig_b, sets_b, model=model)
     dis = disclosure(orig_b, sets_b)
     if tab is not None:

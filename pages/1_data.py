@@ -10,6 +10,7 @@ import dpcore
 from dpcore.domain import DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS
 from dpcore.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
+from pages._domain_editor import render_domain_editor
 
 s = st.session_state
 ui.init_state()
@@ -262,6 +263,10 @@ with ui.guarded("the domain"):
                     st.rerun()
                 except dpcore.DPCoreError as exc:
                     st.error(str(exc), icon=":material/warning:")
+
+with ui.guarded("the domain editor"):
+    if dom is not None:
+        render_domain_editor(dom, df)
 
 with ui.guarded("the data preview"):
     with st.expander("First rows of the table (curator only)"):

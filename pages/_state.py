@@ -122,6 +122,8 @@ def set_data(df: pd.DataFrame, name: str) -> None:
     s["numeric"] = {}
     s["domain_override"] = None
     s["domain_confirmed"] = False
+    s["recodes"] = {}
+    s["dp_bins"] = {}
     s.pop("load_error", None)
     for k in ("release", "sweep_job", "layers_items"):
         s.pop(k, None)
@@ -153,12 +155,22 @@ def work_df() -> pd.DataFrame:
     s = st.session_state
     df = s["raw_df"]
     drop = [c for c in s.get("drop_cols", []) if c in df.columns]
-    return df.drop(columns=drop) if drop else df
+    df = df.drop(columns=drop) if drop else df
+    if s.get("recodes"):  # the domain editor's explicit renames and merges (dpcore.domain_edit)
+        from dpcore.domain_edit import apply_recodes
+
+        df = apply_recodes(df, s["recodes"])
+    return df
 
 
 def work_key() -> str:
     s = st.session_state
-    return f"{s['data_key']}|{','.join(sorted(s.get('drop_cols', [])))}"
+    key = f"{s['data_key']}|{','.join(sorted(s.get('drop_cols', [])))}"
+    if s.get("recodes"):
+        from dpcore.domain_edit import recodes_to_json
+
+        key += "|" + hashlib.sha256(recodes_to_json(s["recodes"]).encode()).hexdigest()[:12]
+    return key
 
 
 # --------------------------------------------------------------------------- domain
@@ -375,8 +387,21 @@ def is_margin_preview(pv) -> bool:
 
 def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):
     """Spend ε: not cached, every click is a fresh release with fresh randomness."""
+    opts = dict(opts, **dp_bins_options(dom))
     return dpcore.synthesize(work_df(), method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom, **opts)
 
+
+
+def dp_bins_options(dom: dpcore.Domain) -> dict:
+    """dp_bins/bins_share for synthesize from the domain editor: only for attributes whose
+    domain still holds the placeholder edges over the same public bounds."""
+    s = st.session_state
+    specs = {c: v for c, v in (s.get("dp_bins") or {}).items()
+             if c in dom.names and dom[c].kind == "numeric"
+             and (dom[c].edges[0], dom[c].edges[-1]) == (float(v["lower"]), float(v["upper"]))}
+    if not specs:
+        return {}
+    return {"dp_bins": specs, "bins_share": float(s.get("bins_share") or 0.1)}
 
 
 # --------------------------------------------------------------------------- release outputs

@@ -149,3 +149,103 @@ def test_confirmed_edit_releases_dp(df, dom):
     assert not rel.dp  # not yet confirmed
     rel = dpcore.synthesize(apply_recodes(df, {"region": rc}), "flat_laplace", 1.0, seed=2, domain=new.declared())
     assert rel.dp and rel.domain.source == DECLARED
+
+
+# --------------------------------------------------------------------------- the Data page editor (AppTest)
+
+
+def _app():
+    pytest.importorskip("streamlit.testing.v1")
+    from streamlit.testing.v1 import AppTest
+    from pathlib import Path
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page("pages/1_data.py")
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _editor_key(at, prefix):
+    keys = [k for k in at.session_state._state.filtered_state if k.startswith(prefix)]
+    assert len(keys) == 1, keys
+    return keys[0]
+
+
+def _release(at):
+    at.session_state["cfg"]["comparators"] = []
+    at.session_state["cfg"]["release_method"] = "flat_laplace"
+    at.switch_page("pages/4_release.py")
+    at.run()
+    next(b for b in at.button if b.label.startswith("Release (spends")).click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at.session_state["release"]["main"]
+
+
+def test_app_editor_renames_merges_and_adds_levels_then_releases():
+    at = _app()
+    at.selectbox(key="w_edit_attr").select("sex").run()
+    key = _editor_key(at, "w_levels_sex")
+    # the table editor's own state: rename FEMALE, add a public level absent from the data
+    at.session_state[key] = {"edited_rows": {0: {"new name": "woman"}}, "added_rows": [{"new name": "other"}],
+                             "deleted_rows": []}
+    at.run()
+    next(b for b in at.button if b.label == "Apply the level edits").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    rc = at.session_state["recodes"]["sex"]
+    assert dict(rc.mapping) == {"FEMALE": "woman"}
+    assert at.session_state["domain_confirmed"] is False  # an edit must be confirmed again
+    dom = dpcore.Domain.from_json(at.session_state["domain_override"])
+    assert dom["sex"].levels == ("woman", "MALE", "other")
+    assert "Recodes applied to the data" in "\n".join(str(m.value) for m in at.markdown)
+    next(b for b in at.button if b.label.startswith("Confirm")).click()
+    at.run()
+    rel = _release(at)
+    assert rel.dp
+    assert set(pd.concat(rel.sets)["sex"]) <= {"woman", "MALE", "other"}
+    assert "woman" in set(pd.concat(rel.sets)["sex"])
+    assert "FEMALE" in set(at.session_state["raw_df"]["sex"])  # the raw table itself is untouched
+
+
+def test_app_editor_bad_edit_is_an_error_not_a_traceback():
+    at = _app()
+    at.selectbox(key="w_edit_attr").select("sex").run()
+    key = _editor_key(at, "w_levels_sex")
+    at.session_state[key] = {"edited_rows": {0: {"new name": None}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    next(b for b in at.button if b.label == "Apply the level edits").click()
+    at.run()
+    assert not at.exception
+    assert any("has no new name" in str(e.value) for e in at.error)
+    assert not at.session_state["recodes"]
+
+
+def test_app_dp_quantile_edges_are_charged_to_the_release():
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"age": rng.integers(18, 91, 900), "sex": rng.choice(["F", "M"], 900),
+                       "city": rng.choice(["A", "B", "C"], 900)})
+    at = _app()
+    s = at.session_state
+    s["raw_df"], s["data_name"], s["data_key"] = df, "t", "test-dp-bins"
+    s["drop_cols"], s["numeric"], s["domain_override"], s["domain_confirmed"] = [], {"age": [0, 50, 120]}, None, False
+    s["recodes"], s["dp_bins"] = {}, {}
+    at.run()
+    at.selectbox(key="w_edit_attr").select("age").run()
+    next(r for r in at.radio if r.label == "Bin edges").set_value("DP quantile edges").run()
+    next(n for n in at.number_input if n.label == "public lower bound").set_value(0.0).run()
+    next(n for n in at.number_input if n.label == "public upper bound").set_value(120.0).run()
+    next(n for n in at.number_input if n.label == "bins").set_value(5).run()
+    next(b for b in at.button if b.label == "Use DP quantile edges").click()
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["dp_bins"] == {"age": {"bins": 5, "lower": 0.0, "upper": 120.0}}
+    next(b for b in at.button if b.label.startswith("Confirm")).click()
+    at.run()
+    rel = _release(at)
+    assert rel.dp and rel.ledger.epsilon == pytest.approx(float(at.session_state["cfg"]["epsilon"]), abs=1e-12)
+    edges = rel.manifest()["diagnostics"]["dp_bin_edges"]["age"]["edges"]
+    assert edges[0] == 0 and edges[-1] == 120 and edges == list(rel.domain["age"].edges)
+    assert any("/DP bin edges/" in p for p, _ in rel.ledger.charges())

@@ -179,3 +179,31 @@ def test_cli_report_from_a_release_folder(tmp_path, table, capsys):
 def test_report_needs_sets(release):
     with pytest.raises(dpcore.InputError, match="synthetic sets"):
         build_report_html(release.manifest(), [])
+
+
+def test_release_page_builds_the_report():
+    pytest.importorskip("streamlit.testing.v1")
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_data.py")
+    at.run()
+    next(b for b in at.button if b.label.startswith("Confirm")).click()
+    at.run()
+    at.session_state["cfg"]["comparators"] = []
+    at.session_state["cfg"]["release_method"] = "flat_laplace"
+    at.session_state["cfg"]["m"] = 2
+    at.switch_page("pages/4_release.py")
+    at.run()
+    next(b for b in at.button if b.label.startswith("Release (spends")).click()
+    at.run()
+    assert not at.exception
+    next(b for b in at.button if b.label == "Build the report").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    rep = at.session_state["_report"]["html"]
+    eps = float(at.session_state["cfg"]["epsilon"])
+    assert f"ε = {eps:g}" in rep and RAW_BANNER in rep and _offline_problems(rep) == []
+    labels = [b.label for b in at.get("download_button")] if at.get("download_button") else []
+    assert not labels or any("report" in str(x).lower() for x in labels)
