@@ -19,10 +19,10 @@ def render_report_section(release, original: pd.DataFrame) -> None:
     st.subheader("Release report")
     st.caption("One self-contained file for a manager or a data-protection officer: the privacy statement in plain "
                "words, the ledger, the method and design. It opens offline (plotly.js is embedded).")
-    raw = st.checkbox("Include utility and risk figures (computed from the raw data: curator-only, NOT DP)",
+    raw = st.checkbox("Include utility and risk figures (they read the raw data: curator-only, not covered by ε)",
                       value=True, key="w_report_raw",
                       help="Adds original-vs-synthetic bars, the two-way S_pMSE heat map, SPECKS and replicated "
-                           "uniques, each under a NOT DP banner. Leave unticked for a report you may publish.")
+                           "uniques, each under a curator-only banner. Leave unticked for a report you may publish.")
     key = (id(release), raw)
     if st.button("Build the report", key="w_report_build",
                  help="Builds the HTML report (a few seconds with the raw-data figures)."):
