@@ -238,7 +238,12 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
     box = "statement" if manifest.get("dp") else "notdp"
     parts.append('<section id="privacy"><h2>Privacy statement</h2>'
                  f'<div class="{box}">' + "".join(f"<p>{html.escape(p)}</p>" for p in paras) + "</div>")
-    public = manifest.get("public") or []
+    public = list(manifest.get("public") or [])
+    dp_edges = (manifest.get("diagnostics") or {}).get("dp_bin_edges") or {}
+    if dp_edges:
+        public.append("except the bin edges of " + ", ".join(dp_edges) + ": those are differentially private "
+                      "outputs of this release (exponential-mechanism quantiles inside declared public bounds), "
+                      "covered by ε and listed in the ledger")
     if public:
         parts.append("<p>Treated as public (not protected by ε):</p><ul>"
                      + "".join(f"<li>{html.escape(str(p))}</li>" for p in public) + "</ul>")
@@ -261,7 +266,6 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
     parts.append("</section>")
 
     # 3. method and design
-    dp_edges = (manifest.get("diagnostics") or {}).get("dp_bin_edges") or {}
     parts.append('<section id="design" class="page"><h2>Method and design</h2>')
     opts = manifest.get("options") or {}
     parts.append(_table_html([{"option": k, "value": v} for k, v in opts.items()], ["option", "value"]))

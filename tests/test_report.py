@@ -207,3 +207,8 @@ def test_release_page_builds_the_report():
     assert f"ε = {eps:g}" in rep and RAW_BANNER in rep and _offline_problems(rep) == []
     labels = [b.label for b in at.get("download_button")] if at.get("download_button") else []
     assert not labels or any("report" in str(x).lower() for x in labels)
+
+
+def test_dp_edges_are_not_listed_as_public(curator_html):
+    privacy = curator_html[:curator_html.index('<section id="ledger"')]
+    assert "except the bin edges of age" in privacy
