@@ -1,6 +1,6 @@
 """Release report and DP quantile edges: wall time on the bundled demos.
 
-    cd /work/wt/report && PYTHONPATH=. .venv/bin/python bench/report_speed.py [--runs N]
+    PYTHONPATH=. .venv/bin/python bench/report_speed.py [--runs N]
 
 Median of ``--runs`` (default 3) of: the HTML report without the raw data (what may be
 published), with the raw data (curator copy: S_pMSE, SPECKS, replicated uniques, bar
