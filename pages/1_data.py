@@ -83,6 +83,10 @@ with ui.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")
     if raw.attrs.get("delimiter", "comma") != "comma":
         st.caption(f"Read as {raw.attrs['delimiter']}-separated values.")
+    if raw.attrs.get("format"):  # SPSS, Stata, SAS or Excel (dpcore.io_formats)
+        labelled = ", ".join(raw.attrs.get("value_labels") or {})
+        st.caption(f"Read as a {raw.attrs['format']} file" + (f" (sheet '{raw.attrs['sheet']}')" if raw.attrs.get("sheet") else "")
+                   + (f"; value labels became the levels of: {labelled}." if labelled else "."))
     schema = pd.DataFrame({
         "column": [str(c) for c in raw.columns],
         "type": [str(t) for t in raw.dtypes],

@@ -107,6 +107,7 @@ def test_spss_upload_domain_editor_dp_edges_and_offline_report(server, tmp_path)
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(sav))
         settle(page, 2000)
         page.get_by_text("Schema: 400 rows × 3 columns").wait_for()
+        page.get_by_text("value labels became the levels of: sex, region").wait_for()
 
         # 2. the table editor: rename "female" to "woman" by typing in the grid
         page.get_by_text("Edit the domain (table editor)").click()
