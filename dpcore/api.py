@@ -15,6 +15,7 @@ from .empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
 from .mechanisms import DiscreteLaplace
 from .neighbours import (ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, ReleaseContext,
                          check_count_share, check_neighbours)
+from .quantiles import apply_dp_bins, check_dp_bins
 from .release import Release
 from .synthesizers import REGISTRY, steps
 from .synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
@@ -108,7 +109,8 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
 
 def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
                seed: int | None = None, domain=None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
-               max_records: int | None = None, **options: Any) -> Release:
+               max_records: int | None = None, dp_bins: dict | None = None, bins_share: float | None = None,
+               **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
     Privacy: the ledger of the returned :class:`Release` totals exactly ``epsilon``.
@@ -123,6 +125,11 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     ``method``: ``steps`` (options: layers, order, select, utility, r, allocation,
     consistency, synthesis, noise, max_cells), ``uh_random``, ``steps_lesda``, or
     ``flat_laplace`` (options: prior, structural_zeros, synthesis, noise, max_cells).
+
+    ``dp_bins={"age": {"bins": 5, "lower": 0, "upper": 100}}`` replaces the named
+    attributes' bin edges by DP quantiles over the public bounds, computed inside the
+    release with ``bins_share``·ε (default 10%), charged to the same ledger, so the total
+    stays ``epsilon`` (docs/methods/dp-quantiles.md).
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
@@ -130,13 +137,18 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
     dom = _domain(data, domain)
-    opts = spec.resolve(dom, method, **options)
+    bin_specs, bins_eps_share = check_dp_bins(dp_bins, bins_share)
     nb, share = privacy_setup(neighbours, count_share, max_records)
-    X = _encode(dom, data)
     rng, seed = _rng(seed)
     ledger = Ledger(f"release ({method})")
+    # DP bin edges first: the options and the codes depend on the domain they finish
+    dom, dp_bin_record = apply_dp_bins(data, dom, bin_specs, bins_eps_share * eps, rng, ledger, nb.label)
+    opts = spec.resolve(dom, method, **options)
+    X = _encode(dom, data)
     n_out, record_count = release_record_count(len(X), nb, share, eps, rng, ledger)
-    eps_sets = eps - (record_count["epsilon"] if share is not None else 0.0)
+    eps_sets = eps - (record_count["epsilon"] if share is not None else 0.0) - bins_eps_share * eps
+    if eps_sets <= 0:
+        raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
     ctx = ReleaseContext(nb, n_out)
     plan = spec.plan(opts, dom, eps_sets, m)
     codes_sets, trees, diagnostics = [], [], []
@@ -151,6 +163,8 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     frames = [dom.decode(c, rng) for c in codes_sets]
     dp, why = _dp_status(dom, not_dp, eps, nb)
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
+    if dp_bin_record:
+        diag["dp_bin_edges"] = dp_bin_record
     return Release(method, eps, opts.to_dict(), dom, ledger, frames, trees, dp, why, seed, diag,
                    neighbours=nb, record_count=record_count)
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpcore synth|preview|domain|evaluate|sweep ...``.
+"""Command line: ``python -m dpcore synth|preview|domain|evaluate|sweep|report ...``.
 
 Errors exit with status 2 and one line on stderr; never a traceback (``--debug`` shows one).
 """
@@ -108,6 +108,7 @@ def cmd_synth(args) -> int:
             raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
     df, domain = _load(args)
     opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
+    opts.update(_dp_bins_options(args))
 
     def run():
         return synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
@@ -138,6 +139,22 @@ def cmd_synth(args) -> int:
         print(f"recorded as release {entry} of {table.name} in the budget book of {args.workspace}: spent ε = "
               f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
     return 0
+
+
+def _dp_bins_options(args) -> dict:
+    """--dp-bins COL=lo:hi:bins (repeatable) and --bins-share as synthesize's dp_bins / bins_share."""
+    specs = {}
+    for spec in getattr(args, "dp_bins", None) or []:
+        col, _, rhs = spec.partition("=")
+        parts = rhs.split(":")
+        if not col or len(parts) != 3:
+            raise OptionError(f"--dp-bins {spec!r}: write COL=lower:upper:bins, e.g. age=0:100:5")
+        lo, hi, bins = _spec_numbers(spec, parts)
+        specs[col] = {"lower": lo, "upper": hi, "bins": whole_number(f"--dp-bins {spec!r}: bins", bins, 2)}
+    out = {"dp_bins": specs} if specs else {}
+    if getattr(args, "bins_share", None) is not None:
+        out["bins_share"] = args.bins_share
+    return out
 
 
 def cmd_preview(args) -> int:
@@ -233,6 +250,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
     s.add_argument("--workspace", help="workspace folder: record the release in its budget book (refused, with "
                                        "nothing spent, if it would exceed the table's cap)")
+    s.add_argument("--dp-bins", dest="dp_bins", action="append",
+                   help="COL=lower:upper:bins: DP quantile bin edges over public bounds, charged to this release "
+                        "(repeatable; docs/methods/dp-quantiles.md)")
+    s.add_argument("--bins-share", dest="bins_share", type=_float_text,
+                   help="share of ε spent on --dp-bins edges (default 0.1)")
     s.set_defaults(func=cmd_synth)
 
     v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
@@ -252,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for mod, names in (("dpcore.metrics.cli", ("add_evaluate_parser", "add_sweep_parser")),
                        ("dpcore.survey.cli", ("add_survey_parsers",)),
-                       ("dpcore.workspace", ("add_budget_parser",))):
+                       ("dpcore.workspace", ("add_budget_parser",)),
+                       ("dpcore.report_cli", ("add_report_parser",))):
         try:
             module = __import__(mod, fromlist=list(names))
         except ImportError:

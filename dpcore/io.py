@@ -19,6 +19,10 @@ Reading rules (nothing is silently altered):
   so is a row with more or fewer fields than the header.
 * Parquet keeps its declared column types; list, struct, map and binary columns are
   refused naming the column; dates and timestamps become ISO text.
+* SPSS (.sav), Stata (.dta) and SAS (.sas7bdat) files are read with pyreadstat and
+  Excel (.xlsx, first sheet) with openpyxl by :mod:`dpcore.io_formats`: value labels
+  become the levels, numbers stay numbers (int64 only when every value is a whole
+  number), dates become ISO text, and a file that cannot be read is one clear error.
 """
 from __future__ import annotations
 
@@ -200,12 +204,23 @@ def read_parquet_bytes(data: bytes, name: str = "the file") -> pd.DataFrame:
 
 
 def read_table(path, sep: str | None = None) -> pd.DataFrame:
-    """Read a CSV or Parquet file (by suffix) into a DataFrame, or raise :class:`InputError`."""
+    """Read a CSV, Parquet, SPSS, Stata, SAS or Excel file (by suffix) into a DataFrame,
+    or raise :class:`InputError`."""
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read '{path}': {exc.strerror}") from None
-    if p.suffix.lower() in PARQUET_SUFFIXES:
-        return read_parquet_bytes(data, f"'{p.name}'")
-    return read_csv_bytes(data, f"'{p.name}'", sep)
+    return read_bytes(data, p.name, sep)
+
+
+def read_bytes(data: bytes, filename: str, sep: str | None = None) -> pd.DataFrame:
+    """Read an uploaded file's bytes by its name's suffix (CSV is the default)."""
+    from .io_formats import STAT_SUFFIXES, read_stat_bytes
+
+    suffix = Path(filename).suffix.lower()
+    if suffix in PARQUET_SUFFIXES:
+        return read_parquet_bytes(data, f"'{filename}'")
+    if suffix in STAT_SUFFIXES:
+        return read_stat_bytes(data, filename)
+    return read_csv_bytes(data, f"'{filename}'", sep)

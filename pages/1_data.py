@@ -10,6 +10,7 @@ import dpcore
 from dpcore.domain import DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS
 from dpcore.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
+from pages._domain_editor import render_domain_editor
 
 s = st.session_state
 ui.init_state()
@@ -62,7 +63,8 @@ with ui.guarded("loading data"):
     with right:
         st.subheader("Upload")
         st.file_uploader(
-            f"CSV or Parquet (limit {ui.MAX_UPLOAD_MB} MB per file)", type=["csv", "parquet", "pq"],
+            f"CSV, Parquet, SPSS, Stata, SAS or Excel (limit {ui.MAX_UPLOAD_MB} MB per file)",
+            type=["csv", "parquet", "pq", "sav", "zsav", "dta", "sas7bdat", "xlsx"],
             key="w_upload", on_change=_on_upload,
             help=f"Uploads up to {ui.MAX_UPLOAD_MB} MB (server.maxUploadSize in .streamlit/config.toml). "
                  "The file stays on this server in your session only; it is never shared with other sessions.",
@@ -81,6 +83,10 @@ with ui.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")
     if raw.attrs.get("delimiter", "comma") != "comma":
         st.caption(f"Read as {raw.attrs['delimiter']}-separated values.")
+    if raw.attrs.get("format"):  # SPSS, Stata, SAS or Excel (dpcore.io_formats)
+        labelled = ", ".join(raw.attrs.get("value_labels") or {})
+        st.caption(f"Read as a {raw.attrs['format']} file" + (f" (sheet '{raw.attrs['sheet']}')" if raw.attrs.get("sheet") else "")
+                   + (f"; value labels became the levels of: {labelled}." if labelled else "."))
     schema = pd.DataFrame({
         "column": [str(c) for c in raw.columns],
         "type": [str(t) for t in raw.dtypes],
@@ -261,6 +267,10 @@ with ui.guarded("the domain"):
                     st.rerun()
                 except dpcore.DPCoreError as exc:
                     st.error(str(exc), icon=":material/warning:")
+
+with ui.guarded("the domain editor"):
+    if dom is not None:
+        render_domain_editor(dom, df)
 
 with ui.guarded("the data preview"):
     with st.expander("First rows of the table (curator only)"):

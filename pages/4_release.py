@@ -11,6 +11,7 @@ import streamlit as st
 import dpcore
 from pages import _common as ui
 from pages import _workspace as wsui
+from pages._report import render_report_section
 
 s = st.session_state
 ui.init_state()
@@ -110,6 +111,10 @@ with ui.guarded("the downloads"):
         cols[min(i, len(cols) - 1)].download_button(f"synthetic_{i}.csv", df.to_csv(index=False), f"synthetic_{i}.csv",
                                                      "text/csv", key=f"dl_set_{i}",
                                                      help=f"Synthetic set {i} alone (spent ε/m = {release.epsilon / len(release.sets):g}).")
+
+with ui.guarded("the release report"):
+    # the report: HTML (offline, plotly.js embedded) and PDF; built on request, the figures take seconds
+    render_report_section(release, orig)
 
 with ui.guarded("the synthetic sets"):
     st.subheader("Synthetic sets (first rows)")

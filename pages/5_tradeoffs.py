@@ -18,6 +18,7 @@ import streamlit as st
 
 import dpcore
 import dpcore.metrics as metrics
+from dpcore.report import RAW_BANNER, figures_html
 from pages import _common as ui
 
 log = logging.getLogger("dpcore.app")
@@ -405,10 +406,10 @@ with ui.guarded("the chart export"):
         st.caption("Each chart's toolbar (top right) has a camera button that saves it as PNG or SVG (choose above). "
                    "The HTML file holds every chart on this page, interactive. Both are curator-only: they are "
                    "computed from the raw data.")
-        html = "<html><head><meta charset='utf-8'><title>Trade-offs (curator only, NOT DP)</title></head><body>" + "".join(
-            f.to_html(full_html=False, include_plotlyjs="cdn") for f in figures.values()) + "</body></html>"
+        # plotly.js embedded once: the file opens offline (no CDN)
+        html = figures_html(list(figures.values()), "Trade-offs (curator only, NOT DP)", RAW_BANNER)
         st.download_button("All charts (interactive HTML)", html, "tradeoffs.html", "text/html",
-                           help="Opens in any browser; loads plotly.js from its CDN.")
+                           help="Opens in any browser, offline: plotly.js is embedded in the file.")
         if importlib.util.find_spec("kaleido") is not None:  # optional: server-side images
             c1, c2 = st.columns(2)
             which = c1.selectbox("Chart", list(figures), help="Render one chart on the server with kaleido.")

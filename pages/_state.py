@@ -125,6 +125,8 @@ def set_data(df: pd.DataFrame, name: str) -> None:
     s["numeric"] = {}
     s["domain_override"] = None
     s["domain_confirmed"] = False
+    s["recodes"] = {}
+    s["dp_bins"] = {}
     s.pop("load_error", None)
     for k in ("release", "sweep_job", "layers_items"):
         s.pop(k, None)
@@ -150,23 +152,31 @@ def load_demo(name: str) -> None:
 
 def read_upload(data: bytes, name: str) -> pd.DataFrame:
     """Parse an uploaded file with dpcore.io (raises InputError with a remedy)."""
-    from dpcore.io import PARQUET_SUFFIXES, read_csv_bytes, read_parquet_bytes
+    from dpcore.io import read_bytes
 
-    if name.lower().endswith(PARQUET_SUFFIXES):
-        return read_parquet_bytes(data, f"'{name}'")
-    return read_csv_bytes(data, f"'{name}'")
+    return read_bytes(data, name)
 
 
 def work_df() -> pd.DataFrame:
     s = st.session_state
     df = s["raw_df"]
     drop = [c for c in s.get("drop_cols", []) if c in df.columns]
-    return df.drop(columns=drop) if drop else df
+    df = df.drop(columns=drop) if drop else df
+    if s.get("recodes"):  # the domain editor's explicit renames and merges (dpcore.domain_edit)
+        from dpcore.domain_edit import apply_recodes
+
+        df = apply_recodes(df, s["recodes"])
+    return df
 
 
 def work_key() -> str:
     s = st.session_state
-    return f"{s['data_key']}|{','.join(sorted(s.get('drop_cols', [])))}"
+    key = f"{s['data_key']}|{','.join(sorted(s.get('drop_cols', [])))}"
+    if s.get("recodes"):
+        from dpcore.domain_edit import recodes_to_json
+
+        key += "|" + hashlib.sha256(recodes_to_json(s["recodes"]).encode()).hexdigest()[:12]
+    return key
 
 
 # --------------------------------------------------------------------------- domain
@@ -387,10 +397,22 @@ def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, set
     from pages import _workspace
 
     df = work_df()
+    opts = dict(opts, **dp_bins_options(dom))
     return _workspace.recorded_release(
         lambda: dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom, **opts),
         method, epsilon, opts.get("neighbours", "add_remove"))
 
+
+def dp_bins_options(dom: dpcore.Domain) -> dict:
+    """dp_bins/bins_share for synthesize from the domain editor: only for attributes whose
+    domain still holds the placeholder edges over the same public bounds."""
+    s = st.session_state
+    specs = {c: v for c, v in (s.get("dp_bins") or {}).items()
+             if c in dom.names and dom[c].kind == "numeric"
+             and (dom[c].edges[0], dom[c].edges[-1]) == (float(v["lower"]), float(v["upper"]))}
+    if not specs:
+        return {}
+    return {"dp_bins": specs, "bins_share": float(s.get("bins_share") or 0.1)}
 
 
 # --------------------------------------------------------------------------- release outputs
