@@ -1,6 +1,6 @@
 """Fit synthetic records directly to noisy margins: the Gradually Update Method (GUM).
 
-GUM (Zhang, Wang, Li, He & Chen 2021, "PrivSyn", USENIX Security, §5) keeps a set of n
+GUM (Zhang et al. 2021, "PrivSyn", USENIX Security, §5) keeps a set of n
 synthetic records and, margin after margin, moves records out of cells the records
 over-fill into cells they under-fill, until every margin of the records is close to its
 target. Nothing is ever held per cell of the full cross-tabulation: memory is O(n p) plus

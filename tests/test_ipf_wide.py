@@ -226,3 +226,9 @@ def test_record_fit_is_no_worse_than_the_dense_fit_on_s7():
         sets = [dpcore.synthesize(s7, "ipf", 1.0, seed=s, domain=dom, fit=fit).sets[0] for s in SEEDS]
         got[fit] = utility_tables(s7, sets).mean_s_pmse
     assert got["records"] <= (1 + TOLERANCE) * got["dense"], got
+
+
+def test_preview_names_the_fit_before_any_budget_is_spent(wide):
+    df, dom = wide
+    assert dpcore.preview(df, "ipf", 1.0, domain=dom).plan["fit"] == "records"
+    assert dpcore.preview(df.iloc[:, :4], "ipf", 1.0).plan["fit"] == "dense"

@@ -19,7 +19,11 @@ Per set, at budget ε_s = ε/m, with a set M of margins (default: all two-way ma
    paper's 1.15); it is kept only for comparison with that code.
 4. Rescale every margin to the same total, the released record count (Raab's step
    6), fit the full cross-tabulation to the margins by IPF (below) from the uniform
-   table, and draw that many records (multinomial, or rounding).
+   table, and draw that many records (multinomial, or rounding). On wide tables the
+   same noisy margins are fitted without the full table (``fit``, :func:`choose_fit`):
+   exactly on the clique tables of their junction tree (:mod:`dpcore.graphical_model`),
+   or, when the margins' graph is complete (all two-way margins), by updating synthetic
+   records after denoising the margins (:func:`shrink_margins`, :mod:`dpcore.record_fit`).
 
 **Privacy** (ε_s per set, ε over the m sets). Add or remove one record: it lies in
 exactly one cell of each margin, so each margin's count vector has L1 sensitivity
@@ -30,7 +34,8 @@ Sundararajan 2009). The cells of one margin are disjoint, so the margin costs
 sequentially to ε_s (Dwork & Roth 2014, Thm 3.16) and the m sets to ε. The prior,
 the positivity step, rescaling, IPF and sampling read only the noisy margins, the
 released record count and the public domain: post-processing (Dwork & Roth 2014,
-Prop 2.1). Proof: docs/methods/ipf.md.
+Prop 2.1). Whatever the fit, the measurement (steps 1–2) and the ledger are the same and
+every fit is post-processing, so the guarantee does not depend on it. Proof: docs/methods/ipf.md.
 The ledger carries one charge per margin.
 
 **IPF** (Deming & Stephan 1940; the ``Ipfp`` of R's mipfp, which synthpop calls).
@@ -97,7 +102,8 @@ class IpfOptions:
 
     ``margins``: tuple of attribute-name tuples (in domain order); ``prior``: α,
     spread as α/cells over each margin; ``noise``: ``laplace`` (synthpop) or
-    ``discrete_laplace``; ``positivity``: ``clip`` or synthpop's ``makepos``;
+    ``discrete_laplace``; ``positivity``: ``clip``, synthpop's ``makepos`` or PrivSyn's
+    ``normsub`` (:func:`normsub`; the record fit always uses its own, see :func:`shrink_margins`);
     ``tol``: stop when no fitted cell count (table scaled to n) moves by ``tol`` or
     more over a sweep; ``max_iter``: sweep cap (synthpop: 1e-3 and 5000);
     ``synthesis``: ``sample`` (multinomial) or ``round``; ``fit``: ``auto`` (by size),
