@@ -250,3 +250,14 @@ def test_record_fit_is_no_worse_than_the_dense_fit_on_the_cps_extract():
         sets = [dpcore.synthesize(cps, "ipf", 1.0, seed=s, domain=dom, fit=fit).sets[0] for s in SEEDS]
         got[fit] = utility_tables(cps, sets).mean_s_pmse
     assert got["records"] <= (1 + TOLERANCE) * got["dense"], got
+
+
+def test_all_two_way_margins_never_take_the_one_clique_junction_tree():
+    """Above the dense limit a complete graph's junction tree is the full table again: the
+    record fit is taken instead, whatever the cell count."""
+    rng = np.random.default_rng(10)
+    df = pd.DataFrame({f"c{j}": [f"v{x}" for x in rng.integers(0, 9, 300)] for j in range(6)})
+    dom = dpcore.infer_domain(df).declared()
+    assert I.DENSE_FIT_MAX_CELLS < dom.size <= I.JUNCTION_TREE_MAX_CELLS
+    assert I.choose_fit(dom, I.resolve(dom)) == "records"
+    assert I.choose_fit(dom, I.resolve(dom, margins="c0,c1;c1,c2;c2,c3;c3,c4;c4,c5")) == "junction_tree"

@@ -218,15 +218,17 @@ def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
 def choose_fit(domain: Domain, opts: IpfOptions) -> str:
     """The fit ``opts.fit`` names, or for ``auto``: ``dense`` up to DENSE_FIT_MAX_CELLS
     cells (and ``max_cells``); else ``junction_tree`` when the chordal completion of the
-    margins' graph has clique tables of at most JUNCTION_TREE_MAX_CELLS cells in all;
-    else ``records``. Reads only the public domain and the options."""
+    margins' graph has more than one clique and clique tables of at most
+    JUNCTION_TREE_MAX_CELLS cells in all; else ``records``. Reads only the public domain and the options."""
     if opts.fit != "auto":
         return opts.fit
     if domain.size <= min(DENSE_FIT_MAX_CELLS, opts.max_cells):
         return "dense"
     if len(opts.margins) > MAX_MARGINS:
         return "records"  # refused at release with the reason
-    if _junction_tree(domain, opts).total_cells <= JUNCTION_TREE_MAX_CELLS:
+    jt = _junction_tree(domain, opts)
+    # a single clique over every attribute (all two-way margins) is the full table again
+    if len(jt.cliques) > 1 and jt.total_cells <= JUNCTION_TREE_MAX_CELLS:
         return "junction_tree"
     return "records"
 
