@@ -261,3 +261,44 @@ def test_all_two_way_margins_never_take_the_one_clique_junction_tree():
     assert I.DENSE_FIT_MAX_CELLS < dom.size <= I.JUNCTION_TREE_MAX_CELLS
     assert I.choose_fit(dom, I.resolve(dom)) == "records"
     assert I.choose_fit(dom, I.resolve(dom, margins="c0,c1;c1,c2;c2,c3;c3,c4;c4,c5")) == "junction_tree"
+
+
+def test_the_app_releases_ipf_on_a_wide_table():
+    """The Design page offers ipf on cps_voter_wide (6.5·10^17 cells) and nothing refuses it
+    by cell count: preview and release go through, with the record fit."""
+    pytest.importorskip("streamlit.testing.v1")
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore.datasets import cps_voter_wide
+
+    root = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
+    at.run()
+    df = cps_voter_wide()
+    at.session_state["raw_df"] = df
+    at.session_state["data_name"] = "cps_voter_wide"
+    at.session_state["data_key"] = "cps_voter_wide-test"
+    at.session_state["domain_confirmed"] = False
+    for page in ("pages/1_data.py",):
+        at.switch_page(page)
+        at.run()
+    next(b for b in at.button if b.label.startswith("Confirm")).click()
+    at.run()
+    at.switch_page("pages/2_design.py")
+    at.run()
+    at.selectbox(key="w_release_method").select("ipf").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.switch_page("pages/3_preview.py")
+    at.run()
+    assert not at.exception and len(at.dataframe) >= 1
+    at.session_state["cfg"]["comparators"] = []
+    at.switch_page("pages/4_release.py")
+    at.run()
+    next(b for b in at.button if b.label.startswith("Release (spends")).click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    r = at.session_state["release"]["main"]
+    assert r.method == "ipf" and r.diagnostics["per_set"][0]["fit"] == "records"
+    assert list(r.sets[0].columns) == list(df.columns)
