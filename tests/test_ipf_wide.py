@@ -264,19 +264,19 @@ def test_all_two_way_margins_never_take_the_one_clique_junction_tree():
 
 
 def test_the_app_releases_ipf_on_a_wide_table():
-    """The Design page offers ipf on cps_voter_wide (6.5·10^17 cells) and nothing refuses it
+    """The Design page offers ipf on cps_voter_wide (bundled, 6.5·10^17 cells) and nothing refuses it
     by cell count: preview and release go through, with the record fit."""
     pytest.importorskip("streamlit.testing.v1")
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.datasets import cps_voter_wide
+    from dpcore.io import read_table
 
     root = Path(__file__).resolve().parents[1]
     at = AppTest.from_file(str(root / "app.py"), default_timeout=120)
     at.run()
-    df = cps_voter_wide()
+    df = read_table(root / "assets" / "cps_voter_wide.csv")  # the bundled copy of cps_voter_wide()
     at.session_state["raw_df"] = df
     at.session_state["data_name"] = "cps_voter_wide"
     at.session_state["data_key"] = "cps_voter_wide-test"
