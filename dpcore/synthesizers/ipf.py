@@ -87,8 +87,8 @@ POSITIVITY = ("clip", "makepos", "normsub")
 FITS = ("auto", "dense", "junction_tree", "records")
 #: the dense fit (the full table, as synthpop) is used up to this many cells: it covers
 #: SD2011 S5/S7 (147,000 cells), so Raab's Table 3 is reproduced with synthpop's own fit;
-#: on the 10-attribute CPS extract (748,800 cells) it already takes 1–20 s a set against
-#: 0.4 s for the record fit, with a higher S_pMSE (docs/methods/ipf.md)
+#: on the 10-attribute CPS extract (748,800 cells) it already takes a median 10 s a set
+#: against 0.3 s for the record fit, with a higher S_pMSE (docs/methods/ipf.md)
 DENSE_FIT_MAX_CELLS = 2**18
 #: the junction-tree fit is used while its clique tables hold at most this many cells in all
 JUNCTION_TREE_MAX_CELLS = 2**22
