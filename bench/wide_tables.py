@@ -12,8 +12,18 @@ Cases:
 * ``cross:<method>:<path>:<log2 cells>``: 2000 rows over a table of 2^k cells (k/2 + k/2 bits
   in two attributes plus 3 small ones), m = 1, dense or sparse path forced through
   ``dpcore.sparse_leaves.SPARSE_ABOVE``: where the sparse path starts to win.
+* ``boot64k:<method>``: a 64,600-row bootstrap (seed 0) of ``cps_voter_wide``'s first 15
+  attributes, ε = 1, m = 5, defaults of the method;
+* ``s7:ipf``, ``cps_shaped:ipf``: SD2011 S7 and ``bench/cps_data.cps_shaped()`` (44,821 × 15),
+  ε = 1, m = 1, seed 0, ipf defaults. With ``--baseline-root DIR`` the same two cases also run
+  against the dpcore found in DIR (e.g. the main checkout: "today's" ipf), in the same run.
 
-Usage: ``PYTHONPATH=. .venv/bin/python bench/wide_tables.py [--reps 3] [--utility]``
+``--utility``: mean two-way S_pMSE on ``cps_voter_wide`` (ε = 1, m = 5, seed 0) per method, and
+the measurement behind ipf's choice of fit: ``fit="dense"`` against ``fit="records"`` on S7 and
+the 10-attribute CPS extract (ε = 1, m = 1, seeds 0–4: mean S_pMSE and median seconds).
+
+Usage: ``PYTHONPATH=. .venv/bin/python bench/wide_tables.py [--reps 3] [--utility] [--baseline-root DIR]
+[--only PREFIX ...]``
 """
 from __future__ import annotations
 
@@ -32,7 +42,8 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
+# DPCORE_ROOT: measure another checkout's dpcore (the baseline) with this same script
+sys.path.insert(0, os.environ.get("DPCORE_ROOT", str(ROOT)))
 
 
 def _data(kind: str, log2: int = 0):
@@ -42,6 +53,20 @@ def _data(kind: str, log2: int = 0):
         from dpcore.datasets import cps_voter_wide
 
         df = cps_voter_wide()
+    elif kind == "boot64k":
+        from dpcore.datasets import cps_voter_wide
+
+        wide = cps_voter_wide().iloc[:, :15]
+        df = wide.iloc[np.random.default_rng(0).integers(0, len(wide), 64_600)].reset_index(drop=True)
+    elif kind == "s7":
+        from dpcore.datasets import load_sd2011, sd2011_extract
+
+        df = sd2011_extract(load_sd2011(), 7)
+    elif kind == "cps_shaped":
+        sys.path.insert(0, str(HERE))
+        from cps_data import cps_shaped
+
+        df = cps_shaped()
     elif kind == "huge":
         rng = np.random.default_rng(0)
         df = pd.DataFrame({f"c{j:02d}": rng.integers(0, 10, 100).astype(str) for j in range(15)})
@@ -71,7 +96,7 @@ def run_case(name: str) -> dict:
     parts = name.split(":")
     kind, method = parts[0], parts[1]
     opts, m = {}, 5
-    if kind == "huge":
+    if kind in ("huge", "s7", "cps_shaped"):
         m = 1
     if kind == "cross":
         path, log2 = parts[2], int(parts[3])
@@ -89,13 +114,14 @@ def run_case(name: str) -> dict:
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    per_set = rel.diagnostics.get("per_set") or [{}]
     return {"case": name, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak_mb, "cells": str(dom.size),
-            "rows_out": len(rel.sets[0])}
+            "rows_out": len(rel.sets[0]), "fit": per_set[0].get("fit"), "sweeps": per_set[0].get("iterations")}
 
 
-def child(name: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, __file__, "--case", name], capture_output=True, text=True, env=env, cwd=ROOT)
+def child(name: str, root: Path = ROOT) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(root), DPCORE_ROOT=str(root))
+    out = subprocess.run([sys.executable, __file__, "--case", name], capture_output=True, text=True, env=env, cwd=root)
     if out.returncode:
         return {"case": name, "error": out.stderr.strip().splitlines()[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -110,43 +136,79 @@ def utility(method: str) -> float:
     return float(utility_tables(df, rel.sets).mean_s_pmse)
 
 
+def fit_comparison(seeds=range(5)) -> dict:
+    """ipf's dense fit against the record fit on the tables where both run (same margins per seed)."""
+    import dpcore
+    from dpcore.datasets import cps_voter_extract, load_cps_vrs, load_sd2011, sd2011_extract
+    from dpcore.metrics import utility_tables
+
+    out = {}
+    for name, df in (("s7", sd2011_extract(load_sd2011(), 7)), ("cps_extract", cps_voter_extract(load_cps_vrs()))):
+        dom = dpcore.infer_domain(df).declared()
+        for fit in ("dense", "records"):
+            vals, secs = [], []
+            for s in seeds:
+                t0 = time.perf_counter()
+                rel = dpcore.synthesize(df, method="ipf", epsilon=1.0, seed=s, domain=dom, fit=fit)
+                secs.append(time.perf_counter() - t0)
+                vals.append(float(utility_tables(df, rel.sets).mean_s_pmse))
+            out[f"{name}:{fit}"] = {"s_pmse": vals, "mean_s_pmse": statistics.mean(vals),
+                                    "median_s": statistics.median(secs), "cells": str(dom.size)}
+            print(f"{name} {fit}: mean S_pMSE {statistics.mean(vals):.2f} {[round(v, 2) for v in vals]}, "
+                  f"median {statistics.median(secs):.2f} s", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--case")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--utility", action="store_true")
     ap.add_argument("--out", default=str(HERE / "out" / "wide_tables.json"))
+    ap.add_argument("--baseline-root", help="another checkout whose dpcore runs the s7/cps_shaped ipf cases too")
+    ap.add_argument("--only", nargs="*", help="run only the cases whose name starts with one of these")
     args = ap.parse_args()
     if args.case:
         print(json.dumps(run_case(args.case)))
         return
     from _machine import machine
 
-    cases = [f"cps_wide:{m}" for m in ("steps", "flat_laplace", "privbayes", "ipf")]
-    cases += [f"huge:{m}" for m in ("steps", "flat_laplace")]
-    cases += [f"cross:{m}:{p}:{k}" for m in ("flat_laplace", "steps") for k in (14, 16, 18, 20, 22, 24)
+    methods4 = ("steps", "flat_laplace", "privbayes", "ipf")
+    cases = [(f"cps_wide:{m}", ROOT) for m in methods4]
+    cases += [(f"boot64k:{m}", ROOT) for m in methods4]
+    for c in ("s7:ipf", "cps_shaped:ipf"):
+        cases.append((c, ROOT))
+        if args.baseline_root:
+            cases.append((c, Path(args.baseline_root).resolve()))
+    cases += [(f"huge:{m}", ROOT) for m in ("steps", "flat_laplace")]
+    cases += [(f"cross:{m}:{p}:{k}", ROOT) for m in ("flat_laplace", "steps") for k in (14, 16, 18, 20, 22, 24)
               for p in ("dense", "sparse")]
+    if args.only is not None:
+        cases = [c for c in cases if any(c[0].startswith(o) for o in args.only)]
     results = []
-    for name in cases:
-        runs = [child(name) for _ in range(args.reps)]
+    for name, root in cases:
+        label = name if root == ROOT else f"{name} [baseline {root}]"
+        runs = [child(name, root) for _ in range(args.reps)]
         ok = [r for r in runs if "error" not in r]
         if not ok:
-            results.append(runs[0])
-            print(name, "ERROR", runs[0]["error"], flush=True)
+            results.append(dict(runs[0], case=label))
+            print(label, "ERROR", runs[0]["error"], flush=True)
             continue
-        row = {"case": name, "cells": ok[0]["cells"], "median_wall_s": statistics.median(r["wall_s"] for r in ok),
+        row = {"case": label, "fit": ok[0].get("fit"), "sweeps": [r.get("sweeps") for r in ok], "cells": ok[0]["cells"], "median_wall_s": statistics.median(r["wall_s"] for r in ok),
                "median_cpu_s": statistics.median(r["cpu_s"] for r in ok),
                "peak_rss_mb": max(r["peak_rss_mb"] for r in ok), "runs": ok}
         results.append(row)
-        print(f"{name:35s} wall {row['median_wall_s']:.3f}s cpu {row['median_cpu_s']:.3f}s peak {row['peak_rss_mb']:.0f} MB",
+        print(f"{label:35s} fit {row['fit']} wall {row['median_wall_s']:.3f}s cpu {row['median_cpu_s']:.3f}s peak {row['peak_rss_mb']:.0f} MB",
               flush=True)
-    util = {}
+    util, fits = {}, {}
     if args.utility:
-        for m in ("steps", "flat_laplace", "privbayes"):
+        for m in methods4:
             util[m] = utility(m)
             print(f"cps_wide {m} mean two-way S_pMSE {util[m]:.1f}", flush=True)
+        fits = fit_comparison()
     Path(args.out).parent.mkdir(exist_ok=True)
-    Path(args.out).write_text(json.dumps({"machine": machine(), "results": results, "s_pmse": util}, indent=2, default=str))
+    Path(args.out).write_text(json.dumps({"machine": machine(), "results": results, "s_pmse": util, "ipf_fits": fits},
+                                         indent=2, default=str))
 
 
 if __name__ == "__main__":

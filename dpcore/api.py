@@ -250,6 +250,9 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
             scale = noise_for(opts.noise, eps_sets / m, nb.histogram_sensitivity).scale
             share = flat_empty_share(dom.size, float(len(data)), scale, opts.prior)
             plan.update(empty_cell_share=share, empty_cell_warning=empty_share_warning(share, method))
+        if method == "ipf":
+            from .synthesizers.ipf import choose_fit
+            plan["fit"] = choose_fit(dom, opts)  # public: the domain and the options only
         return MarginPreview(pd.DataFrame(rows), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)

@@ -51,7 +51,7 @@ _TREE_OPTIONS = {
     "layers": int, "order": str, "select": str, "utility": str, "r": float, "allocation": str,
     "consistency": str, "synthesis": str, "noise": str,
 }
-_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int}
+_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int, "fit": str}
 
 
 def _add_tree_options(p: argparse.ArgumentParser) -> None:
@@ -246,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tree_options(s)
     s.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells (synthpop priorn)")
     s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
+    s.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
     s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
     s.add_argument("--workspace", help="workspace folder: record the release in its budget book (refused, with "
@@ -262,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tree_options(v)
     v.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells")
     v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
+    v.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
     v.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     v.add_argument("--json", action="store_true", help="print JSON")
     v.set_defaults(func=cmd_preview)

@@ -289,5 +289,8 @@ def test_bad_option_through_synthesize(table, domain):
 
 
 def test_too_many_cells_is_refused(table, domain):
+    """The dense fit refuses a table above max_cells; ``auto`` fits it without the table."""
     with pytest.raises(dpcore.errors.ResourceError, match="cells"):
-        dpcore.synthesize(table, method="ipf", epsilon=1, domain=domain, max_cells=10)
+        dpcore.synthesize(table, method="ipf", epsilon=1, domain=domain, max_cells=10, fit="dense")
+    rel = dpcore.synthesize(table, method="ipf", epsilon=1, domain=domain, max_cells=10, seed=1)
+    assert rel.diagnostics["per_set"][0]["fit"] == "records"
