@@ -126,13 +126,36 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
+    dom = _domain(data, domain)
+    rel, codes_sets, rng = synthesize_codes(lambda: _encode(dom, data), dom, method, epsilon, sets=sets, seed=seed,
+                                            neighbours=neighbours, count_share=count_share, max_records=max_records,
+                                            **options)
+    rel.sets = [dom.decode(c, rng) for c in codes_sets]
+    return rel
+
+
+def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
+                     seed: int | None = None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
+                     max_records: int | None = None, keep=None, **options: Any) -> tuple[Release, list[np.ndarray], np.random.Generator]:
+    """The release of :func:`synthesize` before decoding: ``(release with no sets yet, codes
+    of each set, the generator positioned where decoding starts)``.
+
+    ``codes`` is a callable returning the records' integer codes (n, p) over ``dom``, called
+    after the options are checked, so a bad option costs no reading. Every method counts
+    (bincount, margins, mutual information from counts), so the release depends on the
+    records only through their multiset: any row order of the codes gives the same
+    release (``tests/test_engines.py`` checks it). ``keep``, if given, is applied to each
+    set's codes as soon as it is drawn (e.g. to store them compactly on disk). Same
+    privacy guarantee as :func:`synthesize`.
+    """
+    if method not in REGISTRY:
+        raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
     spec = REGISTRY[method]
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
-    dom = _domain(data, domain)
     opts = spec.resolve(dom, method, **options)
     nb, share = privacy_setup(neighbours, count_share, max_records)
-    X = _encode(dom, data)
+    X = codes()
     rng, seed = _rng(seed)
     ledger = Ledger(f"release ({method})")
     n_out, record_count = release_record_count(len(X), nb, share, eps, rng, ledger)
@@ -141,18 +164,19 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     plan = spec.plan(opts, dom, eps_sets, m)
     codes_sets, trees, diagnostics = [], [], []
     for s in range(m):
-        codes, tree, diag = spec.run_set(X, dom, opts, plan, eps_sets / m, rng, ledger, f"set {s + 1}", ctx)
-        codes_sets.append(codes)
+        out, tree, diag = spec.run_set(X, dom, opts, plan, eps_sets / m, rng, ledger, f"set {s + 1}", ctx)
+        codes_sets.append(keep(out) if keep is not None else out)
+        del out
         trees.append(tree)
         diagnostics.append(diag)
     del X  # raw codes go no further
     not_dp = spec.not_dp(opts)
     ledger.assert_total(eps)
-    frames = [dom.decode(c, rng) for c in codes_sets]
     dp, why = _dp_status(dom, not_dp, eps, nb)
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
-    return Release(method, eps, opts.to_dict(), dom, ledger, frames, trees, dp, why, seed, diag,
-                   neighbours=nb, record_count=record_count)
+    rel = Release(method, eps, opts.to_dict(), dom, ledger, [], trees, dp, why, seed, diag,
+                  neighbours=nb, record_count=record_count)
+    return rel, codes_sets, rng
 
 
 @dataclass

@@ -236,7 +236,8 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
                     pi_codes[pi] = np.ravel_multi_index(tuple(X[:, p] for p in pi), [shape[p] for p in pi])
                 kpi = math.prod(shape[p] for p in pi)
                 if shape[x] * kpi <= 1 << 22:
-                    joint = np.bincount(X[:, x] * kpi + pi_codes[pi], minlength=shape[x] * kpi)
+                    # int64 before the product: compact (uint8) codes would wrap
+                    joint = np.bincount(X[:, x].astype(np.int64) * kpi + pi_codes[pi], minlength=shape[x] * kpi)
                     scores[c] = mutual_information(joint.reshape(shape[x], kpi))
                 else:
                     scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi])
