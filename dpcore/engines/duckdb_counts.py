@@ -127,7 +127,7 @@ def open_source(con, path, sep: str | None = None, progress=None) -> on_engine.S
             cols = "{" + ", ".join(f"{S.literal(h, d)}: 'VARCHAR'" for h in header) + "}"
             con.execute(f"CREATE OR REPLACE TEMP VIEW src AS SELECT * FROM read_csv({lit}, header=true, "
                         f"delim={S.literal(sep, d)}, quote='\"', escape='\"', columns={cols}, auto_detect=false, "
-                        "strict_mode=true, null_padding=false)")
+                        "strict_mode=true, null_padding=false, buffer_size=2097152)")
             if progress:
                 progress(f"typing the columns of {p.name} (one scan)")
             row = con.execute(S.typing_query(header, "src", d)).fetchone()
@@ -157,7 +157,10 @@ def open_source(con, path, sep: str | None = None, progress=None) -> on_engine.S
 
 
 def _first_line(exc) -> str:
-    return str(exc).strip().splitlines()[0][:300]
+    text = str(exc).strip().splitlines()[0][:300]
+    if "Out of Memory" in text:
+        return text + "; raise --memory-limit (memory_limit=) or free disk space in the temporary folder"
+    return text
 
 
 def count_table(path, domain: Domain, *, memory_limit: str | None = None, temp_directory=None, threads=None,

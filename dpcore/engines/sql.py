@@ -171,7 +171,9 @@ def code_expression(a: Attribute, col: Column, d: Dialect) -> str:
     if a.kind == "numeric":
         x = col.number(d)
         e = [float(v) for v in a.edges]
-        parts.append(f"WHEN NOT (({x}) >= {double_literal(e[0])} AND ({x}) <= {double_literal(e[-1])}) THEN {OUTSIDE}")
+        # NULL: present but not a plain number; NaN compares above every edge in both engines
+        parts.append(f"WHEN ({x}) IS NULL OR NOT (({x}) >= {double_literal(e[0])} AND ({x}) <= {double_literal(e[-1])}) "
+                     f"THEN {OUTSIDE}")
         parts += [f"WHEN ({x}) < {double_literal(hi)} THEN {i}" for i, hi in enumerate(e[1:-1])]
         parts.append(f"ELSE {len(e) - 2}")
         return "CASE " + " ".join(parts) + " END"
