@@ -53,10 +53,9 @@ def test_three_engines_same_count_table(spark, files):
 
 def test_same_inferred_domain(spark, files):
     csv, parquet, _, _ = files[0]  # one table: inference runs a few queries per column
-    if True:
-        for source in (csv, parquet):
-            assert spark_counts.infer_domain(source, spark_master=spark).to_dict() == \
-                infer_domain(read_table(source)).to_dict()
+    for source in (csv, parquet):
+        assert spark_counts.infer_domain(source, spark_master=spark).to_dict() == \
+            infer_domain(read_table(source)).to_dict()
 
 
 def test_same_release(spark, files, tmp_path):

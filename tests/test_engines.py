@@ -223,3 +223,53 @@ def test_cli_duckdb_parquet_matches_pandas(table, tmp_path, capsys):
     assert (tmp_path / "a" / "manifest.json").read_text() == (tmp_path / "b" / "manifest.json").read_text()
     assert cli.main(["synth", *common, "--out", str(tmp_path / "e"), "--engine", "duckdb", "--memory-limit", "x"]) == 2
     assert "memory-limit" in capsys.readouterr().err
+
+
+def test_server_paths_stay_inside_the_data_folder(tmp_path):
+    from dpcore.engines import server_files
+
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    (data / "sub" / "t.csv").write_text("a\n1\n")
+    (tmp_path / "secret.csv").write_text("a\n1\n")
+    (data / "link.csv").symlink_to(tmp_path / "secret.csv")
+    env = {server_files.DATA_DIR_ENV: str(data)}
+    folder = server_files.data_dir(env)
+    assert server_files.resolve_inside(folder, "sub/t.csv") == (data / "sub" / "t.csv").resolve()
+    for bad in ("../secret.csv", str(tmp_path / "secret.csv"), "link.csv", "sub/../../secret.csv"):
+        with pytest.raises(InputError, match="outside the data folder"):
+            server_files.resolve_inside(folder, bad)
+    with pytest.raises(InputError, match="not a file"):
+        server_files.resolve_inside(folder, "sub")
+    assert server_files.list_tables(folder) == ["sub/t.csv"]  # the link leading out is not listed
+    assert server_files.output_dir(env) == data.resolve() / "releases"
+    assert server_files.data_dir({}) is None
+    with pytest.raises(InputError, match="not a folder"):
+        server_files.data_dir({server_files.DATA_DIR_ENV: str(tmp_path / "nope")})
+
+
+def test_app_releases_a_table_on_the_server(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    data = tmp_path / "data"
+    data.mkdir()
+    random_table(0).to_csv(data / "t.csv", index=False)
+    monkeypatch.setenv("DPSTUDIO_DATA_DIR", str(data))
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/1_data.py").run()
+    at.selectbox(key="w_srv_table").select("t.csv").run()
+    at.button(key="w_srv_infer").click().run()
+    assert not at.error and '"source": "inferred' in at.text_area(key="w_srv_domain").value
+    at.checkbox(key="w_srv_declared").check().run()
+    at.number_input(key="w_srv_seed").set_value(3).run()
+    at.button(key="w_srv_release").click().run()
+    assert not at.error, [e.value for e in at.error]
+    out = next((data / "releases").iterdir())
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["dp"] is True and manifest["domain"]["source"] == "declared public by the curator"
+    assert pq.read_metadata(out / "synthetic_1.parquet").num_rows == manifest["record_count"]["value"]
+    at.text_input(key="w_srv_path").input("../t.csv").run()
+    assert "outside the data folder" in at.error[0].value
