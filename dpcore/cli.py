@@ -204,7 +204,7 @@ def _print_empty_share(plan: dict) -> None:
 
 
 def cmd_domain(args) -> int:
-    df = _read_input(args)
+    df = _read_input(args) if args.engine == "pandas" else None  # duckdb/spark read the file where it lies
     numeric = {}
     for spec in args.numeric or []:
         col, _, rhs = spec.partition("=")
@@ -218,7 +218,13 @@ def cmd_domain(args) -> int:
             numeric[col] = {"bounds": [lo, hi], "bins": whole_number(f"--numeric {spec!r}: bins", bins, 1)}
         else:
             numeric[col] = _spec_numbers(spec, rhs.split(","))
-    dom = infer_domain(df, numeric=numeric)
+    if df is None:
+        from .engines import file_release
+
+        opts = file_release.engine_options(args.engine, args.memory_limit, args.spark_master)
+        dom = file_release.infer_file_domain(args.input, args.engine, numeric=numeric, **opts)
+    else:
+        dom = infer_domain(df, numeric=numeric)
     try:
         Path(args.out).write_text(dom.to_json(), encoding="utf-8")
     except OSError as exc:
@@ -262,6 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("input", help="CSV or Parquet file")
     d.add_argument("--out", required=True, help="domain.json to write")
     d.add_argument("--numeric", action="append", help="COL=e1,e2,... or COL=lo:hi:bins (repeatable)")
+    d.add_argument("--engine", default="pandas", choices=("pandas", "duckdb", "spark"),
+                   help="where the levels and ranges are read: pandas (default) | duckdb | spark")
+    d.add_argument("--spark-master", dest="spark_master", help="spark: master URL (default local[*])")
+    d.add_argument("--memory-limit", dest="memory_limit", help="duckdb: memory cap such as 512MB")
     d.set_defaults(func=cmd_domain)
 
     for mod, names in (("dpcore.metrics.cli", ("add_evaluate_parser", "add_sweep_parser")),

@@ -273,3 +273,12 @@ def test_app_releases_a_table_on_the_server(tmp_path, monkeypatch):
     assert pq.read_metadata(out / "synthetic_1.parquet").num_rows == manifest["record_count"]["value"]
     at.text_input(key="w_srv_path").input("../t.csv").run()
     assert "outside the data folder" in at.error[0].value
+
+
+def test_cli_domain_on_duckdb_matches_pandas(tmp_path, capsys):
+    csv = tmp_path / "t.csv"
+    random_table(1).to_csv(csv, index=False)
+    for engine in ("pandas", "duckdb"):
+        assert cli.main(["domain", str(csv), "--out", str(tmp_path / f"{engine}.json"), "--engine", engine,
+                         "--numeric", "age=0,18,65,100"]) == 0
+    assert (tmp_path / "pandas.json").read_text() == (tmp_path / "duckdb.json").read_text()

@@ -53,15 +53,20 @@ def load_domain(path, domain, engine: str, progress=None, **engine_opts) -> Doma
         return Domain.from_dict(domain)
     if domain is not None:
         return Domain.load(domain)
+    return infer_file_domain(path, engine, progress=progress, **engine_opts)
+
+
+def infer_file_domain(path, engine: str, progress=None, numeric=None, **engine_opts) -> Domain:
+    """:func:`dpcore.infer_domain` of the file, read by ``engine`` (curator-only, NOT DP until declared)."""
     if engine == "duckdb":
         from . import duckdb_counts
-        return duckdb_counts.infer_domain(path, progress=progress, **engine_opts)
+        return duckdb_counts.infer_domain(path, progress=progress, numeric=numeric, **engine_opts)
     if engine == "spark":
         from . import spark_counts
-        return spark_counts.infer_domain(path, progress=progress, **engine_opts)
+        return spark_counts.infer_domain(path, progress=progress, numeric=numeric, **engine_opts)
     from ..domain import infer_domain
     from ..io import read_table
-    return infer_domain(read_table(path))
+    return infer_domain(read_table(path), numeric=numeric)
 
 
 def file_count_table(path, dom: Domain, engine: str, **engine_opts):
