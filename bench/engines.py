@@ -15,6 +15,9 @@ Cases:
 * ``count:duckdb:<rows>``: ``count_table(path, dom, engine="duckdb", memory_limit="512MB")``;
 * ``count:spark:<rows>``: the same on Spark ``local[2]`` (JVM start excluded from the time),
   compared cell by cell with the DuckDB table saved by the DuckDB case;
+* ``cli:<engine>:<rows>``: ``python -m dpcore synth FILE --engine duckdb|spark --format parquet``
+  (steps defaults, ε = 1, m = 1; with Spark the JVM start is inside the time, and the peak RSS
+  is the Python process only);
 * ``release:<method>:<rows>``: ``synthesize_file(..., engine="duckdb", memory_limit="512MB",
   format="parquet")``, method defaults, ε = 1, m = 1, seed 0: file → Parquet synthetic set.
 
@@ -112,6 +115,18 @@ def run_case(case: str) -> dict:
 
         t0, c0 = time.perf_counter(), time.process_time()
         table = count_table(path, dom, engine="duckdb", memory_limit="512MB")
+    elif kind == "cli":  # end to end through the command line, steps defaults
+        from dpcore import cli
+
+        out = OUT / f"engines_cli_{what}_{size}"
+        (OUT / "engines_domain.json").write_text(dom.to_json())
+        t0, c0 = time.perf_counter(), time.process_time()
+        code = cli.main(["synth", str(path), "--out", str(out), "--engine", what, "--format", "parquet", "--seed", "0",
+                         "--domain", str(OUT / "engines_domain.json")]
+                        + (["--memory-limit", "512MB"] if what == "duckdb" else ["--spark-master", "local[2]"]))
+        import pyarrow.parquet as pq
+        extra = {"exit": code, "rows_out": pq.read_metadata(out / "synthetic_1.parquet").num_rows}
+        shutil.rmtree(out, ignore_errors=True)
     else:
         from dpcore.engines import synthesize_file
 
@@ -165,6 +180,7 @@ def main() -> None:
     cases = [f"count:duckdb:{s}" for s in sizes]
     cases += [f"release:{m}:{s}" for m in ("steps", "ipf", "privbayes") for s in sizes if s != "5e7"]
     cases += [f"count:spark:{s}" for s in sizes if s != "5e7"]
+    cases += [f"cli:{e}:{s}" for e in ("duckdb", "spark") for s in sizes if s == "1e7"]
     if args.only:
         cases = args.only.split(",")
     results = []
