@@ -9,6 +9,7 @@ import pandas as pd
 
 from . import hierarchy as H
 from .budget import MIN_EPSILON, Ledger, check_epsilon
+from .counts import CountTable
 from .domain import DECLARED, Domain, check_table, infer_domain
 from .errors import DomainError, OptionError, ResourceError, whole_number
 from .empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
@@ -140,8 +141,9 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     """The release of :func:`synthesize` before decoding: ``(release with no sets yet, codes
     of each set, the generator positioned where decoding starts)``.
 
-    ``codes`` is a callable returning the records' integer codes (n, p) over ``dom``, called
-    after the options are checked, so a bad option costs no reading. Every method counts
+    ``codes`` is a callable returning the records' integer codes (n, p) over ``dom``, or
+    their :class:`dpcore.counts.CountTable`, called after the options are checked, so a bad
+    option costs no reading. Every method counts
     (bincount, margins, mutual information from counts), so the release depends on the
     records only through their multiset: any row order of the codes gives the same
     release (``tests/test_engines.py`` checks it). ``keep``, if given, is applied to each
@@ -156,9 +158,15 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     opts = spec.resolve(dom, method, **options)
     nb, share = privacy_setup(neighbours, count_share, max_records)
     X = codes()
+    # a count table goes to methods that read counts; the others get its records (same release)
+    if isinstance(X, CountTable) and not spec.reads_counts:
+        X = X.records()
+    elif spec.reads_counts and not isinstance(X, CountTable):
+        X = CountTable.from_codes(X, dom.shape)
+    n = X.n if isinstance(X, CountTable) else len(X)
     rng, seed = _rng(seed)
     ledger = Ledger(f"release ({method})")
-    n_out, record_count = release_record_count(len(X), nb, share, eps, rng, ledger)
+    n_out, record_count = release_record_count(n, nb, share, eps, rng, ledger)
     eps_sets = eps - (record_count["epsilon"] if share is not None else 0.0)
     ctx = ReleaseContext(nb, n_out)
     plan = spec.plan(opts, dom, eps_sets, m)

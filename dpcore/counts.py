@@ -169,6 +169,14 @@ class CountTable:
             return np.bincount(flat, weights=self.counts, minlength=math.prod(sub)).astype(np.int64).reshape(sub)
         return CountTable.from_cells(self.codes[:, attrs], self.counts, sub)
 
+    def records(self) -> np.ndarray:
+        """The records (n, p) as compact codes: each non-empty cell repeated by its count, in
+        sorted cell order, in the smallest unsigned dtype holding every code (n·p bytes for
+        attributes of at most 256 levels, against 8·n·p as int64)."""
+        top = max(self.shape, default=1)
+        dtype = np.uint8 if top <= 2**8 else np.uint16 if top <= 2**16 else np.uint32 if top <= 2**32 else np.int64
+        return np.repeat(self.codes.astype(dtype), self.counts, axis=0)
+
     def dense(self, limit: int = DENSE_MARGIN_LIMIT) -> np.ndarray:
         """The full table as a flat dense array (only for small domains)."""
         if self.cells > limit:

@@ -6,9 +6,10 @@
    :func:`dpcore.infer_domain`);
 2. the engine (``pandas``, ``duckdb`` or ``spark``) returns the sparse count table; the
    file is never loaded into pandas by ``duckdb`` or ``spark``;
-3. the methods read records as compact codes expanded from the count table
-   (:func:`dpcore.engines.on_engine.expand_records`); they only count, so the release
-   equals :func:`dpcore.synthesize` on the same data with the same seed;
+3. ``privbayes`` reads the count table itself (cells weighted by their counts); the
+   other methods read records as compact codes expanded from it
+   (:meth:`dpcore.counts.CountTable.records`); they only count, so the release equals
+   :func:`dpcore.synthesize` on the same data with the same seed;
 4. each set is written in chunks (CSV or Parquet) with ``manifest.json`` as
    :meth:`dpcore.Release.write` writes it.
 
@@ -27,7 +28,6 @@ from ..errors import OptionError
 from ..release import Release, prepare_out_dir
 from . import ENGINE_NAMES
 from .long_output import CHUNK_ROWS, Spool, check_format, write_sets
-from .on_engine import expand_records
 
 
 def engine_options(engine: str, memory_limit=None, spark_master=None) -> dict:
@@ -103,7 +103,7 @@ def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, 
         timings["count"] = time.perf_counter() - t
         if progress:
             progress(f"counted {table.n:,} records in {timings['count']:.1f} s; the release reads these counts")
-        return expand_records(table)
+        return table  # methods that read counts take it as is; the others get its records
 
     spool = Spool(dom.shape)
     try:

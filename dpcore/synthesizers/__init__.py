@@ -26,6 +26,8 @@ class Method:
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
+    #: run_set also takes the sparse count table (dpcore.counts.CountTable) instead of records
+    reads_counts: bool = False
 
 
 REGISTRY: dict[str, Method] = {}
@@ -45,4 +47,4 @@ for _name in STEPS_METHODS:
     ))
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set))
 register(Method("ipf", ipf.resolve, ipf.run_set))
-register(Method("privbayes", privbayes.resolve, privbayes.run_set))
+register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True))
