@@ -107,6 +107,14 @@ def _arrow_column(a: Attribute, s: pd.Series) -> pa.Array:
     return pa.array(s, type=t, from_pandas=True)
 
 
+def _arrow_levels(a: Attribute) -> pa.Array:
+    """The attribute's levels (then a null for NA) as an Arrow array of the column's type:
+    a chunk's categorical column is ``take`` of its codes, the values ``Attribute.decode`` gives."""
+    t = _arrow_type(a)
+    cast = {pa.string(): str, pa.bool_(): bool}.get(t, float if pa.types.is_floating(t) else int)
+    return pa.array([cast(v) for v in a.levels] + ([None] if a.na else []), type=t)
+
+
 def write_sets(codes_sets: list, dom: Domain, rng: np.random.Generator, out_dir: Path, fmt: str = "csv",
                chunk_rows: int = CHUNK_ROWS, progress=None) -> list[Path]:
     """Write ``synthetic_1.<fmt> …`` from each set's codes, ``chunk_rows`` rows at a time.
@@ -121,6 +129,7 @@ def write_sets(codes_sets: list, dom: Domain, rng: np.random.Generator, out_dir:
     state = bg.state
     numeric = [j for j, a in enumerate(dom.attributes) if a.kind == "numeric"]
     schema = pa.schema([(a.name, _arrow_type(a)) for a in dom.attributes])
+    levels = [_arrow_levels(a) if a.kind == "categorical" else None for a in dom.attributes]
     offset, paths = 0, []
     for s, codes in enumerate(codes_sets, 1):
         n = len(codes)
@@ -131,6 +140,14 @@ def write_sets(codes_sets: list, dom: Domain, rng: np.random.Generator, out_dir:
             for start in range(0, max(n, 1), chunk_rows):
                 stop = min(n, start + chunk_rows)
                 block = np.asarray(codes[start:stop], dtype=np.int64)
+                if fmt == "parquet":
+                    arrays = [levels[j].take(pa.array(block[:, j])) if a.kind == "categorical" else
+                              _arrow_column(a, a.decode(block[:, j], _generator_at(state, offset + numeric.index(j) * n + start)))
+                              for j, a in enumerate(dom.attributes)]
+                    writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+                    if progress:
+                        progress(f"set {s}: wrote {stop:,} of {n:,} rows")
+                    continue
                 cols = {}
                 for j, a in enumerate(dom.attributes):
                     g = _generator_at(state, offset + numeric.index(j) * n + start) if j in numeric else None
@@ -142,11 +159,7 @@ def write_sets(codes_sets: list, dom: Domain, rng: np.random.Generator, out_dir:
                         except (TypeError, ValueError):
                             pass
                     cols[a.name] = col
-                if fmt == "parquet":
-                    writer.write_table(pa.Table.from_arrays([_arrow_column(a, cols[a.name]) for a in dom.attributes],
-                                                            schema=schema))
-                else:
-                    pd.DataFrame(cols).to_csv(path, index=False, header=start == 0, mode="w" if start == 0 else "a")
+                pd.DataFrame(cols).to_csv(path, index=False, header=start == 0, mode="w" if start == 0 else "a")
                 if progress:
                     progress(f"set {s}: wrote {stop:,} of {n:,} rows")
         finally:
