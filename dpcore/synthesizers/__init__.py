@@ -6,7 +6,9 @@ returns whatever per-release state is computed once (e.g. the budget allocation)
 ``run_set(X, domain, opts, plan, epsilon_per_set, rng, ledger, label, ctx)`` releases
 one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (a
 :class:`dpcore.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
-None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies. ``not_dp(opts)`` returns reasons the
+None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
+``reads_counts`` it takes the sparse count table (:class:`dpcore.counts.CountTable`)
+in place of the records. ``not_dp(opts)`` returns reasons the
 release is not DP (empty when it is).
 """
 from __future__ import annotations
