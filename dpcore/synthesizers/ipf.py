@@ -69,7 +69,7 @@ import scipy.sparse as sp
 from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
-from ..cells import DEFAULT_MAX_CELLS, check_cells, draw_cells
+from ..cells import DEFAULT_MAX_CELLS, cell_codes, check_cells, draw_cells
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice
@@ -386,7 +386,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
             f"attribute(s) {', '.join(missed)} are in no margin, so they are synthesised as uniform and independent of the rest"
         )
     cells = draw_cells(p.ravel(), ctx.n_out, opts.synthesis, rng)
-    return np.stack(np.unravel_index(cells, domain.shape), axis=1), diag
+    return cell_codes(cells, domain.shape), diag
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
