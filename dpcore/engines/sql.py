@@ -83,7 +83,9 @@ def double_literal(x: float) -> str:
 
 
 def _present(col: str, kind: str, d: Dialect) -> str:
-    if kind in (INT, FLOAT) or kind == "csv":
+    """Not missing: ``csv``/INT/FLOAT text (numeric markers), ``double`` (NULL or NaN),
+    TEXT (CSV: NULL or the empty field), anything else typed (NULL)."""
+    if kind in (INT, FLOAT, "csv"):
         return f"({col} IS NOT NULL AND {col} NOT IN ({', '.join(literal(v, d) for v in NUMERIC_MISSING)}))"
     if kind == "double":
         return f"({col} IS NOT NULL AND NOT isnan({col}))"
@@ -140,7 +142,7 @@ class Column:
     def present(self, d: Dialect) -> str:
         c = d.quote(self.name)
         if self.csv:
-            return _present(c, self.kind if self.kind != TEXT else TEXT, d)
+            return _present(c, self.kind, d)
         return _present(c, "double" if self.kind == FLOAT else "typed", d)
 
     def number(self, d: Dialect) -> str:
