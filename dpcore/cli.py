@@ -107,6 +107,10 @@ def cmd_synth(args) -> int:
         if Path(args.private_manifest).is_dir():
             raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
     opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
+    if args.engine is None:
+        from .engines.file_release import default_engine
+
+        args.engine = default_engine(args.input)  # DuckDB above 256 MB
     if args.engine != "pandas" or args.format != "csv":
         return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
     df, domain = _load(args)
@@ -248,8 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
-    s.add_argument("--engine", default="pandas", choices=("pandas", "duckdb", "spark"),
-                   help="where records are counted: pandas (in memory, default) | duckdb (larger than memory) | spark")
+    s.add_argument("--engine", choices=("pandas", "duckdb", "spark"),
+                   help="where records are counted: pandas (in memory; default up to 256 MB) | duckdb (larger than "
+                        "memory; default above 256 MB) | spark")
     s.add_argument("--spark-master", dest="spark_master", help="spark: master URL (default local[*])")
     s.add_argument("--memory-limit", dest="memory_limit", help="duckdb: memory cap such as 512MB or 4GB (default 1GB)")
     s.add_argument("--format", default="csv", choices=("csv", "parquet"), help="synthetic sets as csv (default) or parquet")

@@ -303,3 +303,14 @@ def test_privbayes_on_the_count_table_equals_on_records(table):
         b = privbayes.synthesize_set(t, dom, opts, 1.0, np.random.default_rng(1), Ledger("b"), "s", ctx)
         np.testing.assert_array_equal(a[0], b[0])
         assert a[1] == b[1]
+
+
+def test_default_engine_is_duckdb_above_the_size_threshold(tmp_path, monkeypatch):
+    from dpcore.engines import file_release
+
+    p = tmp_path / "t.csv"
+    random_table(0).to_csv(p, index=False)
+    assert file_release.default_engine(p) == "pandas"
+    monkeypatch.setattr(file_release, "AUTO_DUCKDB_BYTES", 10)
+    assert file_release.default_engine(p) == "duckdb"
+    assert file_release.default_engine(tmp_path / "missing.csv") == "pandas"

@@ -30,6 +30,18 @@ from . import ENGINE_NAMES
 from .long_output import CHUNK_ROWS, Spool, check_format, write_sets
 
 
+#: files above this size are counted by DuckDB when no engine is named (the CLI's default)
+AUTO_DUCKDB_BYTES = 256 * 2**20
+
+
+def default_engine(path) -> str:
+    """``duckdb`` for a file above :data:`AUTO_DUCKDB_BYTES`, else ``pandas``."""
+    try:
+        return "duckdb" if Path(path).stat().st_size > AUTO_DUCKDB_BYTES else "pandas"
+    except OSError:
+        return "pandas"  # the reader then names the problem
+
+
 def engine_options(engine: str, memory_limit=None, spark_master=None) -> dict:
     """The options ``count_table`` passes to ``engine``; refuses an option the engine has not."""
     if engine not in ENGINE_NAMES:
