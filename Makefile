@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 
-.PHONY: run test venv dev bench clean chromium docs
+.PHONY: run test venv dev bench clean chromium docs java
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -31,7 +31,13 @@ chromium:
 	  echo "installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-test: $(DEV_STAMP) chromium
+# The Spark count engine needs a Java runtime: Debian's OpenJDK 17 (headless).
+java:
+	@command -v java >/dev/null 2>&1 || { \
+	  echo "installing Debian's openjdk-17-jre-headless for the Spark engine"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
+
+test: $(DEV_STAMP) chromium java
 	$(BIN)/python -m pytest -q tests
 
 # The method and its proofs as a static site in site/ (mkdocs, strict: warnings fail).

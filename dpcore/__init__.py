@@ -13,6 +13,7 @@ from .domain import Attribute, Domain, infer_domain
 from .errors import DomainError, DPCoreError, InputError, OptionError, ResourceError
 from .hierarchy import PhantomPaddedTree
 from .release import Release
+from . import engines  # registers the duckdb and spark count engines (imported lazily)
 
 __all__ = [
     "synthesize", "preview", "Release", "Preview", "MarginPreview", "METHODS", "Domain", "Attribute", "infer_domain",

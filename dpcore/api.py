@@ -9,6 +9,7 @@ import pandas as pd
 
 from . import hierarchy as H
 from .budget import MIN_EPSILON, Ledger, check_epsilon
+from .counts import CountTable
 from .domain import DECLARED, Domain, check_table, infer_domain
 from .errors import DomainError, OptionError, ResourceError, whole_number
 from .empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
@@ -133,40 +134,79 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
+    dom = _domain(data, domain)
+    bin_specs, bins_eps_share = check_dp_bins(dp_bins, bins_share)
+
+    def dp_edges(dom, rng, ledger, nb, eps):
+        """DP bin edges first: the options and the codes depend on the domain they finish."""
+        new_dom, record = apply_dp_bins(data, dom, bin_specs, bins_eps_share * eps, rng, ledger, nb.label)
+        return new_dom, bins_eps_share * eps, ({"dp_bin_edges": record} if record else {})
+
+    rel, codes_sets, rng = synthesize_codes(lambda d: _encode(d, data), dom, method, epsilon, sets=sets, seed=seed,
+                                            neighbours=neighbours, count_share=count_share, max_records=max_records,
+                                            prepare=dp_edges if bin_specs else None, **options)
+    rel.sets = [rel.domain.decode(c, rng) for c in codes_sets]
+    return rel
+
+
+def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
+                     seed: int | None = None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
+                     max_records: int | None = None, keep=None, prepare=None, **options: Any) -> tuple[Release, list[np.ndarray], np.random.Generator]:
+    """The release of :func:`synthesize` before decoding: ``(release with no sets yet, codes
+    of each set, the generator positioned where decoding starts)``.
+
+    ``codes`` is a callable taking the release's domain and returning the records' integer
+    codes (n, p) over it, or their :class:`dpcore.counts.CountTable`, called after the
+    options are checked, so a bad option costs no reading. ``prepare(dom, rng, ledger,
+    neighbours, epsilon)``, if given, runs first and returns ``(domain, ε it charged to the
+    ledger, manifest diagnostics)`` (the DP bin edges of :func:`synthesize`). Every method counts
+    (bincount, margins, mutual information from counts), so the release depends on the
+    records only through their multiset: any row order of the codes gives the same
+    release (``tests/test_engines.py`` checks it). ``keep``, if given, is applied to each
+    set's codes as soon as it is drawn (e.g. to store them compactly on disk). Same
+    privacy guarantee as :func:`synthesize`.
+    """
+    if method not in REGISTRY:
+        raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
     spec = REGISTRY[method]
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
-    dom = _domain(data, domain)
-    bin_specs, bins_eps_share = check_dp_bins(dp_bins, bins_share)
     nb, share = privacy_setup(neighbours, count_share, max_records)
     rng, seed = _rng(seed)
     ledger = Ledger(f"release ({method})")
-    # DP bin edges first: the options and the codes depend on the domain they finish
-    dom, dp_bin_record = apply_dp_bins(data, dom, bin_specs, bins_eps_share * eps, rng, ledger, nb.label)
+    pre_eps, pre_diag = 0.0, {}
+    if prepare is not None:
+        dom, pre_eps, pre_diag = prepare(dom, rng, ledger, nb, eps)
     opts = spec.resolve(dom, method, **options)
-    X = _encode(dom, data)
-    n_out, record_count = release_record_count(len(X), nb, share, eps, rng, ledger)
-    eps_sets = eps - (record_count["epsilon"] if share is not None else 0.0) - bins_eps_share * eps
+    X = codes(dom)
+    # a count table goes to methods that read counts; the others get its records (same release)
+    if isinstance(X, CountTable) and not spec.reads_counts:
+        X = X.records()
+    elif spec.reads_counts and not isinstance(X, CountTable):
+        X = CountTable.from_codes(X, dom.shape)
+    n = X.n if isinstance(X, CountTable) else len(X)
+    n_out, record_count = release_record_count(n, nb, share, eps, rng, ledger)
+    eps_sets = eps - (record_count["epsilon"] if share is not None else 0.0) - pre_eps
     if eps_sets <= 0:
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
     ctx = ReleaseContext(nb, n_out)
     plan = spec.plan(opts, dom, eps_sets, m)
     codes_sets, trees, diagnostics = [], [], []
     for s in range(m):
-        codes, tree, diag = spec.run_set(X, dom, opts, plan, eps_sets / m, rng, ledger, f"set {s + 1}", ctx)
-        codes_sets.append(codes)
+        out, tree, diag = spec.run_set(X, dom, opts, plan, eps_sets / m, rng, ledger, f"set {s + 1}", ctx)
+        codes_sets.append(keep(out) if keep is not None else out)
+        del out
         trees.append(tree)
         diagnostics.append(diag)
     del X  # raw codes go no further
     not_dp = spec.not_dp(opts)
     ledger.assert_total(eps)
-    frames = [dom.decode(c, rng) for c in codes_sets]
     dp, why = _dp_status(dom, not_dp, eps, nb)
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
-    if dp_bin_record:
-        diag["dp_bin_edges"] = dp_bin_record
-    return Release(method, eps, opts.to_dict(), dom, ledger, frames, trees, dp, why, seed, diag,
-                   neighbours=nb, record_count=record_count)
+    diag.update(pre_diag)
+    rel = Release(method, eps, opts.to_dict(), dom, ledger, [], trees, dp, why, seed, diag,
+                  neighbours=nb, record_count=record_count)
+    return rel, codes_sets, rng
 
 
 @dataclass

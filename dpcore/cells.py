@@ -60,3 +60,15 @@ def draw_cells(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator
             counts[perm[np.argsort(-(scaled - counts)[perm], kind="stable")[:short]]] += 1
     cells = np.repeat(np.arange(len(x)), counts)
     return cells[rng.permutation(len(cells))]
+
+
+def cell_codes(cells: np.ndarray, shape) -> np.ndarray:
+    """Attribute codes (n, p) of flat cell indices: ``np.stack(np.unravel_index(cells, shape), 1)``
+    filled column by column, so n·p int64 are allocated once, not twice (10^7 × 15: 1.2 GB saved)."""
+    cells = np.asarray(cells, dtype=np.int64)
+    out = np.empty((len(cells), len(shape)), dtype=np.int64)
+    rest = cells
+    for j in range(len(shape) - 1, -1, -1):
+        out[:, j] = rest % int(shape[j])
+        rest = rest // int(shape[j])
+    return out

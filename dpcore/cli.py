@@ -106,9 +106,19 @@ def cmd_synth(args) -> int:
         check_out_dir(Path(args.private_manifest).parent, "--private-manifest")
         if Path(args.private_manifest).is_dir():
             raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
-    df, domain = _load(args)
     opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
     opts.update(_dp_bins_options(args))
+    if args.engine is None:
+        from .engines.file_release import default_engine
+
+        args.engine = default_engine(args.input)  # DuckDB above 256 MB
+    if args.engine != "pandas" or args.format != "csv":
+        for flag, given in (("--workspace", args.workspace), ("--dp-bins", opts.get("dp_bins"))):
+            if given:
+                raise OptionError(f"{flag} works with tables read in memory; drop it, or use --engine pandas "
+                                  "--format csv (the engine path does not support it yet)")
+        return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
+    df, domain = _load(args)
 
     def run():
         return synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
@@ -155,6 +165,30 @@ def _dp_bins_options(args) -> dict:
     if getattr(args, "bins_share", None) is not None:
         out["bins_share"] = args.bins_share
     return out
+
+
+def _synth_file(args, opts) -> int:
+    from .engines import synthesize_file
+
+    domain = Domain.load(args.domain) if args.domain else None
+    rel = synthesize_file(args.input, args.out, args.method, args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
+                          engine=args.engine, memory_limit=args.memory_limit, spark_master=args.spark_master,
+                          format=args.format, **_privacy_options(args), **opts)
+    if args.private_manifest:
+        try:
+            Path(args.private_manifest).write_text(rel.manifest_json(private=True), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--private-manifest '{args.private_manifest}': cannot write it ({exc.strerror})") from None
+    rc = rel.record_count
+    t = rel.timings
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records as {args.format} "
+          f"({'a noisy count: the true count stays private' if rc['noisy'] else 'n, public under replace-one neighbours'}) "
+          f"and manifest.json to {args.out}")
+    print(f"engine {args.engine}: counted in {t.get('count', 0):.1f} s, released in {t.get('release', 0):.1f} s, "
+          f"written in {t.get('write', 0):.1f} s")
+    print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
+    print(("DP: yes — " if rel.dp else "DP: NO — ") + rel.dp_reason)
+    return 0
 
 
 def cmd_preview(args) -> int:
@@ -210,7 +244,7 @@ def _print_empty_share(plan: dict) -> None:
 
 
 def cmd_domain(args) -> int:
-    df = _read_input(args)
+    df = _read_input(args) if args.engine == "pandas" else None  # duckdb/spark read the file where it lies
     numeric = {}
     for spec in args.numeric or []:
         col, _, rhs = spec.partition("=")
@@ -224,7 +258,13 @@ def cmd_domain(args) -> int:
             numeric[col] = {"bounds": [lo, hi], "bins": whole_number(f"--numeric {spec!r}: bins", bins, 1)}
         else:
             numeric[col] = _spec_numbers(spec, rhs.split(","))
-    dom = infer_domain(df, numeric=numeric)
+    if df is None:
+        from .engines import file_release
+
+        opts = file_release.engine_options(args.engine, args.memory_limit, args.spark_master)
+        dom = file_release.infer_file_domain(args.input, args.engine, numeric=numeric, **opts)
+    else:
+        dom = infer_domain(df, numeric=numeric)
     try:
         Path(args.out).write_text(dom.to_json(), encoding="utf-8")
     except OSError as exc:
@@ -256,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "(repeatable; docs/methods/dp-quantiles.md)")
     s.add_argument("--bins-share", dest="bins_share", type=_float_text,
                    help="share of ε spent on --dp-bins edges (default 0.1)")
+    s.add_argument("--engine", choices=("pandas", "duckdb", "spark"),
+                   help="where records are counted: pandas (in memory; default up to 256 MB) | duckdb (larger than "
+                        "memory; default above 256 MB) | spark")
+    s.add_argument("--spark-master", dest="spark_master", help="spark: master URL (default local[*])")
+    s.add_argument("--memory-limit", dest="memory_limit", help="duckdb: memory cap such as 512MB or 4GB (default 1GB)")
+    s.add_argument("--format", default="csv", choices=("csv", "parquet"), help="synthetic sets as csv (default) or parquet")
     s.set_defaults(func=cmd_synth)
 
     v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
@@ -272,6 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("input", help="CSV or Parquet file")
     d.add_argument("--out", required=True, help="domain.json to write")
     d.add_argument("--numeric", action="append", help="COL=e1,e2,... or COL=lo:hi:bins (repeatable)")
+    d.add_argument("--engine", default="pandas", choices=("pandas", "duckdb", "spark"),
+                   help="where the levels and ranges are read: pandas (default) | duckdb | spark")
+    d.add_argument("--spark-master", dest="spark_master", help="spark: master URL (default local[*])")
+    d.add_argument("--memory-limit", dest="memory_limit", help="duckdb: memory cap such as 512MB")
     d.set_defaults(func=cmd_domain)
 
     for mod, names in (("dpcore.metrics.cli", ("add_evaluate_parser", "add_sweep_parser")),

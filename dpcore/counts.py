@@ -62,7 +62,7 @@ def cell_keys(codes: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     int64 mixed-radix codes when the domain fits in int64, else fixed-width byte strings
     (several big-endian int64 words): see the module docstring.
     """
-    codes = np.asarray(codes, dtype=np.int64).reshape(-1, len(shape))
+    codes = _int_codes(codes).reshape(-1, len(shape))
     shape = tuple(int(s) for s in shape)
     if not shape:
         return np.zeros(len(codes), dtype=np.int64)
@@ -105,11 +105,11 @@ class CountTable:
     def from_codes(cls, X: np.ndarray, shape: Sequence[int]) -> "CountTable":
         """Count records given as integer codes (n, p), as :meth:`Domain.encode` returns them."""
         shape = tuple(int(s) for s in shape)
-        X = np.asarray(X, dtype=np.int64).reshape(-1, len(shape))
+        X = _int_codes(X).reshape(-1, len(shape))
         _check_codes(X, shape)
         keys = cell_keys(X, shape)
         uniq, first, counts = np.unique(keys, return_index=True, return_counts=True)
-        return cls(shape, X[first].copy(), counts.astype(np.int64))
+        return cls(shape, X[first].astype(np.int64), counts.astype(np.int64))
 
     @classmethod
     def from_cells(cls, codes: np.ndarray, counts: np.ndarray, shape: Sequence[int]) -> "CountTable":
@@ -169,6 +169,14 @@ class CountTable:
             return np.bincount(flat, weights=self.counts, minlength=math.prod(sub)).astype(np.int64).reshape(sub)
         return CountTable.from_cells(self.codes[:, attrs], self.counts, sub)
 
+    def records(self) -> np.ndarray:
+        """The records (n, p) as compact codes: each non-empty cell repeated by its count, in
+        sorted cell order, in the smallest unsigned dtype holding every code (n·p bytes for
+        attributes of at most 256 levels, against 8·n·p as int64)."""
+        top = max(self.shape, default=1)
+        dtype = np.uint8 if top <= 2**8 else np.uint16 if top <= 2**16 else np.uint32 if top <= 2**32 else np.int64
+        return np.repeat(self.codes.astype(dtype), self.counts, axis=0)
+
     def dense(self, limit: int = DENSE_MARGIN_LIMIT) -> np.ndarray:
         """The full table as a flat dense array (only for small domains)."""
         if self.cells > limit:
@@ -176,14 +184,22 @@ class CountTable:
         return self.margin(range(len(self.shape)), limit).ravel()
 
 
+def _int_codes(X) -> np.ndarray:
+    """Integer codes as given (compact uint8/uint16 codes stay compact: no n × p int64 copy)."""
+    X = np.asarray(X)
+    return X if X.dtype.kind in "iu" else X.astype(np.int64)
+
+
 def _check_codes(X: np.ndarray, shape: tuple[int, ...]) -> None:
     if X.size and ((X < 0).any() or (X >= np.asarray(shape, dtype=np.int64)).any()):
         raise ValueError("codes must lie in [0, level count) for every attribute")
 
 
-def _pandas_engine(source, domain) -> CountTable:
+def _pandas_engine(source, domain, **options) -> CountTable:
     import pandas as pd
 
+    if options:
+        raise OptionError(f"engine 'pandas' takes no option(s) {', '.join(sorted(options))} (they are for duckdb/spark)")
     X = domain.encode(source) if isinstance(source, pd.DataFrame) else np.asarray(source)
     return CountTable.from_codes(X, domain.shape)
 
@@ -192,11 +208,13 @@ def _pandas_engine(source, domain) -> CountTable:
 ENGINES: dict[str, Callable] = {"pandas": _pandas_engine, "numpy": _pandas_engine}
 
 
-def count_table(source, domain, engine: str = "pandas") -> CountTable:
-    """The sparse count table of ``source`` (a DataFrame or integer codes) over ``domain``.
+def count_table(source, domain, engine: str = "pandas", **options) -> CountTable:
+    """The sparse count table of ``source`` (a DataFrame or integer codes; a file path for
+    ``"duckdb"`` and ``"spark"``, registered by :mod:`dpcore.engines`) over ``domain``.
+    ``options`` go to the engine (``memory_limit``, ``spark_master``, ...).
 
     TRUE counts: curator-only, never released as such.
     """
     if engine not in ENGINES:
         raise OptionError(f"unknown count engine {engine!r}; available: {', '.join(sorted(ENGINES))}")
-    return ENGINES[engine](source, domain)
+    return ENGINES[engine](source, domain, **options)

@@ -374,7 +374,9 @@ def _release(items: Items, x: np.ndarray, table: CountTable, fixed: np.ndarray, 
     codes[ne] = table.codes[rows[ne]]
     codes[~ne] = draw_empty_cells(items.block[item[~ne]], fixed, table.shape, exclude, n_cells, n_empty, rng)
     rec = np.repeat(codes, count, axis=0)
-    return rec[rng.permutation(len(rec))]
+    # in place: the same draws and order as rec[rng.permutation(len(rec))], without a second n × p copy
+    rng.shuffle(rec)
+    return rec
 
 
 def _upper_slot_structure(tree):

@@ -11,6 +11,7 @@ from dpcore.domain import DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NU
 from dpcore.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
 from pages._domain_editor import render_domain_editor
+from pages import _data_server
 
 s = st.session_state
 ui.init_state()
@@ -73,6 +74,8 @@ with ui.guarded("loading data"):
             st.error(s["upload_error"], icon=":material/warning:")
     if s.get("load_error"):
         st.error(s["load_error"], icon=":material/warning:")
+
+_data_server.render()  # long files on the server, counted with DuckDB
 
 if "raw_df" not in s:
     st.stop()

@@ -6,7 +6,9 @@ returns whatever per-release state is computed once (e.g. the budget allocation)
 ``run_set(X, domain, opts, plan, epsilon_per_set, rng, ledger, label, ctx)`` releases
 one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (a
 :class:`dpcore.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
-None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies. ``not_dp(opts)`` returns reasons the
+None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
+``reads_counts`` it takes the sparse count table (:class:`dpcore.counts.CountTable`)
+in place of the records. ``not_dp(opts)`` returns reasons the
 release is not DP (empty when it is).
 """
 from __future__ import annotations
@@ -26,6 +28,8 @@ class Method:
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
+    #: run_set also takes the sparse count table (dpcore.counts.CountTable) instead of records
+    reads_counts: bool = False
 
 
 REGISTRY: dict[str, Method] = {}
@@ -45,4 +49,4 @@ for _name in STEPS_METHODS:
     ))
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set))
 register(Method("ipf", ipf.resolve, ipf.run_set))
-register(Method("privbayes", privbayes.resolve, privbayes.run_set))
+register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True))

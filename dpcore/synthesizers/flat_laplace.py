@@ -17,7 +17,7 @@ from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
 from .. import sparse_leaves
-from ..cells import DEFAULT_MAX_CELLS, big_count, check_cells, draw_cells
+from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
 from ..counts import CountTable
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
@@ -85,7 +85,7 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     noisy[live] += opts.prior / live.sum()
     noisy[~live] = 0.0
     picked = draw_cells(noisy, ctx.n_out, opts.synthesis, rng)
-    return np.stack(np.unravel_index(picked, domain.shape), axis=1)
+    return cell_codes(picked, domain.shape)
 
 
 def _sparse(cells: int, opts: FlatOptions) -> bool:

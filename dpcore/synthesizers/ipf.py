@@ -74,7 +74,7 @@ import scipy.sparse as sp
 from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
-from ..cells import DEFAULT_MAX_CELLS, big_count, check_cells, draw_cells
+from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
 from ..errors import ResourceError
 from ..graphical_model import fit_clique_tables, junction_tree, sample_records
 from ..record_fit import fit_records
@@ -553,7 +553,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
     if path == "junction_tree":
         return sample_records(jt, tables, ctx.n_out, rng), diag
     cells = draw_cells(p.ravel(), ctx.n_out, opts.synthesis, rng)
-    return np.stack(np.unravel_index(cells, domain.shape), axis=1), diag
+    return cell_codes(cells, domain.shape), diag
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):

@@ -68,6 +68,7 @@ from ..budget import Ledger
 from ..domain import Domain
 from ..errors import OptionError, ResourceError, whole_number
 from ..cells import DEFAULT_MAX_CELLS
+from ..counts import CountTable
 from ..mechanisms import ExponentialMechanism, noise_for
 from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
 from .options import NOISE, _choice
@@ -148,20 +149,39 @@ def mutual_information(counts: np.ndarray) -> float:
     return float((c[nz] * np.log2(c[nz] * n / (px * pp)[nz])).sum() / n)
 
 
+def _records(X) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """(codes, weights, n): records (n, d) with no weights, or a :class:`CountTable`'s
+    non-empty cells weighted by their counts; every count below is the same integer either way."""
+    if isinstance(X, CountTable):
+        return X.codes, X.counts, X.n
+    return X, None, len(X)
+
+
+def _count(idx: np.ndarray, w, minlength: int = 0) -> np.ndarray:
+    """np.bincount of records, or of cells weighted by their counts (exact integers)."""
+    if w is None:
+        return np.bincount(idx, minlength=minlength)
+    return np.bincount(idx, weights=w, minlength=minlength).astype(np.int64)
+
+
 def _joint_counts(X, cols, shape) -> np.ndarray:
     """Counts of the records over the attributes ``cols`` (in that order), full table."""
+    X, w, _ = _records(X)
     dims = [shape[c] for c in cols]
     idx = np.ravel_multi_index(tuple(X[:, c] for c in cols), dims)
-    return np.bincount(idx, minlength=math.prod(dims)).reshape(dims)
+    return _count(idx, w, math.prod(dims)).reshape(dims)
 
 
-def _sparse_mi(x: np.ndarray, kx: int, pi: np.ndarray) -> float:
-    """I(X; Π) from per-record codes, touching only occupied cells (any table size)."""
-    n = len(x)
+def _sparse_mi(x: np.ndarray, kx: int, pi: np.ndarray, w=None) -> float:
+    """I(X; Π) from per-record codes (or cells weighted by ``w``), touching only occupied cells."""
+    n = len(x) if w is None else int(w.sum())
     _, pinv, pcnt = np.unique(pi, return_inverse=True, return_counts=True)
+    pinv = pinv.ravel()
     joint = pinv.astype(np.int64) * kx + x
-    cells, jcnt = np.unique(joint, return_counts=True)
-    xcnt = np.bincount(x, minlength=kx)
+    cells, jinv, jcnt = np.unique(joint, return_inverse=True, return_counts=True)
+    if w is not None:
+        pcnt, jcnt = _count(pinv, w, len(pcnt)), _count(jinv.ravel(), w, len(cells))
+    xcnt = _count(x, w, kx)
     px = xcnt[cells % kx]
     pp = pcnt[cells // kx]
     return float((jcnt * np.log2(jcnt * n / (px * pp))).sum() / n)
@@ -207,7 +227,8 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
     :func:`count_mi_sensitivity` under add/remove.
     """
     add_remove = neighbours.notion == ADD_REMOVE
-    shape, names, n = domain.shape, domain.names, len(X)
+    X, w, n = _records(X)  # records, or the count table's cells weighted by their counts
+    shape, names = domain.shape, domain.names
     d, k = len(shape), opts.degree
     P, _ = network_plan(d, k)
     eps_step = eps1 / P if P else 0.0
@@ -236,10 +257,11 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
                     pi_codes[pi] = np.ravel_multi_index(tuple(X[:, p] for p in pi), [shape[p] for p in pi])
                 kpi = math.prod(shape[p] for p in pi)
                 if shape[x] * kpi <= 1 << 22:
-                    joint = np.bincount(X[:, x] * kpi + pi_codes[pi], minlength=shape[x] * kpi)
+                    # int64 before the product: compact (uint8) codes would wrap
+                    joint = _count(X[:, x].astype(np.int64) * kpi + pi_codes[pi], w, shape[x] * kpi)
                     scores[c] = mutual_information(joint.reshape(shape[x], kpi))
                 else:
-                    scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi])
+                    scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi], w)
             if add_remove:
                 scores *= n  # n·I: the n-free sensitivity (module docstring)
             mech = ExponentialMechanism.calibrate(eps_step, delta)

@@ -1,0 +1,195 @@
+"""Long tables on the count engines ([engines]): DuckDB and Spark count tables, releases from a file.
+
+Writes generated Parquet files of 10^6, 10^7 and 5·10^7 rows × 15 columns to ``bench/out/``
+(git-ignored; row groups of 10^6, so the generator never holds a whole file), then runs
+every case in a fresh child process (``python bench/engines.py --case NAME``) that reports
+its wall time, CPU time and peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``,
+imports and data included). Results go to ``bench/out/engines.json``.
+
+The table: a latent class (5 classes) drives 13 categorical columns (2 to 4 levels;
+text, integer and boolean) and two numbers, ``age`` (whole years, 5 public bins) and
+``income`` (float, 5 public bins): 2.5·10^6 cells, about 10^5 to 10^6 non-empty. The domain
+is declared (``bench/out/engines_domain.json``).
+
+Cases:
+* ``count:duckdb:<rows>``: ``count_table(path, dom, engine="duckdb", memory_limit="512MB")``;
+* ``count:spark:<rows>``: the same on Spark ``local[2]`` (JVM start excluded from the time),
+  compared cell by cell with the DuckDB table saved by the DuckDB case;
+* ``cli:<engine>:<rows>``: ``python -m dpcore synth FILE --engine duckdb|spark --format parquet``
+  (steps defaults, ε = 1, m = 1; with Spark the JVM start is inside the time, and the peak RSS
+  is the Python process only);
+* ``release:<method>:<rows>``: ``synthesize_file(..., engine="duckdb", memory_limit="512MB",
+  format="parquet")``, method defaults, ε = 1, m = 1, seed 0: file → Parquet synthetic set.
+
+Usage: ``PYTHONPATH=. .venv/bin/python bench/engines.py [--quick]`` (``--quick``: 10^6 rows only).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = HERE / "out"
+sys.path.insert(0, str(ROOT))
+
+SIZES = {"1e6": 10**6, "1e7": 10**7, "5e7": 5 * 10**7}
+CATS = [("sex", ["F", "M"]), ("region", [1, 2, 3, 4]), ("urban", [True, False]), ("tenure", ["own", "rent", "other"]),
+        ("married", ["yes", "no"]), ("educ", ["primary", "secondary", "tertiary"]), ("work", ["employed", "unemployed", "inactive"]),
+        ("health", [1, 2, 3]), ("car", ["0", "1"]), ("internet", ["yes", "no"]), ("born", ["here", "abroad"]),
+        ("lang", ["a", "b"]), ("voted", ["yes", "no"])]
+AGE_EDGES = [0, 18, 30, 45, 65, 100]
+INCOME_EDGES = [0.0, 10000.0, 25000.0, 50000.0, 100000.0, 1000000.0]
+
+
+def domain():
+    from dpcore.domain import Attribute, Domain, numeric_attribute
+
+    attrs = []
+    for name, levels in CATS:
+        dtype = "bool" if isinstance(levels[0], bool) else "int64" if isinstance(levels[0], int) else "str"
+        attrs.append(Attribute(name, "categorical", tuple(levels), False, None, dtype))
+    attrs.append(numeric_attribute("age", AGE_EDGES, dtype="int64"))
+    attrs.append(numeric_attribute("income", INCOME_EDGES, na=True, dtype="float64"))
+    return Domain(tuple(attrs)).declared()
+
+
+def write_file(rows: int, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(rows)
+    k = 5
+    probs = [rng.dirichlet(np.ones(len(levels)) * 0.7, size=k) for _, levels in CATS]
+    writer = None
+    chunk = 10**6
+    for start in range(0, rows, chunk):
+        m = min(chunk, rows - start)
+        z = rng.integers(0, k, m)
+        cols = {}
+        for (name, levels), p in zip(CATS, probs):
+            u = rng.random(m)[:, None]
+            idx = (u > np.cumsum(p[z], axis=1)).sum(axis=1).clip(0, len(levels) - 1)
+            vals = np.asarray(levels, dtype=object)[idx]
+            if isinstance(levels[0], bool):
+                cols[name] = pa.array(vals.astype(bool))
+            elif isinstance(levels[0], int):
+                cols[name] = pa.array(vals.astype(np.int64))
+            else:
+                cols[name] = pa.array(vals.astype(str)).dictionary_encode()
+        cols["age"] = pa.array(np.clip(rng.normal(20 + 10 * z, 12, m), 0, 99).astype(np.int64))
+        inc = np.clip(np.exp(rng.normal(9.5 + 0.3 * z, 0.8, m)), 0, 999999.0)
+        cols["income"] = pa.array(np.where(rng.random(m) < 0.03, np.nan, np.round(inc, 2)), from_pandas=True)
+        table = pa.table(cols)
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema)
+        writer.write_table(table)
+    writer.close()
+
+
+def data_file(size: str) -> Path:
+    return OUT / f"engines_{size}.parquet"
+
+
+def run_case(case: str) -> dict:
+    kind, what, size = case.split(":")
+    path = data_file(size)
+    dom = domain()
+    extra = {}
+    if kind == "count" and what == "spark":
+        from dpcore.engines import spark_counts
+
+        spark = spark_counts.session("local[2]")
+        t0, c0 = time.perf_counter(), time.process_time()
+        table = spark_counts.count_table(path, dom, spark_master=spark)
+    elif kind == "count":
+        from dpcore.counts import count_table
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        table = count_table(path, dom, engine="duckdb", memory_limit="512MB")
+    elif kind == "cli":  # end to end through the command line, steps defaults
+        from dpcore import cli
+
+        out = OUT / f"engines_cli_{what}_{size}"
+        (OUT / "engines_domain.json").write_text(dom.to_json())
+        t0, c0 = time.perf_counter(), time.process_time()
+        code = cli.main(["synth", str(path), "--out", str(out), "--engine", what, "--format", "parquet", "--seed", "0",
+                         "--domain", str(OUT / "engines_domain.json")]
+                        + (["--memory-limit", "512MB"] if what == "duckdb" else ["--spark-master", "local[2]"]))
+        import pyarrow.parquet as pq
+        extra = {"exit": code, "rows_out": pq.read_metadata(out / "synthetic_1.parquet").num_rows}
+        shutil.rmtree(out, ignore_errors=True)
+    else:
+        from dpcore.engines import synthesize_file
+
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = OUT / f"engines_release_{what}_{size}"
+        rel = synthesize_file(path, out, what, 1.0, sets=1, seed=0, domain=dom, engine="duckdb",
+                              memory_limit="512MB", format="parquet")
+        extra = {"rows_out": rel.record_count["value"], "timings": rel.timings}
+        shutil.rmtree(out, ignore_errors=True)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if kind == "count":
+        extra = {"nonempty": table.nonempty, "records": table.n}
+        saved = OUT / f"engines_counts_{size}.npz"
+        if what == "duckdb":
+            np.savez(saved, codes=table.codes, counts=table.counts)
+        elif saved.exists():
+            ref = np.load(saved)
+            extra["identical_to_duckdb"] = bool(np.array_equal(ref["codes"], table.codes)
+                                                and np.array_equal(ref["counts"], table.counts))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"case": case, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak, **extra}
+
+
+def child(case: str) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--case", case], capture_output=True, text=True,
+                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    if proc.returncode:
+        return {"case": case, "error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", help="comma-separated case names")
+    args = ap.parse_args()
+    if args.case:
+        print(json.dumps(run_case(args.case)))
+        return
+    OUT.mkdir(exist_ok=True)
+    sizes = ["1e6"] if args.quick else ["1e6", "1e7", "5e7"]
+    print(subprocess.run(["df", "-h", str(OUT)], capture_output=True, text=True).stdout.strip())
+    for s in sizes:
+        if not data_file(s).exists():
+            t = time.perf_counter()
+            write_file(SIZES[s], data_file(s))
+            print(f"wrote {data_file(s).name}: {data_file(s).stat().st_size / 2**20:.0f} MB in {time.perf_counter() - t:.0f} s",
+                  flush=True)
+    (OUT / "engines_domain.json").write_text(domain().to_json())
+    cases = [f"count:duckdb:{s}" for s in sizes]
+    cases += [f"release:{m}:{s}" for m in ("steps", "ipf", "privbayes") for s in sizes if s != "5e7"]
+    cases += [f"count:spark:{s}" for s in sizes if s != "5e7"]
+    cases += [f"cli:{e}:{s}" for e in ("duckdb", "spark") for s in sizes if s == "1e7"]
+    if args.only:
+        cases = args.only.split(",")
+    results = []
+    for case in cases:
+        r = child(case)
+        results.append(r)
+        print(json.dumps(r), flush=True)
+        (OUT / "engines.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

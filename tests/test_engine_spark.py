@@ -1,0 +1,80 @@
+"""Spark engine (local[2]): the same count tables, domains and releases as DuckDB and pandas.
+
+One Spark session for the module (a JVM start takes seconds); deselect with -m 'not spark'.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import dpcore
+from dpcore.counts import count_table
+from dpcore.domain import Domain, infer_domain
+from dpcore.engines import duckdb_counts, spark_counts, synthesize_file
+from dpcore.errors import DomainError
+from dpcore.io import read_table
+
+from test_engines import declared_domain, random_table
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark")
+    return spark_counts.session("local[2]")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("spark")
+    out = []
+    for seed in (0, 1):
+        csv = d / f"t{seed}.csv"
+        random_table(seed).to_csv(csv, index=False)
+        data = read_table(csv)
+        parquet = d / f"t{seed}.parquet"
+        pq.write_table(pa.Table.from_pandas(data, preserve_index=False), parquet)
+        out.append((csv, parquet, data, declared_domain(data)))
+    return out
+
+
+def test_three_engines_same_count_table(spark, files):
+    for csv, parquet, data, dom in files:
+        expected = count_table(data, dom)
+        for source in (csv, parquet):
+            for got in (count_table(source, dom, engine="spark", spark_master=spark),
+                        count_table(source, dom, engine="duckdb")):
+                np.testing.assert_array_equal(got.codes, expected.codes)
+                np.testing.assert_array_equal(got.counts, expected.counts)
+
+
+def test_same_inferred_domain(spark, files):
+    csv, parquet, _, _ = files[0]  # one table: inference runs a few queries per column
+    for source in (csv, parquet):
+        assert spark_counts.infer_domain(source, spark_master=spark).to_dict() == \
+            infer_domain(read_table(source)).to_dict()
+
+
+def test_same_release(spark, files, tmp_path):
+    csv, _, data, dom = files[0]
+    for method in ("steps", "privbayes"):
+        rel = dpcore.synthesize(data, method, 1.0, sets=2, seed=3, domain=dom)
+        got = synthesize_file(csv, tmp_path / method, method, 1.0, sets=2, seed=3, domain=dom, engine="spark",
+                              spark_master=spark, chunk_rows=101)
+        assert got.manifest() == rel.manifest()
+        for frame, path in zip(rel.sets, got.sets):
+            assert path.read_text() == frame.to_csv(index=False)
+
+
+def test_outside_domain_names_column_and_value(spark, files):
+    csv, parquet, _, dom = files[0]
+    d = dom.to_dict()
+    d["attributes"][0]["levels"] = ["x", "NA"]
+    for source in (csv, parquet):
+        with pytest.raises(DomainError, match="column 'code' has value '007'"):
+            count_table(source, Domain.from_dict(d), engine="spark", spark_master=spark)
+        with pytest.raises(DomainError, match="column 'code' has value '007'"):
+            duckdb_counts.count_table(source, Domain.from_dict(d))
