@@ -51,7 +51,7 @@ _TREE_OPTIONS = {
     "layers": int, "order": str, "select": str, "utility": str, "r": float, "allocation": str,
     "consistency": str, "synthesis": str, "noise": str,
 }
-_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int}
+_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int, "rounds": int, "max_model_size": float, "workload": str}
 
 
 def _add_tree_options(p: argparse.ArgumentParser) -> None:
@@ -215,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells (synthpop priorn)")
     s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
+    s.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
+    s.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
+    s.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
     s.set_defaults(func=cmd_synth)
 
@@ -224,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells")
     v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     v.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
+    v.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
+    v.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
+    v.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
     v.add_argument("--json", action="store_true", help="print JSON")
     v.set_defaults(func=cmd_preview)
 

@@ -205,3 +205,29 @@ def test_preview_states_margins_and_noise_before_any_budget():
     assert one["epsilon"].to_numpy() == pytest.approx(0.9 / 8)
     assert one["noise_scale"].to_numpy() == pytest.approx(2.0 / (0.9 / 8))
     assert m["mechanism"].str.contains("exponential").any()
+
+
+def test_cli_release_and_preview_with_aim_options(tmp_path, capsys):
+    import json
+
+    from dpcore.cli import main
+    df = _table(300, 6)
+    src = tmp_path / "t.csv"
+    df.to_csv(src, index=False)
+    dom = tmp_path / "domain.json"
+    dom.write_text(_domain(df).to_json(), encoding="utf-8")
+    out = tmp_path / "out"
+    code = main(["synth", str(src), "--out", str(out), "--method", "aim", "--rounds", "9", "--max-model-size", "5",
+                 "--workload", "a,b;c,d", "--domain", str(dom), "--seed", "3"])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "ε spent: 1 of 1" in text
+    man = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert man["options"]["rounds"] == 9 and man["options"]["workload"] == [["a", "b"], ["c", "d"]]
+    assert man["options"]["max_model_size"] == 5.0
+    code = main(["preview", str(src), "--method", "aim", "--rounds", "9", "--domain", str(dom), "--json"])
+    pv = json.loads(capsys.readouterr().out)
+    assert code == 0 and pv["margins"][0]["epsilon"] == pytest.approx(0.95 * 0.9 / 9)
+    code = main(["synth", str(src), "--out", str(tmp_path / "o2"), "--method", "aim", "--rounds", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error:") and "rounds" in err and "Traceback" not in err

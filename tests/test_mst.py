@@ -113,3 +113,15 @@ def test_options_and_preview():
     assert m["epsilon"].sum() == pytest.approx(1.0)
     one = m[m["table"].str.startswith("one-way")]
     assert one["noise_scale"].to_numpy() == pytest.approx(2.0 / (1.0 / 12))
+
+
+def test_cli_release_with_mst(tmp_path, capsys):
+    from dpcore.cli import main
+    df = _chain(200, 3, 4)
+    src = tmp_path / "t.csv"
+    df.to_csv(src, index=False)
+    code = main(["synth", str(src), "--out", str(tmp_path / "out"), "--method", "mst", "--seed", "1",
+                 "--neighbours", "replace"])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "ε spent: 1 of 1" in text and (tmp_path / "out" / "manifest.json").exists()
