@@ -12,7 +12,7 @@ Peers (optional; see bench/requirements-peers.txt for the install, in a venv of 
 Ours: ``dpcore.synthesize(df, method, epsilon=ε, seed, domain=declared)`` for
 ``steps``, ``privbayes`` and ``ipf``, and dpcore's pure-ε AIM and MST as ``dp_aim`` and ``dp_mst``
 (``method="aim"|"mst"``; the names ``aim``/``mst`` here are smartnoise's).
-Data: ``s7`` (SD2011 S7), ``cps`` (the CPS-shaped table), ``wide`` (``dpcore.datasets.cps_voter_wide``,
+Data: ``s7`` (SD2011 S7), ``cps`` (the CPS-shaped table), ``voter`` (``dpcore.datasets.cps_voter_extract``), ``wide`` (``dpcore.datasets.cps_voter_wide``,
 22 attributes, 6.5e17 cells).
 
 Every peer gets the same input: each value (missing included) replaced by the token
@@ -66,11 +66,15 @@ def load_data(name: str):
     elif name == "cps":
         from cps_data import cps_shaped
         df = cps_shaped()
+    elif name == "voter":
+        from dpcore.datasets import cps_voter_extract
+        from dpcore.datasets import load_cps_vrs
+        df = cps_voter_extract(load_cps_vrs())
     elif name == "wide":
         from dpcore.datasets import cps_voter_wide
         df = cps_voter_wide()
     else:
-        raise SystemExit(f"unknown data {name!r}; use s7, cps or wide")
+        raise SystemExit(f"unknown data {name!r}; use s7, cps, voter or wide")
     return df, dpcore.infer_domain(df).declared()
 
 
