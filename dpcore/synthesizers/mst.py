@@ -40,7 +40,7 @@ from ..neighbours import ReleaseContext
 class MstOptions:
     """Resolved options of ``method="mst"``: ``fit_sweeps`` (IPF sweeps of the final fit)."""
 
-    fit_sweeps: int = 200
+    fit_sweeps: int = 50
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -51,7 +51,7 @@ def resolve(domain: Domain, method: str = "mst", **opts) -> MstOptions:
     unknown = sorted(set(opts) - known)
     if unknown:
         raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'mst'; allowed: {', '.join(sorted(known))}")
-    return MstOptions(fit_sweeps=whole_number("fit_sweeps", opts.get("fit_sweeps", 200), 1, 100_000, " (IPF sweeps)"))
+    return MstOptions(fit_sweeps=whole_number("fit_sweeps", opts.get("fit_sweeps", 50), 1, 100_000, " (IPF sweeps)"))
 
 
 def budget_split(d: int, eps: float) -> tuple[float, float, float]:

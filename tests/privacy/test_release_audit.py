@@ -20,6 +20,8 @@ FAST = [  # (method label, release notion, pair notion, claimed bound)
     ("flat_laplace", "add_remove", "add_remove", EPS),
     ("ipf", "replace", "replace", EPS),
     ("privbayes", "add_remove", "add_remove", EPS),
+    ("aim", "add_remove", "add_remove", EPS),
+    ("mst", "replace", "replace", EPS),
 ]
 
 
