@@ -70,7 +70,8 @@ DEFAULT_CFG: dict[str, Any] = {
 #: The methods a curator can release with, STEPS first, each with a one-line "when it
 #: works well" from the measured benchmarks (bench/RESULTS.md, ε = 1, mean two-way S_pMSE).
 RELEASE_METHODS = {
-    "steps": "STEPS — a hierarchy of attributes; narrow tables (S7: S_pMSE ≈ 91). Tree and layers below.",
+    "steps": "STEPS — a hierarchy of attributes; narrow tables (S7: S_pMSE ≈ 91). Tree and layers below "
+             "(random-order UH: choose 'Random selection').",
     "ipf": "DP ipf — noisy two-way margins fitted by IPF; the best measured on narrow tables (S7: ≈ 14). "
            "Needs the full table in memory.",
     "privbayes": "PrivBayes — a private Bayesian network; the only method that releases the 20-attribute "
