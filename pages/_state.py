@@ -72,15 +72,15 @@ DEFAULT_CFG: dict[str, Any] = {
 RELEASE_METHODS = {
     "steps": "STEPS — a hierarchy of attributes; narrow tables (S7: S_pMSE ≈ 91). Tree and layers below "
              "(random-order UH: choose 'Random selection').",
-    "ipf": "DP ipf — noisy two-way margins fitted by IPF; the best measured on narrow tables (S7: ≈ 14). "
+    "ipf": "DP ipf — noisy two-way margins fitted by IPF; strong on narrow tables (S7: ≈ 14). "
            "Needs the full table in memory.",
     "privbayes": "PrivBayes — a private Bayesian network; the only method that releases the 20-attribute "
                  "CPS table today (≈ 245).",
     "flat_laplace": "Flat Laplace — noise on every cell of the full table; small domains only (S7: ≈ 152).",
-    "aim": "AIM — adaptive choice of noisy margins for a workload, pure ε; the best measured on S7 (≈ 10) and on "
-           "the 22-attribute CPS voter table (≈ 36), in seconds.",
-    "mst": "MST — a private tree of noisy two-way margins, pure ε; fastest, strong on narrow tables (S7: ≈ 11), "
-           "weak on wide ones (22 attributes: ≈ 184).",
+    "aim": "AIM — noisy margins chosen round by round for a workload, pure ε; the best measured on S7 (≈ 11), "
+           "the CPS voter extract (≈ 8) and the 22-attribute CPS table (≈ 30), in seconds.",
+    "mst": "MST — a private tree of noisy two-way margins, pure ε; fastest, good on narrow tables (S7: ≈ 13), "
+           "weak on wide ones (22 attributes: ≈ 155).",
 }
 
 NEIGHBOURS = {
