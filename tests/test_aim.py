@@ -231,3 +231,19 @@ def test_cli_release_and_preview_with_aim_options(tmp_path, capsys):
     code = main(["synth", str(src), "--out", str(tmp_path / "o2"), "--method", "aim", "--rounds", "2"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error:") and "rounds" in err and "Traceback" not in err
+
+
+def test_preview_round_count_matches_a_release_without_annealing(monkeypatch):
+    """The preview's round count is the release's when no round doubles its budget (annealing is
+    switched off here by making the expected noise negative, so no refit counts as 'barely moved')."""
+    df = _table(300, 9)
+    dom = _domain(df)
+    monkeypatch.setattr(A, "expected_abs_noise", lambda mech: -1.0)
+    for rounds in (4, 7, 10, 23):
+        pv = dpcore.preview(df, "aim", 1.0, domain=dom, neighbours="replace", rounds=rounds)
+        row = pv.margins[pv.margins["mechanism"] == "exponential"]["table"].iloc[0]
+        rel = dpcore.synthesize(df, "aim", 1.0, seed=1, domain=dom, neighbours="replace", rounds=rounds)
+        diag = rel.diagnostics["per_set"][0]
+        assert diag["annealed"] == 0
+        assert f"({diag['rounds']} rounds" in row, (row, diag)
+        assert rel.ledger.epsilon == pytest.approx(1.0, abs=1e-12)

@@ -243,8 +243,10 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, hs: float) ->
     rows = [{"table": f"one-way {a}", "cells": domain[a].size, "epsilon": meas.epsilon(hs), "mechanism": meas.name,
              "noise_scale": meas.scale, "noise_sd": float(np.sqrt(meas.variance))} for a in domain.names]
     left = per_set - len(domain) * meas.epsilon(hs)
-    rows.append({"table": f"each round at the start: exponential mechanism picks a margin (≈{left / eps_round:.0f} rounds "
-                          "if none doubles its budget)", "cells": None, "epsilon": SELECTION_SHARE * eps_round,
+    # rounds run while at least two round budgets are left; the last takes the rest
+    n_rounds = max(1, math.floor(left / eps_round + 1e-9))
+    rows.append({"table": f"each round at the start: exponential mechanism picks a margin ({n_rounds} rounds "
+                          "if none doubles its budget, fewer if some do)", "cells": None, "epsilon": SELECTION_SHARE * eps_round,
                  "mechanism": "exponential", "noise_scale": None, "noise_sd": None})
     rows.append({"table": "each round at the start: the chosen margin (its budget doubles when it barely changes the "
                           "model; the last round takes what is left)", "cells": None, "epsilon": meas.epsilon(hs),
