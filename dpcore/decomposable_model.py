@@ -11,8 +11,9 @@ match them, without ever allocating that table (``cps_voter_wide`` has 6.5·10^1
   tree (Koller & Friedman 2009, Thm 10.4). The model is p(x) = Π_C μ_C(x_C) / Π_S μ_S(x_S)
   over cliques C and separators S; it stores only the clique tables μ_C.
 * **Targets.** Repeated measurements of one set are combined by inverse-variance
-  weighting; each target is projected onto {t ≥ 0, Σt = total} (Euclidean projection
-  onto the scaled simplex, Duchi et al. 2008).
+  weighting, nested ones (A ⊂ B) are made to agree (:func:`reconcile_nested`), and each
+  target is projected onto {t ≥ 0, Σt = total} (Euclidean projection onto the scaled
+  simplex, Duchi et al. 2008).
 * **Fit.** Iterative proportional fitting (Deming & Stephan 1940) in junction-tree
   form: visiting the cliques in depth-first order, each target t_A with A ⊆ C
   multiplies μ_C by t_A/μ_A (the I-projection of p onto {q : q_A = t_A}, Csiszár 1975).
@@ -193,6 +194,29 @@ def combine(measurements) -> dict:
         else:
             acc[axes] = (w * np.asarray(y, float), w)
     return {a: (s / ws, 1.0 / ws) for a, (s, ws) in acc.items()}
+
+
+def reconcile_nested(combined: dict, shape) -> dict:
+    """Make nested measurements agree before the fit: for measured sets A ⊂ B, the A-margin of B's
+    table (k = cells(B)/cells(A) cells summed, variance k·v_B) and A's own table are combined by
+    inverse-variance weights; A gets the combination and B is moved onto it by spreading the
+    difference evenly over the k cells (the least-squares change of B with that A-margin).
+    Larger sets first. ``combined``: {axes: (values, variance per cell)} as from :func:`combine`.
+    Post-processing of noisy values only."""
+    out = {a: (np.asarray(y, float).reshape([shape[i] for i in a]), float(v)) for a, (y, v) in combined.items()}
+    for big in sorted(out, key=len, reverse=True):
+        for small in sorted(out, key=len):
+            if len(small) >= len(big) or not set(small) <= set(big):
+                continue
+            y_big, v_big = out[big]
+            y_small, v_small = out[small]
+            m = _sum_to(y_big, big, small)
+            k = y_big.size / m.size
+            w_small, w_m = 1.0 / v_small, 1.0 / (k * v_big)
+            c = (w_small * y_small + w_m * m) / (w_small + w_m)
+            out[big] = (y_big + _expand((c - m) / k, small, big), v_big)
+            out[small] = (c, 1.0 / (w_small + w_m))
+    return out
 
 
 class DecomposableModel:

@@ -65,3 +65,24 @@ def test_simplex_projection():
     for _ in range(200):
         z = rng.dirichlet(np.ones(4)) * 4.0
         assert np.sum((y - t) ** 2) <= np.sum((y - z) ** 2) + 1e-12
+
+
+def test_reconcile_nested_combines_by_inverse_variance_and_keeps_consistent_tables():
+    from dpcore.decomposable_model import reconcile_nested
+    shape = (2, 3)
+    rng = np.random.default_rng(5)
+    pair = rng.uniform(0, 10, shape)
+    # consistent inputs are left as they are
+    out = reconcile_nested({(0, 1): (pair, 4.0), (0,): (pair.sum(axis=1), 1.0)}, shape)
+    assert np.allclose(out[(0, 1)][0], pair) and np.allclose(out[(0,)][0], pair.sum(axis=1))
+    # inconsistent ones: A gets the inverse-variance mean of its own table and B's A-margin
+    # (variance 3·4 = 12 over the 3 summed cells), and B's A-margin then equals it
+    one = pair.sum(axis=1) + np.array([6.0, -3.0])
+    out = reconcile_nested({(0, 1): (pair, 4.0), (0,): (one, 1.0)}, shape)
+    expected = (one / 1.0 + pair.sum(axis=1) / 12.0) / (1.0 + 1 / 12.0)
+    assert np.allclose(out[(0,)][0], expected)
+    assert out[(0,)][1] == pytest.approx(1 / (1 + 1 / 12))
+    assert np.allclose(out[(0, 1)][0].sum(axis=1), expected)
+    # the change to B is spread evenly over the cells of each A-level (least squares)
+    diff = out[(0, 1)][0] - pair
+    assert np.allclose(diff, diff[:, :1])

@@ -45,7 +45,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..budget import Ledger
-from ..decomposable_model import BYTES_PER_CELL, DecomposableModel, JunctionTree, combine, model_cells, project_simplex
+from ..decomposable_model import (BYTES_PER_CELL, DecomposableModel, combine, model_cells, project_simplex,
+                                  reconcile_nested)
 from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
 from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure
@@ -153,7 +154,8 @@ def score_sensitivity(weights, histogram_sensitivity: float) -> float:
 
 
 def _fit(shape, measurements, total, sweeps):
-    targets = {axes: project_simplex(y, total) for axes, (y, _) in combine(measurements).items()}
+    targets = {axes: project_simplex(y, total)
+               for axes, (y, _) in reconcile_nested(combine(measurements), shape).items()}
     return DecomposableModel.fit(shape, targets, total, max_sweeps=sweeps)
 
 

@@ -28,7 +28,7 @@ from itertools import combinations
 import numpy as np
 
 from ..budget import Ledger
-from ..decomposable_model import DecomposableModel, combine, project_simplex
+from ..decomposable_model import DecomposableModel, combine, project_simplex, reconcile_nested
 from ..domain import Domain
 from ..errors import OptionError, whole_number
 from ..margin_measurements import margin_counts, measure
@@ -69,7 +69,8 @@ def quality(answer: np.ndarray, model_margin: np.ndarray) -> float:
 
 
 def _fit(shape, measurements, total, sweeps):
-    targets = {axes: project_simplex(y, total) for axes, (y, _) in combine(measurements).items()}
+    targets = {axes: project_simplex(y, total)
+               for axes, (y, _) in reconcile_nested(combine(measurements), shape).items()}
     return DecomposableModel.fit(shape, targets, total, max_sweeps=sweeps)
 
 
