@@ -77,10 +77,10 @@ RELEASE_METHODS = {
     "privbayes": "PrivBayes — a private Bayesian network; the only method that releases the 20-attribute "
                  "CPS table today (≈ 245).",
     "flat_laplace": "Flat Laplace — noise on every cell of the full table; small domains only (S7: ≈ 152).",
-    "aim": "AIM — noisy margins chosen round by round for a workload, pure ε; the best measured on S7 (≈ 11), "
-           "the CPS voter extract (≈ 8) and the 22-attribute CPS table (≈ 30), in seconds.",
-    "mst": "MST — a private tree of noisy two-way margins, pure ε; fastest, good on narrow tables (S7: ≈ 13), "
-           "weak on wide ones (22 attributes: ≈ 155).",
+    "aim": "AIM — noisy margins chosen round by round for a workload, pure ε; the best measured on S7 (≈ 9.5), "
+           "the CPS voter extract (≈ 7) and the 22-attribute CPS table (≈ 25), in seconds.",
+    "mst": "MST — a private tree of noisy two-way margins, pure ε; fastest, good on narrow tables (S7: ≈ 11), "
+           "weak on wide ones (22 attributes: ≈ 143).",
 }
 
 NEIGHBOURS = {
