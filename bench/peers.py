@@ -10,7 +10,10 @@ Peers (optional; see bench/requirements-peers.txt for the install, in a venv of 
   δ (1e-9), not pure ε-DP.
 
 Ours: ``dpcore.synthesize(df, method, epsilon=ε, seed, domain=declared)`` for
-``steps``, ``privbayes`` and ``ipf``.
+``steps``, ``privbayes`` and ``ipf``, and dpcore's pure-ε AIM and MST as ``dp_aim`` and ``dp_mst``
+(``method="aim"|"mst"``; the names ``aim``/``mst`` here are smartnoise's).
+Data: ``s7`` (SD2011 S7), ``cps`` (the CPS-shaped table), ``voter`` (``dpcore.datasets.cps_voter_extract``), ``wide`` (``dpcore.datasets.cps_voter_wide``,
+22 attributes, 6.5e17 cells).
 
 Every peer gets the same input: each value (missing included) replaced by the token
 ``x<code>`` of its code in the declared domain; the peer's output tokens are decoded
@@ -28,7 +31,7 @@ SPECKS (``specks(orig, syn, model="main")``).
     cd /work/main && PYTHONPATH=. /tmp/peers-venv/bin/python bench/peers.py [--data s7 cps] [--eps 0.5 1 2] [--reps 1]
 
 Writes ``bench/out/peers.csv`` (one row per run, appended as runs finish) and prints a
-Markdown table (means over reps). A peer that is not installed is reported and skipped.
+Markdown table (medians over reps of seconds and S_pMSE, means of %ru and SPECKS, the largest peak RSS). A peer that is not installed is reported and skipped.
 Benchmark on the public SD2011 extract and synthetic benchmark data; nothing is released.
 """
 from __future__ import annotations
@@ -48,9 +51,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-OURS = ("steps", "privbayes", "ipf")
+OURS = ("steps", "privbayes", "ipf", "dp_aim", "dp_mst")
+#: bench label -> dpcore method
+DPCORE_METHOD = {"dp_aim": "aim", "dp_mst": "mst"}
 PEERS = {"datasynthesizer": "DataSynthesizer", "mst": "snsynth", "aim": "snsynth"}
-FIELDS = ["data", "method", "epsilon", "rep", "status", "seconds", "mean_s_pmse", "ru_pct", "specks_main", "note"]
+FIELDS = ["data", "method", "epsilon", "rep", "status", "seconds", "mean_s_pmse", "ru_pct", "specks_main", "peak_mb", "note"]
 
 
 def load_data(name: str):
@@ -61,8 +66,15 @@ def load_data(name: str):
     elif name == "cps":
         from cps_data import cps_shaped
         df = cps_shaped()
+    elif name == "voter":
+        from dpcore.datasets import cps_voter_extract
+        from dpcore.datasets import load_cps_vrs
+        df = cps_voter_extract(load_cps_vrs())
+    elif name == "wide":
+        from dpcore.datasets import cps_voter_wide
+        df = cps_voter_wide()
     else:
-        raise SystemExit(f"unknown data {name!r}; use s7 or cps")
+        raise SystemExit(f"unknown data {name!r}; use s7, cps, voter or wide")
     return df, dpcore.infer_domain(df).declared()
 
 
@@ -118,7 +130,7 @@ def one(data: str, method: str, eps: float, rep: int) -> dict:
     note = ""
     if method in OURS:
         t0 = time.perf_counter()
-        rel = dpcore.synthesize(df, method=method, epsilon=eps, seed=seed, domain=dom)
+        rel = dpcore.synthesize(df, method=DPCORE_METHOD.get(method, method), epsilon=eps, seed=seed, domain=dom)
         secs = time.perf_counter() - t0
         syn = rel.sets[0] if hasattr(rel, "sets") else rel.frames[0]
     else:
@@ -129,11 +141,13 @@ def one(data: str, method: str, eps: float, rep: int) -> dict:
         syn = untoken(out, dom, np.random.default_rng(seed))
         if method in ("mst", "aim"):
             note = "(ε, δ=1e-9)-DP"
+    import resource
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # this child: data, fit and sampling
     ut = utility_tables(df, syn)
     dis = disclosure(df, syn)
     sk = specks(df, syn, model="main")
     return {"data": data, "method": method, "epsilon": eps, "rep": rep, "status": "ok", "seconds": round(secs, 3),
-            "mean_s_pmse": float(ut.mean_s_pmse), "ru_pct": float(dis.ru), "specks_main": float(sk.ks), "note": note}
+            "mean_s_pmse": float(ut.mean_s_pmse), "ru_pct": float(dis.ru), "specks_main": float(sk.ks), "peak_mb": round(peak_mb), "note": note}
 
 
 def installed(method: str) -> bool:
@@ -203,19 +217,21 @@ def main() -> None:
                               f"({time.perf_counter() - t0:.0f} s with imports and scoring) {row.get('note', '')}", flush=True)
 
     print()
-    print("| data | ε | method | runs ok | seconds | mean S_pMSE (2-way) | %ru | SPECKS (main) | note |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---|")
+    print("| data | ε | method | runs ok | seconds (median) | mean S_pMSE (2-way; median) | %ru | SPECKS (main) | peak MB | note |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---|")
     for data in args.data:
         for eps in args.eps:
             for m in methods:
                 rs = [r for r in rows if r["data"] == data and r["epsilon"] == eps and r["method"] == m]
                 ok = [r for r in rs if r["status"] == "ok"]
                 mean = lambda k: statistics.mean(r[k] for r in ok) if ok else None  # noqa: E731
+                med = lambda k: statistics.median(r[k] for r in ok) if ok else None  # noqa: E731
                 notes = "; ".join(sorted({r["status"] + (": " + r["note"] if r.get("note") else "") for r in rs if r["status"] != "ok"}
                                          | {r["note"] for r in ok if r.get("note")}))
                 label = m if m in OURS else f"{m} (peer)"
-                print(f"| {data} | {eps:g} | {label} | {len(ok)}/{len(rs)} | {fmt(mean('seconds'), 2)} | "
-                      f"{fmt(mean('mean_s_pmse'), 2)} | {fmt(mean('ru_pct'), 2)} | {fmt(mean('specks_main'), 3)} | {notes} |")
+                print(f"| {data} | {eps:g} | {label} | {len(ok)}/{len(rs)} | {fmt(med('seconds'), 2)} | "
+                      f"{fmt(med('mean_s_pmse'), 2)} | {fmt(mean('ru_pct'), 2)} | {fmt(mean('specks_main'), 3)} | "
+                      f"{fmt(max((r['peak_mb'] for r in ok), default=None))} | {notes} |")
     for m in args.methods:
         if m not in methods:
             print(f"\n{m}: not run (package {PEERS[m]!r} not installed in {sys.executable})")

@@ -124,8 +124,10 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     Proofs: docs/privacy-model.md.
 
     ``method``: ``steps`` (options: layers, order, select, utility, r, allocation,
-    consistency, synthesis, noise, max_cells), ``uh_random``, ``steps_lesda``, or
-    ``flat_laplace`` (options: prior, structural_zeros, synthesis, noise, max_cells).
+    consistency, synthesis, noise, max_cells), ``uh_random``, ``steps_lesda``, ``ipf``, ``privbayes``,
+    ``flat_laplace`` (options: prior, structural_zeros, synthesis, noise, max_cells), ``aim`` (options:
+    rounds, max_model_size, workload, fit_sweeps; docs/methods/aim.md) or ``mst`` (fit_sweeps;
+    docs/methods/mst.md).
 
     ``dp_bins={"age": {"bins": 5, "lower": 0, "upper": 100}}`` replaces the named
     attributes' bin edges by DP quantiles over the public bounds, computed inside the
@@ -229,7 +231,7 @@ class Preview:
 
 @dataclass
 class MarginPreview:
-    """What a margin method (flat_laplace, ipf, privbayes) will measure, before any budget
+    """What a margin method (flat_laplace, ipf, privbayes, aim, mst) will measure, before any budget
     is spent: one row per noisy table with its cells, ε per set, noise scale and sd.
     Computed from the public domain and the options only (no data values)."""
 
@@ -259,6 +261,9 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float) -> l
                 for i in range(P)]
         return rows + [dict(row(f"conditional table {j + 1} (attribute + ≤{opts.degree} parents, chosen at release)",
                                 None, (per_set - eps1) / T, opts.noise)) for j in range(T)]
+    if method in ("aim", "mst"):
+        from .synthesizers import aim, mst
+        return (aim if method == "aim" else mst).preview_rows(opts, dom, per_set, hs)
     raise OptionError(f"no preview for method {method!r}")
 
 

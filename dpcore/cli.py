@@ -51,7 +51,8 @@ _TREE_OPTIONS = {
     "layers": int, "order": str, "select": str, "utility": str, "r": float, "allocation": str,
     "consistency": str, "synthesis": str, "noise": str,
 }
-_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int, "fit": str}
+_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int, "fit": str, "rounds": int,
+                       "max_model_size": float, "workload": str}
 
 
 def _add_tree_options(p: argparse.ArgumentParser) -> None:
@@ -288,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     s.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
     s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
+    s.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
+    s.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
+    s.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
     s.add_argument("--workspace", help="workspace folder: record the release in its budget book (refused, with "
                                        "nothing spent, if it would exceed the table's cap)")
@@ -311,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     v.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
     v.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
+    v.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
+    v.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
+    v.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
     v.add_argument("--json", action="store_true", help="print JSON")
     v.set_defaults(func=cmd_preview)
 

@@ -91,6 +91,19 @@ with left:
             st.number_input("Degree k (parents per attribute)", min_value=1, max_value=5, step=1, key=bind("degree"),
                             help="Larger k captures more dependence but each noisy table has more cells.")
             cfg["degree"] = int(s["w_degree"])
+        if cfg["release_method"] == "aim":
+            for k, v in (("aim_workload", "twoway"), ("aim_rounds", 0), ("aim_max_model_size", 80.0)):
+                cfg.setdefault(k, v)  # a design saved before AIM was offered
+            st.text_input("Workload", key=bind("aim_workload"),
+                          help='The margins the release should serve: "twoway" (all two-way margins, the default), '
+                               '"oneway", "threeway", or groups like "sex,agegr;edu,income".')
+            cfg["aim_workload"] = s["w_aim_workload"]
+            st.number_input("Rounds T (0: 4 × the number of attributes)", min_value=0, step=1, key=bind("aim_rounds"),
+                            help="ε/T is the budget of the first rounds; a round that barely changes the model doubles it.")
+            cfg["aim_rounds"] = int(s["w_aim_rounds"])
+            st.number_input("Largest model (MB)", min_value=0.001, step=10.0, key=bind("aim_max_model_size"),
+                            help="AIM's max_model_size: caps the junction tree, and so memory and time.")
+            cfg["aim_max_model_size"] = float(s["w_aim_max_model_size"])
 
     if cfg["release_method"] == "steps":
         with ui.guarded("the hierarchy controls"):

@@ -62,17 +62,25 @@ DEFAULT_CFG: dict[str, Any] = {
     "ipf_margins": "twoway",
     "prior": 1.0,
     "degree": 2,
+    "aim_rounds": 0,
+    "aim_max_model_size": 80.0,
+    "aim_workload": "twoway",
 }
 
 #: The methods a curator can release with, STEPS first, each with a one-line "when it
 #: works well" from the measured benchmarks (bench/RESULTS.md, ε = 1, mean two-way S_pMSE).
 RELEASE_METHODS = {
-    "steps": "STEPS — a hierarchy of attributes; narrow tables (S7: S_pMSE ≈ 91). Tree and layers below.",
-    "ipf": "DP ipf — noisy two-way margins fitted by IPF; the best measured on narrow tables (S7: ≈ 14). "
+    "steps": "STEPS — a hierarchy of attributes; narrow tables (S7: S_pMSE ≈ 91). Tree and layers below "
+             "(random-order UH: choose 'Random selection').",
+    "ipf": "DP ipf — noisy two-way margins fitted by IPF; strong on narrow tables (S7: ≈ 14). "
            "Needs the full table in memory.",
     "privbayes": "PrivBayes — a private Bayesian network; the only method that releases the 20-attribute "
                  "CPS table today (≈ 245).",
     "flat_laplace": "Flat Laplace — noise on every cell of the full table; small domains only (S7: ≈ 152).",
+    "aim": "AIM — noisy margins chosen round by round for a workload, pure ε; the best measured on S7 (≈ 9.5), "
+           "the CPS voter extract (≈ 7) and the 22-attribute CPS table (≈ 25), in seconds.",
+    "mst": "MST — a private tree of noisy two-way margins, pure ε; fastest, good on narrow tables (S7: ≈ 11), "
+           "weak on wide ones (22 attributes: ≈ 143).",
 }
 
 NEIGHBOURS = {
@@ -267,6 +275,13 @@ def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
             opts.update(prior=float(c.get("prior", 1.0)))
         elif release == "privbayes":
             opts = {"neighbours": opts["neighbours"], "degree": int(c.get("degree", 2))}
+        elif release == "aim":
+            opts = {"neighbours": opts["neighbours"], "workload": c.get("aim_workload", "twoway"),
+                    "max_model_size": float(c.get("aim_max_model_size", 80.0))}
+            if int(c.get("aim_rounds", 0) or 0) > 0:  # 0: the default, 4 × attributes
+                opts["rounds"] = int(c["aim_rounds"])
+        elif release == "mst":
+            opts = {"neighbours": opts["neighbours"]}
         return release, opts, problems
     common = {"consistency": c["consistency"], "synthesis": c["synthesis"]}
     mode = c["mode"]
@@ -363,7 +378,7 @@ def method_label(method: str, opts: dict) -> str:
     if method == "steps":
         return f"STEPS-{opts.get('layers', '')} MoSDA"
     return {"steps_lesda": "STEPS LeSDA", "uh_random": "UH random", "flat_laplace": "flat Laplace",
-            "ipf": "IPF", "privbayes": "PrivBayes"}.get(method, method)
+            "ipf": "IPF", "privbayes": "PrivBayes", "aim": "AIM", "mst": "MST"}.get(method, method)
 
 
 # --------------------------------------------------------------------------- cached dpcore calls

@@ -431,7 +431,7 @@ def test_icicle_is_capped_for_large_trees():
     assert labels.count("phantom") == 13 * 13 - 13 * 4 + (13 - 13)  # layer 2 padded from 4 to 13 per node
 
 
-@pytest.mark.parametrize("method", ["ipf", "privbayes", "flat_laplace"])
+@pytest.mark.parametrize("method", ["ipf", "privbayes", "flat_laplace", "aim", "mst"])
 def test_any_method_can_be_the_release(method):
     """[sota-methods] item 2: the Design page chooses the release method; the Preview page
     shows a margin method's noisy tables; the Release page releases with it."""
@@ -448,3 +448,21 @@ def test_any_method_can_be_the_release(method):
     r = at.session_state["release"]["main"]
     assert r.method == method and r.dp
     assert r.ledger.epsilon == pytest.approx(r.epsilon, abs=1e-12)
+
+
+def test_aim_options_on_the_design_page_reach_the_release():
+    at = start()
+    confirm_domain(at)
+    at = goto(at, "pages/2_design.py")
+    at.selectbox(key="w_release_method").select("aim").run()
+    at.number_input(key="w_aim_rounds").set_value(10).run()
+    at.text_input(key="w_aim_workload").input("sex,agegr;edu,income").run()
+    assert not at.exception
+    at = goto(at, "pages/3_preview.py")
+    shown = at.dataframe[0].value
+    assert shown["table"].str.startswith("one-way").sum() == 7
+    at.session_state["cfg"]["comparators"] = []
+    at = release(at)
+    r = at.session_state["release"]["main"]
+    assert r.method == "aim" and r.options["rounds"] == 10
+    assert r.options["workload"] == [["sex", "agegr"], ["edu", "income"]]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import flat_laplace, ipf, privbayes, steps
+from . import aim, flat_laplace, ipf, mst, privbayes, steps
 from .options import STEPS_METHODS, resolve_steps_options
 
 
@@ -50,3 +50,5 @@ for _name in STEPS_METHODS:
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set))
 register(Method("ipf", ipf.resolve, ipf.run_set))
 register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True))
+register(Method("aim", aim.resolve, aim.run_set))
+register(Method("mst", mst.resolve, mst.run_set))

@@ -27,6 +27,8 @@ METHODS = [
     ("flat_laplace", "flat_laplace", {}),
     ("ipf", "ipf", {}),
     ("privbayes", "privbayes", {}),
+    ("aim", "aim", {}),
+    ("mst", "mst", {}),
 ]
 
 

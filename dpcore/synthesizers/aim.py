@@ -1,0 +1,256 @@
+"""AIM under pure ε-DP: adaptive, iterative margin selection (McKenna et al. 2022; docs/methods/aim.md).
+
+Per set, at budget ε_s = ε/m, with workload W (default: all two-way margins), its
+candidates C = every non-empty subset of a workload margin, weighted
+w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r = ε_s/T:
+
+1. Measure every one-way margin with discrete Laplace at 0.9·ε_r (AIM's σ for the
+   one-way margins). Fit the model (below).
+2. Round t: if the budget left is less than 2·ε_r, this is the last round and
+   ε_r := everything left. Split ε_r into 0.1·ε_r for selection and 0.9·ε_r for the
+   measurement (AIM's split). The candidates allowed are those already inside a
+   clique of the model, or whose addition keeps the junction tree within
+   ``max_model_size`` · (ε spent after this round)/ε_s megabytes (AIM's growing
+   size limit). Select r by the exponential mechanism with score
+
+       q_r = w_r · ( ||x_r − m_r||_1 − E|Z|·cells(r) ),
+
+   x_r the true margin, m_r the current model's margin, E|Z| the mean absolute
+   noise of one cell at this round's measurement scale (AIM's bias term, with the
+   discrete Laplace in place of the Gaussian). m_r and E|Z| depend only on released
+   values, so q_r changes only through x_r: by at most w_r·Δ, Δ = 1 (add/remove) or
+   2 (replace); the mechanism uses max_r w_r · Δ.
+3. Measure r at 0.9·ε_r, refit. Annealing (AIM's rule, for pure ε): if the model's
+   margin on r moved by no more than the expected L1 noise of the measurement,
+   E|Z|·cells(r), double ε_r (halves the noise scale and doubles the selection ε).
+4. After the last round, sample ñ records from the model.
+
+**Privacy.** Every measurement and selection is ε-DP at the ε charged to the ledger
+(discrete Laplace: Ghosh et al. 2009; exponential mechanism: McSherry & Talwar
+2007); everything adaptive (which candidates exist, the scores' model term, the
+annealing, the size limit) is a function of earlier outputs only, so the rounds
+compose sequentially (Dwork & Roth 2014, Thm 3.16; adaptive composition). The last
+round spends exactly ε_s − (ε spent), so each set spends ε_s exactly and the sets ε.
+The model fit and sampling are post-processing. Proof: docs/methods/aim.md.
+
+The estimation step is dpcore's own junction-tree IPF (:mod:`dpcore.decomposable_model`),
+not Private-PGM (``mbi``): docs/methods/aim.md says why.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..budget import Ledger
+from ..decomposable_model import (BYTES_PER_CELL, DecomposableModel, combine, model_cells, project_simplex,
+                                  reconcile_nested)
+from ..domain import Domain
+from ..errors import OptionError, real_number, whole_number
+from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure
+from ..mechanisms import DiscreteLaplace, ExponentialMechanism
+from ..neighbours import ReleaseContext
+
+#: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
+#: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7, docs/methods/aim.md)
+ROUNDS_PER_ATTRIBUTE = 4
+#: AIM's share of a round's budget spent on selection
+SELECTION_SHARE = 0.1
+#: AIM's default limit on the model (junction tree) size, in megabytes of float64 cells
+DEFAULT_MAX_MODEL_SIZE = 80.0
+
+
+@dataclass(frozen=True)
+class AimOptions:
+    """Resolved options of ``method="aim"``: ``rounds`` T (ε_s/T is the starting round
+    budget; at least d), ``max_model_size`` (MB), ``workload`` (attribute-name tuples),
+    ``fit_sweeps`` (IPF sweeps per model fit)."""
+
+    rounds: int
+    max_model_size: float = DEFAULT_MAX_MODEL_SIZE
+    workload: tuple = ()
+    fit_sweeps: int = 50
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["workload"] = [list(g) for g in self.workload]
+        return d
+
+
+def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
+    """``None``/``"twoway"`` (all pairs), ``"oneway"``, ``"threeway"``, a string ``"a,b;c,d"``
+    or a list of attribute lists; returned in domain order, without duplicates."""
+    names = domain.names
+    key = workload.strip().lower() if isinstance(workload, str) else None
+    ways = {"oneway": 1, "one-way": 1, "twoway": 2, "two-way": 2, "": 2, "threeway": 3, "three-way": 3}
+    if workload is None or key in ways:
+        k = min(ways[key] if key is not None else 2, len(names))
+        return tuple(itertools.combinations(names, k))
+    if isinstance(workload, str):
+        groups = [[a.strip() for a in g.split(",") if a.strip()] for g in workload.split(";")]
+    else:
+        try:
+            groups = [[a.strip() for a in g.split(",")] if isinstance(g, str) else [str(a) for a in g] for g in workload]
+        except TypeError:
+            raise OptionError(f"workload must be 'twoway', a string like \"a,b;c,d\" or a list of attribute lists; got {workload!r}") from None
+    out = []
+    for g in groups:
+        if not g:
+            raise OptionError(f"workload {workload!r} has an empty margin; write it like \"a,b;c,d\"")
+        for a in g:
+            if a not in names:
+                raise OptionError(f"workload names attribute '{a}', which is not in the data; known attributes: {', '.join(names)}")
+        if len(set(g)) != len(g):
+            raise OptionError(f"workload margin {','.join(g)} names an attribute twice; list each attribute once")
+        canon = tuple(sorted(g, key=names.index))
+        if canon not in out:
+            out.append(canon)
+    if not out:
+        raise OptionError("workload is empty; give margins like \"a,b;c,d\" or leave it out for all two-way margins")
+    return tuple(out)
+
+
+def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
+    """Fill defaults and validate every option (messages name the option and the fix)."""
+    known = set(AimOptions.__dataclass_fields__)
+    unknown = sorted(set(opts) - known)
+    if unknown:
+        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'aim'; allowed: {', '.join(sorted(known))}")
+    d = len(domain)
+    rounds = opts.get("rounds")
+    rounds = ROUNDS_PER_ATTRIBUTE * d if rounds is None else whole_number(
+        "rounds", rounds, d, 100_000, f" (AIM's T: at least the number of attributes, {d}, since the one-way margins use 0.9·d/T of ε)")
+    size = real_number("max_model_size", opts.get("max_model_size", DEFAULT_MAX_MODEL_SIZE), 0, 100_000, lo_open=True,
+                       hint=" (megabytes of the fitted model; AIM's default 80)")
+    return AimOptions(
+        rounds=int(rounds),
+        max_model_size=float(size),
+        workload=parse_workload(opts.get("workload"), domain),
+        fit_sweeps=whole_number("fit_sweeps", opts.get("fit_sweeps", 50), 1, 100_000, " (IPF sweeps per model fit)"),
+    )
+
+
+def candidates(workload_axes) -> dict[tuple, float]:
+    """AIM's candidates: every non-empty subset of a workload margin, with weight Σ_s |r ∩ s|."""
+    out = {}
+    for s in workload_axes:
+        for k in range(1, len(s) + 1):
+            for r in itertools.combinations(s, k):
+                out[r] = 0.0
+    for r in out:
+        out[r] = float(sum(len(set(r) & set(s)) for s in workload_axes))
+    return out
+
+
+def quality(answer: np.ndarray, model_margin: np.ndarray, weight: float, bias: float) -> float:
+    """AIM's score w·(||x − m||_1 − bias): sensitivity w·Δ in the data x (docs/methods/aim.md)."""
+    return weight * (float(np.abs(np.asarray(answer, float) - model_margin).sum()) - bias)
+
+
+def score_sensitivity(weights, histogram_sensitivity: float) -> float:
+    return max(weights) * histogram_sensitivity
+
+
+def _fit(shape, measurements, total, sweeps):
+    targets = {axes: project_simplex(y, total)
+               for axes, (y, _) in reconcile_nested(combine(measurements), shape).items()}
+    return DecomposableModel.fit(shape, targets, total, max_sweeps=sweeps)
+
+
+def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger: Ledger, set_label: str,
+                   ctx: ReleaseContext):
+    """One AIM set at ``eps`` (= ε/m), charged to ``ledger`` to exactly ``eps`` (module docstring)."""
+    nb = ctx.neighbours
+    hs = nb.histogram_sensitivity
+    shape, names = domain.shape, domain.names
+    d = len(shape)
+    group = ledger.group(set_label)
+    total = float(max(ctx.n_out, 1))
+    work = [tuple(names.index(a) for a in g) for g in opts.workload]
+    cand = candidates(work)
+    for j in range(d):  # every attribute is measured once, even one the workload leaves out
+        cand.setdefault((j,), 0.0)
+    answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
+    sens = score_sensitivity(list(cand.values()), hs)
+    spent: list[float] = []
+    eps_round = eps / opts.rounds
+    meas = []
+    for j in range(d):
+        y, mech = measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
+                          note="AIM initialisation: every one-way margin")
+        spent.append(mech.epsilon(hs))
+        meas.append(((j,), y, mech.variance))
+    model, info = _fit(shape, meas, total, opts.fit_sweeps)
+    limit_cells = opts.max_model_size * 2**20 / BYTES_PER_CELL
+    selected, annealed, t, final = [], 0, 0, False
+    while not final:
+        t += 1
+        left = eps - math.fsum(spent)
+        if left < 2 * eps_round:
+            eps_round, final = left, True
+        eps_sel = SELECTION_SHARE * eps_round
+        eps_meas = eps_round - eps_sel
+        budget_after = math.fsum(spent) + eps_round
+        cliques = [set(c) for c in model.tree.cliques]
+        measured = list({m[0] for m in meas})
+        allowed = []
+        for r in cand:
+            if any(set(r) <= c for c in cliques) or \
+                    model_cells(shape, measured + [r]) <= limit_cells * budget_after / eps:
+                allowed.append(r)
+        bias_cell = expected_abs_noise(DiscreteLaplace.calibrate(eps_meas, hs))
+        scores = np.array([quality(answers[r], model.marginal(r), cand[r], bias_cell * counts_cells(shape, r))
+                           for r in allowed])
+        em = ExponentialMechanism.calibrate(eps_sel, sens)
+        k = int(em.select(scores, sens, rng))
+        group.spend(f"round {t}: select a margin", em, sens, f"{len(allowed)} candidate margins",
+                    neighbours=nb.label, sampler="exact sampler",
+                    note="score w·(L1 error of the model − expected noise); sensitivity max weight × count sensitivity")
+        spent.append(em.epsilon(sens))
+        r = allowed[k]
+        # the last charge takes exactly what is left, so the set spends eps to the last bit
+        eps_meas = eps - math.fsum(spent) if final else eps_meas
+        y, mech = measure(X, shape, r, eps_meas, nb, rng, group, f"round {t}: margin {' × '.join(names[a] for a in r)}",
+                          note="final round: the rest of the budget" if final else "")
+        spent.append(mech.epsilon(hs))
+        meas.append((r, y, mech.variance))
+        before = model.marginal(r)
+        model, info = _fit(shape, meas, total, opts.fit_sweeps)
+        selected.append([names[a] for a in r])
+        if not final and np.abs(model.marginal(r) - before).sum() <= expected_abs_noise(mech) * counts_cells(shape, r):
+            eps_round *= 2
+            annealed += 1
+    del answers
+    codes = model.sample(ctx.n_out, rng)
+    diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
+            "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["sweeps"],
+            "fit_converged": bool(info["converged"]), "warnings": []}
+    return codes, diag
+
+
+def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
+    """Registry adapter: one AIM set (ε = ``eps_set``, see :func:`synthesize_set`)."""
+    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
+    return codes, None, diag
+
+
+def preview_rows(opts: AimOptions, domain: Domain, per_set: float, hs: float) -> list[dict]:
+    """What AIM measures, knowable before any budget is spent: the one-way margins and the
+    starting round budget (later rounds may double it: annealing; the margins are chosen at release)."""
+    from ..mechanisms import noise_for
+    eps_round = per_set / opts.rounds
+    meas = noise_for("discrete_laplace", (1 - SELECTION_SHARE) * eps_round, hs)
+    rows = [{"table": f"one-way {a}", "cells": domain[a].size, "epsilon": meas.epsilon(hs), "mechanism": meas.name,
+             "noise_scale": meas.scale, "noise_sd": float(np.sqrt(meas.variance))} for a in domain.names]
+    left = per_set - len(domain) * meas.epsilon(hs)
+    # rounds run while at least two round budgets are left; the last takes the rest
+    n_rounds = max(1, math.floor(left / eps_round + 1e-9))
+    rows.append({"table": f"each round at the start: exponential mechanism picks a margin ({n_rounds} rounds "
+                          "if none doubles its budget, fewer if some do)", "cells": None, "epsilon": SELECTION_SHARE * eps_round,
+                 "mechanism": "exponential", "noise_scale": None, "noise_sd": None})
+    rows.append({"table": "each round at the start: the chosen margin (its budget doubles when it barely changes the "
+                          "model; the last round takes what is left)", "cells": None, "epsilon": meas.epsilon(hs),
+                 "mechanism": meas.name, "noise_scale": meas.scale, "noise_sd": float(np.sqrt(meas.variance))})
+    return rows
