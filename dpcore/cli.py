@@ -134,15 +134,9 @@ def cmd_synth(args) -> int:
     else:
         rel = run()
     paths = rel.write(args.out)
-    if args.private_manifest:
-        try:
-            Path(args.private_manifest).write_text(rel.manifest_json(private=True), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"--private-manifest '{args.private_manifest}': cannot write it ({exc.strerror})") from None
+    _write_private_manifest(args, rel)
     rc = rel.record_count
-    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records "
-          f"({'a noisy count: the true count stays private' if rc['noisy'] else 'n, public under replace-one neighbours'}) "
-          f"and manifest.json to {args.out}")
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records {_count_note(rc)} and manifest.json to {args.out}")
     print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
     print(("DP: yes — " if rel.dp else "DP: NO — ") + rel.dp_reason)
     if args.workspace:
@@ -168,6 +162,19 @@ def _dp_bins_options(args) -> dict:
     return out
 
 
+def _count_note(rc: dict) -> str:
+    return "(a noisy count: the true count stays private)" if rc["noisy"] else "(n, public under replace-one neighbours)"
+
+
+def _write_private_manifest(args, rel) -> None:
+    """--private-manifest: the curator-only manifest (exact figures, NOT for release)."""
+    if args.private_manifest:
+        try:
+            Path(args.private_manifest).write_text(rel.manifest_json(private=True), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--private-manifest '{args.private_manifest}': cannot write it ({exc.strerror})") from None
+
+
 def _synth_file(args, opts) -> int:
     from .engines import synthesize_file
 
@@ -175,15 +182,10 @@ def _synth_file(args, opts) -> int:
     rel = synthesize_file(args.input, args.out, args.method, args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
                           engine=args.engine, memory_limit=args.memory_limit, spark_master=args.spark_master,
                           format=args.format, **_privacy_options(args), **opts)
-    if args.private_manifest:
-        try:
-            Path(args.private_manifest).write_text(rel.manifest_json(private=True), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"--private-manifest '{args.private_manifest}': cannot write it ({exc.strerror})") from None
+    _write_private_manifest(args, rel)
     rc = rel.record_count
     t = rel.timings
-    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records as {args.format} "
-          f"({'a noisy count: the true count stays private' if rc['noisy'] else 'n, public under replace-one neighbours'}) "
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records as {args.format} {_count_note(rc)} "
           f"and manifest.json to {args.out}")
     print(f"engine {args.engine}: counted in {t.get('count', 0):.1f} s, released in {t.get('release', 0):.1f} s, "
           f"written in {t.get('write', 0):.1f} s")
