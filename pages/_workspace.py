@@ -3,8 +3,9 @@
 A Streamlit session is new on every reload, so the workspace id travels in the URL
 (``?ws=<id>``) and the workspace lives in ``$DPSTUDIO_WORKSPACE/<id>/``. A session without
 an id gets a fresh random one: two tabs or users with different ids never share data.
-At the end of every run the session's table, domain, design and last release are saved;
-a new session with the same id restores them. Releases go through the workspace's
+At the end of every run the session's table, domain, design and last release are saved,
+with the domain editor's recodes and DP-bins settings; a new session with the same id
+restores them. Releases go through the workspace's
 budget book (refused over the table's cap before anything is spent).
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dpcore.domain_edit import recodes_from_json, recodes_to_json
 from dpcore.errors import DPCoreError
 from dpcore.workspace import ENV_VAR, Workspace, check_workspace_id, new_workspace_id, root_folder, table_fingerprint
 from pages import _state as state
@@ -27,6 +29,9 @@ QUERY_PARAM = "ws"
 STATE_KEY = "session"
 #: Session-state keys of the curator's work that a reload restores.
 SAVED_KEYS = ("data_name", "drop_cols", "numeric", "domain_override", "domain_confirmed")
+#: The domain editor's work (pages/_domain_editor.py): DP-bins specs and their ε share, saved as they are;
+#: the recodes (renames, merges, missing values recoded) are saved as their JSON document.
+EDITOR_KEYS = ("dp_bins", "bins_share")
 
 
 # --------------------------------------------------------------------------- open and restore
@@ -85,6 +90,7 @@ def restore(ws: Workspace) -> bool:
     s["table_fp"] = snap["table_fp"]
     for k in SAVED_KEYS:
         s[k] = snap[k]
+    _restore_editor(snap)  # before work_key() below: the recodes are part of it
     s["cfg"] = {**json.loads(json.dumps(state.DEFAULT_CFG)), **snap["cfg"]}
     rel = snap.get("release")
     if rel:
@@ -102,6 +108,18 @@ def restore(ws: Workspace) -> bool:
     return True
 
 
+def _restore_editor(snap: dict) -> None:
+    """The domain editor's recodes and DP-bins settings (absent in snapshots saved before they were kept)."""
+    s = st.session_state
+    text = snap.get("recodes")
+    s["recodes"] = recodes_from_json(text) if text else {}
+    s["dp_bins"] = dict(snap.get("dp_bins") or {})
+    if snap.get("bins_share") is not None:
+        s["bins_share"] = float(snap["bins_share"])
+    else:
+        s.pop("bins_share", None)
+
+
 # --------------------------------------------------------------------------- save
 
 
@@ -114,7 +132,10 @@ def snapshot() -> dict | None:
     s = st.session_state
     if "raw_df" not in s or not s.get("table_fp"):
         return None
-    snap = {"table_fp": s["table_fp"], "cfg": s["cfg"], **{k: s.get(k) for k in SAVED_KEYS}, "release": None}
+    snap = {"table_fp": s["table_fp"], "cfg": s["cfg"], **{k: s.get(k) for k in SAVED_KEYS}, "release": None,
+            **{k: s.get(k) for k in EDITOR_KEYS}}
+    recodes = {k: v for k, v in (s.get("recodes") or {}).items() if not v.empty}
+    snap["recodes"] = recodes_to_json(recodes) if recodes else None
     rel = s.get("release")
     if rel and rel.get("main") is not None and _entry(rel["main"]) is not None:
         comps = {n: _entry(r) for n, r in rel.get("comparators", {}).items()}
