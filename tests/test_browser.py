@@ -13,78 +13,35 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 import zipfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto,  # noqa: F401
+                                   no_exception, settle, start_streamlit, stop)
 
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium); "
-                                                "the browser end-to-end test needs it"),
-]
+pytestmark = [NEEDS_CHROMIUM]
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
 
 TIMEOUT_MS = 30_000
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = open(ARTIFACTS / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}; see tests/artifacts/streamlit.log")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.terminate()
-        raise RuntimeError("streamlit did not become healthy within 60 s")
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with open(ARTIFACTS / "streamlit.log", "w") as log:
+        proc, url = start_streamlit(log)
+        yield url
+        stop(proc)
 
 
 @pytest.fixture(scope="module")
 def page(server):
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         context = browser.new_context(viewport={"width": 1500, "height": 1000}, accept_downloads=True)
         pg = context.new_page()
         pg.set_default_timeout(TIMEOUT_MS)
@@ -93,28 +50,6 @@ def page(server):
         yield pg
         context.close()
         browser.close()
-
-
-def settle(page, ms: int = 400) -> None:
-    """Wait until Streamlit has finished the current run (no 'running' status widget)."""
-    page.wait_for_timeout(ms)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.match(/Running|Stop/)",
-        timeout=TIMEOUT_MS,
-    )
-    page.wait_for_timeout(300)
-
-
-def no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
-        '[data-testid="stException"]').first.inner_text()
-
-
-def goto(page, label: str) -> None:
-    page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
-    settle(page, 800)
-    no_exception(page)
 
 
 def drag(page, item: str, header: str) -> None:

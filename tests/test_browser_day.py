@@ -19,13 +19,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -34,11 +28,10 @@ import pytest
 
 from dpcore import domain as dpcore_domain
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+from tests import browser_support as bs
+from tests.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (make chromium)")
+pytestmark = NEEDS_CHROMIUM
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
 TIMEOUT_MS = 60_000
 N = 400
@@ -48,54 +41,21 @@ N = 400
 def server(tmp_path_factory):
     """``streamlit run app.py`` on a free port with its workspaces in a fresh folder; (url, root)."""
     root = tmp_path_factory.mktemp("day-workspaces")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = open(ARTIFACTS / "streamlit-day.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", DPSTUDIO_WORKSPACE=str(root)),
-        stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("streamlit exited; see tests/artifacts/streamlit-day.log")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.terminate()
-        raise RuntimeError("streamlit did not become healthy within 60 s")
-    yield url, root
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    with open(ARTIFACTS / "streamlit-day.log", "w") as log:
+        proc, url = bs.start_streamlit(log, DPSTUDIO_WORKSPACE=str(root))
+        yield url, root
+        bs.stop(proc)
 
 
 def settle(page, ms: int = 600) -> None:
     """Wait until the app has finished its run, and check it raised nothing."""
-    page.wait_for_timeout(ms)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.match(/Running|Stop/)",
-        timeout=TIMEOUT_MS)
-    page.wait_for_timeout(300)
-    exc = page.locator('[data-testid="stException"]')
-    assert exc.count() == 0, exc.first.inner_text()
+    bs.settle(page, ms, TIMEOUT_MS)
+    bs.no_exception(page)
 
 
 def goto(page, label: str) -> None:
-    page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
-    settle(page, 1000)
+    bs.goto(page, label, 1000, TIMEOUT_MS)
 
 
 def shot(page, name: str, full: bool = False) -> None:
@@ -143,7 +103,7 @@ def test_a_curators_day(server, tmp_path):
     t_start = time.perf_counter()
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+                                    args=LAUNCH_ARGS)
         context = browser.new_context(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)

@@ -7,64 +7,18 @@ Skipped only when no Chromium binary is installed (``apt-get install chromium``)
 """
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto, no_exception,
+                                   settle, start_streamlit, stop)
 
-pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium)")]
+pytestmark = [NEEDS_CHROMIUM]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
 
 TIMEOUT_MS = 30_000
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _start(root: Path, log):
-    """``streamlit run app.py`` on a free port with its workspaces under ``root``; (process, url)."""
-    port = _free_port()
-    env = dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", DPSTUDIO_WORKSPACE=str(root))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {proc.returncode}; see tests/artifacts/streamlit_workspace.log")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            time.sleep(0.3)
-    proc.terminate()
-    raise RuntimeError("streamlit did not become healthy within 60 s")
-
-
-def _stop(proc) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
 
 
 @pytest.fixture(scope="module")
@@ -76,36 +30,15 @@ def server(tmp_path_factory):
     procs = []
 
     def start():
-        proc, url = _start(root, log)
+        proc, url = start_streamlit(log, DPSTUDIO_WORKSPACE=str(root))
         procs.append(proc)
         return proc, url
 
     yield start, root
     for proc in procs:
         if proc.poll() is None:
-            _stop(proc)
+            stop(proc)
     log.close()
-
-
-def settle(page, ms: int = 400) -> None:
-    page.wait_for_timeout(ms)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.match(/Running|Stop/)",
-        timeout=TIMEOUT_MS,
-    )
-    page.wait_for_timeout(300)
-
-
-def no_exception(page) -> None:
-    assert page.locator('[data-testid="stException"]').count() == 0, page.locator(
-        '[data-testid="stException"]').first.inner_text()
-
-
-def goto(page, label: str) -> None:
-    page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
-    settle(page, 800)
-    no_exception(page)
 
 
 def release(page) -> None:
@@ -121,7 +54,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
     data = small.to_csv(index=False).encode()
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+                                    args=LAUNCH_ARGS)
         context = browser.new_context(viewport={"width": 1500, "height": 1000})
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
@@ -177,7 +110,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         print(f"reload and restore in the browser: {restore_s:.2f} s")
 
         # restart the app: a new server process comes back to the same workspace from the address's id
-        _stop(proc)
+        stop(proc)
         proc, url = start()
         page.goto(f"{url}/?ws={ws_id}")
         page.locator('[data-testid="stSidebar"]', has_text="upload: s7small.csv").first.wait_for()

@@ -1,0 +1,88 @@
+"""What the browser tests share: Debian's Chromium, a ``streamlit run app.py`` server on a
+free port, and waiting for the app to finish a run.
+
+Playwright drives the system Chromium (``make chromium`` installs it; Playwright cannot
+download its own browser here), headless with ``--no-sandbox``.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+#: every browser test is skipped, saying why, only when no Chromium binary is installed
+NEEDS_CHROMIUM = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (make chromium, or "
+                                                             "apt-get install -y chromium); the browser tests need it")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_streamlit(log, **env: str) -> tuple[subprocess.Popen, str]:
+    """Start the app on a free port with ``env`` added to the environment; (process, url)
+    once its health check answers (60 s at most). Output goes to the open file ``log``."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=dict(os.environ, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **env),
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}; see {getattr(log, 'name', 'its log')}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            time.sleep(0.3)
+    stop(proc)
+    raise RuntimeError("streamlit did not become healthy within 60 s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def settle(page, ms: int = 400, timeout_ms: int = 30_000) -> None:
+    """Wait until Streamlit has finished the current run (no 'running' status widget)."""
+    page.wait_for_timeout(ms)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " || !document.querySelector('[data-testid=\"stStatusWidget\"]').innerText.match(/Running|Stop/)",
+        timeout=timeout_ms,
+    )
+    page.wait_for_timeout(300)
+
+
+def no_exception(page) -> None:
+    exc = page.locator('[data-testid="stException"]')
+    assert exc.count() == 0, exc.first.inner_text()
+
+
+def goto(page, label: str, ms: int = 800, timeout_ms: int = 30_000) -> None:
+    """Open a page from the sidebar, wait for its run and check it raised nothing."""
+    page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
+    settle(page, ms, timeout_ms)
+    no_exception(page)
