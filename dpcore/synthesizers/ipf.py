@@ -78,6 +78,7 @@ from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_
 from ..errors import ResourceError
 from ..graphical_model import fit_clique_tables, junction_tree, sample_records
 from ..record_fit import fit_records
+from ..count_rows import margin_counts
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice
@@ -395,12 +396,12 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
                   positivity: bool = True):
     """Release every margin at ε/|M| each (see the module docstring for the proof).
 
+    ``X``: records (n, p) or their :class:`dpcore.counts.CountTable` (the same counts).
     Returns (axes per margin, noisy margin arrays: non-negative after ``opts.positivity``,
     or as released plus the prior when ``positivity`` is False). Charges ``ledger``
     once per margin: ε/|M|, the notion's count sensitivity, parallel over the cells.
     """
     shape, names = domain.shape, domain.names
-    n = len(X)
     n_m = len(opts.margins)
     eps_m = eps / n_m
     hs = ctx.neighbours.histogram_sensitivity
@@ -410,8 +411,7 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
         ax = tuple(names.index(a) for a in g)
         mshape = tuple(shape[a] for a in ax)
         cells = math.prod(mshape)
-        idx = np.ravel_multi_index(tuple(X[:, ax].T), mshape) if n else np.zeros(0, np.int64)
-        counts = np.bincount(idx, minlength=cells)
+        counts = margin_counts(X, shape, ax).ravel()  # records or the count table's cells
         noisy = mech.release(counts, rng).astype(float)
         del counts  # the raw counts go no further
         ledger.spend(
