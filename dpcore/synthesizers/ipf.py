@@ -95,6 +95,10 @@ DENSE_FIT_MAX_CELLS = 2**18
 JUNCTION_TREE_MAX_CELLS = 2**22
 #: the record fit makes one pass over the records per margin and sweep: refuse more margins
 MAX_MARGINS = 5000
+#: the record fit updates at most this many synthetic records and repeats them up to the released
+#: count (:func:`fit_records_capped`): its cost is records × margins × sweeps, about 700 s of CPU for
+#: 10^7 records and 105 margins (bench/RESULTS.md), against 3 s for 10^5
+RECORD_FIT_MAX_RECORDS = 100_000
 
 
 @dataclass(frozen=True)
@@ -486,6 +490,24 @@ def shrink_margins(raw, axes, shape, variance: float, n: float) -> tuple[list[np
     return out, lams
 
 
+def fit_records_capped(targets, axes, shape, n: int, rng, cap: int = RECORD_FIT_MAX_RECORDS):
+    """The record fit (:func:`dpcore.record_fit.fit_records`) of ``n`` records, at most ``cap`` of
+    them fitted: above ``cap`` the m = ``cap`` fitted records are each repeated ⌊n/m⌋ times, the
+    n mod m left over drawn from them without replacement, and the result shuffled. The margins
+    of the n records are then the fitted ones (up to the left-over draw), so the fit to the noisy
+    margins is as close as the m-record fit's; the set has at most m distinct records. Up to
+    ``cap`` records nothing changes (same draws). Post-processing (no data access)."""
+    m = min(int(n), int(cap))
+    codes, info = fit_records(targets, axes, shape, m, rng)
+    if m == n or m == 0:
+        return codes, info
+    q, rest = divmod(int(n), m)
+    idx = np.concatenate([np.repeat(np.arange(m, dtype=np.int64), q), rng.choice(m, rest, replace=False)])
+    rng.shuffle(idx)
+    info["fitted_records"] = m
+    return codes[idx], info
+
+
 def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One DP-ipf set at ``eps`` (= ε/m): codes (n, p) and diagnostics.
@@ -522,7 +544,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
         info["cliques"] = [[domain.names[a] for a in c] for c in jt.cliques]
         info["clique_cells"] = jt.total_cells
     else:
-        codes, info = fit_records(targets, axes, domain.shape, ctx.n_out, rng)
+        codes, info = fit_records_capped(targets, axes, domain.shape, ctx.n_out, rng)
         info.pop("history", None)
         info["shrinkage_mean"] = float(np.mean(lams))
     info["fit"] = path
