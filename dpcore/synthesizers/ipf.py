@@ -96,8 +96,8 @@ JUNCTION_TREE_MAX_CELLS = 2**22
 #: the record fit makes one pass over the records per margin and sweep: refuse more margins
 MAX_MARGINS = 5000
 #: the record fit updates at most this many synthetic records and repeats them up to the released
-#: count (:func:`fit_records_capped`): its cost is records × margins × sweeps, about 700 s of CPU for
-#: 10^7 records and 105 margins (bench/RESULTS.md), against 3 s for 10^5
+#: count (:func:`fit_records_capped`): its cost is records × margins × sweeps (105 margins: 10 s of
+#: CPU per sweep at 10^6 records; bench/RESULTS.md)
 RECORD_FIT_MAX_RECORDS = 100_000
 
 
