@@ -135,6 +135,8 @@ def run_case(case: str) -> dict:
         rel = synthesize_file(path, out, what, 1.0, sets=1, seed=0, domain=dom, engine="duckdb",
                               memory_limit="512MB", format="parquet")
         extra = {"rows_out": rel.record_count["value"], "timings": rel.timings}
+        per_set = (rel.diagnostics.get("per_set") or [{}])[0]
+        extra.update({k: per_set[k] for k in ("fit", "iterations", "converged", "rounds") if k in per_set})
         shutil.rmtree(out, ignore_errors=True)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     if kind == "count":
@@ -169,6 +171,8 @@ def main() -> None:
         return
     OUT.mkdir(exist_ok=True)
     sizes = ["1e6"] if args.quick else ["1e6", "1e7", "5e7"]
+    if args.only:  # write only the files the named cases read
+        sizes = [s for s in sizes if any(c.endswith(":" + s) for c in args.only.split(","))]
     print(subprocess.run(["df", "-h", str(OUT)], capture_output=True, text=True).stdout.strip())
     for s in sizes:
         if not data_file(s).exists():
@@ -178,7 +182,7 @@ def main() -> None:
                   flush=True)
     (OUT / "engines_domain.json").write_text(domain().to_json())
     cases = [f"count:duckdb:{s}" for s in sizes]
-    cases += [f"release:{m}:{s}" for m in ("steps", "ipf", "privbayes") for s in sizes if s != "5e7"]
+    cases += [f"release:{m}:{s}" for m in ("steps", "ipf", "privbayes", "aim", "mst") for s in sizes if s != "5e7"]
     cases += [f"count:spark:{s}" for s in sizes if s != "5e7"]
     cases += [f"cli:{e}:{s}" for e in ("duckdb", "spark") for s in sizes if s == "1e7"]
     if args.only:

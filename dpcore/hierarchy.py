@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .count_rows import rows, weighted_count
 from .cells import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
 from .errors import ResourceError
 
@@ -135,7 +136,9 @@ def build_tree(
 
     ``chooser(k, fixed_real, record_rank)`` returns, for each real node of layer k,
     the tuple of attribute indices that splits it. ``record_rank`` is each record's
-    real node in layer k, so a data-driven chooser can count within nodes.
+    real node in layer k, so a data-driven chooser can count within nodes. ``X`` may be the
+    non-empty cells of a count table: the tree depends only on which rows exist, and a
+    chooser weights its counts by the cells' counts.
     Refuses (:class:`ResourceError`) before allocating a leaf layer above ``max_cells``.
     """
     shape = tuple(int(s) for s in shape)
@@ -241,15 +244,17 @@ def leaf_index(tree: PhantomPaddedTree, X: np.ndarray, rank_L: np.ndarray) -> np
     return tree.leaf_offsets[rank_L] + within
 
 
-def count_nodes(tree: PhantomPaddedTree, X: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
-    """TRUE counts of the real nodes of layers 0..L and of the leaf cells.
+def count_nodes(tree: PhantomPaddedTree, X) -> tuple[list[np.ndarray], np.ndarray]:
+    """TRUE counts of the real nodes of layers 0..L and of the leaf cells, from records
+    (n, p) or their :class:`dpcore.counts.CountTable` (cells weighted by their counts).
 
     Privacy: these are raw counts (ε = ∞). They must be noised before release; the
     app may show them to the curator only, labelled "not for release".
     """
+    X, w, _ = rows(X)
     ranks = record_ranks(tree, X)
-    counts = [np.bincount(r, minlength=tree.layers[k].n_real) for k, r in enumerate(ranks)]
-    leaves = np.bincount(leaf_index(tree, X, ranks[-1]), minlength=tree.n_leaves) if tree.has_leaf_layer else None
+    counts = [weighted_count(r, w, tree.layers[k].n_real) for k, r in enumerate(ranks)]
+    leaves = weighted_count(leaf_index(tree, X, ranks[-1]), w, tree.n_leaves) if tree.has_leaf_layer else None
     return counts, leaves
 
 

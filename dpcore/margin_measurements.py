@@ -14,18 +14,16 @@ import math
 
 import numpy as np
 
+from . import count_rows
 from .budget import Ledger
 from .mechanisms import DiscreteLaplace
 from .neighbours import Neighbours
 
 
-def margin_counts(X: np.ndarray, shape, axes) -> np.ndarray:
-    """Exact count table of ``axes`` (raw data: never released as is)."""
-    mshape = [int(shape[a]) for a in axes]
-    if len(X) == 0:
-        return np.zeros(mshape, np.int64)
-    idx = np.ravel_multi_index(tuple(X[:, a] for a in axes), mshape)
-    return np.bincount(idx, minlength=math.prod(mshape)).reshape(mshape)
+def margin_counts(X, shape, axes) -> np.ndarray:
+    """Exact count table of ``axes`` from records or a :class:`dpcore.counts.CountTable`
+    (raw data: never released as is)."""
+    return count_rows.margin_counts(X, shape, axes)
 
 
 def expected_abs_noise(mech: DiscreteLaplace) -> float:
@@ -34,7 +32,7 @@ def expected_abs_noise(mech: DiscreteLaplace) -> float:
     return 2.0 * a / (-math.expm1(-2.0 / mech.scale))
 
 
-def measure(X: np.ndarray, shape, axes, epsilon: float, nb: Neighbours, rng, ledger: Ledger, label: str,
+def measure(X, shape, axes, epsilon: float, nb: Neighbours, rng, ledger: Ledger, label: str,
             note: str = "") -> tuple[np.ndarray, DiscreteLaplace]:
     """Release the margin on ``axes`` with discrete Laplace at ``epsilon``; charge ``ledger``.
 

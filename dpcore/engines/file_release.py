@@ -6,10 +6,9 @@
    :func:`dpcore.infer_domain`);
 2. the engine (``pandas``, ``duckdb`` or ``spark``) returns the sparse count table; the
    file is never loaded into pandas by ``duckdb`` or ``spark``;
-3. ``privbayes`` reads the count table itself (cells weighted by their counts); the
-   other methods read records as compact codes expanded from it
-   (:meth:`dpcore.counts.CountTable.records`); they only count, so the release equals
-   :func:`dpcore.synthesize` on the same data with the same seed;
+3. every method reads the count table itself (cells weighted by their counts,
+   :mod:`dpcore.count_rows`); the records are never rebuilt, and since the methods only
+   count, the release equals :func:`dpcore.synthesize` on the same data with the same seed;
 4. each set is written in chunks (CSV or Parquet) with ``manifest.json`` as
    :meth:`dpcore.Release.write` writes it.
 
@@ -115,7 +114,7 @@ def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, 
         timings["count"] = time.perf_counter() - t
         if progress:
             progress(f"counted {table.n:,} records in {timings['count']:.1f} s; the release reads these counts")
-        return table  # methods that read counts take it as is; the others get its records
+        return table  # every method reads the count table as is
 
     spool = Spool(dom.shape)
     try:

@@ -45,10 +45,10 @@ for _name in STEPS_METHODS:
         plan=lambda opts, domain, epsilon, m: steps.plan_allocation(opts, len(domain), epsilon, m),
         not_dp=lambda opts: (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
                              if opts.select == "nonprivate" else []),
-        hierarchical=True,
+        hierarchical=True, reads_counts=True,
     ))
-register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set))
-register(Method("ipf", ipf.resolve, ipf.run_set))
+register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, reads_counts=True))
+register(Method("ipf", ipf.resolve, ipf.run_set, reads_counts=True))
 register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True))
-register(Method("aim", aim.resolve, aim.run_set))
-register(Method("mst", mst.resolve, mst.run_set))
+register(Method("aim", aim.resolve, aim.run_set, reads_counts=True))
+register(Method("mst", mst.resolve, mst.run_set, reads_counts=True))

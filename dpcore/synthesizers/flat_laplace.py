@@ -18,6 +18,7 @@ from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
 from .. import sparse_leaves
 from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
+from ..count_rows import margin_counts
 from ..counts import CountTable
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
@@ -62,15 +63,15 @@ def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
 
 def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext) -> np.ndarray:
-    """One set: codes of ``ctx.n_out`` records drawn from the noisy full table.
+    """One set: codes of ``ctx.n_out`` records drawn from the noisy full table. ``X``: records
+    (n, p) or their :class:`dpcore.counts.CountTable` (the same counts, the same release).
 
     Above :data:`dpcore.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
     sparse path releases the same distribution from the non-empty cells."""
     if _sparse(domain.size, opts):
         return _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx)
     cells = check_cells(domain, opts.max_cells)
-    flat = np.ravel_multi_index(tuple(X.T), domain.shape) if len(domain) else np.zeros(len(X), np.int64)
-    counts = np.bincount(flat, minlength=cells)
+    counts = margin_counts(X, domain.shape, range(len(domain))).ravel()  # records or the count table's cells
     hs = ctx.neighbours.histogram_sensitivity
     mech = noise_for(opts.noise, eps, hs)
     noisy = mech.release(counts, rng).astype(float)
@@ -102,7 +103,8 @@ def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray
     ledger.group(set_label).spend("full cross-tabulation counts", mech, hs,
                                   f"{cells} cells of the full cross-tabulation (disjoint; empty cells noised as a histogram)",
                                   parallel_over=cells, neighbours=ctx.neighbours.label)
-    return sparse_leaves.flat_release(CountTable.from_codes(X, domain.shape), mech, ctx.n_out, rng, prior=opts.prior,
+    table = X if isinstance(X, CountTable) else CountTable.from_codes(X, domain.shape)
+    return sparse_leaves.flat_release(table, mech, ctx.n_out, rng, prior=opts.prior,
                                       synthesis=opts.synthesis, structural_zeros=opts.structural_zeros)
 
 

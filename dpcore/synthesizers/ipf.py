@@ -78,6 +78,7 @@ from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_
 from ..errors import ResourceError
 from ..graphical_model import fit_clique_tables, junction_tree, sample_records
 from ..record_fit import fit_records
+from ..count_rows import margin_counts
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice
@@ -94,6 +95,10 @@ DENSE_FIT_MAX_CELLS = 2**18
 JUNCTION_TREE_MAX_CELLS = 2**22
 #: the record fit makes one pass over the records per margin and sweep: refuse more margins
 MAX_MARGINS = 5000
+#: the record fit updates at most this many synthetic records and repeats them up to the released
+#: count (:func:`fit_records_capped`): its cost is records × margins × sweeps (105 margins: 10 s of
+#: CPU per sweep at 10^6 records; bench/RESULTS.md)
+RECORD_FIT_MAX_RECORDS = 100_000
 
 
 @dataclass(frozen=True)
@@ -395,12 +400,12 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
                   positivity: bool = True):
     """Release every margin at ε/|M| each (see the module docstring for the proof).
 
+    ``X``: records (n, p) or their :class:`dpcore.counts.CountTable` (the same counts).
     Returns (axes per margin, noisy margin arrays: non-negative after ``opts.positivity``,
     or as released plus the prior when ``positivity`` is False). Charges ``ledger``
     once per margin: ε/|M|, the notion's count sensitivity, parallel over the cells.
     """
     shape, names = domain.shape, domain.names
-    n = len(X)
     n_m = len(opts.margins)
     eps_m = eps / n_m
     hs = ctx.neighbours.histogram_sensitivity
@@ -410,8 +415,7 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
         ax = tuple(names.index(a) for a in g)
         mshape = tuple(shape[a] for a in ax)
         cells = math.prod(mshape)
-        idx = np.ravel_multi_index(tuple(X[:, ax].T), mshape) if n else np.zeros(0, np.int64)
-        counts = np.bincount(idx, minlength=cells)
+        counts = margin_counts(X, shape, ax).ravel()  # records or the count table's cells
         noisy = mech.release(counts, rng).astype(float)
         del counts  # the raw counts go no further
         ledger.spend(
@@ -486,6 +490,24 @@ def shrink_margins(raw, axes, shape, variance: float, n: float) -> tuple[list[np
     return out, lams
 
 
+def fit_records_capped(targets, axes, shape, n: int, rng, cap: int = RECORD_FIT_MAX_RECORDS):
+    """The record fit (:func:`dpcore.record_fit.fit_records`) of ``n`` records, at most ``cap`` of
+    them fitted: above ``cap`` the m = ``cap`` fitted records are each repeated ⌊n/m⌋ times, the
+    n mod m left over drawn from them without replacement, and the result shuffled. The margins
+    of the n records are then the fitted ones (up to the left-over draw), so the fit to the noisy
+    margins is as close as the m-record fit's; the set has at most m distinct records. Up to
+    ``cap`` records nothing changes (same draws). Post-processing (no data access)."""
+    m = min(int(n), int(cap))
+    codes, info = fit_records(targets, axes, shape, m, rng)
+    if m == n or m == 0:
+        return codes, info
+    q, rest = divmod(int(n), m)
+    idx = np.concatenate([np.repeat(np.arange(m, dtype=np.int64), q), rng.choice(m, rest, replace=False)])
+    rng.shuffle(idx)
+    info["fitted_records"] = m
+    return codes[idx], info
+
+
 def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One DP-ipf set at ``eps`` (= ε/m): codes (n, p) and diagnostics.
@@ -522,7 +544,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
         info["cliques"] = [[domain.names[a] for a in c] for c in jt.cliques]
         info["clique_cells"] = jt.total_cells
     else:
-        codes, info = fit_records(targets, axes, domain.shape, ctx.n_out, rng)
+        codes, info = fit_records_capped(targets, axes, domain.shape, ctx.n_out, rng)
         info.pop("history", None)
         info["shrinkage_mean"] = float(np.mean(lams))
     info["fit"] = path

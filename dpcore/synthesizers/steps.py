@@ -38,6 +38,8 @@ from ..selection import sensitivity as utility_sensitivity
 from ..selection import utility as utility_scores
 from ..cells import draw_cells
 from .. import sparse_leaves
+from ..count_rows import rows as count_rows
+from ..count_rows import weighted_count
 from ..counts import CountTable
 from .options import PRIVATE_SELECTIONS, StepsOptions
 
@@ -64,14 +66,17 @@ def noised_layers(layers: int, order, p: int) -> tuple[int, bool]:
     return int(layers), int(layers) < p
 
 
-def _scores(X, shape, fixed, rank, kind) -> np.ndarray:
-    """u_j(v) for every real node v (rows) and attribute j (columns); −inf where j is used on v's path."""
+def _scores(X, shape, fixed, rank, kind, weights=None) -> np.ndarray:
+    """u_j(v) for every real node v (rows) and attribute j (columns); −inf where j is used on v's path.
+
+    ``X``: rows of codes (records, or a count table's cells with their counts as ``weights``);
+    ``rank``: each row's real node."""
     nr, p = fixed.shape
     out = np.full((nr, p), -np.inf)
     avail = fixed < 0
     for j in np.flatnonzero(avail.any(axis=0)):
         k = shape[j]
-        counts = np.bincount(rank * k + X[:, j], minlength=nr * k).reshape(nr, k)
+        counts = weighted_count(rank * k + X[:, j], weights, nr * k).reshape(nr, k)
         u = utility_scores(counts, kind)
         out[avail[:, j], j] = u[avail[:, j]]
     return out
@@ -82,7 +87,9 @@ class Selector:
     """The ``chooser`` for :func:`dpcore.hierarchy.build_tree`; records what it spends.
 
     ``mode="preview"`` takes the most likely split and keeps each node's selection
-    probabilities (curator-only: they are computed from the raw data).
+    probabilities (curator-only: they are computed from the raw data). ``X``: records (n, p)
+    or their :class:`dpcore.counts.CountTable`; the tree is then built on :attr:`rows`
+    (the table's non-empty cells) and every count is weighted by the cells' counts.
     """
 
     opts: StepsOptions
@@ -99,7 +106,8 @@ class Selector:
         self.probabilities: list[dict] = []
         # add/remove: n is private, so the bound uses the public max_records; the same
         # formulas bound replace-one changes with n public (docs/methods/steps.md)
-        self.delta = utility_sensitivity(self.opts.utility, self.neighbours.records_bound(len(self.X)), max(self.shape))
+        self.rows, self.weights, n = count_rows(self.X)
+        self.delta = utility_sensitivity(self.opts.utility, self.neighbours.records_bound(n), max(self.shape))
 
     def __call__(self, k: int, fixed: np.ndarray, rank: np.ndarray) -> list[tuple[int, ...]]:
         o = self.opts
@@ -112,7 +120,7 @@ class Selector:
             # uniform over available attributes: the exponential mechanism with a constant utility
             scores = np.where(avail, 0.0, -np.inf)
             return [(int(j),) for j in np.atleast_1d(exponential_mechanism(scores, 1.0, 1.0, self.rng))]
-        scores = _scores(self.X, self.shape, fixed, rank, o.utility)
+        scores = _scores(self.rows, self.shape, fixed, rank, o.utility, self.weights)
         if o.select == "lesda":
             scores = np.where(avail, -scores, -np.inf)
         if o.select == "nonprivate":
@@ -180,12 +188,13 @@ def _sampler(opts) -> str:
 def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One STEPS set of ``ctx.n_out`` records: returns (codes, tree). Charges ``ledger``
-    for everything spent, at the count sensitivity of ``ctx.neighbours``."""
+    for everything spent, at the count sensitivity of ``ctx.neighbours``. ``X``: records
+    (n, p) or their :class:`dpcore.counts.CountTable` (the same counts, the same release)."""
     shape, names = domain.shape, tuple(domain.names)
     nb, n_out = ctx.neighbours, ctx.n_out
     hs = nb.histogram_sensitivity
     sel = Selector(opts, X, shape, names, alloc, rng, neighbours=nb)
-    tree = H.build_tree(X, shape, names, opts.layers, sel, leaf_cell_limit(opts))
+    tree = H.build_tree(sel.rows, shape, names, opts.layers, sel, leaf_cell_limit(opts))
     g = ledger.group(set_label)
     sg = g.group("tree selection")
     for s in sel.spent:
@@ -201,7 +210,8 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     cg = g.group("node counts")
     if sparse_leaf_layer(tree, opts):
         # same law as below without one entry per leaf cell (dpcore.sparse_leaves)
-        codes = sparse_leaves.steps_release(tree, CountTable.from_codes(X, shape), mechs, n_out, opts.consistency,
+        table = X if isinstance(X, CountTable) else CountTable.from_codes(X, shape)
+        codes = sparse_leaves.steps_release(tree, table, mechs, n_out, opts.consistency,
                                             opts.synthesis, rng)
         for k in range(1, tree.L + 1):
             lay = tree.layers[k]
