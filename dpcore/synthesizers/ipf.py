@@ -21,7 +21,7 @@ Per set, at budget ε_s = ε/m, with a set M of margins (default: all two-way ma
    6), fit the full cross-tabulation to the margins by IPF (below) from the uniform
    table, and draw that many records (multinomial, or rounding). On wide tables the
    same noisy margins are fitted without the full table (``fit``, :func:`choose_fit`):
-   exactly on the clique tables of their junction tree (:mod:`dpcore.graphical_model`),
+   exactly on the clique tables of their junction tree (:mod:`dpcore.decomposable_model`),
    or, when the margins' graph is complete (all two-way margins), by updating synthetic
    records after denoising the margins (:func:`shrink_margins`, :mod:`dpcore.record_fit`).
 
@@ -76,7 +76,7 @@ from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
 from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
 from ..errors import ResourceError
-from ..graphical_model import fit_clique_tables, junction_tree, sample_records
+from ..decomposable_model import DecomposableModel, JunctionTree, elimination_cliques
 from ..record_fit import fit_records
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
@@ -226,16 +226,16 @@ def choose_fit(domain: Domain, opts: IpfOptions) -> str:
         return "dense"
     if len(opts.margins) > MAX_MARGINS:
         return "records"  # refused at release with the reason
-    jt = _junction_tree(domain, opts)
+    cliques = elimination_cliques(domain.shape, _margin_axes(domain, opts))
     # a single clique over every attribute (all two-way margins) is the full table again
-    if len(jt.cliques) > 1 and jt.total_cells <= JUNCTION_TREE_MAX_CELLS:
+    if len(cliques) > 1 and sum(math.prod(domain.shape[a] for a in c) for c in cliques) <= JUNCTION_TREE_MAX_CELLS:
         return "junction_tree"
     return "records"
 
 
-def _junction_tree(domain: Domain, opts: IpfOptions):
+def _margin_axes(domain: Domain, opts: IpfOptions) -> list[tuple[int, ...]]:
     names = domain.names
-    return junction_tree([tuple(names.index(a) for a in g) for g in opts.margins], domain.shape)
+    return [tuple(names.index(a) for a in g) for g in opts.margins]
 
 
 # ------------------------------------------------------------------ post-processing
@@ -314,6 +314,42 @@ SPARSE_SHARE = 0.5
 SPARSE_MAX_ENTRIES = 20_000_000
 
 
+def scaled_targets(targets, axes, shape, total: float) -> tuple[list[tuple[tuple[int, ...], np.ndarray]], int]:
+    """The margins as IPF fits them: each target rescaled to sum to ``total`` (synthpop rescales every
+    noisy margin to the released record count), all-zero ones left out (they carry no information).
+    Returns ([(axes, target)], how many were left out). Post-processing."""
+    out, skipped = [], 0
+    for t, ax in zip(targets, axes):
+        ax = tuple(int(a) for a in ax)
+        t = np.asarray(t, dtype=float).reshape([shape[a] for a in ax])
+        if np.any(t < 0) or not np.all(np.isfinite(t)):
+            raise ValueError("IPF targets must be finite and non-negative")
+        tot = t.sum()
+        if tot <= 0:
+            skipped += 1
+            continue
+        out.append((ax, t * (total / tot)))
+    return out, skipped
+
+
+def ipf_junction_tree(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: float = 1.0,
+                      tree: JunctionTree | None = None) -> tuple[DecomposableModel, dict]:
+    """The dense IPF (:func:`ipf`) held as the clique tables of the margins' junction tree.
+
+    The margins are visited in the given order, so the iterates are the dense fit's
+    (:mod:`dpcore.decomposable_model`); it stops by the dense fit's rule applied to the clique
+    tables (no cell moved by ``tol`` or more over a sweep), or after ``max_iter`` sweeps.
+    Returns (the model, info with iterations, max_change, converged, skipped_margins, lost_mass).
+    No data access, no randomness."""
+    shape = tuple(int(s) for s in shape)
+    scaled, skipped = scaled_targets(targets, axes, shape, total)
+    tree = tree or JunctionTree.build(shape, [tuple(int(a) for a in ax) for ax in axes])
+    model, fit = DecomposableModel.fit(shape, dict(scaled), total, max_sweeps=max_iter, tol=tol, tree=tree,
+                                       order="given", stop="change")
+    return model, {"iterations": fit["sweeps"], "max_change": fit["max_change"], "converged": bool(fit["converged"]),
+                   "skipped_margins": skipped, "lost_mass": fit["lost_mass"]}
+
+
 def ipf(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: float = 1.0) -> tuple[np.ndarray, dict]:
     """Iterative proportional fitting of a table of ``shape`` to margin ``targets``.
 
@@ -336,18 +372,9 @@ def ipf(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: fl
     shape = tuple(int(s) for s in shape)
     ndim = len(shape)
     size = math.prod(shape)
-    prepared, skipped = [], 0
-    for t, ax in zip(targets, axes):
-        ax = tuple(int(a) for a in ax)
-        t = np.asarray(t, dtype=float).reshape([shape[a] for a in ax])
-        if np.any(t < 0) or not np.all(np.isfinite(t)):
-            raise ValueError("IPF targets must be finite and non-negative")
-        tot = t.sum()
-        if tot <= 0:
-            skipped += 1
-            continue
-        other = tuple(i for i in range(ndim) if i not in ax)
-        prepared.append(((t * (total / tot)).reshape([shape[i] if i in ax else 1 for i in range(ndim)]), other, ax))
+    scaled, skipped = scaled_targets(targets, axes, shape, total)
+    prepared = [(t.reshape([shape[i] if i in ax else 1 for i in range(ndim)]), tuple(i for i in range(ndim) if i not in ax), ax)
+                for ax, t in scaled]
     p = np.full(shape, total / size)
     info = {"iterations": 0, "max_change": 0.0, "converged": True, "skipped_margins": skipped, "support": size}
     if not prepared:
@@ -503,10 +530,10 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
             f"list fewer margins (margins=\"a,b;c,d\") or drop attributes")
     jt = None
     if path == "junction_tree":
-        jt = _junction_tree(domain, opts)
-        if jt.total_cells > opts.max_cells:
+        jt = JunctionTree.build(domain.shape, _margin_axes(domain, opts))
+        if jt.cells > opts.max_cells:
             raise ResourceError(
-                f"the junction tree of these margins has clique tables of {big_count(jt.total_cells)} cells in all "
+                f"the junction tree of these margins has clique tables of {big_count(jt.cells)} cells in all "
                 f"(limit max_cells={opts.max_cells:,}); use fit='records' or fewer margins")
     group = ledger.group(set_label)
     axes, targets = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records")
@@ -518,9 +545,9 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
     if path == "dense":
         p, info = ipf(targets, axes, domain.shape, opts.tol, opts.max_iter, total=total)
     elif path == "junction_tree":
-        tables, info = fit_clique_tables(jt, targets, axes, opts.tol, opts.max_iter, total=total)
+        model, info = ipf_junction_tree(targets, axes, domain.shape, opts.tol, opts.max_iter, total=total, tree=jt)
         info["cliques"] = [[domain.names[a] for a in c] for c in jt.cliques]
-        info["clique_cells"] = jt.total_cells
+        info["clique_cells"] = jt.cells
     else:
         codes, info = fit_records(targets, axes, domain.shape, ctx.n_out, rng)
         info.pop("history", None)
@@ -551,7 +578,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
     if path == "records":
         return codes, diag
     if path == "junction_tree":
-        return sample_records(jt, tables, ctx.n_out, rng), diag
+        return model.sample(ctx.n_out, rng), diag
     cells = draw_cells(p.ravel(), ctx.n_out, opts.synthesis, rng)
     return cell_codes(cells, domain.shape), diag
 
