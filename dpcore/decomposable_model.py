@@ -1,36 +1,45 @@
-"""A decomposable model on a junction tree, fitted to noisy margins by IPF (docs/methods/aim.md).
+"""Decomposable models on a junction tree: fit to margins by IPF, marginals, sampling.
 
-The estimation step of the margin methods AIM and MST: given noisy count tables on
-some sets of attributes, find a table over the full cross-tabulation whose margins
-match them, without ever allocating that table (``cps_voter_wide`` has 6.5·10^17 cells).
+The estimation step of the margin methods (``ipf`` on wide tables, AIM, MST): given count
+tables on some sets of attributes, find a table over the full cross-tabulation whose
+margins match them, without ever allocating that table (``cps_voter_wide`` has 6.5·10^17
+cells). Memory is Σ over cliques of their cells.
 
 * **Structure.** The graph joining every pair of attributes measured together is made
-  chordal by greedy elimination (always the attribute whose neighbourhood has the
-  fewest cells, as Private-PGM does); the maximal cliques of the elimination are
-  joined by a maximum-weight spanning tree on separator sizes, which is a junction
-  tree (Koller & Friedman 2009, Thm 10.4). The model is p(x) = Π_C μ_C(x_C) / Π_S μ_S(x_S)
-  over cliques C and separators S; it stores only the clique tables μ_C.
-* **Targets.** Repeated measurements of one set are combined by inverse-variance
-  weighting, nested ones (A ⊂ B) are made to agree (:func:`reconcile_nested`), and each
-  target is projected onto {t ≥ 0, Σt = total} (Euclidean projection onto the scaled
-  simplex, Duchi et al. 2008).
-* **Fit.** Iterative proportional fitting (Deming & Stephan 1940) in junction-tree
-  form: visiting the cliques in depth-first order, each target t_A with A ⊆ C
-  multiplies μ_C by t_A/μ_A (the I-projection of p onto {q : q_A = t_A}, Csiszár 1975).
-  Only the clique holding the change is updated; before the next clique is visited,
-  the change is passed to it along the tree path by Hugin absorption
-  (μ_D ← μ_D · μ_S^new/μ_S^old), which keeps Π μ_C / Π μ_S equal to the fitted p and
-  makes every clique on the path exact. After the last sweep one distribution from
-  the active clique calibrates all cliques. With consistent targets the fit converges
-  to the maximum-entropy table with those margins (the ML fit of the decomposable model).
+  chordal by greedy elimination (always the attribute whose neighbourhood has the fewest
+  cells, as Private-PGM does); the maximal cliques of the elimination are joined by a
+  maximum-weight spanning tree on separator sizes, which is a junction tree (Jensen &
+  Jensen 1994; Koller & Friedman 2009, Thm 10.4). Components are joined by empty
+  separators, so the tree is one tree. A distribution Markov with respect to it is
+  p(x) = Π_C μ_C(x_C) / Π_S μ_S(x_S) over cliques C and separators S; only the clique
+  tables μ_C are stored.
+* **Fit.** Iterative proportional fitting (Deming & Stephan 1940): the step for a margin A
+  with target t_A, p ← p · t_A/p_A (the I-projection onto {q : q_A = t_A}, Csiszár 1975),
+  multiplies p by a function of x_A, so rooted at a clique C ⊇ A it changes μ_C to
+  μ_C · t_A/μ_C[A] and leaves every other clique's conditional μ_D/μ_S unchanged. Only the
+  clique holding the change is updated; before a step at another clique the change is
+  passed along the tree path to it by Hugin absorption (μ_D ← μ_D · μ_S^new/μ_S^old), which
+  keeps Π μ_C / Π μ_S equal to p (Jiroušek & Přeučil 1995; Lauritzen 1996, §4.3). The
+  uniform start is Markov with respect to the tree and every step keeps it so, so the
+  iterates *are* the dense IPF's iterates for the same order of margins
+  (``order="given"``, what ``ipf`` uses); ``order="tree"`` visits the cliques depth-first
+  (fewer absorptions; what AIM and MST use). After the last sweep one pass from the
+  active clique calibrates every clique. With consistent targets the fit converges to
+  the maximum-entropy table with those margins (the ML fit of the decomposable model).
+* **Targets of noisy measurements** (:func:`fit_measurements`): repeated measurements of one
+  set are combined by inverse-variance weighting (:func:`combine`), nested ones
+  (A ⊂ B) are made to agree (:func:`reconcile_nested`), and each target is projected onto
+  {t ≥ 0, Σt = total} (Euclidean projection onto the scaled simplex, Duchi et al. 2008).
 * **Marginals** on any set: from one clique when it covers the set, otherwise by
   contracting the clique tables of the smallest subtree covering it (conditionals
   μ_C/μ_S, ``numpy.einsum``).
-* **Sampling**: forward sampling from the root clique through the conditionals.
+* **Sampling**: forward sampling from the root clique through the conditionals
+  μ_D(· | separator), one uniform per record and clique (inverse CDF).
 
 Privacy: nothing here reads records. Every input is an already-noisy count table and
 the public domain, so the fit, marginals and samples are post-processing
-(Dwork & Roth 2014, Prop 2.1).
+(Dwork & Roth 2014, Prop 2.1). Used by ``method="ipf"`` (docs/methods/ipf.md),
+``method="aim"`` (docs/methods/aim.md) and ``method="mst"`` (docs/methods/mst.md).
 """
 from __future__ import annotations
 
@@ -41,8 +50,14 @@ import numpy as np
 
 from .errors import ResourceError
 
+__all__ = ["BYTES_PER_CELL", "JunctionTree", "DecomposableModel", "elimination_cliques", "model_cells",
+           "project_simplex", "combine", "reconcile_nested", "fit_measurements"]
+
 #: bytes per stored cell (float64), for model sizes in MB as AIM states them
 BYTES_PER_CELL = 8
+#: margin visiting orders and stopping rules of :meth:`DecomposableModel.fit`
+ORDERS = ("tree", "given")
+STOPS = ("gap", "change")
 
 
 def cells(shape, attrs) -> int:
@@ -54,12 +69,14 @@ def elimination_cliques(shape, sets) -> list[tuple[int, ...]]:
 
     Every attribute of ``shape`` is a vertex, so an attribute in no set is a clique
     of its own. The elimination cost of a vertex is the number of cells of it and its
-    remaining neighbours (ties: lowest index)."""
+    remaining neighbours (ties: lowest index). Only clique sizes are computed, never a table."""
     d = len(shape)
     adj = [set() for _ in range(d)]
     for s in sets:
         for a in s:
             adj[a].update(b for b in s if b != a)
+    if all(len(a) == d - 1 for a in adj):
+        return [tuple(range(d))]  # a complete graph (e.g. all two-way margins): the whole table
     remaining = set(range(d))
     found = []
     while remaining:
@@ -79,7 +96,7 @@ def elimination_cliques(shape, sets) -> list[tuple[int, ...]]:
 
 
 def model_cells(shape, sets) -> int:
-    """Cells stored by the junction tree of ``sets`` (the sum over its cliques)."""
+    """Cells stored by the junction tree of ``sets`` (the sum over its cliques; exact int)."""
     return sum(cells(shape, c) for c in elimination_cliques(shape, sets))
 
 
@@ -126,8 +143,9 @@ class JunctionTree:
         return cls(tuple(int(s) for s in shape), cl, parent, order, depth)
 
     def separator(self, child: int) -> tuple[int, ...]:
+        """``cliques[child] ∩ cliques[parent]`` (empty at the root)."""
         p = self.parent[child]
-        return tuple(a for a in self.cliques[child] if a in self.cliques[p])
+        return tuple(a for a in self.cliques[child] if a in self.cliques[p]) if p >= 0 else ()
 
     def path(self, a: int, b: int) -> list[int]:
         """Cliques from a to b along the tree, both ends included."""
@@ -147,6 +165,7 @@ class JunctionTree:
 
     @property
     def cells(self) -> int:
+        """Σ over cliques of their cells (exact int): the memory of the model, in cells."""
         return sum(cells(self.shape, c) for c in self.cliques)
 
 
@@ -162,6 +181,7 @@ def _expand(table: np.ndarray, sub: tuple, axes: tuple) -> np.ndarray:
 
 
 def _ratio(new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    """new/old, 0 where old is 0 (the dense IPF's rule: a cell at 0 stays at 0)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(old > 0, new / np.where(old > 0, old, 1.0), 0.0)
 
@@ -264,11 +284,20 @@ class DecomposableModel:
 
     @classmethod
     def fit(cls, shape, targets: dict, total: float, *, max_sweeps: int = 200, tol: float = 1e-3,
-            tree: JunctionTree | None = None) -> tuple["DecomposableModel", dict]:
+            tree: JunctionTree | None = None, order: str = "tree", stop: str = "gap") -> tuple["DecomposableModel", dict]:
         """Fit to ``targets`` {sorted axes: non-negative table summing to ``total``} by IPF.
 
-        Stops when, over a sweep, no fitted margin cell was further than ``tol`` (in
-        counts) from its target before its update, or after ``max_sweeps`` sweeps."""
+        ``order="tree"`` visits the margins clique by clique, depth-first; ``"given"`` in the
+        order of ``targets`` (then the iterates are the dense IPF's). ``stop="gap"``: stop when,
+        over a sweep, no fitted margin cell was ``tol`` (in counts) or more from its target
+        before its update; ``stop="change"``: when no clique-table cell moved by ``tol`` or more
+        over a sweep (mipfp's rule, which also ends on inconsistent targets, where the gap
+        never closes; it calibrates every clique after each sweep). Either way at most
+        ``max_sweeps`` sweeps. Info: sweeps, max_gap (or max_change), converged, cliques,
+        model_cells, lost_mass (every cell went to 0: the targets' zeros exclude the whole
+        table; the model is then uniform)."""
+        if order not in ORDERS or stop not in STOPS:
+            raise ValueError(f"order must be one of {ORDERS} and stop one of {STOPS}; got {order!r}, {stop!r}")
         tree = tree or JunctionTree.build(shape, list(targets))
         model = cls(tree, total)
         k = len(tree.cliques)
@@ -280,27 +309,44 @@ class DecomposableModel:
             v = stack.pop()
             dfs.append(v)
             stack.extend(reversed(kids[v]))
-        assigned = {c: [] for c in range(k)}
+        steps = []
         for axes, t in targets.items():
+            axes = tuple(axes)
             h = tree.home(axes)
-            assigned[h].append((tuple(axes), np.asarray(t, float).reshape([shape[a] for a in axes])))
-        visit = [c for c in dfs if assigned[c]]
-        sweeps, gap = 0, 0.0
+            if h < 0:
+                raise ValueError(f"margin over attributes {axes} lies in no clique of the junction tree")
+            steps.append((h, axes, np.asarray(t, float).reshape([shape[a] for a in axes])))
+        if order == "tree":
+            rank = {c: i for i, c in enumerate(dfs)}
+            steps.sort(key=lambda s: rank[s[0]])  # stable: a clique's margins in the given order
+        sweeps, gap, change = 0, 0.0, 0.0
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             for sweeps in range(1, max_sweeps + 1):
                 gap = 0.0
-                for c in visit:
-                    model._move_to(c)
+                before = [m.copy() for m in model.mu] if stop == "change" else None
+                for c, axes, t in steps:
+                    if c != model.active:
+                        model._move_to(c)
                     cax = tree.cliques[c]
-                    for axes, t in assigned[c]:
-                        cur = _sum_to(model.mu[c], cax, axes)
-                        gap = max(gap, float(np.abs(cur - t).max()))
-                        model.mu[c] = model.mu[c] * _expand(_ratio(t, cur), axes, cax)
-                if gap < tol:
+                    cur = _sum_to(model.mu[c], cax, axes)
+                    gap = max(gap, float(np.abs(cur - t).max()))
+                    model.mu[c] = model.mu[c] * _expand(_ratio(t, cur), axes, cax)
+                if stop == "change":
+                    model.calibrate()
+                    change = max(float(np.abs(a - b).max()) for a, b in zip(model.mu, before))
+                    if change < tol:
+                        break
+                elif gap < tol:
                     break
         model.calibrate()
-        return model, {"sweeps": sweeps, "max_gap": gap, "converged": gap < tol, "cliques": len(tree.cliques),
-                       "model_cells": tree.cells}
+        lost = not all(m.sum() > 0 for m in model.mu)
+        if lost:
+            model = cls(tree, total)
+        info = {"sweeps": sweeps, "max_gap": gap, "converged": (change if stop == "change" else gap) < tol,
+                "cliques": len(tree.cliques), "model_cells": tree.cells, "lost_mass": lost}
+        if stop == "change":
+            info["max_change"] = change
+        return model, info
 
     # ---------------------------------------------------------------- queries
     def marginal(self, attrs) -> np.ndarray:
@@ -334,14 +380,16 @@ class DecomposableModel:
         return np.asarray(out)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        """n records (codes, shape (n, d)) drawn from the model, root clique first."""
+        """n i.i.d. records (codes, shape (n, d)) drawn from the model, root clique first: each
+        clique's new attributes from μ_C(· | separator) by inverse CDF, one uniform per record.
+        A separator cell this clique gives no mass (rounding only) draws uniformly."""
         t = self.tree
         d = len(t.shape)
         out = np.zeros((n, d), dtype=np.int64)
         for c in t.order:
             cax = t.cliques[c]
             mu = np.clip(self.mu[c], 0.0, None)
-            sep = t.separator(c) if t.parent[c] >= 0 else ()
+            sep = t.separator(c)
             rest = tuple(a for a in cax if a not in sep)
             perm = [cax.index(a) for a in sep + rest]
             tab = np.transpose(mu, perm).reshape(cells(t.shape, sep), cells(t.shape, rest))
@@ -359,3 +407,13 @@ class DecomposableModel:
                 for a, v in zip(rest, vals):
                     out[:, a] = v
         return out
+
+
+def fit_measurements(shape, measurements, total: float, sweeps: int) -> tuple[DecomposableModel, dict]:
+    """The model of noisy measurements [(axes, values, noise variance per cell), ...]: combined
+    (:func:`combine`), nested ones reconciled (:func:`reconcile_nested`), each projected onto
+    {t ≥ 0, Σt = total} (:func:`project_simplex`), then fitted (``order="tree"``, at most
+    ``sweeps`` sweeps). Post-processing of the noisy values."""
+    targets = {axes: project_simplex(y, total)
+               for axes, (y, _) in reconcile_nested(combine(measurements), shape).items()}
+    return DecomposableModel.fit(shape, targets, total, max_sweeps=sweeps)

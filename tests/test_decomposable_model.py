@@ -1,5 +1,10 @@
-"""The junction-tree model behind AIM and MST (dpcore.decomposable_model): its IPF equals dense IPF
-on small tables, its marginals on sets no clique covers are exact, and its samples follow it."""
+"""The junction-tree model behind ipf (wide tables), AIM and MST (dpcore.decomposable_model): its
+junction trees, its IPF equals dense IPF on small tables, its marginals on sets no clique covers are
+exact, and its samples follow it. ipf's use of it (margins in ipf's order, the dense iterates) is
+tested in tests/test_ipf_wide.py."""
+import itertools
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -35,13 +40,32 @@ def test_junction_tree_ipf_equals_dense_ipf_on_every_margin():
         assert np.abs(model.marginal(s) - dense.sum(axis=other)).max() < 1e-8, s
 
 
+def _running_intersection(jt):
+    """Every attribute's cliques form a connected subtree (the junction-tree property)."""
+    for a in range(len(jt.shape)):
+        holders = {i for i, c in enumerate(jt.cliques) if a in c}
+        roots = [i for i in holders if jt.parent[i] not in holders]
+        assert len(roots) == 1, (a, jt)
+
+
 def test_junction_tree_is_a_running_intersection_tree():
-    tree = JunctionTree.build(SHAPE, [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4)])
-    for a in range(len(SHAPE)):  # the cliques holding a form a connected subtree
-        holding = [i for i, c in enumerate(tree.cliques) if a in c]
-        roots = [i for i in holding if tree.parent[i] not in holding]
-        assert len(roots) == 1
-    assert model_cells(SHAPE, [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4)]) == tree.cells
+    sets = [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4)]
+    tree = JunctionTree.build(SHAPE, sets)
+    _running_intersection(tree)
+    assert model_cells(SHAPE, sets) == tree.cells
+
+
+def test_junction_tree_of_a_chain_a_cycle_and_all_pairs():
+    shape = (2, 3, 4, 3, 2, 5)
+    chain = JunctionTree.build(shape, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)])
+    assert sorted(chain.cliques) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    _running_intersection(chain)
+    cycle = JunctionTree.build(shape, [(0, 1), (1, 2), (2, 3), (0, 3), (4,), (5,)])
+    assert max(len(c) for c in cycle.cliques) == 3  # a 4-cycle needs one chord
+    assert all(set(c) <= {0, 1, 2, 3} or len(c) == 1 for c in cycle.cliques)
+    _running_intersection(cycle)
+    full = JunctionTree.build(shape, list(itertools.combinations(range(6), 2)))
+    assert full.cliques == [tuple(range(6))] and full.cells == math.prod(shape)
 
 
 def test_samples_follow_the_model():

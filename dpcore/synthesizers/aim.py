@@ -45,8 +45,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..budget import Ledger
-from ..decomposable_model import (BYTES_PER_CELL, DecomposableModel, combine, model_cells, project_simplex,
-                                  reconcile_nested)
+from ..decomposable_model import BYTES_PER_CELL, fit_measurements, model_cells
 from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
 from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure
@@ -153,12 +152,6 @@ def score_sensitivity(weights, histogram_sensitivity: float) -> float:
     return max(weights) * histogram_sensitivity
 
 
-def _fit(shape, measurements, total, sweeps):
-    targets = {axes: project_simplex(y, total)
-               for axes, (y, _) in reconcile_nested(combine(measurements), shape).items()}
-    return DecomposableModel.fit(shape, targets, total, max_sweeps=sweeps)
-
-
 def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One AIM set at ``eps`` (= ε/m), charged to ``ledger`` to exactly ``eps`` (module docstring)."""
@@ -182,7 +175,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
                           note="AIM initialisation: every one-way margin")
         spent.append(mech.epsilon(hs))
         meas.append(((j,), y, mech.variance))
-    model, info = _fit(shape, meas, total, opts.fit_sweeps)
+    model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
     limit_cells = opts.max_model_size * 2**20 / BYTES_PER_CELL
     selected, annealed, t, final = [], 0, 0, False
     while not final:
@@ -217,7 +210,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         spent.append(mech.epsilon(hs))
         meas.append((r, y, mech.variance))
         before = model.marginal(r)
-        model, info = _fit(shape, meas, total, opts.fit_sweeps)
+        model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
         selected.append([names[a] for a in r])
         if not final and np.abs(model.marginal(r) - before).sum() <= expected_abs_noise(mech) * counts_cells(shape, r):
             eps_round *= 2

@@ -21,7 +21,7 @@ Per set, at budget ε_s = ε/m, with a set M of margins (default: all two-way ma
    6), fit the full cross-tabulation to the margins by IPF (below) from the uniform
    table, and draw that many records (multinomial, or rounding). On wide tables the
    same noisy margins are fitted without the full table (``fit``, :func:`choose_fit`):
-   exactly on the clique tables of their junction tree (:mod:`dpcore.graphical_model`),
+   exactly on the clique tables of their junction tree (:mod:`dpcore.decomposable_model`),
    or, when the margins' graph is complete (all two-way margins), by updating synthetic
    records after denoising the margins (:func:`shrink_margins`, :mod:`dpcore.record_fit`).
 
@@ -76,7 +76,7 @@ from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
 from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
 from ..errors import ResourceError
-from ..graphical_model import fit_clique_tables, junction_tree, sample_records
+from ..decomposable_model import DecomposableModel, JunctionTree, elimination_cliques
 from ..record_fit import fit_records
 from ..count_rows import margin_counts
 from ..mechanisms import noise_for
@@ -231,16 +231,16 @@ def choose_fit(domain: Domain, opts: IpfOptions) -> str:
         return "dense"
     if len(opts.margins) > MAX_MARGINS:
         return "records"  # refused at release with the reason
-    jt = _junction_tree(domain, opts)
+    cliques = elimination_cliques(domain.shape, _margin_axes(domain, opts))
     # a single clique over every attribute (all two-way margins) is the full table again
-    if len(jt.cliques) > 1 and jt.total_cells <= JUNCTION_TREE_MAX_CELLS:
+    if len(cliques) > 1 and sum(math.prod(domain.shape[a] for a in c) for c in cliques) <= JUNCTION_TREE_MAX_CELLS:
         return "junction_tree"
     return "records"
 
 
-def _junction_tree(domain: Domain, opts: IpfOptions):
+def _margin_axes(domain: Domain, opts: IpfOptions) -> list[tuple[int, ...]]:
     names = domain.names
-    return junction_tree([tuple(names.index(a) for a in g) for g in opts.margins], domain.shape)
+    return [tuple(names.index(a) for a in g) for g in opts.margins]
 
 
 # ------------------------------------------------------------------ post-processing
@@ -319,6 +319,42 @@ SPARSE_SHARE = 0.5
 SPARSE_MAX_ENTRIES = 20_000_000
 
 
+def scaled_targets(targets, axes, shape, total: float) -> tuple[list[tuple[tuple[int, ...], np.ndarray]], int]:
+    """The margins as IPF fits them: each target rescaled to sum to ``total`` (synthpop rescales every
+    noisy margin to the released record count), all-zero ones left out (they carry no information).
+    Returns ([(axes, target)], how many were left out). Post-processing."""
+    out, skipped = [], 0
+    for t, ax in zip(targets, axes):
+        ax = tuple(int(a) for a in ax)
+        t = np.asarray(t, dtype=float).reshape([shape[a] for a in ax])
+        if np.any(t < 0) or not np.all(np.isfinite(t)):
+            raise ValueError("IPF targets must be finite and non-negative")
+        tot = t.sum()
+        if tot <= 0:
+            skipped += 1
+            continue
+        out.append((ax, t * (total / tot)))
+    return out, skipped
+
+
+def ipf_junction_tree(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: float = 1.0,
+                      tree: JunctionTree | None = None) -> tuple[DecomposableModel, dict]:
+    """The dense IPF (:func:`ipf`) held as the clique tables of the margins' junction tree.
+
+    The margins are visited in the given order, so the iterates are the dense fit's
+    (:mod:`dpcore.decomposable_model`); it stops by the dense fit's rule applied to the clique
+    tables (no cell moved by ``tol`` or more over a sweep), or after ``max_iter`` sweeps.
+    Returns (the model, info with iterations, max_change, converged, skipped_margins, lost_mass).
+    No data access, no randomness."""
+    shape = tuple(int(s) for s in shape)
+    scaled, skipped = scaled_targets(targets, axes, shape, total)
+    tree = tree or JunctionTree.build(shape, [tuple(int(a) for a in ax) for ax in axes])
+    model, fit = DecomposableModel.fit(shape, dict(scaled), total, max_sweeps=max_iter, tol=tol, tree=tree,
+                                       order="given", stop="change")
+    return model, {"iterations": fit["sweeps"], "max_change": fit["max_change"], "converged": bool(fit["converged"]),
+                   "skipped_margins": skipped, "lost_mass": fit["lost_mass"]}
+
+
 def ipf(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: float = 1.0) -> tuple[np.ndarray, dict]:
     """Iterative proportional fitting of a table of ``shape`` to margin ``targets``.
 
@@ -341,18 +377,9 @@ def ipf(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: fl
     shape = tuple(int(s) for s in shape)
     ndim = len(shape)
     size = math.prod(shape)
-    prepared, skipped = [], 0
-    for t, ax in zip(targets, axes):
-        ax = tuple(int(a) for a in ax)
-        t = np.asarray(t, dtype=float).reshape([shape[a] for a in ax])
-        if np.any(t < 0) or not np.all(np.isfinite(t)):
-            raise ValueError("IPF targets must be finite and non-negative")
-        tot = t.sum()
-        if tot <= 0:
-            skipped += 1
-            continue
-        other = tuple(i for i in range(ndim) if i not in ax)
-        prepared.append(((t * (total / tot)).reshape([shape[i] if i in ax else 1 for i in range(ndim)]), other, ax))
+    scaled, skipped = scaled_targets(targets, axes, shape, total)
+    prepared = [(t.reshape([shape[i] if i in ax else 1 for i in range(ndim)]), tuple(i for i in range(ndim) if i not in ax), ax)
+                for ax, t in scaled]
     p = np.full(shape, total / size)
     info = {"iterations": 0, "max_change": 0.0, "converged": True, "skipped_margins": skipped, "support": size}
     if not prepared:
@@ -437,57 +464,112 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
     return axes, released
 
 
-def shrink_margins(raw, axes, shape, variance: float, n: float) -> tuple[list[np.ndarray], list[float]]:
-    """Denoise noisy margins before the record fit (post-processing; docs/methods/ipf.md).
+#: the margins count as noise-dominated (see :func:`noise_ratio`) above this ratio
+NOISE_DOMINATED = 1.0
+#: sweeps of the independence fit of the one-way margins in the noise-dominated regime
+ONE_WAY_SWEEPS = 20
 
-    1. Each attribute's one-way margin: the inverse-variance weighted mean of the
-       projections of every noisy margin holding it (a projection of a margin S onto a
-       sums |S|/d_a noisy cells, so its per-cell variance is σ²|S|/d_a), shrunk towards
-       uniform as in 2., made non-negative with total n (:func:`normsub`).
-    2. Each margin y_S is shrunk towards the independence table I_S = n Π_a (q_a/n) of
-       those one-way margins: ŷ_S = I_S + λ_S (y_S − I_S) with
-       λ_S = max(0, 1 − |S| σ² / ‖y_S − I_S‖²) (James & Stein 1961, positive part): the
-       interaction the noisy margin shows is kept in proportion to how far it stands out
-       of the noise it is known to carry, then clipped at 0.
 
-    σ² is the public noise variance per cell; n the released record count. Returns the
-    targets and the λ_S.
-    """
+def noise_ratio(axes, shape, variance: float, n: float) -> float:
+    """Median over the margins of the noise's expected L2 norm, σ·√cells, divided by the record
+    count n (the largest L2 norm a margin of n records can have). A public quantity: it reads
+    only the domain, the noise variance and the released record count."""
+    if n <= 0:
+        return math.inf
+    return float(np.median([math.sqrt(variance * math.prod(int(shape[a]) for a in ax)) for ax in axes])) / n
+
+
+def _shrink_to_uniform(est: np.ndarray, cell_variance: float, n: float) -> np.ndarray:
+    """Positive-part James–Stein shrinkage of a one-way estimate towards uniform (total n),
+    then :func:`normsub`."""
+    d = len(est)
+    r = est - n / d
+    rr = float((r ** 2).sum())
+    return normsub(n / d + (max(0.0, 1.0 - d * cell_variance / rr) if rr > 0 else 0.0) * r, n)
+
+
+def one_way_margins(raw, axes, shape, variance: float, n: float, independence_fit: bool = False) -> list[np.ndarray]:
+    """Each attribute's one-way margin (counts summing to n) estimated from noisy margins.
+
+    Start: the inverse-variance weighted mean of the projections of every margin holding it
+    (a projection of a margin S onto a sums |S|/d_a noisy cells: per-cell variance
+    σ²|S|/d_a), shrunk towards uniform (:func:`_shrink_to_uniform`). With
+    ``independence_fit``: then ``ONE_WAY_SWEEPS`` sweeps of least squares under independence,
+    y_S ≈ n ⊗_{a∈S} q_a: each q_a from every margin holding it, contracted with the other
+    attributes' current q_b (per-cell variance σ²/(n² Π‖q_b‖²)), shrunk and made
+    non-negative again. Where a partner's margin is far from uniform this weights its
+    levels by their share instead of summing them, which cuts the noise; it is biased by
+    the interactions, so it is used only where noise dominates (:func:`shrink_margins`).
+    Post-processing."""
     p = len(shape)
     num = [np.zeros(int(d)) for d in shape]
     den = [0.0] * p
     for y, ax in zip(raw, axes):
         for i, a in enumerate(ax):
             other = tuple(j for j in range(len(ax)) if j != i)
-            proj = y.sum(axis=other) if other else y
             w = shape[a] / (variance * y.size) if variance > 0 else 1.0
-            num[a] += w * proj
+            num[a] += w * (y.sum(axis=other) if other else y)
             den[a] += w
-    one = []
-    for a in range(p):
-        d = int(shape[a])
-        if den[a] <= 0:
-            one.append(np.full(d, n / d))
-            continue
-        est = num[a] / den[a]
-        # the same positive-part James–Stein shrinkage, towards uniform (1/den = the
-        # weighted mean's per-cell variance)
-        r = est - n / d
-        rr = float((r ** 2).sum())
-        est = n / d + (max(0.0, 1.0 - d / (den[a] * rr)) if rr > 0 else 0.0) * r
-        one.append(normsub(est, n))
-    out, lams = [], []
+    one = [_shrink_to_uniform(num[a] / den[a], 1.0 / den[a], n) if den[a] > 0 else np.full(int(shape[a]), n / shape[a])
+           for a in range(p)]
+    if not independence_fit or variance <= 0 or n <= 0:
+        return one
+    for _ in range(ONE_WAY_SWEEPS):
+        q = [o / n for o in one]
+        new = []
+        for a in range(p):
+            nm, dn = np.zeros(int(shape[a])), 0.0
+            for y, ax in zip(raw, axes):
+                if a not in ax:
+                    continue
+                i = ax.index(a)
+                rest = [b for b in ax if b != a]
+                t = np.moveaxis(y, i, 0)
+                for b in rest:  # contract the other attributes with their current shares
+                    t = np.tensordot(t, q[b], axes=([1], [0]))
+                nm += t / variance
+                dn += n * math.prod(float(q[b] @ q[b]) for b in rest) / variance
+            # est is in shares; its per-cell variance in counts is n/dn
+            new.append(_shrink_to_uniform(nm / dn * n, n / dn, n) if dn > 0 else one[a])
+        one = new
+    return one
+
+
+def shrink_margins(raw, axes, shape, variance: float, n: float) -> tuple[list[np.ndarray], list[float]]:
+    """Denoise noisy margins before the record fit (post-processing; docs/methods/ipf.md).
+
+    1. Each attribute's one-way margin q_a (:func:`one_way_margins`).
+    2. Each margin y_S is shrunk towards the independence table I_S = n Π_a (q_a/n) of
+       those one-way margins: ŷ_S = I_S + λ_S (y_S − I_S) with
+       λ_S = max(0, 1 − |S| σ² / ‖y_S − I_S‖²) (James & Stein 1961, positive part): the
+       interaction the noisy margin shows is kept in proportion to how far it stands out
+       of the noise it is known to carry, then made non-negative with total n (:func:`normsub`).
+
+    When the margins are noise-dominated (:func:`noise_ratio` above ``NOISE_DOMINATED``, a
+    public fact), a margin's own residual cannot tell its interaction from noise: the
+    one-way margins are then refined by the independence fit, and one λ is pooled over all
+    margins, λ = max(0, 1 − Σ_S |S| σ² / Σ_S ‖y_S − I_S‖²) (measured on ``cps_voter_wide``,
+    bench/RESULTS.md). σ² is the public noise variance per cell; n the released record
+    count. Returns the targets and the λ_S.
+    """
+    axes = [tuple(ax) for ax in axes]
+    dominated = noise_ratio(axes, shape, variance, n) > NOISE_DOMINATED
+    one = one_way_margins(raw, axes, shape, variance, n, independence_fit=dominated)
+    parts = []
     for y, ax in zip(raw, axes):
         ind = np.full((), float(n))
         for a in ax:
             q = one[a] / n if n > 0 else np.full(len(one[a]), 1.0 / len(one[a]))
             ind = np.multiply.outer(ind, q)
         r = y - ind
-        rr = float((r ** 2).sum())
-        lam = max(0.0, 1.0 - variance * y.size / rr) if rr > 0 else 0.0
-        out.append(normsub(ind + lam * r, n))
-        lams.append(lam)
-    return out, lams
+        parts.append((ind, r, float((r ** 2).sum()), variance * y.size))
+    if dominated:
+        rr = sum(p[2] for p in parts)
+        pooled = max(0.0, 1.0 - sum(p[3] for p in parts) / rr) if rr > 0 else 0.0
+        lams = [pooled] * len(parts)
+    else:
+        lams = [max(0.0, 1.0 - noise / rr) if rr > 0 else 0.0 for _, _, rr, noise in parts]
+    return [normsub(ind + lam * r, n) for (ind, r, _, _), lam in zip(parts, lams)], lams
 
 
 def fit_records_capped(targets, axes, shape, n: int, rng, cap: int = RECORD_FIT_MAX_RECORDS):
@@ -525,10 +607,10 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
             f"list fewer margins (margins=\"a,b;c,d\") or drop attributes")
     jt = None
     if path == "junction_tree":
-        jt = _junction_tree(domain, opts)
-        if jt.total_cells > opts.max_cells:
+        jt = JunctionTree.build(domain.shape, _margin_axes(domain, opts))
+        if jt.cells > opts.max_cells:
             raise ResourceError(
-                f"the junction tree of these margins has clique tables of {big_count(jt.total_cells)} cells in all "
+                f"the junction tree of these margins has clique tables of {big_count(jt.cells)} cells in all "
                 f"(limit max_cells={opts.max_cells:,}); use fit='records' or fewer margins")
     group = ledger.group(set_label)
     axes, targets = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records")
@@ -540,9 +622,9 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
     if path == "dense":
         p, info = ipf(targets, axes, domain.shape, opts.tol, opts.max_iter, total=total)
     elif path == "junction_tree":
-        tables, info = fit_clique_tables(jt, targets, axes, opts.tol, opts.max_iter, total=total)
+        model, info = ipf_junction_tree(targets, axes, domain.shape, opts.tol, opts.max_iter, total=total, tree=jt)
         info["cliques"] = [[domain.names[a] for a in c] for c in jt.cliques]
-        info["clique_cells"] = jt.total_cells
+        info["clique_cells"] = jt.cells
     else:
         codes, info = fit_records_capped(targets, axes, domain.shape, ctx.n_out, rng)
         info.pop("history", None)
@@ -573,7 +655,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
     if path == "records":
         return codes, diag
     if path == "junction_tree":
-        return sample_records(jt, tables, ctx.n_out, rng), diag
+        return model.sample(ctx.n_out, rng), diag
     cells = draw_cells(p.ravel(), ctx.n_out, opts.synthesis, rng)
     return cell_codes(cells, domain.shape), diag
 

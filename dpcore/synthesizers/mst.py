@@ -28,7 +28,7 @@ from itertools import combinations
 import numpy as np
 
 from ..budget import Ledger
-from ..decomposable_model import DecomposableModel, combine, project_simplex, reconcile_nested
+from ..decomposable_model import fit_measurements
 from ..domain import Domain
 from ..errors import OptionError, whole_number
 from ..margin_measurements import margin_counts, measure
@@ -68,12 +68,6 @@ def quality(answer: np.ndarray, model_margin: np.ndarray) -> float:
     return float(np.abs(np.asarray(answer, float) - model_margin).sum())
 
 
-def _fit(shape, measurements, total, sweeps):
-    targets = {axes: project_simplex(y, total)
-               for axes, (y, _) in reconcile_nested(combine(measurements), shape).items()}
-    return DecomposableModel.fit(shape, targets, total, max_sweeps=sweeps)
-
-
 def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One MST set at ``eps`` (= ε/m), charged to exactly ``eps`` (module docstring)."""
@@ -92,7 +86,7 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     if d == 2:
         edges = [(0, 1)]
     elif d >= 3:
-        model, _ = _fit(shape, meas, total, 1)  # one-way margins only: one sweep is exact
+        model, _ = fit_measurements(shape, meas, total, 1)  # one-way margins only: one sweep is exact
         pairs = list(combinations(range(d), 2))
         score = {p: quality(margin_counts(X, shape, p), model.marginal(p)) for p in pairs}  # raw: scored only
         comp = list(range(d))
@@ -117,7 +111,7 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     for a, b in edges:
         y, mech = measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}")
         meas.append(((a, b), y, mech.variance))
-    model, info = _fit(shape, meas, total, opts.fit_sweeps)
+    model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
     codes = model.sample(ctx.n_out, rng)
     diag = {"edges": [[names[a], names[b]] for a, b in edges], "fit_sweeps": info["sweeps"],
             "fit_converged": bool(info["converged"]), "warnings": []}
