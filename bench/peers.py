@@ -67,12 +67,11 @@ def load_data(name: str):
         from cps_data import cps_shaped
         df = cps_shaped()
     elif name == "voter":
-        from dpcore.datasets import cps_voter_extract
-        from dpcore.datasets import load_cps_vrs
-        df = cps_voter_extract(load_cps_vrs())
+        from dpcore.datasets import bundled_cps_table, cps_voter_extract, default_cps_path, load_cps_vrs
+        df = cps_voter_extract(load_cps_vrs()) if default_cps_path() else bundled_cps_table("voters")
     elif name == "wide":
-        from dpcore.datasets import cps_voter_wide
-        df = cps_voter_wide()
+        from dpcore.datasets import bundled_cps_table, cps_voter_wide, default_cps_path
+        df = cps_voter_wide() if default_cps_path() else bundled_cps_table("wide")
     else:
         raise SystemExit(f"unknown data {name!r}; use s7, cps, voter or wide")
     return df, dpcore.infer_domain(df).declared()

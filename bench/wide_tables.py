@@ -50,13 +50,13 @@ def _data(kind: str, log2: int = 0):
     import dpcore
 
     if kind == "cps_wide":
-        from dpcore.datasets import cps_voter_wide
+        from dpcore.datasets import bundled_cps_table, cps_voter_wide, default_cps_path
 
-        df = cps_voter_wide()
+        df = cps_voter_wide() if default_cps_path() else bundled_cps_table("wide")
     elif kind == "boot64k":
-        from dpcore.datasets import cps_voter_wide
+        from dpcore.datasets import bundled_cps_table, cps_voter_wide, default_cps_path
 
-        wide = cps_voter_wide().iloc[:, :15]
+        wide = (cps_voter_wide() if default_cps_path() else bundled_cps_table("wide")).iloc[:, :15]
         df = wide.iloc[np.random.default_rng(0).integers(0, len(wide), 64_600)].reset_index(drop=True)
     elif kind == "s7":
         from dpcore.datasets import load_sd2011, sd2011_extract
@@ -139,11 +139,11 @@ def utility(method: str) -> float:
 def fit_comparison(seeds=range(5)) -> dict:
     """ipf's dense fit against the record fit on the tables where both run (same margins per seed)."""
     import dpcore
-    from dpcore.datasets import cps_voter_extract, load_cps_vrs, load_sd2011, sd2011_extract
+    from dpcore.datasets import bundled_cps_table, cps_voter_extract, default_cps_path, load_cps_vrs, load_sd2011, sd2011_extract
     from dpcore.metrics import utility_tables
 
     out = {}
-    for name, df in (("s7", sd2011_extract(load_sd2011(), 7)), ("cps_extract", cps_voter_extract(load_cps_vrs()))):
+    for name, df in (("s7", sd2011_extract(load_sd2011(), 7)), ("cps_extract", cps_voter_extract(load_cps_vrs()) if default_cps_path() else bundled_cps_table("voters"))):
         dom = dpcore.infer_domain(df).declared()
         for fit in ("dense", "records"):
             vals, secs = [], []

@@ -319,6 +319,19 @@ def load_cps_vrs(path: str | Path | None = None) -> pd.DataFrame:
     return pd.read_csv(p, low_memory=False)
 
 
+def bundled_cps_table(name: str) -> pd.DataFrame:
+    """A CPS table bundled in ``assets/``, read by dpcore's reading rules (every column as
+    text first, so codes keep their form): ``"wide"`` (``cps_voter_wide.csv``, built by
+    :func:`cps_voter_wide`) or ``"voters"`` (``cps_voters.csv``, built by
+    :func:`cps_voter_extract`). Provenance: assets/README.md. **Not differentially private**."""
+    from .io import read_table
+
+    files = {"wide": "cps_voter_wide.csv", "voters": "cps_voters.csv"}
+    if name not in files:
+        raise OptionError(f"bundled CPS table must be one of {', '.join(files)}; got {name!r}")
+    return read_table(_REPO_ROOT / "assets" / files[name])
+
+
 def cps_voter_wide(df: pd.DataFrame | None = None) -> pd.DataFrame:
     """A wide categorical voter table: the rows of :func:`cps_voter_extract`, 22 attributes.
 
@@ -358,7 +371,7 @@ def cps_voter_wide(df: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES", "load_cps_vrs", "default_cps_path", "CPS_VRS_ENV"]
+__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES", "load_cps_vrs", "default_cps_path", "CPS_VRS_ENV", "bundled_cps_table"]
 
 
 #: Fixed public age edges of the CPS post-stratification demo and their labels.

@@ -49,3 +49,10 @@ def measure(X, shape, axes, epsilon: float, nb: Neighbours, rng, ledger: Ledger,
 
 def counts_cells(shape, axes) -> int:
     return math.prod(int(shape[a]) for a in axes)
+
+
+def one_way_preview_rows(domain, mech, epsilon: float) -> list[dict]:
+    """Preview rows (public facts only) for the one-way margins that AIM and MST measure
+    first, each with the noise of ``mech`` at ``epsilon``."""
+    return [{"table": f"one-way {a}", "cells": domain[a].size, "epsilon": epsilon, "mechanism": mech.name,
+             "noise_scale": mech.scale, "noise_sd": float(np.sqrt(mech.variance))} for a in domain.names]

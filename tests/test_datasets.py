@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import dpcore
 
 import dpcore
 from dpcore.datasets import EXTRACT_VARIABLES, load_sd2011, sd2011_extract
@@ -167,7 +166,7 @@ def test_cps_voter_wide():
     raw = load_cps_vrs()
     wide = cps_voter_wide(raw)
     ext = cps_voter_extract(raw)
-    assert list(wide.columns) == list(CPS_WIDE_VARIABLES) and len(CPS_WIDE_VARIABLES) >= 16
+    assert list(wide.columns) == list(dpcore.datasets.CPS_WIDE_VARIABLES) and len(CPS_WIDE_VARIABLES) >= 16
     assert len(wide) == len(ext) == 6231
     assert (wide["agegr"].fillna("NA") == ext["agegr"].fillna("NA")).all()
     assert wide["state"].nunique() == 51 and wide["education"].nunique() == 16 and wide["race"].nunique() == 5
@@ -211,3 +210,14 @@ def test_flat_laplace_preview_predicts_the_share_from_empty_cells():
     small = dpcore.preview(s7[["sex", "marital"]], "flat_laplace", 1.0,
                            domain=dpcore.infer_domain(s7[["sex", "marital"]]).declared())
     assert small.plan["empty_cell_share"] < 0.5 and not small.plan.get("empty_cell_warning")
+
+
+def test_bundled_cps_tables_are_read_by_name_and_a_wrong_name_is_one_line():
+    """bench/ and the docs use the bundled CPS copies when the full sample is not configured."""
+    from dpcore.datasets import bundled_cps_table
+
+    wide, voters = bundled_cps_table("wide"), bundled_cps_table("voters")
+    assert wide.shape == (6231, 22) and voters.shape == (6231, 10)
+    assert list(wide.columns) == list(dpcore.datasets.CPS_WIDE_VARIABLES)
+    with pytest.raises(dpcore.OptionError, match="one of wide, voters"):
+        bundled_cps_table("narrow")

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dpcore.cli import main  # noqa: E402
 from dpcore.workspace import Workspace, root_folder  # noqa: E402
+from tests.test_app import goto, texts  # noqa: E402  (the same page helpers)
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -27,17 +28,6 @@ def start(ws: str | None = None) -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements)
 
 
 def click(at: AppTest, prefix: str) -> AppTest:

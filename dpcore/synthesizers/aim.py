@@ -48,7 +48,7 @@ from ..budget import Ledger
 from ..decomposable_model import BYTES_PER_CELL, fit_measurements, model_cells
 from ..domain import Domain
 from ..errors import OptionError, real_number, whole_number
-from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure
+from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
 from ..mechanisms import DiscreteLaplace, ExponentialMechanism
 from ..neighbours import ReleaseContext
 
@@ -235,8 +235,7 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, hs: float) ->
     from ..mechanisms import noise_for
     eps_round = per_set / opts.rounds
     meas = noise_for("discrete_laplace", (1 - SELECTION_SHARE) * eps_round, hs)
-    rows = [{"table": f"one-way {a}", "cells": domain[a].size, "epsilon": meas.epsilon(hs), "mechanism": meas.name,
-             "noise_scale": meas.scale, "noise_sd": float(np.sqrt(meas.variance))} for a in domain.names]
+    rows = one_way_preview_rows(domain, meas, meas.epsilon(hs))
     left = per_set - len(domain) * meas.epsilon(hs)
     # rounds run while at least two round budgets are left; the last takes the rest
     n_rounds = max(1, math.floor(left / eps_round + 1e-9))

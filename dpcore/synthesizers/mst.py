@@ -31,7 +31,7 @@ from ..budget import Ledger
 from ..decomposable_model import fit_measurements
 from ..domain import Domain
 from ..errors import OptionError, whole_number
-from ..margin_measurements import margin_counts, measure
+from ..margin_measurements import margin_counts, measure, one_way_preview_rows
 from ..mechanisms import ExponentialMechanism
 from ..neighbours import ReleaseContext
 
@@ -130,8 +130,7 @@ def preview_rows(opts: MstOptions, domain: Domain, per_set: float, hs: float) ->
     d = len(domain)
     e1, e2, e3 = budget_split(d, per_set)
     one = noise_for("discrete_laplace", e1, hs)
-    rows = [{"table": f"one-way {a}", "cells": domain[a].size, "epsilon": e1, "mechanism": one.name,
-             "noise_scale": one.scale, "noise_sd": float(np.sqrt(one.variance))} for a in domain.names]
+    rows = one_way_preview_rows(domain, one, e1)
     if e2 > 0:
         rows += [{"table": f"tree edge {i + 1}: exponential mechanism picks a pair", "cells": None, "epsilon": e2,
                   "mechanism": "exponential", "noise_scale": None, "noise_sd": None} for i in range(d - 1)]
