@@ -20,6 +20,7 @@ import dpcore
 import dpcore.metrics as metrics
 from dpcore.report import RAW_BANNER, figures_html
 from pages import _common as ui
+from pages._charts import MEASURES, band_figure, ci_figure, risk_utility_figure
 
 log = logging.getLogger("dpcore.app")
 s = st.session_state
@@ -34,11 +35,6 @@ dom = ui.need_domain()
 if dom is None:
     st.stop()
 
-MEASURES = {
-    "specks": ("SPECKS", "SPECKS (KS distance of propensity scores; 0 = indistinguishable)", False),
-    "s_pmse": ("mean two-way S_pMSE", "Mean two-way S_pMSE (1 = as good as a resample; log scale)", True),
-    "ru_pct_of_p1": ("replicated uniques", "Replicated uniques (% of the original's unique records)", False),
-}
 sweep_fn = getattr(metrics, "sweep", None)
 
 # --------------------------------------------------------------------------- controls
@@ -178,65 +174,6 @@ stale = res is not None and pkey not in cache and not running
 
 # --------------------------------------------------------------------------- charts
 
-
-def agg(df: pd.DataFrame, measure: str) -> pd.DataFrame:
-    d = df[df["measure"] == measure]
-    return d.groupby(["method", "epsilon"], sort=True)["value"].agg(["mean", "min", "max", "count"]).reset_index()
-
-
-def band_figure(df: pd.DataFrame, measure: str, colours: dict) -> go.Figure | None:
-    a = agg(df, measure)
-    if a.empty or a["mean"].isna().all():
-        return None
-    short, title, logy = MEASURES[measure]
-    fig = go.Figure()
-    for mth, d in a.groupby("method", sort=False):
-        col = colours.get(mth, "#000000")
-        d = d.sort_values("epsilon")
-        if (d["count"] > 1).any():
-            fig.add_scatter(x=list(d["epsilon"]) + list(d["epsilon"][::-1]), y=list(d["max"]) + list(d["min"][::-1]),
-                            fill="toself", fillcolor=_rgba(col, 0.18), line=dict(width=0), mode="lines", hoverinfo="skip",
-                            showlegend=False, legendgroup=mth)
-        fig.add_scatter(x=d["epsilon"], y=d["mean"], mode="lines+markers", name=mth, legendgroup=mth,
-                        line=dict(color=col, width=2.5), marker=dict(size=7),
-                        hovertemplate=f"{mth}<br>ε = %{{x:g}}<br>{short} = %{{y:.4g}}<extra></extra>")
-    fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.2))
-    eps = sorted(set(a["epsilon"]))
-    fig.update_xaxes(type="log", title="privacy budget ε (log scale)", tickvals=eps, ticktext=[f"{e:g}" for e in eps])
-    fig.update_yaxes(type="log" if logy else "linear",
-                     title=short + (" (% of p1)" if measure == "ru_pct_of_p1" else " (ratio, log scale)" if logy
-                                    else " (KS distance, 0–1)"))
-    if logy:
-        fig.update_yaxes(tickvals=ui.log_ticks(a["min"].min(), a["max"].max()))
-    return fig
-
-
-def _rgba(hex_colour: str, alpha: float) -> str:
-    h = hex_colour.lstrip("#")
-    return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
-
-
-def risk_utility_figure(df: pd.DataFrame, colours: dict) -> go.Figure | None:
-    u, r = agg(df, "s_pmse"), agg(df, "ru_pct_of_p1")
-    if u.empty or r.empty:
-        return None
-    d = u.merge(r, on=["method", "epsilon"], suffixes=("_u", "_r"))
-    fig = go.Figure()
-    for mth, g in d.groupby("method", sort=False):
-        g = g.sort_values("epsilon")
-        fig.add_scatter(x=g["mean_u"], y=g["mean_r"], mode="lines+markers+text", name=mth,
-                        text=[f"ε={e:g}" for e in g["epsilon"]], textposition="top center",
-                        line=dict(color=colours.get(mth, "#000"), width=1.5, dash="dot"), marker=dict(size=9),
-                        hovertemplate=f"{mth}<br>%{{text}}<br>S_pMSE %{{x:.4g}}<br>ru %{{y:.3g}} % of p1<extra></extra>")
-    fig.update_layout(title="Risk–utility trade-off (lower left is better)", height=420,
-                      margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", yanchor="top", y=-0.2))
-    fig.update_xaxes(type="log", title="mean two-way S_pMSE (ratio, log scale; lower = better utility)",
-                     tickvals=ui.log_ticks(d["mean_u"].min(), d["mean_u"].max()))
-    fig.update_yaxes(title="replicated uniques (% of p1; lower = less risk)")
-    return fig
-
-
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 figures: dict[str, go.Figure] = {}
 
@@ -312,27 +249,6 @@ with ui.guarded("the per-table heat map"):
         st.plotly_chart(fig, config=PLOT_CONFIG, key="chart_heat")
         st.caption(f"Mean over all tables {ut.mean_s_pmse:.3g}; worst table {' × '.join(ut.worst.variables)} "
                    f"({ut.worst.s_pmse:.3g}).")
-
-
-
-def ci_figure(table: pd.DataFrame, title: str) -> go.Figure:
-    t = table[np.isfinite(table["lo_orig"]) & np.isfinite(table["lo_syn"])].copy()
-    y = list(range(len(t)))
-    fig = go.Figure()
-    fig.add_scatter(x=t["beta_orig"], y=[v + 0.15 for v in y], mode="markers", name="original (NOT DP)",
-                    marker=dict(color="#000000", size=8),
-                    error_x=dict(type="data", symmetric=False, array=t["hi_orig"] - t["beta_orig"],
-                                 arrayminus=t["beta_orig"] - t["lo_orig"], color="#000000"))
-    fig.add_scatter(x=t["beta_syn"], y=[v - 0.15 for v in y], mode="markers", name="synthetic (combined)",
-                    marker=dict(color=ui.OKABE_ITO[3], size=8, symbol="diamond"),
-                    error_x=dict(type="data", symmetric=False, array=t["hi_syn"] - t["beta_syn"],
-                                 arrayminus=t["beta_syn"] - t["lo_syn"], color=ui.OKABE_ITO[3]))
-    fig.update_yaxes(tickvals=y, ticktext=[f"{a} (overlap {o:.2f})" for a, o in zip(t["term"], t["overlap"])],
-                     autorange="reversed", title=None)
-    fig.update_xaxes(title="coefficient (log-odds) with 95% CI", zeroline=True, zerolinecolor="#999")
-    fig.update_layout(title=title, height=140 + 28 * len(t), margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.12))
-    return fig
 
 
 with ui.guarded("the analysis-specific measures"):
