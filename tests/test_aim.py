@@ -247,3 +247,19 @@ def test_preview_round_count_matches_a_release_without_annealing(monkeypatch):
         assert diag["annealed"] == 0
         assert f"({diag['rounds']} rounds" in row, (row, diag)
         assert rel.ledger.epsilon == pytest.approx(1.0, abs=1e-12)
+
+
+def test_workload_is_read_like_ipf_margins_and_a_repeated_margin_is_refused():
+    """AIM's workload and ipf's margins share one parser (dpcore.margin_spec): the same
+    spellings give the same groups, and a margin listed twice is an error, not dropped."""
+    from dpcore.margin_spec import parse_margin_groups
+    from dpcore.synthesizers import ipf as I
+
+    dom = dpcore.infer_domain(pd.DataFrame({c: ["0", "1"] for c in "abcd"})).declared()
+    names = ["a", "b", "c", "d"]
+    assert parse_margin_groups("b,a;c,d", names, "workload") == (("a", "b"), ("c", "d"))
+    assert parse_margin_groups(None, names, "workload") == parse_margin_groups("twoway", names, "margins")
+    assert len(parse_margin_groups("threeway", names, "workload")) == 4
+    with pytest.raises(OptionError, match="workload: margin a,b is listed twice"):
+        parse_margin_groups("a,b;b,a", names, "workload")
+    assert I.parse_margins("c,d", dom) == (("c", "d"),) and A.parse_workload("c,d", dom) == (("c", "d"),)

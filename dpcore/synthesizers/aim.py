@@ -47,10 +47,12 @@ import numpy as np
 from ..budget import Ledger
 from ..decomposable_model import BYTES_PER_CELL, fit_measurements, model_cells
 from ..domain import Domain
-from ..errors import OptionError, real_number, whole_number
+from ..errors import real_number, whole_number
+from ..margin_spec import parse_margin_groups
 from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
 from ..mechanisms import DiscreteLaplace, ExponentialMechanism
 from ..neighbours import ReleaseContext
+from .options import check_known_options
 
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
 #: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7, docs/methods/aim.md)
@@ -79,44 +81,14 @@ class AimOptions:
 
 
 def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
-    """``None``/``"twoway"`` (all pairs), ``"oneway"``, ``"threeway"``, a string ``"a,b;c,d"``
-    or a list of attribute lists; returned in domain order, without duplicates."""
-    names = domain.names
-    key = workload.strip().lower() if isinstance(workload, str) else None
-    ways = {"oneway": 1, "one-way": 1, "twoway": 2, "two-way": 2, "": 2, "threeway": 3, "three-way": 3}
-    if workload is None or key in ways:
-        k = min(ways[key] if key is not None else 2, len(names))
-        return tuple(itertools.combinations(names, k))
-    if isinstance(workload, str):
-        groups = [[a.strip() for a in g.split(",") if a.strip()] for g in workload.split(";")]
-    else:
-        try:
-            groups = [[a.strip() for a in g.split(",")] if isinstance(g, str) else [str(a) for a in g] for g in workload]
-        except TypeError:
-            raise OptionError(f"workload must be 'twoway', a string like \"a,b;c,d\" or a list of attribute lists; got {workload!r}") from None
-    out = []
-    for g in groups:
-        if not g:
-            raise OptionError(f"workload {workload!r} has an empty margin; write it like \"a,b;c,d\"")
-        for a in g:
-            if a not in names:
-                raise OptionError(f"workload names attribute '{a}', which is not in the data; known attributes: {', '.join(names)}")
-        if len(set(g)) != len(g):
-            raise OptionError(f"workload margin {','.join(g)} names an attribute twice; list each attribute once")
-        canon = tuple(sorted(g, key=names.index))
-        if canon not in out:
-            out.append(canon)
-    if not out:
-        raise OptionError("workload is empty; give margins like \"a,b;c,d\" or leave it out for all two-way margins")
-    return tuple(out)
+    """The ``workload`` option as attribute-name groups in domain order
+    (:func:`dpcore.margin_spec.parse_margin_groups`; default all two-way margins)."""
+    return parse_margin_groups(workload, domain.names, "workload")
 
 
 def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
     """Fill defaults and validate every option (messages name the option and the fix)."""
-    known = set(AimOptions.__dataclass_fields__)
-    unknown = sorted(set(opts) - known)
-    if unknown:
-        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'aim'; allowed: {', '.join(sorted(known))}")
+    check_known_options(opts, AimOptions, "aim")
     d = len(domain)
     rounds = opts.get("rounds")
     rounds = ROUNDS_PER_ATTRIBUTE * d if rounds is None else whole_number(

@@ -22,7 +22,7 @@ from ..count_rows import margin_counts
 from ..counts import CountTable
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
-from .options import NOISE, SYNTHESIS, _choice
+from .options import NOISE, SYNTHESIS, _choice, check_known_options
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,7 @@ class FlatOptions:
 
 
 def resolve(domain: Domain, method: str = "flat_laplace", **opts) -> FlatOptions:
-    known = set(FlatOptions.__dataclass_fields__)
-    unknown = sorted(set(opts) - known)
-    if unknown:
-        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'flat_laplace'; allowed: {', '.join(sorted(known))}")
+    check_known_options(opts, FlatOptions, "flat_laplace")
     prior = real_number("prior", opts.get("prior", 1.0), 0, hint=" (synthpop's priorn, spread over cells)")
     zeros = tuple(_zero_cell(domain, z) for z in opts.get("structural_zeros", ()))
     return FlatOptions(prior, zeros, _choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),

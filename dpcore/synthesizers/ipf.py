@@ -64,7 +64,6 @@ and a sweep takes about 2 ms.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import asdict, dataclass
 
@@ -79,9 +78,10 @@ from ..errors import ResourceError
 from ..decomposable_model import DecomposableModel, JunctionTree, elimination_cliques
 from ..record_fit import fit_records
 from ..count_rows import margin_counts
+from ..margin_spec import parse_margin_groups
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
-from .options import NOISE, SYNTHESIS, _choice
+from .options import NOISE, SYNTHESIS, _choice, check_known_options
 
 POSITIVITY = ("clip", "makepos", "normsub")
 #: how the noisy margins are fitted: ``auto`` picks by size (see :func:`choose_fit`)
@@ -136,60 +136,14 @@ class IpfOptions:
 
 
 def parse_margins(margins, domain: Domain) -> tuple[tuple[str, ...], ...]:
-    """Margins as attribute-name groups in domain order.
-
-    Accepts ``None``/``"twoway"`` (all pairs; the single one-way margin when there is
-    one attribute), ``"oneway"``, a string ``"a,b;c,d"`` (``;`` separates margins,
-    ``,`` joins attributes) or a list of groups (each a name, ``"a,b"`` or a list).
-    """
-    names = domain.names
-    if margins is None or (isinstance(margins, str) and margins.strip().lower() in ("twoway", "two-way", "")):
-        if len(names) == 1:
-            return ((names[0],),)
-        return tuple(itertools.combinations(names, 2))
-    if isinstance(margins, str) and margins.strip().lower() in ("oneway", "one-way"):
-        return tuple((a,) for a in names)
-    if isinstance(margins, str):
-        groups = [[a.strip() for a in g.split(",") if a.strip()] for g in margins.split(";")]
-    else:
-        try:
-            raw = list(margins)
-        except TypeError:
-            raise OptionError(f"margins must be 'twoway', 'oneway', a string like \"a,b;c,d\" or a list of attribute lists; got {margins!r}") from None
-        groups = []
-        for g in raw:
-            if isinstance(g, str):
-                groups.append([a.strip() for a in g.split(",") if a.strip()])
-            else:
-                try:
-                    groups.append([str(a) for a in g])
-                except TypeError:
-                    raise OptionError(f"margins: each margin must be a list of attribute names; got {g!r}") from None
-    if not groups:
-        raise OptionError("margins is empty; give at least one margin, e.g. \"a,b;b,c\", or leave it out for all two-way margins")
-    out, seen = [], set()
-    for g in groups:
-        if not g:
-            raise OptionError(f"margins {margins!r} contains an empty margin; write margins like \"a,b;c,d\" with no empty group")
-        for a in g:
-            if a not in names:
-                raise OptionError(f"margins names attribute '{a}', which is not in the data; known attributes: {', '.join(names)}")
-        if len(set(g)) != len(g):
-            raise OptionError(f"margin {','.join(g)} names an attribute twice; list each attribute once per margin")
-        canon = tuple(sorted(g, key=names.index))
-        if canon in seen:
-            raise OptionError(f"margin {','.join(canon)} is listed twice; drop the duplicate")
-        seen.add(canon)
-        out.append(canon)
-    return tuple(out)
+    """The ``margins`` option as attribute-name groups in domain order
+    (:func:`dpcore.margin_spec.parse_margin_groups`)."""
+    return parse_margin_groups(margins, domain.names, "margins")
 
 
 def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
     """Fill defaults and validate every option against the domain."""
-    known = set(IpfOptions.__dataclass_fields__)
-    unknown = sorted(set(opts) - known)
-    if unknown:
-        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'ipf'; allowed: {', '.join(sorted(known))}")
+    check_known_options(opts, IpfOptions, "ipf")
     margins = parse_margins(opts.get("margins"), domain)
     prior = real_number("prior", opts.get("prior", 1.0), 0,
                         hint=" (synthpop's priorn, spread over each margin's cells; 1 as synthpop does, or 0 for none)")

@@ -30,10 +30,11 @@ import numpy as np
 from ..budget import Ledger
 from ..decomposable_model import fit_measurements
 from ..domain import Domain
-from ..errors import OptionError, whole_number
+from ..errors import whole_number
 from ..margin_measurements import margin_counts, measure, one_way_preview_rows
 from ..mechanisms import ExponentialMechanism
 from ..neighbours import ReleaseContext
+from .options import check_known_options
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,7 @@ class MstOptions:
 
 
 def resolve(domain: Domain, method: str = "mst", **opts) -> MstOptions:
-    known = set(MstOptions.__dataclass_fields__)
-    unknown = sorted(set(opts) - known)
-    if unknown:
-        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'mst'; allowed: {', '.join(sorted(known))}")
+    check_known_options(opts, MstOptions, "mst")
     return MstOptions(fit_sweeps=whole_number("fit_sweeps", opts.get("fit_sweeps", 50), 1, 100_000, " (IPF sweeps)"))
 
 

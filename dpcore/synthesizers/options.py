@@ -90,12 +90,18 @@ class StepsOptions:
         return d
 
 
-def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> StepsOptions:
-    """Fill defaults and check every option against the domain."""
-    known = set(StepsOptions.__dataclass_fields__)
+def check_known_options(opts: dict, options_class, method: str) -> None:
+    """Refuse, in one line naming them, options that ``options_class`` (a method's frozen
+    options dataclass) does not have."""
+    known = set(options_class.__dataclass_fields__)
     unknown = sorted(set(opts) - known)
     if unknown:
         raise OptionError(f"unknown option(s) {', '.join(unknown)} for method '{method}'; allowed: {', '.join(sorted(known))}")
+
+
+def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> StepsOptions:
+    """Fill defaults and check every option against the domain."""
+    check_known_options(opts, StepsOptions, method)
     p = len(domain)
     order = parse_order(opts.get("order"), domain)
     forced = STEPS_METHODS.get(method)

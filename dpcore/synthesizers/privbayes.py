@@ -71,7 +71,7 @@ from ..cells import DEFAULT_MAX_CELLS
 from ..counts import CountTable
 from ..mechanisms import ExponentialMechanism, noise_for
 from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
-from .options import NOISE, _choice
+from .options import NOISE, _choice, check_known_options
 
 SCORES = ("mi",)
 
@@ -97,10 +97,7 @@ def _whole(name, value, lo, hint=""):
 
 def resolve(domain: Domain, method: str = "privbayes", **opts) -> PrivBayesOptions:
     """Fill defaults and validate (messages name the option and the fix)."""
-    known = set(PrivBayesOptions.__dataclass_fields__)
-    unknown = sorted(set(opts) - known)
-    if unknown:
-        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method 'privbayes'; allowed: {', '.join(sorted(known))}")
+    check_known_options(opts, PrivBayesOptions, "privbayes")
     degree = _whole("degree", opts.get("degree", 2), 1, " (the number of parents per attribute; PrivBayes' k, default 2)")
     share = opts.get("network_share", 0.5)
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share) or not 0 < share < 1:
