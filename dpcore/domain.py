@@ -515,6 +515,22 @@ def check_table(df: pd.DataFrame) -> None:
         raise InputError(f"duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")
 
 
+def numeric_spec_edges(name: str, spec, numeric_bins: int) -> tuple[float, ...]:
+    """The bin edges a curator asked for one column: explicit edges, or ``{"bounds": [lower,
+    upper], "bins": k}`` for k equal-width bins over public bounds. One-line error naming the
+    column otherwise. Shared by in-memory and engine domain inference."""
+    if isinstance(spec, Mapping):
+        try:
+            lo, hi = spec["bounds"]
+        except (KeyError, TypeError, ValueError):
+            raise DomainError(f"column '{name}': numeric binning needs \"bounds\": [lower, upper]") from None
+        try:
+            return equal_width_edges(float(lo), float(hi), int(spec.get("bins", numeric_bins)))
+        except (DomainError, TypeError, ValueError) as exc:
+            raise DomainError(f"column '{name}': {exc}") from None
+    return tuple(float(x) for x in spec)
+
+
 def infer_domain(
     df: pd.DataFrame,
     numeric: Mapping[str, Any] | None = None,
@@ -551,19 +567,7 @@ def infer_domain(
             raise DomainError(f"column '{name}' holds infinite values (inf); replace them with a public bound or "
                               "mark them missing, then try again")
         if name in numeric:
-            spec = numeric[name]
-            if isinstance(spec, Mapping):
-                try:
-                    lo, hi = spec["bounds"]
-                except (KeyError, TypeError, ValueError):
-                    raise DomainError(f"column '{name}': numeric binning needs \"bounds\": [lower, upper]") from None
-                try:
-                    edges = equal_width_edges(float(lo), float(hi), int(spec.get("bins", numeric_bins)))
-                except (DomainError, TypeError, ValueError) as exc:
-                    raise DomainError(f"column '{name}': {exc}") from None
-            else:
-                edges = tuple(float(x) for x in spec)
-            a = numeric_attribute(name, edges, has_na, dtype)
+            a = numeric_attribute(name, numeric_spec_edges(name, numeric[name], numeric_bins), has_na, dtype)
             a.encode(s)  # fail early, naming the value outside the edges
             attrs.append(a)
             continue

@@ -314,3 +314,23 @@ def test_default_engine_is_duckdb_above_the_size_threshold(tmp_path, monkeypatch
     monkeypatch.setattr(file_release, "AUTO_DUCKDB_BYTES", 10)
     assert file_release.default_engine(p) == "duckdb"
     assert file_release.default_engine(tmp_path / "missing.csv") == "pandas"
+
+
+def test_numeric_binning_spec_is_read_the_same_in_memory_and_on_duckdb(tmp_path):
+    """One reader of a column's numeric spec (dpcore.domain.numeric_spec_edges) for both paths:
+    the same edges, and the same one-line error for a spec without bounds."""
+    import pandas as pd
+
+    from dpcore.domain import numeric_spec_edges
+    from dpcore.engines import duckdb_counts
+
+    df = pd.DataFrame({"x": [1.5, 2.5, 7.0, 9.0], "g": ["a", "b", "a", "b"]})
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    spec = {"x": {"bounds": [0, 10], "bins": 5}}
+    mem = dpcore.infer_domain(df, numeric=spec)
+    eng = duckdb_counts.infer_domain(path, numeric=spec)
+    assert mem["x"].edges == eng["x"].edges == numeric_spec_edges("x", spec["x"], 10) == (0.0, 2.0, 4.0, 6.0, 8.0, 10.0)
+    for infer, src in ((dpcore.infer_domain, df), (duckdb_counts.infer_domain, path)):
+        with pytest.raises(dpcore.DomainError, match="column 'x': numeric binning needs \"bounds\""):
+            infer(src, numeric={"x": {"bins": 3}})

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..counts import CountTable
 from ..domain import (DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, INFERRED, Attribute, Domain,
-                      _json_scalar, _key, equal_width_edges, numeric_attribute)
+                      _json_scalar, _key, equal_width_edges, numeric_attribute,
+                      numeric_spec_edges)
 from ..errors import DomainError
 from . import sql as S
 
@@ -133,16 +134,7 @@ def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS
             raise DomainError(f"column '{name}' holds infinite values (inf); replace them with a public bound or "
                               "mark them missing, then try again")
         if name in numeric:
-            spec = numeric[name]
-            if isinstance(spec, dict):
-                try:
-                    lo_s, hi_s = spec["bounds"]
-                    edges = equal_width_edges(float(lo_s), float(hi_s), int(spec.get("bins", numeric_bins)))
-                except (KeyError, TypeError, ValueError, DomainError) as exc:
-                    raise DomainError(f"column '{name}': numeric binning needs \"bounds\": [lower, upper] ({exc})") from None
-            else:
-                edges = tuple(float(x) for x in spec)
-            attrs.append(numeric_attribute(name, edges, has_na, dtype))
+            attrs.append(numeric_attribute(name, numeric_spec_edges(name, numeric[name], numeric_bins), has_na, dtype))
             continue
         limit = max(max_levels, max_int_levels) + 1
         vals = [r[0] for r in src.rows(f"SELECT DISTINCT {value} FROM {src.view} WHERE {pres} LIMIT {limit}")]
