@@ -86,3 +86,11 @@ def goto(page, label: str, ms: int = 800, timeout_ms: int = 30_000) -> None:
     page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
     settle(page, ms, timeout_ms)
     no_exception(page)
+
+
+def type_epsilon(page, value: str, settle_fn=settle) -> None:
+    """Type ε into the Design page's number box (the log slider's twin) and wait for the run."""
+    eps = page.get_by_role("spinbutton", name="or type ε")
+    eps.fill(value)
+    eps.press("Enter")
+    settle_fn(page)

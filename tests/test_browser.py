@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto,  # noqa: F401
-                                   no_exception, settle, start_streamlit, stop)
+                                   no_exception, settle, start_streamlit, stop, type_epsilon)
 
 pytestmark = [NEEDS_CHROMIUM]
 
@@ -106,10 +106,7 @@ def test_curator_flow(page):
     drag(page, "sex", "Layer 1")
     drag(page, "agegr", "Layer 2")
     page.get_by_text("Order: {sex} → {agegr}").wait_for()
-    eps = page.get_by_role("spinbutton", name="or type ε")
-    eps.fill("2")
-    eps.press("Enter")
-    settle(page)
+    type_epsilon(page, "2")
     page.get_by_text("total ε = 2").first.wait_for()
     no_exception(page)
     shot(page, "design.png")

@@ -29,7 +29,7 @@ import pytest
 from dpcore import domain as dpcore_domain
 
 from tests import browser_support as bs
-from tests.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM
+from tests.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, type_epsilon
 
 pytestmark = NEEDS_CHROMIUM
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -176,10 +176,7 @@ def test_a_curators_day(server, tmp_path):
         # 3. design: ε = 0.4, saved under a name; then release (the default flat Laplace comparator
         # runs too, so each click spends 2 × 0.4)
         goto(page, "2 · Design")
-        eps = page.get_by_role("spinbutton", name="or type ε")
-        eps.fill("0.4")
-        eps.press("Enter")
-        settle(page)
+        type_epsilon(page, "0.4", settle)
         page.get_by_role("textbox", name="Name").fill("survey day")
         page.get_by_role("textbox", name="Name").press("Enter")
         settle(page)

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto, no_exception,
-                                   settle, start_streamlit, stop)
+                                   settle, start_streamlit, stop, type_epsilon)
 
 pytestmark = [NEEDS_CHROMIUM]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -75,10 +75,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
 
         # design: ε = 0.4 (the default flat Laplace comparator runs too: 2 × 0.4 per click)
         goto(page, "2 · Design")
-        eps = page.get_by_role("spinbutton", name="or type ε")
-        eps.fill("0.4")
-        eps.press("Enter")
-        settle(page)
+        type_epsilon(page, "0.4")
 
         # release page: cap 2, release once
         goto(page, "4 · Release")
