@@ -224,13 +224,7 @@ SEEDS = range(3)
 def test_record_fit_is_no_worse_than_the_dense_fit_on_s7():
     """SD2011 S7, ε = 1, seeds 0–2: the mean two-way S_pMSE of the record fit is at most
     1.15 × the dense fit's (measured: about 0.6 ×; docs/methods/ipf.md)."""
-    s7 = sd2011_extract(load_sd2011(), 7)
-    dom = dpcore.infer_domain(s7).declared()
-    got = {}
-    for fit in ("dense", "records"):
-        sets = [dpcore.synthesize(s7, "ipf", 1.0, seed=s, domain=dom, fit=fit).sets[0] for s in SEEDS]
-        got[fit] = utility_tables(s7, sets).mean_s_pmse
-    assert got["records"] <= (1 + TOLERANCE) * got["dense"], got
+    _assert_record_fit_no_worse(sd2011_extract(load_sd2011(), 7))
 
 
 def test_preview_names_the_fit_before_any_budget_is_spent(wide):
@@ -245,14 +239,18 @@ def test_record_fit_is_no_worse_than_the_dense_fit_on_the_cps_extract():
     """The 10-attribute CPS voter extract (748,800 cells), ε = 1, seeds 0–2: the record fit's
     mean two-way S_pMSE is at most 1.15 × the dense fit's (measured: about 0.4 ×). Slow, so
     opt-in; bench/wide_tables.py --utility measures the same over seeds 0–4."""
-    from dpcore.datasets import cps_voter_extract, load_cps_vrs
+    from dpcore.datasets import bundled_cps_table
 
-    cps = cps_voter_extract(load_cps_vrs())
-    dom = dpcore.infer_domain(cps).declared()
+    _assert_record_fit_no_worse(bundled_cps_table("voters"))
+
+
+def _assert_record_fit_no_worse(df) -> None:
+    """Mean two-way S_pMSE over SEEDS: record fit ≤ (1 + TOLERANCE) × dense fit."""
+    dom = dpcore.infer_domain(df).declared()
     got = {}
     for fit in ("dense", "records"):
-        sets = [dpcore.synthesize(cps, "ipf", 1.0, seed=s, domain=dom, fit=fit).sets[0] for s in SEEDS]
-        got[fit] = utility_tables(cps, sets).mean_s_pmse
+        sets = [dpcore.synthesize(df, "ipf", 1.0, seed=s, domain=dom, fit=fit).sets[0] for s in SEEDS]
+        got[fit] = utility_tables(df, sets).mean_s_pmse
     assert got["records"] <= (1 + TOLERANCE) * got["dense"], got
 
 
