@@ -314,3 +314,16 @@ def test_default_engine_is_duckdb_above_the_size_threshold(tmp_path, monkeypatch
     monkeypatch.setattr(file_release, "AUTO_DUCKDB_BYTES", 10)
     assert file_release.default_engine(p) == "duckdb"
     assert file_release.default_engine(tmp_path / "missing.csv") == "pandas"
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_progress_messages_label_exact_counts_not_dp(table, tmp_path, engine):
+    """The progress shown in the app and CLI may carry the true record count only labelled
+    curator-only, NOT DP; every other message carries no exact count."""
+    _, csv, _, data, dom = table
+    messages = []
+    synthesize_file(csv, tmp_path / "o", "flat_laplace", 1.0, seed=5, domain=dom, engine=engine,
+                    progress=messages.append)
+    exact = [m for m in messages if f"{len(data):,} records" in m]
+    assert exact, messages  # the count is reported ...
+    assert all("NOT DP" in m for m in exact), exact  # ... and labelled
