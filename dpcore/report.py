@@ -273,7 +273,8 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
     for a in dom.attributes:
         if a.kind == "numeric":
             src = (f"DP-derived: exponential-mechanism quantiles, ε = {dp_edges[a.name]['epsilon']:.4g}"
-                   if a.name in dp_edges else "declared public")
+                   if a.name in dp_edges else "declared public" if not dom.inferred
+                   else "inferred from data (NOT DP)")  # inferred edges span the observed min and max
             vals = ", ".join(f"{e:g}" for e in a.edges)
         else:
             src = "declared public" if not dom.inferred else "inferred from data (NOT DP)"

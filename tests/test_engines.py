@@ -334,3 +334,16 @@ def test_numeric_binning_spec_is_read_the_same_in_memory_and_on_duckdb(tmp_path)
     for infer, src in ((dpcore.infer_domain, df), (duckdb_counts.infer_domain, path)):
         with pytest.raises(dpcore.DomainError, match="column 'x': numeric binning needs \"bounds\""):
             infer(src, numeric={"x": {"bins": 3}})
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_progress_messages_label_exact_counts_not_dp(table, tmp_path, engine):
+    """The progress shown in the app and CLI may carry the true record count only labelled
+    curator-only, NOT DP; every other message carries no exact count."""
+    _, csv, _, data, dom = table
+    messages = []
+    synthesize_file(csv, tmp_path / "o", "flat_laplace", 1.0, seed=5, domain=dom, engine=engine,
+                    progress=messages.append)
+    exact = [m for m in messages if f"{len(data):,} records" in m]
+    assert exact, messages  # the count is reported ...
+    assert all("NOT DP" in m for m in exact), exact  # ... and labelled

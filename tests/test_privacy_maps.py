@@ -3,7 +3,7 @@
 Every registered method (the test iterates ``dpcore.synthesizers.REGISTRY``, so a method
 added later is walked too) runs on a small table under both neighbour notions, with the
 default noise, with real-valued (discretised Laplace) noise and with the sparse leaf
-layer, while the mechanisms record each instance that drew noise or made a choice. The
+layer, and with DP quantile bin edges (``dp_bins``), while the mechanisms record each instance that drew noise or made a choice. The
 ledger's charges must be exactly those mechanisms, one charge per run, each with the ε
 the mechanism's map gives at the charge's sensitivity; that sensitivity must be the one
 the mechanism was run at (the exponential mechanism is told it) or, for count noise, the
@@ -21,7 +21,11 @@ from dpcore import mechanisms as M
 from dpcore.synthesizers import REGISTRY
 
 #: option variants every method is walked with (a method that has no such option skips it)
-VARIANTS = {"default": {}, "laplace noise": {"noise": "laplace"}, "sparse leaves": {"max_cells": 8}}
+VARIANTS = {"default": {}, "laplace noise": {"noise": "laplace"}, "sparse leaves": {"max_cells": 8},
+            # DP quantile bin edges on c (exponential mechanism, rank utility) before the method runs
+            "dp bins": {"dp_bins": {"c": {"bins": 2, "lower": 0, "upper": 3}}, "bins_share": 0.2}}
+#: options of synthesize itself, not of the method
+RELEASE_OPTIONS = ("dp_bins", "bins_share")
 COUNT_NOISE = {M.DiscreteLaplace.name, M.Laplace.name}
 
 
@@ -64,7 +68,7 @@ def _spy(monkeypatch):
 def _release(table, method, notion, options):
     dom = dpcore.infer_domain(table).declared()
     try:
-        REGISTRY[method].resolve(dom, method, **options)
+        REGISTRY[method].resolve(dom, method, **{k: v for k, v in options.items() if k not in RELEASE_OPTIONS})
     except dpcore.OptionError as exc:
         pytest.skip(f"{method} has no such option: {exc}")
     return dpcore.synthesize(table, method, 1.3, sets=2, seed=4, domain=dom, neighbours=notion, **options)

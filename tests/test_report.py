@@ -212,3 +212,13 @@ def test_release_page_builds_the_report():
 def test_dp_edges_are_not_listed_as_public(curator_html):
     privacy = curator_html[:curator_html.index('<section id="ledger"')]
     assert "except the bin edges of age" in privacy
+
+
+def test_inferred_numeric_edges_are_marked_not_dp(table):
+    """Edges inferred from the data span its observed min and max: the design table must
+    not call them declared public."""
+    dom = dpcore.infer_domain(table)
+    assert dom["age"].kind == "numeric" and dom.inferred
+    text = release_report_html(dpcore.synthesize(table, "flat_laplace", 1.0, seed=1, domain=dom))
+    rows = [r for r in re.findall(r"<tr>.*?</tr>", text, flags=re.S) if re.search(r"<td>age</td>", r)]
+    assert rows and all("inferred from data (NOT DP)" in r and "declared public" not in r for r in rows), rows

@@ -113,7 +113,8 @@ def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, 
         table = file_count_table(path, dom, engine, **opts)
         timings["count"] = time.perf_counter() - t
         if progress:
-            progress(f"counted {table.n:,} records in {timings['count']:.1f} s; the release reads these counts")
+            progress(f"counted {table.n:,} records (exact, curator-only, NOT DP) in {timings['count']:.1f} s; "
+                     "the release reads these counts")
         return table  # every method reads the count table as is
 
     spool = Spool(dom.shape)

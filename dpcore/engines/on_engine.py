@@ -73,7 +73,8 @@ def count_table(src: Source, domain: Domain, progress=None) -> CountTable:
     if not len(codes):
         from ..errors import InputError
         raise InputError(f"{src.name} has a header but no rows; give a file with data")
-    _progress(progress, f"{len(counts):,} non-empty cells, {int(counts.sum()):,} records counted")
+    _progress(progress, f"{len(counts):,} non-empty cells, {int(counts.sum()):,} records counted "
+                        "(exact, curator-only, NOT DP)")
     return CountTable.from_cells(codes, counts, domain.shape)
 
 

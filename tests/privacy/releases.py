@@ -51,3 +51,35 @@ def events(a: np.ndarray, b: np.ndarray):
     hits_b = np.concatenate([b[:, :1] >= lengths, b[:, 1:2] >= cells], axis=1)
     names = [f"length ≥ {t}" for t in lengths] + [f"(y,q) count ≥ {t}" for t in cells]
     return hits_a, hits_b, names
+
+
+#: DP bin edges (``dp_bins``): one numeric column v with the values 0..39 once each; the
+#: add/remove neighbour adds a record at 0, the replace neighbour moves the 39 there. The
+#: median's rank utility then shifts by one place, the most one record can move it.
+V = pd.DataFrame({"v": np.arange(40)})
+V_PAIRS = {"add_remove": (V, pd.concat([V, pd.DataFrame({"v": [0]})], ignore_index=True)),
+           "replace": (V, pd.DataFrame({"v": np.r_[np.arange(39), 0]}))}
+V_DOMAIN = dpcore.infer_domain(V, numeric={"v": [0, 20, 40]}).declared()  # public edges, replaced by DP ones
+DP_BINS = {"v": {"bins": 2, "lower": 0, "upper": 40}}
+
+
+def bin_edge_statistics(notion: str, epsilon: float, bins_share: float):
+    """A function (table, seed) -> (length of the first set, released median edge) of a
+    flat_laplace release with DP bins on v."""
+
+    def run(table, seed):
+        rel = dpcore.synthesize(table, "flat_laplace", epsilon, seed=seed, domain=V_DOMAIN, neighbours=notion,
+                                dp_bins=DP_BINS, bins_share=bins_share)
+        return len(rel.sets[0]), rel.diagnostics["dp_bin_edges"]["v"]["edges"][1]
+
+    return run
+
+
+def bin_edge_events(a: np.ndarray, b: np.ndarray):
+    """Threshold events on the length and on the median edge, declared before the runs."""
+    lengths = np.arange(36, 46)
+    edges = np.arange(15, 26)
+    hits_a = np.concatenate([a[:, :1] >= lengths, a[:, 1:2] >= edges], axis=1)
+    hits_b = np.concatenate([b[:, :1] >= lengths, b[:, 1:2] >= edges], axis=1)
+    names = [f"length ≥ {t}" for t in lengths] + [f"median edge ≥ {t}" for t in edges]
+    return hits_a, hits_b, names
