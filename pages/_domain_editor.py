@@ -108,10 +108,14 @@ def _edges_editor(dom, attr, tag) -> None:
             st.rerun()
         return
     c1, c2, c3 = st.columns(3)
-    lo = c1.number_input("public lower bound", value=float(spec["lower"] if spec else attr.edges[0]),
-                         key=f"w_dp_lo_{tag}", help="A bound you would publish (not the data's minimum).")
-    hi = c2.number_input("public upper bound", value=float(spec["upper"] if spec else attr.edges[-1]),
-                         key=f"w_dp_hi_{tag}", help="A bound you would publish (not the data's maximum).")
+    # No default from the domain: an inferred domain's outer edges are the data's own min and max,
+    # which would then be published as "public" bounds of a DP release.
+    lo = c1.number_input("public lower bound", value=float(spec["lower"]) if spec else None,
+                         key=f"w_dp_lo_{tag}", placeholder="type a public bound",
+                         help="A bound you would publish (not the data's minimum).")
+    hi = c2.number_input("public upper bound", value=float(spec["upper"]) if spec else None,
+                         key=f"w_dp_hi_{tag}", placeholder="type a public bound",
+                         help="A bound you would publish (not the data's maximum).")
     k = c3.number_input("bins", min_value=2, max_value=100, value=int(spec["bins"] if spec else max(2, attr.size - attr.na)),
                         key=f"w_dp_bins_{tag}")
     share = st.slider("Share of ε for the DP edges (all DP-binned attributes together)", 0.01, 0.5,
@@ -121,6 +125,9 @@ def _edges_editor(dom, attr, tag) -> None:
                "preview shows); the release replaces them by DP quantile edges and records them in its manifest.")
     if st.button("Use DP quantile edges", key=f"w_apply_dp_{tag}", type="primary"):
         s["_edit_open"] = True
+        if lo is None or hi is None:
+            raise dpcore.DomainError(f"'{attr.name}': type the public lower and upper bounds for the DP quantile "
+                                     "edges (bounds you would publish, not the data's min and max)")
         new = {"bins": int(k), "lower": float(lo), "upper": float(hi)}
         try:
             BinSpec.parse(attr.name, new)

@@ -249,3 +249,24 @@ def test_app_dp_quantile_edges_are_charged_to_the_release():
     edges = rel.manifest()["diagnostics"]["dp_bin_edges"]["age"]["edges"]
     assert edges[0] == 0 and edges[-1] == 120 and edges == list(rel.domain["age"].edges)
     assert any("/DP bin edges/" in p for p, _ in rel.ledger.charges())
+
+
+def test_app_dp_quantile_bounds_have_no_default_from_the_data():
+    """The DP-edge bounds start empty: an inferred domain's outer edges are the data's min and
+    max, which would otherwise be published as 'public' bounds. Clicking without bounds is a
+    one-line error naming the column; nothing is set."""
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"age": rng.integers(18, 91, 300), "sex": rng.choice(["F", "M"], 300)})
+    at = _app()
+    s = at.session_state
+    s["raw_df"], s["data_name"], s["data_key"] = df, "t", "test-dp-bounds"
+    s["drop_cols"], s["numeric"], s["domain_override"], s["domain_confirmed"] = [], {"age": 4}, None, False
+    s["recodes"], s["dp_bins"] = {}, {}
+    at.run()
+    at.selectbox(key="w_edit_attr").select("age").run()
+    next(r for r in at.radio if r.label == "Bin edges").set_value("DP quantile edges").run()
+    assert [n.value for n in at.number_input if n.label.startswith("public")] == [None, None]
+    next(b for b in at.button if b.label == "Use DP quantile edges").click()
+    at.run()
+    assert not at.exception and at.session_state["dp_bins"] == {}
+    assert any("'age': type the public lower and upper bounds" in e.value for e in at.error), [e.value for e in at.error]
