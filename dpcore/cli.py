@@ -213,6 +213,8 @@ def cmd_preview(args) -> int:
             return 0
         print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
               f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
+        if "fit" in pv.plan:
+            print(f"fit = {pv.plan['fit']}, share of ε on the one-way margins = {pv.plan['one_way_share']:g}")
         print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
         _print_empty_share(pv.plan)
         return 0

@@ -111,8 +111,11 @@ def test_cli_takes_the_share_and_refuses_a_bad_one(skewed, tmp_path, capsys):
     skewed.to_csv(src, index=False)
     assert main(["synth", str(src), "--out", str(tmp_path / "o"), "--method", "ipf", "--fit", "records",
                  "--one-way-share", "0.3", "--epsilon", "0.3", "--seed", "1"]) == 0
-    assert main(["preview", str(src), "--method", "ipf", "--one-way-share", "auto", "--epsilon", "0.3"]) == 0
     capsys.readouterr()
+    assert main(["preview", str(src), "--method", "ipf", "--fit", "records", "--one-way-share", "auto",
+                 "--epsilon", "0.3"]) == 0
+    out = capsys.readouterr().out
+    assert "share of ε on the one-way margins = 0.5" in out and "one-way, one_way_share 0.5" in out
     code = main(["synth", str(src), "--out", str(tmp_path / "x"), "--method", "ipf", "--one-way-share", "2"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "one_way_share" in err[0], err
