@@ -66,7 +66,7 @@ def s7_margins(s7, dom, seed: int, eps: float = 1.0):
     opts = ipf_mod.resolve(dom, "ipf")
     X = _encode(dom, s7)
     rng, _ = _rng(seed)
-    axes, targets = ipf_mod.noisy_margins(X, dom, opts, eps, rng, Ledger("bench").group("set 1"))
+    axes, targets, _ = ipf_mod.noisy_margins(X, dom, opts, eps, rng, Ledger("bench").group("set 1"))
     return axes, targets, opts, len(X)
 
 

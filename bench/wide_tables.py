@@ -18,7 +18,8 @@ Cases:
   ε = 1, m = 1, seed 0, ipf defaults. With ``--baseline-root DIR`` the same two cases also run
   against the dpcore found in DIR (e.g. the main checkout: "today's" ipf), in the same run.
 
-``--utility``: mean two-way S_pMSE on ``cps_voter_wide`` (ε = 1, m = 5, seed 0) per method, and
+``--utility``: mean two-way S_pMSE on ``cps_voter_wide`` (ε = 1, m = 5, seeds 0..``--utility-seeds``−1)
+per method (and ipf with ``one_way_share=0``, synthpop's measurement), and
 the measurement behind ipf's choice of fit: ``fit="dense"`` against ``fit="records"`` on S7 and
 the 10-attribute CPS extract (ε = 1, m = 1, seeds 0–4: mean S_pMSE and median seconds).
 
@@ -127,13 +128,17 @@ def child(name: str, root: Path = ROOT) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def utility(method: str) -> float:
+def utility(method: str, seeds=(0,), **options) -> list[float]:
+    """Mean two-way S_pMSE on cps_voter_wide, ε = 1, m = 5, one value per seed."""
     import dpcore
     from dpcore.metrics import utility_tables
 
     df, dom = _data("cps_wide")
-    rel = dpcore.synthesize(df, method=method, epsilon=1.0, sets=5, seed=0, domain=dom)
-    return float(utility_tables(df, rel.sets).mean_s_pmse)
+    out = []
+    for seed in seeds:
+        rel = dpcore.synthesize(df, method=method, epsilon=1.0, sets=5, seed=seed, domain=dom, **options)
+        out.append(float(utility_tables(df, rel.sets).mean_s_pmse))
+    return out
 
 
 def fit_comparison(seeds=range(5)) -> dict:
@@ -164,6 +169,9 @@ def main() -> None:
     ap.add_argument("--case")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--utility", action="store_true")
+    ap.add_argument("--utility-seeds", dest="utility_seeds", type=int, default=1,
+                    help="--utility: seeds 0..K-1 per method (default 1)")
+    ap.add_argument("--no-fits", dest="no_fits", action="store_true", help="--utility: skip the dense-vs-records comparison")
     ap.add_argument("--out", default=str(HERE / "out" / "wide_tables.json"))
     ap.add_argument("--baseline-root", help="another checkout whose dpcore runs the s7/cps_shaped ipf cases too")
     ap.add_argument("--only", nargs="*", help="run only the cases whose name starts with one of these")
@@ -202,10 +210,13 @@ def main() -> None:
               flush=True)
     util, fits = {}, {}
     if args.utility:
-        for m in methods4:
-            util[m] = utility(m)
-            print(f"cps_wide {m} mean two-way S_pMSE {util[m]:.1f}", flush=True)
-        fits = fit_comparison()
+        seeds = range(args.utility_seeds)
+        # ipf with synthpop's measurement only (one_way_share=0) against the default ("auto")
+        for label, m, opts in [(m, m, {}) for m in methods4] + [("ipf one_way_share=0", "ipf", {"one_way_share": 0.0})]:
+            util[label] = utility(m, seeds, **opts)
+            print(f"cps_wide {label} mean two-way S_pMSE {statistics.mean(util[label]):.1f} "
+                  f"{[round(v, 1) for v in util[label]]}", flush=True)
+        fits = {} if args.no_fits else fit_comparison()
     Path(args.out).parent.mkdir(exist_ok=True)
     Path(args.out).write_text(json.dumps({"machine": machine(), "results": results, "s_pmse": util, "ipf_fits": fits},
                                          indent=2, default=str))

@@ -239,7 +239,7 @@ class MarginPreview:
     plan: dict
 
 
-def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float) -> list[dict]:
+def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float, n: float) -> list[dict]:
     from .mechanisms import noise_for
     from .synthesizers import privbayes
 
@@ -251,8 +251,13 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float) -> l
     if method == "flat_laplace":
         return [row("full cross-tabulation (" + " × ".join(dom.names) + ")", dom.size, per_set, opts.noise)]
     if method == "ipf":
-        k = len(opts.margins)
-        return [row(" × ".join(g), int(np.prod([dom[a].size for a in g])), per_set / k, opts.noise) for g in opts.margins]
+        from .synthesizers.ipf import one_way_share, one_way_targets
+        share = one_way_share(dom, opts, per_set, hs, n)
+        k, extra = len(opts.margins), one_way_targets(dom, opts) if share > 0 else ()
+        return ([row(" × ".join(g), int(np.prod([dom[a].size for a in g])), per_set * (1 - share) / k, opts.noise)
+                 for g in opts.margins]
+                + [row(f"{g[0]} (one-way, one_way_share {share:g})", dom[g[0]].size, per_set * share / len(extra),
+                       opts.noise) for g in extra])
     if method == "privbayes":
         P, T = privbayes.network_plan(len(dom), opts.degree)
         eps1 = opts.network_share * per_set if P else 0.0
@@ -287,7 +292,7 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         opts = REGISTRY[method].resolve(dom, method, **options)
         nb, share = privacy_setup(neighbours, count_share, max_records)
         eps_sets = eps * (1.0 - share) if share is not None else eps
-        rows = _margin_rows(method, opts, dom, eps_sets / m, nb.histogram_sensitivity)
+        rows = _margin_rows(method, opts, dom, eps_sets / m, nb.histogram_sensitivity, float(len(data)))
         plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
                 "record_count_epsilon": eps - eps_sets, "method": method}
         if method == "flat_laplace":
@@ -298,6 +303,9 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         if method == "ipf":
             from .synthesizers.ipf import choose_fit
             plan["fit"] = choose_fit(dom, opts)  # public: the domain and the options only
+            from .synthesizers.ipf import one_way_share
+            # "auto" decides by the released record count at release; here by the data's (curator-only)
+            plan["one_way_share"] = one_way_share(dom, opts, eps_sets / m, nb.histogram_sensitivity, float(len(data)))
         return MarginPreview(pd.DataFrame(rows), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)

@@ -46,13 +46,18 @@ def _float_text(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
+def _share_or_auto(text: str):
+    """argparse type for ``--one-way-share``: ``auto`` or a number (range checked by the library)."""
+    return "auto" if text.strip() == "auto" else _float_text(text)
+
+
 # option name on the command line -> keyword of dpcore.synthesize
 _TREE_OPTIONS = {
     "layers": int, "order": str, "select": str, "utility": str, "r": float, "allocation": str,
     "consistency": str, "synthesis": str, "noise": str,
 }
 _COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int, "fit": str, "rounds": int,
-                       "max_model_size": float, "workload": str}
+                       "max_model_size": float, "workload": str, "one_way_share": float}
 
 
 def _add_tree_options(p: argparse.ArgumentParser) -> None:
@@ -208,6 +213,8 @@ def cmd_preview(args) -> int:
             return 0
         print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
               f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
+        if "fit" in pv.plan:
+            print(f"fit = {pv.plan['fit']}, share of ε on the one-way margins = {pv.plan['one_way_share']:g}")
         print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
         _print_empty_share(pv.plan)
         return 0
@@ -290,6 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells (synthpop priorn)")
     s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     s.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
+    s.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
+                    help="ipf: share of ε measuring every attribute's one-way margin besides --margins "
+                         "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
     s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     s.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
     s.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
@@ -316,6 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells")
     v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     v.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
+    v.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
+                    help="ipf: share of ε measuring every attribute's one-way margin besides --margins "
+                         "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
     v.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     v.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
     v.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")

@@ -81,8 +81,19 @@ with left:
         if cfg["release_method"] == "ipf":
             st.text_input("Margins", key=bind("ipf_margins"),
                           help='"twoway" (all two-way margins, synthpop\'s default), "oneway", or groups like '
-                               '"sex,agegr;edu,income". Each margin gets ε/|M|.')
+                               '"sex,agegr;edu,income". Each margin gets ε/|M| of what the one-way share leaves.')
             cfg["ipf_margins"] = s["w_ipf_margins"]
+            cfg.setdefault("ipf_one_way_share", "auto")  # a design saved before the option existed
+            shares = ["auto", 0.0, 0.25, 0.5, 0.75]
+            if cfg["ipf_one_way_share"] not in shares:  # an imported design's own value stays offered
+                shares.append(cfg["ipf_one_way_share"])
+            st.selectbox("Share of ε on the one-way margins", shares,
+                         key=bind("ipf_one_way_share"),
+                         format_func=lambda v: ("auto (half when the margins are noise-dominated, else none)"
+                                                if v == "auto" else f"{v}" + (" (synthpop)" if v == 0 else "")),
+                         help="Every attribute's one-way margin measured besides the margins above. On wide tables "
+                              "at small ε it keeps the one-way margins right (docs/methods/ipf.md).")
+            cfg["ipf_one_way_share"] = s["w_ipf_one_way_share"]
         if cfg["release_method"] in ("ipf", "flat_laplace"):
             st.number_input("Prior (synthpop's priorn, spread over the cells)", min_value=0.0, step=0.5,
                             key=bind("prior"), help="Added after the noise: post-processing, spends nothing.")

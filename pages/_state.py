@@ -60,6 +60,7 @@ DEFAULT_CFG: dict[str, Any] = {
     "neighbours": "add_remove",
     "release_method": "steps",
     "ipf_margins": "twoway",
+    "ipf_one_way_share": "auto",
     "prior": 1.0,
     "degree": 2,
     "aim_rounds": 0,
@@ -270,7 +271,8 @@ def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
     if release != "steps":
         opts = {"neighbours": c.get("neighbours", "add_remove"), "synthesis": c["synthesis"]}
         if release == "ipf":
-            opts.update(margins=c.get("ipf_margins", "twoway"), prior=float(c.get("prior", 1.0)))
+            opts.update(margins=c.get("ipf_margins", "twoway"), prior=float(c.get("prior", 1.0)),
+                        one_way_share=c.get("ipf_one_way_share", "auto"))
         elif release == "flat_laplace":
             opts.update(prior=float(c.get("prior", 1.0)))
         elif release == "privbayes":

@@ -303,4 +303,7 @@ def test_the_app_releases_ipf_on_a_wide_table():
     assert not at.exception, [e.value for e in at.exception]
     r = at.session_state["release"]["main"]
     assert r.method == "ipf" and r.diagnostics["per_set"][0]["fit"] == "records"
+    # the default one-way share: noise-dominated at ε = 1 on 231 margins, so half is measured one-way
+    assert r.diagnostics["per_set"][0]["one_way_share"] == 0.5
+    assert sum(" × " not in c.label for _, c in r.ledger.charges() if c.label.startswith("margin ")) == 22 * len(r.sets)
     assert list(r.sets[0].columns) == list(df.columns)

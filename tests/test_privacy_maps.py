@@ -23,7 +23,9 @@ from dpcore.synthesizers import REGISTRY
 #: option variants every method is walked with (a method that has no such option skips it)
 VARIANTS = {"default": {}, "laplace noise": {"noise": "laplace"}, "sparse leaves": {"max_cells": 8},
             # DP quantile bin edges on c (exponential mechanism, rank utility) before the method runs
-            "dp bins": {"dp_bins": {"c": {"bins": 2, "lower": 0, "upper": 3}}, "bins_share": 0.2}}
+            "dp bins": {"dp_bins": {"c": {"bins": 2, "lower": 0, "upper": 3}}, "bins_share": 0.2},
+            # ipf: every attribute's one-way margin measured besides the listed margins
+            "one-way share": {"one_way_share": 0.4}}
 #: options of synthesize itself, not of the method
 RELEASE_OPTIONS = ("dp_bins", "bins_share")
 COUNT_NOISE = {M.DiscreteLaplace.name, M.Laplace.name}

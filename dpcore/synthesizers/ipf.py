@@ -114,6 +114,9 @@ class IpfOptions:
     ``synthesis``: ``sample`` (multinomial) or ``round``; ``fit``: ``auto`` (by size),
     ``dense`` (the full table), ``junction_tree`` (exact, on clique tables) or ``records``
     (GUM: synthetic records updated to the margins); see :func:`choose_fit`.
+    ``one_way_share``: the share of each set's ε spent on measuring every attribute's
+    one-way margin besides ``margins`` (0 to 0.9), or ``auto``: :data:`AUTO_ONE_WAY_SHARE`
+    where the margins are noise-dominated and fitted by records, else 0 (:func:`one_way_share`).
     """
 
     margins: tuple = ()
@@ -125,6 +128,7 @@ class IpfOptions:
     synthesis: str = "sample"
     max_cells: int = DEFAULT_MAX_CELLS
     fit: str = "auto"
+    one_way_share: float | str = "auto"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -156,6 +160,11 @@ def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
     max_cells = whole_number("max_cells", max_cells, 1)
     fit = _choice("fit", opts.get("fit", "auto"), FITS)
     synthesis = _choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS)
+    share = opts.get("one_way_share", "auto")
+    if share != "auto":
+        share = real_number("one_way_share", share, 0, 0.9,
+                            hint=" (the share of ε for the one-way margins; 0 measures only the listed margins, "
+                                 "as synthpop does, or 'auto')")
     out = IpfOptions(
         margins=margins,
         prior=prior,
@@ -166,6 +175,7 @@ def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
         synthesis=synthesis,
         max_cells=int(max_cells),
         fit=fit,
+        one_way_share=share if share == "auto" else float(share),
     )
     path = choose_fit(domain, out)
     if synthesis == "round" and path != "dense":
@@ -377,22 +387,55 @@ def ipf(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: fl
 # ------------------------------------------------------------------ one set
 
 
+def one_way_targets(domain: Domain, opts: IpfOptions) -> tuple[tuple[str], ...]:
+    """The one-way margins a positive ``one_way_share`` adds: every attribute of a listed
+    margin that is not itself listed as a one-way margin, in domain order."""
+    used = {a for g in opts.margins for a in g}
+    listed = {g[0] for g in opts.margins if len(g) == 1}
+    return tuple((a,) for a in domain.names if a in used and a not in listed)
+
+
+def one_way_share(domain: Domain, opts: IpfOptions, eps: float, hs: float, n: float) -> float:
+    """The share of a set's ε spent on the one-way margins (:func:`one_way_targets`).
+
+    A number: that share (0 when there is nothing to add). ``auto``: :data:`AUTO_ONE_WAY_SHARE`
+    when the fit is the record fit (:func:`choose_fit`) and the listed margins, each measured at
+    ε/|M|, would be noise-dominated (:func:`noise_ratio` > :data:`NOISE_DOMINATED`), else 0.
+    Reads the public domain, the options, ε, the sensitivity and ``n``, the *released* record
+    count (or the public n under replace-one), so the choice is post-processing of released
+    values and the composition below stays sequential (docs/methods/ipf.md)."""
+    if not one_way_targets(domain, opts):
+        return 0.0
+    if opts.one_way_share != "auto":
+        return float(opts.one_way_share)
+    if choose_fit(domain, opts) != "records" or not opts.margins:
+        return 0.0
+    var = noise_for(opts.noise, eps / len(opts.margins), hs).variance
+    dominated = noise_ratio(_margin_axes(domain, opts), domain.shape, var, n) > NOISE_DOMINATED
+    return AUTO_ONE_WAY_SHARE if dominated else 0.0
+
+
 def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, ctx: ReleaseContext,
-                  positivity: bool = True):
-    """Release every margin at ε/|M| each (see the module docstring for the proof).
+                  positivity: bool = True, share: float = 0.0):
+    """Release every margin at ε(1 − share)/|M| each, and with ``share`` > 0 every one-way
+    margin of :func:`one_way_targets` at ε·share/k each (see the module docstring for the proof).
 
     ``X``: records (n, p) or their :class:`dpcore.counts.CountTable` (the same counts).
     Returns (axes per margin, noisy margin arrays: non-negative after ``opts.positivity``,
-    or as released plus the prior when ``positivity`` is False). Charges ``ledger``
-    once per margin: ε/|M|, the notion's count sensitivity, parallel over the cells.
+    or as released plus the prior when ``positivity`` is False, the noise variance per
+    margin). Charges ``ledger`` once per margin: its ε, the notion's count sensitivity,
+    parallel over the cells.
     """
     shape, names = domain.shape, domain.names
-    n_m = len(opts.margins)
-    eps_m = eps / n_m
+    extra = one_way_targets(domain, opts) if share > 0 else ()
+    groups = [(g, eps * (1.0 - share) / len(opts.margins), f"one of {len(opts.margins)} margins")
+              for g in opts.margins]
+    groups += [(g, eps * share / len(extra), f"one of {len(extra)} one-way margins (one_way_share {share:g})")
+               for g in extra]
     hs = ctx.neighbours.histogram_sensitivity
-    mech = noise_for(opts.noise, eps_m, hs)
-    axes, released = [], []
-    for g in opts.margins:
+    axes, released, variances = [], [], []
+    for g, eps_m, what in groups:
+        mech = noise_for(opts.noise, eps_m, hs)
         ax = tuple(names.index(a) for a in g)
         mshape = tuple(shape[a] for a in ax)
         cells = math.prod(mshape)
@@ -402,7 +445,7 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
         ledger.spend(
             f"margin {' × '.join(g)}", mech, hs, f"{cells} cells of the {' × '.join(g)} margin (disjoint)",
             parallel_over=cells, neighbours=ctx.neighbours.label,
-            note=f"one of {n_m} margins, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
+            note=f"{what}, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
         )
         noisy += opts.prior / cells
         if not positivity:
@@ -415,22 +458,32 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
             np.clip(noisy, 0.0, None, out=noisy)
         axes.append(ax)
         released.append(noisy.reshape(mshape))
-    return axes, released
+        variances.append(mech.variance)
+    return axes, released, variances
 
 
 #: the margins count as noise-dominated (see :func:`noise_ratio`) above this ratio
 NOISE_DOMINATED = 1.0
 #: sweeps of the independence fit of the one-way margins in the noise-dominated regime
 ONE_WAY_SWEEPS = 20
+#: ``one_way_share="auto"``: the share of ε measuring the one-way margins in that regime
+#: (measured on ``cps_voter_wide``, bench/RESULTS.md)
+AUTO_ONE_WAY_SHARE = 0.5
 
 
-def noise_ratio(axes, shape, variance: float, n: float) -> float:
+def _per_margin(variance, k: int) -> list[float]:
+    """One noise variance per margin: ``variance`` is one for all or a sequence of k."""
+    return [float(v) for v in variance] if np.ndim(variance) else [float(variance)] * k
+
+
+def noise_ratio(axes, shape, variance, n: float) -> float:
     """Median over the margins of the noise's expected L2 norm, σ·√cells, divided by the record
     count n (the largest L2 norm a margin of n records can have). A public quantity: it reads
-    only the domain, the noise variance and the released record count."""
+    only the domain, the noise variance (one, or one per margin) and the released record count."""
     if n <= 0:
         return math.inf
-    return float(np.median([math.sqrt(variance * math.prod(int(shape[a]) for a in ax)) for ax in axes])) / n
+    var = _per_margin(variance, len(axes))
+    return float(np.median([math.sqrt(v * math.prod(int(shape[a]) for a in ax)) for v, ax in zip(var, axes)])) / n
 
 
 def _shrink_to_uniform(est: np.ndarray, cell_variance: float, n: float) -> np.ndarray:
@@ -442,7 +495,7 @@ def _shrink_to_uniform(est: np.ndarray, cell_variance: float, n: float) -> np.nd
     return normsub(n / d + (max(0.0, 1.0 - d * cell_variance / rr) if rr > 0 else 0.0) * r, n)
 
 
-def one_way_margins(raw, axes, shape, variance: float, n: float, independence_fit: bool = False) -> list[np.ndarray]:
+def one_way_margins(raw, axes, shape, variance, n: float, independence_fit: bool = False) -> list[np.ndarray]:
     """Each attribute's one-way margin (counts summing to n) estimated from noisy margins.
 
     Start: the inverse-variance weighted mean of the projections of every margin holding it
@@ -454,26 +507,28 @@ def one_way_margins(raw, axes, shape, variance: float, n: float, independence_fi
     non-negative again. Where a partner's margin is far from uniform this weights its
     levels by their share instead of summing them, which cuts the noise; it is biased by
     the interactions, so it is used only where noise dominates (:func:`shrink_margins`).
-    Post-processing."""
+    ``variance``: σ², one for all margins or one per margin (a measured one-way margin
+    then weighs in by its own precision). Post-processing."""
     p = len(shape)
+    var = _per_margin(variance, len(axes))
     num = [np.zeros(int(d)) for d in shape]
     den = [0.0] * p
-    for y, ax in zip(raw, axes):
+    for y, ax, v in zip(raw, axes, var):
         for i, a in enumerate(ax):
             other = tuple(j for j in range(len(ax)) if j != i)
-            w = shape[a] / (variance * y.size) if variance > 0 else 1.0
+            w = shape[a] / (v * y.size) if v > 0 else 1.0
             num[a] += w * (y.sum(axis=other) if other else y)
             den[a] += w
     one = [_shrink_to_uniform(num[a] / den[a], 1.0 / den[a], n) if den[a] > 0 else np.full(int(shape[a]), n / shape[a])
            for a in range(p)]
-    if not independence_fit or variance <= 0 or n <= 0:
+    if not independence_fit or min(var, default=0.0) <= 0 or n <= 0:
         return one
     for _ in range(ONE_WAY_SWEEPS):
         q = [o / n for o in one]
         new = []
         for a in range(p):
             nm, dn = np.zeros(int(shape[a])), 0.0
-            for y, ax in zip(raw, axes):
+            for y, ax, v in zip(raw, axes, var):
                 if a not in ax:
                     continue
                 i = ax.index(a)
@@ -481,15 +536,15 @@ def one_way_margins(raw, axes, shape, variance: float, n: float, independence_fi
                 t = np.moveaxis(y, i, 0)
                 for b in rest:  # contract the other attributes with their current shares
                     t = np.tensordot(t, q[b], axes=([1], [0]))
-                nm += t / variance
-                dn += n * math.prod(float(q[b] @ q[b]) for b in rest) / variance
+                nm += t / v
+                dn += n * math.prod(float(q[b] @ q[b]) for b in rest) / v
             # est is in shares; its per-cell variance in counts is n/dn
             new.append(_shrink_to_uniform(nm / dn * n, n / dn, n) if dn > 0 else one[a])
         one = new
     return one
 
 
-def shrink_margins(raw, axes, shape, variance: float, n: float) -> tuple[list[np.ndarray], list[float]]:
+def shrink_margins(raw, axes, shape, variance, n: float) -> tuple[list[np.ndarray], list[float]]:
     """Denoise noisy margins before the record fit (post-processing; docs/methods/ipf.md).
 
     1. Each attribute's one-way margin q_a (:func:`one_way_margins`).
@@ -502,25 +557,29 @@ def shrink_margins(raw, axes, shape, variance: float, n: float) -> tuple[list[np
     When the margins are noise-dominated (:func:`noise_ratio` above ``NOISE_DOMINATED``, a
     public fact), a margin's own residual cannot tell its interaction from noise: the
     one-way margins are then refined by the independence fit, and one λ is pooled over all
-    margins, λ = max(0, 1 − Σ_S |S| σ² / Σ_S ‖y_S − I_S‖²) (measured on ``cps_voter_wide``,
-    bench/RESULTS.md). σ² is the public noise variance per cell; n the released record
-    count. Returns the targets and the λ_S.
+    margins of two or more attributes, λ = max(0, 1 − Σ_S |S| σ_S² / Σ_S ‖y_S − I_S‖²)
+    (measured on ``cps_voter_wide``, bench/RESULTS.md); a one-way margin's target is then its
+    estimate q_a itself (λ = 0: it already holds that margin's measurement). σ² is the public
+    noise variance per cell (one, or one per margin); n the released record count. Returns the
+    targets and the λ_S.
     """
     axes = [tuple(ax) for ax in axes]
-    dominated = noise_ratio(axes, shape, variance, n) > NOISE_DOMINATED
-    one = one_way_margins(raw, axes, shape, variance, n, independence_fit=dominated)
+    var = _per_margin(variance, len(axes))
+    dominated = noise_ratio(axes, shape, var, n) > NOISE_DOMINATED
+    one = one_way_margins(raw, axes, shape, var, n, independence_fit=dominated)
     parts = []
-    for y, ax in zip(raw, axes):
+    for y, ax, v in zip(raw, axes, var):
         ind = np.full((), float(n))
         for a in ax:
             q = one[a] / n if n > 0 else np.full(len(one[a]), 1.0 / len(one[a]))
             ind = np.multiply.outer(ind, q)
         r = y - ind
-        parts.append((ind, r, float((r ** 2).sum()), variance * y.size))
+        parts.append((ind, r, float((r ** 2).sum()), v * y.size))
     if dominated:
-        rr = sum(p[2] for p in parts)
-        pooled = max(0.0, 1.0 - sum(p[3] for p in parts) / rr) if rr > 0 else 0.0
-        lams = [pooled] * len(parts)
+        joint = [p for p, ax in zip(parts, axes) if len(ax) > 1]
+        rr = sum(p[2] for p in joint)
+        pooled = max(0.0, 1.0 - sum(p[3] for p in joint) / rr) if rr > 0 else 0.0
+        lams = [pooled if len(ax) > 1 else 0.0 for ax in axes]
     else:
         lams = [max(0.0, 1.0 - noise / rr) if rr > 0 else 0.0 for _, _, rr, noise in parts]
     return [normsub(ind + lam * r, n) for (ind, r, _, _), lam in zip(parts, lams)], lams
@@ -567,11 +626,12 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
                 f"the junction tree of these margins has clique tables of {big_count(jt.cells)} cells in all "
                 f"(limit max_cells={opts.max_cells:,}); use fit='records' or fewer margins")
     group = ledger.group(set_label)
-    axes, targets = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records")
     total = float(max(ctx.n_out, 1))
+    share = one_way_share(domain, opts, eps, ctx.neighbours.histogram_sensitivity, total)
+    axes, targets, var = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records",
+                                       share=share)
     lams = None
     if path == "records":
-        var = noise_for(opts.noise, eps / len(opts.margins), ctx.neighbours.histogram_sensitivity).variance
         targets, lams = shrink_margins(targets, axes, domain.shape, var, total)
     if path == "dense":
         p, info = ipf(targets, axes, domain.shape, opts.tol, opts.max_iter, total=total)
@@ -584,7 +644,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
         info.pop("history", None)
         info["shrinkage_mean"] = float(np.mean(lams))
     info["fit"] = path
-    diag = dict(info, margins=len(axes), warnings=[])
+    diag = dict(info, margins=len(axes), one_way_share=share, warnings=[])
     if path == "records" and not info["converged"]:
         diag["warnings"].append(
             f"the record fit (GUM) was still improving after {info['iterations']} sweeps; its records are "

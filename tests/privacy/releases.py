@@ -26,6 +26,8 @@ METHODS = [
     ("steps_lesda", "steps_lesda", {"layers": 1}),
     ("flat_laplace", "flat_laplace", {}),
     ("ipf", "ipf", {}),
+    # the record fit with every one-way margin measured too (one_way_share)
+    ("ipf one-way share", "ipf", {"fit": "records", "one_way_share": 0.5}),
     ("privbayes", "privbayes", {}),
     ("aim", "aim", {}),
     ("mst", "mst", {}),
