@@ -182,7 +182,7 @@ def main() -> None:
     from _machine import machine
 
     methods4 = ("steps", "flat_laplace", "privbayes", "ipf")
-    cases = [(f"cps_wide:{m}", ROOT) for m in methods4]
+    cases = [(f"cps_wide:{m}", ROOT) for m in methods4 + ("aim", "mst")]
     cases += [(f"boot64k:{m}", ROOT) for m in methods4]
     for c in ("s7:ipf", "cps_shaped:ipf"):
         cases.append((c, ROOT))
@@ -212,7 +212,8 @@ def main() -> None:
     if args.utility:
         seeds = range(args.utility_seeds)
         # ipf with synthpop's measurement only (one_way_share=0) against the default ("auto")
-        for label, m, opts in [(m, m, {}) for m in methods4] + [("ipf one_way_share=0", "ipf", {"one_way_share": 0.0})]:
+        for label, m, opts in ([(m, m, {}) for m in methods4 + ("aim", "mst")]
+                               + [("ipf one_way_share=0", "ipf", {"one_way_share": 0.0})]):
             util[label] = utility(m, seeds, **opts)
             print(f"cps_wide {label} mean two-way S_pMSE {statistics.mean(util[label]):.1f} "
                   f"{[round(v, 1) for v in util[label]]}", flush=True)

@@ -78,3 +78,25 @@ def test_outside_domain_names_column_and_value(spark, files):
             count_table(source, Domain.from_dict(d), engine="spark", spark_master=spark)
         with pytest.raises(DomainError, match="column 'code' has value '007'"):
             duckdb_counts.count_table(source, Domain.from_dict(d))
+
+
+def test_cli_spark_output_is_ours_only(tmp_path):
+    """The JVM's own log lines and stack traces go to Spark's log file, not under our output: a bad
+    master is one stderr line naming the option and the log; a good run prints nothing from Java."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "t.csv"
+    src.write_text("a,b\nx,1\ny,2\nx,2\n")
+    bad = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / "x"),
+                          "--engine", "spark", "--spark-master", "bogus://nowhere"],
+                         capture_output=True, text=True, timeout=300)
+    lines = [ln for ln in bad.stderr.splitlines() if ln.strip()]
+    assert bad.returncode == 2 and len(lines) == 1, bad.stderr
+    assert lines[0].startswith("error: --spark-master 'bogus://nowhere'") and "Spark's log:" in lines[0]
+    good = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / "o"),
+                           "--engine", "spark", "--spark-master", "local[1]", "--seed", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert good.returncode == 0, good.stderr
+    assert good.stderr.strip() == "", good.stderr
+    assert not any(w in good.stdout for w in ("WARN", "log4j", "Exception")), good.stdout

@@ -14,6 +14,11 @@ Privacy: TRUE counts and curator-only facts (docs/privacy-model.md); nothing is 
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +32,34 @@ from . import sql as S
 from .duckdb_counts import _header
 
 DEFAULT_MASTER = "local[*]"
+#: where the JVM's own output goes (it would otherwise interleave Java log lines and stack traces
+#: with our messages, breaking the one-line-error rule)
+SPARK_LOG = Path(tempfile.gettempdir()) / f"dpcore-spark-{os.getpid()}.log"
+
+
+@contextlib.contextmanager
+def _jvm_output_to_log():
+    """Point file descriptors 1 and 2 at :data:`SPARK_LOG` while the JVM starts: the JVM inherits
+    them (and keeps them), this process gets its own back afterwards."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(SPARK_LOG, "ab") as log:
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # pyspark's pandas-version notice
+            yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
 _SESSIONS: dict = {}
 
 
@@ -48,11 +81,12 @@ def session(spark_master=None):
         builder = (builder.config("spark.sql.shuffle.partitions", "8").config("spark.driver.memory", "2g")
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
     try:
-        spark = builder.getOrCreate()
+        with _jvm_output_to_log():
+            spark = builder.getOrCreate()
+            spark.sparkContext.setLogLevel("ERROR")
     except Exception as exc:  # JVM missing, bad URL: one line
         raise OptionError(f"--spark-master {master!r}: Spark did not start ({str(exc).strip().splitlines()[0][:200]}); "
-                          "check the master URL and that Java 17 is installed (make installs it)") from None
-    spark.sparkContext.setLogLevel("ERROR")
+                          f"check the master URL and that Java 17 is installed (make installs it); Spark's log: {SPARK_LOG}") from None
     _SESSIONS[master] = spark
     return spark
 
