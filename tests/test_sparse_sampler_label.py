@@ -1,0 +1,147 @@
+"""The sparse leaf layer says what drew its empty cells' noise (docs/sparse-leaves.md).
+
+* ``DiscreteLaplace.sample_histogram`` (numpy's float64 multinomial/geometric) follows
+  the discrete Laplace law: chi-square goodness of fit on pooled values, fixed seeds,
+  asserted p > ALPHA = 1e-3, and the same test rejects a wrong scale (it can fail).
+* A release that takes the sparse path (a wide table, no threshold patched) carries
+  :data:`dpcore.mechanisms.HISTOGRAM_SAMPLER` in the ledger charge of the leaf layer
+  (STEPS) or of the full table (flat Laplace), in the published manifest and in its DP
+  statement; the charges of exactly sampled noise and every dense release do not.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import dpcore
+from dpcore import sparse_leaves as SL
+from dpcore.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace
+from dpcore.report import plain_statement
+
+ALPHA = 1e-3
+
+
+def _pooled_p_value(group, value, mult, mech_for_law: DiscreteLaplace, lo: int, hi: int) -> float:
+    """Chi-square p-value of the pooled histogram against the law of ``mech_for_law``
+    on the bins {< lo}, lo..hi, {> hi} (all with expected counts well above 5 here)."""
+    total = int(mult.sum())
+    ks = np.arange(lo, hi + 1)
+    observed = np.array([mult[value < lo].sum()] + [mult[value == k].sum() for k in ks] + [mult[value > hi].sum()])
+    p = mech_for_law.pmf(ks)
+    below = mech_for_law.pmf(np.arange(lo - 2000, lo)).sum()
+    above = mech_for_law.pmf(np.arange(hi + 1, hi + 2001)).sum()
+    expected = total * np.r_[below, p, above]
+    assert expected.min() > 5
+    return float(stats.chisquare(observed, expected * observed.sum() / expected.sum())[1])
+
+
+@pytest.mark.parametrize("counts, lo, hi", [
+    (np.full(40_000, 5), -10, 10),  # T = 3: a third of the draws come from the geometric tail
+    (np.array([300_000, 100_000, 0, 7]), -14, 14),  # T large: the multinomial carries nearly all
+])
+def test_sample_histogram_follows_the_discrete_laplace_law(counts, lo, hi):
+    mech = DiscreteLaplace(2.0)
+    g, v, m = mech.sample_histogram(counts, np.random.default_rng(11))
+    assert g.dtype == v.dtype == m.dtype == np.int64
+    assert (m > 0).all()
+    assert np.bincount(g, weights=m, minlength=len(counts)).astype(np.int64).tolist() == counts.tolist()
+    T = mech.histogram_cutoff(int(counts.max()))
+    assert np.abs(v).max() > T  # the tail is drawn, not cut
+    assert _pooled_p_value(g, v, m, mech, lo, hi) > ALPHA
+    # the same test rejects the law of a scale 15% off: it can fail
+    assert _pooled_p_value(g, v, m, DiscreteLaplace(2.3), lo, hi) < ALPHA
+
+
+def test_histogram_cutoff_puts_about_one_draw_in_the_tail():
+    mech = DiscreteLaplace(3.0)
+    for n in (10, 10**4, 10**9):
+        T = mech.histogram_cutoff(n)
+        tail = lambda t: 2 * np.exp(-(t + 1) / 3.0) / (1 + np.exp(-1 / 3.0))  # P(|Z| > t)
+        assert n * tail(T) <= 1 + 1e-9 and (T == 0 or n * tail(T - 1) > 1)
+
+
+def test_sparse_leaves_draws_its_histogram_through_the_mechanism():
+    """The empty cells' histogram is the mechanism's, draw for draw (same generator calls)."""
+    mech, n_empty = DiscreteLaplace(1.7), np.array([5000, 0, 12])
+    a = SL.empty_histogram(n_empty, mech, np.random.default_rng(3))
+    b = mech.sample_histogram(n_empty, np.random.default_rng(3))
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+# --------------------------------------------------------------------------- ledger and statement
+
+
+def _wide(seed=0, n=300) -> tuple[pd.DataFrame, dpcore.Domain]:
+    """8^6 = 262,144 cells: above dpcore.sparse_leaves.SPARSE_ABOVE, so flat Laplace and the
+    STEPS leaf layer take the sparse path without any patching."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({f"c{j}": rng.choice(list("abcdefgh"), n) for j in range(6)})
+    return df, dpcore.infer_domain(df).declared()
+
+
+def _small(seed=0, n=300) -> tuple[pd.DataFrame, dpcore.Domain]:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({c: rng.choice(list("xyz"), n) for c in "pqr"})
+    return df, dpcore.infer_domain(df).declared()
+
+
+def _charges(rel) -> dict:
+    """Published charges by path, read back from the manifest JSON."""
+    return {c["path"]: c["mechanism"] for c in json.loads(rel.manifest_json())["ledger"]["charges"]}
+
+
+def test_wide_tables_take_the_sparse_path():
+    assert 8**6 > SL.SPARSE_ABOVE and 3**3 <= SL.SPARSE_ABOVE
+
+
+def test_sparse_flat_laplace_says_its_empty_cells_are_not_the_exact_sampler():
+    df, dom = _wide()
+    rel = dpcore.synthesize(df, method="flat_laplace", epsilon=1.0, seed=1, domain=dom)
+    charges = _charges(rel)
+    table = [m for p, m in charges.items() if p.endswith("full cross-tabulation counts")]
+    assert table == [f"discrete_laplace ({HISTOGRAM_SAMPLER})"]
+    assert "not the exact sampler" in table[0] and "float64" in table[0]
+    # the record count is exact and says so, without the caveat
+    assert HISTOGRAM_SAMPLER not in charges["release (flat_laplace)/record count"]
+    assert rel.dp and SL.STATEMENT_CAVEAT in rel.dp_reason
+    assert rel.dp_reason.startswith("ε-differentially private")
+    manifest = json.loads(rel.manifest_json())
+    assert SL.STATEMENT_CAVEAT in manifest["dp_reason"]
+    assert any(SL.STATEMENT_CAVEAT in para for para in plain_statement(manifest))  # the report's wording
+
+
+@pytest.mark.parametrize("opts", [dict(layers=1), dict(order="c0;c1", consistency="nonneg")])
+def test_sparse_steps_labels_only_its_leaf_layer(opts):
+    df, dom = _wide()
+    rel = dpcore.synthesize(df, method="steps", epsilon=1.0, seed=2, domain=dom, **opts)
+    charges = {p: m for p, m in _charges(rel).items() if "/node counts/" in p}
+    leaf = [m for p, m in charges.items() if "(leaf cells)" in p]
+    upper = [m for p, m in charges.items() if "(leaf cells)" not in p]
+    assert leaf == [f"discrete_laplace ({HISTOGRAM_SAMPLER})"]
+    assert upper and all(m == "discrete_laplace (exact integer sampler)" for m in upper)
+    assert rel.dp and rel.dp_reason.endswith(SL.STATEMENT_CAVEAT)
+
+
+@pytest.mark.parametrize("method, opts", [("flat_laplace", {}), ("steps", dict(layers=1)), ("steps", dict(layers=2))])
+def test_dense_releases_keep_the_exact_sampler_label(method, opts):
+    df, dom = _small()
+    rel = dpcore.synthesize(df, method=method, epsilon=1.0, seed=3, domain=dom, **opts)
+    charges = _charges(rel)
+    assert not any(HISTOGRAM_SAMPLER in m for m in charges.values())
+    counts = [m for p, m in charges.items() if "counts" in p]
+    assert counts and all(m in ("discrete_laplace (exact sampler)", "discrete_laplace (exact integer sampler)")
+                          for m in counts)
+    assert rel.dp and SL.STATEMENT_CAVEAT not in rel.dp_reason
+    assert SL.statement_caveat(rel.ledger) == ""
+
+
+def test_a_not_dp_release_is_not_given_the_caveat_instead_of_its_reason():
+    df, _ = _wide()
+    rel = dpcore.synthesize(df, method="flat_laplace", epsilon=1.0, seed=1)  # inferred domain: NOT DP
+    assert not rel.dp and rel.dp_reason.startswith("NOT differentially private")
+    assert any(HISTOGRAM_SAMPLER in m for m in _charges(rel).values())  # the ledger still says it
