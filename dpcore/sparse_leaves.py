@@ -313,7 +313,8 @@ def _isin_sorted(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
 
 def flat_release(table: CountTable, mech: DiscreteLaplace, n_out: int, rng: np.random.Generator, *,
                  prior: float = 0.0, synthesis: str = "sample", structural_zeros=()) -> np.ndarray:
-    """Flat Laplace on the full cross-tabulation, sparse and exact (one block: the table).
+    """Flat Laplace on the full cross-tabulation, sparse (one block: the table): the dense law,
+    up to the empty cells' float histogram (module docstring).
 
     Dense: noisy_u = c_u + Z_u + α/live for live cells, 0 for structural zeros; clip,
     draw ``n_out`` records. Returns their codes (n_out, p). ``structural_zeros``: codes
@@ -379,8 +380,9 @@ def steps_release(tree, table: CountTable, mechs: list, n_out: int, consistency:
     for ``uh`` the fan-out M_b): those are all the layers above see of a block
     (module docstring, step 2). Returns the codes (n_out, p) of the records.
 
-    Privacy: the same noise as the dense path (module docstring); everything after
-    the noise is post-processing of noisy counts and public structure.
+    Privacy: the dense path's noise, with the empty leaf cells' drawn by the float
+    histogram (the ideal law only up to float64 rounding; module docstring); everything
+    after the noise is post-processing of noisy counts and public structure.
     """
     from .consistency import make_consistent
     from .hierarchy import record_ranks, slot_values
