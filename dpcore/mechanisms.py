@@ -306,6 +306,22 @@ class DiscreteLaplace:
         num, den = _dyadic_scale(self.scale)
         return num / den
 
+    def _histogram_classes(self, T: int) -> tuple[np.ndarray, np.ndarray]:
+        """(values, pvals) of the multinomial of :meth:`sample_histogram`: pvals[0] is the tail
+        |Z| > T, pvals[1 + i] the probability of values[i].
+
+        numpy's multinomial draws class j with probability p_j / (1 − Σ_{i<j} p_i), that
+        denominator being a running float64 difference, and gives the last class the rest.
+        So the rare classes go first (their conditional probabilities keep float64 relative
+        precision) and the largest, k = 0, goes last: put last, the tail (probability
+        ~1/counts) came out ~2000 times too often for blocks of 2^62 cells.
+        """
+        s = self._sampler_scale
+        a = math.exp(-1.0 / s)
+        p_tail = 2.0 * math.exp(-(T + 1) / s) / (1.0 + a)  # P(|Z| > T), closed form
+        ks = np.r_[np.arange(-T, 0), np.arange(1, T + 1), 0].astype(np.int64)
+        return ks, np.r_[p_tail, DiscreteLaplace(s).pmf(ks)]  # the last (k = 0) gets 1 − Σ the others
+
     def sample_histogram(self, counts, rng: np.random.Generator):
         """Histogram of ``counts[g]`` i.i.d. draws per group g, as (group, value, multiplicity) int64 arrays.
 
@@ -335,15 +351,7 @@ class DiscreteLaplace:
             return none
         s = self._sampler_scale
         T = self.histogram_cutoff(int(counts.max()))
-        # numpy's multinomial draws class j with probability p_j / (1 − Σ_{i<j} p_i), that
-        # denominator being a running float64 difference, and gives the last class the rest.
-        # The rare classes therefore go first (their conditional probability is then accurate
-        # to float64 relative precision) and the largest, k = 0, last: put last, the tail
-        # (probability ~1/counts.max()) was over-drawn ~2000-fold at 2^62 cells.
-        a = math.exp(-1.0 / s)
-        p_tail = 2.0 * math.exp(-(T + 1) / s) / (1.0 + a)  # P(|Z| > T), closed form
-        ks = np.r_[np.arange(-T, 0), np.arange(1, T + 1), 0].astype(np.int64)
-        pvals = np.r_[p_tail, DiscreteLaplace(s).pmf(ks)]  # the last (k = 0) gets 1 − Σ the others
+        ks, pvals = self._histogram_classes(T)
         per = max(1, _HISTOGRAM_CHUNK // len(pvals))
         group, value, mult, tail = [], [], [], np.zeros(groups, dtype=np.int64)
         for lo in range(0, groups, per):

@@ -87,9 +87,9 @@ def check_sparse_noise(noise: str, backend: str = "numpy", where: str = "the lea
 
 #: The DP statement's caveat for a release whose ledger used the histogram sampler.
 STATEMENT_CAVEAT = (
-    "the ε-DP proof covers the ideal noise law; the noise of the empty cells of the sparse leaf layer (or sparse "
-    "full table) was drawn by numpy's floating-point multinomial/geometric, which follows that law only up to "
-    "float64 rounding (not the exact sampler; docs/sparse-leaves.md)"
+    "the noise of the empty cells of the sparse leaf layer (or sparse full table) was drawn by numpy's "
+    "floating-point multinomial/geometric, not the exact sampler: it follows the ideal noise law, for which "
+    "ε-DP is proved, only up to float64 rounding (docs/sparse-leaves.md)"
 )
 
 

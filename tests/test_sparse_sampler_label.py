@@ -71,6 +71,50 @@ def test_huge_blocks_draw_the_tail_at_its_rate(scale):
     assert abs(int(m[np.abs(v) > T].sum()) - expected) < 5 * np.sqrt(expected)
 
 
+def _chain_class_probabilities(pvals: np.ndarray) -> list:
+    """The class probabilities numpy's multinomial realises from float64 ``pvals``, in 60-digit
+    arithmetic. Model (numpy's random_multinomial): class j is Binomial(rest, c_j) with
+    c_j = fl(p_j / r_j), r_{j+1} = fl(r_j − p_j), r_0 = 1, and the last class takes the rest;
+    the binomials are taken as ideal (their own float error is not modelled)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 60
+        rest, survive, out = 1.0, Decimal(1), []
+        for pj in pvals[:-1]:
+            c = pj / rest
+            out.append(survive * Decimal(c))
+            survive *= 1 - Decimal(c)
+            rest -= pj
+        return out + [survive]
+
+
+@pytest.mark.parametrize("scale, n", [(2.0, 10**6), (20.0, 2**40), (5.0, 2**62), (1.0, 2**62)])
+def test_the_class_order_keeps_every_class_probability_to_float_precision(scale, n):
+    """Through numpy's chain of conditional binomials every class, the tail included, gets its
+    ideal probability within 1e-12 relative (the tail first, k = 0 last). Put the tail last
+    and it is off by a factor of thousands at 2^62 cells (checked below: the test can fail)."""
+    from decimal import Decimal, localcontext
+
+    mech = DiscreteLaplace(scale)
+    T = mech.histogram_cutoff(n)
+    ks, pvals = mech._histogram_classes(T)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        s = Decimal(mech._sampler_scale)
+        a, c = (-1 / s).exp(), ((1 / s).exp() - 1) / ((1 / s).exp() + 1)  # e^{-1/s}, tanh(1/(2s))
+        ideal = [2 * a ** (T + 1) / (1 + a)] + [c * a ** abs(int(k)) for k in ks]
+        got = _chain_class_probabilities(pvals)
+        worst = max(abs(g / i - 1) for g, i in zip(got, ideal))
+        assert worst < Decimal("1e-12"), worst
+        # the former order: values −T..T, then the tail as numpy's remainder class
+        by_value = np.argsort(ks)
+        old = np.r_[pvals[1:][by_value], pvals[0]]
+        old_ideal = [ideal[1 + i] for i in by_value] + [ideal[0]]
+        tail_error = abs(_chain_class_probabilities(old)[-1] / old_ideal[-1] - 1)
+        assert (tail_error > 100) == (n == 2**62), tail_error
+
+
 def test_histogram_cutoff_puts_about_one_draw_in_the_tail():
     mech = DiscreteLaplace(3.0)
     for n in (10, 10**4, 10**9):
