@@ -17,8 +17,9 @@ Privacy guarantees (pure epsilon-DP, neighbours differ by one record):
   * ``GeneralizedCauchy`` is the noise for smooth-sensitivity releases (Nissim,
     Raskhodnikova & Smith 2007); see its docstring for the bound.
 
-Every sampler here is exact: its output distribution is the ideal one, given uniform
-random integers from the ``Generator`` (numpy's ``integers`` is exact, by rejection).
+Every sampler here but one (below) is exact: its output distribution is the ideal one,
+given uniform random integers from the ``Generator`` (numpy's ``integers`` is exact, by
+rejection).
 
   * Discrete Laplace is sampled with integer arithmetic only (Canonne, Kamath &
     Steinke 2020, Algorithm 2, vectorised), so its support is all of Z. The scale is
@@ -31,6 +32,11 @@ random integers from the ``Generator`` (numpy's ``integers`` is exact, by reject
     calibration absorbs, so ``Laplace.calibrate(eps, D)`` is exactly eps-DP.
   * The exponential mechanism samples the exact softmax by rejection from uniform
     proposals, with exact Bernoulli(exp(-gamma)) draws on quantised scores.
+
+One sampler here is NOT exact, and says so: ``DiscreteLaplace.sample_histogram`` draws
+the histogram of many i.i.d. discrete Laplace values with numpy's floating-point
+multinomial and geometric (the sparse leaf layer's empty cells; docs/sparse-leaves.md).
+Every charge that uses it carries :data:`HISTOGRAM_SAMPLER` in its ledger text.
 
 Scales the exact samplers cannot represent (epsilon too small) are refused with an
 :class:`~dpcore.errors.OptionError`, never approximated. Proofs: docs/mechanisms.md.
@@ -58,7 +64,16 @@ __all__ = [
     "exponential_probabilities",
     "noise_for",
     "NOISE_KINDS",
+    "HISTOGRAM_SAMPLER",
 ]
+
+#: Ledger sampler text of a discrete Laplace charge whose many identical cells (the empty
+#: cells of a sparse leaf layer) were noised through :meth:`DiscreteLaplace.sample_histogram`.
+HISTOGRAM_SAMPLER = ("exact integer sampler for non-empty cells; empty cells' noise drawn as a histogram by numpy's "
+                     "float64 multinomial/geometric: the same law only up to floating-point rounding, not the exact "
+                     "sampler")
+#: Histogram entries (groups × values) drawn per multinomial call, to bound memory.
+_HISTOGRAM_CHUNK = 8_000_000
 
 
 class BackendUnavailableError(OptionError, ImportError):
@@ -277,6 +292,85 @@ class DiscreteLaplace:
         k = np.asarray(k, dtype=np.float64)
         p = math.tanh(0.5 / self.scale) * np.exp(-np.abs(k) / self.scale)
         return np.where(k == np.rint(k), p, 0.0)
+
+    def histogram_cutoff(self, n_max: int) -> int:
+        """T of :meth:`sample_histogram`: the smallest T >= 0 with n_max · P(|Z| > T) <= 1, at the
+        scale the exact sampler draws from (rounded up to a dyadic rational)."""
+        s = self._sampler_scale
+        a = math.exp(-1.0 / s)
+        # P(|Z| > T) = 2 a^(T+1) / (1 + a)
+        return max(0, math.ceil(s * math.log(2.0 * int(n_max) / (1.0 + a))) - 1)
+
+    @property
+    def _sampler_scale(self) -> float:
+        num, den = _dyadic_scale(self.scale)
+        return num / den
+
+    def _histogram_classes(self, T: int) -> tuple[np.ndarray, np.ndarray]:
+        """(values, pvals) of the multinomial of :meth:`sample_histogram`: pvals[0] is the tail
+        |Z| > T, pvals[1 + i] the probability of values[i].
+
+        numpy's multinomial draws class j with probability p_j / (1 − Σ_{i<j} p_i), that
+        denominator being a running float64 difference, and gives the last class the rest.
+        So the rare classes go first (their conditional probabilities keep float64 relative
+        precision) and the largest, k = 0, goes last: put last, the tail (probability
+        ~1/counts) came out ~2000 times too often for blocks of 2^62 cells.
+        """
+        s = self._sampler_scale
+        a = math.exp(-1.0 / s)
+        p_tail = 2.0 * math.exp(-(T + 1) / s) / (1.0 + a)  # P(|Z| > T), closed form
+        ks = np.r_[np.arange(-T, 0), np.arange(1, T + 1), 0].astype(np.int64)
+        return ks, np.r_[p_tail, DiscreteLaplace(s).pmf(ks)]  # the last (k = 0) gets 1 − Σ the others
+
+    def sample_histogram(self, counts, rng: np.random.Generator):
+        """Histogram of ``counts[g]`` i.i.d. draws per group g, as (group, value, multiplicity) int64 arrays.
+
+        NOT the exact sampler: numpy's float64 ``multinomial`` over the values in [−T, T]
+        (T = :meth:`histogram_cutoff` of the largest count) with probabilities from
+        :meth:`pmf` and a tail class |Z| > T (rarest classes first, 0 last), each tail
+        value then drawn as T + ``geometric``(1 − e^{−1/s}) with a fair sign
+        (memorylessness). Entries of multiplicity 0 are dropped; tail values come as
+        multiplicity-1 entries.
+
+        Privacy: in exact arithmetic this is the law of the multiset of ``counts[g]``
+        i.i.d. draws, so noising identical cells through it is the same mechanism as
+        :meth:`sample` per cell. As run, the law differs from that by floating-point
+        effects: the probabilities are rounded to float64, numpy's multinomial takes
+        conditional probabilities from a running float64 difference, and its binomial
+        and geometric invert float64 uniforms (so the geometric has a largest value).
+        The outputs are integers, so there are no low-order bits for a Mironov (2012)
+        attack to read; but pure ε-DP is proved for the ideal law only, not for this
+        implementation (docs/sparse-leaves.md, "Where exactness stops"). Ledger charges
+        that use it say so (:data:`HISTOGRAM_SAMPLER`).
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        rng = _check_rng(rng)
+        groups = len(counts)
+        none = (np.zeros(0, np.int64),) * 3
+        if groups == 0 or counts.max() <= 0:
+            return none
+        s = self._sampler_scale
+        T = self.histogram_cutoff(int(counts.max()))
+        ks, pvals = self._histogram_classes(T)
+        per = max(1, _HISTOGRAM_CHUNK // len(pvals))
+        group, value, mult, tail = [], [], [], np.zeros(groups, dtype=np.int64)
+        for lo in range(0, groups, per):
+            H = rng.multinomial(counts[lo:lo + per], pvals)
+            tail[lo:lo + per] = H[:, 0]
+            gi, ki = np.nonzero(H[:, 1:])
+            group.append(gi + lo)
+            value.append(ks[ki])
+            mult.append(H[gi, ki + 1])
+        t = int(tail.sum())
+        if t:
+            # |Z| > T: |Z| − T ~ Geometric(1 − a) on {1, 2, ...} by memorylessness; sign fair
+            mag = T + rng.geometric(-math.expm1(-1.0 / s), t)
+            sign = np.where(rng.integers(0, 2, t) == 1, 1, -1)
+            group.append(np.repeat(np.arange(groups), tail))
+            value.append(sign * mag)
+            mult.append(np.ones(t, dtype=np.int64))
+        return (np.concatenate(group).astype(np.int64), np.concatenate(value).astype(np.int64),
+                np.concatenate(mult).astype(np.int64))
 
     def describe(self) -> dict:
         return {"mechanism": self.name, "scale": self.scale, "variance": self.variance}

@@ -1,4 +1,6 @@
-"""Exact sparse leaves: flat Laplace and STEPS' leaf layer without one array entry per cell.
+"""Sparse leaves: flat Laplace and STEPS' leaf layer without one array entry per cell.
+
+The argument, step by step, with what is exact and what is not: docs/sparse-leaves.md.
 
 The dense algorithms give every cell u of a leaf block (the whole table for flat
 Laplace; the leaf cells under one layer-L node for STEPS) the value c_u + Z_u with
@@ -7,18 +9,12 @@ Here only the non-empty cells (at most n) are kept individually. The empty cells
 block all have c_u = 0, so their noisy values are i.i.d. and, being exchangeable, are
 described completely by
 
-1. the **histogram** H_b(k) = #{empty cells u of block b : Z_u = k}: a multinomial
-   over the integers with the pmf of Z. It is drawn as one multinomial over
-   k ∈ [−T, T] plus a "tail" class (|Z| > T), T chosen so that about one empty cell
-   per block lands in the tail; tail cells are drawn individually as
-   |Z| = T + G, G ~ Geometric(1 − e^{−1/s}) on {1, 2, …} (memorylessness), with a
-   fair sign. This is the law of the multiset {Z_u}, so it is the same mechanism:
-   the multiset of i.i.d. draws has exactly this distribution, and the assignment of
-   the values to cells is a uniformly random permutation, independent of the
-   histogram (exchangeability). The probabilities are those of the exact sampler
-   (``DiscreteLaplace`` at its dyadic scale, ``mechanisms._dyadic_scale``); the
-   multinomial and geometric draws are numpy's, i.e. exact up to float64 rounding of
-   the pmf (relative error ~1e-16 per probability).
+1. the **histogram** H_b(k) = #{empty cells u of block b : Z_u = k}, the law of the
+   multiset {Z_u}; the assignment of values to cells is a uniformly random
+   permutation independent of it. It is drawn by
+   :meth:`dpcore.mechanisms.DiscreteLaplace.sample_histogram` (one multinomial over
+   k ∈ [−T, T] plus a geometric tail), which is numpy's float64 multinomial and
+   geometric: the dense law only up to floating-point rounding, NOT the exact sampler.
 2. **consistency** on (value, multiplicity) pairs. Every consistency mode acts on a
    leaf block through one number per block: ``wls`` and ``uh`` add the same shift
    δ_b = (n̄_b − Σ_u z_u)/M_b to every leaf of block b (the RTS gain V_u/V_S = 1/M_b
@@ -30,39 +26,38 @@ described completely by
    (:func:`block_summaries`).
 3. **synthesis** on classes: ``sample`` draws the multinomial over items
    (non-empty cells and value classes with weight multiplicity × value), then each
-   record of a class picks one of the class's cells uniformly (a multinomial with
-   equal cell probabilities); ``round`` rounds by largest remainder with ties
-   between equal remainders broken uniformly at random (the dense
-   :func:`dpcore.cells.draw_cells` does the same).
+   record of a class picks one of the class's cells uniformly; ``round`` rounds by
+   largest remainder with ties between equal remainders broken uniformly at random
+   (as :func:`dpcore.cells.draw_cells` does).
 4. **which** empty cells: the cells used by a block's classes are a uniformly random
    injection into the block's empty cells, drawn lazily (rejection sampling of
    uniform cells of the block, skipping non-empty and already chosen ones) only for
    cells that receive records.
 
-Each step reproduces the law of the dense step given the previous ones, so the
-released records have the same distribution as the dense algorithm's
-(tests/test_sparse_equivalence.py compares them). Memory and time depend on n, the
-non-empty cells, the number of blocks × the histogram width (≈ 2 s ln M + 1 values)
-and the released support, never on the number of cells.
+Given the histogram, each step reproduces the law of the dense step
+(tests/test_sparse_equivalence.py compares the released records). Memory and time
+depend on n, the non-empty cells, blocks × histogram width (≈ 2 s ln M + 1 values) and
+the released support, never on the number of cells.
 
-Privacy: nothing new is released. The noise on the non-empty cells comes from the
-mechanism's own sampler; the empty cells' noise is drawn from the same distribution
-through its histogram (above). Consistency and synthesis are post-processing.
+Privacy: nothing new is released; consistency and synthesis are post-processing. The
+non-empty cells' noise comes from the exact sampler; the empty cells' noise follows
+the dense law up to float64 rounding only, so the ε-DP proof covers the ideal
+sampler, and every ledger charge and DP statement of a sparse release says so
+(:data:`dpcore.mechanisms.HISTOGRAM_SAMPLER`, :func:`statement_caveat`).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .counts import CountTable, cell_keys
 from .errors import OptionError, ResourceError
-from .mechanisms import DiscreteLaplace, _dyadic_scale
+from .mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace
 
 __all__ = [
     "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
-    "flat_release", "check_sparse_noise", "steps_release", "nonneg_shift",
+    "flat_release", "check_sparse_noise", "steps_release", "nonneg_shift", "statement_caveat",
 ]
 
 #: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
@@ -73,29 +68,35 @@ SPARSE_ABOVE = 1 << 16
 MAX_SPARSE_CELLS = 1 << 62
 #: Widest noise histogram per block (values in [−T, T]).
 MAX_HISTOGRAM_VALUES = 4_000_001
-#: Histogram entries (blocks × values) drawn per chunk, to bound memory.
-_CHUNK_ENTRIES = 8_000_000
 
 
 def check_sparse_noise(noise: str, backend: str = "numpy", where: str = "the leaf layer") -> None:
-    """Refuse noise the sparse path cannot reproduce exactly, naming what works."""
+    """Refuse noise the sparse path cannot draw as a histogram, naming what works."""
     if noise != DiscreteLaplace.name:
         raise OptionError(
-            f"{where} is too large for a dense table and noise={noise!r} cannot be drawn exactly for its empty "
-            "cells (its values lie on a fine grid); use noise='discrete_laplace' (the default), which the sparse "
-            "leaf layer reproduces exactly"
+            f"{where} is too large for a dense table and noise={noise!r} cannot be drawn for its empty cells "
+            "(its values lie on a fine grid, far too many to list per block); use noise='discrete_laplace' "
+            "(the default), whose empty cells the sparse leaf layer draws as a histogram"
         )
     if backend != "numpy":
         raise OptionError(
             f"{where} is too large for a dense table and noise_backend={backend!r} cannot draw its empty cells' "
-            "noise as a histogram; use noise_backend='numpy' (dpcore's exact sampler)"
+            "noise as a histogram; use noise_backend='numpy'"
         )
 
 
-def _scale(mech: DiscreteLaplace) -> float:
-    """The scale the exact sampler really draws from (rounded up to a dyadic rational)."""
-    num, den = _dyadic_scale(mech.scale)
-    return num / den
+#: The DP statement's caveat for a release whose ledger used the histogram sampler.
+STATEMENT_CAVEAT = (
+    "the noise of the empty cells of the sparse leaf layer (or sparse full table) was drawn by numpy's "
+    "floating-point multinomial/geometric, not the exact sampler: it follows the ideal noise law, for which "
+    "ε-DP is proved, only up to float64 rounding (docs/sparse-leaves.md)"
+)
+
+
+def statement_caveat(ledger) -> str:
+    """``STATEMENT_CAVEAT`` if any charge of ``ledger`` drew noise through the histogram
+    sampler (its mechanism text carries :data:`dpcore.mechanisms.HISTOGRAM_SAMPLER`), else ""."""
+    return STATEMENT_CAVEAT if any(HISTOGRAM_SAMPLER in c.mechanism for _, c in ledger.charges()) else ""
 
 
 @dataclass(frozen=True)
@@ -120,45 +121,20 @@ def empty_histogram(n_empty: np.ndarray, mech: DiscreteLaplace, rng: np.random.G
     """Noise values of the empty cells of each block, as (block, k, multiplicity) triples.
 
     ``n_empty[b]`` cells of block b each get an i.i.d. draw of ``mech``; returned is the
-    histogram of those draws (module docstring, step 1). Entries with multiplicity 0
-    are dropped; tail draws come as multiplicity-1 entries.
+    histogram of those draws (module docstring, step 1), drawn by
+    :meth:`dpcore.mechanisms.DiscreteLaplace.sample_histogram`: numpy's float64
+    multinomial/geometric, NOT the exact sampler (docs/sparse-leaves.md). Refuses a
+    histogram wider than :data:`MAX_HISTOGRAM_VALUES` values per block.
     """
     n_empty = np.asarray(n_empty, dtype=np.int64)
-    B = len(n_empty)
-    empty = (np.zeros(0, np.int64),) * 3
-    if B == 0 or n_empty.max() <= 0:
-        return empty
-    s = _scale(mech)
-    a = math.exp(-1.0 / s)
-    # smallest T with n_max P(|Z| > T) <= 1: P(|Z| > T) = 2 a^(T+1) / (1 + a)
-    T = max(0, math.ceil(s * math.log(2.0 * int(n_empty.max()) / (1.0 + a))) - 1)
-    if 2 * T + 1 > MAX_HISTOGRAM_VALUES:
-        raise OptionError(
-            f"the noise scale {mech.scale:.3g} is too large for the sparse leaf layer ({2 * T + 1:,} noise values "
-            "per block); use a larger epsilon or fewer cells per leaf block (more layers, fewer attributes)"
-        )
-    ks = np.arange(-T, T + 1, dtype=np.int64)
-    p = DiscreteLaplace(s).pmf(ks)
-    pvals = np.append(p, max(0.0, 1.0 - p.sum()))  # numpy takes the last class as 1 − Σ the others
-    per = max(1, _CHUNK_ENTRIES // len(pvals))
-    blocks, values, mults, tail = [], [], [], np.zeros(B, dtype=np.int64)
-    for lo in range(0, B, per):
-        Hc = rng.multinomial(n_empty[lo:lo + per], pvals)
-        bi, ki = np.nonzero(Hc[:, :-1])
-        blocks.append(bi + lo)
-        values.append(ks[ki])
-        mults.append(Hc[bi, ki])
-        tail[lo:lo + per] = Hc[:, -1]
-    t = int(tail.sum())
-    if t:
-        # |Z| > T: |Z| − T ~ Geometric(1 − a) on {1, 2, ...} by memorylessness; sign fair
-        mag = T + rng.geometric(-math.expm1(-1.0 / s), t)
-        sign = np.where(rng.integers(0, 2, t) == 1, 1, -1)
-        blocks.append(np.repeat(np.arange(B), tail))
-        values.append(sign * mag)
-        mults.append(np.ones(t, dtype=np.int64))
-    return (np.concatenate(blocks).astype(np.int64), np.concatenate(values).astype(np.int64),
-            np.concatenate(mults).astype(np.int64))
+    if len(n_empty) and n_empty.max() > 0:
+        T = mech.histogram_cutoff(int(n_empty.max()))
+        if 2 * T + 1 > MAX_HISTOGRAM_VALUES:
+            raise OptionError(
+                f"the noise scale {mech.scale:.3g} is too large for the sparse leaf layer ({2 * T + 1:,} noise values "
+                "per block); use a larger epsilon or fewer cells per leaf block (more layers, fewer attributes)"
+            )
+    return mech.sample_histogram(n_empty, rng)
 
 
 def _noisy_items(block_of_row: np.ndarray, counts: np.ndarray, n_cells: np.ndarray, mech, rng) -> Items:
@@ -337,7 +313,8 @@ def _isin_sorted(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
 
 def flat_release(table: CountTable, mech: DiscreteLaplace, n_out: int, rng: np.random.Generator, *,
                  prior: float = 0.0, synthesis: str = "sample", structural_zeros=()) -> np.ndarray:
-    """Flat Laplace on the full cross-tabulation, sparse and exact (one block: the table).
+    """Flat Laplace on the full cross-tabulation, sparse (one block: the table): the dense law,
+    up to the empty cells' float histogram (module docstring).
 
     Dense: noisy_u = c_u + Z_u + α/live for live cells, 0 for structural zeros; clip,
     draw ``n_out`` records. Returns their codes (n_out, p). ``structural_zeros``: codes
@@ -403,8 +380,9 @@ def steps_release(tree, table: CountTable, mechs: list, n_out: int, consistency:
     for ``uh`` the fan-out M_b): those are all the layers above see of a block
     (module docstring, step 2). Returns the codes (n_out, p) of the records.
 
-    Privacy: the same noise as the dense path (module docstring); everything after
-    the noise is post-processing of noisy counts and public structure.
+    Privacy: the dense path's noise, with the empty leaf cells' drawn by the float
+    histogram (the ideal law only up to float64 rounding; module docstring); everything
+    after the noise is post-processing of noisy counts and public structure.
     """
     from .consistency import make_consistent
     from .hierarchy import record_ranks, slot_values

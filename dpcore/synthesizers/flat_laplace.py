@@ -20,7 +20,7 @@ from .. import sparse_leaves
 from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
 from ..count_rows import margin_counts
 from ..counts import CountTable
-from ..mechanisms import noise_for
+from ..mechanisms import HISTOGRAM_SAMPLER, noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice, check_known_options
 
@@ -64,7 +64,9 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     (n, p) or their :class:`dpcore.counts.CountTable` (the same counts, the same release).
 
     Above :data:`dpcore.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
-    sparse path releases the same distribution from the non-empty cells."""
+    sparse path releases the same distribution from the non-empty cells, up to the float64
+    rounding of the empty cells' noise histogram, and its ledger charge says so
+    (docs/sparse-leaves.md)."""
     if _sparse(domain.size, opts):
         return _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx)
     cells = check_cells(domain, opts.max_cells)
@@ -75,7 +77,7 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     del counts
     ledger.group(set_label).spend("full cross-tabulation counts", mech, hs,
                                   f"{cells} cells of the full cross-tabulation (disjoint)", parallel_over=cells,
-                                  neighbours=ctx.neighbours.label)
+                                  neighbours=ctx.neighbours.label, sampler="exact sampler")
     live = np.ones(cells, dtype=bool)
     if opts.structural_zeros:
         idx = np.ravel_multi_index(tuple(np.asarray(opts.structural_zeros).T), domain.shape)
@@ -99,7 +101,7 @@ def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray
     mech = noise_for(opts.noise, eps, hs)
     ledger.group(set_label).spend("full cross-tabulation counts", mech, hs,
                                   f"{cells} cells of the full cross-tabulation (disjoint; empty cells noised as a histogram)",
-                                  parallel_over=cells, neighbours=ctx.neighbours.label)
+                                  parallel_over=cells, neighbours=ctx.neighbours.label, sampler=HISTOGRAM_SAMPLER)
     table = X if isinstance(X, CountTable) else CountTable.from_codes(X, domain.shape)
     return sparse_leaves.flat_release(table, mech, ctx.n_out, rng, prior=opts.prior,
                                       synthesis=opts.synthesis, structural_zeros=opts.structural_zeros)

@@ -32,7 +32,7 @@ from .. import hierarchy as H
 from ..budget import Allocation, Ledger, allocate_budget
 from ..consistency import make_consistent, posterior_variances
 from ..domain import Domain
-from ..mechanisms import ExponentialMechanism, exponential_mechanism, noise_for
+from ..mechanisms import HISTOGRAM_SAMPLER, ExponentialMechanism, exponential_mechanism, noise_for
 from ..neighbours import Neighbours, ReleaseContext
 from ..selection import sensitivity as utility_sensitivity
 from ..selection import utility as utility_scores
@@ -218,9 +218,10 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
             cg.spend(f"layer {k} counts", mechs[k], hs,
                      f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
                      parallel_over=lay.n_real, neighbours=nb.label, sampler=_sampler(opts))
+        # the empty leaf cells' noise is numpy's float histogram, not the exact sampler: say so
         cg.spend(f"layer {tree.L + 1} (leaf cells) counts", mechs[-1], hs,
                  f"{tree.n_leaves} leaf cells (disjoint; empty cells noised as a histogram)",
-                 parallel_over=tree.n_leaves, neighbours=nb.label, sampler=_sampler(opts))
+                 parallel_over=tree.n_leaves, neighbours=nb.label, sampler=HISTOGRAM_SAMPLER)
         return codes, tree
     counts, leaves = H.count_nodes(tree, X)
     # the root is the released record count (noisy under add/remove, public under replace)
