@@ -21,7 +21,8 @@ Cases:
 * ``release:<method>:<rows>``: ``synthesize_file(..., engine="duckdb", memory_limit="512MB",
   format="parquet")``, method defaults, ε = 1, m = 1, seed 0: file → Parquet synthetic set.
 
-Usage: ``PYTHONPATH=. .venv/bin/python bench/engines.py [--quick]`` (``--quick``: 10^6 rows only).
+Usage: ``PYTHONPATH=. .venv/bin/python bench/engines.py [--quick] [--only CASES] [--reps N]`` (``--quick``: 10^6
+rows only; ``--reps``: N fresh children per case, medians of wall, CPU and peak RSS, each run kept too).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import argparse
 import json
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -165,6 +167,7 @@ def main() -> None:
     ap.add_argument("--case")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", help="comma-separated case names")
+    ap.add_argument("--reps", type=int, default=1, help="runs per case (fresh child each); medians reported")
     args = ap.parse_args()
     if args.case:
         print(json.dumps(run_case(args.case)))
@@ -189,7 +192,13 @@ def main() -> None:
         cases = args.only.split(",")
     results = []
     for case in cases:
-        r = child(case)
+        runs = [child(case) for _ in range(args.reps)]
+        r = dict(runs[0])
+        if args.reps > 1 and all("error" not in x for x in runs):
+            for k in ("wall_s", "cpu_s", "peak_rss_mb"):
+                if all(k in x for x in runs):
+                    r[k] = statistics.median(x[k] for x in runs)
+                    r[k + "_runs"] = [x[k] for x in runs]
         results.append(r)
         print(json.dumps(r), flush=True)
         (OUT / "engines.json").write_text(json.dumps(results, indent=1))
