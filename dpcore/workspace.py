@@ -415,6 +415,8 @@ def add_budget_parser(sub) -> None:
     b.add_argument("--set-cap", dest="set_cap", help="set the table's cap on total ε (a number > 0, or 'none')")
     b.add_argument("--table", help="with --set-cap: the table's name, fingerprint (or its first characters), or "
                                    "its file; may be left out when the workspace has one table")
+    b.add_argument("--releases", action="store_true",
+                   help="list every release in the book (method, ε, neighbours, status) instead of the per-table sums")
     b.add_argument("--json", action="store_true", help="print JSON")
     b.set_defaults(func=cmd_budget)
 
@@ -470,6 +472,8 @@ def cmd_budget(args) -> int:
         ws.book.set_cap(table.fingerprint, cap)
         print(f"cap of {table.name} ({table.fingerprint[:12]}): " + ("none" if cap is None else f"ε = {cap:g}"))
     spaces = _workspaces(args.workspace)
+    if getattr(args, "releases", False):
+        return _print_releases(args, spaces)
     out = []
     for ws in spaces:
         names = {t.fingerprint: t.name for t in ws.tables()}
@@ -495,6 +499,28 @@ def cmd_budget(args) -> int:
     if any(r["not_dp"] for r in out):
         print("WARNING: some releases were NOT DP (undeclared domain or non-private choices): their privacy loss is "
               "not bounded by the ε shown")
+    return 0
+
+
+def _print_releases(args, spaces) -> int:
+    """``budget --releases``: one line per book entry, synthetic and survey releases alike."""
+    out = []
+    for ws in spaces:
+        names = {t.fingerprint: t.name for t in ws.tables()}
+        out += [dict(e, workspace=str(ws.folder), table_name=names.get(e["table_fp"], e["table_name"]))
+                for e in ws.releases()]
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    if not out:
+        print("no releases recorded" + (f" in {args.workspace}" if args.workspace else f" under {root_folder()}"))
+        return 0
+    frame = pd.DataFrame([{
+        "workspace": e["workspace"], "release": e["id"], "table": e["table_name"], "fingerprint": e["table_fp"][:12],
+        "method": e["method"], "ε": f"{e['epsilon']:.6g}", "neighbours": e["neighbours"], "status": e["status"],
+        "DP": {1: "yes", 0: "NOT DP"}.get(e["dp"], "-"), "time (UTC)": e["completed_at"] or e["reserved_at"],
+    } for e in out])
+    print(frame.to_string(index=False))
     return 0
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import streamlit as st
 
 from pages import _common as ui
-from pages import _survey_imputation, _survey_poststrat
+from pages import _survey_imputation, _survey_poststrat, _survey_session
 
 ui.init_state()
+_survey_session.seed()  # the inputs saved with the workspace session (a reload) or left on another page
 
 st.title("6 · Survey estimates")
 st.caption("DP estimates from a survey sample with missing values (Merrill 2021, *Privacy in complex sample based "
@@ -20,8 +21,11 @@ st.caption("DP estimates from a survey sample with missing values (Merrill 2021,
 
 tab_imp, tab_ps = st.tabs(["Imputed estimate (k-NN)", "Post-stratification (weights)"])
 
-with tab_imp:
-    _survey_imputation.render()
+try:
+    with tab_imp:
+        _survey_imputation.render()
 
-with tab_ps:
-    _survey_poststrat.render()
+    with tab_ps:
+        _survey_poststrat.render()
+finally:  # also after st.stop() in a tab: the workspace session saves these inputs
+    _survey_session.remember()

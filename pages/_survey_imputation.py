@@ -10,10 +10,15 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.datasets import SD2011_LEVELS
+from dpcore.survey.book import IMPUTATION
 from pages import _common as ui
+from pages import _survey_book as book
+from pages import _survey_session as session
 from pages._survey_state import (DEFAULT_MATCH, IMPUTE_RULES, LN2, METHODS, SD2011, cached_context, cached_impute, load_sd2011, parts_of, release_once, show_ledger)
 
 s = st.session_state
+#: the table the imputation tab reads, as the budget book names it
+SD2011_NAME = "sd2011.csv (survey demo)"
 
 
 def render() -> None:
@@ -24,6 +29,8 @@ def render() -> None:
         df = load_sd2011(str(SD2011))
         numeric_missing = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and df[c].isna().any()]
         candidates = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
+        session.keep_if_valid("sv_target", numeric_missing)  # a saved choice comes back only if still offered
+        session.keep_if_valid("sv_match", candidates)
         c1, c2, c3 = st.columns([1, 3, 1])
         target = c1.selectbox(
             "Target (to impute)", numeric_missing,
@@ -118,17 +125,27 @@ def render() -> None:
         clicked = st.button(f"Compute release (spends ε = {eps:g})", type="primary", disabled=bool(problems),
                             key="sv_go", help="Imputes (cached, spends nothing) and releases the estimate with "
                                               "fresh noise. Every click spends ε again.")
+        table = book.demo_table(SD2011, SD2011_NAME)
+        book.book_panel(table, "sv_book")
 
     if clicked:
         with ui.guarded("the imputation release"):
             with st.spinner("Imputing and releasing …"):
                 imp = cached_impute(str(SD2011), target, tuple(match), k, rule, levels_json)
                 where = df["age"].between(*ages).to_numpy()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: warned on the page
-                    rel = release_once(imp, query, method, float(eps), np.random.default_rng(), bounds=(lo, hi),
-                                       where=where, threshold=threshold, public_size=public_size)
-            s["survey_release"] = {"key": key, "rel": rel, "dp_method": getattr(rel, "dp", True),
+
+                def run():
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: warned on the page
+                        return release_once(imp, query, method, float(eps), np.random.default_rng(), bounds=(lo, hi),
+                                            where=where, threshold=threshold, public_size=public_size)
+
+                # charged to SD2011's budget book: refused over its cap before any randomness
+                rel, entry = book.recorded(run, table, epsilon=float(eps), method=IMPUTATION,
+                                           dp=False if imp.domain_inferred else None,
+                                           not_dp_reason="levels of some matching attributes were inferred from "
+                                                         "the data")
+            s["survey_release"] = {"key": key, "rel": rel, "dp_method": getattr(rel, "dp", True), "entry": entry,
                                    "domain_inferred": imp.domain_inferred, "L1": imp.L1,
                                    "n_donees": imp.n_donees, "subpop": int(where.sum())}
 
@@ -160,6 +177,8 @@ def render() -> None:
                 st.warning(f"γ = {rel.gamma:.3g} ≤ 3: this release's noise has infinite variance.",
                            icon=":material/error:")
             led = show_ledger(rel.ledger)
+            if out.get("entry") is not None:
+                st.caption(f"Recorded as release {out['entry']} in this workspace's budget book ({SD2011_NAME}).")
             st.caption(f"Total ε = {led['epsilon_total']:.6g}. Smooth sensitivity and noise scale depend on the "
                        "data and are not recorded in the ledger.")
             with st.expander("Curator view — NOT FOR RELEASE"):

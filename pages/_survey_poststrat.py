@@ -8,10 +8,15 @@ import math
 import pandas as pd
 import streamlit as st
 
+from dpcore.survey.book import POSTSTRAT
 from pages import _common as ui
+from pages import _survey_book as book
+from pages import _survey_session as session
 from pages._survey_state import (CPS_WEIGHTED, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat, parse_totals, poststrat_release, read_totals_file, read_upload_cached, show_ledger)
 
 s = st.session_state
+#: the CPS demo file as the budget book names it
+CPS_NAME = "cps_vrs_weighted.csv (survey demo)"
 
 
 def render() -> None:
@@ -25,6 +30,7 @@ def render() -> None:
     with ui.guarded("the post-stratification controls"):
         sources = (["CPS demo (November voting supplement)"] if CPS_WEIGHTED.exists() else []) + [
             "Upload a weighted survey file"]
+        session.keep_if_valid("ps_source", sources)  # a saved choice comes back only if still offered
         source = st.radio("Data", sources, key="ps_source", horizontal=True,
                           help="The confidential weighted sample. The demo uses the CPS voting-supplement "
                                "file with its survey weights; or upload a CSV/Parquet with a weights column.")
@@ -35,6 +41,7 @@ def render() -> None:
                     "table of known population totals instead.", icon=":material/info:")
         if demo:
             data, counts = load_cps_poststrat(str(CPS_WEIGHTED))
+            table = book.demo_table(CPS_WEIGHTED, CPS_NAME)  # the file read: the budget book charges it
             st.caption(
                 f"Sample: `{CPS_WEIGHTED.name}`, {counts['raw']:,} records. Dropped **{counts['nonpositive_weight']:,}** "
                 f"with a zero or negative WEIGHT and {counts['missing_weight']:,} with a missing one (base weights "
@@ -63,6 +70,7 @@ def render() -> None:
                            "and why a real release uses the published controls instead: assets/README.md).")
                 st.dataframe(totals_df, hide_index=True, width="stretch")
             col_opts = list(PS_COLUMNS)
+            session.keep_if_valid("ps_cols", col_opts)
             cols = st.multiselect(
                 "Post-stratify on", col_opts, default=["agegr", "sex"], format_func=lambda c: PS_COLUMNS.get(c, c),
                 key="ps_cols",
@@ -75,6 +83,7 @@ def render() -> None:
             for c in cols:
                 if c in PS_CANDIDATES:
                     names = list(PS_CANDIDATES[c])
+                    session.keep_if_valid(f"ps_cand_{c}", names)
                     chosen = cc[j].multiselect(
                         f"Candidate bins: {PS_COLUMNS[c]}", names, default=names[:3] if c == "agegr" else names,
                         key=f"ps_cand_{c}",
@@ -114,12 +123,15 @@ def render() -> None:
                 st.info("Upload the weighted survey file and its known population totals to continue.")
                 st.stop()
             data = read_upload_cached(up.getvalue(), up.name)
+            table = book.upload_table(data, up.getvalue(), up.name)
             totals_df = pd.read_csv(io.BytesIO(tot_up.getvalue()), dtype={"column": str, "level": str})
             totals = parse_totals(totals_df)
             num = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
             if not num:
                 st.error("The survey file has no numeric column to use as base weights.")
                 st.stop()
+            session.keep_if_valid("ps_weights", num)  # saved with another upload: its columns may differ
+            session.keep_if_valid("ps_cols_up", [c for c in data.columns if c in totals])
             weights = st.selectbox("Weights column", num, key="ps_weights",
                                    help="Base weight of each record from the sampling design; every one must be > 0 "
                                         "(rows with a missing, zero or negative weight are refused, not dropped "
@@ -211,15 +223,21 @@ def render() -> None:
                                disabled=bool(ps_problems), key="ps_go",
                                help="Chooses bins, rakes, and releases the weighted count with fresh noise. Every "
                                     "click spends ε₁ + ε₂ + ε₃ again.")
+        book.book_panel(table, "ps_book")
         ps_ready = True
 
     if ps_ready and ps_clicked:
         with ui.guarded("the post-stratification release"):
             with st.spinner("Selecting bins, raking and releasing …"):
-                rel = poststrat_release(data, cols, totals, cands, mask, eps_select=eps_select, eps_table=eps_table,
-                                        eps_count=float(e3), gamma=float(gamma), weights=weights,
-                                        weight_range=(float(g_lo), float(g_hi)))
-            s["poststrat_release"] = {"key": ps_key, "rel": rel, "label": query_label,
+                def run():
+                    return poststrat_release(data, cols, totals, cands, mask, eps_select=eps_select,
+                                             eps_table=eps_table, eps_count=float(e3), gamma=float(gamma),
+                                             weights=weights, weight_range=(float(g_lo), float(g_hi)))
+
+                # charged to the read table's budget book: refused over its cap before any randomness
+                rel, entry = book.recorded(run, table, epsilon=total_eps, method=POSTSTRAT)
+            s["poststrat_release"] = {"key": ps_key, "rel": rel, "label": query_label, "entry": entry,
+                                      "table": table.name,
                                       "parts": (eps_select or 0.0, eps_table or 0.0, float(e3))}
 
     ps_out = s.get("poststrat_release")
@@ -253,6 +271,9 @@ def render() -> None:
                            f"{rel.ipf['max_change']:.3g}); the join-bin totals are approximate.",
                            icon=":material/error:")
             led = show_ledger(rel.ledger, key="ps_ledger")
+            if ps_out.get("entry") is not None:
+                st.caption(f"Recorded as release {ps_out['entry']} in this workspace's budget book "
+                           f"({ps_out['table']}).")
             p1, p2, p3 = ps_out["parts"]
             st.caption(f"Total ε = ε₁ + ε₂ + ε₃ = {p1:g} + {p2:g} + {p3:g} = {led['epsilon_total']:.6g} "
                        "(sequential composition). The smooth sensitivity depends on the data and is not recorded.")

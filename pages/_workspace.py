@@ -4,7 +4,7 @@ A Streamlit session is new on every reload, so the workspace id travels in the U
 (``?ws=<id>``) and the workspace lives in ``$DPSTUDIO_WORKSPACE/<id>/``. A session without
 an id gets a fresh random one: two tabs or users with different ids never share data.
 At the end of every run the session's table, domain, design and last release are saved,
-with the domain editor's recodes and DP-bins settings; a new session with the same id
+with the domain editor's recodes and DP-bins settings and the Survey page's inputs; a new session with the same id
 restores them. Releases go through the workspace's
 budget book (refused over the table's cap before anything is spent).
 """
@@ -22,6 +22,7 @@ from dpcore.domain_edit import recodes_from_json, recodes_to_json
 from dpcore.errors import DPCoreError
 from dpcore.workspace import ENV_VAR, Workspace, check_workspace_id, new_workspace_id, root_folder, table_fingerprint
 from pages import _state as state
+from pages import _survey_session
 
 log = logging.getLogger("dpcore.app")
 
@@ -91,6 +92,7 @@ def restore(ws: Workspace) -> bool:
     for k in SAVED_KEYS:
         s[k] = snap[k]
     _restore_editor(snap)  # before work_key() below: the recodes are part of it
+    _survey_session.restore(snap.get("survey"))  # the Survey page's inputs (absent in older snapshots)
     s["cfg"] = {**json.loads(json.dumps(state.DEFAULT_CFG)), **snap["cfg"]}
     rel = snap.get("release")
     if rel:
@@ -136,6 +138,7 @@ def snapshot() -> dict | None:
             **{k: s.get(k) for k in EDITOR_KEYS}}
     recodes = {k: v for k, v in (s.get("recodes") or {}).items() if not v.empty}
     snap["recodes"] = recodes_to_json(recodes) if recodes else None
+    snap["survey"] = _survey_session.saved()  # the Survey page's inputs (choices only, no data or results)
     rel = s.get("release")
     if rel and rel.get("main") is not None and _entry(rel["main"]) is not None:
         comps = {n: _entry(r) for n, r in rel.get("comparators", {}).items()}
