@@ -121,3 +121,33 @@ def test_poststrat_release_errors(survey, capsys, tmp_path):
         run(base + ["--totals", d / "totals.csv", "--weights", "w"], capsys)
     with pytest.raises(DPCoreError):
         run(base + ["--totals", d / "totals.csv", "--candidates", d / "cands.json"], capsys)  # no ε_1
+
+
+def test_survey_releases_on_the_cli_are_charged_to_the_workspace_book(survey, tmp_path, capsys):
+    """--workspace: impute-release and poststrat-release are charged to the table's budget book with
+    their ledgers' ε, and a release over the cap is refused before anything is drawn."""
+    from dpcore.budget_book import BudgetExceeded
+    from dpcore.survey.book import IMPUTATION, POSTSTRAT
+    from dpcore.workspace import Workspace, table_fingerprint
+    from dpcore.io import read_table
+
+    d, _ = survey
+    ws_dir = tmp_path / "ws"
+    imp = ["impute-release", d / "s.csv", "--target", "income", "--match", "sex,agegr", "--levels",
+           d / "levels.json", "--seed", 1, "--bounds", "0,5000", "--epsilon", 3, "--workspace", ws_dir]
+    code, out = run(imp, capsys)
+    assert code == 0 and "in the budget book of" in out and "spent ε = 3" in out
+    ps = ["poststrat-release", d / "s.csv", "--totals", d / "totals.csv", "--count-where", "poor == 1",
+          "--columns", "agegr", "--candidates", d / "cands.json", "--epsilon-select", 0.1, "--epsilon-count", 1,
+          "--seed", 2, "--workspace", ws_dir]
+    code, out = run(ps, capsys)
+    assert code == 0 and "spent ε = 4.1" in out
+    ws = Workspace(ws_dir)
+    fp = table_fingerprint(read_table(d / "s.csv"))
+    entries = ws.book.entries(fp)
+    assert [(e["method"], round(e["epsilon"], 9), e["status"]) for e in entries] == \
+        [(IMPUTATION, 3.0, "complete"), (POSTSTRAT, 1.1, "complete")]
+    ws.book.set_cap(fp, 5.0)
+    with pytest.raises(BudgetExceeded):
+        run(imp, capsys)  # 4.1 + 3 > 5
+    assert len(ws.book.entries(fp)) == 2 and ws.budget(fp)["spent"] == pytest.approx(4.1)

@@ -69,6 +69,8 @@ def add_survey_parsers(subparsers) -> None:
     i.add_argument("--neighbours", default="add_remove",
                    help="add_remove (default) | replace (n public; --method ignore only: the smooth bounds are "
                         "for adding or removing one record)")
+    i.add_argument("--workspace", help="workspace folder: charge the release to this table's budget book "
+                                            "(refused, with nothing drawn, over the table's cap)")
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(func=cmd_impute_release)
 
@@ -90,6 +92,8 @@ def add_survey_parsers(subparsers) -> None:
     p.add_argument("--seed", type=int, help="seed for reproducibility")
     p.add_argument("--neighbours", default="add_remove",
                    help="add_remove (the only notion the ch. 7 bounds cover)")
+    p.add_argument("--workspace", help="workspace folder: charge the release to this table's budget book "
+                                            "(refused, with nothing drawn, over the table's cap)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_poststrat_release)
 
@@ -101,6 +105,25 @@ def _notion_label(notion: str) -> str:
     from ._privacy import label
 
     return label(notion)
+
+
+def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, dp: bool = True):
+    """``run()`` charged to the budget book of ``--workspace`` for the table read (dpcore.survey.book):
+    reserved before any randomness, refused over the table's cap. (release, note line or None)."""
+    if not getattr(args, "workspace", None):
+        return run(), None
+    from dpcore.workspace import Workspace
+
+    from .book import record_survey_release
+
+    ws = Workspace(args.workspace)
+    table = ws.add_table(df, Path(args.input).name, path=args.input)
+    rec = record_survey_release(ws.book, table.fingerprint, run, epsilon=epsilon, method=method,
+                                neighbours=args.neighbours, table_name=table.name, dp=dp)
+    b = ws.budget(table.fingerprint)
+    note = (f"recorded as entry {rec.entry_id} of {table.name} in the budget book of {args.workspace}: spent ε = "
+            f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
+    return rec.release, note
 
 
 def _rng(seed):
@@ -232,6 +255,35 @@ def _impute_release(args) -> int:
     if args.query != "count" and bounds is None:
         raise OptionError(f"a {args.query} needs public bounds of the target: --bounds a,b")
     nb = args.neighbours
+    from .book import IMPUTATION
+
+    rel, booked = _through_book(args, df, lambda: _impute_query(args, I, imp, rng, bounds, where, target_where, nb),
+                                epsilon=args.epsilon, method=IMPUTATION, dp=not imp.domain_inferred)
+    dp = getattr(rel, "dp", True) and not imp.domain_inferred
+    reasons = []
+    if not getattr(rel, "dp", True):
+        reasons.append("the 'global' comparator uses a data-dependent sensitivity")
+    if imp.domain_inferred:
+        reasons.append("matching levels were inferred from the data; declare them with --levels")
+    stmt = rel.statement if dp else "NOT differentially private: " + "; ".join(reasons)
+    res = {"query": args.query, "method": args.method, "value": rel.value, "epsilon": args.epsilon,
+           "dp": dp, "not_dp_because": reasons, "neighbours": _notion_label(rel.neighbours),
+           "statement": stmt, "grid": rel.grid, "ledger": rel.ledger.to_dict()}
+    # The number of imputed rows, L_1(D), the subpopulation size and the exact value are
+    # counts read from the data: none of them is published (only ``value`` and public inputs).
+    lines = [f"{args.query} of {args.target} ({args.method}): {rel.value:.6g}",
+             f"ε spent: {rel.ledger.epsilon:g}",
+             ("DP: yes — " + stmt if dp else "DP: NO — " + "; ".join(reasons))]
+    if getattr(rel, "gamma", None) is not None and not rel.finite_variance:
+        lines.append(f"note: γ = {rel.gamma:.3g} ≤ 3, the noise has infinite variance (use ε > 4 ln 2 ≈ 2.77)")
+    if booked:
+        lines.append(booked)
+    _print(res, args.json, lines)
+    return 0
+
+
+def _impute_query(args, I, imp, rng, bounds, where, target_where, nb):
+    """The DP count, mean or variance of the imputed target (the release itself)."""
     if args.query == "count":
         fn = {"smooth": I.release_count, "ignore": I.release_count_ignoring_missing,
               "global": I.release_count_global}[args.method]
@@ -250,25 +302,7 @@ def _impute_release(args) -> int:
             raise OptionError("a variance is only released with --method smooth (Cor 6.4.9)")
         rel = I.release_variance(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
                                  size=args.size, neighbours=nb)
-    dp = getattr(rel, "dp", True) and not imp.domain_inferred
-    reasons = []
-    if not getattr(rel, "dp", True):
-        reasons.append("the 'global' comparator uses a data-dependent sensitivity")
-    if imp.domain_inferred:
-        reasons.append("matching levels were inferred from the data; declare them with --levels")
-    stmt = rel.statement if dp else "NOT differentially private: " + "; ".join(reasons)
-    res = {"query": args.query, "method": args.method, "value": rel.value, "epsilon": args.epsilon,
-           "dp": dp, "not_dp_because": reasons, "neighbours": _notion_label(rel.neighbours),
-           "statement": stmt, "grid": rel.grid, "ledger": rel.ledger.to_dict()}
-    # The number of imputed rows, L_1(D), the subpopulation size and the exact value are
-    # counts read from the data: none of them is published (only ``value`` and public inputs).
-    lines = [f"{args.query} of {args.target} ({args.method}): {rel.value:.6g}",
-             f"ε spent: {rel.ledger.epsilon:g}",
-             ("DP: yes — " + stmt if dp else "DP: NO — " + "; ".join(reasons))]
-    if getattr(rel, "gamma", None) is not None and not rel.finite_variance:
-        lines.append(f"note: γ = {rel.gamma:.3g} ≤ 3, the noise has infinite variance (use ε > 4 ln 2 ≈ 2.77)")
-    _print(res, args.json, lines)
-    return 0
+    return rel
 
 
 # ------------------------------------------------------------------ poststrat-release
@@ -300,10 +334,18 @@ def _poststrat_release(args) -> int:
         raise InputError("the candidates file must hold a JSON object {column: {name: {level: bin}}}")
     data, binnings = P.binnings_for(df, cols, totals, cands)
     wr = _pair(args.base_weight_range, "--base-weight-range") if args.base_weight_range else None
-    rel = P.poststratify_release(data, binnings, totals, mask, epsilon_select=args.epsilon_select,
-                                 epsilon_table=args.epsilon_table, epsilon_count=args.epsilon_count,
-                                 gamma=args.gamma, weights=args.weights, weight_range=wr, rng=_rng(args.seed),
-                                 neighbours=args.neighbours)
+    rng = _rng(args.seed)
+    from .book import POSTSTRAT
+
+    # the book reserves what the ledger will total: the ε's given (the selection and the table
+    # only where they run; a release that spends more is withheld, dpcore.survey.book)
+    eps = sum(e for e in (args.epsilon_select, args.epsilon_table, args.epsilon_count) if e)
+    rel, booked = _through_book(
+        args, df, lambda: P.poststratify_release(data, binnings, totals, mask, epsilon_select=args.epsilon_select,
+                                                 epsilon_table=args.epsilon_table, epsilon_count=args.epsilon_count,
+                                                 gamma=args.gamma, weights=args.weights, weight_range=wr, rng=rng,
+                                                 neighbours=args.neighbours),
+        epsilon=eps, method=POSTSTRAT)
     res = {"value": rel.value, "epsilon": rel.epsilon, "dp": True, "neighbours": _notion_label(rel.neighbours),
            "statement": rel.statement, "grid": rel.grid, "selected": rel.selected, "bins": rel.bins,
            "ipf": rel.ipf, "ledger": rel.ledger.to_dict(),
@@ -317,5 +359,7 @@ def _poststrat_release(args) -> int:
                      f"{rel.ipf['iterations']} sweeps")
     if not rel.finite_variance:
         lines.append(f"note: γ = {rel.gamma:g} ≤ 3, the noise has infinite variance (γ = 4 gives unit variance)")
+    if booked:
+        lines.append(booked)
     _print(res, args.json, lines)
     return 0
