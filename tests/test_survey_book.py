@@ -135,3 +135,25 @@ def test_budget_command_lists_survey_entries_with_their_method(tmp_path, survey,
     assert entry["method"] == "survey: dp imputation" and entry["epsilon"] == pytest.approx(0.5)
     assert entry["table_name"] == "survey.csv" and entry["table_fp"] == fp
 
+
+
+def test_a_book_kept_under_replace_refuses_a_survey_release_and_says_why(tmp_path, survey, imputed):
+    ws = Workspace(tmp_path / "w")
+    fp = ws.add_table(survey, "survey.csv").fingerprint
+    ws.book.record(fp, 0.5, "steps", "replace", lambda: _Done())  # an earlier release under replace
+    ran = []
+    with pytest.raises(BudgetExceeded, match="survey releases hold under add/remove only"):
+        record_survey_release(ws.book, fp, lambda: ran.append(1), epsilon=1.0, method=IMPUTATION)
+    assert ran == [] and ws.budget(fp)["spent"] == pytest.approx(0.5)
+
+
+class _Done:
+    """A stand-in release for the book's record(): what it reads of a dpcore.Release."""
+    dp = True
+
+    class ledger:
+        epsilon = 0.5
+
+    @staticmethod
+    def manifest_json() -> str:
+        return "{}"
