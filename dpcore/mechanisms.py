@@ -35,7 +35,8 @@ rejection).
 
 One sampler here is NOT exact, and says so: ``DiscreteLaplace.sample_histogram`` draws
 the histogram of many i.i.d. discrete Laplace values with numpy's floating-point
-multinomial and geometric (the sparse leaf layer's empty cells; docs/sparse-leaves.md).
+multinomial (its tail values by the exact geometric; the sparse leaf layer's empty cells;
+docs/sparse-leaves.md).
 Every charge that uses it carries :data:`HISTOGRAM_SAMPLER` in its ledger text.
 
 Scales the exact samplers cannot represent (epsilon too small) are refused with an
@@ -70,8 +71,8 @@ __all__ = [
 #: Ledger sampler text of a discrete Laplace charge whose many identical cells (the empty
 #: cells of a sparse leaf layer) were noised through :meth:`DiscreteLaplace.sample_histogram`.
 HISTOGRAM_SAMPLER = ("exact integer sampler for non-empty cells; empty cells' noise drawn as a histogram by numpy's "
-                     "float64 multinomial/geometric: the same law only up to floating-point rounding, not the exact "
-                     "sampler")
+                     "float64 multinomial (tail values exact): the same law only up to floating-point rounding, not "
+                     "the exact sampler")
 #: Histogram entries (groups × values) drawn per multinomial call, to bound memory.
 _HISTOGRAM_CHUNK = 8_000_000
 
@@ -187,6 +188,25 @@ def _geometric_exp1(rng, size: int) -> np.ndarray:
     return v
 
 
+def _geometric_round(rng, num: int, den: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """One rejection round of Canonne, Kamath & Steinke's geometric (their Alg. 2 without the
+    sign): of m proposals, which were accepted and, for those, Y with P(Y = y) ∝ exp(−y·den/num)
+    on {0, 1, ...}, exactly (integer arithmetic only)."""
+    u = rng.integers(0, num, m)
+    keep = _bernoulli_exp(rng, u, num)
+    return keep, (u[keep] + num * _geometric_exp1(rng, int(keep.sum()))) // den
+
+
+def _geometric_dyadic(rng, num: int, den: int, size: int) -> np.ndarray:
+    """``size`` exact draws of Y on {0, 1, ...} with P(Y = y) ∝ exp(−y·den/num)."""
+    out, got = np.empty(int(size), dtype=np.int64), 0
+    while got < size:
+        _, y = _geometric_round(rng, num, den, int(size) - got)
+        out[got:got + y.size] = y
+        got += y.size
+    return out
+
+
 def _discrete_laplace_exact(rng: np.random.Generator, scale: float, size) -> np.ndarray:
     """Exact discrete Laplace of scale >= ``scale`` (Canonne, Kamath & Steinke 2020, Alg. 2).
 
@@ -202,10 +222,8 @@ def _discrete_laplace_exact(rng: np.random.Generator, scale: float, size) -> np.
     out = np.empty(total, dtype=np.int64)
     pending = np.arange(total)
     while pending.size:
-        u = rng.integers(0, num, pending.size)
-        keep = _bernoulli_exp(rng, u, num)
-        idx, u = pending[keep], u[keep]
-        y = (u + num * _geometric_exp1(rng, idx.size)) // den
+        keep, y = _geometric_round(rng, num, den, pending.size)
+        idx = pending[keep]
         neg = rng.integers(0, 2, idx.size).astype(bool)
         ok = ~(neg & (y == 0))
         out[idx[ok]] = np.where(neg[ok], -y[ok], y[ok])
@@ -328,7 +346,8 @@ class DiscreteLaplace:
         NOT the exact sampler: numpy's float64 ``multinomial`` over the values in [−T, T]
         (T = :meth:`histogram_cutoff` of the largest count) with probabilities from
         :meth:`pmf` and a tail class |Z| > T (rarest classes first, 0 last), each tail
-        value then drawn as T + ``geometric``(1 − e^{−1/s}) with a fair sign
+        value then drawn exactly as T + 1 + Y, Y geometric with P(Y = y) ∝ e^{−y/s} (the
+        exact sampler's own geometric, integer randomness only), with a fair sign
         (memorylessness). Entries of multiplicity 0 are dropped; tail values come as
         multiplicity-1 entries.
 
@@ -336,8 +355,8 @@ class DiscreteLaplace:
         i.i.d. draws, so noising identical cells through it is the same mechanism as
         :meth:`sample` per cell. As run, the law differs from that by floating-point
         effects: the probabilities are rounded to float64, numpy's multinomial takes
-        conditional probabilities from a running float64 difference, and its binomial
-        and geometric invert float64 uniforms (so the geometric has a largest value).
+        conditional probabilities from a running float64 difference, and its binomials
+        turn float64 uniforms into integers. (The tail values are exact: unbounded support.)
         The outputs are integers, so there are no low-order bits for a Mironov (2012)
         attack to read; but pure ε-DP is proved for the ideal law only, not for this
         implementation (docs/sparse-leaves.md, "Where exactness stops"). Ledger charges
@@ -349,7 +368,6 @@ class DiscreteLaplace:
         none = (np.zeros(0, np.int64),) * 3
         if groups == 0 or counts.max() <= 0:
             return none
-        s = self._sampler_scale
         T = self.histogram_cutoff(int(counts.max()))
         ks, pvals = self._histogram_classes(T)
         per = max(1, _HISTOGRAM_CHUNK // len(pvals))
@@ -364,7 +382,8 @@ class DiscreteLaplace:
         t = int(tail.sum())
         if t:
             # |Z| > T: |Z| − T ~ Geometric(1 − a) on {1, 2, ...} by memorylessness; sign fair
-            mag = T + rng.geometric(-math.expm1(-1.0 / s), t)
+            # exact (integer randomness only), at the sampler's own dyadic scale num/den = s
+            mag = T + 1 + _geometric_dyadic(rng, *_dyadic_scale(self.scale), t)
             sign = np.where(rng.integers(0, 2, t) == 1, 1, -1)
             group.append(np.repeat(np.arange(groups), tail))
             value.append(sign * mag)

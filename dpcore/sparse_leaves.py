@@ -13,8 +13,8 @@ described completely by
    multiset {Z_u}; the assignment of values to cells is a uniformly random
    permutation independent of it. It is drawn by
    :meth:`dpcore.mechanisms.DiscreteLaplace.sample_histogram` (one multinomial over
-   k ∈ [−T, T] plus a geometric tail), which is numpy's float64 multinomial and
-   geometric: the dense law only up to floating-point rounding, NOT the exact sampler.
+   k ∈ [−T, T] plus a geometric tail), which is numpy's float64 multinomial (the tail
+   values exact): the dense law only up to floating-point rounding, NOT the exact sampler.
 2. **consistency** on (value, multiplicity) pairs. Every consistency mode acts on a
    leaf block through one number per block: ``wls`` and ``uh`` add the same shift
    δ_b = (n̄_b − Σ_u z_u)/M_b to every leaf of block b (the RTS gain V_u/V_S = 1/M_b
@@ -88,7 +88,7 @@ def check_sparse_noise(noise: str, backend: str = "numpy", where: str = "the lea
 #: The DP statement's caveat for a release whose ledger used the histogram sampler.
 STATEMENT_CAVEAT = (
     "the noise of the empty cells of the sparse leaf layer (or sparse full table) was drawn by numpy's "
-    "floating-point multinomial/geometric, not the exact sampler: it follows the ideal noise law, for which "
+    "floating-point multinomial, not the exact sampler: it follows the ideal noise law, for which "
     "ε-DP is proved, only up to float64 rounding (docs/sparse-leaves.md)"
 )
 
@@ -123,7 +123,7 @@ def empty_histogram(n_empty: np.ndarray, mech: DiscreteLaplace, rng: np.random.G
     ``n_empty[b]`` cells of block b each get an i.i.d. draw of ``mech``; returned is the
     histogram of those draws (module docstring, step 1), drawn by
     :meth:`dpcore.mechanisms.DiscreteLaplace.sample_histogram`: numpy's float64
-    multinomial/geometric, NOT the exact sampler (docs/sparse-leaves.md). Refuses a
+    multinomial (tail values exact), NOT the exact sampler (docs/sparse-leaves.md). Refuses a
     histogram wider than :data:`MAX_HISTOGRAM_VALUES` values per block.
     """
     n_empty = np.asarray(n_empty, dtype=np.int64)

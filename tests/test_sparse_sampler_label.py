@@ -1,6 +1,6 @@
 """The sparse leaf layer says what drew its empty cells' noise (docs/sparse-leaves.md).
 
-* ``DiscreteLaplace.sample_histogram`` (numpy's float64 multinomial/geometric) follows
+* ``DiscreteLaplace.sample_histogram`` (numpy's float64 multinomial, exact tail values) follows
   the discrete Laplace law: chi-square goodness of fit on pooled values, fixed seeds,
   asserted p > ALPHA = 1e-3, and the same test rejects a wrong scale (it can fail).
 * A release that takes the sparse path (a wide table, no threshold patched) carries
@@ -204,3 +204,24 @@ def test_a_not_dp_release_is_not_given_the_caveat_instead_of_its_reason():
     rel = dpcore.synthesize(df, method="flat_laplace", epsilon=1.0, seed=1)  # inferred domain: NOT DP
     assert not rel.dp and rel.dp_reason.startswith("NOT differentially private")
     assert any(HISTOGRAM_SAMPLER in m for m in _charges(rel).values())  # the ledger still says it
+
+
+def test_the_tail_values_come_from_the_exact_geometric():
+    """The histogram's tail values beyond T use the exact sampler's geometric: P(Y = y) ∝ e^{−y/s}
+    on {0, 1, ...} (chi-square at α = 1e-3, fixed seed), drawn with integer randomness only."""
+    from scipy import stats
+
+    from dpcore.mechanisms import _dyadic_scale, _geometric_dyadic
+
+    num, den = _dyadic_scale(2.5)
+    y = _geometric_dyadic(np.random.default_rng(5), num, den, 200_000)
+    assert y.dtype == np.int64 and y.min() >= 0
+    a = np.exp(-den / num)
+    k = np.arange(0, 15)
+    expected = (1 - a) * a ** k * len(y)
+    observed = np.bincount(np.minimum(y, 15), minlength=16)
+    exp_all = np.append(expected, len(y) - expected.sum())
+    assert stats.chisquare(observed, exp_all).pvalue > 1e-3
+    # and a wrong scale is rejected by the same test
+    wrong = (1 - a ** 1.15) * (a ** 1.15) ** k * len(y)
+    assert stats.chisquare(observed, np.append(wrong, len(y) - wrong.sum())).pvalue < 1e-3
