@@ -356,7 +356,9 @@ def ipf(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: fl
         live = None
         if not converged and it < max_iter:
             n_live = int(np.count_nonzero(p))
-            if n_live <= SPARSE_SHARE * size and n_live * len(prepared) <= SPARSE_MAX_ENTRIES:
+            if n_live == 0:  # the noisy margins' zeros exclude every cell: a fixed point (lost_mass below)
+                converged = True
+            elif n_live <= SPARSE_SHARE * size and n_live * len(prepared) <= SPARSE_MAX_ENTRIES:
                 live, plan = _sparse_plan(p, prepared)
                 q = p.ravel()[live]
                 prev = np.empty_like(q)
