@@ -143,12 +143,23 @@ def cmd_synth(args) -> int:
     rc = rel.record_count
     print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records {_count_note(rc)} and manifest.json to {args.out}")
     print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
-    print(("DP: yes — " if rel.dp else "DP: NO — ") + rel.dp_reason)
+    print(_dp_line(rel))
     if args.workspace:
         b = ws.budget(table.fingerprint)
         print(f"recorded as release {entry} of {table.name} in the budget book of {args.workspace}: spent ε = "
               f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
     return 0
+
+
+def _dp_line(rel) -> str:
+    """The release's DP status in one line; a release with the sparse-leaf caveat says so up front."""
+    from .sparse_leaves import STATEMENT_CAVEAT
+
+    if not rel.dp:
+        return "DP: NO — " + rel.dp_reason
+    if STATEMENT_CAVEAT in rel.dp_reason:
+        return "DP: yes, for the ideal noise law (caveat at the end) — " + rel.dp_reason
+    return "DP: yes — " + rel.dp_reason
 
 
 def _dp_bins_options(args) -> dict:
@@ -195,7 +206,7 @@ def _synth_file(args, opts) -> int:
     print(f"engine {args.engine}: counted in {t.get('count', 0):.1f} s, released in {t.get('release', 0):.1f} s, "
           f"written in {t.get('write', 0):.1f} s")
     print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
-    print(("DP: yes — " if rel.dp else "DP: NO — ") + rel.dp_reason)
+    print(_dp_line(rel))
     return 0
 
 

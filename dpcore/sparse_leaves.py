@@ -58,6 +58,7 @@ from .mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace
 __all__ = [
     "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
     "flat_release", "check_sparse_noise", "steps_release", "nonneg_shift", "statement_caveat",
+    "STATEMENT_CAVEAT",
 ]
 
 #: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
