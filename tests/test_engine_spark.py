@@ -4,6 +4,9 @@ One Spark session for the module (a JVM start takes seconds); deselect with -m '
 """
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -100,3 +103,32 @@ def test_cli_spark_output_is_ours_only(tmp_path):
     assert good.returncode == 0, good.stderr
     assert good.stderr.strip() == "", good.stderr
     assert not any(w in good.stdout for w in ("WARN", "log4j", "Exception")), good.stdout
+
+
+def test_the_jvm_redirect_is_private_serialised_and_restores_the_fds(tmp_path, monkeypatch):
+    """The log is created 0600; two overlapping starts cannot leave fds 1/2 on a log ([review]);
+    when no log can be made, the redirect yields None and nothing is redirected."""
+    import stat
+    import threading
+
+    before = [os.fstat(1).st_ino, os.fstat(2).st_ino]
+    logs, inside = [], []
+
+    def start():
+        with spark_counts._jvm_output_to_log() as log:
+            logs.append(log)
+            inside.append(os.fstat(1).st_ino == os.stat(log).st_ino)
+            time.sleep(0.2)
+
+    threads = [threading.Thread(target=start) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [os.fstat(1).st_ino, os.fstat(2).st_ino] == before and inside == [True, True]
+    assert all(stat.S_IMODE(os.stat(log).st_mode) == 0o600 for log in logs) and len(set(logs)) == 2
+    for log in logs:
+        os.unlink(log)
+    monkeypatch.setattr(spark_counts.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(OSError("no tmp")))
+    with spark_counts._jvm_output_to_log() as log:
+        assert log is None and os.fstat(1).st_ino == before[0]

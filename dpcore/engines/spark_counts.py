@@ -18,6 +18,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -32,35 +33,50 @@ from . import sql as S
 from .duckdb_counts import _header
 
 DEFAULT_MASTER = "local[*]"
-#: where the JVM's own output goes (it would otherwise interleave Java log lines and stack traces
-#: with our messages, breaking the one-line-error rule)
-SPARK_LOG = Path(tempfile.gettempdir()) / f"dpcore-spark-{os.getpid()}.log"
+#: the JVM's own output (log4j lines, Java stack traces) goes to a private log file per session
+#: start (mkstemp: mode 0600, in the temporary folder), not under our one-line messages
+SPARK_LOG_PREFIX = "dpcore-spark-"
+#: fds 1 and 2 are process-wide: one session start redirects them at a time
+_REDIRECT_LOCK = threading.Lock()
+_SESSIONS: dict = {}
 
 
 @contextlib.contextmanager
 def _jvm_output_to_log():
-    """Point file descriptors 1 and 2 at :data:`SPARK_LOG` while the JVM starts: the JVM inherits
-    them (and keeps them), this process gets its own back afterwards."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    saved = [os.dup(1), os.dup(2)]
-    try:
-        with open(SPARK_LOG, "ab") as log:
-            os.dup2(log.fileno(), 1)
-            os.dup2(log.fileno(), 2)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # pyspark's pandas-version notice
-            yield
-    finally:
+    """Point file descriptors 1 and 2 at a new private log file while the JVM starts (the JVM
+    inherits them and keeps them; this process gets its own back afterwards). Yields the log's
+    path, or None when the redirect cannot be set up (no fd 1/2, no temporary folder): Spark then
+    starts with the process's own output rather than not at all."""
+    with _REDIRECT_LOCK:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved:
-            os.close(fd)
-_SESSIONS: dict = {}
+        try:
+            saved = [os.dup(1), os.dup(2)]
+        except OSError:
+            saved = None
+        log = None
+        if saved is not None:
+            try:
+                fd, log = tempfile.mkstemp(prefix=SPARK_LOG_PREFIX, suffix=".log")
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                os.close(fd)
+            except OSError:
+                log = None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # pyspark's pandas-version notice
+                yield log
+        finally:
+            if saved is not None:
+                for stream in (sys.stdout, sys.stderr):
+                    with contextlib.suppress(Exception):
+                        stream.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                for fd in saved:
+                    os.close(fd)
 
 
 def session(spark_master=None):
@@ -80,13 +96,18 @@ def session(spark_master=None):
     if master.startswith("local"):
         builder = (builder.config("spark.sql.shuffle.partitions", "8").config("spark.driver.memory", "2g")
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
+    log = None
     try:
-        with _jvm_output_to_log():
+        with _jvm_output_to_log() as log:
             spark = builder.getOrCreate()
             spark.sparkContext.setLogLevel("ERROR")
     except Exception as exc:  # JVM missing, bad URL: one line
+        where = f"; Spark's log: {log}" if log else ""
         raise OptionError(f"--spark-master {master!r}: Spark did not start ({str(exc).strip().splitlines()[0][:200]}); "
-                          f"check the master URL and that Java 17 is installed (make installs it); Spark's log: {SPARK_LOG}") from None
+                          f"check the master URL and that Java 17 is installed (make installs it){where}") from None
+    if log:  # started: the JVM keeps writing to the unlinked file, which goes when it exits (no pile-up)
+        with contextlib.suppress(OSError):
+            os.unlink(log)
     _SESSIONS[master] = spark
     return spark
 
