@@ -236,7 +236,9 @@ class Preview:
 class MarginPreview:
     """What a margin method (flat_laplace, ipf, privbayes, aim, mst) will measure, before any budget
     is spent: one row per noisy table with its cells, ε per set, noise scale and sd.
-    Computed from the public domain and the options only (no data values)."""
+    Computed from the public domain and the options, with one curator-only exception: ipf's
+    ``one_way_share="auto"`` is decided from the table's own record count (the release decides
+    from its noisy count; ``plan["one_way_share_auto"]`` says when this applies). No other data values."""
 
     margins: pd.DataFrame
     plan: dict
@@ -254,13 +256,11 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float, n: f
     if method == "flat_laplace":
         return [row("full cross-tabulation (" + " × ".join(dom.names) + ")", dom.size, per_set, opts.noise)]
     if method == "ipf":
-        from .synthesizers.ipf import one_way_share, one_way_targets
+        from .synthesizers.ipf import measured_margins, one_way_share
         share = one_way_share(dom, opts, per_set, hs, n)
-        k, extra = len(opts.margins), one_way_targets(dom, opts) if share > 0 else ()
-        return ([row(" × ".join(g), int(np.prod([dom[a].size for a in g])), per_set * (1 - share) / k, opts.noise)
-                 for g in opts.margins]
-                + [row(f"{g[0]} (one-way, one_way_share {share:g})", dom[g[0]].size, per_set * share / len(extra),
-                       opts.noise) for g in extra])
+        return [row(" × ".join(g) + (" (one-way)" if share > 0 and len(g) == 1 else ""),
+                    int(np.prod([dom[a].size for a in g])), e, opts.noise)
+                for g, e, _ in measured_margins(dom, opts, per_set, share)]
     if method == "privbayes":
         P, T = privbayes.network_plan(len(dom), opts.degree)
         eps1 = opts.network_share * per_set if P else 0.0
@@ -309,6 +309,7 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
             from .synthesizers.ipf import one_way_share
             # "auto" decides by the released record count at release; here by the data's (curator-only)
             plan["one_way_share"] = one_way_share(dom, opts, eps_sets / m, nb.histogram_sensitivity, float(len(data)))
+            plan["one_way_share_auto"] = opts.one_way_share == "auto"
         return MarginPreview(pd.DataFrame(rows), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)

@@ -48,7 +48,12 @@ def _float_text(text: str) -> float:
 
 def _share_or_auto(text: str):
     """argparse type for ``--one-way-share``: ``auto`` or a number (range checked by the library)."""
-    return "auto" if text.strip() == "auto" else _float_text(text)
+    if text.strip() == "auto":
+        return "auto"
+    try:
+        return _float_text(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither auto nor a number") from None
 
 
 # option name on the command line -> keyword of dpcore.synthesize
@@ -225,7 +230,9 @@ def cmd_preview(args) -> int:
         print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
               f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
         if "fit" in pv.plan:
-            print(f"fit = {pv.plan['fit']}, share of ε on the one-way margins = {pv.plan['one_way_share']:g}")
+            print(f"fit = {pv.plan['fit']}, share of ε on the one-way margins = {pv.plan['one_way_share']:g}"
+                  + (" (auto: decided here from the table's own record count, curator-only; the release decides "
+                     "from its noisy count)" if pv.plan.get("one_way_share_auto") else ""))
         print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
         _print_empty_share(pv.plan)
         return 0
@@ -309,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     s.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
     s.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
-                    help="ipf: share of ε measuring every attribute's one-way margin besides --margins "
+                    help="ipf: share of ε measuring every attribute's one-way margin, the rest for --margins "
                          "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
     s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     s.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
@@ -338,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
     v.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
     v.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
-                    help="ipf: share of ε measuring every attribute's one-way margin besides --margins "
+                    help="ipf: share of ε measuring every attribute's one-way margin, the rest for --margins "
                          "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
     v.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
     v.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")

@@ -91,8 +91,9 @@ with left:
                          key=bind("ipf_one_way_share"),
                          format_func=lambda v: ("auto (half when the margins are noise-dominated, else none)"
                                                 if v == "auto" else f"{v}" + (" (synthpop)" if v == 0 else "")),
-                         help="Every attribute's one-way margin measured besides the margins above. On wide tables "
-                              "at small ε it keeps the one-way margins right (docs/methods/ipf.md).")
+                         help="Measure every attribute's one-way margin with this share of ε; the margins above "
+                              "share the rest. On wide tables at small ε it keeps the one-way margins right "
+                              "(docs/methods/ipf.md).")
             cfg["ipf_one_way_share"] = s["w_ipf_one_way_share"]
         if cfg["release_method"] in ("ipf", "flat_laplace"):
             st.number_input("Prior (synthpop's priorn, spread over the cells)", min_value=0.0, step=0.5,

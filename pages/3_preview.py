@@ -23,10 +23,15 @@ pv = None
 with ui.guarded("the preview"):
     pv, method, opts = ui.preview_for_design(dom)
     if ui.is_margin_preview(pv):
-        # margin methods: what will be measured, with the noise per table (public facts only)
+        # margin methods: what will be measured, with the noise per table (public facts, but for ipf's
+        # one_way_share="auto", which the preview decides from the table's own size: curator-only)
         st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}: "
                     "the noisy tables each set measures")
         st.dataframe(pv.margins, hide_index=True, width="stretch")
+        if pv.plan.get("one_way_share_auto"):
+            st.caption(f"One-way share {pv.plan['one_way_share']:g} (auto): decided here from the table's own "
+                       "record count (curator-only); the release decides from its noisy record count, so the two "
+                       "differ only for a table right at the threshold.")
         if "empty_cell_share" in pv.plan:
             st.metric("Expected share of synthetic records from cells empty in the data",
                       f"{pv.plan['empty_cell_share']:.0%}",

@@ -68,8 +68,28 @@ def test_auto_measures_one_way_margins_only_where_the_noise_dominates(skewed):
     assert I.one_way_share(dom, opts, 50.0, 1.0, n) == 0.0
     # the dense fit never takes it by default (Raab's Table 3 runs there)
     assert I.one_way_share(dom, I.resolve(dom, fit="dense"), 0.3, 1.0, n) == 0.0
-    # nothing to add when the margins list every one-way margin already
-    assert I.one_way_share(dom, I.resolve(dom, margins="v0;v1", one_way_share=0.5), 0.3, 1.0, n) == 0.0
+    # only one-way margins listed: auto has nothing to split, an explicit share is refused
+    assert I.one_way_share(dom, I.resolve(dom, margins="oneway", fit="records"), 0.3, 1.0, n) == 0.0
+    with pytest.raises(OptionError, match="one_way_share=0.5 .* margins lists only one-way margins"):
+        I.resolve(dom, margins="v0;v1", one_way_share=0.5)
+
+
+def test_every_attribute_is_measured_once(skewed):
+    """With a share, every attribute of the domain gets its one-way margin (one in no listed margin
+    too, instead of a uniform column), and a listed one-way margin is measured once, in the
+    one-way part ([review])."""
+    dom = dpcore.infer_domain(skewed).declared()
+    rel = dpcore.synthesize(skewed, "ipf", 1.0, seed=2, domain=dom, margins="v0;v0,v1;v2,v3", one_way_share=0.4)
+    labels = [c.label for _, c in rel.ledger.charges() if c.label.startswith("margin ")]
+    per_set = 1.0 - rel.record_count["epsilon"]
+    assert sorted(labels) == sorted([f"margin v{j}" for j in range(10)] + ["margin v0 × v1", "margin v2 × v3"])
+    eps = {c.label: c.epsilon for _, c in rel.ledger.charges() if c.label.startswith("margin ")}
+    assert eps["margin v5"] == pytest.approx(per_set * 0.4 / 10) and eps["margin v0"] == eps["margin v5"]
+    assert eps["margin v0 × v1"] == pytest.approx(per_set * 0.6 / 2)
+    assert not any("uniform and independent" in w for w in rel.diagnostics["per_set"][0]["warnings"])
+    # without the share, v4..v9 are in no margin: synthesised uniform, and said so
+    plain = dpcore.synthesize(skewed, "ipf", 1.0, seed=2, domain=dom, margins="v0;v0,v1;v2,v3", one_way_share=0)
+    assert any("uniform and independent" in w for w in plain.diagnostics["per_set"][0]["warnings"])
 
 
 def test_a_share_of_zero_is_the_release_without_it(skewed):
@@ -99,7 +119,7 @@ def test_preview_lists_the_one_way_margins_with_their_epsilon(skewed):
     dom = dpcore.infer_domain(skewed).declared()
     pv = dpcore.preview(skewed, "ipf", 0.3, domain=dom, fit="records")
     rows = pv.margins
-    one_way = rows[rows["table"].str.contains("one-way")]
+    one_way = rows[rows["table"].str.contains("(one-way)", regex=False)]
     assert pv.plan["one_way_share"] == I.AUTO_ONE_WAY_SHARE
     assert len(one_way) == 10 and len(rows) == 55
     assert rows["epsilon"].sum() == pytest.approx(pv.plan["epsilon_per_set"])
@@ -115,7 +135,20 @@ def test_cli_takes_the_share_and_refuses_a_bad_one(skewed, tmp_path, capsys):
     assert main(["preview", str(src), "--method", "ipf", "--fit", "records", "--one-way-share", "auto",
                  "--epsilon", "0.3"]) == 0
     out = capsys.readouterr().out
-    assert "share of ε on the one-way margins = 0.5" in out and "one-way, one_way_share 0.5" in out
+    assert "share of ε on the one-way margins = 0.5" in out and "(one-way)" in out
     code = main(["synth", str(src), "--out", str(tmp_path / "x"), "--method", "ipf", "--one-way-share", "2"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "one_way_share" in err[0], err
+
+
+def test_cli_junk_share_names_auto_and_the_preview_says_auto_is_curator_only(skewed, tmp_path, capsys):
+    src = tmp_path / "t.csv"
+    skewed.to_csv(src, index=False)
+    code = main(["synth", str(src), "--out", str(tmp_path / "x"), "--method", "ipf", "--one-way-share", "junk"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "neither auto nor a number" in err[0], err
+    assert main(["preview", str(src), "--method", "ipf", "--fit", "records", "--epsilon", "0.3"]) == 0
+    assert "curator-only" in capsys.readouterr().out
+    assert main(["preview", str(src), "--method", "ipf", "--fit", "records", "--epsilon", "0.3",
+                 "--one-way-share", "0.2"]) == 0
+    assert "curator-only" not in capsys.readouterr().out

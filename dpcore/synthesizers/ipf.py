@@ -177,6 +177,9 @@ def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
         fit=fit,
         one_way_share=share if share == "auto" else float(share),
     )
+    if share != "auto" and share > 0 and not _joint(out):
+        raise OptionError(f"one_way_share={share:g} splits ε between one-way margins and margins of two or more "
+                          "attributes, and margins lists only one-way margins; drop one_way_share (or set it to 0)")
     path = choose_fit(domain, out)
     if synthesis == "round" and path != "dense":
         raise OptionError(f"synthesis='round' needs the dense fit of the full table, and this table is fitted by "
@@ -389,38 +392,52 @@ def ipf(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5000, total: fl
 # ------------------------------------------------------------------ one set
 
 
-def one_way_targets(domain: Domain, opts: IpfOptions) -> tuple[tuple[str], ...]:
-    """The one-way margins a positive ``one_way_share`` adds: every attribute of a listed
-    margin that is not itself listed as a one-way margin, in domain order."""
-    used = {a for g in opts.margins for a in g}
-    listed = {g[0] for g in opts.margins if len(g) == 1}
-    return tuple((a,) for a in domain.names if a in used and a not in listed)
+def _joint(opts: IpfOptions) -> tuple:
+    """The listed margins of two or more attributes."""
+    return tuple(g for g in opts.margins if len(g) > 1)
 
 
 def one_way_share(domain: Domain, opts: IpfOptions, eps: float, hs: float, n: float) -> float:
-    """The share of a set's ε spent on the one-way margins (:func:`one_way_targets`).
+    """The share of a set's ε spent on every attribute's one-way margin (:func:`measured_margins`).
 
-    A number: that share (0 when there is nothing to add). ``auto``: :data:`AUTO_ONE_WAY_SHARE`
-    when the fit is the record fit (:func:`choose_fit`) and the listed margins, each measured at
-    ε/|M|, would be noise-dominated (:func:`noise_ratio` > :data:`NOISE_DOMINATED`), else 0.
-    Reads the public domain, the options, ε, the sensitivity and ``n``, the *released* record
-    count (or the public n under replace-one), so the choice is post-processing of released
-    values and the composition below stays sequential (docs/methods/ipf.md)."""
-    if not one_way_targets(domain, opts):
-        return 0.0
+    A number: that share. ``auto``: :data:`AUTO_ONE_WAY_SHARE` when the fit is the record fit
+    (:func:`choose_fit`), the listed margins include margins of two or more attributes, and
+    the listed margins, each measured at ε/|M|, would be noise-dominated (:func:`noise_ratio`
+    > :data:`NOISE_DOMINATED`); else 0. Reads the public domain, the options, ε, the
+    sensitivity and ``n``: in a release the *released* record count (or the public n under
+    replace-one), so the choice is post-processing of released values and the composition
+    stays sequential (docs/methods/ipf.md). The preview passes the table's own count
+    (curator-only)."""
     if opts.one_way_share != "auto":
         return float(opts.one_way_share)
-    if choose_fit(domain, opts) != "records" or not opts.margins:
+    if not _joint(opts) or choose_fit(domain, opts) != "records":
         return 0.0
     var = noise_for(opts.noise, eps / len(opts.margins), hs).variance
     dominated = noise_ratio(_margin_axes(domain, opts), domain.shape, var, n) > NOISE_DOMINATED
     return AUTO_ONE_WAY_SHARE if dominated else 0.0
 
 
+def measured_margins(domain: Domain, opts: IpfOptions, eps: float, share: float) -> list[tuple[tuple, float, str]]:
+    """What one set measures: (attribute names, ε, note) per noisy margin, ε totalling ``eps``.
+
+    ``share`` = 0: the listed margins at ε/|M| each (synthpop). ``share`` = f > 0: every
+    attribute's one-way margin at ε·f/p each (p attributes of the domain, so an attribute in no
+    listed margin is measured too), and the listed margins of two or more attributes at
+    ε(1 − f)/|M'| each; a listed one-way margin is measured once, in the one-way part."""
+    if share <= 0:
+        return [(g, eps / len(opts.margins), f"one of {len(opts.margins)} margins") for g in opts.margins]
+    joint, p = _joint(opts), len(domain.names)
+    return ([(g, eps * (1.0 - share) / len(joint), f"one of {len(joint)} margins of two or more attributes "
+                                                    f"(one_way_share {share:g})") for g in joint]
+            + [((a,), eps * share / p, f"one of {p} one-way margins (one_way_share {share:g})")
+               for a in domain.names])
+
+
 def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, ctx: ReleaseContext,
                   positivity: bool = True, share: float = 0.0):
-    """Release every margin at ε(1 − share)/|M| each, and with ``share`` > 0 every one-way
-    margin of :func:`one_way_targets` at ε·share/k each (see the module docstring for the proof).
+    """Release the margins of :func:`measured_margins` (the listed ones at ε/|M| each, or with
+    ``share`` > 0 every one-way margin at ε·share/p and the others at ε(1 − share)/|M'|; see
+    the module docstring for the proof).
 
     ``X``: records (n, p) or their :class:`dpcore.counts.CountTable` (the same counts).
     Returns (axes per margin, noisy margin arrays: non-negative after ``opts.positivity``,
@@ -429,11 +446,7 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
     parallel over the cells.
     """
     shape, names = domain.shape, domain.names
-    extra = one_way_targets(domain, opts) if share > 0 else ()
-    groups = [(g, eps * (1.0 - share) / len(opts.margins), f"one of {len(opts.margins)} margins")
-              for g in opts.margins]
-    groups += [(g, eps * share / len(extra), f"one of {len(extra)} one-way margins (one_way_share {share:g})")
-               for g in extra]
+    groups = measured_margins(domain, opts, eps, share)
     hs = ctx.neighbours.histogram_sensitivity
     axes, released, variances = [], [], []
     for g, eps_m, what in groups:
@@ -662,7 +675,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
         )
     if info.get("lost_mass"):
         diag["warnings"].append("the noisy margins' zero cells exclude every cell of the table; records were drawn uniformly")
-    used = {a for g in opts.margins for a in g}
+    used = {domain.names[a] for ax in axes for a in ax}  # measured, the one-way share's margins included
     missed = [a for a in domain.names if a not in used]
     if missed:
         diag["warnings"].append(
