@@ -232,7 +232,7 @@ class BudgetBook:
         if notion is not None and notion != neighbours:
             return (f"{label}: this table's budget book is kept under neighbours='{notion}' (its earlier releases); "
                     f"ε under '{neighbours}' does not add up with them. Release with neighbours='{notion}' if the method "
-                    "offers it (the survey releases hold under add/remove only), or keep this table in another workspace")
+                    "offers it, or keep this table in another workspace")
         cap = self._cap(conn, table_fp)
         if cap is None:
             return None

@@ -198,6 +198,9 @@ class Workspace:
 
     def __init__(self, folder):
         self.folder = Path(folder).expanduser()
+        if self.folder.exists() and not self.folder.is_dir():
+            raise InputError(f"workspace folder '{self.folder}' is a file, not a folder; set {ENV_VAR} or "
+                             "--workspace to a folder (it is created if missing)")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             (self.folder / "tables").mkdir(exist_ok=True)

@@ -142,7 +142,7 @@ def test_a_book_kept_under_replace_refuses_a_survey_release_and_says_why(tmp_pat
     fp = ws.add_table(survey, "survey.csv").fingerprint
     ws.book.record(fp, 0.5, "steps", "replace", lambda: _Done())  # an earlier release under replace
     ran = []
-    with pytest.raises(BudgetExceeded, match="survey releases hold under add/remove only"):
+    with pytest.raises(BudgetExceeded, match="if the method offers it, or keep this table in another workspace"):
         record_survey_release(ws.book, fp, lambda: ran.append(1), epsilon=1.0, method=IMPUTATION)
     assert ran == [] and ws.budget(fp)["spent"] == pytest.approx(0.5)
 

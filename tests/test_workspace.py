@@ -336,3 +336,11 @@ def test_an_unwritable_workspace_folder_is_a_clear_error(tmp_path):
     with pytest.raises(InputError, match="cannot create it"):
         Workspace(blocker / "w")
 
+
+
+def test_a_workspace_path_that_is_a_file_is_named_as_such(tmp_path):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    with pytest.raises(InputError, match="is a file, not a folder"):
+        Workspace(f)
+    assert f.read_text() == "x"  # untouched
