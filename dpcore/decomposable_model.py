@@ -47,6 +47,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.cluster.hierarchy import DisjointSet
 
 from .errors import ResourceError
 
@@ -117,19 +118,10 @@ class JunctionTree:
         k = len(cl)
         # Kruskal on -|separator| over all pairs: a maximum-weight spanning tree
         pairs = sorted(((-len(set(cl[i]) & set(cl[j])), i, j) for i in range(k) for j in range(i + 1, k)))
-        root_of = list(range(k))
-
-        def find(i):
-            while root_of[i] != i:
-                root_of[i] = root_of[root_of[i]]
-                i = root_of[i]
-            return i
-
+        joined = DisjointSet(range(k))
         nbrs = [[] for _ in range(k)]
         for _, i, j in pairs:
-            ri, rj = find(i), find(j)
-            if ri != rj:
-                root_of[ri] = rj
+            if joined.merge(i, j):  # True when i and j were in different components
                 nbrs[i].append(j)
                 nbrs[j].append(i)
         parent, depth, order = [-1] * k, [0] * k, [0]

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from itertools import combinations
 
 import numpy as np
+from scipy.cluster.hierarchy import DisjointSet
 
 from ..budget import Ledger
 from ..decomposable_model import fit_measurements
@@ -87,23 +88,16 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
         model, _ = fit_measurements(shape, meas, total, 1)  # one-way margins only: one sweep is exact
         pairs = list(combinations(range(d), 2))
         score = {p: quality(margin_counts(X, shape, p), model.marginal(p)) for p in pairs}  # raw: scored only
-        comp = list(range(d))
-
-        def find(i):
-            while comp[i] != i:
-                comp[i] = comp[comp[i]]
-                i = comp[i]
-            return i
-
+        joined = DisjointSet(range(d))
         em = ExponentialMechanism.calibrate(e2, hs)
         for step in range(d - 1):
-            cands = [p for p in pairs if find(p[0]) != find(p[1])]
+            cands = [p for p in pairs if not joined.connected(*p)]
             k = int(em.select(np.array([score[p] for p in cands]), hs, rng))
             group.spend(f"tree edge {step + 1}: select a pair", em, hs, f"{len(cands)} candidate pairs",
                         neighbours=nb.label, sampler="exact sampler",
                         note="score: L1 error of the one-way model on the pair; sensitivity = count sensitivity")
             a, b = cands[k]
-            comp[find(a)] = find(b)
+            joined.merge(a, b)
             edges.append((a, b))
         del score
     for a, b in edges:
