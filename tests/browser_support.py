@@ -94,3 +94,13 @@ def type_epsilon(page, value: str, settle_fn=settle) -> None:
     eps.fill(value)
     eps.press("Enter")
     settle_fn(page)
+
+
+def set_cap(page, value: str, settle_fn=settle) -> None:
+    """Set the table's ε cap on the Release page (the page must be open)."""
+    cap = page.get_by_role("spinbutton", name="Cap on this table's total ε")
+    cap.fill(value)
+    cap.press("Enter")
+    settle_fn(page)
+    page.get_by_role("button", name="Set cap").click()
+    settle_fn(page)

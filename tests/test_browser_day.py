@@ -225,12 +225,7 @@ def test_a_curators_day(server, tmp_path):
 
         # 5. a cap of 2: one more release fits (0.8 + 0.8), the next is refused with what remains named
         goto(page, "4 · Release")
-        cap = page.get_by_role("spinbutton", name="Cap on this table's total ε")
-        cap.fill("2")
-        cap.press("Enter")
-        settle(page)
-        page.get_by_role("button", name="Set cap").click()
-        settle(page)
+        bs.set_cap(page, "2", settle)
         page.get_by_text("spent ε = 0.8 of the cap 2; remaining 1.2").first.wait_for()
         page.get_by_role("button", name="Release (spends ε = 0.4)").click()
         settle(page, 2000)

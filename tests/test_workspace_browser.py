@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto, no_exception,
-                                   settle, start_streamlit, stop, type_epsilon)
+                                   set_cap, settle, start_streamlit, stop, type_epsilon)
 
 pytestmark = [NEEDS_CHROMIUM]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -79,12 +79,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
 
         # release page: cap 2, release once
         goto(page, "4 · Release")
-        cap = page.get_by_role("spinbutton", name="Cap on this table's total ε")
-        cap.fill("2")
-        cap.press("Enter")
-        settle(page)
-        page.get_by_role("button", name="Set cap").click()
-        settle(page)
+        set_cap(page, "2")
         release(page)
         page.get_by_text("Released 5 set(s)").first.wait_for()
         page.get_by_text("spent ε = 0.8 of the cap 2; remaining 1.2").first.wait_for()
