@@ -45,14 +45,18 @@ def statistics(method: str, options: dict, notion: str, epsilon: float):
     return run
 
 
+def _threshold_events(a: np.ndarray, b: np.ndarray, thresholds: np.ndarray, what: str):
+    """Events "length ≥ t" (t = 36..45) and "<what> ≥ t" on the second statistic, per run."""
+    lengths = np.arange(36, 46)
+    hits_a = np.concatenate([a[:, :1] >= lengths, a[:, 1:2] >= thresholds], axis=1)
+    hits_b = np.concatenate([b[:, :1] >= lengths, b[:, 1:2] >= thresholds], axis=1)
+    names = [f"length ≥ {t}" for t in lengths] + [f"{what} ≥ {t}" for t in thresholds]
+    return hits_a, hits_b, names
+
+
 def events(a: np.ndarray, b: np.ndarray):
     """Threshold events on the length and on the (y, q) count, declared before the runs."""
-    lengths = np.arange(36, 46)
-    cells = np.arange(1, 8)
-    hits_a = np.concatenate([a[:, :1] >= lengths, a[:, 1:2] >= cells], axis=1)
-    hits_b = np.concatenate([b[:, :1] >= lengths, b[:, 1:2] >= cells], axis=1)
-    names = [f"length ≥ {t}" for t in lengths] + [f"(y,q) count ≥ {t}" for t in cells]
-    return hits_a, hits_b, names
+    return _threshold_events(a, b, np.arange(1, 8), "(y,q) count")
 
 
 #: DP bin edges (``dp_bins``): one numeric column v with the values 0..39 once each; the
@@ -79,9 +83,4 @@ def bin_edge_statistics(notion: str, epsilon: float, bins_share: float):
 
 def bin_edge_events(a: np.ndarray, b: np.ndarray):
     """Threshold events on the length and on the median edge, declared before the runs."""
-    lengths = np.arange(36, 46)
-    edges = np.arange(15, 26)
-    hits_a = np.concatenate([a[:, :1] >= lengths, a[:, 1:2] >= edges], axis=1)
-    hits_b = np.concatenate([b[:, :1] >= lengths, b[:, 1:2] >= edges], axis=1)
-    names = [f"length ≥ {t}" for t in lengths] + [f"median edge ≥ {t}" for t in edges]
-    return hits_a, hits_b, names
+    return _threshold_events(a, b, np.arange(15, 26), "median edge")
