@@ -312,6 +312,15 @@ def numeric_attribute(name: str, edges: Sequence[float], na: bool = False, dtype
     return Attribute(name, "numeric", labels, na, e, dtype)
 
 
+def data_range_attribute(name: str, lo, hi, bins: int, na: bool, dtype: str) -> Attribute:
+    """A numeric attribute of ``bins`` equal-width bins over the data's own [lo, hi] (a one-point
+    range becomes [lo, lo + 1]). The edges are read from the data: such a domain is inferred, NOT DP."""
+    lo, hi = float(lo), float(hi)
+    if hi == lo:
+        hi = lo + 1.0
+    return numeric_attribute(name, equal_width_edges(lo, hi, bins), na, dtype)
+
+
 def equal_width_edges(lo: float, hi: float, bins: int) -> tuple[float, ...]:
     """``bins`` equal-width bins over the declared public bounds [lo, hi]."""
     if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
@@ -574,10 +583,7 @@ def infer_domain(
         keys = pd.unique(_series_keys(s))
         is_num = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
         if is_num and len(keys) > max_int_levels:
-            lo, hi = float(s.min()), float(s.max())
-            if hi == lo:
-                hi = lo + 1.0
-            attrs.append(numeric_attribute(name, equal_width_edges(lo, hi, numeric_bins), has_na, dtype))
+            attrs.append(data_range_attribute(name, s.min(), s.max(), numeric_bins, has_na, dtype))
             continue
         if len(keys) > max_levels:
             raise DomainError(

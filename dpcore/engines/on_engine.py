@@ -18,7 +18,7 @@ import numpy as np
 
 from ..counts import CountTable
 from ..domain import (DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, INFERRED, Attribute, Domain,
-                      _json_scalar, _key, equal_width_edges, numeric_attribute,
+                      _json_scalar, _key, data_range_attribute, numeric_attribute,
                       numeric_spec_edges)
 from ..errors import DomainError
 from . import sql as S
@@ -142,10 +142,7 @@ def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS
         if is_num:
             keys = {_key(v) for v in vals}
             if len(keys) > max_int_levels:
-                lo, hi = float(lo), float(hi)
-                if hi == lo:
-                    hi = lo + 1.0
-                attrs.append(numeric_attribute(name, equal_width_edges(lo, hi, numeric_bins), has_na, dtype))
+                attrs.append(data_range_attribute(name, lo, hi, numeric_bins, has_na, dtype))
                 continue
         if len(vals) > max_levels:
             raise DomainError(
