@@ -397,7 +397,7 @@ def _joint(opts: IpfOptions) -> tuple:
     return tuple(g for g in opts.margins if len(g) > 1)
 
 
-def one_way_share(domain: Domain, opts: IpfOptions, eps: float, hs: float, n: float) -> float:
+def one_way_share(domain: Domain, opts: IpfOptions, eps: float, hs: float, n: float, path: str | None = None) -> float:
     """The share of a set's ε spent on every attribute's one-way margin (:func:`measured_margins`).
 
     A number: that share. ``auto``: :data:`AUTO_ONE_WAY_SHARE` when the fit is the record fit
@@ -407,10 +407,10 @@ def one_way_share(domain: Domain, opts: IpfOptions, eps: float, hs: float, n: fl
     sensitivity and ``n``: in a release the *released* record count (or the public n under
     replace-one), so the choice is post-processing of released values and the composition
     stays sequential (docs/methods/ipf.md). The preview passes the table's own count
-    (curator-only)."""
+    (curator-only). ``path``: :func:`choose_fit`'s answer when the caller has it already."""
     if opts.one_way_share != "auto":
         return float(opts.one_way_share)
-    if not _joint(opts) or choose_fit(domain, opts) != "records":
+    if not _joint(opts) or (path or choose_fit(domain, opts)) != "records":
         return 0.0
     var = noise_for(opts.noise, eps / len(opts.margins), hs).variance
     dominated = noise_ratio(_margin_axes(domain, opts), domain.shape, var, n) > NOISE_DOMINATED
@@ -642,7 +642,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
                 f"(limit max_cells={opts.max_cells:,}); use fit='records' or fewer margins")
     group = ledger.group(set_label)
     total = float(max(ctx.n_out, 1))
-    share = one_way_share(domain, opts, eps, ctx.neighbours.histogram_sensitivity, total)
+    share = one_way_share(domain, opts, eps, ctx.neighbours.histogram_sensitivity, total, path)
     axes, targets, var = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records",
                                        share=share)
     lams = None
