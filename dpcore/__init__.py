@@ -7,7 +7,7 @@
 
 No Streamlit here: the app and the CLI (``python -m dpcore``) both call this API.
 """
-from .api import METHODS, MarginPreview, Preview, preview, synthesize
+from .api import METHODS, MarginPreview, Preview, expected_noise, preview, synthesize
 from .budget import Ledger, allocate_budget
 from .domain import Attribute, Domain, infer_domain
 from .errors import DomainError, DPCoreError, InputError, OptionError, ResourceError
@@ -16,7 +16,7 @@ from .release import Release
 from . import engines  # registers the duckdb and spark count engines (imported lazily)
 
 __all__ = [
-    "synthesize", "preview", "Release", "Preview", "MarginPreview", "METHODS", "Domain", "Attribute", "infer_domain",
+    "synthesize", "preview", "expected_noise", "Release", "Preview", "MarginPreview", "METHODS", "Domain", "Attribute", "infer_domain",
     "Ledger", "allocate_budget", "PhantomPaddedTree",
     "DPCoreError", "InputError", "DomainError", "OptionError", "ResourceError",
 ]

@@ -6,12 +6,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _common as ui
+from pages import _glossary as gl
+from pages import _noise
 
 s = st.session_state
 ui.init_state()
 cfg = ui.cfg()
 
-st.title("3 · Preview")
+st.title("3 · Preview", anchor=False)
 st.caption("Spends no budget. The structure and the expected errors depend only on the design, the public "
            "domain and ε; the panels marked NOT FOR RELEASE read the raw data and are for you, the curator, only.")
 
@@ -22,6 +24,8 @@ if dom is None:
 pv = None
 with ui.guarded("the preview"):
     pv, method, opts = ui.preview_for_design(dom)
+    with ui.guarded("the noise check"):
+        _noise.noise_panel(dom, method, opts, ui.method_label(method, opts))
     if ui.is_margin_preview(pv):
         # margin methods: what will be measured, with the noise per table (public facts, but for ipf's
         # one_way_share="auto", which the preview decides from the table's own size: curator-only)
@@ -40,7 +44,7 @@ with ui.guarded("the preview"):
             st.warning(pv.plan["empty_cell_warning"], icon=":material/warning:")
         st.stop()
     st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}, "
-                f"fan-out after padding b = {pv.tree.b}")
+                f"fan-out after padding b = {pv.tree.b}", help=gl.help_text("fan-out", "phantom-padding"))
     if pv.plan.get("private_selection"):
         st.info("Private selection: the release draws the tree with the exponential mechanism, so the actual tree "
                 "may differ. Shown here is the most likely attribute at each node.", icon=":material/casino:")
@@ -56,7 +60,7 @@ with ui.guarded("the hierarchy chart"):
                "cells under each last-layer node." + (f" {note}" if note else ""))
 
 with ui.guarded("the per-layer table"):
-    st.subheader("Per noised layer")
+    st.subheader("Per noised layer", anchor=False)
     tab = pv.layers.rename(columns={
         "layer": "layer", "attributes": "attributes", "real": "real nodes", "phantom": "phantom nodes",
         "epsilon": "ε per set", "noise_scale": "noise scale (Δ/ε)", "noise_sd": "noise SD (records)",
@@ -78,7 +82,7 @@ with ui.guarded("the per-layer table"):
 
 if pv.selection is not None and len(pv.selection):
     with ui.guarded("the selection probabilities"):
-        st.subheader("Selection probabilities per node")
+        st.subheader("Selection probabilities per node", anchor=False)
         ui.not_dp_label("NOT FOR RELEASE — computed from the raw data, curator only")
         sel = pv.selection
         for layer, sub in sel.groupby("layer"):

@@ -9,7 +9,9 @@ one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (
 None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
 ``reads_counts`` it takes the sparse count table (:class:`dpcore.counts.CountTable`)
 in place of the records. ``not_dp(opts)`` returns reasons the
-release is not DP (empty when it is).
+release is not DP (empty when it is). ``noise_rows(opts, domain, epsilon, m, n, sensitivity)``
+says, from public facts and a record count n, how large the noise on each kind of released
+count is against the count it is added to (a list of :class:`dpcore.empty_share.NoiseRow`).
 """
 from __future__ import annotations
 
@@ -28,6 +30,9 @@ class Method:
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
+    #: noise_rows(opts, domain, epsilon, m, n, sensitivity): the noise per released count against
+    #: the typical count (dpcore.empty_share.NoiseRow), from public facts and a record count n
+    noise_rows: Callable[..., list] | None = None
     #: run_set also takes the sparse count table (dpcore.counts.CountTable) instead of records
     reads_counts: bool = False
 
@@ -45,10 +50,8 @@ for _name in STEPS_METHODS:
         plan=lambda opts, domain, epsilon, m: steps.plan_allocation(opts, len(domain), epsilon, m),
         not_dp=lambda opts: (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
                              if opts.select == "nonprivate" else []),
-        hierarchical=True, reads_counts=True,
+        hierarchical=True, reads_counts=True, noise_rows=steps.noise_rows,
     ))
-register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, reads_counts=True))
-register(Method("ipf", ipf.resolve, ipf.run_set, reads_counts=True))
-register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True))
-register(Method("aim", aim.resolve, aim.run_set, reads_counts=True))
-register(Method("mst", mst.resolve, mst.run_set, reads_counts=True))
+for _module in (flat_laplace, ipf, privbayes, aim, mst):
+    register(Method(_module.__name__.rpartition(".")[2], _module.resolve, _module.run_set, reads_counts=True,
+                    noise_rows=_module.noise_rows))

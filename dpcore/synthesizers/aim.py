@@ -51,6 +51,7 @@ from ..errors import real_number, whole_number
 from ..margin_spec import parse_margin_groups
 from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
 from ..mechanisms import DiscreteLaplace, ExponentialMechanism
+from ..empty_share import NoiseRow, noise_row
 from ..neighbours import ReleaseContext
 from .options import check_known_options
 
@@ -217,4 +218,20 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, hs: float) ->
     rows.append({"table": "each round at the start: the chosen margin (its budget doubles when it barely changes the "
                           "model; the last round takes what is left)", "cells": None, "epsilon": meas.epsilon(hs),
                  "mechanism": meas.name, "noise_scale": meas.scale, "noise_sd": float(np.sqrt(meas.variance))})
+    return rows
+
+
+def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: float, sensitivity: float) -> list[NoiseRow]:
+    """The one-way margins AIM measures first, and a workload margin measured in a round at the
+    starting round budget (the margins are chosen at release: the median size of the workload's
+    margins; a margin whose budget doubles gets half the noise)."""
+    from ..mechanisms import noise_for
+    eps_round = epsilon / m / opts.rounds
+    e = (1 - SELECTION_SHARE) * eps_round
+    meas = noise_for("discrete_laplace", e, sensitivity)
+    rows = [noise_row(f"one-way margin {a}", domain[a].size, domain[a].size, e, meas, n) for a in domain.names]
+    sizes = [math.prod(domain[a].size for a in g) for g in opts.workload] or [1]
+    cells = float(np.median(sizes))
+    rows.append(noise_row("a workload margin measured in a round (chosen at release)", int(cells), cells, e, meas, n,
+                          estimate=True))
     return rows

@@ -20,6 +20,7 @@ from .. import sparse_leaves
 from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
 from ..count_rows import margin_counts
 from ..counts import CountTable
+from ..empty_share import NoiseRow, noise_row
 from ..mechanisms import HISTOGRAM_SAMPLER, noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice, check_known_options
@@ -110,3 +111,11 @@ def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one flat-Laplace set."""
     return synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx), None, {}
+
+
+def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: float, sensitivity: float) -> list[NoiseRow]:
+    """The noise on every cell of the full table against its typical count n/cells (public facts and n)."""
+    eps = epsilon / m
+    cells = domain.size
+    return [noise_row(f"every cell of the full table ({big_count(cells)} cells)", cells, cells, eps,
+                      noise_for(opts.noise, eps, sensitivity), n)]

@@ -79,6 +79,7 @@ from ..decomposable_model import DecomposableModel, JunctionTree, elimination_cl
 from ..record_fit import fit_records
 from ..count_rows import margin_counts
 from ..margin_spec import parse_margin_groups
+from ..empty_share import NoiseRow, noise_row
 from ..mechanisms import noise_for
 from ..neighbours import ReleaseContext
 from .options import NOISE, SYNTHESIS, _choice, check_known_options
@@ -693,3 +694,16 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one DP-ipf set (ε = ``eps_set``, see :func:`synthesize_set`)."""
     codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
     return codes, None, diag
+
+
+def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: float, sensitivity: float) -> list[NoiseRow]:
+    """Per measured margin (:func:`measured_margins`): the noise on each cell against its typical
+    count n/cells. ``one_way_share="auto"`` is decided from ``n`` as at release."""
+    eps = epsilon / m
+    share = one_way_share(domain, opts, eps, sensitivity, n)
+    rows = []
+    for g, e, _ in measured_margins(domain, opts, eps, share):
+        cells = math.prod(domain[a].size for a in g)
+        rows.append(noise_row(("one-way margin " if len(g) == 1 else "margin ") + " × ".join(g), cells, cells, e,
+                              noise_for(opts.noise, e, sensitivity), n))
+    return rows

@@ -70,6 +70,7 @@ from ..errors import OptionError, ResourceError, whole_number
 from ..cells import DEFAULT_MAX_CELLS
 from ..counts import CountTable
 from ..mechanisms import ExponentialMechanism, noise_for
+from ..empty_share import NoiseRow, noise_row, typical_cells
 from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
 from .options import NOISE, _choice, check_known_options
 
@@ -397,3 +398,16 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one PrivBayes set (ε = ``eps_set``, see :func:`synthesize_set`)."""
     codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
     return codes, None, diag
+
+
+def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n: float,
+               sensitivity: float) -> list[NoiseRow]:
+    """The noise on each cell of the T conditional tables against the typical count of a table of
+    an attribute and ``degree`` parents (the network is chosen at release: a typical size)."""
+    eps = epsilon / m
+    d = len(domain)
+    P, T = network_plan(d, opts.degree)
+    e = (eps - (opts.network_share * eps if P else 0.0)) / T
+    cells = min(typical_cells(domain.shape, min(opts.degree + 1, d)), float(domain.size))
+    return [noise_row(f"{T} conditional tables (an attribute and up to {opts.degree} parents, chosen at release)",
+                      int(T * cells), cells, e, noise_for(opts.noise, e, sensitivity), n, estimate=True)]
