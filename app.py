@@ -7,8 +7,9 @@ All computation is done by ``dpcore``; the pages only call it.
 The navigation is drawn here as links (``client.showSidebarNavigation = false`` in
 .streamlit/config.toml): Streamlit's automatic list of the ``pages/`` folder would otherwise
 show the helper modules (charts, common, …, workspace) on the first load after a start.
-Nothing heavy is imported before the page has drawn its first lines, so the first screen is
-never blank for long (bench/cold_load.py).
+Nothing heavy is imported before the Start page has drawn its first lines, so the first screen
+is never blank for long (bench/cold_load.py); the imports run once, under a lock
+(pages/_imports.py).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ if css.exists():
     st.markdown(f"<style>{css.read_text(encoding='utf-8')}</style>", unsafe_allow_html=True)
 
 pages = [
-    st.Page("pages/0_start.py", title="Start", icon=":material/home:", url_path="start", default=True),
+    st.Page("pages/0_start.py", title="Start", icon=":material/home:", default=True),
     st.Page("pages/1_data.py", title="1 · Data", icon=":material/table_view:", url_path="data"),
     st.Page("pages/2_design.py", title="2 · Design", icon=":material/account_tree:", url_path="design"),
     st.Page("pages/3_preview.py", title="3 · Preview (spends nothing)", icon=":material/visibility:",
@@ -44,23 +45,45 @@ with st.sidebar:
     with st.container(key="studio_nav"):
         for p in pages:
             st.page_link(p, label=p.title, icon=p.icon)
-    summary = st.container()  # filled after the page ran, so it shows what the page just changed
+    summary_slot = st.empty()
 
+from pages import _imports  # noqa: E402  (light: the heavy imports happen in _imports.ready)
+
+
+def sidebar_summary() -> None:
+    """The session's summary under the page links; drawn again after the page ran (the page may have
+    changed the design or the table), replacing the first drawing."""
+    from pages import _common as ui
+    from pages import _jobs, _sidebar
+    from pages import _workspace as wsui
+
+    with summary_slot.container(), ui.guarded("the sidebar"):
+        _sidebar.summary()
+        _jobs.sidebar_notice()
+        wsui.sidebar()
+
+
+if nav.title != "Start":  # the Start page draws its first lines, then waits for the imports itself
+    _imports.ready()
+    from pages import _common as ui
+
+    with ui.guarded("starting the session"):
+        ui.init_state()
+    sidebar_summary()  # stays if the page stops early (st.stop ends the run: nothing after it is drawn)
 try:
-    nav.run()  # every page starts the session itself (ui.init_state), after its first lines
+    nav.run()
 except Exception as exc:  # noqa: BLE001 - never a traceback; Streamlit's rerun/stop are BaseExceptions
+    _imports.ready()
     from pages import _common as ui
 
     ui.show_error(exc, f"the page '{nav.title}'")
 finally:  # also after st.stop() / st.rerun(): the workspace keeps the table, domain, design and release
+    _imports.ready()
     from pages import _common as ui
-    from pages import _jobs, _sidebar
+    from pages import _jobs
     from pages import _workspace as wsui
 
     with ui.guarded("the session"):
         _jobs.collect_release()  # a release that finished while the curator was on another page
         wsui.persist()
-    with summary, ui.guarded("the sidebar"):
-        _sidebar.summary()
-        _jobs.sidebar_notice()
-        wsui.sidebar()
+    sidebar_summary()

@@ -18,8 +18,8 @@ STEPS = [
     ("2 · Design", "Method (the adviser recommends one), ε, sets; noise check.", "pages/2_design.py"),
     ("3 · Preview", "What the release will measure and its noise. Spends nothing.", "pages/3_preview.py"),
     ("4 · Release", "One click, one release at the ε on the button.", "pages/4_release.py"),
-    ("5 · Trade-offs / 6 · Survey", "Compare methods over ε (curator-only); survey estimates.",
-     "pages/5_tradeoffs.py"),
+    ("5 · Trade-offs", "Compare methods over ε: curator-only, never released.", "pages/5_tradeoffs.py"),
+    ("6 · Survey", "Survey estimates from the same table, charged to its budget book.", "pages/6_survey.py"),
 ]
 cols = st.columns(len(STEPS), gap="small")
 for col, (title, text, page) in zip(cols, STEPS):
@@ -27,7 +27,10 @@ for col, (title, text, page) in zip(cols, STEPS):
         st.page_link(page, label=title)
         st.caption(text)
 
-from pages import _common as ui  # noqa: E402  (after the first lines are on screen)
+from pages import _imports  # noqa: E402
+
+_imports.ready()  # the heavy imports, after the first lines are on screen
+from pages import _common as ui  # noqa: E402
 
 ui.init_state()
 s = st.session_state

@@ -58,7 +58,8 @@ def _margin_ledger(pv, method: str, opts: dict) -> None:
     plan = pv.plan
     tab = pv.margins.assign(**{"ε over m sets": pv.margins["epsilon"] * plan["sets"]})
     st.dataframe(tab.rename(columns={"epsilon": "ε per set"}), hide_index=True, width="stretch",
-                 column_config={"ε per set": st.column_config.NumberColumn(format="%.4g"),
+                 column_config={"table": st.column_config.TextColumn(width="large"),
+                                "ε per set": st.column_config.NumberColumn(format="%.4g"),
                                 "ε over m sets": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_scale": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_sd": st.column_config.NumberColumn(format="%.4g")})
@@ -74,7 +75,8 @@ try:
     check_epsilon(cfg["epsilon"])
 except DPCoreError:
     eps_ok = False
-left, right = st.columns([3, 2], gap="large")
+adviser_box = st.container()  # filled at the end, from the settings chosen below
+left, right = st.columns([1, 1], gap="large")
 
 with left:
     with ui.guarded("the release method"):
@@ -301,16 +303,17 @@ with left:
 
 method, opts, problems = ui.design_call(dom)
 
+with adviser_box, ui.guarded("the method adviser"):
+    if eps_ok:
+        _noise.adviser_panel(dom, method, opts)
+
 with right:
     if not eps_ok:
         st.info("Set a valid ε on the left: the adviser, the noise check and the ledger need one.",
                 icon=":material/info:")
-    else:
-        with ui.guarded("the method adviser"):
-            _noise.adviser_panel(dom, method, opts)
-        if not problems:
-            with ui.guarded("the noise check"):
-                _noise.noise_panel(dom, method, opts, ui.method_label(method, opts))
+    elif not problems:
+        with ui.guarded("the noise check"):
+            _noise.noise_panel(dom, method, opts, ui.method_label(method, opts))
     with ui.guarded("the budget ledger"):
         st.subheader("Budget ledger (planned)", anchor=False)
         for msg in problems:

@@ -74,114 +74,121 @@ if notice and not refused:
 with ui.guarded("the budget book"):
     wsui.book_panel()
 
+
+def _show_release(rel: dict) -> None:
+    """The last release: its DP statement, downloads, report, sets, one-way charts and ledger (folded
+    under a note when this click was refused)."""
+    entry = getattr(rel["main"], "book_entry", None) or getattr(rel["main"], "entry_id", None)
+    if refused:  # the refusal above is this click's answer: the earlier release is marked as such, no green banner
+        box = st.container(border=True, key="previous_release")
+        box.markdown(f"**Your previous release{f' #{entry}' if entry else ''}** ({rel.get('label', rel['main'].method)}), "
+                     "made before this refusal and unchanged by it:")
+    else:
+        box = st.container()
+        box.subheader(f"Release{f' #{entry}' if entry else ''}: {rel.get('label', rel['main'].method)}", anchor=False)
+
+    with box:
+        release = rel["main"]
+        orig = ui.work_df()
+
+        with ui.guarded("the release status"):
+            if release.dp and refused:
+                st.caption(f"{release.dp_reason}.")
+            elif release.dp:
+                st.success(f"{release.dp_reason}.", icon=":material/lock:")
+                if ui.sparse_caveat(release.dp_reason):
+                    st.warning("Proved for the ideal noise law: the noise of this release's many empty cells was drawn by a "
+                               "floating-point sampler that follows that law only up to rounding (docs/sparse-leaves.md).",
+                               icon=":material/warning:")
+            else:
+                st.markdown(
+                    f'<div class="not-dp" style="border:2px solid {ui.NOT_DP_RED};border-radius:6px;padding:0.6rem 0.9rem;'
+                    f'color:{ui.NOT_DP_RED};font-weight:600">NOT DP — {release.dp_reason}</div>',
+                    unsafe_allow_html=True)
+                st.error("This release is NOT differentially private; the manifest records why. Fix the cause and release "
+                         "again before publishing.", icon=":material/dangerous:")
+            led = release.ledger.to_dict()
+            st.caption(f"Released in {rel['times'].get('main', 0):.2f} s. Ledger total ε = {led['epsilon_total']:.6g} "
+                       f"(requested {release.epsilon:g}).")
+
+        with ui.guarded("the downloads"):
+            st.subheader("Downloads", anchor=False)
+            st.caption("What you publish: the synthetic sets and manifest.json (options, declared domain, ledger, DP status; "
+                       "no seed, no raw counts).")
+            zips = rel.setdefault("zips", {})  # built once per release, not on every rerun
+            if "main" not in zips:
+                zips["main"] = ui.release_zip(release)
+            st.download_button("All sets + manifest (zip)", zips["main"], "release.zip", "application/zip",
+                               type="primary", key="dl_zip",
+                               help="synthetic_1.csv … synthetic_m.csv and manifest.json: everything covered by ε.")
+            with st.expander(f"Each set alone ({len(release.sets)} CSV files)"):
+                cols = st.columns(min(len(release.sets), 5))
+                for i, df in enumerate(release.sets, 1):
+                    cols[(i - 1) % len(cols)].download_button(
+                        f"synthetic_{i}.csv", df.to_csv(index=False), f"synthetic_{i}.csv", "text/csv", key=f"dl_set_{i}",
+                        help=f"Synthetic set {i} alone (spent ε/m = {release.epsilon / len(release.sets):g}).")
+
+        with ui.guarded("the release report"):
+            # the report: HTML (offline, plotly.js embedded) and PDF; built on request, the figures take seconds
+            render_report_section(release, orig)
+
+        with ui.guarded("the synthetic sets"):
+            st.subheader("Synthetic sets (first rows)", anchor=False)
+            tabs = st.tabs([f"set {i}" for i in range(1, len(release.sets) + 1)])
+            for t, df in zip(tabs, release.sets):
+                t.dataframe(df.head(10), hide_index=True, width="stretch")
+
+        with ui.guarded("the one-way charts"):
+            st.subheader("One-way distributions: original vs synthetic", anchor=False)
+            ui.not_dp_label("Curator view: the 'original' bars come from the raw data — NOT FOR RELEASE")
+            series = {"original": [orig], rel.get("label", release.method): release.sets}
+            attrs = list(dom.names)
+            pick = st.multiselect("Attributes", attrs, default=attrs[: min(6, len(attrs))],
+                                  help="Share of records per level; synthetic bars average the m sets, the whiskers show "
+                                       "the lowest and highest set.")
+            labels = list(series)
+            colours = ["#000000"] + [ui.OKABE_ITO[i % 7] for i in range(len(labels) - 1)]
+            grid = st.columns(2)
+            for i, a in enumerate(pick):
+                rows = []
+                attr = dom[a]
+                for lab, frames in series.items():
+                    # dpcore's own encoding: numeric values fall into their public bins, missing into "NA"
+                    shares = np.array([np.bincount(attr.encode(f[a]), minlength=attr.size) / max(len(f), 1) * 100
+                                       for f in frames])
+                    for lev, col in zip(attr.labels, shares.T):
+                        rows.append({"level": lev, "source": lab, "percent": col.mean(), "lo": col.min(), "hi": col.max()})
+                d = pd.DataFrame(rows)
+                order = [lev for lev in (str(x) for x in dom[a].labels) if lev in set(d["level"])]
+                fig = go.Figure()
+                for lab, col in zip(labels, colours):
+                    sub = d[d["source"] == lab].set_index("level").reindex(order)
+                    err = None
+                    if len(series[lab]) > 1:
+                        err = dict(type="data", symmetric=False, array=(sub["hi"] - sub["percent"]).fillna(0),
+                                   arrayminus=(sub["percent"] - sub["lo"]).fillna(0), color="#333333", thickness=1.2)
+                    fig.add_bar(x=order, y=sub["percent"], name=lab, marker_color=col, error_y=err,
+                                hovertemplate=lab + "<br>%{x}: %{y:.2f} %<extra></extra>")
+                fig.update_layout(barmode="group", height=360, title=dict(text=f"{a}: share of records by level", y=0.97),
+                                  margin=dict(l=10, r=10, t=80, b=10),
+                                  legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, font=dict(size=11)))
+                fig.update_xaxes(title=None, type="category", tickangle=-25, automargin=True)
+                fig.update_yaxes(title="records (%)")
+                grid[i % 2].plotly_chart(fig, config={"displaylogo": False}, key=f"oneway_{a}")
+
+        with ui.guarded("the ledger"):
+            st.subheader("Budget ledger (spent)", anchor=False)
+            rows = ui.ledger_rows(led)
+            st.plotly_chart(ui.ledger_figure(rows, led["epsilon_total"], rel.get("label", release.method)),
+                            config={"displaylogo": False})
+            with st.expander("All charges"):
+                st.dataframe(rows, hide_index=True, width="stretch")
+
+
 rel = s.get("release")
 if rel and rel.get("key") != ui.work_key():
     st.info("The data changed since the last release; release again.")
     rel = None
-if not rel or rel.get("main") is None:
-    st.stop()
+if rel and rel.get("main") is not None:
+    _show_release(rel)
 
-entry = getattr(rel["main"], "book_entry", None) or getattr(rel["main"], "entry_id", None)
-if refused:  # the refusal above is this click's answer: the earlier release is marked as such, no green banner
-    box = st.container(border=True, key="previous_release")
-    box.markdown(f"**Your previous release{f' #{entry}' if entry else ''}** ({rel.get('label', rel['main'].method)}), "
-                 "made before this refusal and unchanged by it:")
-else:
-    box = st.container()
-    st.subheader(f"Release{f' #{entry}' if entry else ''}: {rel.get('label', rel['main'].method)}", anchor=False)
-
-with box:
-    release = rel["main"]
-    orig = ui.work_df()
-
-    with ui.guarded("the release status"):
-        if release.dp and refused:
-            st.caption(f"{release.dp_reason}.")
-        elif release.dp:
-            st.success(f"{release.dp_reason}.", icon=":material/lock:")
-            if ui.sparse_caveat(release.dp_reason):
-                st.warning("Proved for the ideal noise law: the noise of this release's many empty cells was drawn by a "
-                           "floating-point sampler that follows that law only up to rounding (docs/sparse-leaves.md).",
-                           icon=":material/warning:")
-        else:
-            st.markdown(
-                f'<div class="not-dp" style="border:2px solid {ui.NOT_DP_RED};border-radius:6px;padding:0.6rem 0.9rem;'
-                f'color:{ui.NOT_DP_RED};font-weight:600">NOT DP — {release.dp_reason}</div>',
-                unsafe_allow_html=True)
-            st.error("This release is NOT differentially private; the manifest records why. Fix the cause and release "
-                     "again before publishing.", icon=":material/dangerous:")
-        led = release.ledger.to_dict()
-        st.caption(f"Released in {rel['times'].get('main', 0):.2f} s. Ledger total ε = {led['epsilon_total']:.6g} "
-                   f"(requested {release.epsilon:g}).")
-
-    with ui.guarded("the downloads"):
-        st.subheader("Downloads", anchor=False)
-        st.caption("What you publish: the synthetic sets and manifest.json (options, declared domain, ledger, DP status; "
-                   "no seed, no raw counts).")
-        cols = st.columns(min(len(release.sets), 6) + 1)
-        zips = rel.setdefault("zips", {})  # built once per release, not on every rerun
-        if "main" not in zips:
-            zips["main"] = ui.release_zip(release)
-        cols[0].download_button("All sets + manifest (zip)", zips["main"], "release.zip", "application/zip",
-                                type="primary", key="dl_zip",
-                                help="synthetic_1.csv … synthetic_m.csv and manifest.json: everything covered by ε.")
-        for i, df in enumerate(release.sets, 1):
-            cols[min(i, len(cols) - 1)].download_button(f"synthetic_{i}.csv", df.to_csv(index=False), f"synthetic_{i}.csv",
-                                                         "text/csv", key=f"dl_set_{i}",
-                                                         help=f"Synthetic set {i} alone (spent ε/m = {release.epsilon / len(release.sets):g}).")
-
-    with ui.guarded("the release report"):
-        # the report: HTML (offline, plotly.js embedded) and PDF; built on request, the figures take seconds
-        render_report_section(release, orig)
-
-    with ui.guarded("the synthetic sets"):
-        st.subheader("Synthetic sets (first rows)", anchor=False)
-        tabs = st.tabs([f"set {i}" for i in range(1, len(release.sets) + 1)])
-        for t, df in zip(tabs, release.sets):
-            t.dataframe(df.head(10), hide_index=True, width="stretch")
-
-    with ui.guarded("the one-way charts"):
-        st.subheader("One-way distributions: original vs synthetic", anchor=False)
-        ui.not_dp_label("Curator view: the 'original' bars come from the raw data — NOT FOR RELEASE")
-        series = {"original": [orig], rel.get("label", release.method): release.sets}
-        attrs = list(dom.names)
-        pick = st.multiselect("Attributes", attrs, default=attrs[: min(6, len(attrs))],
-                              help="Share of records per level; synthetic bars average the m sets, the whiskers show "
-                                   "the lowest and highest set.")
-        labels = list(series)
-        colours = ["#000000"] + [ui.OKABE_ITO[i % 7] for i in range(len(labels) - 1)]
-        grid = st.columns(2)
-        for i, a in enumerate(pick):
-            rows = []
-            attr = dom[a]
-            for lab, frames in series.items():
-                # dpcore's own encoding: numeric values fall into their public bins, missing into "NA"
-                shares = np.array([np.bincount(attr.encode(f[a]), minlength=attr.size) / max(len(f), 1) * 100
-                                   for f in frames])
-                for lev, col in zip(attr.labels, shares.T):
-                    rows.append({"level": lev, "source": lab, "percent": col.mean(), "lo": col.min(), "hi": col.max()})
-            d = pd.DataFrame(rows)
-            order = [lev for lev in (str(x) for x in dom[a].labels) if lev in set(d["level"])]
-            fig = go.Figure()
-            for lab, col in zip(labels, colours):
-                sub = d[d["source"] == lab].set_index("level").reindex(order)
-                err = None
-                if len(series[lab]) > 1:
-                    err = dict(type="data", symmetric=False, array=(sub["hi"] - sub["percent"]).fillna(0),
-                               arrayminus=(sub["percent"] - sub["lo"]).fillna(0), color="#333333", thickness=1.2)
-                fig.add_bar(x=order, y=sub["percent"], name=lab, marker_color=col, error_y=err,
-                            hovertemplate=lab + "<br>%{x}: %{y:.2f} %<extra></extra>")
-            fig.update_layout(barmode="group", height=360, title=dict(text=f"{a}: share of records by level", y=0.97),
-                              margin=dict(l=10, r=10, t=80, b=10),
-                              legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, font=dict(size=11)))
-            fig.update_xaxes(title=None, type="category", tickangle=-25, automargin=True)
-            fig.update_yaxes(title="records (%)")
-            grid[i % 2].plotly_chart(fig, config={"displaylogo": False}, key=f"oneway_{a}")
-
-    with ui.guarded("the ledger"):
-        st.subheader("Budget ledger (spent)", anchor=False)
-        rows = ui.ledger_rows(led)
-        st.plotly_chart(ui.ledger_figure(rows, led["epsilon_total"], rel.get("label", release.method)),
-                        config={"displaylogo": False})
-        with st.expander("All charges"):
-            st.dataframe(rows, hide_index=True, width="stretch")

@@ -84,6 +84,7 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
                                           for _ in r], axis=1)
     with st.expander(f"Noise per kind of released count ({len(tab)} rows)"):
         st.dataframe(styled, hide_index=True, width="stretch", column_config={
+            "released counts": st.column_config.TextColumn(width="large"),
             "ε each": st.column_config.NumberColumn(format="%.3g"),
             "noise SD (records)": st.column_config.NumberColumn(format="%.3g"),
             "typical count (records)": st.column_config.NumberColumn(format="%.3g")})
@@ -119,26 +120,31 @@ def adviser_panel(dom: dpcore.Domain, method: str, opts: dict) -> adviser.Advice
     adv = _advice(dom.to_json(), float(c["epsilon"]), int(c["m"]), n, curator_only, c.get("neighbours", "add_remove"),
                   json.dumps(options, sort_keys=True))
     with st.container(border=True, key="adviser_panel"):
-        st.markdown(f"**Method adviser** — recommended: **{adviser.NAMES[adv.recommended]}**",
-                    help=gl.help_text("method-adviser"))
-        st.write(adv.summary)
-        for note in adv.notes:
-            st.caption(note)
-        rows = []
-        for a in adv.methods:
-            rows.append({"method": a.name, "verdict": a.verdict,
-                         "noise larger than the typical count": (f"{_count(a.swamped_counts)} of {_count(a.total_counts)}"
-                                                                 if a.total_counts else "—"),
-                         "measured S_pMSE": a.measured.s_pmse if a.measured else None})
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                     column_config={"measured S_pMSE": st.column_config.NumberColumn(
-                         format="%.3g", help=gl.help_text("spmse"))})
+        c1, c2 = st.columns([1, 1], gap="large")
+        with c1:
+            st.markdown(f"**Method adviser** — recommended for this table: **{adviser.NAMES[adv.recommended]}**",
+                        help=gl.help_text("method-adviser"))
+            st.write(adv.summary)
+            for note in adv.notes:
+                st.caption(note)
+        with c2:
+            rows = []
+            for a in adv.methods:
+                rows.append({"method": a.name, "verdict": a.verdict,
+                             "measured S_pMSE": a.measured.s_pmse if a.measured else None,
+                             "counts below their noise": (f"{a.swamped_counts / a.total_counts:.0%}"
+                                                          if a.total_counts else "—")})
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
+                "measured S_pMSE": st.column_config.NumberColumn(format="%.3g", help=gl.help_text("spmse")),
+                "counts below their noise": st.column_config.TextColumn(
+                    help="Share of the released counts whose noise SD is larger than the typical count "
+                         "(n / cells of the table counted).")})
+            st.caption(f"Noise figures use n = {n:,.0f}: {source}."
+                       + (" :red[Curator-only.]" if curator_only else "")
+                       + " The recommendation itself uses public facts only.")
         with st.expander("Why, method by method"):
             for a in adv.methods:
                 st.markdown(f"**{a.name}** — {VERDICT.get(a.verdict, a.verdict)}")
                 for line in a.why:
                     st.markdown(f"- {line}")
-        st.caption(f"Noise figures use n = {n:,.0f}: {source}."
-                   + (" :red[Curator-only.]" if curator_only else "")
-                   + " The recommendation itself uses public facts only.")
     return adv

@@ -3,8 +3,6 @@ the domain's status and the design (ε, m and the method actually used). Drawn a
 run (app.py), so it shows what the page just changed, never the previous run's state."""
 from __future__ import annotations
 
-import math
-
 import streamlit as st
 
 from pages import _state as state
@@ -26,7 +24,7 @@ def summary() -> None:
             st.caption(":green[Domain declared public]")
         c = s["cfg"]
         eps = c.get("epsilon")
-        eps_text = f"ε = {eps:g}" if isinstance(eps, (int, float)) and math.isfinite(eps) else "ε not set"
+        eps_text = f"ε = {eps:g}" if state.valid_epsilon(eps) else ":red[ε not valid]"
         method = ""
         if dom is not None:
             name, opts, _ = state.design_call(dom)

@@ -318,9 +318,19 @@ def resolved_method(dom: dpcore.Domain) -> str:
         return method
     from dpcore.studio.adviser import recommend
 
-    eps = c.get("epsilon")
-    eps = float(eps) if isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0 else 1.0
+    eps = float(c["epsilon"]) if valid_epsilon(c.get("epsilon")) else 1.0  # an invalid ε is refused elsewhere
     return recommend(dom, eps, max(1, int(c.get("m") or 1)))
+
+
+def valid_epsilon(v) -> bool:
+    """Whether ``v`` is an ε a release accepts (dpcore.budget.check_epsilon), without raising."""
+    from dpcore.budget import check_epsilon
+
+    try:
+        check_epsilon(v)
+        return True
+    except DPCoreError:
+        return False
 
 
 def noised_layers(dom: dpcore.Domain) -> tuple[int, bool]:

@@ -344,8 +344,7 @@ def test_a_session_saved_with_comparators_still_restores(tmp_path, monkeypatch):
 
 def _wait_job(at: AppTest, timeout: float = 60) -> None:
     job = at.session_state["sweep_job"]
-    job["thread"].join(timeout)
-    assert job["finished"]
+    assert job.wait(timeout)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
 
@@ -399,7 +398,7 @@ def test_tradeoffs_sweep_can_be_cancelled(monkeypatch):
     assert at.get("progress"), "no progress bar while the sweep runs"
     at.button(key="cancel_sweep").click()
     at.run()
-    assert at.session_state["sweep_job"]["event"].is_set()
+    assert at.session_state["sweep_job"].cancel_event.is_set()
     _wait_job(at)
     assert "Sweep cancelled" in texts(at.warning)
 
@@ -523,3 +522,22 @@ def test_aim_options_on_the_design_page_reach_the_release():
     r = at.session_state["release"]["main"]
     assert r.method == "aim" and r.options["rounds"] == 10
     assert r.options["workload"] == [["sex", "agegr"], ["edu", "income"]]
+
+
+def test_a_refused_click_leaves_no_green_statement_under_it(tmp_path, monkeypatch):
+    """[honest-flow] row 9: with no cap the cap box is empty (not 0.00); after a refusal the previous
+    release is shown as such, without its green DP statement right under the red refusal."""
+    monkeypatch.setenv("DPSTUDIO_WORKSPACE", str(tmp_path))
+    at = start()
+    confirm_domain(at)
+    at.session_state["cfg"]["epsilon"] = 0.5
+    at = release(at)
+    assert "ε-differentially private" in texts(at.success)
+    assert at.number_input(key="w_budget_cap").value is None  # "no cap", not 0.00
+    ws, fp = at.session_state["_ws"], at.session_state["table_fp"]
+    ws.book.set_cap(fp, 0.6)
+    at = release(at)
+    assert "needs ε = 0.5 but only ε = 0.1" in texts(at.error)
+    assert not any("ε-differentially private" in str(e.value) for e in at.success)
+    assert "Your previous release" in texts(at.markdown)
+    assert ws.budget(fp)["spent"] == pytest.approx(0.5)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto,  # noqa: F401
+from tests.browser_support import (NAV_LINK, ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto,  # noqa: F401
                                    no_exception, settle, start_streamlit, stop, type_epsilon)
 
 pytestmark = [NEEDS_CHROMIUM]
@@ -46,7 +46,7 @@ def page(server):
         pg = context.new_page()
         pg.set_default_timeout(TIMEOUT_MS)
         pg.goto(server)
-        pg.wait_for_selector('[data-testid="stSidebarNavLink"]')
+        pg.wait_for_selector(NAV_LINK)
         yield pg
         context.close()
         browser.close()

@@ -29,7 +29,7 @@ import pytest
 from dpcore import domain as dpcore_domain
 
 from tests import browser_support as bs
-from tests.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, type_epsilon
+from tests.browser_support import NAV_LINK, ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, type_epsilon
 
 pytestmark = NEEDS_CHROMIUM
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -108,7 +108,7 @@ def test_a_curators_day(server, tmp_path):
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         page.goto(url)
-        page.locator('[data-testid="stSidebarNavLink"]', has_text="1 · Data").first.wait_for()
+        page.locator(NAV_LINK, has_text="1 · Data").first.wait_for()
         page.wait_for_function("() => location.search.includes('ws=')")  # the workspace id is in the address
         settle(page)
         ws_id = page.url.split("ws=")[1].split("&")[0]

@@ -12,7 +12,7 @@ import time
 import pandas as pd
 import pytest
 
-from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto, no_exception,
+from tests.browser_support import (NAV_LINK, ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto, no_exception,
                                    set_cap, settle, start_streamlit, stop, type_epsilon)
 
 pytestmark = [NEEDS_CHROMIUM]
@@ -59,7 +59,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         page.goto(url)
-        page.wait_for_selector('[data-testid="stSidebarNavLink"]')
+        page.wait_for_selector(NAV_LINK)
         page.wait_for_function("() => location.search.includes('ws=')")  # the app puts the id in the address
         settle(page)
         ws_id = page.url.split("ws=")[1].split("&")[0]
@@ -128,7 +128,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         # another tab without the id gets its own workspace: none of this table or its releases
         other = context.new_page()
         other.goto(url)
-        other.wait_for_selector('[data-testid="stSidebarNavLink"]')
+        other.wait_for_selector(NAV_LINK)
         other.wait_for_function("() => location.search.includes('ws=')")
         settle(other)
         assert ws_id not in other.url
