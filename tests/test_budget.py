@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.budget import Ledger, allocate_budget, layer_weights
+from dpcore.privacy.ledger import Ledger, allocate_budget, layer_weights
 from dpcore.errors import OptionError
-from dpcore.neighbours import DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS
-from dpcore.selection import sensitivity
+from dpcore.privacy.neighbours import DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS
+from dpcore.measure.selection import sensitivity
 
 # ----------------------------------------------------------------------------------------
 # a small random table: 300 rows, 4 attributes with 2-4 levels (declared public)

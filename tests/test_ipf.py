@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.neighbours import Neighbours, ReleaseContext
-from dpcore.budget import Ledger
+from dpcore.privacy.neighbours import Neighbours, ReleaseContext
+from dpcore.privacy.ledger import Ledger
 from dpcore.errors import OptionError
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers import ipf as I

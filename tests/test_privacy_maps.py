@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore import mechanisms as M
+from dpcore.privacy import mechanisms as M
 from dpcore.synthesizers import REGISTRY
 
 #: option variants every method is walked with (a method that has no such option skips it)

@@ -1,4 +1,4 @@
-"""The sparse leaves (dpcore.sparse_leaves) release the SAME distribution as the dense paths.
+"""The sparse leaves (dpcore.measure.sparse_leaves) release the SAME distribution as the dense paths.
 
 Small tables, where both run: each path is run R times with fixed seeds and the
 distributions of released statistics are compared with two-sample chi-square tests on
@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore import hierarchy as H
-from dpcore.cells import draw_cells
-from dpcore.consistency import _project_children, make_consistent
-from dpcore.counts import CountTable
-from dpcore.mechanisms import DiscreteLaplace
-from dpcore import sparse_leaves as SL
+from dpcore.synthesizers import hierarchy as H
+from dpcore.synthesizers.cells import draw_cells
+from dpcore.estimate.consistency import _project_children, make_consistent
+from dpcore.counting.count_table import CountTable
+from dpcore.privacy.mechanisms import DiscreteLaplace
+from dpcore.measure import sparse_leaves as SL
 
 ALPHA = 1e-3
 R = 300
@@ -239,7 +239,7 @@ def test_preview_warns_about_empty_cells():
     import pandas as pd
 
     import dpcore
-    from dpcore.empty_share import flat_empty_share
+    from dpcore.synthesizers.empty_share import flat_empty_share
 
     rng = np.random.default_rng(7)
     wide = pd.DataFrame({f"c{j}": rng.choice(list("abcdefgh"), 100) for j in range(15)})  # 8^15 ≈ 3.5e13 cells

@@ -33,7 +33,7 @@ at most g/2; it removes the low-order bits in which textbook float samplers leak
 exact answer. It does not make the sampler exact, so every statement and ledger note
 says the guarantee is for the ideal mechanism (docs/survey-privacy.md).
 
-``dpcore.mechanisms.GeneralizedCauchy.smooth_epsilon`` states the looser map
+``dpcore.privacy.mechanisms.GeneralizedCauchy.smooth_epsilon`` states the looser map
 γα + (γ+1)β; under it the thesis's calibrations would cost more than their ε (e.g.
 1.5 instead of 1 for γ = 4, α = β = 1/6), so this package uses the sharper map above.
 Noise is still drawn only by ``GeneralizedCauchy.sample``.
@@ -46,11 +46,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore.budget import UNBOUNDED, Ledger, check_epsilon
+from dpcore.privacy.ledger import UNBOUNDED, Ledger, check_epsilon
 from dpcore.errors import OptionError
-from dpcore.mechanisms import GeneralizedCauchy
+from dpcore.privacy.mechanisms import GeneralizedCauchy
 
-from ._privacy import ADD_REMOVE, public_grid, snap, statement
+from dpcore.survey._privacy import ADD_REMOVE, public_grid, snap, statement
 
 LN2 = math.log(2.0)
 #: smallest ε for which the chapter-6 calibration γ = 1 + ε/(2 ln 2) is proven ε-DP (γ ≥ 2)

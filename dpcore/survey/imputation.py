@@ -19,7 +19,7 @@ Baselines (§6.5.3), Laplace noise:
   donees; global sensitivity M/s under add/remove, max(M, b − a)/s under replace (a count:
   1 under both). ε-DP for the notion chosen, also as implemented: counts get exact
   discrete Laplace noise (integer outputs), the mean the floating-point-safe discretised
-  Laplace of :mod:`dpcore.mechanisms` (outputs on its power-of-two grid).
+  Laplace of :mod:`dpcore.privacy.mechanisms` (outputs on its power-of-two grid).
 * :func:`release_mean_global` / :func:`release_count_global`: impute, then Laplace with the
   thesis's *optimistic* global bound G = the number of donees per donor (default: all donees
   in the data). The true global sensitivity of imputation is unbounded (Fig 6.1) and G is
@@ -45,13 +45,13 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from dpcore.budget import Ledger, check_epsilon
+from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import DiscreteLaplace, Laplace, positive_finite
+from dpcore.privacy.mechanisms import DiscreteLaplace, Laplace, positive_finite
 
-from ._privacy import ADD_REMOVE, REPLACE, label, notion_for, statement
-from ._smooth import LN2, SmoothRelease, ch6_gamma, charge_smooth, check_ch6_epsilon, smooth_value
-from .knn import KNNImputation
+from dpcore.survey._privacy import ADD_REMOVE, REPLACE, label, notion_for, statement
+from dpcore.survey._smooth import LN2, SmoothRelease, ch6_gamma, charge_smooth, check_ch6_epsilon, smooth_value
+from dpcore.survey.knn import KNNImputation
 
 __all__ = [
     "release_count",
@@ -302,7 +302,7 @@ def _count_noise(ledger, what, exact, sens, eps, rng, subset, note, nb):
 
 
 def _real_noise(ledger, what, exact, sens, eps, rng, subset, note, nb):
-    """Discretised Laplace (dpcore.mechanisms.Laplace): output on its power-of-two grid."""
+    """Discretised Laplace (dpcore.privacy.mechanisms.Laplace): output on its power-of-two grid."""
     mech = Laplace.calibrate(eps, sens)
     val = float(mech.release(exact, rng))
     ledger.spend(what, mech, sens, subset, neighbours=label(nb), sampler="discretised, floating-point safe",

@@ -14,7 +14,7 @@ All sizes must be fixed before looking at the data (n itself is public: bounded 
 Every release here is therefore for *replace-one* neighbours only: ``neighbours`` must be
 ``"replace"`` and ``"add_remove"`` is refused (under add/remove n is private, and public
 piece sizes summing to n would reveal it). :func:`laplace_proportion` uses the
-floating-point-safe discretised Laplace of :mod:`dpcore.mechanisms`: its value is a
+floating-point-safe discretised Laplace of :mod:`dpcore.privacy.mechanisms`: its value is a
 multiple of the mechanism's power-of-two grid, reachable under every neighbour, so the
 ε-DP claim holds for the implementation, not just for ideal real-valued noise.
 """
@@ -27,11 +27,11 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.budget import BOUNDED, Ledger, check_epsilon
+from dpcore.privacy.ledger import BOUNDED, Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import Laplace
+from dpcore.privacy.mechanisms import Laplace
 
-from ._privacy import REPLACE, notion_for, statement
+from dpcore.survey._privacy import REPLACE, notion_for, statement
 
 _PARTITION_WHY = ("the piece sizes n_i and the record count n are public (Def 5.3.1) and Thm 5.3.1/5.5.1 are "
                   "proved for tables of one fixed size; under add/remove n is private")
@@ -189,7 +189,7 @@ def laplace_proportion(column: str, value, *, neighbours: str = REPLACE) -> Call
     The share of rows of a piece with ``column == value`` has sensitivity 1/n_i under
     replace-one neighbours (n_i is public), so the Laplace mechanism at scale 1/(n_i ε) is
     ε-DP (Dwork et al. 2006); ``neighbours="add_remove"`` is refused. The noise is the
-    discretised Laplace (:class:`dpcore.mechanisms.Laplace`): the value is a multiple of
+    discretised Laplace (:class:`dpcore.privacy.mechanisms.Laplace`): the value is a multiple of
     its grid (returned in the info dict) and the ε holds for the implementation.
     Returns a query(piece, epsilon, rng) -> (value, charge kwargs).
     """

@@ -46,12 +46,12 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.budget import Ledger, check_epsilon
+from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import ExponentialMechanism, exponential_probabilities, noise_for
+from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities, noise_for
 
-from ._privacy import ADD_REMOVE, label, notion_for, statement
-from ._smooth import charge_smooth, check_gamma, smooth_value
+from dpcore.survey._privacy import ADD_REMOVE, label, notion_for, statement
+from dpcore.survey._smooth import charge_smooth, check_gamma, smooth_value
 
 _WHY = ("W_k (Prop 7.3.8), the selection sensitivity (7.2) and the join-table counts bound what adding or "
         "removing one record changes; replace-one bounds are not derived")

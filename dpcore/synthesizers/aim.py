@@ -33,7 +33,7 @@ compose sequentially (Dwork & Roth 2014, Thm 3.16; adaptive composition). The la
 round spends exactly ε_s − (ε spent), so each set spends ε_s exactly and the sets ε.
 The model fit and sampling are post-processing. Proof: docs/methods/aim.md.
 
-The estimation step is dpcore's own junction-tree IPF (:mod:`dpcore.decomposable_model`),
+The estimation step is dpcore's own junction-tree IPF (:mod:`dpcore.estimate.junction_tree`),
 not Private-PGM (``mbi``): docs/methods/aim.md says why.
 """
 from __future__ import annotations
@@ -44,15 +44,15 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..budget import Ledger
-from ..decomposable_model import BYTES_PER_CELL, fit_measurements, model_cells
-from ..domain import Domain
-from ..errors import real_number, whole_number
-from ..margin_spec import parse_margin_groups
-from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
-from ..mechanisms import DiscreteLaplace, ExponentialMechanism
-from ..neighbours import ReleaseContext
-from .options import check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.estimate.junction_tree import BYTES_PER_CELL, fit_measurements, model_cells
+from dpcore.data.domain import Domain
+from dpcore.errors import real_number, whole_number
+from dpcore.measure.margin_spec import parse_margin_groups
+from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
+from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism
+from dpcore.privacy.neighbours import ReleaseContext
+from dpcore.synthesizers.options import check_known_options
 
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
 #: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7, docs/methods/aim.md)
@@ -82,7 +82,7 @@ class AimOptions:
 
 def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
     """The ``workload`` option as attribute-name groups in domain order
-    (:func:`dpcore.margin_spec.parse_margin_groups`; default all two-way margins)."""
+    (:func:`dpcore.measure.margin_spec.parse_margin_groups`; default all two-way margins)."""
     return parse_margin_groups(workload, domain.names, "workload")
 
 
@@ -204,7 +204,7 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
 def preview_rows(opts: AimOptions, domain: Domain, per_set: float, hs: float) -> list[dict]:
     """What AIM measures, knowable before any budget is spent: the one-way margins and the
     starting round budget (later rounds may double it: annealing; the margins are chosen at release)."""
-    from ..mechanisms import noise_for
+    from dpcore.privacy.mechanisms import noise_for
     eps_round = per_set / opts.rounds
     meas = noise_for("discrete_laplace", (1 - SELECTION_SHARE) * eps_round, hs)
     rows = one_way_preview_rows(domain, meas, meas.epsilon(hs))

@@ -13,16 +13,16 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..budget import Ledger
-from ..domain import Domain
-from ..errors import OptionError, real_number, whole_number
-from .. import sparse_leaves
-from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
-from ..count_rows import margin_counts
-from ..counts import CountTable
-from ..mechanisms import HISTOGRAM_SAMPLER, noise_for
-from ..neighbours import ReleaseContext
-from .options import NOISE, SYNTHESIS, _choice, check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
+from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.measure import sparse_leaves
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
+from dpcore.counting.rows import margin_counts
+from dpcore.counting.count_table import CountTable
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, noise_for
+from dpcore.privacy.neighbours import ReleaseContext
+from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
 
 
 @dataclass(frozen=True)
@@ -61,9 +61,9 @@ def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
 def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext) -> np.ndarray:
     """One set: codes of ``ctx.n_out`` records drawn from the noisy full table. ``X``: records
-    (n, p) or their :class:`dpcore.counts.CountTable` (the same counts, the same release).
+    (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release).
 
-    Above :data:`dpcore.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
+    Above :data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
     sparse path releases the same distribution from the non-empty cells, up to the float64
     rounding of the empty cells' noise histogram, and its ledger charge says so
     (docs/sparse-leaves.md)."""

@@ -64,14 +64,14 @@ from itertools import combinations
 
 import numpy as np
 
-from ..budget import Ledger
-from ..domain import Domain
-from ..errors import OptionError, ResourceError, whole_number
-from ..cells import DEFAULT_MAX_CELLS
-from ..counts import CountTable
-from ..mechanisms import ExponentialMechanism, noise_for
-from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
-from .options import NOISE, _choice, check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
+from dpcore.errors import OptionError, ResourceError, whole_number
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
+from dpcore.counting.count_table import CountTable
+from dpcore.privacy.mechanisms import ExponentialMechanism, noise_for
+from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours, ReleaseContext
+from dpcore.synthesizers.options import NOISE, _choice, check_known_options
 
 SCORES = ("mi",)
 

@@ -5,7 +5,7 @@ One synthetic set, at budget ε/m:
 1. choose the tree: a fixed order (0 spent); or, at each layer k < L, for every
    real node, one attribute by the exponential mechanism over a utility u
    (MoSDA: u, LeSDA: −u) at ε_sel = rε/(m·L_sel) with Δu from
-   :mod:`dpcore.selection`; or uniformly at random (0 spent, data-independent);
+   :mod:`dpcore.measure.selection`; or uniformly at random (0 spent, data-independent);
    or by non-private argmax (0 spent, NOT DP, flagged);
 2. noise every real node count of layers 1..L and every leaf cell with
    discrete Laplace of scale Δ/ε_l, ε_l = c_l(1−r)ε/m (one record is in exactly one
@@ -28,20 +28,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import hierarchy as H
-from ..budget import Allocation, Ledger, allocate_budget
-from ..consistency import make_consistent, posterior_variances
-from ..domain import Domain
-from ..mechanisms import HISTOGRAM_SAMPLER, ExponentialMechanism, exponential_mechanism, noise_for
-from ..neighbours import Neighbours, ReleaseContext
-from ..selection import sensitivity as utility_sensitivity
-from ..selection import utility as utility_scores
-from ..cells import draw_cells
-from .. import sparse_leaves
-from ..count_rows import rows as count_rows
-from ..count_rows import weighted_count
-from ..counts import CountTable
-from .options import PRIVATE_SELECTIONS, StepsOptions
+from dpcore.synthesizers import hierarchy as H
+from dpcore.privacy.ledger import Allocation, Ledger, allocate_budget
+from dpcore.estimate.consistency import make_consistent, posterior_variances
+from dpcore.data.domain import Domain
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, ExponentialMechanism, exponential_mechanism, noise_for
+from dpcore.privacy.neighbours import Neighbours, ReleaseContext
+from dpcore.measure.selection import sensitivity as utility_sensitivity
+from dpcore.measure.selection import utility as utility_scores
+from dpcore.synthesizers.cells import draw_cells
+from dpcore.measure import sparse_leaves
+from dpcore.counting.rows import rows as count_rows
+from dpcore.counting.rows import weighted_count
+from dpcore.counting.count_table import CountTable
+from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
 
 
 def n_selection_layers(opts: StepsOptions, p: int) -> int:
@@ -84,11 +84,11 @@ def _scores(X, shape, fixed, rank, kind, weights=None) -> np.ndarray:
 
 @dataclass
 class Selector:
-    """The ``chooser`` for :func:`dpcore.hierarchy.build_tree`; records what it spends.
+    """The ``chooser`` for :func:`dpcore.synthesizers.hierarchy.build_tree`; records what it spends.
 
     ``mode="preview"`` takes the most likely split and keeps each node's selection
     probabilities (curator-only: they are computed from the raw data). ``X``: records (n, p)
-    or their :class:`dpcore.counts.CountTable`; the tree is then built on :attr:`rows`
+    or their :class:`dpcore.counting.count_table.CountTable`; the tree is then built on :attr:`rows`
     (the table's non-empty cells) and every count is weighted by the cells' counts.
     """
 
@@ -189,7 +189,7 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
                    ctx: ReleaseContext):
     """One STEPS set of ``ctx.n_out`` records: returns (codes, tree). Charges ``ledger``
     for everything spent, at the count sensitivity of ``ctx.neighbours``. ``X``: records
-    (n, p) or their :class:`dpcore.counts.CountTable` (the same counts, the same release)."""
+    (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release)."""
     shape, names = domain.shape, tuple(domain.names)
     nb, n_out = ctx.neighbours, ctx.n_out
     hs = nb.histogram_sensitivity
@@ -209,7 +209,7 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     mechs = layer_mechanisms(tree, alloc, opts.noise, hs)
     cg = g.group("node counts")
     if sparse_leaf_layer(tree, opts):
-        # same law as below without one entry per leaf cell (dpcore.sparse_leaves)
+        # same law as below without one entry per leaf cell (dpcore.measure.sparse_leaves)
         table = X if isinstance(X, CountTable) else CountTable.from_codes(X, shape)
         codes = sparse_leaves.steps_release(tree, table, mechs, n_out, opts.consistency,
                                             opts.synthesis, rng)
@@ -259,7 +259,7 @@ def leaf_cell_limit(opts: StepsOptions) -> int:
 
 def sparse_leaf_layer(tree: H.PhantomPaddedTree, opts: StepsOptions) -> bool:
     """Whether the leaf layer is drawn sparsely: above the measured crossover
-    (:data:`dpcore.sparse_leaves.SPARSE_ABOVE`), or above ``max_cells``."""
+    (:data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE`), or above ``max_cells``."""
     if not tree.has_leaf_layer:
         return False
     big = tree.n_leaves > min(sparse_leaves.SPARSE_ABOVE, opts.max_cells)

@@ -7,7 +7,7 @@ bound must not exceed the claimed ε, and a deliberately mis-calibrated use must
 import numpy as np
 import pytest
 
-from dpcore.mechanisms import DiscreteLaplace, ExponentialMechanism, Laplace
+from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism, Laplace
 from tests.privacy.audit import epsilon_lower_bound, threshold_events
 
 RUNS = 200_000
