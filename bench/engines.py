@@ -118,7 +118,7 @@ def run_case(case: str) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         table = count_table(path, dom, engine="duckdb", memory_limit="512MB")
     elif kind == "cli":  # end to end through the command line, steps defaults
-        from dpcore.cli.main import main as cli
+        from dpcore.cli import commands as cli
 
         out = OUT / f"engines_cli_{what}_{size}"
         (OUT / "engines_domain.json").write_text(dom.to_json())

@@ -8,7 +8,8 @@
 No Streamlit here: the app and the CLI (``python -m dpcore``) both call this API.
 """
 from dpcore.api import METHODS, MarginPreview, Preview, preview, synthesize
-from dpcore.privacy.ledger import Ledger, allocate_budget
+from dpcore.privacy.ledger import Ledger
+from dpcore.synthesizers.allocation import allocate_budget
 from dpcore.data.domain import Attribute, Domain, infer_domain
 from dpcore.errors import DomainError, DPCoreError, InputError, OptionError, ResourceError
 from dpcore.synthesizers.hierarchy import PhantomPaddedTree

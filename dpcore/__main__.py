@@ -1,6 +1,6 @@
-"""``python -m dpcore``: see :mod:`dpcore.cli.main`."""
+"""``python -m dpcore``: see :mod:`dpcore.cli.commands`."""
 import sys
 
-from dpcore.cli.main import main
+from dpcore.cli.commands import main
 
 sys.exit(main())

@@ -14,6 +14,7 @@ from dpcore.counting.count_table import CountTable
 from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
 from dpcore.synthesizers.empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.privacy.neighbours import (
     ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, ReleaseContext, check_count_share,
@@ -97,9 +98,9 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
         raise OptionError(f"count_share × epsilon = {eps_n:.3g} is too small for the noisy record count "
                           f"(at least {MIN_EPSILON:g}); raise count_share or epsilon")
     mech = DiscreteLaplace.calibrate(eps_n, 1.0)
-    noisy = int(min(max(0, int(mech.release(np.int64(n), rng))), nb.max_records))
-    ledger.spend("record count", mech, 1.0, "all records", neighbours=nb.label, sampler="exact sampler",
-                 note="released once; every synthetic set has this many records")
+    count = Measurement("record count", mech, 1.0, "all records", nb.label, sampler=EXACT_SAMPLER,
+                        note="released once; every synthetic set has this many records")
+    noisy = int(min(max(0, int(count.release(ledger, np.int64(n), rng))), nb.max_records))
     if noisy > 10 * n + 100_000:
         # Curator-only message (nothing is released): the count is too noisy to be usable.
         raise ResourceError(
@@ -177,7 +178,8 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     m = check_sets(sets)
     nb, share = privacy_setup(neighbours, count_share, max_records)
     rng, seed = _rng(seed)
-    ledger = Ledger(f"release ({method})")
+    # the odometer: no charge may take the release past the ε asked for; refused before its noise
+    ledger = Ledger(f"release ({method})", cap=eps)
     pre_eps, pre_diag = 0.0, {}
     if prepare is not None:
         dom, pre_eps, pre_diag = prepare(dom, rng, ledger, nb, eps)

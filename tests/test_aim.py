@@ -210,7 +210,7 @@ def test_preview_states_margins_and_noise_before_any_budget():
 def test_cli_release_and_preview_with_aim_options(tmp_path, capsys):
     import json
 
-    from dpcore.cli.main import main
+    from dpcore.cli.commands import main
     df = _table(300, 6)
     src = tmp_path / "t.csv"
     df.to_csv(src, index=False)

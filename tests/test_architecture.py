@@ -171,3 +171,37 @@ def test_comparators_do_not_import_the_steps_hierarchy():
                     mod in ("dpcore", "dpcore.synthesizers") and {"hierarchy", "steps"} & set(names)):
                 bad.append(f"{name} imports {mod} {names}")
     assert not bad, bad
+
+
+def _calls(path: Path, attrs: set[str]) -> list[str]:
+    """``x.attr(...)`` calls in a file for attr in ``attrs``, and constructions ``Charge(...)``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in attrs:
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno} .{f.attr}(")
+            elif isinstance(f, ast.Name) and f.id == "Charge":
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno} Charge(")
+    return out
+
+
+def test_only_the_privacy_layer_writes_ledger_charges():
+    """[architecture]: drawing noise and paying for it are one call of dpcore.privacy.measurement;
+    nothing else records a charge (groups, which spend nothing, may be made anywhere)."""
+    files = [p for p in PKG.rglob("*.py") if "privacy" not in p.relative_to(PKG).parts]
+    files += [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    bad = [c for p in files for c in _calls(p, {"_record", "spend", "charge"})]
+    assert not bad, bad
+
+
+def test_the_ledger_writer_check_can_fail(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def g(ledger, c):\n    ledger._record(c)\n    ledger.spend(1)\n    Charge(label='x')\n", encoding="utf-8")
+    ROOT_ = ROOT
+    try:
+        globals()["ROOT"] = tmp_path
+        assert len(_calls(f, {"_record", "spend", "charge"})) == 3
+    finally:
+        globals()["ROOT"] = ROOT_

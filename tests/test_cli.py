@@ -13,7 +13,7 @@ import pytest
 
 from dpcore.data import domain as dpcore_domain
 
-from dpcore.cli.main import main
+from dpcore.cli.commands import main
 from dpcore.data.datasets import load_sd2011, sd2011_extract
 
 ROOT = Path(__file__).resolve().parents[1]

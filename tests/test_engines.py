@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpcore
-from dpcore.cli.main import main as cli
+from dpcore.cli import commands as cli
 from dpcore.counting.engines import count_table
 from dpcore.data.domain import Domain, infer_domain, numeric_attribute
 from dpcore.counting import duckdb_engine as duckdb_counts

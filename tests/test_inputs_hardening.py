@@ -162,7 +162,7 @@ def test_a_domain_that_is_not_a_path_is_refused_not_opened_as_a_file_descriptor(
                                         ("a=0:10:2.5", "bins must be a whole number"),
                                         ("a=0,zz", "must be numbers")])
 def test_cli_domain_numeric_specs_are_one_line_errors(spec, match, tmp_path, capsys):
-    from dpcore.cli.main import main
+    from dpcore.cli.commands import main
 
     src = tmp_path / "t.csv"
     src.write_text("a,b\n1,x\n2,y\n")
@@ -175,7 +175,7 @@ def test_cli_domain_numeric_specs_are_one_line_errors(spec, match, tmp_path, cap
                                   ["synth", "{src}", "--out", "{tmp}/o", "--private-manifest", "{src}/p.json"],
                                   ["synth", "{src}", "--out", "{tmp}/o", "--private-manifest", "{tmp}"]])
 def test_cli_output_paths_inside_a_file_are_one_line_errors_before_any_release(argv, tmp_path, capsys):
-    from dpcore.cli.main import main
+    from dpcore.cli.commands import main
 
     src = tmp_path / "t.csv"
     src.write_text("a,b\nx,u\ny,v\nx,v\n")
@@ -187,7 +187,7 @@ def test_cli_output_paths_inside_a_file_are_one_line_errors_before_any_release(a
 
 
 def test_cli_says_which_delimiter_it_read(tmp_path, capsys):
-    from dpcore.cli.main import main
+    from dpcore.cli.commands import main
 
     src = tmp_path / "t.csv"
     src.write_text("a;b\nx;u\ny;v\nx;v\n")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.cli.main import main
+from dpcore.cli.commands import main
 from dpcore.data.datasets import load_sd2011, sd2011_extract
 from dpcore.errors import OptionError
 from dpcore.estimate.junction_tree import JunctionTree

@@ -116,7 +116,7 @@ def test_options_and_preview():
 
 
 def test_cli_release_with_mst(tmp_path, capsys):
-    from dpcore.cli.main import main
+    from dpcore.cli.commands import main
     df = _chain(200, 3, 4)
     src = tmp_path / "t.csv"
     df.to_csv(src, index=False)

@@ -200,7 +200,7 @@ def test_bad_dp_bins_options_are_one_line(kw, match):
 
 
 def test_cli_synth_dp_bins(tmp_path, capsys):
-    from dpcore.cli.main import main
+    from dpcore.cli.commands import main
 
     df = _table(400)
     src = tmp_path / "t.csv"

@@ -154,7 +154,7 @@ def test_pdf_without_chromium_is_a_clear_error(monkeypatch, tmp_path):
 
 
 def test_cli_report_from_a_release_folder(tmp_path, table, capsys):
-    from dpcore.cli.main import main
+    from dpcore.cli.commands import main
 
     src = tmp_path / "t.csv"
     table.to_csv(src, index=False)

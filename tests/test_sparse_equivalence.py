@@ -20,6 +20,9 @@ from dpcore.estimate.consistency import _project_children, make_consistent
 from dpcore.counting.count_table import CountTable
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.measure import sparse_leaves as SL
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers.steps import layer_measurements
 
 ALPHA = 1e-3
 R = 300
@@ -163,7 +166,8 @@ def test_steps_sparse_matches_dense(order, consistency, synthesis):
     n_out = N - 2
     dense = [_statistics(_dense_steps(tree, X, mechs, n_out, consistency, synthesis, np.random.default_rng(s)),
                          data_cells, SHAPE) for s in range(R)]
-    sparse = [_statistics(SL.steps_release(tree, table, mechs, n_out, consistency, synthesis,
+    layers = layer_measurements(tree, mechs, Neighbours(), "exact integer sampler", sparse=True)
+    sparse = [_statistics(SL.steps_release(tree, table, layers, Ledger("set"), n_out, consistency, synthesis,
                                            np.random.default_rng(10_000 + s)), data_cells, SHAPE) for s in range(R)]
     _compare(dense, sparse)
 

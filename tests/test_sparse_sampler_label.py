@@ -174,7 +174,7 @@ def test_sparse_flat_laplace_says_its_empty_cells_are_not_the_exact_sampler():
     assert any(SL.STATEMENT_CAVEAT in para for para in plain_statement(manifest))  # the report's wording
     # ... and its opening sentence does not claim more than the caveat allows
     assert "for the ideal noise law" in plain_statement(manifest)[0]
-    from dpcore.cli.main import _dp_line
+    from dpcore.cli.commands import _dp_line
 
     assert _dp_line(rel).startswith("DP: yes, for the ideal noise law (caveat at the end)")
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from dpcore.studio.budget_book import BudgetExceeded, manifest_sha256
-from dpcore.cli.main import main
+from dpcore.cli.commands import main
 from dpcore.errors import OptionError
 from dpcore.survey import imputation as I
 from dpcore.survey import knn_impute

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from dpcore.privacy.ledger import BOUNDED, UNBOUNDED
-from dpcore.cli.main import main
+from dpcore.cli.commands import main
 from dpcore.errors import OptionError
 from dpcore.privacy.mechanisms import Laplace
 from dpcore.survey import imputation as I

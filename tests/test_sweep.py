@@ -180,7 +180,7 @@ def test_cli_sweep_writes_tidy_csv(data, tmp_path, capsys):
     assert len(res) == 2 * 2 * 2 * 2
     assert json.loads(res.loc[res["method"] == "steps", "options"].iloc[0]) == {"layers": 1}
     assert "[8/8]" in capsys.readouterr().err
-    from dpcore.cli.main import main
+    from dpcore.cli.commands import main
 
     assert main(["sweep", str(inp), "--methods", "nope", "--epsilons", "1", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -9,7 +9,7 @@ import pytest
 
 import dpcore
 from dpcore.privacy.ledger import MIN_EPSILON
-from dpcore.cli.main import main
+from dpcore.cli.commands import main
 from dpcore.synthesizers import REGISTRY
 
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dpcore.cli.main import main  # noqa: E402
+from dpcore.cli.commands import main  # noqa: E402
 from dpcore.studio.workspace import Workspace, root_folder  # noqa: E402
 from tests.test_app import goto, texts  # noqa: E402  (the same page helpers)
 

@@ -65,7 +65,7 @@ def _print_table(result: dict, file=None) -> None:
 
 
 def _run_evaluate(args) -> int:
-    # bad input raises DPCoreError; dpcore.cli.main.main turns it into one line and status 2
+    # bad input raises DPCoreError; dpcore.cli.commands.main turns it into one line and status 2
     orig = _read(args.orig)
     syns = [_read(p) for p in args.syn]
     result = evaluate(orig, syns, measures=args.measures, specks_model=args.specks_model)

@@ -1,8 +1,8 @@
 """Survey commands for ``python -m dpcore``: ``amplify``, ``impute-release``, ``poststrat-release``.
 
-The lead wires :func:`add_survey_parsers` into dpcore/cli/main.py. Each command raises
+The lead wires :func:`add_survey_parsers` into dpcore/cli/commands.py. Each command raises
 :class:`~dpcore.errors.InputError` / :class:`~dpcore.errors.OptionError` on bad input, which
-``dpcore.cli.main.main`` prints as one line with exit status 2.
+``dpcore.cli.commands.main`` prints as one line with exit status 2.
 
 Every command states its neighbour notion (``--neighbours``; JSON ``neighbours`` and
 ``statement``) and publishes only DP values, their ε and public inputs: no exact count

@@ -11,12 +11,14 @@ Proofs: docs/methods/aim.md, docs/methods/mst.md.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from dpcore.counting import rows as count_rows
 from dpcore.privacy.ledger import Ledger
-from dpcore.privacy.mechanisms import DiscreteLaplace
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.mechanisms import DiscreteLaplace, noise_for
 from dpcore.privacy.neighbours import Neighbours
 
 
@@ -32,18 +34,23 @@ def expected_abs_noise(mech: DiscreteLaplace) -> float:
     return 2.0 * a / (-math.expm1(-2.0 / mech.scale))
 
 
+#: What the ledger says drew each kind of count noise.
+SAMPLERS = {"discrete_laplace": EXACT_SAMPLER, "laplace": "discretised, floating-point safe"}
+
+
 def measure(X, shape, axes, epsilon: float, nb: Neighbours, rng, ledger: Ledger, label: str,
-            note: str = "") -> tuple[np.ndarray, DiscreteLaplace]:
-    """Release the margin on ``axes`` with discrete Laplace at ``epsilon``; charge ``ledger``.
+            note: str = "", *, noise: str = "discrete_laplace", subset: str | None = None) -> tuple[np.ndarray, Any]:
+    """Release the margin on ``axes`` with ``noise`` (discrete Laplace by default) at ``epsilon``,
+    charging ``ledger`` first (the cells are disjoint: parallel composition).
 
     Returns (noisy table as float, the mechanism)."""
-    hs = nb.histogram_sensitivity
-    mech = DiscreteLaplace.calibrate(epsilon, hs)
+    mech = noise_for(noise, epsilon, nb.histogram_sensitivity)
+    cells = counts_cells(shape, axes)
+    query = Measurement.counts(label, mech, nb, cells=cells, subset=subset or f"{cells} cells (disjoint)", note=note,
+                               sampler=SAMPLERS[mech.name])
     counts = margin_counts(X, shape, axes)
-    noisy = mech.release(counts, rng).astype(float)
+    noisy = query.release(ledger, counts, rng).astype(float)
     del counts  # the raw counts go no further
-    ledger.spend(label, mech, hs, f"{counts_cells(shape, axes)} cells (disjoint)", parallel_over=counts_cells(shape, axes),
-                 neighbours=nb.label, sampler="exact sampler", note=note)
     return noisy, mech
 
 

@@ -35,6 +35,7 @@ import pandas as pd
 from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import Domain, _dtype_kind, numeric_attribute
 from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities
 
 #: |Δu| of the rank utility under add/remove and replace (see the module docstring).
@@ -193,10 +194,11 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
         inner = []
         for j in range(1, spec.bins):
             q = j / spec.bins
-            inner.append(dp_quantile(vals, q, cands, eps_q, rng))
-            g.spend(f"{q:.4g}-quantile", mech, RANK_SENSITIVITY, f"non-missing values of '{name}'",
-                    neighbours=neighbours_label, sampler="exact sampler",
-                    note=f"rank utility over {len(cands)} public grid points in [{spec.lower:g}, {spec.upper:g}]")
+            quantile = Measurement(
+                f"{q:.4g}-quantile", mech, RANK_SENSITIVITY, f"non-missing values of '{name}'", neighbours_label,
+                sampler=EXACT_SAMPLER,
+                note=f"rank utility over {len(cands)} public grid points in [{spec.lower:g}, {spec.upper:g}]")
+            inner.append(quantile.draw(g, lambda: dp_quantile(vals, q, cands, eps_q, rng)))
         edges = tuple(float(x) for x in np.unique([spec.lower, *inner, spec.upper]))
         old = dom[name] if name in dom.names else None
         na = old.na if old is not None else bool(col.isna().any())

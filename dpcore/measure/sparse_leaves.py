@@ -370,12 +370,13 @@ def _upper_slot_structure(tree):
     return parents, phantom
 
 
-def steps_release(tree, table: CountTable, mechs: list, n_out: int, consistency: str, synthesis: str,
+def steps_release(tree, table: CountTable, layers: list, ledger, n_out: int, consistency: str, synthesis: str,
                   rng: np.random.Generator) -> np.ndarray:
     """One STEPS set from a built tree with a leaf layer, without materialising leaf cells.
 
-    ``mechs[k]`` is the noise of layer k (1..L) and ``mechs[-1]`` the leaf layer's, as in
-    :func:`dpcore.synthesizers.steps.layer_mechanisms`; the root is ``n_out``. Layers
+    ``layers[k]`` is the count measurement of layer k (1..L) and ``layers[-1]`` the leaf
+    layer's (:func:`dpcore.synthesizers.steps.layer_measurements`), each charged to
+    ``ledger`` as it draws; the root is ``n_out``. Layers
     1..L are noised and made consistent as in the dense path, with each leaf block b
     standing in as one pseudo-leaf carrying its exact summaries (Σ_u z_u, M_b σ², and
     for ``uh`` the fan-out M_b): those are all the layers above see of a block
@@ -396,11 +397,12 @@ def steps_release(tree, table: CountTable, mechs: list, n_out: int, consistency:
     noisy, var = [np.array([float(n_out)])], [np.zeros(1)]
     for k in range(1, tree.L + 1):
         counts = np.bincount(ranks[k], weights=table.counts, minlength=tree.layers[k].n_real).astype(np.int64)
-        noisy.append(mechs[k].release(counts, rng).astype(float))
-        var.append(np.full(tree.layers[k].n_real, mechs[k].variance))
-    leaf = mechs[-1]
+        noisy.append(layers[k].release(ledger, counts, rng).astype(float))
+        var.append(np.full(tree.layers[k].n_real, layers[k].mechanism.variance))
+    leaf = layers[-1].mechanism
     block_of_row = ranks[-1]
-    items = _noisy_items(block_of_row, table.counts, n_cells, leaf, rng)
+    # one charge for every leaf cell: non-empty cells noised one by one, empty ones as a histogram
+    items = layers[-1].draw(ledger, lambda: _noisy_items(block_of_row, table.counts, n_cells, leaf, rng))
     S = block_summaries(items, B)
     parents, phantom = _upper_slot_structure(tree)
     last = tree.layers[-1]

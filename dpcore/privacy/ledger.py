@@ -1,4 +1,4 @@
-"""The privacy-budget ledger and the allocation of ε over the layers of a release.
+"""The privacy-budget ledger: a composition tree, and an odometer that refuses before noise.
 
 A :class:`Ledger` is a composition tree (docs/privacy-model.md). Its leaves are
 :class:`Charge` s, each one mechanism applied once with a stated ε, sensitivity and
@@ -10,7 +10,13 @@ scale. Inner nodes compose
 
 A charge applied independently to ``parallel_over`` disjoint subsets (the nodes of
 one layer, the cells of one table) costs its ε once, by parallel composition.
-The ledger of a release must total the ε the curator asked for, to 1e-12.
+
+The ledger is also an odometer: the root may carry a ``cap``, and a charge that would take
+the root's total above it is refused with :class:`BudgetExceededError` *before* the
+mechanism draws anything (:mod:`dpcore.privacy.measurement` charges first, then samples).
+Only :mod:`dpcore.privacy.measurement` records charges (``tests/test_architecture.py``);
+everyone else builds groups and reads totals. The ledger of a release must total the ε the
+curator asked for, to 1e-12.
 """
 from __future__ import annotations
 
@@ -19,11 +25,17 @@ import numbers
 from dataclasses import asdict, dataclass, field
 from typing import Iterator
 
-from dpcore.errors import OptionError, whole_number
-from dpcore.privacy.neighbours import ADD_REMOVE, REPLACE, _LABELS
+from dpcore.errors import DPCoreError, OptionError
+from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, REPLACE
 
 UNBOUNDED = _LABELS[ADD_REMOVE]
 BOUNDED = _LABELS[REPLACE]
+#: Relative slack of the cap: sums of shares of ε round in the last bits.
+_CAP_TOLERANCE = 1e-12
+
+
+class BudgetExceededError(DPCoreError):
+    """A charge would take a ledger past its cap; nothing was drawn."""
 
 
 @dataclass(frozen=True)
@@ -43,37 +55,75 @@ class Charge:
 
 @dataclass
 class Ledger:
-    """A composition tree of charges. ``epsilon`` is what the whole tree spends."""
+    """A composition tree of charges. ``epsilon`` is what the whole tree spends.
+
+    ``cap`` (root only): the most the tree may spend; :meth:`_record` refuses a charge past
+    it before any noise is drawn. Groups made by :meth:`group` share their root's cap.
+    """
 
     label: str
     composition: str = "sequential"
     children: list = field(default_factory=list)
+    cap: float | None = None
+    _root: Ledger | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.composition not in ("sequential", "parallel"):
             raise ValueError(f"composition must be 'sequential' or 'parallel', not {self.composition!r}")
+        if self.cap is not None and not (math.isfinite(self.cap) and self.cap >= 0):
+            raise ValueError(f"a ledger's cap must be a finite ε >= 0, not {self.cap!r}")
 
-    def group(self, label: str, composition: str = "sequential") -> "Ledger":
-        g = Ledger(label, composition)
+    @property
+    def root(self) -> Ledger:
+        return self._root if self._root is not None else self
+
+    def group(self, label: str, composition: str = "sequential") -> Ledger:
+        """A sub-tree for one part of the release (a set, a layer); it spends nothing by itself."""
+        g = Ledger(label, composition, _root=self.root)
         self.children.append(g)
         return g
 
-    def charge(self, **kw) -> Charge:
-        c = Charge(**kw)
-        if not (math.isfinite(c.epsilon) and c.epsilon >= 0):
-            raise ValueError(f"charge '{c.label}' has invalid epsilon {c.epsilon!r}")
-        self.children.append(c)
-        return c
+    def _record(self, charge: Charge) -> Charge:
+        """Add ``charge`` unless the root's total would pass its cap (then nothing changes).
 
-    def spend(self, label: str, mechanism, sensitivity: float, subset: str, *, neighbours: str = UNBOUNDED,
-              parallel_over: int = 1, note: str = "", sampler: str = "") -> Charge:
-        """Charge what ``mechanism`` costs on a query of ``sensitivity``: ε comes from the
-        mechanism's own privacy map (``mechanism.epsilon(sensitivity)``), never from
-        separate bookkeeping (as OpenDP pairs every measurement with its map)."""
-        name = mechanism.name + (f" ({sampler})" if sampler else "")
-        return self.charge(label=label, epsilon=mechanism.epsilon(sensitivity), mechanism=name,
-                           sensitivity=float(sensitivity), scale=mechanism.scale, subset=subset,
-                           parallel_over=parallel_over, neighbours=neighbours, note=note)
+        Private to the privacy layer: :mod:`dpcore.privacy.measurement` calls it before the
+        mechanism samples, so a refused charge has drawn no noise.
+        """
+        if not (math.isfinite(charge.epsilon) and charge.epsilon >= 0):
+            raise ValueError(f"charge '{charge.label}' has invalid epsilon {charge.epsilon!r}")
+        self.children.append(charge)
+        root = self.root
+        if root.cap is not None and root.epsilon > root.cap * (1 + _CAP_TOLERANCE):
+            self.children.pop()
+            raise BudgetExceededError(
+                f"'{charge.label}' would spend ε = {charge.epsilon:.6g}, taking '{root.label}' to "
+                f"{root.epsilon + charge.epsilon:.6g} past its cap {root.cap:.6g}; nothing was drawn")
+        return charge
+
+    def attach(self, sub: Ledger) -> Ledger:
+        """Compose a finished ledger ``sub`` (another release's, already charged) into this tree,
+        sequentially; refused like a charge if it would pass the root's cap."""
+        self.children.append(sub)
+        root = self.root
+        if root.cap is not None and root.epsilon > root.cap * (1 + _CAP_TOLERANCE):
+            self.children.pop()
+            raise BudgetExceededError(f"attaching '{sub.label}' (ε = {sub.epsilon:.6g}) would take '{root.label}' "
+                                      f"past its cap {root.cap:.6g}")
+        for g in sub._groups():
+            g._root = root
+        return sub
+
+    def _groups(self) -> Iterator[Ledger]:
+        yield self
+        for c in self.children:
+            if isinstance(c, Ledger):
+                yield from c._groups()
+
+    @property
+    def remaining(self) -> float:
+        """What the root's cap leaves (inf without a cap)."""
+        root = self.root
+        return math.inf if root.cap is None else max(0.0, root.cap - root.epsilon)
 
     @property
     def epsilon(self) -> float:
@@ -138,79 +188,3 @@ def check_epsilon(epsilon) -> float:
         raise OptionError(f"epsilon {e:.3g} is too small: dpcore accepts ε ≥ {MIN_EPSILON:g} (anything smaller "
                           "is pure noise, and the exact samplers cannot represent it); try 0.1 to 10")
     return e
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """ε per set, per selection layer and per noised count layer (already divided by m)."""
-
-    per_set: float
-    selection: tuple[float, ...]
-    counts: tuple[float, ...]
-    weights: tuple[float, ...]
-    scheme: str
-
-
-def layer_weights(scheme, n_partition_layers: int, has_leaf_layer: bool) -> tuple[tuple[float, ...], str]:
-    """Fractions c_l of the count budget for layers 1..L (and the leaf layer L+1).
-
-    * ``equal``: 1/(number of noised layers);
-    * ``half``: 1/2 to the leaf layer, 1/(2L) to each of layers 1..L (``equal`` when there is no leaf layer);
-    * a sequence of weights (``custom``): one per noised layer, positive, summing to 1.
-    """
-    n = n_partition_layers + int(has_leaf_layer)
-    if isinstance(scheme, str) and scheme in ("equal", "half"):
-        if scheme == "half" and has_leaf_layer and n_partition_layers > 0:
-            w = [0.5 / n_partition_layers] * n_partition_layers + [0.5]
-        else:
-            w = [1.0 / n] * n
-        return tuple(w), scheme
-    if isinstance(scheme, str):
-        try:
-            scheme = [float(x) for x in scheme.split(",")]
-        except ValueError:
-            raise OptionError(
-                f"allocation must be 'equal', 'half' or comma-separated weights like 0.2,0.3,0.5; got {scheme!r}"
-            ) from None
-    w = [float(x) for x in scheme]
-    if len(w) != n:
-        raise OptionError(
-            f"custom allocation needs {n} weights (layers 1..{n_partition_layers}"
-            f"{' and the leaf layer' if has_leaf_layer else ''}); got {len(w)}"
-        )
-    if any(not math.isfinite(x) or x <= 0 for x in w):
-        raise OptionError(f"allocation weights must all be greater than 0; got {w}")
-    total = math.fsum(w)
-    if abs(total - 1.0) > 1e-6:
-        raise OptionError(f"allocation weights must sum to 1; they sum to {total:.6g}. Rescale them")
-    return tuple(x / total for x in w), "custom"
-
-
-def allocate_budget(
-    epsilon: float,
-    m: int,
-    r: float,
-    n_selection_layers: int,
-    n_partition_layers: int,
-    has_leaf_layer: bool,
-    scheme="half",
-) -> Allocation:
-    """Split ε over m sets, the tree choice (share r) and the noised layers (docs/methods/steps.md).
-
-    Each set gets ε/m (sequential composition over sets). Within a set, each of the
-    ``n_selection_layers`` selection layers gets rε/(m·L_sel) and noised layer l gets
-    c_l(1−r)ε/m. Nodes of one layer are disjoint, so each layer's charge is paid once.
-    """
-    eps = check_epsilon(epsilon)
-    whole_number("the number of synthetic sets m", m, 1)
-    if not (isinstance(r, (int, float)) and math.isfinite(r) and 0 <= r < 1):
-        raise OptionError(f"r, the share of ε spent on choosing the tree, must be in [0, 1); got {r!r}")
-    if n_selection_layers == 0 and r > 0:
-        raise OptionError("r > 0 but nothing is chosen privately (fixed or random order); set r to 0")
-    if n_selection_layers > 0 and r == 0:
-        raise OptionError("private tree selection needs a share r > 0 of ε; the default is 0.1")
-    w, name = layer_weights(scheme, n_partition_layers, has_leaf_layer)
-    per_set = eps / m
-    sel = tuple([r * per_set / n_selection_layers] * n_selection_layers) if n_selection_layers else ()
-    cnt = tuple(c * (1 - r) * per_set for c in w)
-    return Allocation(per_set, sel, cnt, w, name)

@@ -29,6 +29,7 @@ import pandas as pd
 
 from dpcore.privacy.ledger import BOUNDED, Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
+from dpcore.privacy.measurement import record_stated
 from dpcore.privacy.mechanisms import Laplace
 
 from dpcore.survey._privacy import REPLACE, notion_for, statement
@@ -239,8 +240,10 @@ def release_to_user(data: pd.DataFrame, part: Partition, pieces: Sequence[int], 
         v, info = query(part.take(data, i), eps, rng)
         values.append(v)
         grids.append(info.get("grid"))
-        ledger.charge(
-            label=f"piece {i}", epsilon=eff, mechanism=info["mechanism"], sensitivity=float(info["sensitivity"]),
+        # the query's mechanism, sensitivity and scale are known only once it has run on the piece
+        # (the query is the caller's); the ledger here has no cap, so nothing is refused after the fact
+        record_stated(
+            ledger, f"piece {i}", eff, info["mechanism"], sensitivity=float(info["sensitivity"]),
             scale=float(info["scale"]), subset=f"piece {i} of {len(part.sizes)} (n_i = {part.sizes[i]})",
             neighbours=BOUNDED,
             note=(f"query run at ε = {eps:g} on the piece; pieces {idx} are a random {beta:.4g} share of the "

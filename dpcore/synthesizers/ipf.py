@@ -79,6 +79,7 @@ from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, elimi
 from dpcore.estimate.record_fit import fit_records
 from dpcore.counting.rows import margin_counts
 from dpcore.measure.margin_spec import parse_margin_groups
+from dpcore.measure.margins import measure
 from dpcore.privacy.mechanisms import noise_for
 from dpcore.privacy.neighbours import ReleaseContext
 from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
@@ -450,18 +451,13 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
     hs = ctx.neighbours.histogram_sensitivity
     axes, released, variances = [], [], []
     for g, eps_m, what in groups:
-        mech = noise_for(opts.noise, eps_m, hs)
         ax = tuple(names.index(a) for a in g)
         mshape = tuple(shape[a] for a in ax)
         cells = math.prod(mshape)
-        counts = margin_counts(X, shape, ax).ravel()  # records or the count table's cells
-        noisy = mech.release(counts, rng).astype(float)
-        del counts  # the raw counts go no further
-        ledger.spend(
-            f"margin {' × '.join(g)}", mech, hs, f"{cells} cells of the {' × '.join(g)} margin (disjoint)",
-            parallel_over=cells, neighbours=ctx.neighbours.label,
-            note=f"{what}, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
-        )
+        noisy, mech = measure(X, shape, ax, eps_m, ctx.neighbours, rng, ledger, f"margin {' × '.join(g)}",
+                              f"{what}, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
+                              noise=opts.noise, subset=f"{cells} cells of the {' × '.join(g)} margin (disjoint)")
+        noisy = noisy.ravel()
         noisy += opts.prior / cells
         if not positivity:
             pass

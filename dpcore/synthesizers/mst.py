@@ -33,6 +33,7 @@ from dpcore.estimate.junction_tree import fit_measurements
 from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism
 from dpcore.privacy.neighbours import ReleaseContext
 from dpcore.synthesizers.options import check_known_options
@@ -92,10 +93,10 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
         em = ExponentialMechanism.calibrate(e2, hs)
         for step in range(d - 1):
             cands = [p for p in pairs if not joined.connected(*p)]
-            k = int(em.select(np.array([score[p] for p in cands]), hs, rng))
-            group.spend(f"tree edge {step + 1}: select a pair", em, hs, f"{len(cands)} candidate pairs",
-                        neighbours=nb.label, sampler="exact sampler",
-                        note="score: L1 error of the one-way model on the pair; sensitivity = count sensitivity")
+            pick = Measurement(f"tree edge {step + 1}: select a pair", em, hs, f"{len(cands)} candidate pairs",
+                               nb.label, sampler=EXACT_SAMPLER,
+                               note="score: L1 error of the one-way model on the pair; sensitivity = count sensitivity")
+            k = int(pick.select(group, np.array([score[p] for p in cands]), rng))
             a, b = cands[k]
             joined.merge(a, b)
             edges.append((a, b))

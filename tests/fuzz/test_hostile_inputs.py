@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.cli.main import main
+from dpcore.cli.commands import main
 from dpcore.data.domain import decode_text
 from dpcore.data.io import read_table
 from tests.fuzz import hostile
