@@ -141,6 +141,10 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
     dom = _domain(data, domain)
     bin_specs, bins_eps_share = check_dp_bins(dp_bins, bins_share)
+    _, count_eps_share = privacy_setup(neighbours, count_share, max_records)
+    if bin_specs and bins_eps_share + (count_eps_share or 0.0) >= 1:
+        # refused before anything is charged (the ledger's cap would stop it part-way)
+        raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
 
     def dp_edges(dom, rng, ledger, nb, eps):
         """DP bin edges first: the options and the codes depend on the domain they finish."""
