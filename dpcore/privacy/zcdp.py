@@ -2,7 +2,7 @@
 
 A mechanism M is ρ-zCDP (Bun & Steinke 2016) when, for every pair of neighbouring tables
 D, D′ and every order α > 1, the Rényi divergence of its output laws is bounded:
-D_α(M(D) ‖ M(D′)) ≤ α·ρ. Charges compose by adding their ρ (Bun & Steinke 2016, Lemma 2.3),
+D_α(M(D) ‖ M(D′)) ≤ α·ρ. Charges compose by adding their ρ (Bun & Steinke 2016),
 which is why Gaussian noise over many measurements grows like √T instead of T. At the end a
 total ρ is converted to an (ε, δ) statement with the tight conversion of Canonne, Kamath &
 Steinke (2020). Definitions, proofs and when to choose which: docs/privacy-model.md, section
