@@ -106,8 +106,9 @@ def _discrete_gaussian_exact(rng: np.random.Generator, t: int, p: int, q: int, s
 def _theta_terms(s2: float, power: int) -> float:
     """Σ_{j∈ℤ} j^power · exp(−j²/(2σ²)) / √(2πσ²), power 0 or 2, by Poisson summation:
     Σ_k exp(−2π²σ²k²) for power 0 and σ² Σ_k (1 − 4π²σ²k²) exp(−2π²σ²k²) for power 2, exact
-    identities; the terms are summed until they fall below 2⁻¹⁰⁷⁴ of the first (the rest, a
-    Gaussian tail in k, is smaller than the last term kept)."""
+    identities. Summing stops at the first term below 10⁻¹⁷ of the running total; used for
+    σ ≥ 2, where each later term is smaller than the one before by a factor below
+    4e^{−6π²σ²} < 10⁻¹⁰², so everything left out is below 2·10⁻¹⁷ of the sum."""
     c = 2.0 * math.pi**2 * s2
     total, k = 1.0, 1
     while True:
