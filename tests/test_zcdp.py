@@ -76,7 +76,7 @@ def test_a_published_value():
     d = Z.delta_of_rho(0.5, 0.0)
     assert d >= 0.5588356393474351 * (1 - 1e-14)
     assert d == pytest.approx(0.5588356393474351, rel=1e-12)
-    assert Z.epsilon_of_rho(0.5, d) == 0.0
+    assert 0.0 <= Z.epsilon_of_rho(0.5, d) <= 1e-13  # 0 but for the upward rounding margin
 
 
 @pytest.mark.parametrize("rho", RHOS)
@@ -164,3 +164,31 @@ def test_delta_warning():
     assert "1/n = 1/100" in w
     with pytest.raises(dpcore.OptionError, match="n"):
         Z.delta_warning(1e-9, n=0)
+
+
+def test_the_value_at_a_chosen_order_is_rounded_up():
+    """The conversion's value at an order α is computed in float64 and raised by a margin; here
+    it is compared with the same expression in 60-digit decimal arithmetic (from the exact
+    binary values of ρ, δ, ε and β): it must never be below it, and only barely above."""
+    from decimal import Decimal, localcontext
+
+    rng = np.random.default_rng(4)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        _check_rounding_up(rng, Decimal)
+
+
+def _check_rounding_up(rng, Decimal):
+    for _ in range(3000):
+        rho, delta, eps = 10 ** rng.uniform(-12, 2), 10 ** rng.uniform(-15, -0.5), 10 ** rng.uniform(-3, 1.5)
+        beta = 10 ** rng.uniform(-6, 14)
+        R, B, E = Decimal(rho), Decimal(beta), Decimal(eps)
+        A = 1 + B
+        L = -Decimal(delta).ln()
+        exact_eps = A * R + (L - A.ln()) / B + (B / A).ln()
+        got = Decimal(Z._upper(Z._epsilon_terms(rho, -math.log(delta), beta)))
+        assert got >= exact_eps  # the margin covers the rounding of log δ too
+        assert got - exact_eps <= Decimal(1e-12) * (abs(exact_eps) + L / B + 1)
+        exact_log_delta = B * (A * R - E) + B * (B / A).ln() - A.ln()
+        got_log_delta = Z._upper(Z._log_delta_terms(rho, eps, beta))
+        assert Decimal(got_log_delta) >= exact_log_delta

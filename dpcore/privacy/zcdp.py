@@ -22,9 +22,10 @@ What this module gives:
 
 Exactness. The conversion holds for *every* order α > 1, so the search for the best α needs no
 care about rounding: a slightly wrong α only loosens the bound. What must not round the wrong
-way is the value of ε (or δ) at the chosen α; it is evaluated in float64 with a few
-well-conditioned terms and then raised by a margin (``_MARGIN`` times the sum of the terms'
-magnitudes, tens of ulps) that covers their rounding. ``rho_of_epsilon_delta`` returns a ρ that
+way is the value of ε (or δ) at the chosen α; it is evaluated in float64 as a sum of a few
+pieces, each computed with a few roundings, and then raised by a margin (``_MARGIN`` times the
+sum of the pieces' magnitudes, about 45 ulps of it) that covers their rounding even when the
+pieces cancel. ``rho_of_epsilon_delta`` returns a ρ that
 has been converted back with ``epsilon_of_rho`` and checked to give at most ε.
 """
 from __future__ import annotations
@@ -120,13 +121,22 @@ def epsilon_of_rho_classic(rho, delta) -> float:
     return r + 2.0 * math.sqrt(r * -math.log(d))
 
 
-def _epsilon_terms(rho: float, log_inv_delta: float, beta: float) -> tuple[float, float, float]:
-    """The three terms of ε_α = αρ + (log(1/δ) − log α)/(α − 1) + log(1 − 1/α), α = 1 + β."""
-    return (rho + rho * beta, (log_inv_delta - math.log1p(beta)) / beta, -math.log1p(1.0 / beta))
+def _epsilon_terms(rho: float, log_inv_delta: float, beta: float) -> tuple[float, ...]:
+    """ε_α = αρ + (log(1/δ) − log α)/(α − 1) + log(1 − 1/α) at α = 1 + β, as five pieces that
+    are each computed with a few roundings relative to their own size (the sum may cancel:
+    the margin of ``_upper`` is taken on the pieces, not on their sum)."""
+    return (rho, rho * beta, log_inv_delta / beta, -math.log1p(beta) / beta, -math.log1p(1.0 / beta))
+
+
+def _log_delta_terms(rho: float, epsilon: float, beta: float) -> tuple[float, ...]:
+    """log δ_α = (α − 1)(αρ − ε) + (α − 1) log(1 − 1/α) − log α at α = 1 + β, as five pieces
+    (αρ = ρ + ρβ; log(1 − 1/α) = −log(1 + 1/β))."""
+    return (beta * rho, beta * (rho * beta), -beta * epsilon, -beta * math.log1p(1.0 / beta), -math.log1p(beta))
 
 
 def _upper(terms) -> float:
-    """The sum of the terms, raised by the rounding margin (so it is not below the exact sum)."""
+    """The sum of the pieces, raised by the rounding margin (``_MARGIN`` times the sum of their
+    magnitudes), so it is not below the exact value at this α."""
     return math.fsum(terms) + _MARGIN * math.fsum(abs(t) for t in terms) + 5e-324
 
 
@@ -177,10 +187,7 @@ def delta_of_rho(rho, epsilon) -> float:
     if r == 0:
         return 0.0
     beta = _root(lambda b: (1.0 + 2.0 * b) * r - e - math.log1p(1.0 / b), _BETA_MIN, 1.0)
-    alpha_rho = r + r * beta
-    # log δ_α = β(αρ − ε) − β log(1 + 1/β) − log(1 + β)
-    terms = (beta * alpha_rho, -beta * e, -beta * math.log1p(1.0 / beta), -math.log1p(beta))
-    return min(1.0, math.exp(_upper(terms)))
+    return min(1.0, math.exp(_upper(_log_delta_terms(r, e, beta))))
 
 
 def rho_of_epsilon_delta(epsilon, delta) -> float:
