@@ -72,7 +72,8 @@ def delta_warning(delta, n=None) -> str | None:
 
     δ is the probability with which the ε bound may fail outright, so it must be small next
     to the chance of picking out any one person: warned when δ > 10⁻⁵ or, given the number of
-    records n, when δ ≥ 1/n (a mechanism that publishes one random record is (0, 1/n)-DP).
+    records n, when δ ≥ 1/n (publishing one record chosen at random meets the (ε, δ)
+    inequality with ε = 0 and δ = 1/n under replace-one neighbours).
     """
     d = check_delta(delta)
     if n is not None:
