@@ -56,7 +56,7 @@ with c2:
         st.warning(s.get("_ws_error", "No workspace is open: nothing is saved across reloads."),
                    icon=":material/warning:")
     else:
-        from dpcore.workspace import ENV_VAR
+        from dpcore.studio.workspace import ENV_VAR
 
         st.markdown(
             f"This browser tab works in the workspace **`{ws.id}`**: its id is in the page address "

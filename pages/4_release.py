@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import dpcore
-from dpcore.budget import check_epsilon
+from dpcore.privacy.ledger import check_epsilon
 from pages import _common as ui
 from pages import _jobs
 from pages import _workspace as wsui

@@ -20,8 +20,8 @@ import streamlit as st
 import dpcore
 import dpcore.metrics as metrics
 from dpcore.metrics.evaluate import domain_cells
-from dpcore.report import RAW_BANNER, figures_html
 from dpcore.studio import adviser, jobs
+from dpcore.studio.report import RAW_BANNER, figures_html
 from pages import _common as ui
 from pages import _glossary as gl
 from pages._charts import MEASURES, band_figure, ci_figure, risk_utility_figure, specks_saturated

@@ -1,4 +1,4 @@
-"""Release page: the release report (dpcore.report) as HTML and PDF downloads.
+"""Release page: the release report (dpcore.studio.report) as HTML and PDF downloads.
 
 Two variants, because what may leave the curator's desk differs: the publishable
 report holds only what the release published (statement, ledger, design); the
@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.report import find_chromium, html_to_pdf, release_report_html
+from dpcore.studio.report import find_chromium, html_to_pdf, release_report_html
 
 
 def render_report_section(release, original: pd.DataFrame) -> None:

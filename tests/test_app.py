@@ -310,7 +310,7 @@ def test_a_session_saved_with_comparators_still_restores(tmp_path, monkeypatch):
     """Sessions saved before comparators left the Release page hold a `comparators` list in the design and
     comparator releases in the snapshot: both still load."""
     monkeypatch.setenv("DPSTUDIO_WORKSPACE", str(tmp_path))
-    from dpcore.workspace import Workspace
+    from dpcore.studio.workspace import Workspace
 
     at = start()
     confirm_domain(at)
@@ -414,7 +414,7 @@ def test_tradeoffs_without_sweep_says_measure_unavailable(monkeypatch):
 
 
 def test_cps_voter_extract_matches_the_bundled_asset():
-    from dpcore.datasets import CPS_VOTER_VARIABLES, cps_voter_extract, default_cps_path
+    from dpcore.data.datasets import CPS_VOTER_VARIABLES, cps_voter_extract, default_cps_path
 
     src = default_cps_path()  # the full cpsvote sample, if $DPCORE_CPS_VRS names it (not bundled)
     asset = pd.read_csv(ROOT / "assets" / "cps_voters.csv")

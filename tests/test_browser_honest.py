@@ -95,7 +95,7 @@ def choose(page, label: str, option: str) -> None:
 
 
 def workspace(page, root):
-    from dpcore.workspace import Workspace
+    from dpcore.studio.workspace import Workspace
 
     page.wait_for_function("() => location.search.includes('ws=')")
     ws_id = re.search(r"ws=([^&]+)", page.url).group(1)

@@ -11,7 +11,7 @@ import pytest
 
 import dpcore
 from dpcore.studio import jobs
-from dpcore.workspace import Workspace
+from dpcore.studio.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.empty_share import NoiseRow, typical_cells
-from dpcore.mechanisms import DiscreteLaplace
+from dpcore.synthesizers.empty_share import NoiseRow, typical_cells
+from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.synthesizers import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]

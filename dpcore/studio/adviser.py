@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from dpcore.domain import Domain
+from dpcore.data.domain import Domain
 from dpcore.errors import DPCoreError
 
 __all__ = ["BenchTable", "Measurement", "MethodAdvice", "Advice", "BENCH_TABLES", "MEASURED", "METHODS",
@@ -224,7 +224,7 @@ class Advice:
 
 
 def noise_summary(rows) -> str:
-    """One plain sentence on a method's expected noise rows (:class:`dpcore.empty_share.NoiseRow`)."""
+    """One plain sentence on a method's expected noise rows (:class:`dpcore.synthesizers.empty_share.NoiseRow`)."""
     rows = list(rows)
     if not rows:
         return ""

@@ -9,7 +9,7 @@ the job goes on when the curator opens another page, and its result is there whe
 come back. No Streamlit here (tests/test_architecture.py).
 
 Privacy: a job only runs what it is given; a release cancelled before it returns has
-produced no output (the budget book marks it aborted, :mod:`dpcore.budget_book`), and
+produced no output (the budget book marks it aborted, :mod:`dpcore.studio.budget_book`), and
 progress messages carry counts of finished steps, never data.
 """
 from __future__ import annotations

@@ -5,21 +5,21 @@ options into a frozen dataclass with ``to_dict()``; ``plan(opts, domain, epsilon
 returns whatever per-release state is computed once (e.g. the budget allocation);
 ``run_set(X, domain, opts, plan, epsilon_per_set, rng, ledger, label, ctx)`` releases
 one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (a
-:class:`dpcore.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
+:class:`dpcore.privacy.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
 None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
-``reads_counts`` it takes the sparse count table (:class:`dpcore.counts.CountTable`)
+``reads_counts`` it takes the sparse count table (:class:`dpcore.counting.count_table.CountTable`)
 in place of the records. ``not_dp(opts)`` returns reasons the
 release is not DP (empty when it is). ``noise_rows(opts, domain, epsilon, m, n, sensitivity)``
 says, from public facts and a record count n, how large the noise on each kind of released
-count is against the count it is added to (a list of :class:`dpcore.empty_share.NoiseRow`).
+count is against the count it is added to (a list of :class:`dpcore.synthesizers.empty_share.NoiseRow`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import aim, flat_laplace, ipf, mst, privbayes, steps
-from .options import STEPS_METHODS, resolve_steps_options
+from dpcore.synthesizers import aim, flat_laplace, ipf, mst, privbayes, steps
+from dpcore.synthesizers.options import STEPS_METHODS, resolve_steps_options
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,9 @@ class Method:
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
     #: noise_rows(opts, domain, epsilon, m, n, sensitivity): the noise per released count against
-    #: the typical count (dpcore.empty_share.NoiseRow), from public facts and a record count n
+    #: the typical count (dpcore.synthesizers.empty_share.NoiseRow), from public facts and a record count n
     noise_rows: Callable[..., list] | None = None
-    #: run_set also takes the sparse count table (dpcore.counts.CountTable) instead of records
+    #: run_set also takes the sparse count table (dpcore.counting.count_table.CountTable) instead of records
     reads_counts: bool = False
 
 
