@@ -24,6 +24,7 @@ from dpcore.studio import adviser, jobs
 from dpcore.studio.report import RAW_BANNER, figures_html
 from pages import _common as ui
 from pages import _glossary as gl
+from pages import _jobs
 from pages._charts import MEASURES, band_figure, ci_figure, risk_utility_figure, specks_saturated
 
 s = st.session_state
@@ -164,22 +165,9 @@ with ui.guarded("the sweep"):
             running = True
 
 if running:
-    @st.fragment(run_every=0.5)
-    def _progress():
-        j = s.get("sweep_job")
-        if not j:
-            return
-        if j.finished:
-            st.rerun()
-        st.progress(j.fraction(), text=f"Sweep: {j.status_line()}")
-        c1, c2 = st.columns([1, 4])
-        if c1.button("Cancel sweep", key="cancel_sweep", disabled=j.cancelling,
-                     help="Stops after the release in progress; keeps the results so far."):
-            j.cancel()
-        c2.caption("Cancelling after the release in progress …" if j.cancelling else
-                   "You can open other pages meanwhile; the sweep goes on and its charts appear here.")
-
-    _progress()
+    _jobs.job_panel("sweep_job", "Sweep", "Cancel sweep", "Stops after the release in progress; keeps the results so far.",
+                    "You can open other pages meanwhile; the sweep goes on and its charts appear here.",
+                    "Cancelling after the release in progress …")
 
 if job and job.finished and not job.info.get("collected"):
     job.info["collected"] = True

@@ -30,3 +30,22 @@ def ready() -> None:
             for name in MODULES:
                 importlib.import_module(name)
             _DONE.set()
+
+
+def through_app() -> None:
+    """Make the very first run after a server start go through app.py.
+
+    A ``pages/`` folder next to app.py makes Streamlit run that first run in its old multipage
+    mode until app.py has called ``st.navigation``: opened on a page's own address (a bookmark of
+    ``/release?ws=…`` after a restart), the page file then runs alone, without app.py's page links
+    and summary. Every page calls this first (through ``init_state``): in that case it switches
+    the mode off and reruns, now through app.py. AppTest, which always runs a page file alone,
+    is left as it is (its runtime is a stand-in, not Streamlit's server).
+    """
+    import streamlit as st
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory and type(Runtime._instance) is Runtime:
+        PagesManager.uses_pages_directory = False
+        st.rerun()

@@ -79,27 +79,35 @@ def collect_release() -> str | None:
     return job.state
 
 
-def progress_panel() -> None:
-    """Progress bar with the time left and a Cancel button, refreshed every half second while the
-    release runs; the page reruns when it has finished."""
+def job_panel(job_key: str, title: str, cancel_label: str, cancel_help: str, running_note: str,
+              cancelling_note: str) -> None:
+    """Progress bar with the time left and a Cancel button for the job in ``st.session_state[job_key]``,
+    refreshed every half second while it runs; the page reruns when the job has finished."""
 
     @st.fragment(run_every=0.5)
     def _panel():
-        job = st.session_state.get(JOB_KEY)
+        job = st.session_state.get(job_key)
         if job is None:
             return
         if job.finished:
             st.rerun()
-        st.progress(job.fraction(), text=f"Releasing with {job.info['label']}: {job.status_line()}")
+        st.progress(job.fraction(), text=f"{title}: {job.status_line()}")
         c1, c2 = st.columns([1, 4])
-        if c1.button("Cancel the release", key="cancel_release", disabled=job.cancelling,
-                     help="Stops before the next synthetic set: nothing is released and nothing is spent. "
-                          "A set in progress finishes first."):
+        if c1.button(cancel_label, key=f"cancel_{job_key}", disabled=job.cancelling, help=cancel_help):
             job.cancel()
-        c2.caption("Cancelling: the release stops before its next set …" if job.cancelling else
-                   "You can open other pages meanwhile: the release goes on and is shown here when it is done.")
+        c2.caption(cancelling_note if job.cancelling else running_note)
 
     _panel()
+
+
+def progress_panel() -> None:
+    """The release's progress and its Cancel button."""
+    job = st.session_state.get(JOB_KEY)
+    job_panel(JOB_KEY, f"Releasing with {job.info['label']}" if job else "Releasing", "Cancel the release",
+              "Stops before the next synthetic set: nothing is released and nothing is spent. A set in progress "
+              "finishes first.",
+              "You can open other pages meanwhile: the release goes on and is shown here when it is done.",
+              "Cancelling: the release stops before its next set …")
 
 
 def wait_briefly(job: jobs.Job) -> None:

@@ -132,13 +132,13 @@ def adviser_panel(dom: dpcore.Domain, method: str, opts: dict) -> adviser.Advice
             for a in adv.methods:
                 rows.append({"method": a.name, "verdict": a.verdict,
                              "measured S_pMSE": a.measured.s_pmse if a.measured else None,
-                             "counts below their noise": (f"{a.swamped_counts / a.total_counts:.0%}"
+                             "noisy counts": (f"{a.swamped_counts / a.total_counts:.0%}"
                                                           if a.total_counts else "—")})
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
                 "measured S_pMSE": st.column_config.NumberColumn(format="%.3g", help=gl.help_text("spmse")),
-                "counts below their noise": st.column_config.TextColumn(
+                "noisy counts": st.column_config.TextColumn(
                     help="Share of the released counts whose noise SD is larger than the typical count "
-                         "(n / cells of the table counted).")})
+                         "(n / cells of the table counted): the counts that are mostly noise.")})
             st.caption(f"Noise figures use n = {n:,.0f}: {source}."
                        + (" :red[Curator-only.]" if curator_only else "")
                        + " The recommendation itself uses public facts only.")

@@ -88,8 +88,9 @@ def ss() -> Any:
 
 def init_state() -> None:
     """First load of a session: the workspace's saved state, else the S7 demo and the default design."""
-    from pages import _workspace
+    from pages import _imports, _workspace
 
+    _imports.through_app()  # the first run after a start, opened on a page's address: rerun through app.py
     s = st.session_state
     _workspace.open_session()
     if "cfg" not in s:

@@ -396,7 +396,7 @@ def test_tradeoffs_sweep_can_be_cancelled(monkeypatch):
     at.run()
     assert started.wait(10)
     assert at.get("progress"), "no progress bar while the sweep runs"
-    at.button(key="cancel_sweep").click()
+    at.button(key="cancel_sweep_job").click()
     at.run()
     assert at.session_state["sweep_job"].cancel_event.is_set()
     _wait_job(at)

@@ -173,8 +173,7 @@ def test_a_curators_day(server, tmp_path):
         settle(page, 1000)
         page.get_by_text("declared public by the curator").first.wait_for()
 
-        # 3. design: ε = 0.4, saved under a name; then release (the default flat Laplace comparator
-        # runs too, so each click spends 2 × 0.4)
+        # 3. design: ε = 0.4, saved under a name; then release: one click is one release at ε = 0.4
         goto(page, "2 · Design")
         type_epsilon(page, "0.4", settle)
         page.get_by_role("textbox", name="Name").fill("survey day")
@@ -188,7 +187,7 @@ def test_a_curators_day(server, tmp_path):
         settle(page, 2000)
         page.get_by_text("ε-differentially private with ε = 0.4").first.wait_for()
         assert page.get_by_text("NOT DP —").count() == 0
-        page.get_by_text("spent ε = 0.8 (no cap set)").first.wait_for()
+        page.get_by_text("spent ε = 0.4 (no cap set)").first.wait_for()
         manifest, first = _release_zip(page, tmp_path, "release-before.zip")
         _check_release(manifest, first)
         shot(page, "day-3-release.png")
@@ -196,7 +195,7 @@ def test_a_curators_day(server, tmp_path):
         # 4. reload the browser: a new Streamlit session restores the workspace from ?ws=
         t0 = time.perf_counter()
         page.reload()
-        page.get_by_text("spent ε = 0.8 (no cap set)").first.wait_for()
+        page.get_by_text("spent ε = 0.4 (no cap set)").first.wait_for()
         restore_s = time.perf_counter() - t0
         settle(page)
         assert "ws=" + ws_id in page.url
@@ -223,19 +222,19 @@ def test_a_curators_day(server, tmp_path):
         saved = json.loads(_download(page, "Export as JSON", tmp_path / "design.json").read_text())
         assert saved["name"] == "survey day" and saved["design"]["epsilon"] == pytest.approx(0.4)
 
-        # 5. a cap of 2: one more release fits (0.8 + 0.8), the next is refused with what remains named
+        # 5. a cap of 1: one more release fits (0.4 + 0.4), the next is refused with what remains named
         goto(page, "4 · Release")
-        bs.set_cap(page, "2", settle)
-        page.get_by_text("spent ε = 0.8 of the cap 2; remaining 1.2").first.wait_for()
+        bs.set_cap(page, "1", settle)
+        page.get_by_text("spent ε = 0.4 of the cap 1; remaining 0.6").first.wait_for()
         page.get_by_role("button", name="Release (spends ε = 0.4)").click()
         settle(page, 2000)
-        page.get_by_text("spent ε = 1.6 of the cap 2; remaining 0.4").first.wait_for()
+        page.get_by_text("spent ε = 0.8 of the cap 1; remaining 0.2").first.wait_for()
         page.get_by_role("button", name="Release (spends ε = 0.4)").click()
         settle(page, 1000)
         refusal = page.locator('[data-testid="stAlertContentError"]',
-                               has_text="needs ε = 0.8 but only ε = 0.4 of this table's budget remains").first
+                               has_text="needs ε = 0.4 but only ε = 0.2 of this table's budget remains").first
         refusal.wait_for()
-        page.get_by_text("spent ε = 1.6 of the cap 2; remaining 0.4").first.wait_for()  # nothing spent
+        page.get_by_text("spent ε = 0.8 of the cap 1; remaining 0.2").first.wait_for()  # nothing spent
         shot(page, "day-5-cap-refused.png", full=True)
         last, last_first = _release_zip(page, tmp_path, "release-last.zip")
         _check_release(last, last_first)
@@ -264,12 +263,12 @@ def test_a_curators_day(server, tmp_path):
         browser.close()
     print(f"reload and restore in the browser: {restore_s:.2f} s; the whole day: {time.perf_counter() - t_start:.1f} s")
 
-    # the budget book in the workspace folder: two complete releases, 1.6 spent, nothing for the refusal
+    # the budget book in the workspace folder: two complete releases, 0.8 spent, nothing for the refusal
     from dpcore.studio.workspace import Workspace
 
     ws = Workspace(root / ws_id)
     [table] = [t for t in ws.tables() if t.kind == "copy"]  # the demo loaded first is a reference
     assert table.name == "upload: survey.sav" and table.n_rows == N
     live = [e for e in ws.releases(table.fingerprint) if e["status"] != "aborted"]
-    assert len(live) == 4 and all(e["status"] == "complete" for e in live)
-    assert ws.budget(table.fingerprint) == {"spent": pytest.approx(1.6), "cap": 2.0, "remaining": pytest.approx(0.4)}
+    assert len(live) == 2 and all(e["status"] == "complete" for e in live)
+    assert ws.budget(table.fingerprint) == {"spent": pytest.approx(0.8), "cap": 1.0, "remaining": pytest.approx(0.2)}

@@ -83,6 +83,16 @@ def new_page(browser):
     return context, page
 
 
+def open_app(browser, url: str, label: str | None = None):
+    """A new tab (a new session and workspace) on the app, then on the page ``label``."""
+    context, page = new_page(browser)
+    page.goto(url)
+    settle(page)
+    if label:
+        goto(page, label)
+    return context, page
+
+
 def choose(page, label: str, option: str) -> None:
     """Pick the option starting with ``option`` in the select box labelled ``label`` (typed, then chosen)."""
     page.mouse.move(5, 5)
@@ -121,6 +131,8 @@ def test_cold_start_opens_on_the_start_page_and_lists_no_internal_module(server,
     links = set(page.evaluate("() => Array.from(window.__links)"))
     assert links and links <= PAGE_TITLES, f"the sidebar showed {sorted(links - PAGE_TITLES)}"
     ws = workspace(page, root)
+    page.get_by_text("This browser tab works in the workspace").first.wait_for()
+    settle(page)
     main = page.locator('[data-testid="stMain"]').inner_text()
     assert ws.id in main and "DPSTUDIO_WORKSPACE" in main and f"?ws={ws.id}" in main
     for step in ("1 · Data", "2 · Design", "3 · Preview", "4 · Release", "5 · Trade-offs"):
@@ -183,10 +195,7 @@ def test_done_when_a_one_click_spends_the_epsilon_on_the_button(server, browser,
 
 def test_the_adviser_recommends_with_its_sources_and_the_terms_link_to_the_docs(server, browser):
     url, _ = server
-    context, page = new_page(browser)
-    page.goto(url)
-    settle(page)
-    goto(page, "2 · Design")
+    context, page = open_app(browser, url, "2 · Design")
     panel = page.locator(".st-key-adviser_panel")
     panel.get_by_text("Method adviser").first.wait_for()
     assert "recommended for this table: AIM" in panel.inner_text()  # the S7 demo
@@ -221,16 +230,15 @@ def test_the_adviser_recommends_with_its_sources_and_the_terms_link_to_the_docs(
     shot(page, "design-steps")
     choose(page, "Method of the release", "Recommended for this table")
     assert "AIM (the adviser's pick)" in page.locator('[data-testid="stSidebar"]').inner_text()
+    panel.get_by_text("Why, method by method").click()  # folded again for the picture
+    settle(page)
     shot(page, "design")
     context.close()
 
 
 def test_noise_warnings_on_design_and_preview_and_one_message_for_a_bad_epsilon(server, browser):
     url, _ = server
-    context, page = new_page(browser)
-    page.goto(url)
-    settle(page)
-    goto(page, "1 · Data")  # the sidebar's summary follows a dropped column at once
+    context, page = open_app(browser, url, "1 · Data")  # the sidebar's summary follows a dropped column at once
     drop = page.get_by_role("combobox", name="Drop columns")
     drop.click()
     drop.fill("marital")
@@ -263,10 +271,7 @@ def test_noise_warnings_on_design_and_preview_and_one_message_for_a_bad_epsilon(
 
 def test_cancel_a_long_release_and_come_back_to_a_finished_one(server, browser):
     url, root = server
-    context, page = new_page(browser)
-    page.goto(url)
-    settle(page)
-    goto(page, "1 · Data")
+    context, page = open_app(browser, url, "1 · Data")
     page.get_by_role("button", name=re.compile("^Confirm")).first.click()
     settle(page, 1000)
     goto(page, "2 · Design")
@@ -313,10 +318,7 @@ def test_cancel_a_long_release_and_come_back_to_a_finished_one(server, browser):
 
 def test_sweep_cancel_and_charts(server, browser):
     url, _ = server
-    context, page = new_page(browser)
-    page.goto(url)
-    settle(page)
-    goto(page, "5 · Trade-offs")
+    context, page = open_app(browser, url, "5 · Trade-offs")
     reps = page.get_by_role("spinbutton", name="reps")
     reps.fill("40")
     reps.press("Enter")
@@ -341,5 +343,5 @@ def test_sweep_cancel_and_charts(server, browser):
     shot(page, "tradeoffs")
     goto(page, "Docs and glossary")
     page.get_by_role("heading", name="Glossary").first.wait_for()
-    shot(page, "docs", widths=(1280,))
+    shot(page, "docs")
     context.close()

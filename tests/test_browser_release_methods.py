@@ -37,7 +37,8 @@ def test_release_with_privbayes_chosen_on_the_design_page(page):  # noqa: F811
 
     goto(page, "3 · Preview")
     page.locator('[data-testid="stMarkdownContainer"]', has_text="PrivBayes").filter(has_text="ε = 1").first.wait_for()
-    page.locator('[data-testid="stDataFrame"]').first.wait_for()  # the margin method's noisy tables
+    page.get_by_text("the noisy tables each set measures").first.wait_for()
+    page.locator('[data-testid="stDataFrame"]:visible').first.wait_for()  # the margin method's noisy tables
     no_exception(page)
 
     goto(page, "4 · Release")
