@@ -108,7 +108,8 @@ def test_noise_free_release_reproduces_the_data_margins(table, domain):
     X = domain.encode(table)
     opts = I.resolve(domain, prior=0, tol=1e-6)
     ctx = ReleaseContext(Neighbours("replace"), len(X))
-    axes, targets, _ = I.noisy_margins(X, domain, opts, 1e9, np.random.default_rng(0), Ledger("t"), ctx)
+    margins = I.noisy_margins(X, domain, opts, 1e9, np.random.default_rng(0), Ledger("t"), ctx)
+    axes, targets = [m.axes for m in margins], [m.values for m in margins]
     p, info = I.ipf(targets, axes, domain.shape, opts.tol, opts.max_iter, total=float(len(X)))
     assert info["converged"]
     for ax, t in zip(axes, targets):

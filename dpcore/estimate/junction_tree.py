@@ -45,11 +45,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Iterable, Sequence
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
 from dpcore.errors import ResourceError
+from dpcore.measure.margins import NoisyMargin
 
 __all__ = ["BYTES_PER_CELL", "JunctionTree", "DecomposableModel", "elimination_cliques", "model_cells",
            "project_simplex", "combine", "reconcile_nested", "fit_measurements"]
@@ -191,15 +193,14 @@ def project_simplex(y: np.ndarray, total: float) -> np.ndarray:
     return np.maximum(v - theta, 0.0).reshape(np.shape(y))
 
 
-def combine(measurements) -> dict:
+def combine(measurements: Iterable[NoisyMargin]) -> dict:
     """Inverse-variance combination of repeated measurements of one set.
 
-    ``measurements``: iterable of (axes, noisy values, noise variance per cell).
     Returns {axes: (combined values, variance)}."""
     acc: dict = {}
-    for axes, y, var in measurements:
-        axes = tuple(axes)
-        w = 1.0 / var
+    for m in measurements:
+        axes, y = m.axes, m.values
+        w = 1.0 / m.variance
         if axes in acc:
             s, ws = acc[axes]
             acc[axes] = (s + w * np.asarray(y, float), ws + w)
@@ -401,8 +402,9 @@ class DecomposableModel:
         return out
 
 
-def fit_measurements(shape, measurements, total: float, sweeps: int) -> tuple[DecomposableModel, dict]:
-    """The model of noisy measurements [(axes, values, noise variance per cell), ...]: combined
+def fit_measurements(shape, measurements: Sequence[NoisyMargin], total: float,
+                     sweeps: int) -> tuple[DecomposableModel, dict]:
+    """The model of noisy margins: combined
     (:func:`combine`), nested ones reconciled (:func:`reconcile_nested`), each projected onto
     {t ≥ 0, Σt = total} (:func:`project_simplex`), then fitted (``order="tree"``, at most
     ``sweeps`` sweeps). Post-processing of the noisy values."""

@@ -141,11 +141,8 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
     eps_round = eps / opts.rounds
-    meas = []
-    for j in range(d):
-        y, mech = measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
-                          note="AIM initialisation: every one-way margin")
-        meas.append(((j,), y, mech.variance))
+    meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
+                    note="AIM initialisation: every one-way margin") for j in range(d)]
     model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
     limit_cells = opts.max_model_size * 2**20 / BYTES_PER_CELL
     selected, annealed, t, final = [], 0, 0, False
@@ -158,7 +155,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         eps_meas = eps_round - eps_sel
         budget_after = group.epsilon + eps_round
         cliques = [set(c) for c in model.tree.cliques]
-        measured = list({m[0] for m in meas})
+        measured = list({m.axes for m in meas})
         allowed = []
         for r in cand:
             if any(set(r) <= c for c in cliques) or \
@@ -175,13 +172,13 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         r = allowed[k]
         # the last charge takes exactly what is left, so the set spends eps to the last bit
         eps_meas = eps - group.epsilon if final else eps_meas
-        y, mech = measure(X, shape, r, eps_meas, nb, rng, group, f"round {t}: margin {' × '.join(names[a] for a in r)}",
-                          note="final round: the rest of the budget" if final else "")
-        meas.append((r, y, mech.variance))
+        margin = measure(X, shape, r, eps_meas, nb, rng, group, f"round {t}: margin {' × '.join(names[a] for a in r)}",
+                         note="final round: the rest of the budget" if final else "")
+        meas.append(margin)
         before = model.marginal(r)
         model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
         selected.append([names[a] for a in r])
-        if not final and np.abs(model.marginal(r) - before).sum() <= expected_abs_noise(mech) * counts_cells(shape, r):
+        if not final and np.abs(model.marginal(r) - before).sum() <= expected_abs_noise(margin.mechanism) * counts_cells(shape, r):
             eps_round *= 2
             annealed += 1
     del answers

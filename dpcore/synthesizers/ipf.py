@@ -79,7 +79,7 @@ from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, elimi
 from dpcore.estimate.record_fit import fit_records
 from dpcore.counting.rows import margin_counts
 from dpcore.measure.margin_spec import parse_margin_groups
-from dpcore.measure.margins import measure
+from dpcore.measure.margins import NoisyMargin, counts_cells, measure
 from dpcore.privacy.mechanisms import noise_for
 from dpcore.privacy.neighbours import ReleaseContext
 from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
@@ -435,30 +435,25 @@ def measured_margins(domain: Domain, opts: IpfOptions, eps: float, share: float)
 
 
 def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, ctx: ReleaseContext,
-                  positivity: bool = True, share: float = 0.0):
+                  positivity: bool = True, share: float = 0.0) -> list[NoisyMargin]:
     """Release the margins of :func:`measured_margins` (the listed ones at ε/|M| each, or with
     ``share`` > 0 every one-way margin at ε·share/p and the others at ε(1 − share)/|M'|; see
     the module docstring for the proof).
 
     ``X``: records (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts).
-    Returns (axes per margin, noisy margin arrays: non-negative after ``opts.positivity``,
-    or as released plus the prior when ``positivity`` is False, the noise variance per
-    margin). Charges ``ledger`` once per margin: its ε, the notion's count sensitivity,
-    parallel over the cells.
+    Returns the noisy margins: non-negative after ``opts.positivity``, or as released plus the
+    prior when ``positivity`` is False (each keeps its noise variance per cell). Charges
+    ``ledger`` once per margin: its ε, the notion's count sensitivity, parallel over the cells.
     """
     shape, names = domain.shape, domain.names
-    groups = measured_margins(domain, opts, eps, share)
-    hs = ctx.neighbours.histogram_sensitivity
-    axes, released, variances = [], [], []
-    for g, eps_m, what in groups:
+    out = []
+    for g, eps_m, what in measured_margins(domain, opts, eps, share):
         ax = tuple(names.index(a) for a in g)
-        mshape = tuple(shape[a] for a in ax)
-        cells = math.prod(mshape)
-        noisy, mech = measure(X, shape, ax, eps_m, ctx.neighbours, rng, ledger, f"margin {' × '.join(g)}",
-                              f"{what}, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
-                              noise=opts.noise, subset=f"{cells} cells of the {' × '.join(g)} margin (disjoint)")
-        noisy = noisy.ravel()
-        noisy += opts.prior / cells
+        cells = counts_cells(shape, ax)
+        margin = measure(X, shape, ax, eps_m, ctx.neighbours, rng, ledger, f"margin {' × '.join(g)}",
+                         f"{what}, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
+                         noise=opts.noise, subset=f"{cells} cells of the {' × '.join(g)} margin (disjoint)")
+        noisy = margin.values.ravel() + opts.prior / cells
         if not positivity:
             pass
         elif opts.positivity == "normsub":
@@ -467,10 +462,8 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
             noisy = makepos(noisy, ctx.n_out + opts.prior)  # the released count, never the raw n
         else:
             np.clip(noisy, 0.0, None, out=noisy)
-        axes.append(ax)
-        released.append(noisy.reshape(mshape))
-        variances.append(mech.variance)
-    return axes, released, variances
+        out.append(margin.with_values(noisy))
+    return out
 
 
 #: the margins count as noise-dominated (see :func:`noise_ratio`) above this ratio
@@ -639,8 +632,8 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
     group = ledger.group(set_label)
     total = float(max(ctx.n_out, 1))
     share = one_way_share(domain, opts, eps, ctx.neighbours.histogram_sensitivity, total, path)
-    axes, targets, var = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records",
-                                       share=share)
+    margins = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records", share=share)
+    axes, targets, var = [m.axes for m in margins], [m.values for m in margins], [m.variance for m in margins]
     lams = None
     if path == "records":
         targets, lams = shrink_margins(targets, axes, domain.shape, var, total)

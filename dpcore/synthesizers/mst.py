@@ -78,10 +78,7 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     group = ledger.group(set_label)
     total = float(max(ctx.n_out, 1))
     e1, e2, e3 = budget_split(d, eps)
-    meas = []
-    for j in range(d):
-        y, mech = measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}")
-        meas.append(((j,), y, mech.variance))
+    meas = [measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}") for j in range(d)]
     edges = []
     if d == 2:
         edges = [(0, 1)]
@@ -101,9 +98,7 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
             joined.merge(a, b)
             edges.append((a, b))
         del score
-    for a, b in edges:
-        y, mech = measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}")
-        meas.append(((a, b), y, mech.variance))
+    meas += [measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}") for a, b in edges]
     model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
     codes = model.sample(ctx.n_out, rng)
     diag = {"edges": [[names[a], names[b]] for a, b in edges], "fit_sweeps": info["sweeps"],
