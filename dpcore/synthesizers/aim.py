@@ -33,8 +33,9 @@ compose sequentially (Dwork & Roth 2014, Thm 3.16; adaptive composition). The la
 round spends exactly ε_s − (ε spent), so each set spends ε_s exactly and the sets ε.
 The model fit and sampling are post-processing. Proof: docs/methods/aim.md.
 
-The estimation step is dpcore's own junction-tree IPF (:mod:`dpcore.estimate.junction_tree`),
-not Private-PGM (``mbi``): docs/methods/aim.md says why.
+The estimation step is dpcore's own junction-tree IPF
+(:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`, pooled targets), not Private-PGM
+(``mbi``): docs/methods/aim.md says why.
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dpcore.privacy.ledger import Ledger
-from dpcore.estimate.junction_tree import BYTES_PER_CELL, fit_measurements, model_cells
+from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
 from dpcore.data.domain import Domain
 from dpcore.errors import real_number, whole_number
 from dpcore.measure.margin_spec import parse_margin_groups
@@ -141,9 +142,10 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
     eps_round = eps / opts.rounds
+    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
     meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
                     note="AIM initialisation: every one-way margin") for j in range(d)]
-    model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
+    model, info = fit.fit(shape, meas, total)
     limit_cells = opts.max_model_size * 2**20 / BYTES_PER_CELL
     selected, annealed, t, final = [], 0, 0, False
     while not final:
@@ -176,7 +178,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
                          note="final round: the rest of the budget" if final else "")
         meas.append(margin)
         before = model.marginal(r)
-        model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
+        model, info = fit.fit(shape, meas, total)
         selected.append([names[a] for a in r])
         if not final and np.abs(model.marginal(r) - before).sum() <= expected_abs_noise(margin.mechanism) * counts_cells(shape, r):
             eps_round *= 2
@@ -184,7 +186,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
     del answers
     codes = model.sample(ctx.n_out, rng)
     diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
-            "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["sweeps"],
+            "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "warnings": []}
     return codes, diag
 
