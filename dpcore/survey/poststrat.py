@@ -18,7 +18,8 @@ post-stratified weight of x under the set of bins 𝒮 is (Def 7.5.3)
 * DP IPF (Thm 7.3.2, §7.3): the counts of the join cells of the chosen bins plus
   independent count noise at ε_2 (one record is in one cell: parallel composition),
   a non-negative collapse (post-processing), then raking to the known marginal totals
-  (post-processing). The raked table T estimates the join-bin totals N̂(S) := T(S).
+  (post-processing; :class:`dpcore.estimate.raking.Raking`, whose :func:`rake` this module
+  names too). The raked table T estimates the join-bin totals N̂(S) := T(S).
 * Weighted count (Prop 7.4.2, Cor 7.4.3): q(D) = Σ_x wt(x)·q(x) plus
   2(γ−1)·SS_β(D)/ε_3 · X, X ~ GeneralizedCauchy(γ), β = ε_3/(2(γ−1)),
   SS_β = max_k e^{−βk} W_k; ε_3-DP for γ ≥ 2 (see :mod:`dpcore.survey._smooth`).
@@ -46,8 +47,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
+from dpcore.estimate.raking import Raking, rake
+from dpcore.measure.margins import NoisyMargin
+from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities, noise_for
 
@@ -434,39 +437,6 @@ def nonnegative_collapse(T_init: np.ndarray, structural: np.ndarray | None = Non
         groups = best[1]
 
 
-def rake(T0: np.ndarray, margins: Sequence[np.ndarray], tol: float = 1e-10, max_iter: int = 1000):
-    """IPF (Def 7.5.8) of T0 to the known one-way margins, T ← T·N̂(S^i)/T(S^i) per axis.
-
-    Stops when no cell moves by more than ``tol``·(grand total) over a full cycle.
-    Returns (T, info) with iterations, max_change and converged. Post-processing only.
-    """
-    T = np.array(T0, dtype=float)
-    nd = T.ndim
-    targets = [np.asarray(m, dtype=float) for m in margins]
-    if len(targets) != nd:
-        raise OptionError(f"need one margin per axis ({nd}); got {len(targets)}")
-    scale = max(float(max(t.sum() for t in targets)), 1.0)
-    change, it, converged = math.inf, 0, False
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for it in range(1, max_iter + 1):
-            prev = T.copy()
-            for ax, t in enumerate(targets):
-                other = tuple(i for i in range(nd) if i != ax)
-                cur = T.sum(axis=other) if other else T
-                f = np.where(cur > 0, t / cur, 0.0)
-                shape = [1] * nd
-                shape[ax] = len(t)
-                T *= f.reshape(shape)
-            change = float(np.abs(T - prev).max())
-            if change < tol * scale:
-                converged = True
-                break
-    totals = [float(t.sum()) for t in targets]
-    info = {"iterations": it, "max_change": change, "converged": converged,
-            "margins_consistent": bool(np.allclose(totals, totals[0], rtol=1e-9))}
-    return T, info
-
-
 # ------------------------------------------------------------------ weighted count
 
 
@@ -645,7 +615,10 @@ def poststratify_release(data: pd.DataFrame, binnings: Sequence[Binning], totals
                                                else counts.astype(float), rng).astype(float))
         T0, groups = nonnegative_collapse(noisy, S)
         coll_margins = [np.add.reduceat(mg, [gr[0] for gr in grp]) for mg, grp in zip(margins, groups)]
-        pop, ipf_info = rake(T0, coll_margins, tol=ipf_tol, max_iter=ipf_max_iter)
+        known = [NoisyMargin.exact((k,), mg) for k, mg in enumerate(coll_margins)]  # public totals
+        model, ipf_info = Raking(T0, tol=ipf_tol, max_iter=ipf_max_iter).fit(
+            T0.shape, known, total=max(float(mg.sum()) for mg in coll_margins))
+        pop = model.table
         # map each record's chosen bin to its collapsed group
         new_codes = []
         for c, grp in zip(codes, groups):
