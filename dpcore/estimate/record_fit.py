@@ -23,8 +23,8 @@ One update for a margin S with target t (counts summing to n) and record counts 
 drawn from its one-way margin implied by the targets (the mean of the projections of the
 margins holding it), rounded by largest remainder. We stop when the mean total-variation
 distance between the records' margins and the targets has not fallen by ``rel_tol`` (a
-share of itself) over ``patience`` sweeps, or after ``max_sweeps``; that distance and the
-sweep count are reported.
+share of itself) over ``patience`` sweeps, when it is 0 (the records have the targets'
+margins exactly), or after ``max_sweeps``; that distance and the sweep count are reported.
 
 The cost is records × margins × sweeps, so :func:`fit_records_capped` fits at most
 ``RECORD_FIT_MAX_RECORDS`` records and repeats them up to the count asked for.
@@ -197,7 +197,9 @@ def fit_records(targets, axes, shape: Sequence[int], n: int, rng: np.random.Gene
             l1 += _update(R, ax, mshape, t, alpha, dup, rng)
         sweep += 1
         history.append(l1 / (2 * n * len(prepared)))
-        if len(history) > patience and history[-1] > (1 - rel_tol) * min(history[:-patience]):
+        # a distance of 0 is a fixed point (every margin exact: no record moves again); the relative
+        # rule alone never ends there, since 0 does not exceed (1 − rel_tol)·0
+        if history[-1] == 0.0 or (len(history) > patience and history[-1] > (1 - rel_tol) * min(history[:-patience])):
             converged = True
             break
     # the distance of the final records (the loop measures before each step)
