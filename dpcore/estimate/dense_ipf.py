@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from typing import Sequence
 
 import numpy as np
@@ -154,37 +155,38 @@ def fit_sweeps(p: np.ndarray, prepared, tol: float, max_iter: int,
     in another order). A table that is all 0 after a sweep is a fixed point."""
     if max_iter < 1:
         return p, 0, math.inf, False
-    size = p.size
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        prev = p.copy()
-        _dense_sweep(p, prepared)
-        change = float(np.abs(p - prev).max())
-        it, converged = 1, change < tol
+        dense = partial(_dense_sweep, prepared=prepared)
+        it, change, converged = _sweep_until(p, dense, 0, 1, tol)
         if converged or it >= max_iter:
             return p, it, change, converged
         n_live = int(np.count_nonzero(p))
         if n_live == 0:  # the targets' zeros exclude every cell
             return p, it, change, True
-        if support_only and n_live <= SPARSE_SHARE * size and n_live * len(prepared) <= SPARSE_MAX_ENTRIES:
+        if support_only and n_live <= SPARSE_SHARE * p.size and n_live * len(prepared) <= SPARSE_MAX_ENTRIES:
             live, plan = _sparse_plan(p, prepared)
             q = p.ravel()[live]
-            prev = np.empty_like(q)
-            while it < max_iter and not converged:
-                np.copyto(prev, q)
-                _sparse_sweep(q, plan)
-                it += 1
-                change = float(np.abs(q - prev).max())
-                converged = change < tol
-            out = np.zeros(size)
+            it, change, converged = _sweep_until(q, partial(_sparse_sweep, plan=plan), it, max_iter, tol)
+            out = np.zeros(p.size)
             out[live] = q
             return out.reshape(p.shape), it, change, converged
-        while it < max_iter and not converged:
-            np.copyto(prev, p)
-            _dense_sweep(p, prepared)
-            it += 1
-            change = float(np.abs(p - prev).max())
-            converged = change < tol
+        it, change, converged = _sweep_until(p, dense, it, max_iter, tol)
     return p, it, change, converged
+
+
+def _sweep_until(x: np.ndarray, sweep, it: int, max_iter: int, tol: float) -> tuple[int, float, bool]:
+    """``sweep(x)`` (in place) from sweep ``it`` on, until a sweep moves no cell by ``tol`` or
+    more, or ``max_iter`` sweeps in all. Returns (sweeps, the last one's largest change,
+    converged)."""
+    prev = np.empty_like(x)
+    change, converged = math.inf, False
+    while it < max_iter and not converged:
+        np.copyto(prev, x)
+        sweep(x)
+        it += 1
+        change = float(np.abs(x - prev).max())
+        converged = change < tol
+    return it, change, converged
 
 
 @dataclass(frozen=True)
