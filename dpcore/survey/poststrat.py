@@ -73,6 +73,7 @@ __all__ = [
     "select_bins",
     "nonnegative_collapse",
     "rake",
+    "dp_ipf",
     "weighted_count",
     "expected_noise_sd",
     "PostStratRelease",
@@ -381,7 +382,7 @@ def select_bins(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon: float,
     return SelectedBins(b.column, b.candidates[idx][0], idx, eps, delta, tuple(probs), tuple(scores))
 
 
-# ------------------------------------------------------------------ DP IPF (post-processing parts)
+# ------------------------------------------------------------------ DP IPF
 
 
 def _collapse(T, groups):
@@ -435,6 +436,41 @@ def nonnegative_collapse(T_init: np.ndarray, structural: np.ndarray | None = Non
                 "(epsilon_table) or use fewer attributes"
             )
         groups = best[1]
+
+
+def dp_ipf(codes, margins, shape, epsilon: float, ledger: Ledger, rng, *, structural_zeros=None,
+           noise: str | None = None, tol: float = 1e-10, max_iter: int = 1000):
+    """DP IPF (Thm 7.3.2, §7.3): the join table of the chosen bins (``codes``: each record's bin
+    per column; ``shape``: bins per column) released with count noise at ``epsilon`` (charged to
+    ``ledger``), made positive by :func:`nonnegative_collapse`, and raked to the known one-way
+    ``margins`` collapsed alike (:class:`dpcore.estimate.raking.Raking`). Returns (the raked
+    table, the collapsed groups, the raking's diagnostics)."""
+    counts = np.bincount(np.ravel_multi_index(tuple(codes), shape), minlength=int(np.prod(shape))).reshape(shape)
+    S = np.zeros(shape, bool) if structural_zeros is None else np.asarray(structural_zeros, bool)
+    if S.shape != shape:
+        raise OptionError(f"structural_zeros must have the join-table shape {shape}; got {S.shape}")
+    if (counts[S] > 0).any():
+        raise InputError("records fall in cells declared structural zeros; fix the data or the declaration")
+    mech = noise_for(noise, epsilon, 1.0)
+    table = Measurement("join table", mech, 1.0, "sample", label(ADD_REMOVE), parallel_over=int((~S).sum()),
+                        note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
+                             "is in one cell, so the cells compose in parallel; structural zeros are not noised")
+    noisy = np.where(S, 0.0, table.release(ledger, counts.astype(np.int64) if mech.name == "discrete_laplace"
+                                           else counts.astype(float), rng).astype(float))
+    T0, groups = nonnegative_collapse(noisy, S)
+    collapsed = [np.add.reduceat(mg, [gr[0] for gr in grp]) for mg, grp in zip(margins, groups)]
+    known = [NoisyMargin.exact((k,), mg) for k, mg in enumerate(collapsed)]  # public totals
+    model, info = Raking(T0, tol=tol, max_iter=max_iter).fit(T0.shape, known,
+                                                             total=max(float(mg.sum()) for mg in collapsed))
+    return model.table, groups, info
+
+
+def _group_codes(codes: np.ndarray, groups) -> np.ndarray:
+    """Each record's bin mapped to its collapsed group."""
+    lut = np.empty(sum(len(x) for x in groups), np.int64)
+    for j, x in enumerate(groups):
+        lut[list(x)] = j
+    return lut[codes]
 
 
 # ------------------------------------------------------------------ weighted count
@@ -599,35 +635,10 @@ def poststratify_release(data: pd.DataFrame, binnings: Sequence[Binning], totals
         bins_out = {binnings[0].column: tuple((x,) for x in labels[0])}
         pop = cell_totals
     else:
-        shape = tuple(len(x) for x in labels)
-        flat = np.ravel_multi_index(tuple(codes), shape)
-        counts = np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape)
-        S = np.zeros(shape, bool) if structural_zeros is None else np.asarray(structural_zeros, bool)
-        if S.shape != shape:
-            raise OptionError(f"structural_zeros must have the join-table shape {shape}; got {S.shape}")
-        if (counts[S] > 0).any():
-            raise InputError("records fall in cells declared structural zeros; fix the data or the declaration")
-        mech = noise_for(noise, eps2, 1.0)
-        table = Measurement("join table", mech, 1.0, "sample", label(ADD_REMOVE), parallel_over=int((~S).sum()),
-                            note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
-                                 "is in one cell, so the cells compose in parallel; structural zeros are not noised")
-        noisy = np.where(S, 0.0, table.release(ledger, counts.astype(np.int64) if mech.name == "discrete_laplace"
-                                               else counts.astype(float), rng).astype(float))
-        T0, groups = nonnegative_collapse(noisy, S)
-        coll_margins = [np.add.reduceat(mg, [gr[0] for gr in grp]) for mg, grp in zip(margins, groups)]
-        known = [NoisyMargin.exact((k,), mg) for k, mg in enumerate(coll_margins)]  # public totals
-        model, ipf_info = Raking(T0, tol=ipf_tol, max_iter=ipf_max_iter).fit(
-            T0.shape, known, total=max(float(mg.sum()) for mg in coll_margins))
-        pop = model.table
-        # map each record's chosen bin to its collapsed group
-        new_codes = []
-        for c, grp in zip(codes, groups):
-            lut = np.empty(sum(len(x) for x in grp), np.int64)
-            for j, x in enumerate(grp):
-                lut[list(x)] = j
-            new_codes.append(lut[c])
-        cshape = pop.shape
-        cell = np.ravel_multi_index(tuple(new_codes), cshape)
+        pop, groups, ipf_info = dp_ipf(codes, margins, tuple(len(x) for x in labels), eps2, ledger, rng,
+                                       structural_zeros=structural_zeros, noise=noise, tol=ipf_tol,
+                                       max_iter=ipf_max_iter)
+        cell = np.ravel_multi_index(tuple(_group_codes(c, grp) for c, grp in zip(codes, groups)), pop.shape)
         cell_totals = pop.ravel()
         if (cell_totals[cell] <= 0).any():
             raise OptionError("a record's join cell got an IPF total of 0; declare fewer structural zeros")
