@@ -6,17 +6,22 @@ attributes S, with noise of known variance σ_S² per cell) of an unknown table 
 domain of ``shape``, and a total n, which table p (non-negative, Σp = n) is consistent
 with them? They differ in what they assume and what they store:
 
-==========================================  ==========================================  =======================
-estimator                                   estimate                                    model
-==========================================  ==========================================  =======================
-:class:`~.dense_ipf.DenseIPF`               max-entropy table with the margins (IPF)    the full table
-:class:`~.junction_tree.JunctionTreeIPF`    the same, held on a junction tree           clique tables
-:class:`~.record_fit.RecordFit`             n records whose margins approach them (GUM)  the fitted records
-:class:`~.raking.Raking`                    a seed table raked to one-way margins       the full table
-==========================================  ==========================================  =======================
+* :class:`~.dense_ipf.DenseIPF`: the maximum-entropy table with the margins (IPF), held as
+  the full table;
+* :class:`~.junction_tree.JunctionTreeIPF`: the same fit held on the clique tables of the
+  margins' junction tree;
+* :class:`~.record_fit.RecordFit`: n records whose margins approach the margins (GUM), held
+  as those records;
+* :class:`~.raking.Raking`: a seed table raked to known one-way margins, held as the full
+  table.
 
-A fit returns the :class:`Model` and a dict of diagnostics (sweeps, convergence, ...;
-each estimator lists its keys). The model answers the two questions a synthesizer asks
+With consistent margins (no noise) the IPF fits converge to the maximum-entropy table with
+those margins, the I-projection of the start onto them (Csiszár 1975); noisy margins are
+generally inconsistent, and the estimators differ in how they reconcile them (rescaling
+each to n, inverse-variance pooling and projection onto the simplex, shrinkage by the
+known variance: see each one). A fit returns the :class:`Model` and a dict of diagnostics:
+every estimator reports ``iterations`` (sweeps run) and ``converged``, and lists its other
+keys. The model answers the two questions a synthesizer asks
 of it: :meth:`Model.marginal` (the model's table on some attributes, for scores, checks
 and the next round of an adaptive method) and :meth:`Model.sample` (n records drawn from
 the model's law, as attribute codes).
@@ -24,8 +29,8 @@ the model's law, as attribute codes).
 Privacy: an estimator sees only released margins, the released total and the public
 domain, and draws only its own (post-processing) randomness: whatever it returns keeps the
 margins' guarantee (Dwork & Roth 2014, Prop 2.1). ``tests/test_architecture.py`` checks that
-nothing in :mod:`dpcore.estimate` imports a sampler of :mod:`dpcore.privacy`, the counting
-layer or the data reader. This is private-pgm's design (McKenna et al., ``mbi``: one
+nothing in :mod:`dpcore.estimate` imports the privacy layer (its samplers, the ledger), the
+counting layer or the data reader. This is private-pgm's design (McKenna et al., ``mbi``: one
 ``LinearMeasurement`` type and an ``Estimator`` protocol), written for dpcore's estimators.
 """
 from __future__ import annotations
