@@ -11,7 +11,7 @@ from . import hierarchy as H
 from . import sparse_leaves
 from .budget import MIN_EPSILON, Ledger, check_epsilon
 from .counts import CountTable
-from .domain import DECLARED, Domain, check_table, infer_domain
+from .domain import DECLARED, Domain, check_table, infer_domain, not_public_message
 from .errors import DomainError, OptionError, ResourceError, whole_number
 from .empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
 from .mechanisms import DiscreteLaplace
@@ -19,6 +19,7 @@ from .neighbours import (ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, N
                          check_count_share, check_neighbours)
 from .quantiles import apply_dp_bins, check_dp_bins
 from .release import Release
+from .studio.manifest_summary import created_now
 from .synthesizers import REGISTRY, steps
 from .synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
 
@@ -57,6 +58,13 @@ def _rng(seed) -> tuple[np.random.Generator, int]:
 
 def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Neighbours) -> tuple[bool, str]:
     reasons = list(not_dp)
+    if domain.not_public:
+        # whatever the domain's own "source" says: edges read from the data are never public
+        reasons.append(
+            not_public_message(domain.not_public) + ", so they are not public; give each public bounds or edges "
+            "(\"origin\": \"declared\" in domain.json; --numeric COL=lower:upper:bins), DP quantile edges "
+            "(--dp-bins COL=lower:upper:bins), or drop the column"
+        )
     if domain.source != DECLARED:
         reasons.append(
             "the domain (levels and bin edges) was inferred from the data and not declared public; "
@@ -210,7 +218,7 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
     diag.update(pre_diag)
     rel = Release(method, eps, opts.to_dict(), dom, ledger, [], trees, dp, why, seed, diag,
-                  neighbours=nb, record_count=record_count)
+                  neighbours=nb, record_count=record_count, created=created_now())
     return rel, codes_sets, rng
 
 
