@@ -128,7 +128,8 @@ with ui.guarded("the schema table"):
     )
     schema["dropped"] = schema["column"].isin(s.get("drop_cols", []))
     st.dataframe(schema, hide_index=True, width="stretch")
-    idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"], "column"].tolist()
+    binned_publicly = schema["column"].isin(list(s.get("numeric") or {}))  # given public bins: not an identifier
+    idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"] & ~binned_publicly, "column"].tolist()
     if idlike:
         st.warning(f"Identifier-like column(s): {', '.join(idlike)} — nearly every value is distinct. "
                    "Drop them (or declare numeric bins) before synthesising.", icon=":material/badge:")
@@ -163,9 +164,9 @@ with ui.guarded("numeric binning"):
         if numeric != (s.get("numeric") or {}):  # a malformed setting (not edges, not bounds) is forgotten
             _use_numeric(numeric)
         binned = {c for c in num_cols if df[c].nunique() > DEFAULT_MAX_INT_LEVELS}
-        from_data = [c for c in num_cols if c in binned and c not in numeric and not s.get("domain_override")]
+        # open while any column is binned: its status (data range or public bounds) is shown inside
         with st.expander(f"Numeric columns ({len(num_cols)}): public bin edges or bounds",
-                         expanded=bool(from_data)):
+                         expanded=bool(binned or numeric)):
             st.caption(
                 f"Numeric columns with more than {DEFAULT_MAX_INT_LEVELS} distinct values are cut into bins, whose "
                 "edges must be public. Until you give a column public bounds (or edges), its bins span the data's "
@@ -187,7 +188,7 @@ with ui.guarded("numeric binning"):
                 else:
                     status = "levels read from the data (confirm below)"
                 st.markdown(f"**{col}**: {status}")
-                c1, c2, c3, c4, c5 = st.columns([1.4, 1.7, 1.7, 0.8, 2], vertical_alignment="bottom")
+                c1, c2, c3, c4, c5 = st.columns([1.6, 1.7, 1.7, 0.8, 2], vertical_alignment="bottom")
                 kind = c1.selectbox(f"Bins of {col}", kinds, index=kind0, key=f"w_numkind_{col}",
                                     help="How this column's domain is declared.")
                 if kind == "public edges":

@@ -55,7 +55,7 @@ def render() -> None:
             "k (donors)", min_value=1, max_value=20, value=1, step=1, key="sv_k",
             help="Number of donors per missing value. A larger k spreads each donor's influence but a donor can "
                  "serve more donees; the smooth sensitivity reflects the actual worst case."))
-        c1, c2, c3 = st.columns([1, 1, 2])
+        c1, c2, c3 = st.columns([1.5, 0.8, 2])  # the rule names need ~210 px at 1280
         rule_opts = ["copy"] if k == 1 else ["mean", "majority"]
         if s.get("sv_rule") not in rule_opts:
             s["sv_rule"] = rule_opts[0]
@@ -69,7 +69,7 @@ def render() -> None:
                          help="Which respondents the estimate is about. The filter uses age only (never the "
                               "imputed target), so whether someone is in it does not depend on another "
                               "person's record.")
-        c1, c2, c3, c4 = st.columns(4)
+        c1, c2, c3, c4 = st.columns([1, 1, 1, 1.4])  # room for "Subpopulation size is public"
         lo = c1.number_input("Lower bound", value=0.0, step=100.0, key="sv_lo",
                              help="Public lower bound of the target. Values are clipped into [lower, upper] before "
                                   "the release; choose the bounds without looking at the data — they set how much "

@@ -241,10 +241,17 @@ def test_a_curators_day(server, tmp_path):
         _check_release(last, last_first)
         assert last != manifest  # the second release, with fresh noise
 
-        # 6. the report of the last release, downloaded and opened with the network cut off
+        # 6. the report of the last release, with the curator-only figures (ticked: the default is the
+        #    publishable report), downloaded and opened with the network cut off
+        page.get_by_text("Include utility and risk figures").click()
+        settle(page)
         page.get_by_role("button", name="Build the report").click()
         settle(page, 2000)
-        report = _download(page, "Download report (HTML)", tmp_path / "report.html")
+        with page.expect_download() as dl:
+            page.get_by_role("button", name="Download report (HTML)").first.click()
+        assert dl.value.suggested_filename == "release_report_CURATOR-ONLY_NOT_DP.html"
+        report = tmp_path / dl.value.suggested_filename
+        dl.value.save_as(str(report))
         context.close()
         text = report.read_text(encoding="utf-8")
         assert "woman" in text and "DP-derived: exponential-mechanism quantiles" in text
@@ -259,6 +266,7 @@ def test_a_curators_day(server, tmp_path):
         assert rp.locator(".js-plotly-plot .main-svg").count() >= 3  # drawn, not blank
         assert requests == []
         assert rp.get_by_text("CURATOR-ONLY — NOT DP").count() >= 3
+        assert rp.locator(".curator-mark").count() == 2  # the header and footer of every printed page
         rp.screenshot(path=str(ARTIFACTS / "day-6-report-offline.png"))
         offline.close()
         browser.close()
