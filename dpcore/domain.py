@@ -402,8 +402,10 @@ def suggest_public_bounds(lo: float, hi: float) -> tuple[float, float]:
         upper = lower + step
     if not (math.isfinite(lower) and math.isfinite(upper)):
         raise DomainError(f"cannot suggest round bounds for the range [{lo:g}, {hi:g}]; type public bounds instead")
-    # whole-step arithmetic in floats can leave 0.30000000000000004: print-clean them
-    return float(f"{lower:.12g}"), float(f"{upper:.12g}")
+    # whole-step arithmetic in floats can leave 0.30000000000000004: print-clean them, unless that
+    # would move a bound inside the data
+    clean_lo, clean_hi = float(f"{lower:.12g}"), float(f"{upper:.12g}")
+    return (clean_lo if clean_lo <= lo else lower), (clean_hi if clean_hi >= hi else upper)
 
 
 def equal_width_edges(lo: float, hi: float, bins: int) -> tuple[float, ...]:
