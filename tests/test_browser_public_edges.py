@@ -23,7 +23,7 @@ import pytest
 
 from dpcore.report import RAW_BANNER
 from tests import browser_support as bs
-from tests.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM
+from tests.browser_support import ARTIFACTS, NEEDS_CHROMIUM
 
 pytestmark = NEEDS_CHROMIUM
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -32,12 +32,8 @@ TIMEOUT_MS = 60_000
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    root = tmp_path_factory.mktemp("public-edges-workspaces")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with open(ARTIFACTS / "streamlit-public-edges.log", "w") as log:
-        proc, url = bs.start_streamlit(log, DPSTUDIO_WORKSPACE=str(root))
+    with bs.app_server(tmp_path_factory.mktemp("public-edges-workspaces"), "streamlit-public-edges.log") as url:
         yield url
-        bs.stop(proc)
 
 
 def settle(page, ms: int = 600) -> None:
@@ -72,11 +68,7 @@ def test_numeric_columns_need_public_bounds_before_a_dp_release(server, tmp_path
     bad = tmp_path / "broken.csv"
     bad.write_text("a,b\n1,2\n3,4,5\n", encoding="utf-8")
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 1000}, accept_downloads=True)
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(server)
+        browser, context, page = bs.open_app(p, server, 1280, 1000, TIMEOUT_MS, accept_downloads=True)
         page.locator('[data-testid="stSidebarNavLink"]', has_text="1 · Data").first.wait_for()
         settle(page)
         bs.goto(page, "1 · Data", 1000, TIMEOUT_MS)
