@@ -7,7 +7,9 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.domain import DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, suggest_public_bounds
+from dpcore.domain import (DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, numeric_spec_attribute,
+                           suggest_public_bounds)
+from dpcore.domain_edit import replace_attribute
 from dpcore.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
 from pages._domain_editor import render_domain_editor
@@ -148,10 +150,37 @@ with ui.guarded("the schema table"):
 df = ui.work_df()
 
 
-def _use_numeric(numeric: dict) -> None:
-    """Keep the columns' public edges or bounds; the domain is inferred again and needs confirming."""
+def _edges_status(a) -> str:
+    """One column's bins in a few words, from the domain as it stands."""
+    if a is None:
+        return "not in the domain (see the error below)"
+    if a.kind == "categorical":
+        return "levels read from the data (confirm below)"
+    if not a.edges_public:
+        return f":red[{EDGES_FROM[a.origin]}]"
+    if a.origin == "declared":
+        shown = ", ".join(f"{e:g}" for e in a.edges[:8]) + (", …" if len(a.edges) > 8 else "")
+        return f":green[public edges {shown}]"
+    dp = " (DP quantile edges at release)" if a.name in (s.get("dp_bins") or {}) else ""
+    return f":green[public bounds [{a.edges[0]:g}, {a.edges[-1]:g}], {len(a.edges) - 1} bins{dp}]"
+
+
+def _use_numeric(numeric: dict, col: str | None = None) -> None:
+    """Keep the columns' public edges or bounds; the domain needs confirming again. An edited
+    domain (table editor, JSON) keeps its other edits: only ``col``'s attribute is replaced."""
     s["numeric"] = numeric
-    s["domain_override"] = None
+    override = s.get("domain_override")
+    if override and col in numeric:
+        edited = dpcore.Domain.from_json(override, declared=False)
+        if col in edited.names:
+            a = edited[col]
+            s["domain_override"] = replace_attribute(
+                edited, numeric_spec_attribute(col, numeric[col], DEFAULT_NUMERIC_BINS, a.na, a.dtype)).to_json()
+            s["dp_bins"] = {c: v for c, v in (s.get("dp_bins") or {}).items() if c != col}
+        else:
+            s["domain_override"] = None
+    else:
+        s["domain_override"] = None
     s["domain_confirmed"] = False
     st.rerun()
 
@@ -174,20 +203,14 @@ with ui.guarded("numeric binning"):
                 "the data's range rounded outward to a power of ten: they still come from the data (curator-side), "
                 "so use them only if that range is public knowledge, e.g. a codebook's. Values are drawn uniformly "
                 "inside their bin on release.")
+            now, _ = ui.domain_status()  # the domain as it stands (edits in the table editor included)
+            shown = {a.name: a for a in now.attributes} if now is not None else {}
             for col in num_cols:
                 spec = numeric.get(col)
                 kinds = ([BOUNDS, "public edges"] if col in binned else ["levels", "public edges", BOUNDS])
                 kind0 = (kinds.index("public edges") if isinstance(spec, list)
                          else kinds.index(BOUNDS) if isinstance(spec, dict) else 0)
-                if isinstance(spec, dict):
-                    status = f":green[public bounds [{spec['bounds'][0]:g}, {spec['bounds'][1]:g}], {spec['bins']} bins]"
-                elif isinstance(spec, list):
-                    status = ":green[public edges]"
-                elif col in binned:
-                    status = ":red[bins over the data's min–max: NOT public]"
-                else:
-                    status = "levels read from the data (confirm below)"
-                st.markdown(f"**{col}**: {status}")
+                st.markdown(f"**{col}**: {_edges_status(shown.get(col))}")
                 c1, c2, c3, c4, c5 = st.columns([1.6, 1.7, 1.7, 0.8, 2], vertical_alignment="bottom")
                 kind = c1.selectbox(f"Bins of {col}", kinds, index=kind0, key=f"w_numkind_{col}",
                                     help="How this column's domain is declared.")
@@ -203,7 +226,7 @@ with ui.guarded("numeric binning"):
                             new = spec
                         if new != spec:
                             numeric[col] = new
-                            _use_numeric(numeric)
+                            _use_numeric(numeric, col)
                 elif kind == BOUNDS:
                     lo0, hi0 = (spec["bounds"] if isinstance(spec, dict)
                                 else suggest_public_bounds(df[col].min(), df[col].max()))
@@ -221,7 +244,7 @@ with ui.guarded("numeric binning"):
                                  help="Declares [lower, upper] public for this column, cut into equal-width bins. "
                                       "You still confirm the whole domain below."):
                         numeric[col] = new
-                        _use_numeric(numeric)
+                        _use_numeric(numeric, col)
                 elif spec is not None:  # back to levels
                     numeric.pop(col, None)
                     _use_numeric(numeric)

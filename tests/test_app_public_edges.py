@@ -130,6 +130,34 @@ def test_dp_quantile_edges_from_the_table_editor_release_as_dp():
     assert "dp_bin_edges" in rel.manifest()["diagnostics"]
 
 
+def test_public_bounds_for_one_column_keep_the_editors_work_on_another():
+    """DP quantile edges for age (table editor), then one-click bounds for income: age keeps its
+    DP edges; the release is DP with both."""
+    at = start_with(numeric_table())
+    at.selectbox(key="w_edit_attr").select("age")
+    run(at)
+    next(r for r in at.radio if r.label == "Bin edges").set_value("DP quantile edges")
+    run(at)
+    next(x for x in at.number_input if x.label == "public lower bound").set_value(0.0)
+    next(x for x in at.number_input if x.label == "public upper bound").set_value(100.0)
+    run(at)
+    next(b for b in at.button if b.label == "Use DP quantile edges").click()
+    run(at)
+    assert set(at.session_state["dp_bins"]) == {"age"}
+    at.button(key="w_usebounds_income").click()
+    run(at)
+    edited = dpcore.Domain.from_json(at.session_state["domain_override"])
+    assert (edited["age"].origin, edited["income"].origin) == ("public_bounds", "public_bounds")
+    assert set(at.session_state["dp_bins"]) == {"age"}
+    statuses = texts(at.markdown)  # each column's status line reads the domain as it stands
+    assert "**age**: :green[public bounds [0, 100], 10 bins (DP quantile edges at release)]" in statuses
+    assert "**income**: :green[public bounds [0, 100000], 10 bins]" in statuses
+    at = confirm(at)
+    assert at.session_state["domain_confirmed"] is True
+    rel = release(at)
+    assert rel.dp and (rel.domain["age"].origin, rel.domain["income"].origin) == ("dp_quantiles", "public_bounds")
+
+
 def test_a_rejected_upload_keeps_the_previous_table_under_its_own_name(monkeypatch):
     import streamlit as st
 
