@@ -7,21 +7,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import hierarchy as H
-from . import sparse_leaves
-from .budget import MIN_EPSILON, Ledger, check_epsilon
-from .counts import CountTable
-from .domain import DECLARED, Domain, check_table, infer_domain, not_public_message
-from .errors import DomainError, OptionError, ResourceError, whole_number
-from .empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
-from .mechanisms import DiscreteLaplace
-from .neighbours import (ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, ReleaseContext,
-                         check_count_share, check_neighbours)
-from .quantiles import apply_dp_bins, check_dp_bins
-from .release import Release
-from .studio.manifest_summary import created_now
-from .synthesizers import REGISTRY, steps
-from .synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
+from dpcore.synthesizers import hierarchy as H
+from dpcore.measure import sparse_leaves
+from dpcore.privacy.ledger import MIN_EPSILON, Ledger, check_epsilon
+from dpcore.counting.count_table import CountTable
+from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain, not_public_message
+from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
+from dpcore.synthesizers.empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.mechanisms import DiscreteLaplace
+from dpcore.privacy.neighbours import (
+    ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, ReleaseContext, check_count_share,
+    check_neighbours)
+from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
+from dpcore.release import Release
+from dpcore.studio.manifest_summary import created_now
+from dpcore.synthesizers import REGISTRY, steps
+from dpcore.synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
 
 METHODS = tuple(REGISTRY)
 
@@ -104,9 +106,9 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
         raise OptionError(f"count_share × epsilon = {eps_n:.3g} is too small for the noisy record count "
                           f"(at least {MIN_EPSILON:g}); raise count_share or epsilon")
     mech = DiscreteLaplace.calibrate(eps_n, 1.0)
-    noisy = int(min(max(0, int(mech.release(np.int64(n), rng))), nb.max_records))
-    ledger.spend("record count", mech, 1.0, "all records", neighbours=nb.label, sampler="exact sampler",
-                 note="released once; every synthetic set has this many records")
+    count = Measurement("record count", mech, 1.0, "all records", nb.label, sampler=EXACT_SAMPLER,
+                        note="released once; every synthetic set has this many records")
+    noisy = int(min(max(0, int(count.release(ledger, np.int64(n), rng))), nb.max_records))
     if noisy > 10 * n + 100_000:
         # Curator-only message (nothing is released): the count is too noisy to be usable.
         raise ResourceError(
@@ -147,6 +149,10 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
     dom = _domain(data, domain)
     bin_specs, bins_eps_share = check_dp_bins(dp_bins, bins_share)
+    _, count_eps_share = privacy_setup(neighbours, count_share, max_records)
+    if bin_specs and bins_eps_share + (count_eps_share or 0.0) >= 1:
+        # refused before anything is charged (the ledger's cap would stop it part-way)
+        raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
 
     def dp_edges(dom, rng, ledger, nb, eps):
         """DP bin edges first: the options and the codes depend on the domain they finish."""
@@ -167,7 +173,7 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     of each set, the generator positioned where decoding starts)``.
 
     ``codes`` is a callable taking the release's domain and returning the records' integer
-    codes (n, p) over it, or their :class:`dpcore.counts.CountTable`, called after the
+    codes (n, p) over it, or their :class:`dpcore.counting.count_table.CountTable`, called after the
     options are checked, so a bad option costs no reading. ``prepare(dom, rng, ledger,
     neighbours, epsilon)``, if given, runs first and returns ``(domain, ε it charged to the
     ledger, manifest diagnostics)`` (the DP bin edges of :func:`synthesize`). Every method counts
@@ -184,7 +190,8 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     m = check_sets(sets)
     nb, share = privacy_setup(neighbours, count_share, max_records)
     rng, seed = _rng(seed)
-    ledger = Ledger(f"release ({method})")
+    # the odometer: no charge may take the release past the ε asked for; refused before its noise
+    ledger = Ledger(f"release ({method})", cap=eps)
     pre_eps, pre_diag = 0.0, {}
     if prepare is not None:
         dom, pre_eps, pre_diag = prepare(dom, rng, ledger, nb, eps)
@@ -253,8 +260,8 @@ class MarginPreview:
 
 
 def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float, n: float) -> list[dict]:
-    from .mechanisms import noise_for
-    from .synthesizers import privbayes
+    from dpcore.privacy.mechanisms import noise_for
+    from dpcore.synthesizers import privbayes
 
     def row(what, cells, eps, kind="discrete_laplace", sens=hs):
         mech = noise_for(kind, eps, sens)
@@ -264,7 +271,7 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float, n: f
     if method == "flat_laplace":
         return [row("full cross-tabulation (" + " × ".join(dom.names) + ")", dom.size, per_set, opts.noise)]
     if method == "ipf":
-        from .synthesizers.ipf import measured_margins, one_way_share
+        from dpcore.synthesizers.ipf import measured_margins, one_way_share
         share = one_way_share(dom, opts, per_set, hs, n)
         return [row(" × ".join(g) + (" (one-way)" if share > 0 and len(g) == 1 else ""),
                     int(np.prod([dom[a].size for a in g])), e, opts.noise)
@@ -278,7 +285,7 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float, n: f
         return rows + [dict(row(f"conditional table {j + 1} (attribute + ≤{opts.degree} parents, chosen at release)",
                                 None, (per_set - eps1) / T, opts.noise)) for j in range(T)]
     if method in ("aim", "mst"):
-        from .synthesizers import aim, mst
+        from dpcore.synthesizers import aim, mst
         return (aim if method == "aim" else mst).preview_rows(opts, dom, per_set, hs)
     raise OptionError(f"no preview for method {method!r}")
 
@@ -307,14 +314,14 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
                 "record_count_epsilon": eps - eps_sets, "method": method}
         if method == "flat_laplace":
-            from .mechanisms import noise_for
+            from dpcore.privacy.mechanisms import noise_for
             scale = noise_for(opts.noise, eps_sets / m, nb.histogram_sensitivity).scale
             share = flat_empty_share(dom.size, float(len(data)), scale, opts.prior)
             plan.update(empty_cell_share=share, empty_cell_warning=empty_share_warning(share, method))
         if method == "ipf":
-            from .synthesizers.ipf import choose_fit
+            from dpcore.synthesizers.ipf import choose_fit
             plan["fit"] = choose_fit(dom, opts)  # public: the domain and the options only
-            from .synthesizers.ipf import one_way_share
+            from dpcore.synthesizers.ipf import one_way_share
             # "auto" decides by the released record count at release; here by the data's (curator-only)
             plan["one_way_share"] = one_way_share(dom, opts, eps_sets / m, nb.histogram_sensitivity, float(len(data)))
             plan["one_way_share_auto"] = opts.one_way_share == "auto"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .budget import Ledger
-from .domain import Domain
-from .neighbours import Neighbours
+from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
+from dpcore.privacy.neighbours import Neighbours
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Release:
         """JSON-ready record of the release, opening with a short human summary
         (:mod:`dpcore.studio.manifest_summary`). No raw counts; the seed and the table's
         fingerprint only when ``private``."""
-        from .studio.manifest_summary import manifest_summary
+        from dpcore.studio.manifest_summary import manifest_summary
 
         trees = [t.describe() if t is not None else None for t in self.trees]
         out = {
@@ -114,7 +114,7 @@ def check_out_dir(out_dir, option: str = "--out") -> Path:
     """An :class:`~dpcore.errors.InputError` unless ``out_dir`` is, or can be created as,
     a writable folder. Creates nothing: the CLI calls it BEFORE a release, so no ε is
     spent on a release that cannot be written."""
-    from .errors import InputError
+    from dpcore.errors import InputError
 
     d = Path(out_dir)
     for part in [d, *d.parents]:
@@ -129,7 +129,7 @@ def check_out_dir(out_dir, option: str = "--out") -> Path:
 
 def prepare_out_dir(out_dir) -> Path:
     """Create the output folder (after :func:`check_out_dir`), or a clear InputError."""
-    from .errors import InputError
+    from dpcore.errors import InputError
 
     d = check_out_dir(out_dir)
     try:

@@ -7,10 +7,10 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.domain import (DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, numeric_spec_attribute,
-                           suggest_public_bounds)
-from dpcore.domain_edit import replace_attribute
-from dpcore.cells import DEFAULT_MAX_CELLS
+from dpcore.data.domain import (DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, numeric_spec_attribute,
+                                suggest_public_bounds)
+from dpcore.data.editing import replace_attribute
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
 from pages._domain_editor import render_domain_editor
 from pages import _data_server
@@ -20,7 +20,7 @@ ui.init_state()
 
 #: The numeric-column choice of k equal-width bins over public bounds.
 BOUNDS = "public bounds"
-#: The domain table's "bin edges from" column (dpcore.domain.EDGE_ORIGINS, in a few words).
+#: The domain table's "bin edges from" column (dpcore.data.domain.EDGE_ORIGINS, in a few words).
 EDGES_FROM = {"declared": "public edges", "public_bounds": "public bounds", "dp_quantiles": "DP quantiles",
               "data_range": "data's min–max: NOT public", "unstated": "not stated: NOT public"}
 
@@ -110,7 +110,7 @@ with ui.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")
     if raw.attrs.get("delimiter", "comma") != "comma":
         st.caption(f"Read as {raw.attrs['delimiter']}-separated values.")
-    if raw.attrs.get("format"):  # SPSS, Stata, SAS or Excel (dpcore.io_formats)
+    if raw.attrs.get("format"):  # SPSS, Stata, SAS or Excel (dpcore.data.formats)
         labelled = ", ".join(raw.attrs.get("value_labels") or {})
         st.caption(f"Read as a {raw.attrs['format']} file" + (f" (sheet '{raw.attrs['sheet']}')" if raw.attrs.get("sheet") else "")
                    + (f"; value labels became the levels of: {labelled}." if labelled else "."))
@@ -285,7 +285,7 @@ with ui.guarded("the domain"):
                        "(table editor, below), or drop it: until then the domain cannot be confirmed.",
                        icon=":material/warning:")
         if dom.inferred:
-            st.warning(f"Levels {dpcore.domain.INFERRED}. Levels read from the data leak rare values: a release "
+            st.warning(f"Levels {dpcore.data.domain.INFERRED}. Levels read from the data leak rare values: a release "
                        "on this domain is labelled NOT DP until you confirm it.", icon=":material/warning:")
             if st.button("Confirm: these names, levels and bin edges are public", type="primary",
                          help="Declares the domain public knowledge. Only confirm levels you would publish anyway "
@@ -304,13 +304,13 @@ with ui.guarded("the domain"):
             if s.get("_confirm_refused") and from_data:
                 st.error(s["_confirm_refused"], icon=":material/block:")
         else:
-            st.success(f"Domain {dpcore.domain.DECLARED}.", icon=":material/verified:")
+            st.success(f"Domain {dpcore.data.domain.DECLARED}.", icon=":material/verified:")
             if st.button("Withdraw confirmation",
                          help="Mark the domain as not yet confirmed; releases are then labelled NOT DP."):
                 s["domain_confirmed"] = False
                 if s.get("domain_override"):
                     d = json.loads(s["domain_override"])
-                    d["source"] = dpcore.domain.INFERRED
+                    d["source"] = dpcore.data.domain.INFERRED
                     s["domain_override"] = json.dumps(d)
                 st.rerun()
 
@@ -326,7 +326,7 @@ with ui.guarded("the domain"):
             s["_domain_upload_id"] = getattr(up, "file_id", up.name)
             try:
                 # the file's own "source" decides: an inferred file uploaded back still needs confirming
-                new = dpcore.Domain.from_json(dpcore.domain.decode_text(up.getvalue(), "the domain file"))
+                new = dpcore.Domain.from_json(dpcore.data.domain.decode_text(up.getvalue(), "the domain file"))
                 s["domain_override"] = new.to_json()
                 s["domain_confirmed"] = not new.inferred
                 s.pop("domain_upload_error", None)
@@ -344,7 +344,7 @@ with ui.guarded("the domain"):
             if st.button("Apply edits", help="Check the edited domain against the data. It still needs confirming."):
                 try:
                     new = dpcore.Domain.from_json(txt, declared=False)
-                    new = dpcore.Domain(new.attributes, dpcore.domain.INFERRED)  # edits need confirming
+                    new = dpcore.Domain(new.attributes, dpcore.data.domain.INFERRED)  # edits need confirming
                     s["domain_override"] = new.to_json()
                     s["domain_confirmed"] = False
                     st.rerun()

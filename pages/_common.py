@@ -61,7 +61,7 @@ def guarded(what: str = "this page"):
 
 def sparse_caveat(dp_reason: str) -> bool:
     """Whether a DP release carries the sparse leaf layer's float-sampler caveat (docs/sparse-leaves.md)."""
-    from dpcore.sparse_leaves import STATEMENT_CAVEAT
+    from dpcore.measure.sparse_leaves import STATEMENT_CAVEAT
 
     return STATEMENT_CAVEAT in (dp_reason or "")
 

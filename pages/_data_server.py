@@ -11,8 +11,10 @@ import datetime as dt
 import streamlit as st
 
 import dpcore
-from dpcore.domain import Domain, not_public_message
-from dpcore.engines import duckdb_counts, server_files, synthesize_file
+from dpcore.data.domain import Domain, not_public_message
+from dpcore.counting import duckdb_engine as duckdb_counts
+from dpcore.data import server_files
+from dpcore.output import synthesize_file
 from pages import _common as ui
 
 

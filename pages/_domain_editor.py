@@ -1,7 +1,7 @@
 """Data page: the per-attribute domain editor (st.data_editor).
 
-Widgets only; the rules live in dpcore.domain_edit (validation, recodes) and
-dpcore.quantiles (DP bin edges). Every applied edit leaves the domain unconfirmed, so a
+Widgets only; the rules live in dpcore.data.editing (validation, recodes) and
+dpcore.measure.quantiles (DP bin edges). Every applied edit leaves the domain unconfirmed, so a
 release on it is NOT DP until the curator confirms it again.
 """
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.domain_edit import (NA_CHOICES, NA_LEVEL_CHOICE, NA_NONE_CHOICE, NA_RECODE_CHOICE, Recode,
+from dpcore.data.editing import (NA_CHOICES, NA_LEVEL_CHOICE, NA_NONE_CHOICE, NA_RECODE_CHOICE, Recode,
                                 apply_edges_table, apply_level_table, check_edit, edges_table, edit_summary,
                                 level_table, placeholder_attribute, recodes_to_json, replace_attribute)
-from dpcore.quantiles import DEFAULT_BINS_SHARE, BinSpec
+from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, BinSpec
 
 EDGE_MODES = ("public edges", "DP quantile edges")
 

@@ -1,4 +1,4 @@
-"""Release page: the release report (dpcore.report) as HTML and PDF downloads.
+"""Release page: the release report (dpcore.studio.report) as HTML and PDF downloads.
 
 Two variants, because what may leave the curator's desk differs: the publishable
 report (the default) holds only what the release published (statement, ledger, design);
@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.report import find_chromium, html_to_pdf, release_report_html, report_filename
+from dpcore.studio.report import find_chromium, html_to_pdf, release_report_html, report_filename
 
 
 def render_report_section(release, original: pd.DataFrame) -> None:

@@ -150,7 +150,7 @@ def set_data(df: pd.DataFrame, name: str) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _read_table_cached(path: str) -> pd.DataFrame:
-    from dpcore.io import read_table
+    from dpcore.data.io import read_table
 
     return read_table(path)
 
@@ -160,8 +160,8 @@ def load_demo(name: str) -> None:
 
 
 def read_upload(data: bytes, name: str) -> pd.DataFrame:
-    """Parse an uploaded file with dpcore.io (raises InputError with a remedy)."""
-    from dpcore.io import read_bytes
+    """Parse an uploaded file with dpcore.data.io (raises InputError with a remedy)."""
+    from dpcore.data.io import read_bytes
 
     return read_bytes(data, name)
 
@@ -171,8 +171,8 @@ def work_df() -> pd.DataFrame:
     df = s["raw_df"]
     drop = [c for c in s.get("drop_cols", []) if c in df.columns]
     df = df.drop(columns=drop) if drop else df
-    if s.get("recodes"):  # the domain editor's explicit renames and merges (dpcore.domain_edit)
-        from dpcore.domain_edit import apply_recodes
+    if s.get("recodes"):  # the domain editor's explicit renames and merges (dpcore.data.editing)
+        from dpcore.data.editing import apply_recodes
 
         df = apply_recodes(df, s["recodes"])
     return df
@@ -182,7 +182,7 @@ def work_key() -> str:
     s = st.session_state
     key = f"{s['data_key']}|{','.join(sorted(s.get('drop_cols', [])))}"
     if s.get("recodes"):
-        from dpcore.domain_edit import recodes_to_json
+        from dpcore.data.editing import recodes_to_json
 
         key += "|" + hashlib.sha256(recodes_to_json(s["recodes"]).encode()).hexdigest()[:12]
     return key

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.datasets import SD2011_LEVELS
+from dpcore.data.datasets import SD2011_LEVELS
 from dpcore.studio.manifest_summary import epsilon_phrase
 from dpcore.survey.book import IMPUTATION
 from pages import _common as ui

@@ -193,7 +193,7 @@ def render() -> None:
         eps_select = float(e1) if multi else None
         eps_table = float(e2) if len(cols) >= 2 else None
         ps_problems = []
-        from dpcore.budget import check_epsilon
+        from dpcore.privacy.ledger import check_epsilon
         from dpcore.errors import DPCoreError
         from dpcore.survey import check_gamma
         from dpcore.survey.poststrat import check_weight_range

@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dpcore import domain as dpcore_domain
+from dpcore.data import domain as dpcore_domain
 
 from tests import browser_support as bs
 from tests.browser_support import ARTIFACTS, NEEDS_CHROMIUM, type_epsilon
@@ -269,7 +269,7 @@ def test_a_curators_day(server, tmp_path):
     print(f"reload and restore in the browser: {restore_s:.2f} s; the whole day: {time.perf_counter() - t_start:.1f} s")
 
     # the budget book in the workspace folder: two complete releases, 1.6 spent, nothing for the refusal
-    from dpcore.workspace import Workspace
+    from dpcore.studio.workspace import Workspace
 
     ws = Workspace(root / ws_id)
     [table] = [t for t in ws.tables() if t.kind == "copy"]  # the demo loaded first is a reference

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.report import RAW_BANNER
+from dpcore.studio.report import RAW_BANNER
 from tests import browser_support as bs
 from tests.browser_support import ARTIFACTS, NEEDS_CHROMIUM
 

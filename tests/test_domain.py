@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.domain import DECLARED, INFERRED, NA_LEVEL, Attribute, Domain, infer_domain, numeric_attribute
+from dpcore.data.domain import DECLARED, INFERRED, NA_LEVEL, Attribute, Domain, infer_domain, numeric_attribute
 from dpcore.errors import DomainError, DPCoreError, InputError
 
 

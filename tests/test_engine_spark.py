@@ -13,11 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpcore
-from dpcore.counts import count_table
-from dpcore.domain import Domain, infer_domain
-from dpcore.engines import duckdb_counts, spark_counts, synthesize_file
+from dpcore.counting.engines import count_table
+from dpcore.data.domain import Domain, infer_domain
+from dpcore.counting import duckdb_engine as duckdb_counts, spark_engine as spark_counts
+from dpcore.output import synthesize_file
 from dpcore.errors import DomainError
-from dpcore.io import read_table
+from dpcore.data.io import read_table
 
 from test_engines import declared_domain, random_table
 

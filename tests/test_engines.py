@@ -16,14 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpcore
-from dpcore import cli
-from dpcore.counts import count_table
-from dpcore.domain import Domain, infer_domain, numeric_attribute
-from dpcore.engines import duckdb_counts, synthesize_file
-from dpcore.engines.long_output import write_sets
-from dpcore.engines.on_engine import expand_records
+from dpcore.cli import commands as cli
+from dpcore.counting.engines import count_table
+from dpcore.data.domain import Domain, infer_domain, numeric_attribute
+from dpcore.counting import duckdb_engine as duckdb_counts
+from dpcore.output import synthesize_file
+from dpcore.output.chunks import write_sets
+from dpcore.counting.on_engine import expand_records
 from dpcore.errors import DomainError, InputError, OptionError
-from dpcore.io import read_table
+from dpcore.data.io import read_table
 
 METHODS = ("steps", "uh_random", "steps_lesda", "flat_laplace", "ipf", "privbayes")
 
@@ -235,7 +236,7 @@ def test_cli_duckdb_parquet_matches_pandas(table, tmp_path, capsys):
 
 
 def test_server_paths_stay_inside_the_data_folder(tmp_path):
-    from dpcore.engines import server_files
+    from dpcore.data import server_files
 
     data = tmp_path / "data"
     (data / "sub").mkdir(parents=True)
@@ -306,8 +307,8 @@ def test_cli_domain_on_duckdb_matches_pandas(tmp_path, capsys):
 
 def test_privbayes_on_the_count_table_equals_on_records(table):
     """PrivBayes reads the count table (cells weighted by counts): the same scores and release."""
-    from dpcore.budget import Ledger
-    from dpcore.neighbours import Neighbours, ReleaseContext
+    from dpcore.privacy.ledger import Ledger
+    from dpcore.privacy.neighbours import Neighbours, ReleaseContext
     from dpcore.synthesizers import privbayes
 
     _, _, _, data, dom = table
@@ -326,7 +327,7 @@ def test_privbayes_on_the_count_table_equals_on_records(table):
 
 
 def test_default_engine_is_duckdb_above_the_size_threshold(tmp_path, monkeypatch):
-    from dpcore.engines import file_release
+    from dpcore.output import file_release
 
     p = tmp_path / "t.csv"
     random_table(0).to_csv(p, index=False)
@@ -337,12 +338,12 @@ def test_default_engine_is_duckdb_above_the_size_threshold(tmp_path, monkeypatch
 
 
 def test_numeric_binning_spec_is_read_the_same_in_memory_and_on_duckdb(tmp_path):
-    """One reader of a column's numeric spec (dpcore.domain.numeric_spec_edges) for both paths:
+    """One reader of a column's numeric spec (dpcore.data.domain.numeric_spec_edges) for both paths:
     the same edges, and the same one-line error for a spec without bounds."""
     import pandas as pd
 
-    from dpcore.domain import numeric_spec_edges
-    from dpcore.engines import duckdb_counts
+    from dpcore.data.domain import numeric_spec_edges
+    from dpcore.counting import duckdb_engine as duckdb_counts
 
     df = pd.DataFrame({"x": [1.5, 2.5, 7.0, 9.0], "g": ["a", "b", "a", "b"]})
     path = tmp_path / "t.csv"

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.budget import TOTAL_DIGITS, Ledger, readable_total
-from dpcore.cli import main
-from dpcore.io import read_table
-from dpcore.report import build_report_html, load_release_dir
+from dpcore.privacy.ledger import TOTAL_DIGITS, Ledger, readable_total
+from dpcore.cli.commands import main
+from dpcore.data.io import read_table
+from dpcore.studio.report import build_report_html, load_release_dir
 from dpcore.studio.manifest_summary import (FINGERPRINT_WITHHELD, epsilon_for_reading, epsilon_phrase,
                                             rounded_epsilon)
-from dpcore.workspace import Workspace, table_fingerprint
+from dpcore.studio.workspace import Workspace, table_fingerprint
 
 SUMMARY_KEYS = ["table", "table_sha256", "table_sha256_note", "created_utc", "method", "epsilon", "epsilon_note",
                 "delta", "neighbours", "dp", "records_per_set", "records_note"]

@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.cli import main
-from dpcore.domain import (DATA_RANGE, DECLARED, DECLARED_EDGES, DP_QUANTILES, EDGE_ORIGINS, PUBLIC_BOUNDS,
+from dpcore.cli.commands import main
+from dpcore.data.domain import (DATA_RANGE, DECLARED, DECLARED_EDGES, DP_QUANTILES, EDGE_ORIGINS, PUBLIC_BOUNDS,
                            PUBLIC_ORIGINS, UNSTATED, Domain, infer_domain, numeric_attribute, suggest_public_bounds)
-from dpcore.domain_edit import apply_edges_table, edges_table, placeholder_attribute
+from dpcore.data.editing import apply_edges_table, edges_table, placeholder_attribute
 from dpcore.errors import DomainError
 
 
@@ -54,7 +54,7 @@ def test_inference_marks_the_data_range_and_the_curators_bounds(table):
 
 
 def test_engine_inference_marks_the_data_range_too(table, tmp_path):
-    from dpcore.engines import duckdb_counts
+    from dpcore.counting import duckdb_engine as duckdb_counts
 
     path = tmp_path / "t.csv"
     table.to_csv(path, index=False)

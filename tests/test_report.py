@@ -1,4 +1,4 @@
-"""The release report (dpcore.report): offline HTML, NOT DP banners on raw-data figures,
+"""The release report (dpcore.studio.report): offline HTML, NOT DP banners on raw-data figures,
 a statement that matches the release, a valid PDF, and the CLI subcommand."""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.report import (RAW_BANNER, build_report_html, figures_html, find_chromium, html_to_pdf,
-                           release_report_html, report_filename)
+from dpcore.studio.report import (RAW_BANNER, build_report_html, figures_html, find_chromium, html_to_pdf,
+                                  release_report_html, report_filename)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -185,7 +185,7 @@ def test_pdf_without_chromium_is_a_clear_error(monkeypatch, tmp_path):
 
 
 def test_cli_report_from_a_release_folder(tmp_path, table, capsys):
-    from dpcore.cli import main
+    from dpcore.cli.commands import main
 
     src = tmp_path / "t.csv"
     table.to_csv(src, index=False)

@@ -4,7 +4,7 @@
   the discrete Laplace law: chi-square goodness of fit on pooled values, fixed seeds,
   asserted p > ALPHA = 1e-3, and the same test rejects a wrong scale (it can fail).
 * A release that takes the sparse path (a wide table, no threshold patched) carries
-  :data:`dpcore.mechanisms.HISTOGRAM_SAMPLER` in the ledger charge of the leaf layer
+  :data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER` in the ledger charge of the leaf layer
   (STEPS) or of the full table (flat Laplace), in the published manifest and in its DP
   statement; the charges of exactly sampled noise and every dense release do not.
 """
@@ -18,9 +18,9 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore import sparse_leaves as SL
-from dpcore.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace
-from dpcore.report import plain_statement
+from dpcore.measure import sparse_leaves as SL
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace
+from dpcore.studio.report import plain_statement
 
 ALPHA = 1e-3
 
@@ -136,7 +136,7 @@ def test_sparse_leaves_draws_its_histogram_through_the_mechanism():
 
 
 def _wide(seed=0, n=300) -> tuple[pd.DataFrame, dpcore.Domain]:
-    """8^6 = 262,144 cells: above dpcore.sparse_leaves.SPARSE_ABOVE, so flat Laplace and the
+    """8^6 = 262,144 cells: above dpcore.measure.sparse_leaves.SPARSE_ABOVE, so flat Laplace and the
     STEPS leaf layer take the sparse path without any patching."""
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({f"c{j}": rng.choice(list("abcdefgh"), n) for j in range(6)})
@@ -174,7 +174,7 @@ def test_sparse_flat_laplace_says_its_empty_cells_are_not_the_exact_sampler():
     assert any(SL.STATEMENT_CAVEAT in para for para in plain_statement(manifest))  # the report's wording
     # ... and its opening sentence does not claim more than the caveat allows
     assert "for the ideal noise law" in plain_statement(manifest)[0]
-    from dpcore.cli import _dp_line
+    from dpcore.cli.commands import _dp_line
 
     assert _dp_line(rel).startswith("DP: yes, for the ideal noise law (caveat at the end)")
 
@@ -216,7 +216,7 @@ def test_the_tail_values_come_from_the_exact_geometric():
     on {0, 1, ...} (chi-square at α = 1e-3, fixed seed), drawn with integer randomness only."""
     from scipy import stats
 
-    from dpcore.mechanisms import _dyadic_scale, _geometric_dyadic
+    from dpcore.privacy.mechanisms import _dyadic_scale, _geometric_dyadic
 
     num, den = _dyadic_scale(2.5)
     y = _geometric_dyadic(np.random.default_rng(5), num, den, 200_000)

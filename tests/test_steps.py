@@ -9,10 +9,10 @@ import pytest
 from scipy import stats
 
 import dpcore
-import dpcore.datasets as datasets
-from dpcore import hierarchy as H
-from dpcore.consistency import make_consistent
-from dpcore.mechanisms import DiscreteLaplace
+import dpcore.data.datasets as datasets
+from dpcore.synthesizers import hierarchy as H
+from dpcore.estimate.consistency import make_consistent
+from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.synthesizers import steps as steps_mod
 from dpcore.synthesizers.options import resolve_steps_options
 
@@ -305,7 +305,7 @@ def test_numeric_values_fall_in_the_bin_of_their_code(mixed, mixed_domain):
 
 @pytest.mark.parametrize("dtype", ["float64", "int64"])
 def test_decode_then_encode_returns_the_codes(dtype):
-    att = dpcore.domain.numeric_attribute("x", [0, 10, 25, 50, 100], na=True, dtype=dtype)
+    att = dpcore.data.domain.numeric_attribute("x", [0, 10, 25, 50, 100], na=True, dtype=dtype)
     codes = np.repeat(np.arange(att.size), 500)  # every bin and NA
     vals = att.decode(codes, np.random.default_rng(0))
     np.testing.assert_array_equal(att.encode(vals), codes)

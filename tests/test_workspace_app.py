@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dpcore.cli import main  # noqa: E402
-from dpcore.workspace import Workspace, root_folder  # noqa: E402
+from dpcore.cli.commands import main  # noqa: E402
+from dpcore.studio.workspace import Workspace, root_folder  # noqa: E402
 from tests.test_app import goto, texts  # noqa: E402  (the same page helpers)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -132,7 +132,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         browser.close()
 
     # the stored copy of the upload and the book are in the workspace folder
-    from dpcore.workspace import Workspace
+    from dpcore.studio.workspace import Workspace
 
     ws = Workspace(root / ws_id)
     [table] = [t for t in ws.tables() if t.kind == "copy"]

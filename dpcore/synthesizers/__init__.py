@@ -5,9 +5,9 @@ options into a frozen dataclass with ``to_dict()``; ``plan(opts, domain, epsilon
 returns whatever per-release state is computed once (e.g. the budget allocation);
 ``run_set(X, domain, opts, plan, epsilon_per_set, rng, ledger, label, ctx)`` releases
 one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (a
-:class:`dpcore.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
+:class:`dpcore.privacy.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
 None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
-``reads_counts`` it takes the sparse count table (:class:`dpcore.counts.CountTable`)
+``reads_counts`` it takes the sparse count table (:class:`dpcore.counting.count_table.CountTable`)
 in place of the records. ``not_dp(opts)`` returns reasons the
 release is not DP (empty when it is).
 """
@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import aim, flat_laplace, ipf, mst, privbayes, steps
-from .options import STEPS_METHODS, resolve_steps_options
+from dpcore.synthesizers import aim, flat_laplace, ipf, mst, privbayes, steps
+from dpcore.synthesizers.options import STEPS_METHODS, resolve_steps_options
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Method:
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
-    #: run_set also takes the sparse count table (dpcore.counts.CountTable) instead of records
+    #: run_set also takes the sparse count table (dpcore.counting.count_table.CountTable) instead of records
     reads_counts: bool = False
 
 

@@ -33,7 +33,7 @@ compose sequentially (Dwork & Roth 2014, Thm 3.16; adaptive composition). The la
 round spends exactly ε_s − (ε spent), so each set spends ε_s exactly and the sets ε.
 The model fit and sampling are post-processing. Proof: docs/methods/aim.md.
 
-The estimation step is dpcore's own junction-tree IPF (:mod:`dpcore.decomposable_model`),
+The estimation step is dpcore's own junction-tree IPF (:mod:`dpcore.estimate.junction_tree`),
 not Private-PGM (``mbi``): docs/methods/aim.md says why.
 """
 from __future__ import annotations
@@ -44,15 +44,16 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..budget import Ledger
-from ..decomposable_model import BYTES_PER_CELL, fit_measurements, model_cells
-from ..domain import Domain
-from ..errors import real_number, whole_number
-from ..margin_spec import parse_margin_groups
-from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
-from ..mechanisms import DiscreteLaplace, ExponentialMechanism
-from ..neighbours import ReleaseContext
-from .options import check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.estimate.junction_tree import BYTES_PER_CELL, fit_measurements, model_cells
+from dpcore.data.domain import Domain
+from dpcore.errors import real_number, whole_number
+from dpcore.measure.margin_spec import parse_margin_groups
+from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism
+from dpcore.privacy.neighbours import ReleaseContext
+from dpcore.synthesizers.options import check_known_options
 
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
 #: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7, docs/methods/aim.md)
@@ -82,7 +83,7 @@ class AimOptions:
 
 def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
     """The ``workload`` option as attribute-name groups in domain order
-    (:func:`dpcore.margin_spec.parse_margin_groups`; default all two-way margins)."""
+    (:func:`dpcore.measure.margin_spec.parse_margin_groups`; default all two-way margins)."""
     return parse_margin_groups(workload, domain.names, "workload")
 
 
@@ -139,25 +140,23 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         cand.setdefault((j,), 0.0)
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
-    spent: list[float] = []
     eps_round = eps / opts.rounds
     meas = []
     for j in range(d):
         y, mech = measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
                           note="AIM initialisation: every one-way margin")
-        spent.append(mech.epsilon(hs))
         meas.append(((j,), y, mech.variance))
     model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
     limit_cells = opts.max_model_size * 2**20 / BYTES_PER_CELL
     selected, annealed, t, final = [], 0, 0, False
     while not final:
         t += 1
-        left = eps - math.fsum(spent)
+        left = eps - group.epsilon  # the set's odometer: what its charges have spent so far
         if left < 2 * eps_round:
             eps_round, final = left, True
         eps_sel = SELECTION_SHARE * eps_round
         eps_meas = eps_round - eps_sel
-        budget_after = math.fsum(spent) + eps_round
+        budget_after = group.epsilon + eps_round
         cliques = [set(c) for c in model.tree.cliques]
         measured = list({m[0] for m in meas})
         allowed = []
@@ -168,18 +167,16 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         bias_cell = expected_abs_noise(DiscreteLaplace.calibrate(eps_meas, hs))
         scores = np.array([quality(answers[r], model.marginal(r), cand[r], bias_cell * counts_cells(shape, r))
                            for r in allowed])
-        em = ExponentialMechanism.calibrate(eps_sel, sens)
-        k = int(em.select(scores, sens, rng))
-        group.spend(f"round {t}: select a margin", em, sens, f"{len(allowed)} candidate margins",
-                    neighbours=nb.label, sampler="exact sampler",
-                    note="score w·(L1 error of the model − expected noise); sensitivity max weight × count sensitivity")
-        spent.append(em.epsilon(sens))
+        pick = Measurement(f"round {t}: select a margin", ExponentialMechanism.calibrate(eps_sel, sens), sens,
+                           f"{len(allowed)} candidate margins", nb.label, sampler=EXACT_SAMPLER,
+                           note="score w·(L1 error of the model − expected noise); sensitivity max weight × count "
+                                "sensitivity")
+        k = int(pick.select(group, scores, rng))
         r = allowed[k]
         # the last charge takes exactly what is left, so the set spends eps to the last bit
-        eps_meas = eps - math.fsum(spent) if final else eps_meas
+        eps_meas = eps - group.epsilon if final else eps_meas
         y, mech = measure(X, shape, r, eps_meas, nb, rng, group, f"round {t}: margin {' × '.join(names[a] for a in r)}",
                           note="final round: the rest of the budget" if final else "")
-        spent.append(mech.epsilon(hs))
         meas.append((r, y, mech.variance))
         before = model.marginal(r)
         model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
@@ -204,7 +201,7 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
 def preview_rows(opts: AimOptions, domain: Domain, per_set: float, hs: float) -> list[dict]:
     """What AIM measures, knowable before any budget is spent: the one-way margins and the
     starting round budget (later rounds may double it: annealing; the margins are chosen at release)."""
-    from ..mechanisms import noise_for
+    from dpcore.privacy.mechanisms import noise_for
     eps_round = per_set / opts.rounds
     meas = noise_for("discrete_laplace", (1 - SELECTION_SHARE) * eps_round, hs)
     rows = one_way_preview_rows(domain, meas, meas.epsilon(hs))

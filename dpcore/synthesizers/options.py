@@ -5,10 +5,10 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from ..budget import check_epsilon
-from ..domain import Domain
-from ..errors import OptionError, real_number, whole_number
-from ..selection import UTILITIES
+from dpcore.privacy.ledger import check_epsilon
+from dpcore.data.domain import Domain
+from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.measure.selection import UTILITIES
 
 SELECTIONS = ("mosda", "lesda", "random", "nonprivate", "user")
 PRIVATE_SELECTIONS = ("mosda", "lesda")

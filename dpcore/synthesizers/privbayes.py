@@ -64,14 +64,15 @@ from itertools import combinations
 
 import numpy as np
 
-from ..budget import Ledger
-from ..domain import Domain
-from ..errors import OptionError, ResourceError, whole_number
-from ..cells import DEFAULT_MAX_CELLS
-from ..counts import CountTable
-from ..mechanisms import ExponentialMechanism, noise_for
-from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
-from .options import NOISE, _choice, check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
+from dpcore.errors import OptionError, ResourceError, whole_number
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
+from dpcore.counting.count_table import CountTable
+from dpcore.privacy.measurement import Measurement, record_unpaid
+from dpcore.privacy.mechanisms import ExponentialMechanism, noise_for
+from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours, ReleaseContext
+from dpcore.synthesizers.options import NOISE, _choice, check_known_options
 
 SCORES = ("mi",)
 
@@ -244,8 +245,16 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
         binary = all(shape[x] == 2 and math.prod(shape[p] for p in pi) == 2 for x, pi in cands)
         delta = count_mi_sensitivity(neighbours.max_records) if add_remove else mi_sensitivity(n, binary)
         forced = total == 1
-        if forced:
+        subset = (f"all records; {len(cands)} candidate (attribute, {r} parents) pairs scored"
+                  + (f", sampled from {total} without looking at the data" if sampled else ""))
+        note = ("score n·I(X;Π) in bits, sensitivity log2(max_records+1) + log2(e) for add/remove neighbours"
+                if add_remove else
+                "score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
+                + ("binary X and Π" if binary else "general domains") + ", derived for replace-one neighbours")
+        if forced:  # a single candidate: nothing is chosen, nothing is spent
             choice = 0
+            record_unpaid(ledger, f"network step {i - 1}", "none (single candidate)", subset, neighbours.label,
+                          sensitivity=delta, note=note)
         else:
             scores = np.empty(len(cands))
             pi_codes = {}
@@ -261,22 +270,12 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
                     scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi], w)
             if add_remove:
                 scores *= n  # n·I: the n-free sensitivity (module docstring)
-            mech = ExponentialMechanism.calibrate(eps_step, delta)
-            choice = int(mech.select(scores, delta, rng))
+            step = Measurement(f"network step {i - 1}", ExponentialMechanism.calibrate(eps_step, delta), delta, subset,
+                               neighbours.label, note=note)
+            choice = int(step.select(ledger, scores, rng))
         x, pi = cands[choice]
         network.append((x, pi))
         placed.append(x)
-        subset = (f"all records; {len(cands)} candidate (attribute, {r} parents) pairs scored"
-                  + (f", sampled from {total} without looking at the data" if sampled else ""))
-        note = ("score n·I(X;Π) in bits, sensitivity log2(max_records+1) + log2(e) for add/remove neighbours"
-                if add_remove else
-                "score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
-                + ("binary X and Π" if binary else "general domains") + ", derived for replace-one neighbours")
-        if forced:  # a single candidate: nothing is chosen, nothing is spent
-            ledger.charge(label=f"network step {i - 1}", epsilon=0.0, mechanism="none (single candidate)",
-                          sensitivity=delta, scale=0.0, subset=subset, neighbours=neighbours.label, note=note)
-        else:
-            ledger.spend(f"network step {i - 1}", mech, delta, subset, neighbours=neighbours.label, note=note)
         steps.append({"step": i - 1, "candidates": total, "scored": len(cands), "sampled": sampled,
                       "forced": forced, "sensitivity": delta})
     return network, steps
@@ -311,14 +310,13 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
         x, pi = network[i]
         cols = (x,) + tuple(pi)
         counts = _joint_counts(X, cols, shape)
-        noisy = np.clip(mech.release(counts, rng).astype(float), 0.0, None)
+        cells = counts.size
+        table = Measurement.counts(
+            f"conditional table {i - kk + 1}", mech, neighbours, cells=cells, sampler="",
+            subset=f"{cells} cells of the joint table of an attribute and its {len(pi)} parent(s) (disjoint)",
+            note=f"one of {n_tables} tables, sequential composition")
+        noisy = np.clip(table.release(ledger, counts, rng).astype(float), 0.0, None)
         del counts  # the raw counts go no further
-        cells = noisy.size
-        ledger.spend(
-            f"conditional table {i - kk + 1}", mech, hs,
-            f"{cells} cells of the joint table of an attribute and its {len(pi)} parent(s) (disjoint)",
-            parallel_over=cells, neighbours=neighbours.label, note=f"one of {n_tables} tables, sequential composition",
-        )
         out[i] = (tuple(pi), _conditional(noisy))
         if i == kk:
             anchor = (cols, noisy)

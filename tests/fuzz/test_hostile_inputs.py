@@ -20,9 +20,9 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.cli import main
-from dpcore.domain import decode_text
-from dpcore.io import read_table
+from dpcore.cli.commands import main
+from dpcore.data.domain import decode_text
+from dpcore.data.io import read_table
 from tests.fuzz import hostile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -349,7 +349,7 @@ def test_hostile_api_arguments(key, value):
 
 
 def read_table_bytes(text: str) -> pd.DataFrame:
-    from dpcore.io import read_csv_bytes
+    from dpcore.data.io import read_csv_bytes
 
     return read_csv_bytes(text.encode(), "t.csv")
 

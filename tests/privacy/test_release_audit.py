@@ -63,10 +63,10 @@ def test_release_with_dp_bins_stays_within_the_claim(notion):
 def test_under_noised_dp_bins_are_caught(monkeypatch):
     """The audit can fail: a quantile calibrated to a tenth of its rank sensitivity
     (less noise than claimed) is caught on the median edge."""
-    import dpcore.quantiles
+    import dpcore.measure.quantiles
     from tests.privacy.releases import V_PAIRS, bin_edge_events, bin_edge_statistics
 
-    monkeypatch.setattr(dpcore.quantiles, "RANK_SENSITIVITY", 0.1)
+    monkeypatch.setattr(dpcore.measure.quantiles, "RANK_SENSITIVITY", 0.1)
     a, b = run_pair(bin_edge_statistics("add_remove", EPS, BINS_SHARE), *V_PAIRS["add_remove"], 200, seed0=7)
     r = epsilon_lower_bound(*bin_edge_events(a, b))
     assert r.epsilon_lower_bound > 2 * EPS and "median edge" in r.event, r
