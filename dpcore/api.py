@@ -11,7 +11,7 @@ from dpcore.synthesizers import hierarchy as H
 from dpcore.measure import sparse_leaves
 from dpcore.privacy.ledger import MIN_EPSILON, Ledger, check_epsilon
 from dpcore.counting.count_table import CountTable
-from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain
+from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain, not_public_message
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
 from dpcore.synthesizers.empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
@@ -21,6 +21,7 @@ from dpcore.privacy.neighbours import (
     check_neighbours)
 from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
 from dpcore.release import Release
+from dpcore.studio.manifest_summary import created_now
 from dpcore.synthesizers import REGISTRY, steps
 from dpcore.synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
 
@@ -59,6 +60,13 @@ def _rng(seed) -> tuple[np.random.Generator, int]:
 
 def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Neighbours) -> tuple[bool, str]:
     reasons = list(not_dp)
+    if domain.not_public:
+        # whatever the domain's own "source" says: edges read from the data are never public
+        reasons.append(
+            not_public_message(domain.not_public) + ", so they are not public; give each public bounds or edges "
+            "(\"origin\": \"declared\" in domain.json; --numeric COL=lower:upper:bins), DP quantile edges "
+            "(--dp-bins COL=lower:upper:bins), or drop the column"
+        )
     if domain.source != DECLARED:
         reasons.append(
             "the domain (levels and bin edges) was inferred from the data and not declared public; "
@@ -217,7 +225,7 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
     diag.update(pre_diag)
     rel = Release(method, eps, opts.to_dict(), dom, ledger, [], trees, dp, why, seed, diag,
-                  neighbours=nb, record_count=record_count)
+                  neighbours=nb, record_count=record_count, created=created_now())
     return rel, codes_sets, rng
 
 

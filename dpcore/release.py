@@ -38,6 +38,18 @@ class Release:
     diagnostics: dict = field(default_factory=dict)
     neighbours: Neighbours = field(default_factory=Neighbours)
     record_count: dict = field(default_factory=dict)
+    #: when the release was made (UTC, to the second); the table's name and SHA-256 as the
+    #: caller knows them (:meth:`for_table`): the summary that opens the manifest
+    created: str | None = None
+    table_name: str | None = None
+    table_sha256: str | None = None
+
+    def for_table(self, name: str | None, sha256: str | None = None) -> "Release":
+        """Name the table the release was made from (and its fingerprint, written only to the
+        private manifest); returns the release itself."""
+        self.table_name = None if name is None else str(name)
+        self.table_sha256 = sha256
+        return self
 
     @property
     def tree(self):
@@ -45,9 +57,17 @@ class Release:
         return self.trees[0] if self.trees else None
 
     def manifest(self, private: bool = False) -> dict:
-        """JSON-ready record of the release. No raw counts; the seed only when ``private``."""
+        """JSON-ready record of the release, opening with a short human summary
+        (:mod:`dpcore.studio.manifest_summary`). No raw counts; the seed and the table's
+        fingerprint only when ``private``."""
+        from dpcore.studio.manifest_summary import manifest_summary
+
         trees = [t.describe() if t is not None else None for t in self.trees]
         out = {
+            "summary": manifest_summary(method=self.method, epsilon=self.epsilon, dp=self.dp,
+                                        neighbours=self.neighbours.to_dict(), record_count=self.record_count,
+                                        created=self.created, table_name=self.table_name,
+                                        table_sha256=self.table_sha256, private=private),
             "method": self.method,
             "epsilon": self.epsilon,
             "options": dict(self.options, sets=len(self.sets)),

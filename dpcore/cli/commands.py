@@ -130,18 +130,25 @@ def cmd_synth(args) -> int:
                                   "--format csv (the engine path does not support it yet)")
         return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
     df, domain = _load(args)
+    table_name, fingerprint = Path(args.input).name, None
 
     def run():
-        return synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
-                          **_privacy_options(args), **opts)
+        rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
+                         **_privacy_options(args), **opts)
+        return rel.for_table(table_name, fingerprint)  # the fingerprint reaches the private manifest only
 
     if args.workspace:  # the budget book: refused over the table's cap before anything is spent
         from dpcore.studio.workspace import Workspace
 
         ws = Workspace(args.workspace)
-        table = ws.add_table(df, Path(args.input).name, path=args.input)
+        table = ws.add_table(df, table_name, path=args.input)
+        fingerprint = table.fingerprint
         entry, rel = ws.release(table.fingerprint, args.epsilon, args.method, args.neighbours, run, table.name)
     else:
+        if args.private_manifest:
+            from dpcore.studio.workspace import table_fingerprint
+
+            fingerprint = table_fingerprint(df)
         rel = run()
     paths = rel.write(args.out)
     _write_private_manifest(args, rel)
@@ -297,10 +304,34 @@ def cmd_domain(args) -> int:
         Path(args.out).write_text(dom.to_json(), encoding="utf-8")
     except OSError as exc:
         raise InputError(f"--out '{args.out}': cannot write the domain file ({exc.strerror}); choose a writable path") from None
-    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels and edges "
-          "(levels and min/max seen in the data leak rare values), then set \"source\": \"declared\" in the file and "
-          "pass it with --domain. An unreviewed file keeps every release NOT DP.")
+    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels "
+          "(levels seen in the data leak rare values), then set \"source\": \"declared\" in the file and pass it with "
+          "--domain. An unreviewed file keeps every release NOT DP.")
+    for line in not_public_lines(dom):
+        print(line)
     return 0
+
+
+def not_public_lines(dom: Domain) -> list[str]:
+    """One line per attribute whose bin edges came from the data (marked "origin": "data_range" in
+    the file): declaring the file does not make them public, and a release keeps NOT DP until
+    each gets public bounds, DP quantile edges, or is dropped. The suggested bounds are rounded
+    from the data's range (curator-side, NOT DP): the curator judges whether they are public."""
+    from dpcore.data.domain import suggest_public_bounds
+
+    out = []
+    for a in dom.not_public:
+        try:
+            lo, hi = suggest_public_bounds(a.edges[0], a.edges[-1])
+            hint = (f"; rounded from the data, curator-side: {lo:g}:{hi:g}:{len(a.edges) - 1} if that range is public "
+                    "knowledge")
+        except DPCoreError:
+            hint = ""
+        out.append(f"NOT PUBLIC: '{a.name}' has bin edges from the data's own range [{a.edges[0]:g}, {a.edges[-1]:g}] "
+                   f"(\"origin\": \"{a.origin}\"): every release with it is NOT DP, whatever \"source\" says. Give "
+                   f"public bounds (--numeric {a.name}=lower:upper:bins{hint}), DP quantile edges at release "
+                   f"(synth --dp-bins {a.name}=lower:upper:bins), or drop the column.")
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:

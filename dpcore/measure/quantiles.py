@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.privacy.ledger import Ledger
-from dpcore.data.domain import Domain, _dtype_kind, numeric_attribute
+from dpcore.data.domain import DP_QUANTILES, Domain, _dtype_kind, numeric_attribute
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities
@@ -169,7 +169,9 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
 
     ``epsilon`` is split evenly over the attributes (sequential composition), and within
     an attribute over its k-1 quantiles; every quantile is charged to ``ledger``.
-    The other attributes, the NA setting and the domain's source are kept as declared.
+    The other attributes, the NA setting and the domain's source are kept as declared; the
+    new edges are marked ``origin="dp_quantiles"`` (public bounds, DP edges), replacing
+    whatever edges the attribute had, data-range placeholders included.
     """
     if not specs:
         return dom, {}
@@ -202,7 +204,7 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
         edges = tuple(float(x) for x in np.unique([spec.lower, *inner, spec.upper]))
         old = dom[name] if name in dom.names else None
         na = old.na if old is not None else bool(col.isna().any())
-        new = numeric_attribute(name, edges, na=na, dtype=dtype)
+        new = numeric_attribute(name, edges, na=na, dtype=dtype, origin=DP_QUANTILES)
         if old is not None:
             attrs[dom.index(name)] = new
         else:

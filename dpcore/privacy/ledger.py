@@ -34,6 +34,17 @@ BOUNDED = _LABELS[REPLACE]
 _CAP_TOLERANCE = 1e-12
 
 
+#: Significant digits of a ledger total as written (far below the 1e-12 the totals are checked to).
+TOTAL_DIGITS = 12
+
+
+def readable_total(epsilon: float) -> float:
+    """A sum of ε shares as it is written: :data:`TOTAL_DIGITS` significant digits, so float
+    rounding in the sum (0.9999999999999999) does not show. The relative change is at most
+    5e-13, inside the 1e-12 to which :meth:`Ledger.assert_total` checks the exact sum."""
+    return float(f"{float(epsilon):.{TOTAL_DIGITS}g}")
+
+
 class BudgetExceededError(DPCoreError):
     """A charge would take a ledger past its cap; nothing was drawn."""
 
@@ -142,9 +153,14 @@ class Ledger:
                 yield f"{path}/{c.label}", c
 
     def to_dict(self) -> dict:
-        """JSON-ready: the total and the flat list of charges (no data values)."""
+        """JSON-ready: the total and the flat list of charges (no data values).
+
+        The totals (``epsilon_total`` and each group's ``epsilon``) are written to
+        :data:`TOTAL_DIGITS` significant digits, so a total of exactly 1 composed from
+        floating-point shares reads 1, not 0.9999999999999999; the charges keep their exact
+        ε, and the exact sum is what :meth:`assert_total` checks against the request."""
         return {
-            "epsilon_total": self.epsilon,
+            "epsilon_total": readable_total(self.epsilon),
             "composition": self._tree(),
             "charges": [dict(path=p, **asdict(c)) for p, c in self.charges()],
         }
@@ -153,7 +169,7 @@ class Ledger:
         return {
             "label": self.label,
             "composition": self.composition,
-            "epsilon": self.epsilon,
+            "epsilon": readable_total(self.epsilon),
             "children": [c._tree() if isinstance(c, Ledger) else {"label": c.label, "epsilon": c.epsilon} for c in self.children],
         }
 
