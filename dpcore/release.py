@@ -38,6 +38,13 @@ class Release:
     diagnostics: dict = field(default_factory=dict)
     neighbours: Neighbours = field(default_factory=Neighbours)
     record_count: dict = field(default_factory=dict)
+    #: None: pure ε-DP; a number: (ε, δ)-DP through zCDP (the ledger is kept in ρ)
+    delta: float | None = None
+
+    @property
+    def rho(self) -> float | None:
+        """ρ of a zCDP release (None for a pure ε one)."""
+        return self.ledger.rho
 
     @property
     def tree(self):
@@ -64,6 +71,10 @@ class Release:
                       + ["the domain: attribute names, levels and bin edges"],
             "diagnostics": self.diagnostics,
         }
+        if self.delta is not None:  # pure-ε manifests are written exactly as before
+            out["privacy_definition"] = {
+                "definition": "(ε, δ)-DP through ρ-zCDP", "epsilon": self.epsilon, "delta": self.delta,
+                "rho": self.ledger.rho, "conversion": "Canonne, Kamath & Steinke 2020 (tight), rounded up"}
         if private:
             out["seed"] = self.seed
             out["private_copy"] = "contains the seed: do NOT publish this file"

@@ -35,7 +35,7 @@ from dpcore.errors import whole_number
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism
-from dpcore.privacy.neighbours import ReleaseContext
+from dpcore.privacy.definitions import ReleaseContext
 from dpcore.synthesizers.options import check_known_options
 
 
@@ -80,7 +80,7 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     e1, e2, e3 = budget_split(d, eps)
     meas = []
     for j in range(d):
-        y, mech = measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}")
+        y, mech = measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}", definition=ctx.definition)
         meas.append(((j,), y, mech.variance))
     edges = []
     if d == 2:
@@ -90,7 +90,7 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
         pairs = list(combinations(range(d), 2))
         score = {p: quality(margin_counts(X, shape, p), model.marginal(p)) for p in pairs}  # raw: scored only
         joined = DisjointSet(range(d))
-        em = ExponentialMechanism.calibrate(e2, hs)
+        em = ctx.definition.selection(e2, hs)  # scores: L1 errors, sensitivity the L1 count sensitivity
         for step in range(d - 1):
             cands = [p for p in pairs if not joined.connected(*p)]
             pick = Measurement(f"tree edge {step + 1}: select a pair", em, hs, f"{len(cands)} candidate pairs",
@@ -102,7 +102,8 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
             edges.append((a, b))
         del score
     for a, b in edges:
-        y, mech = measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}")
+        y, mech = measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}",
+                          definition=ctx.definition)
         meas.append(((a, b), y, mech.variance))
     model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
     codes = model.sample(ctx.n_out, rng)
