@@ -71,6 +71,13 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Ne
     return True, neighbours.statement(epsilon)
 
 
+def _definition_plan(definition, budget: float) -> dict:
+    """What a preview's plan says of the privacy definition (nothing for pure ε, as before)."""
+    if definition.name == "pure":
+        return {}
+    return {"delta": definition.delta, "rho": budget, "budget_unit": "rho"}
+
+
 def privacy_setup(neighbours, count_share, max_records) -> tuple[Neighbours, float | None]:
     """The release's neighbour notion and the share of ε for the noisy record count.
 
@@ -273,14 +280,12 @@ class MarginPreview:
     plan: dict
 
 
-def _margin_rows(method: str, opts, dom: Domain, per_set: float, nb: Neighbours, n: float) -> list[dict]:
-    from dpcore.privacy.mechanisms import noise_for
+def _margin_rows(method: str, opts, dom: Domain, per_set: float, nb: Neighbours, n: float,
+                 definition=PureDP()) -> list[dict]:
     from dpcore.synthesizers import privbayes
 
-    hs = nb.histogram_sensitivity
-
-    def row(what, cells, eps, kind="discrete_laplace", sens=hs):
-        mech = noise_for(kind, eps, sens)
+    def row(what, cells, eps, kind="discrete_laplace"):
+        mech = definition.count_noise(eps, nb, kind if definition.name == "pure" else None)
         return {"table": what, "cells": cells, "epsilon": eps, "mechanism": mech.name,
                 "noise_scale": mech.scale, "noise_sd": float(np.sqrt(mech.variance))}
 
@@ -288,7 +293,7 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, nb: Neighbours,
         return [row("full cross-tabulation (" + " × ".join(dom.names) + ")", dom.size, per_set, opts.noise)]
     if method == "ipf":
         from dpcore.synthesizers.ipf import measured_margins, one_way_share
-        share = one_way_share(dom, opts, per_set, nb, n)
+        share = one_way_share(dom, opts, per_set, nb, n, definition=definition)
         return [row(" × ".join(g) + (" (one-way)" if share > 0 and len(g) == 1 else ""),
                     int(np.prod([dom[a].size for a in g])), e, opts.noise)
                 for g, e, _ in measured_margins(dom, opts, per_set, share)]
@@ -302,36 +307,41 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, nb: Neighbours,
                                 None, (per_set - eps1) / T, opts.noise)) for j in range(T)]
     if method in ("aim", "mst"):
         from dpcore.synthesizers import aim, mst
-        return (aim if method == "aim" else mst).preview_rows(opts, dom, per_set, hs)
+        return (aim if method == "aim" else mst).preview_rows(opts, dom, per_set, nb, definition)
     raise OptionError(f"no preview for method {method!r}")
 
 
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
             neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
-            **options: Any) -> Preview | MarginPreview:
+            delta: float | None = None, **options: Any) -> Preview | MarginPreview:
     """Describe what a release would measure, spending no budget.
 
     Hierarchical methods (STEPS and its variants) return a :class:`Preview` of the tree;
     margin methods a :class:`MarginPreview` with the noise scale per margin. Same
     privacy options as :func:`synthesize` (the noise scales depend on them). For
     private selection the tree shown takes the most likely attribute at each node;
-    the probabilities behind it come from the raw data (curator-only).
+    the probabilities behind it come from the raw data (curator-only). With ``delta`` the
+    budgets are ρ (zCDP, as :func:`synthesize` with ``delta``): the tables' budget column is
+    then ``rho`` instead of ``epsilon``.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
+    definition = definition_for(delta)
     if method not in STEPS_METHODS:
         eps = check_epsilon(epsilon)
         m = check_sets(sets)
         dom = _domain(data, domain)
         opts = REGISTRY[method].resolve(dom, method, **options)
+        if definition.name != "pure":
+            opts = REGISTRY[method].for_definition(opts, definition, options, dom)
         nb, share = privacy_setup(neighbours, count_share, max_records)
-        eps_sets = eps * (1.0 - share) if share is not None else eps
-        rows = _margin_rows(method, opts, dom, eps_sets / m, nb, float(len(data)))
+        budget = definition.budget(eps)
+        eps_sets = budget * (1.0 - share) if share is not None else budget
+        rows = _margin_rows(method, opts, dom, eps_sets / m, nb, float(len(data)), definition)
         plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
-                "record_count_epsilon": eps - eps_sets, "method": method}
-        if method == "flat_laplace":
-            from dpcore.privacy.mechanisms import noise_for
-            scale = noise_for(opts.noise, eps_sets / m, nb.histogram_sensitivity).scale
+                "record_count_epsilon": budget - eps_sets, "method": method, **_definition_plan(definition, budget)}
+        if method == "flat_laplace" and definition.name == "pure":  # worked out for discrete Laplace only
+            scale = definition.count_noise(eps_sets / m, nb, opts.noise).scale
             share = flat_empty_share(dom.size, float(len(data)), scale, opts.prior)
             plan.update(empty_cell_share=share, empty_cell_warning=empty_share_warning(share, method))
         if method == "ipf":
@@ -339,30 +349,39 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
             plan["fit"] = choose_fit(dom, opts)  # public: the domain and the options only
             from dpcore.synthesizers.ipf import one_way_share
             # "auto" decides by the released record count at release; here by the data's (curator-only)
-            plan["one_way_share"] = one_way_share(dom, opts, eps_sets / m, nb, float(len(data)))
+            plan["one_way_share"] = one_way_share(dom, opts, eps_sets / m, nb, float(len(data)), definition=definition)
             plan["one_way_share_auto"] = opts.one_way_share == "auto"
-        return MarginPreview(pd.DataFrame(rows), plan)
+        table = pd.DataFrame(rows)
+        return MarginPreview(table if definition.name == "pure" else table.rename(columns={"epsilon": "rho"}), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
     dom = _domain(data, domain)
     opts = resolve_steps_options(dom, method, **options)
+    if definition.name != "pure":
+        opts = REGISTRY[method].for_definition(opts, definition, options, dom)
     nb, share = privacy_setup(neighbours, count_share, max_records)
     X = _encode(dom, data)
     nb.check_size(len(X))
-    eps_sets = eps * (1.0 - share) if share is not None else eps
+    budget = definition.budget(eps)
+    eps_sets = budget * (1.0 - share) if share is not None else budget
     alloc = steps.plan_allocation(opts, len(dom), eps_sets, m)
     sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview",
-                         neighbours=nb)
+                         neighbours=nb, definition=definition)
     tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, steps.leaf_cell_limit(opts))
     steps.sparse_leaf_layer(tree, opts)  # refuses now what the release would refuse
-    mechs = steps.layer_mechanisms(tree, alloc, opts.noise, nb.histogram_sensitivity)
+    mechs = steps.layer_mechanisms(tree, alloc, opts.noise, nb.histogram_sensitivity, definition, nb)
     rows = steps.expected_errors(tree, mechs, nb.histogram_sensitivity)
+    if definition.name != "pure":
+        for row, c in zip(rows, alloc.counts):
+            row["epsilon"] = c  # the layer's budget, in ρ
     attrs = tree.attributes_per_layer()
     for row in rows:
         k = row["layer"]
         row["attributes"] = ", ".join(f"{a} ×{c}" for a, c in attrs[k - 1]["splits"].items()) if k <= tree.L else \
             "leaf cells: " + "; ".join(",".join(dom.names[j] for j in r) for r in tree.remaining if r)
     table = pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", "epsilon", "noise_scale", "noise_sd", "expected_se"]]
+    if definition.name != "pure":
+        table = table.rename(columns={"epsilon": "rho"})
     sel_rows = []
     for rec in sel.probabilities:
         for v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
@@ -372,13 +391,15 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     # node counts only: the leaf layer may be far too big to count densely
     counts = [np.bincount(r, minlength=tree.layers[k].n_real) for k, r in enumerate(H.record_ranks(tree, X))]
     n_pub = float(len(X))
+    # the empty-cell share is worked out for discrete Laplace noise only (dpcore.synthesizers.empty_share)
     share = (leaf_empty_share(np.diff(tree.leaf_offsets), n_pub, mechs[-1].scale, opts.consistency)
-             if tree.has_leaf_layer else 0.0)
+             if tree.has_leaf_layer and definition.name == "pure" else 0.0)
     plan = {
         "epsilon": eps, "sets": m, "epsilon_per_set": alloc.per_set, "selection_epsilon_per_layer": list(alloc.selection),
         "count_epsilon_per_layer": list(alloc.counts), "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
-        "neighbours": nb.notion, "record_count_epsilon": eps - eps_sets,
+        "neighbours": nb.notion, "record_count_epsilon": budget - eps_sets,
         "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, method),
+        **_definition_plan(definition, budget),
     }
     return Preview(tree, table, plan, pd.DataFrame(sel_rows) if sel_rows else None, counts)

@@ -52,7 +52,8 @@ from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism
-from dpcore.privacy.definitions import ReleaseContext
+from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.options import check_known_options
 
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
@@ -211,20 +212,21 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return codes, None, diag
 
 
-def preview_rows(opts: AimOptions, domain: Domain, per_set: float, hs: float) -> list[dict]:
+def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbours, definition=PureDP()) -> list[dict]:
     """What AIM measures, knowable before any budget is spent: the one-way margins and the
-    starting round budget (later rounds may double it: annealing; the margins are chosen at release)."""
-    from dpcore.privacy.mechanisms import noise_for
+    starting round budget (later rounds may double it: annealing; the margins are chosen at release).
+    Budgets are in the definition's unit (ε, or ρ under zCDP)."""
     eps_round = per_set / opts.rounds
-    meas = noise_for("discrete_laplace", (1 - SELECTION_SHARE) * eps_round, hs)
-    rows = one_way_preview_rows(domain, meas, meas.epsilon(hs))
-    left = per_set - len(domain) * meas.epsilon(hs)
+    meas = definition.count_noise((1 - SELECTION_SHARE) * eps_round, nb)
+    spend = definition.cost(meas, nb.count_sensitivity(meas))
+    rows = one_way_preview_rows(domain, meas, spend)
+    left = per_set - len(domain) * spend
     # rounds run while at least two round budgets are left; the last takes the rest
     n_rounds = max(1, math.floor(left / eps_round + 1e-9))
     rows.append({"table": f"each round at the start: exponential mechanism picks a margin ({n_rounds} rounds "
                           "if none doubles its budget, fewer if some do)", "cells": None, "epsilon": SELECTION_SHARE * eps_round,
                  "mechanism": "exponential", "noise_scale": None, "noise_sd": None})
     rows.append({"table": "each round at the start: the chosen margin (its budget doubles when it barely changes the "
-                          "model; the last round takes what is left)", "cells": None, "epsilon": meas.epsilon(hs),
+                          "model; the last round takes what is left)", "cells": None, "epsilon": spend,
                  "mechanism": meas.name, "noise_scale": meas.scale, "noise_sd": float(np.sqrt(meas.variance))})
     return rows
