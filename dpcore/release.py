@@ -51,6 +51,14 @@ class Release:
         self.table_sha256 = sha256
         return self
 
+    #: None: pure ε-DP; a number: (ε, δ)-DP through zCDP (the ledger is kept in ρ)
+    delta: float | None = None
+
+    @property
+    def rho(self) -> float | None:
+        """ρ of a zCDP release (None for a pure ε one)."""
+        return self.ledger.rho
+
     @property
     def tree(self):
         """The hierarchy of the first set (all sets share it when the order is fixed)."""
@@ -67,7 +75,8 @@ class Release:
             "summary": manifest_summary(method=self.method, epsilon=self.epsilon, dp=self.dp,
                                         neighbours=self.neighbours.to_dict(), record_count=self.record_count,
                                         created=self.created, table_name=self.table_name,
-                                        table_sha256=self.table_sha256, private=private),
+                                        table_sha256=self.table_sha256, private=private, delta=self.delta,
+                                        rho=self.ledger.rho),
             "method": self.method,
             "epsilon": self.epsilon,
             "options": dict(self.options, sets=len(self.sets)),
@@ -84,6 +93,10 @@ class Release:
                       + ["the domain: attribute names, levels and bin edges"],
             "diagnostics": self.diagnostics,
         }
+        if self.delta is not None:  # pure-ε manifests are written exactly as before
+            out["privacy_definition"] = {
+                "definition": "(ε, δ)-DP through ρ-zCDP", "epsilon": self.epsilon, "delta": self.delta,
+                "rho": self.ledger.rho, "conversion": "Canonne, Kamath & Steinke 2020 (tight), rounded up"}
         if private:
             out["seed"] = self.seed
             out["private_copy"] = "contains the seed: do NOT publish this file"

@@ -19,7 +19,8 @@ from dpcore.privacy.ledger import Ledger
 from dpcore.counting.rows import margin_counts
 from dpcore.counting.count_table import CountTable
 from dpcore.data.domain import infer_domain
-from dpcore.privacy.neighbours import Neighbours, ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.privacy.definitions import ReleaseContext
 from dpcore.synthesizers import REGISTRY
 
 

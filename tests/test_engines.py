@@ -308,7 +308,8 @@ def test_cli_domain_on_duckdb_matches_pandas(tmp_path, capsys):
 def test_privbayes_on_the_count_table_equals_on_records(table):
     """PrivBayes reads the count table (cells weighted by counts): the same scores and release."""
     from dpcore.privacy.ledger import Ledger
-    from dpcore.privacy.neighbours import Neighbours, ReleaseContext
+    from dpcore.privacy.neighbours import Neighbours
+    from dpcore.privacy.definitions import ReleaseContext
     from dpcore.synthesizers import privbayes
 
     _, _, _, data, dom = table

@@ -55,7 +55,7 @@ def created_now() -> str:
 
 def manifest_summary(*, method: str, epsilon: float, dp: bool, neighbours: Mapping, record_count: Mapping,
                      created: str | None, table_name: str | None, table_sha256: str | None,
-                     private: bool = False) -> dict:
+                     private: bool = False, delta: float | None = None, rho: float | None = None) -> dict:
     """The summary object written first in ``manifest.json``. ``private``: the curator's copy,
     which holds the table's SHA-256; the published copy says why it does not."""
     out = {
@@ -70,7 +70,8 @@ def manifest_summary(*, method: str, epsilon: float, dp: bool, neighbours: Mappi
         "epsilon": rounded_epsilon(epsilon),
         "epsilon_note": f"rounded to {READING_DIGITS} significant digits for reading; the exact figures are "
                         "\"epsilon\" and the ledger below",
-        "delta": None,
+        "delta": delta,
+        **({} if delta is None else {"rho": rho, "definition": "(ε, δ)-DP through ρ-zCDP"}),
         "neighbours": neighbours.get("description", neighbours.get("notion")),
         "dp": "yes" if dp else "NO (see dp_reason below)",
         "records_per_set": record_count.get("value"),
