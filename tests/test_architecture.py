@@ -205,3 +205,52 @@ def test_the_ledger_writer_check_can_fail(tmp_path):
         assert len(_calls(f, {"_record", "spend", "charge"})) == 3
     finally:
         globals()["ROOT"] = ROOT_
+
+
+#: The layers of dpcore, lowest first ([architecture]); a module imports only from its own
+#: layer or lower ones. data → counting → privacy → measure → estimate → synthesis → release
+#: → evaluation and survey tools → the curator's studio → the command line.
+LAYERS = [
+    {"errors"},
+    {"data"},
+    {"counting"},
+    {"privacy"},
+    {"measure"},
+    {"estimate"},
+    {"synthesizers"},
+    {"manifest_summary", "release"},
+    {"api", ""},  # "": the package itself (dpcore/__init__.py re-exports the API)
+    {"output"},
+    {"metrics", "survey"},
+    {"studio"},
+    {"cli", "__main__"},
+]
+#: Known crossings, each with the reason it is allowed; the list may only shrink.
+ALLOWED_UPWARD = {
+    # the sparse leaf layer draws its noise and runs consistency and the STEPS tree's arrays: it is moved
+    # under synthesizers once [exact-sparse] lands (the same file is being rewritten there)
+    ("measure", "estimate"): "measure/sparse_leaves.py (STEPS consistency on blocks)",
+    ("measure", "synthesizers"): "measure/sparse_leaves.py (the STEPS tree)",
+    # the survey's DP-noise-beside-sampling-noise context runs a release to compare with
+    ("survey", "api"): "survey/context.py runs dpcore.synthesize for its figure",
+}
+
+
+def _layer_of(module: str) -> int:
+    part = module.split(".")[1] if "." in module else ""
+    for i, names in enumerate(LAYERS):
+        if part in names:
+            return i
+    raise AssertionError(f"{module} is in no layer of LAYERS: add its package")
+
+
+def test_every_module_imports_only_its_own_layer_or_lower():
+    graph = _graph()
+    bad = []
+    for m, targets in graph.items():
+        for t in targets:
+            lm, lt = _layer_of(m), _layer_of(t)
+            pair = (m.split(".")[1] if "." in m else "", t.split(".")[1] if "." in t else "")
+            if lt > lm and pair not in ALLOWED_UPWARD:
+                bad.append(f"{m} → {t}")
+    assert not bad, bad
