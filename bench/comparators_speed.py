@@ -49,8 +49,8 @@ import dpcore  # noqa: E402
 from dpcore.api import _encode, _rng, privacy_setup, release_record_count  # noqa: E402
 from dpcore.data.datasets import load_sd2011, sd2011_extract  # noqa: E402
 from dpcore.estimate.dense_ipf import ipf  # noqa: E402
+from dpcore.privacy.definitions import ReleaseContext  # noqa: E402
 from dpcore.privacy.ledger import Ledger  # noqa: E402
-from dpcore.privacy.neighbours import ReleaseContext  # noqa: E402
 from dpcore.synthesizers import ipf as ipf_mod  # noqa: E402
 
 TARGETS = {"ipf_s7": 0.5, "privbayes_cps": 10.0}

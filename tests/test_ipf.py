@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.privacy.neighbours import Neighbours, ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.privacy.definitions import ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.errors import OptionError
 from dpcore.synthesizers import REGISTRY

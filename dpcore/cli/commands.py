@@ -68,6 +68,9 @@ _COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int, "fit": str
 def _add_tree_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="steps", help=f"one of {', '.join(METHODS)}")
     p.add_argument("--epsilon", type=_float_text, default=1.0, help="total privacy budget ε (> 0); smaller is more private")
+    p.add_argument("--delta", type=_float_text,
+                   help="(ε, δ)-DP through zCDP with this δ (0 < δ < 1, e.g. 1e-9, well below 1/n): more accurate "
+                        "when a method makes many measurements; leave it out for pure ε-DP (the default, strongest)")
     p.add_argument("--layers", type=_int_text, help="number of partition layers L (1..p)")
     p.add_argument("--order", help='fixed tree, e.g. "a;b,c": ";" separates layers, "," joins attributes in a layer')
     p.add_argument("--select", help="mosda | lesda | random | nonprivate (NOT DP)")
@@ -93,7 +96,18 @@ def _options(args, names) -> dict:
 
 
 def _privacy_options(args) -> dict:
-    return {"neighbours": args.neighbours, **_options(args, ["count_share", "max_records"])}
+    return {"neighbours": args.neighbours, **_options(args, ["count_share", "max_records", "delta"])}
+
+
+def _warn_delta(args, n: int | None = None) -> None:
+    """A δ that is allowed but weak gets one warning line on stderr (curator-side: n is the
+    curator's own count, printed nowhere else)."""
+    if getattr(args, "delta", None) is not None:
+        from dpcore.privacy.zcdp import delta_warning
+
+        msg = delta_warning(args.delta, n)
+        if msg:
+            print(f"warning: {msg}", file=sys.stderr)
 
 
 def _read_input(args):
@@ -130,30 +144,57 @@ def cmd_synth(args) -> int:
                                   "--format csv (the engine path does not support it yet)")
         return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
     df, domain = _load(args)
+    table_name, fingerprint = Path(args.input).name, None
+    _warn_delta(args, len(df))
 
     def run():
-        return synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
-                          **_privacy_options(args), **opts)
+        rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
+                         **_privacy_options(args), **opts)
+        return rel.for_table(table_name, fingerprint)  # the fingerprint reaches the private manifest only
 
     if args.workspace:  # the budget book: refused over the table's cap before anything is spent
         from dpcore.studio.workspace import Workspace
 
         ws = Workspace(args.workspace)
-        table = ws.add_table(df, Path(args.input).name, path=args.input)
-        entry, rel = ws.release(table.fingerprint, args.epsilon, args.method, args.neighbours, run, table.name)
+        table = ws.add_table(df, table_name, path=args.input)
+        fingerprint = table.fingerprint
+        entry, rel = ws.release(table.fingerprint, args.epsilon, args.method, args.neighbours, run, table.name,
+                                delta=args.delta)
     else:
+        if args.private_manifest:
+            from dpcore.studio.workspace import table_fingerprint
+
+            fingerprint = table_fingerprint(df)
         rel = run()
     paths = rel.write(args.out)
     _write_private_manifest(args, rel)
     rc = rel.record_count
     print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records {_count_note(rc)} and manifest.json to {args.out}")
-    print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
+    print(_spent_line(rel))
     print(_dp_line(rel))
     if args.workspace:
         b = ws.budget(table.fingerprint)
         print(f"recorded as release {entry} of {table.name} in the budget book of {args.workspace}: spent ε = "
               f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
     return 0
+
+
+def _unit(plan: dict) -> str:
+    return "ρ" if plan.get("budget_unit") == "rho" else "ε"
+
+
+def _delta_note(plan: dict) -> str:
+    """A zCDP preview says its δ and ρ: every budget below is a share of that ρ."""
+    if plan.get("budget_unit") != "rho":
+        return ""
+    return f", δ = {plan['delta']:g} (zCDP: ρ = {plan['rho']:.4g}; the budgets below are shares of ρ)"
+
+
+def _spent_line(rel) -> str:
+    if rel.delta is None:
+        return f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}"
+    return (f"spent: ρ = {rel.rho:.6g} (zCDP), which is (ε, δ) = ({rel.ledger.epsilon:.6g}, {rel.delta:g}); "
+            f"asked for ε = {rel.epsilon:g}")
 
 
 def _dp_line(rel) -> str:
@@ -210,7 +251,7 @@ def _synth_file(args, opts) -> int:
           f"and manifest.json to {args.out}")
     print(f"engine {args.engine}: counted in {t.get('count', 0):.1f} s, released in {t.get('release', 0):.1f} s, "
           f"written in {t.get('write', 0):.1f} s")
-    print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
+    print(_spent_line(rel))
     print(_dp_line(rel))
     return 0
 
@@ -227,8 +268,9 @@ def cmd_preview(args) -> int:
             print(json.dumps({"margins": pv.margins.to_dict(orient="records"), "plan": pv.plan}, indent=2,
                              ensure_ascii=False, default=str))
             return 0
-        print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
-              f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
+        print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}{_delta_note(pv.plan)}, "
+              f"m = {pv.plan['sets']}, neighbours = {pv.plan['neighbours']}, "
+              f"{_unit(pv.plan)} for the record count = {pv.plan['record_count_epsilon']:.4g}")
         if "fit" in pv.plan:
             print(f"fit = {pv.plan['fit']}, share of ε on the one-way margins = {pv.plan['one_way_share']:g}"
                   + (" (auto: decided here from the table's own record count, curator-only; the release decides "
@@ -246,7 +288,7 @@ def cmd_preview(args) -> int:
         }
         print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
         return 0
-    print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
+    print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}{_delta_note(pv.plan)}, m = {pv.plan['sets']}, "
           f"select = {pv.plan['select']}, allocation = {pv.plan['allocation']}, padded fan-out b = {pv.plan['fan_out']}")
     print(pv.layers.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     _print_empty_share(pv.plan)
@@ -297,10 +339,34 @@ def cmd_domain(args) -> int:
         Path(args.out).write_text(dom.to_json(), encoding="utf-8")
     except OSError as exc:
         raise InputError(f"--out '{args.out}': cannot write the domain file ({exc.strerror}); choose a writable path") from None
-    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels and edges "
-          "(levels and min/max seen in the data leak rare values), then set \"source\": \"declared\" in the file and "
-          "pass it with --domain. An unreviewed file keeps every release NOT DP.")
+    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels "
+          "(levels seen in the data leak rare values), then set \"source\": \"declared\" in the file and pass it with "
+          "--domain. An unreviewed file keeps every release NOT DP.")
+    for line in not_public_lines(dom):
+        print(line)
     return 0
+
+
+def not_public_lines(dom: Domain) -> list[str]:
+    """One line per attribute whose bin edges came from the data (marked "origin": "data_range" in
+    the file): declaring the file does not make them public, and a release keeps NOT DP until
+    each gets public bounds, DP quantile edges, or is dropped. The suggested bounds are rounded
+    from the data's range (curator-side, NOT DP): the curator judges whether they are public."""
+    from dpcore.data.domain import suggest_public_bounds
+
+    out = []
+    for a in dom.not_public:
+        try:
+            lo, hi = suggest_public_bounds(a.edges[0], a.edges[-1])
+            hint = (f"; rounded from the data, curator-side: {lo:g}:{hi:g}:{len(a.edges) - 1} if that range is public "
+                    "knowledge")
+        except DPCoreError:
+            hint = ""
+        out.append(f"NOT PUBLIC: '{a.name}' has bin edges from the data's own range [{a.edges[0]:g}, {a.edges[-1]:g}] "
+                   f"(\"origin\": \"{a.origin}\"): every release with it is NOT DP, whatever \"source\" says. Give "
+                   f"public bounds (--numeric {a.name}=lower:upper:bins{hint}), DP quantile edges at release "
+                   f"(synth --dp-bins {a.name}=lower:upper:bins), or drop the column.")
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -366,7 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for mod, names in (("dpcore.cli.metrics", ("add_evaluate_parser", "add_sweep_parser")),
                        ("dpcore.cli.survey", ("add_survey_parsers",)),
-                       ("dpcore.studio.workspace", ("add_budget_parser",)),
+                       ("dpcore.cli.budget", ("add_budget_parser",)),
                        ("dpcore.cli.report", ("add_report_parser",))):
         try:
             module = __import__(mod, fromlist=list(names))

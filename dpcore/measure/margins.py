@@ -25,8 +25,8 @@ import numpy as np
 
 from dpcore.counting import rows as count_rows
 from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.definitions import PureDP
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
-from dpcore.privacy.mechanisms import DiscreteLaplace, noise_for
 from dpcore.privacy.neighbours import Neighbours
 
 
@@ -98,23 +98,30 @@ def margin_counts(X, shape, axes) -> np.ndarray:
     return count_rows.margin_counts(X, shape, axes)
 
 
-def expected_abs_noise(mech: DiscreteLaplace) -> float:
-    """E|Z| for discrete Laplace of scale s: 2a/(1 − a²), a = e^(−1/s)."""
+def expected_abs_noise(mech) -> float:
+    """E|Z| of the count noise: 2a/(1 − a²), a = e^(−1/s) for discrete Laplace of scale s;
+    √(2/π)·σ for the discrete Gaussian (its continuous value, within 1% for σ ≥ 1; it only sets a
+    public bias in AIM's score, never a privacy quantity)."""
+    if mech.name == "discrete_gaussian":
+        return math.sqrt(2.0 / math.pi) * mech.sigma
     a = math.exp(-1.0 / mech.scale)
     return 2.0 * a / (-math.expm1(-2.0 / mech.scale))
 
 
 #: What the ledger says drew each kind of count noise.
-SAMPLERS = {"discrete_laplace": EXACT_SAMPLER, "laplace": "discretised, floating-point safe"}
+SAMPLERS = {"discrete_laplace": EXACT_SAMPLER, "laplace": "discretised, floating-point safe",
+            "discrete_gaussian": EXACT_SAMPLER}
 
 
 def measure(X, shape, axes, epsilon: float, nb: Neighbours, rng, ledger: Ledger, label: str,
-            note: str = "", *, noise: str = "discrete_laplace", subset: str | None = None) -> NoisyMargin:
-    """Release the margin on ``axes`` with ``noise`` (discrete Laplace by default) at ``epsilon``,
-    charging ``ledger`` first (the cells are disjoint: parallel composition).
+            note: str = "", *, noise: str = "discrete_laplace", subset: str | None = None,
+            definition=PureDP()) -> NoisyMargin:
+    """Release the margin on ``axes`` with ``noise`` (discrete Laplace by default) spending
+    ``epsilon`` (a ρ under zCDP: discrete Gaussian noise), charging ``ledger`` first (the cells are
+    disjoint: parallel composition).
 
     Returns the :class:`NoisyMargin` (values as float, the mechanism's variance per cell)."""
-    mech = noise_for(noise, epsilon, nb.histogram_sensitivity)
+    mech = definition.count_noise(epsilon, nb, None if definition.name != "pure" else noise)
     cells = counts_cells(shape, axes)
     query = Measurement.counts(label, mech, nb, cells=cells, subset=subset or f"{cells} cells (disjoint)", note=note,
                                sampler=SAMPLERS[mech.name])

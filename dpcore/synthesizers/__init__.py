@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from dpcore.synthesizers import aim, flat_laplace, ipf, mst, privbayes, steps
-from dpcore.synthesizers.options import STEPS_METHODS, resolve_steps_options
+from dpcore.synthesizers.options import STEPS_METHODS, gaussian_counts, resolve_steps_options
+
+BOTH = ("pure", "zcdp")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,11 @@ class Method:
     hierarchical: bool = False
     #: run_set also takes the sparse count table (dpcore.counting.count_table.CountTable) instead of records
     reads_counts: bool = False
+    #: the privacy definitions it can release under: "pure" (ε-DP) and "zcdp" ((ε, δ) through zCDP)
+    definitions: tuple[str, ...] = ("pure",)
+    #: (opts, definition, the options given, domain) -> the options as they run under a zCDP
+    #: definition (e.g. Gaussian count noise); pure releases never call it
+    for_definition: Callable[[Any, Any, dict, Any], Any] = lambda opts, definition, given, domain: opts
 
 
 REGISTRY: dict[str, Method] = {}
@@ -45,10 +52,12 @@ for _name in STEPS_METHODS:
         plan=lambda opts, domain, epsilon, m: steps.plan_allocation(opts, len(domain), epsilon, m),
         not_dp=lambda opts: (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
                              if opts.select == "nonprivate" else []),
-        hierarchical=True, reads_counts=True,
+        hierarchical=True, reads_counts=True, definitions=BOTH, for_definition=gaussian_counts,
     ))
-register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, reads_counts=True))
-register(Method("ipf", ipf.resolve, ipf.run_set, reads_counts=True))
-register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True))
-register(Method("aim", aim.resolve, aim.run_set, reads_counts=True))
-register(Method("mst", mst.resolve, mst.run_set, reads_counts=True))
+register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, reads_counts=True, definitions=BOTH,
+                for_definition=gaussian_counts))
+register(Method("ipf", ipf.resolve, ipf.run_set, reads_counts=True, definitions=BOTH, for_definition=gaussian_counts))
+register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True, definitions=BOTH,
+                for_definition=gaussian_counts))
+register(Method("aim", aim.resolve, aim.run_set, reads_counts=True, definitions=BOTH, for_definition=aim.for_zcdp))
+register(Method("mst", mst.resolve, mst.run_set, reads_counts=True, definitions=BOTH))

@@ -22,7 +22,7 @@ from dpcore.counting.rows import margin_counts
 from dpcore.counting.count_table import CountTable
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, noise_for
-from dpcore.privacy.neighbours import ReleaseContext
+from dpcore.privacy.definitions import ReleaseContext
 from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
 
 
@@ -72,7 +72,7 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
         return _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx)
     cells = check_cells(domain, opts.max_cells)
     counts = margin_counts(X, domain.shape, range(len(domain))).ravel()  # records or the count table's cells
-    mech = noise_for(opts.noise, eps, ctx.neighbours.histogram_sensitivity)
+    mech = ctx.definition.count_noise(eps, ctx.neighbours, opts.noise)
     table = Measurement.counts("full cross-tabulation counts", mech, ctx.neighbours, cells=cells,
                                subset=f"{cells} cells of the full cross-tabulation (disjoint)")
     noisy = table.release(ledger.group(set_label), counts, rng).astype(float)
@@ -96,7 +96,7 @@ def _sparse(cells: int, opts: FlatOptions) -> bool:
 def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray:
     cells = domain.size
     sparse_leaves.check_sparse_noise(opts.noise, where=f"the full cross-tabulation ({big_count(cells)} cells)")
-    mech = noise_for(opts.noise, eps, ctx.neighbours.histogram_sensitivity)
+    mech = ctx.definition.count_noise(eps, ctx.neighbours, opts.noise)
     query = Measurement.counts(
         "full cross-tabulation counts", mech, ctx.neighbours, cells=cells, sampler=HISTOGRAM_SAMPLER,
         subset=f"{cells} cells of the full cross-tabulation (disjoint; empty cells noised as a histogram)")

@@ -61,9 +61,9 @@ from dpcore.estimate.junction_tree import JunctionTree, JunctionTreeIPF, elimina
 from dpcore.estimate.record_fit import RecordFit
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import NoisyMargin, counts_cells, measure
+from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
-from dpcore.privacy.mechanisms import noise_for
-from dpcore.privacy.neighbours import ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, check_cells
 from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
 
@@ -199,7 +199,8 @@ def _joint(opts: IpfOptions) -> tuple:
     return tuple(g for g in opts.margins if len(g) > 1)
 
 
-def one_way_share(domain: Domain, opts: IpfOptions, eps: float, hs: float, n: float, path: str | None = None) -> float:
+def one_way_share(domain: Domain, opts: IpfOptions, eps: float, neighbours: Neighbours, n: float,
+                  path: str | None = None, definition=PureDP()) -> float:
     """The share of a set's ε spent on every attribute's one-way margin (:func:`measured_margins`).
 
     A number: that share. ``auto``: :data:`AUTO_ONE_WAY_SHARE` when the fit is the record fit
@@ -214,7 +215,7 @@ def one_way_share(domain: Domain, opts: IpfOptions, eps: float, hs: float, n: fl
         return float(opts.one_way_share)
     if not _joint(opts) or (path or choose_fit(domain, opts)) != "records":
         return 0.0
-    var = noise_for(opts.noise, eps / len(opts.margins), hs).variance
+    var = definition.count_noise(eps / len(opts.margins), neighbours, opts.noise).variance
     dominated = noise_ratio(_margin_axes(domain, opts), domain.shape, var, n) > NOISE_DOMINATED
     return AUTO_ONE_WAY_SHARE if dominated else 0.0
 
@@ -253,7 +254,8 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
         cells = counts_cells(shape, ax)
         margin = measure(X, shape, ax, eps_m, ctx.neighbours, rng, ledger, f"margin {' × '.join(g)}",
                          f"{what}, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
-                         noise=opts.noise, subset=f"{cells} cells of the {' × '.join(g)} margin (disjoint)")
+                         noise=opts.noise, subset=f"{cells} cells of the {' × '.join(g)} margin (disjoint)",
+                         definition=ctx.definition)
         noisy = margin.values.ravel() + opts.prior / cells
         if not positivity:
             pass
@@ -313,7 +315,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
     path, jt = checked_fit(domain, opts)
     group = ledger.group(set_label)
     total = float(max(ctx.n_out, 1))
-    share = one_way_share(domain, opts, eps, ctx.neighbours.histogram_sensitivity, total, path)
+    share = one_way_share(domain, opts, eps, ctx.neighbours, total, path, ctx.definition)
     margins = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records", share=share)
     model, info = estimator(path, opts, jt, ctx.n_out, rng).fit(domain.shape, margins, total)
     if path == "junction_tree":

@@ -35,7 +35,8 @@ from dpcore.errors import whole_number
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism
-from dpcore.privacy.neighbours import ReleaseContext
+from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.options import check_known_options
 
 
@@ -78,7 +79,8 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     group = ledger.group(set_label)
     total = float(max(ctx.n_out, 1))
     e1, e2, e3 = budget_split(d, eps)
-    meas = [measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}") for j in range(d)]
+    meas = [measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}", definition=ctx.definition)
+            for j in range(d)]
     edges = []
     if d == 2:
         edges = [(0, 1)]
@@ -87,7 +89,7 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
         pairs = list(combinations(range(d), 2))
         score = {p: quality(margin_counts(X, shape, p), model.marginal(p)) for p in pairs}  # raw: scored only
         joined = DisjointSet(range(d))
-        em = ExponentialMechanism.calibrate(e2, hs)
+        em = ctx.definition.selection(e2, hs)  # scores: L1 errors, sensitivity the L1 count sensitivity
         for step in range(d - 1):
             cands = [p for p in pairs if not joined.connected(*p)]
             pick = Measurement(f"tree edge {step + 1}: select a pair", em, hs, f"{len(cands)} candidate pairs",
@@ -98,7 +100,8 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
             joined.merge(a, b)
             edges.append((a, b))
         del score
-    meas += [measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}") for a, b in edges]
+    meas += [measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}",
+                     definition=ctx.definition) for a, b in edges]
     model, info = JunctionTreeIPF(max_sweeps=opts.fit_sweeps).fit(shape, meas, total)
     codes = model.sample(ctx.n_out, rng)
     diag = {"edges": [[names[a], names[b]] for a, b in edges], "fit_sweeps": info["iterations"],
@@ -112,18 +115,18 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return codes, None, diag
 
 
-def preview_rows(opts: MstOptions, domain: Domain, per_set: float, hs: float) -> list[dict]:
-    """What MST measures, before any budget is spent (the tree's pairs are chosen at release)."""
-    from dpcore.privacy.mechanisms import noise_for
+def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbours, definition=PureDP()) -> list[dict]:
+    """What MST measures, before any budget is spent (the tree's pairs are chosen at release).
+    Budgets are in the definition's unit (ε, or ρ under zCDP)."""
     d = len(domain)
     e1, e2, e3 = budget_split(d, per_set)
-    one = noise_for("discrete_laplace", e1, hs)
+    one = definition.count_noise(e1, nb)
     rows = one_way_preview_rows(domain, one, e1)
     if e2 > 0:
         rows += [{"table": f"tree edge {i + 1}: exponential mechanism picks a pair", "cells": None, "epsilon": e2,
                   "mechanism": "exponential", "noise_scale": None, "noise_sd": None} for i in range(d - 1)]
     if e3 > 0:
-        edge = noise_for("discrete_laplace", e3, hs)
+        edge = definition.count_noise(e3, nb)
         rows += [{"table": f"two-way margin of tree edge {i + 1} (pair chosen at release)", "cells": None, "epsilon": e3,
                   "mechanism": edge.name, "noise_scale": edge.scale, "noise_sd": float(np.sqrt(edge.variance))}
                  for i in range(d - 1)]

@@ -71,7 +71,8 @@ from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from dpcore.counting.count_table import CountTable
 from dpcore.privacy.measurement import Measurement, record_unpaid
 from dpcore.privacy.mechanisms import ExponentialMechanism, noise_for
-from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours, ReleaseContext
+from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
+from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.synthesizers.options import NOISE, _choice, check_known_options
 
 SCORES = ("mi",)
@@ -216,7 +217,7 @@ def _candidates(placed, remaining, r, shape, opts, rng):
 
 
 def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, ledger: Ledger,
-                  neighbours: Neighbours = Neighbours("replace")):
+                  neighbours: Neighbours = Neighbours("replace"), definition=PureDP()):
     """GreedyBayes with the exponential mechanism; returns (network, per-step records).
 
     ``network`` is a list of (attribute index, parent indices) in placement order.
@@ -270,7 +271,7 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
                     scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi], w)
             if add_remove:
                 scores *= n  # n·I: the n-free sensitivity (module docstring)
-            step = Measurement(f"network step {i - 1}", ExponentialMechanism.calibrate(eps_step, delta), delta, subset,
+            step = Measurement(f"network step {i - 1}", definition.selection(eps_step, delta), delta, subset,
                                neighbours.label, note=note)
             choice = int(step.select(ledger, scores, rng))
         x, pi = cands[choice]
@@ -293,7 +294,7 @@ def _conditional(joint: np.ndarray) -> np.ndarray:
 
 
 def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2: float, rng, ledger: Ledger,
-                       neighbours: Neighbours = Neighbours("replace")):
+                       neighbours: Neighbours = Neighbours("replace"), definition=PureDP()):
     """P*(X_i | Π_i) for every position of ``network``, as (parents, table) rows.
 
     ε-cost: ``eps2``: d − k' noisy joint tables at eps2/(d − k') each (module docstring).
@@ -302,8 +303,7 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
     d = len(network)
     kk = min(opts.degree, d - 1)
     n_tables = d - kk
-    hs = neighbours.histogram_sensitivity
-    mech = noise_for(opts.noise, eps2 / n_tables, hs)
+    mech = definition.count_noise(eps2 / n_tables, neighbours, opts.noise)
     out = [None] * d
     anchor = None
     for i in range(kk, d):
@@ -368,8 +368,9 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
     eps1 = opts.network_share * eps if P else 0.0
     eps2 = eps - eps1
     group = ledger.group(set_label)
-    network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"), ctx.neighbours)
-    conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"), ctx.neighbours)
+    network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"), ctx.neighbours, ctx.definition)
+    conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"), ctx.neighbours,
+                               ctx.definition)
     codes = ancestral_sample(network, conds, domain.shape, n, rng)
     names = domain.names
     sampled = [s["step"] for s in steps if s["sampled"]]
