@@ -20,6 +20,7 @@ from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.estimate.raking import Raking
 from dpcore.estimate.record_fit import RecordFit
 from dpcore.measure.margins import NoisyMargin, measure
+from dpcore.privacy.definitions import ZeroConcentratedDP
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.privacy.neighbours import Neighbours
@@ -169,3 +170,9 @@ def test_measure_returns_the_noisy_margin_and_its_mechanisms_variance():
     assert isinstance(m, NoisyMargin) and m.axes == (0, 1) and m.values.shape == (2, 2)
     assert m.mechanism == DiscreteLaplace.calibrate(1.0, 1.0) and m.variance == m.mechanism.variance
     assert ledger.epsilon == pytest.approx(1.0)
+    # under zCDP the same call spends ρ with discrete Gaussian noise, and the margin says so
+    rho = Ledger("t", unit="rho", delta=1e-6)
+    g = measure(X, (2, 2), (0,), 0.5, Neighbours("add_remove"), np.random.default_rng(0), rho, "margin a",
+                definition=ZeroConcentratedDP(1e-6))
+    assert g.mechanism.name == "discrete_gaussian" and g.variance == g.mechanism.variance > 0
+    assert rho.spent == pytest.approx(0.5)
