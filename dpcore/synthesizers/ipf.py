@@ -79,6 +79,9 @@ DENSE_FIT_MAX_CELLS = 2**18
 JUNCTION_TREE_MAX_CELLS = 2**22
 #: the record fit makes one pass over the records per margin and sweep: refuse more margins
 MAX_MARGINS = 5000
+#: ``one_way_share="auto"``: the share of ε measuring the one-way margins where the listed margins
+#: are noise-dominated (:func:`one_way_share`; measured on ``cps_voter_wide``, bench/RESULTS.md)
+AUTO_ONE_WAY_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -267,11 +270,6 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
             np.clip(noisy, 0.0, None, out=noisy)
         out.append(margin.with_values(noisy))
     return out
-
-
-#: ``one_way_share="auto"``: the share of ε measuring the one-way margins in that regime
-#: (measured on ``cps_voter_wide``, bench/RESULTS.md)
-AUTO_ONE_WAY_SHARE = 0.5
 
 
 def checked_fit(domain: Domain, opts: IpfOptions) -> tuple[str, JunctionTree | None]:
