@@ -12,8 +12,8 @@ import pytest
 
 import dpcore
 from dpcore.cli.commands import main
-from dpcore.errors import OptionError
 from dpcore.privacy.neighbours import Neighbours
+from dpcore.errors import OptionError
 from dpcore.synthesizers import ipf as I
 
 
@@ -60,21 +60,17 @@ def test_the_ledger_charges_every_one_way_margin_and_totals_epsilon(skewed):
     assert rel.diagnostics["per_set"][0]["one_way_share"] == pytest.approx(0.4)
 
 
-#: add/remove neighbours: count sensitivity 1
-ADD_REMOVE = Neighbours("add_remove")
-
-
 def test_auto_measures_one_way_margins_only_where_the_noise_dominates(skewed):
     dom = dpcore.infer_domain(skewed).declared()
     opts = I.resolve(dom, fit="records")
     n = float(len(skewed))
-    # public facts only: the domain, the options, ε per set, the neighbour notion and the released count
-    assert I.one_way_share(dom, opts, 0.3, ADD_REMOVE, n) == I.AUTO_ONE_WAY_SHARE
-    assert I.one_way_share(dom, opts, 50.0, ADD_REMOVE, n) == 0.0
+    # public facts only: the domain, the options, ε per set, the sensitivity and the released count
+    assert I.one_way_share(dom, opts, 0.3, Neighbours(), n) == I.AUTO_ONE_WAY_SHARE
+    assert I.one_way_share(dom, opts, 50.0, Neighbours(), n) == 0.0
     # the dense fit never takes it by default (Raab's Table 3 runs there)
-    assert I.one_way_share(dom, I.resolve(dom, fit="dense"), 0.3, ADD_REMOVE, n) == 0.0
+    assert I.one_way_share(dom, I.resolve(dom, fit="dense"), 0.3, Neighbours(), n) == 0.0
     # only one-way margins listed: auto has nothing to split, an explicit share is refused
-    assert I.one_way_share(dom, I.resolve(dom, margins="oneway", fit="records"), 0.3, ADD_REMOVE, n) == 0.0
+    assert I.one_way_share(dom, I.resolve(dom, margins="oneway", fit="records"), 0.3, Neighbours(), n) == 0.0
     with pytest.raises(OptionError, match="one_way_share=0.5 .* margins lists only one-way margins"):
         I.resolve(dom, margins="v0;v1", one_way_share=0.5)
 
