@@ -3,7 +3,10 @@
 * no import cycles inside ``dpcore/``;
 * no Streamlit anywhere in ``dpcore/`` (the library stands alone);
 * the app and its pages import only public names and public modules of ``dpcore``
-  (no ``_name``, no ``dpcore.x._private`` module, no CLI module).
+  (no ``_name``, no ``dpcore.x._private`` module, no CLI module);
+* only the privacy layer writes ledger charges; synthesizers never import each other;
+* estimators (``dpcore/estimate``) import no privacy layer, counting or data reader;
+* every module imports only its own layer or lower ones (known crossings listed).
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ def _module_name(path: Path) -> str:
 def _imports(path: Path) -> list[tuple[str, list[str]]]:
     """(module imported, names imported from it) for every import in the file."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    here = _module_name(path)
+    here = _module_name(path) if ROOT in path.parents else path.stem
     pkg = here if path.name == "__init__.py" else here.rpartition(".")[0]
     out = []
     for node in ast.walk(tree):
@@ -205,6 +208,46 @@ def test_the_ledger_writer_check_can_fail(tmp_path):
         assert len(_calls(f, {"_record", "spend", "charge"})) == 3
     finally:
         globals()["ROOT"] = ROOT_
+
+
+
+def _forbidden_imports(paths, forbidden: tuple[str, ...]) -> list[str]:
+    """``file: module`` for every import in ``paths`` of a module in ``forbidden`` (or below
+    one), ``from dpcore import counting`` included."""
+    bad = []
+    for path in paths:
+        for mod, names in _imports(path):
+            targets = [mod] + [f"{mod}.{n}" for n in names]
+            hit = sorted({f for t in targets for f in forbidden if t == f or t.startswith(f + ".")})
+            bad += [f"{_shown(path)}: {f}" for f in hit]
+    return bad
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if ROOT in path.parents else path.name
+
+
+#: what an estimator must not see: the privacy layer (samplers, ledger), the counts, the data
+ESTIMATION_MUST_NOT_IMPORT = ("dpcore.privacy", "dpcore.counting", "dpcore.data.io")
+
+
+def test_estimators_see_only_released_measurements():
+    """[architecture]: dpcore/estimate fits models to released measurements (NoisyMargins, noisy
+    trees) and public facts; it draws no privacy noise, charges nothing, and reads no counts
+    or files. (Measurement hands it NoisyMargins and does not import it: the layer order below,
+    with the sparse leaf layer's known crossing.)"""
+    estimate = sorted((PKG / "estimate").rglob("*.py"))
+    assert len(estimate) >= 8
+    assert not _forbidden_imports(estimate, ESTIMATION_MUST_NOT_IMPORT)
+
+
+def test_the_estimation_import_rule_can_fail(tmp_path):
+    f = tmp_path / "probe.py"
+    f.write_text("from dpcore import counting\nfrom dpcore.privacy.mechanisms import DiscreteLaplace, noise_for\n"
+                 "import dpcore.data.io\nfrom dpcore.data.domain import Domain\nimport dpcore.privacy_notes\n",
+                 encoding="utf-8")
+    assert _forbidden_imports([f], ESTIMATION_MUST_NOT_IMPORT) == [
+        "probe.py: dpcore.counting", "probe.py: dpcore.privacy", "probe.py: dpcore.data.io"]
 
 
 #: The layers of dpcore, lowest first ([architecture]); a module imports only from its own
