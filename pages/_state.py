@@ -217,7 +217,10 @@ def current_domain() -> dpcore.Domain:
             _infer_domain_json(df, work_key(), json.dumps(s.get("numeric", {}), sort_keys=True)), declared=False
         )
     if s.get("domain_confirmed"):
-        dom = dom.declared()
+        if dom.not_public:  # edges read from the data can never be declared (a confirmation saved before this rule)
+            s["domain_confirmed"] = False
+        else:
+            dom = dom.declared()
     err = _check_domain(df, work_key(), dom.to_json())
     if err:
         raise dpcore.DomainError(err)
@@ -429,8 +432,10 @@ def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, set
 
     df = work_df()
     opts = dict(opts, **dp_bins_options(dom))
+    name, fp = st.session_state.get("data_name"), st.session_state.get("table_fp")
     return _workspace.recorded_release(
-        lambda: dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom, **opts),
+        lambda: dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom,
+                                  **opts).for_table(name, fp),
         method, epsilon, opts.get("neighbours", "add_remove"))
 
 

@@ -8,7 +8,8 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dpcore.survey.book import POSTSTRAT
+from dpcore.manifest_summary import epsilon_phrase
+from dpcore.studio.survey_book import POSTSTRAT
 from pages import _common as ui
 from pages import _survey_book as book
 from pages import _survey_session as session
@@ -219,7 +220,7 @@ def render() -> None:
         ps_key = json.dumps([source, cols, {c: list(v) for c, v in cands.items()}, query_label, eps_select,
                              eps_table, e3, gamma, g_lo, g_hi, weights, int(mask.sum()),
                              totals_df.to_csv(index=False)], default=str)
-        ps_clicked = st.button(f"Compute release (spends ε = {total_eps:g})", type="primary",
+        ps_clicked = st.button(f"Compute release (spends ε {epsilon_phrase(total_eps)})", type="primary",
                                disabled=bool(ps_problems), key="ps_go",
                                help="Chooses bins, rakes, and releases the weighted count with fresh noise. Every "
                                     "click spends ε₁ + ε₂ + ε₃ again.")

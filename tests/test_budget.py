@@ -398,7 +398,7 @@ def test_a_capped_ledger_refuses_a_charge_before_the_mechanism_draws():
     rng = np.random.default_rng(0)
     q.release(led.group("set 1"), np.arange(5), rng)
     assert led.epsilon == pytest.approx(0.6) and led.remaining == pytest.approx(0.4)
-    with pytest.raises(BudgetExceededError, match="past its cap 1"):
+    with pytest.raises(BudgetExceededError, match="past its cap ε = 1"):
         q.release(led.group("set 2"), np.arange(5), _CountingRng())
     assert led.epsilon == pytest.approx(0.6)  # the refused charge left no trace
     # parallel groups cost their max: a second disjoint charge at the same ε fits

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from dpcore.api import METHODS, MarginPreview, preview, synthesize
+from dpcore.synthesizers import REGISTRY
 from dpcore.data.domain import Domain, infer_domain
 from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
 from dpcore.data.io import read_table
@@ -56,28 +57,39 @@ def _share_or_auto(text: str):
         raise argparse.ArgumentTypeError(f"{text!r} is neither auto nor a number") from None
 
 
-# option name on the command line -> keyword of dpcore.synthesize
-_TREE_OPTIONS = {
-    "layers": int, "order": str, "select": str, "utility": str, "r": float, "allocation": str,
-    "consistency": str, "synthesis": str, "noise": str,
-}
-_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int, "fit": str, "rounds": int,
-                       "max_model_size": float, "workload": str, "one_way_share": float}
+#: how each kind of method option is read from the command line (the library checks the value)
+_OPTION_TYPES = {"int": _int_text, "float": _float_text, "float_or_auto": _share_or_auto}
 
 
-def _add_tree_options(p: argparse.ArgumentParser) -> None:
+def _method_options() -> dict:
+    """Every method option of the registry's schemas, by name: (the option, the methods that take it)."""
+    out: dict = {}
+    for name, method in REGISTRY.items():
+        for o in method.options:
+            if o.cli:
+                out.setdefault(o.name, (o, []))[1].append(name)
+    return out
+
+
+def _add_method_options(p: argparse.ArgumentParser) -> None:
+    """One flag per method option, built from the registry's schemas (dpcore.synthesizers.schema):
+    help, choices and defaults are the ones the methods declare."""
+    for o, methods in _method_options().values():
+        which = "all methods" if len(methods) == len(REGISTRY) else "/".join(methods)
+        p.add_argument(o.flag, dest=o.name, type=_OPTION_TYPES.get(o.kind, str), help=f"{which}: {o.describe()}")
+
+
+def _given_method_options(args) -> dict:
+    return _options(args, list(_method_options()))
+
+
+def _add_release_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="steps", help=f"one of {', '.join(METHODS)}")
     p.add_argument("--epsilon", type=_float_text, default=1.0, help="total privacy budget ε (> 0); smaller is more private")
-    p.add_argument("--layers", type=_int_text, help="number of partition layers L (1..p)")
-    p.add_argument("--order", help='fixed tree, e.g. "a;b,c": ";" separates layers, "," joins attributes in a layer')
-    p.add_argument("--select", help="mosda | lesda | random | nonprivate (NOT DP)")
-    p.add_argument("--utility", help="aic | aic_gain | l1_uniform")
-    p.add_argument("--r", type=_float_text, help="share of ε spent on choosing the tree, in [0, 1)")
-    p.add_argument("--allocation", help="equal | half | w1,w2,... (one weight per noised layer, summing to 1)")
+    p.add_argument("--delta", type=_float_text,
+                   help="(ε, δ)-DP through zCDP with this δ (0 < δ < 1, e.g. 1e-9, well below 1/n): more accurate "
+                        "when a method makes many measurements; leave it out for pure ε-DP (the default, strongest)")
     p.add_argument("--sets", type=_int_text, default=1, help="number m of synthetic sets (each gets ε/m)")
-    p.add_argument("--consistency", help="nonneg | wls | uh")
-    p.add_argument("--synthesis", help="sample | round")
-    p.add_argument("--noise", help="discrete_laplace | laplace")
     p.add_argument("--domain", help="domain.json declaring the public levels and bin edges")
     p.add_argument("--seed", type=_int_text, help="seed for reproducibility (kept out of the published manifest)")
     p.add_argument("--neighbours", default="add_remove",
@@ -93,7 +105,18 @@ def _options(args, names) -> dict:
 
 
 def _privacy_options(args) -> dict:
-    return {"neighbours": args.neighbours, **_options(args, ["count_share", "max_records"])}
+    return {"neighbours": args.neighbours, **_options(args, ["count_share", "max_records", "delta"])}
+
+
+def _warn_delta(args, n: int | None = None) -> None:
+    """A δ that is allowed but weak gets one warning line on stderr (curator-side: n is the
+    curator's own count, printed nowhere else)."""
+    if getattr(args, "delta", None) is not None:
+        from dpcore.privacy.zcdp import delta_warning
+
+        msg = delta_warning(args.delta, n)
+        if msg:
+            print(f"warning: {msg}", file=sys.stderr)
 
 
 def _read_input(args):
@@ -117,7 +140,7 @@ def cmd_synth(args) -> int:
         check_out_dir(Path(args.private_manifest).parent, "--private-manifest")
         if Path(args.private_manifest).is_dir():
             raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
-    opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
+    opts = _given_method_options(args)
     opts.update(_dp_bins_options(args))
     if args.engine is None:
         from dpcore.output.file_release import default_engine
@@ -130,30 +153,57 @@ def cmd_synth(args) -> int:
                                   "--format csv (the engine path does not support it yet)")
         return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
     df, domain = _load(args)
+    table_name, fingerprint = Path(args.input).name, None
+    _warn_delta(args, len(df))
 
     def run():
-        return synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
-                          **_privacy_options(args), **opts)
+        rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
+                         **_privacy_options(args), **opts)
+        return rel.for_table(table_name, fingerprint)  # the fingerprint reaches the private manifest only
 
     if args.workspace:  # the budget book: refused over the table's cap before anything is spent
         from dpcore.studio.workspace import Workspace
 
         ws = Workspace(args.workspace)
-        table = ws.add_table(df, Path(args.input).name, path=args.input)
-        entry, rel = ws.release(table.fingerprint, args.epsilon, args.method, args.neighbours, run, table.name)
+        table = ws.add_table(df, table_name, path=args.input)
+        fingerprint = table.fingerprint
+        entry, rel = ws.release(table.fingerprint, args.epsilon, args.method, args.neighbours, run, table.name,
+                                delta=args.delta)
     else:
+        if args.private_manifest:
+            from dpcore.studio.workspace import table_fingerprint
+
+            fingerprint = table_fingerprint(df)
         rel = run()
     paths = rel.write(args.out)
     _write_private_manifest(args, rel)
     rc = rel.record_count
     print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records {_count_note(rc)} and manifest.json to {args.out}")
-    print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
+    print(_spent_line(rel))
     print(_dp_line(rel))
     if args.workspace:
         b = ws.budget(table.fingerprint)
         print(f"recorded as release {entry} of {table.name} in the budget book of {args.workspace}: spent ε = "
               f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
     return 0
+
+
+def _unit(plan: dict) -> str:
+    return "ρ" if plan.get("budget_unit") == "rho" else "ε"
+
+
+def _delta_note(plan: dict) -> str:
+    """A zCDP preview says its δ and ρ: every budget below is a share of that ρ."""
+    if plan.get("budget_unit") != "rho":
+        return ""
+    return f", δ = {plan['delta']:g} (zCDP: ρ = {plan['rho']:.4g}; the budgets below are shares of ρ)"
+
+
+def _spent_line(rel) -> str:
+    if rel.delta is None:
+        return f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}"
+    return (f"spent: ρ = {rel.rho:.6g} (zCDP), which is (ε, δ) = ({rel.ledger.epsilon:.6g}, {rel.delta:g}); "
+            f"asked for ε = {rel.epsilon:g}")
 
 
 def _dp_line(rel) -> str:
@@ -210,16 +260,14 @@ def _synth_file(args, opts) -> int:
           f"and manifest.json to {args.out}")
     print(f"engine {args.engine}: counted in {t.get('count', 0):.1f} s, released in {t.get('release', 0):.1f} s, "
           f"written in {t.get('write', 0):.1f} s")
-    print(f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}")
+    print(_spent_line(rel))
     print(_dp_line(rel))
     return 0
 
 
 def cmd_preview(args) -> int:
     df, domain = _load(args)
-    opts = _options(args, list(_TREE_OPTIONS))
-    if args.method not in ("steps", "uh_random", "steps_lesda"):
-        opts = _options(args, list(_COMPARATOR_OPTIONS))
+    opts = _given_method_options(args)
     pv = preview(df, method=args.method, epsilon=args.epsilon, sets=args.sets, domain=domain, **_privacy_options(args),
                  **opts)
     if isinstance(pv, MarginPreview):
@@ -227,8 +275,9 @@ def cmd_preview(args) -> int:
             print(json.dumps({"margins": pv.margins.to_dict(orient="records"), "plan": pv.plan}, indent=2,
                              ensure_ascii=False, default=str))
             return 0
-        print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
-              f"neighbours = {pv.plan['neighbours']}, ε for the record count = {pv.plan['record_count_epsilon']:.4g}")
+        print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}{_delta_note(pv.plan)}, "
+              f"m = {pv.plan['sets']}, neighbours = {pv.plan['neighbours']}, "
+              f"{_unit(pv.plan)} for the record count = {pv.plan['record_count_epsilon']:.4g}")
         if "fit" in pv.plan:
             print(f"fit = {pv.plan['fit']}, share of ε on the one-way margins = {pv.plan['one_way_share']:g}"
                   + (" (auto: decided here from the table's own record count, curator-only; the release decides "
@@ -246,7 +295,7 @@ def cmd_preview(args) -> int:
         }
         print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
         return 0
-    print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}, m = {pv.plan['sets']}, "
+    print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}{_delta_note(pv.plan)}, m = {pv.plan['sets']}, "
           f"select = {pv.plan['select']}, allocation = {pv.plan['allocation']}, padded fan-out b = {pv.plan['fan_out']}")
     print(pv.layers.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     _print_empty_share(pv.plan)
@@ -297,10 +346,34 @@ def cmd_domain(args) -> int:
         Path(args.out).write_text(dom.to_json(), encoding="utf-8")
     except OSError as exc:
         raise InputError(f"--out '{args.out}': cannot write the domain file ({exc.strerror}); choose a writable path") from None
-    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels and edges "
-          "(levels and min/max seen in the data leak rare values), then set \"source\": \"declared\" in the file and "
-          "pass it with --domain. An unreviewed file keeps every release NOT DP.")
+    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels "
+          "(levels seen in the data leak rare values), then set \"source\": \"declared\" in the file and pass it with "
+          "--domain. An unreviewed file keeps every release NOT DP.")
+    for line in not_public_lines(dom):
+        print(line)
     return 0
+
+
+def not_public_lines(dom: Domain) -> list[str]:
+    """One line per attribute whose bin edges came from the data (marked "origin": "data_range" in
+    the file): declaring the file does not make them public, and a release keeps NOT DP until
+    each gets public bounds, DP quantile edges, or is dropped. The suggested bounds are rounded
+    from the data's range (curator-side, NOT DP): the curator judges whether they are public."""
+    from dpcore.data.domain import suggest_public_bounds
+
+    out = []
+    for a in dom.not_public:
+        try:
+            lo, hi = suggest_public_bounds(a.edges[0], a.edges[-1])
+            hint = (f"; rounded from the data, curator-side: {lo:g}:{hi:g}:{len(a.edges) - 1} if that range is public "
+                    "knowledge")
+        except DPCoreError:
+            hint = ""
+        out.append(f"NOT PUBLIC: '{a.name}' has bin edges from the data's own range [{a.edges[0]:g}, {a.edges[-1]:g}] "
+                   f"(\"origin\": \"{a.origin}\"): every release with it is NOT DP, whatever \"source\" says. Give "
+                   f"public bounds (--numeric {a.name}=lower:upper:bins{hint}), DP quantile edges at release "
+                   f"(synth --dp-bins {a.name}=lower:upper:bins), or drop the column.")
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -311,17 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("synth", help="release m synthetic sets and a manifest")
     s.add_argument("input", help="CSV or Parquet file")
     s.add_argument("--out", required=True, help="output directory")
-    _add_tree_options(s)
-    s.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells (synthpop priorn)")
-    s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
-    s.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
-    s.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
-                    help="ipf: share of ε measuring every attribute's one-way margin, the rest for --margins "
-                         "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
-    s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
-    s.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
-    s.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
-    s.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
+    _add_release_options(s)
+    _add_method_options(s)
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
     s.add_argument("--workspace", help="workspace folder: record the release in its budget book (refused, with "
                                        "nothing spent, if it would exceed the table's cap)")
@@ -340,17 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
     v.add_argument("input", help="CSV or Parquet file")
-    _add_tree_options(v)
-    v.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells")
-    v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
-    v.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
-    v.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
-                    help="ipf: share of ε measuring every attribute's one-way margin, the rest for --margins "
-                         "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
-    v.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
-    v.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
-    v.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
-    v.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
+    _add_release_options(v)
+    _add_method_options(v)
     v.add_argument("--json", action="store_true", help="print JSON")
     v.set_defaults(func=cmd_preview)
 
@@ -366,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for mod, names in (("dpcore.cli.metrics", ("add_evaluate_parser", "add_sweep_parser")),
                        ("dpcore.cli.survey", ("add_survey_parsers",)),
-                       ("dpcore.studio.workspace", ("add_budget_parser",)),
+                       ("dpcore.cli.budget", ("add_budget_parser",)),
                        ("dpcore.cli.report", ("add_report_parser",))):
         try:
             module = __import__(mod, fromlist=list(names))

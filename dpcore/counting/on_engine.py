@@ -19,7 +19,7 @@ import numpy as np
 from dpcore.counting.count_table import CountTable
 from dpcore.data.domain import (
     DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, INFERRED, Attribute, Domain, _json_scalar,
-    _key, data_range_attribute, numeric_attribute, numeric_spec_edges)
+    _key, data_range_attribute, numeric_spec_attribute)
 from dpcore.errors import DomainError
 from dpcore.counting import sql as S
 
@@ -105,7 +105,8 @@ def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS
     ``max_levels`` + 1 fetched per column), min/max for bins, identifiers refused.
 
     Privacy: reads the raw data and releases nothing; the domain is marked inferred
-    (NOT DP) until the curator declares it public (docs/privacy-model.md).
+    (NOT DP) until the curator declares it public, and bins over a column's own min/max
+    are marked ``origin="data_range"``, which can never be declared (docs/privacy-model.md).
     """
     numeric = dict(numeric or {})
     unknown = [c for c in numeric if c not in src.columns]
@@ -135,7 +136,7 @@ def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS
             raise DomainError(f"column '{name}' holds infinite values (inf); replace them with a public bound or "
                               "mark them missing, then try again")
         if name in numeric:
-            attrs.append(numeric_attribute(name, numeric_spec_edges(name, numeric[name], numeric_bins), has_na, dtype))
+            attrs.append(numeric_spec_attribute(name, numeric[name], numeric_bins, has_na, dtype))
             continue
         limit = max(max_levels, max_int_levels) + 1
         vals = [r[0] for r in src.rows(f"SELECT DISTINCT {value} FROM {src.view} WHERE {pres} LIMIT {limit}")]

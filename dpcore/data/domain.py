@@ -8,6 +8,14 @@ unconfirmed domain is reported as not DP by its manifest. Loading a domain from 
 file (``--domain domain.json``) or calling :meth:`Domain.declared` records the
 curator's declaration that it is public knowledge.
 
+Each numeric attribute also records where its bin edges came from (``origin``, see
+:data:`EDGE_ORIGINS`). Edges spanning the data's own min and max (``"data_range"``) are
+read from the data and can never be declared public: :meth:`Domain.declared` refuses
+them, naming the column, and a release whose domain still holds one is NOT DP whatever
+the domain's ``source`` says. A domain file written before origins were recorded has
+none: its numeric attributes are read as ``"unstated"``, which is treated the same way
+until the curator writes the origin (docs/privacy-model.md#what-is-public).
+
 Encoding maps each record to a tuple of integer codes, one per attribute; a
 missing value is its own last level ("NA") when the attribute has ``na=True``.
 Numeric attributes are cut into bins ``[e0,e1), [e1,e2), ..., [e_{k-1}, e_k]``.
@@ -34,6 +42,23 @@ DEFAULT_MAX_LEVELS = 200
 # Integer columns with at most this many distinct values are treated as categorical.
 DEFAULT_MAX_INT_LEVELS = 25
 DEFAULT_NUMERIC_BINS = 10
+
+#: Where a numeric attribute's bin edges came from (``Attribute.origin``).
+DECLARED_EDGES = "declared"          # edges the curator gave
+PUBLIC_BOUNDS = "public_bounds"      # equal-width bins over bounds the curator gave
+DP_QUANTILES = "dp_quantiles"        # DP quantiles over public bounds, computed in the release (its ε)
+DATA_RANGE = "data_range"            # equal-width bins over the data's own min and max: NOT public
+UNSTATED = "unstated"                # a domain file from before origins were recorded: not known to be public
+EDGE_ORIGINS = {
+    DECLARED_EDGES: "public edges declared by the curator",
+    PUBLIC_BOUNDS: "equal-width bins over public bounds declared by the curator",
+    DP_QUANTILES: "differentially private quantiles over public bounds, charged to the release",
+    DATA_RANGE: "equal-width bins over the data's own min and max: read from the data, NOT public (NOT DP)",
+    UNSTATED: "not stated (a domain file written before dpcore recorded where bin edges came from): "
+              "NOT public (NOT DP)",
+}
+#: The origins a declared domain may hold: nothing in them was read from the data.
+PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS, DP_QUANTILES})
 
 
 def _key(value: Any) -> str:
@@ -83,6 +108,8 @@ class Attribute:
     ``levels`` are the categorical values, or for a numeric attribute the bin labels
     derived from ``edges``. ``na`` adds the level "NA" as the last code.
     ``dtype`` is the column's original pandas dtype, used to decode.
+    ``origin`` (numeric attributes only) says where the edges came from, one of
+    :data:`EDGE_ORIGINS`; edges given in code are a declaration (``"declared"``).
     """
 
     name: str
@@ -91,11 +118,20 @@ class Attribute:
     na: bool = False
     edges: tuple | None = None
     dtype: str = "object"
+    origin: str | None = None
 
     def __post_init__(self):
         if self.kind not in ("categorical", "numeric"):
             raise DomainError(f"attribute '{self.name}': kind must be 'categorical' or 'numeric', not {self.kind!r}")
+        if self.kind == "categorical" and self.origin is not None:
+            raise DomainError(f"attribute '{self.name}': \"origin\" is for numeric bin edges; a categorical "
+                              "attribute's levels are declared with the whole domain")
         if self.kind == "numeric":
+            if self.origin is None:
+                object.__setattr__(self, "origin", DECLARED_EDGES)
+            if not isinstance(self.origin, str) or self.origin not in EDGE_ORIGINS:
+                raise DomainError(f"attribute '{self.name}': \"origin\" must be one of "
+                                  f"{', '.join(map(repr, EDGE_ORIGINS))}; got {_short(self.origin)}")
             e = self.edges
             if e is None or len(e) < 2 or not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
                 raise DomainError(
@@ -129,10 +165,17 @@ class Attribute:
         """Human-readable level names, NA last."""
         return [str(v) for v in self.levels] + ([NA_LEVEL] if self.na else [])
 
+    @property
+    def edges_public(self) -> bool:
+        """False for numeric edges read from the data (or of unstated origin): such an
+        attribute cannot be declared public."""
+        return self.kind != "numeric" or self.origin in PUBLIC_ORIGINS
+
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "type": self.kind, "na": self.na, "dtype": self.dtype}
         if self.kind == "numeric":
             d["edges"] = [float(x) for x in self.edges]
+            d["origin"] = self.origin
         else:
             d["levels"] = [_json_scalar(v) for v in self.levels]
         return d
@@ -140,16 +183,19 @@ class Attribute:
     @classmethod
     def from_dict(cls, d: Mapping) -> "Attribute":
         """Strict: every field must have its JSON type; nothing is coerced (a string
-        "false" is not a boolean, a string "uv" is not a list of levels)."""
+        "false" is not a boolean, a string "uv" is not a list of levels). A numeric
+        attribute without ``"origin"`` (a file from before origins were recorded) is read
+        as ``"unstated"``: not known to be public, so never silently declared."""
         if not isinstance(d, Mapping):
             raise DomainError(f"domain file: each attribute must be a JSON object; got {_short(d)}")
         name = d.get("name")
         if not isinstance(name, str) or not name:
             raise DomainError(f"domain file: an attribute has no \"name\" (a non-empty string); got {_short(name)}")
         where = f"domain file, attribute '{name}'"
-        unknown = sorted(set(d) - {"name", "type", "na", "dtype", "levels", "edges"})
+        unknown = sorted(set(d) - {"name", "type", "na", "dtype", "levels", "edges", "origin"})
         if unknown:
-            raise DomainError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; allowed: name, type, na, dtype, levels, edges")
+            raise DomainError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
+                              "allowed: name, type, na, dtype, levels, edges, origin")
         kind = d.get("type", "categorical")
         if kind not in ("categorical", "numeric"):
             raise DomainError(f"{where}: \"type\" must be \"categorical\" or \"numeric\"; got {_short(kind)}")
@@ -170,10 +216,17 @@ class Attribute:
                 raise DomainError(f"{where}: an edge is too large for a number; give finite bin edges") from None
             if _dtype_kind(dtype) not in "iuf":
                 raise DomainError(f"{where}: a numeric attribute has \"dtype\" \"int64\" or \"float64\"; got {_short(dtype)}")
-            return numeric_attribute(name, floats, na=na, dtype=dtype)
+            origin = d.get("origin", UNSTATED)
+            if not isinstance(origin, str) or origin not in EDGE_ORIGINS:
+                raise DomainError(f"{where}: \"origin\" must be one of {', '.join(map(repr, EDGE_ORIGINS))} "
+                                  f"(where the bin edges came from); got {_short(origin)}")
+            return numeric_attribute(name, floats, na=na, dtype=dtype, origin=origin)
         levels = d.get("levels")
         if not isinstance(levels, list) or not all(isinstance(v, (str, int, float, bool)) for v in levels):
             raise DomainError(f"{where}: \"levels\" must be a list of values (strings or numbers), not {_short(levels)}")
+        if "origin" in d:
+            raise DomainError(f"{where}: \"origin\" is for numeric bin edges; remove it from this categorical "
+                              "attribute (its levels are declared with the whole domain)")
         if not levels and not na:
             raise DomainError(f"{where}: no levels; list the attribute's public levels")
         if any(isinstance(v, float) and not math.isfinite(v) for v in levels):
@@ -303,22 +356,56 @@ def _cast(s: pd.Series, dtype: str, has_na: bool) -> pd.Series:
         return s
 
 
-def numeric_attribute(name: str, edges: Sequence[float], na: bool = False, dtype: str = "float64") -> Attribute:
-    """A numeric attribute cut at the given public ``edges``."""
+def numeric_attribute(name: str, edges: Sequence[float], na: bool = False, dtype: str = "float64",
+                      origin: str = DECLARED_EDGES) -> Attribute:
+    """A numeric attribute cut at the given ``edges``; ``origin`` says where they came from
+    (default: declared public by whoever wrote them down)."""
     e = tuple(float(x) for x in edges)
     labels = tuple(
         f"[{a:g},{b:g}{']' if i == len(e) - 2 else ')'}" for i, (a, b) in enumerate(zip(e, e[1:]))
     )
-    return Attribute(name, "numeric", labels, na, e, dtype)
+    return Attribute(name, "numeric", labels, na, e, dtype, origin)
 
 
 def data_range_attribute(name: str, lo, hi, bins: int, na: bool, dtype: str) -> Attribute:
     """A numeric attribute of ``bins`` equal-width bins over the data's own [lo, hi] (a one-point
-    range becomes [lo, lo + 1]). The edges are read from the data: such a domain is inferred, NOT DP."""
+    range becomes [lo, lo + 1]). The edges are read from the data (origin ``"data_range"``): the
+    attribute cannot be declared public, and a release with it is NOT DP."""
     lo, hi = float(lo), float(hi)
     if hi == lo:
         hi = lo + 1.0
-    return numeric_attribute(name, equal_width_edges(lo, hi, bins), na, dtype)
+    return numeric_attribute(name, equal_width_edges(lo, hi, bins), na, dtype, origin=DATA_RANGE)
+
+
+def suggest_public_bounds(lo: float, hi: float) -> tuple[float, float]:
+    """A round suggestion of public bounds for a column whose data span [lo, hi]: the range
+    widened outward to multiples of the power of ten at or above its width (ages 16–83 give
+    [0, 100]; incomes 100–860,000 give [0, 1,000,000]; years 1994–2018 give [1900, 2100]).
+
+    Privacy: CURATOR-SIDE, NOT DP. The suggestion is computed from the data's min and max and
+    tells which multiples of that power of ten surround them. It is offered only to the
+    curator, who must still judge that the bounds are public knowledge (a codebook's range)
+    and confirm the domain; it is never the data's exact min or max unless those are
+    themselves round at that scale (docs/privacy-model.md#what-is-public).
+    """
+    lo, hi = float(lo), float(hi)
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
+        raise DomainError(f"cannot suggest bounds for the range [{lo}, {hi}]; type public bounds instead")
+    width = hi - lo if hi > lo else max(abs(lo), 1.0)  # one value: a step of its own magnitude
+    try:
+        step = 10.0 ** math.ceil(math.log10(width))
+        lower = math.floor(lo / step) * step
+        upper = math.ceil(hi / step) * step
+    except (OverflowError, ValueError):  # a range near the largest float
+        step = lower = upper = math.inf
+    if upper <= lower:
+        upper = lower + step
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        raise DomainError(f"cannot suggest round bounds for the range [{lo:g}, {hi:g}]; type public bounds instead")
+    # whole-step arithmetic in floats can leave 0.30000000000000004: print-clean them, unless that
+    # would move a bound inside the data
+    clean_lo, clean_hi = float(f"{lower:.12g}"), float(f"{upper:.12g}")
+    return (clean_lo if clean_lo <= lo else lower), (clean_hi if clean_hi >= hi else upper)
 
 
 def equal_width_edges(lo: float, hi: float, bins: int) -> tuple[float, ...]:
@@ -359,7 +446,15 @@ class Domain:
 
     @property
     def inferred(self) -> bool:
-        return self.source != DECLARED
+        """True unless the curator declared the domain AND every bin edge is public: a
+        domain holding edges read from the data is never treated as declared."""
+        return self.source != DECLARED or bool(self.not_public)
+
+    @property
+    def not_public(self) -> tuple[Attribute, ...]:
+        """The numeric attributes whose bin edges were read from the data (or whose origin a
+        file does not state): they keep a release NOT DP until replaced or dropped."""
+        return tuple(a for a in self.attributes if not a.edges_public)
 
     def __len__(self) -> int:
         return len(self.attributes)
@@ -379,7 +474,14 @@ class Domain:
         return ", ".join(parts) or "(root)"
 
     def declared(self) -> "Domain":
-        """The same domain, recorded as declared public by the curator."""
+        """The same domain, recorded as declared public by the curator.
+
+        Raises :class:`DomainError` naming every numeric attribute whose bin edges came
+        from the data (or whose origin is unstated): those cannot be declared public."""
+        if self.not_public:
+            raise DomainError(not_public_message(self.not_public) + "; give public bounds (infer_domain(numeric="
+                              "{col: {\"bounds\": [lower, upper], \"bins\": k}})) or edges, DP quantile edges "
+                              "(dp_bins), or drop the column")
         return replace(self, source=DECLARED)
 
     def project(self, names: Iterable[str]) -> "Domain":
@@ -524,6 +626,27 @@ def check_table(df: pd.DataFrame) -> None:
         raise InputError(f"duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")
 
 
+def not_public_message(attributes: Sequence[Attribute]) -> str:
+    """One clause naming the attributes whose edges are not public and why, e.g.
+    "the bin edges of 'age', 'income' are the data's own min and max (read from the data)"."""
+    parts = []
+    for origin, why in ((DATA_RANGE, "are the data's own min and max (read from the data)"),
+                        (UNSTATED, "have no stated origin (a domain file from before dpcore recorded it; write "
+                                   "\"origin\": \"declared\" for edges you would publish)")):
+        names = [a.name for a in attributes if a.origin == origin]
+        if names:
+            parts.append(f"the bin edges of {', '.join(map(repr, names))} {why}")
+    return "; ".join(parts)
+
+
+def numeric_spec_attribute(name: str, spec, numeric_bins: int, na: bool, dtype: str) -> Attribute:
+    """The numeric attribute a curator asked for one column: explicit edges (origin
+    ``"declared"``) or ``{"bounds": [lower, upper], "bins": k}`` (``"public_bounds"``).
+    Shared by in-memory and engine domain inference."""
+    origin = PUBLIC_BOUNDS if isinstance(spec, Mapping) else DECLARED_EDGES
+    return numeric_attribute(name, numeric_spec_edges(name, spec, numeric_bins), na, dtype, origin=origin)
+
+
 def numeric_spec_edges(name: str, spec, numeric_bins: int) -> tuple[float, ...]:
     """The bin edges a curator asked for one column: explicit edges, or ``{"bounds": [lower,
     upper], "bins": k}`` for k equal-width bins over public bounds. One-line error naming the
@@ -537,7 +660,11 @@ def numeric_spec_edges(name: str, spec, numeric_bins: int) -> tuple[float, ...]:
             return equal_width_edges(float(lo), float(hi), int(spec.get("bins", numeric_bins)))
         except (DomainError, TypeError, ValueError) as exc:
             raise DomainError(f"column '{name}': {exc}") from None
-    return tuple(float(x) for x in spec)
+    try:
+        return tuple(float(x) for x in spec)
+    except (TypeError, ValueError):
+        raise DomainError(f"column '{name}': numeric binning is a list of public edges or {{\"bounds\": [lower, "
+                          f"upper], \"bins\": k}}; got {_short(spec)}") from None
 
 
 def infer_domain(
@@ -552,8 +679,9 @@ def infer_domain(
     ``numeric`` maps a column to its public bin edges (a list of numbers) or to
     ``{"bounds": [lo, hi], "bins": k}`` for equal-width bins. Other numeric columns
     with more than ``max_int_levels`` distinct values get ``numeric_bins``
-    equal-width bins over their observed range (which is *not* public: hence the
-    "inferred" mark). Columns that are empty, constant, or have more than
+    equal-width bins over their observed range, which is *not* public: those attributes
+    are marked ``origin="data_range"`` and the domain cannot be declared until they get
+    public bounds or edges, DP quantile edges, or are dropped. Columns that are empty, constant, or have more than
     ``max_levels`` levels (identifiers) are refused with a remedy.
 
     Privacy: reads the raw data and releases nothing; the result is curator-only
@@ -576,7 +704,7 @@ def infer_domain(
             raise DomainError(f"column '{name}' holds infinite values (inf); replace them with a public bound or "
                               "mark them missing, then try again")
         if name in numeric:
-            a = numeric_attribute(name, numeric_spec_edges(name, numeric[name], numeric_bins), has_na, dtype)
+            a = numeric_spec_attribute(name, numeric[name], numeric_bins, has_na, dtype)
             a.encode(s)  # fail early, naming the value outside the edges
             attrs.append(a)
             continue

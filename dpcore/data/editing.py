@@ -23,7 +23,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.data.domain import INFERRED, NA_LEVEL, Attribute, Domain, _dtype_kind, _key, _series_keys, numeric_attribute
+from dpcore.data.domain import (DECLARED_EDGES, INFERRED, NA_LEVEL, PUBLIC_BOUNDS, Attribute, Domain, _dtype_kind,
+                                _key, _series_keys, numeric_attribute)
 from dpcore.errors import DomainError
 
 #: NA handling choices of a categorical attribute
@@ -224,13 +225,16 @@ def apply_level_table(attr: Attribute, table: pd.DataFrame, na: str = NA_LEVEL_C
 
 
 def edges_table(attr: Attribute) -> pd.DataFrame:
+    """The attribute's edges as an editable table; EMPTY when its edges are not public (the
+    data's own range): offering them for editing would invite declaring the data's min and max."""
     if attr.kind != "numeric":
         raise DomainError(f"attribute '{attr.name}' is categorical: edit its levels instead of bin edges")
-    return pd.DataFrame({"edge": [float(e) for e in attr.edges]})
+    return pd.DataFrame({"edge": [float(e) for e in attr.edges] if attr.edges_public else []}, dtype=float)
 
 
 def apply_edges_table(attr: Attribute, table: pd.DataFrame, na: bool) -> Attribute:
-    """The numeric attribute with the edited public edges (sorted; empty rows ignored)."""
+    """The numeric attribute with the edited public edges (sorted; empty rows ignored), marked
+    ``origin="declared"``: the curator typed them."""
     where = f"attribute '{attr.name}'"
     vals = []
     for i, v in enumerate(table.get("edge", []), 1):
@@ -245,7 +249,10 @@ def apply_edges_table(attr: Attribute, table: pd.DataFrame, na: bool) -> Attribu
     dup = sorted({x for x in vals if vals.count(x) > 1})
     if dup:
         raise DomainError(f"{where}: edge {dup[0]:g} is listed twice; each edge once")
-    return numeric_attribute(attr.name, vals, na=na, dtype=attr.dtype)
+    if len(vals) < 2:
+        raise DomainError(f"{where}: give at least two public bin edges (the lowest and the highest value a "
+                          "record may have, and any edges between)")
+    return numeric_attribute(attr.name, vals, na=na, dtype=attr.dtype, origin=DECLARED_EDGES)
 
 
 # --------------------------------------------------------------------------- the domain
@@ -280,3 +287,10 @@ def placeholder_edges(lower: float, upper: float, bins: int) -> tuple[float, ...
     from dpcore.data.domain import equal_width_edges
 
     return equal_width_edges(lower, upper, bins)
+
+
+def placeholder_attribute(attr: Attribute, lower: float, upper: float, bins: int, na: bool) -> Attribute:
+    """``attr`` with :func:`placeholder_edges` over the public bounds, marked ``origin=
+    "public_bounds"`` (true of the placeholder; the release's DP edges are ``"dp_quantiles"``)."""
+    return numeric_attribute(attr.name, placeholder_edges(lower, upper, bins), na=na, dtype=attr.dtype,
+                             origin=PUBLIC_BOUNDS)

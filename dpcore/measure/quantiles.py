@@ -33,8 +33,9 @@ import numpy as np
 import pandas as pd
 
 from dpcore.privacy.ledger import Ledger
-from dpcore.data.domain import Domain, _dtype_kind, numeric_attribute
+from dpcore.data.domain import DP_QUANTILES, Domain, _dtype_kind, numeric_attribute
 from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.privacy.definitions import PureDP
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities
 
@@ -164,12 +165,15 @@ def check_dp_bins(dp_bins, bins_share) -> tuple[dict[str, BinSpec], float]:
 
 
 def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec], epsilon: float,
-                  rng: np.random.Generator, ledger: Ledger, neighbours_label: str) -> tuple[Domain, dict]:
+                  rng: np.random.Generator, ledger: Ledger, neighbours_label: str,
+                  definition=PureDP()) -> tuple[Domain, dict]:
     """The domain with DP edges for the attributes in ``specs``, and the manifest record.
 
     ``epsilon`` is split evenly over the attributes (sequential composition), and within
     an attribute over its k-1 quantiles; every quantile is charged to ``ledger``.
-    The other attributes, the NA setting and the domain's source are kept as declared.
+    The other attributes, the NA setting and the domain's source are kept as declared; the
+    new edges are marked ``origin="dp_quantiles"`` (public bounds, DP edges), replacing
+    whatever edges the attribute had, data-range placeholders included.
     """
     if not specs:
         return dom, {}
@@ -188,7 +192,7 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
         integer = _dtype_kind(dtype) in "iu"
         cands = candidate_grid(spec.lower, spec.upper, integer=integer, grid=spec.grid)
         eps_q = eps_attr / (spec.bins - 1)
-        mech = ExponentialMechanism.calibrate(eps_q, RANK_SENSITIVITY)
+        mech = definition.selection(eps_q, RANK_SENSITIVITY)  # ε, or ρ under zCDP (ε = √(8ρ))
         g = group.group(f"'{name}'")
         vals = _values(col)
         inner = []
@@ -198,18 +202,19 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
                 f"{q:.4g}-quantile", mech, RANK_SENSITIVITY, f"non-missing values of '{name}'", neighbours_label,
                 sampler=EXACT_SAMPLER,
                 note=f"rank utility over {len(cands)} public grid points in [{spec.lower:g}, {spec.upper:g}]")
-            inner.append(quantile.draw(g, lambda: dp_quantile(vals, q, cands, eps_q, rng)))
+            inner.append(float(cands[quantile.select(g, rank_utility(vals, cands, q), rng)]))
         edges = tuple(float(x) for x in np.unique([spec.lower, *inner, spec.upper]))
         old = dom[name] if name in dom.names else None
         na = old.na if old is not None else bool(col.isna().any())
-        new = numeric_attribute(name, edges, na=na, dtype=dtype)
+        new = numeric_attribute(name, edges, na=na, dtype=dtype, origin=DP_QUANTILES)
         if old is not None:
             attrs[dom.index(name)] = new
         else:
             raise OptionError(f"dp_bins['{name}']: the column is not in the domain; add it to the domain first")
         record[name] = {
             "edges": list(edges), "bins_requested": spec.bins, "bins": len(edges) - 1,
-            "lower": spec.lower, "upper": spec.upper, "grid_points": int(len(cands)), "epsilon": eps_attr,
+            "lower": spec.lower, "upper": spec.upper, "grid_points": int(len(cands)),
+            ("epsilon" if definition.name == "pure" else "rho"): eps_attr,
             "derived": "differentially private: exponential-mechanism quantiles (Smith 2011) over public bounds, "
                        "charged to this release's ledger (docs/methods/dp-quantiles.md)",
         }

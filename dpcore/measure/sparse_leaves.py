@@ -73,6 +73,10 @@ MAX_HISTOGRAM_VALUES = 4_000_001
 
 def check_sparse_noise(noise: str, backend: str = "numpy", where: str = "the leaf layer") -> None:
     """Refuse noise the sparse path cannot draw as a histogram, naming what works."""
+    if noise == "discrete_gaussian":
+        raise OptionError(
+            f"{where} is too large for a dense table, and under (ε, δ) its empty cells' Gaussian noise has no "
+            "histogram sampler yet; release it under pure ε (no delta), or use ipf, aim or mst, or fewer cells")
     if noise != DiscreteLaplace.name:
         raise OptionError(
             f"{where} is too large for a dense table and noise={noise!r} cannot be drawn for its empty cells "

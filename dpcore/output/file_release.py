@@ -129,6 +129,7 @@ def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, 
     finally:
         spool.close()
     rel.sets = paths
+    rel.for_table(Path(str(path)).name)  # the manifest's summary names the file (no fingerprint: see its note)
     (out / "manifest.json").write_text(rel.manifest_json(), encoding="utf-8")
     timings["domain"] = t_domain
     rel.timings = timings

@@ -149,6 +149,8 @@ class DiscreteGaussian:
 
     sigma: float
     name: ClassVar[str] = "discrete_gaussian"
+    #: the norm of the sensitivity its map takes
+    norm: ClassVar[str] = "l2"
 
     def __post_init__(self):
         s = positive_finite("sigma", self.sigma)
@@ -183,6 +185,11 @@ class DiscreteGaussian:
         (``dpcore.privacy.zcdp.rho_of_epsilon_delta``) does not exceed (ε, δ), then
         :meth:`calibrate_rho`. ``delta`` is keyword-only so a pure-ε call cannot land here."""
         return cls.calibrate_rho(rho_of_epsilon_delta(epsilon, check_delta(delta)), l2_sensitivity)
+
+    @property
+    def scale(self) -> float:
+        """σ: what the ledger records as this mechanism's scale."""
+        return self.sigma
 
     def rho(self, l2_sensitivity: float = 1.0) -> float:
         """ρ = Δ₂²/(2σ²): the zCDP of q(D) + Z for q of L2 sensitivity Δ₂ (at the requested σ;

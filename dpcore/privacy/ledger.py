@@ -27,11 +27,23 @@ from typing import Iterator
 
 from dpcore.errors import DPCoreError, OptionError
 from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, REPLACE
+from dpcore.privacy.zcdp import epsilon_of_rho
 
 UNBOUNDED = _LABELS[ADD_REMOVE]
 BOUNDED = _LABELS[REPLACE]
 #: Relative slack of the cap: sums of shares of ε round in the last bits.
 _CAP_TOLERANCE = 1e-12
+
+
+#: Significant digits of a ledger total as written (far below the 1e-12 the totals are checked to).
+TOTAL_DIGITS = 12
+
+
+def readable_total(epsilon: float) -> float:
+    """A sum of ε shares as it is written: :data:`TOTAL_DIGITS` significant digits, so float
+    rounding in the sum (0.9999999999999999) does not show. The relative change is at most
+    5e-13, inside the 1e-12 to which :meth:`Ledger.assert_total` checks the exact sum."""
+    return float(f"{float(epsilon):.{TOTAL_DIGITS}g}")
 
 
 class BudgetExceededError(DPCoreError):
@@ -40,10 +52,11 @@ class BudgetExceededError(DPCoreError):
 
 @dataclass(frozen=True)
 class Charge:
-    """One mechanism, applied once per disjoint subset, at ``epsilon``."""
+    """One mechanism, applied once per disjoint subset, at ``epsilon`` (pure ε-DP) and, in a
+    ledger kept in ρ, at ``rho`` (zCDP). A discrete Gaussian has no pure ε: ``epsilon`` None."""
 
     label: str
-    epsilon: float
+    epsilon: float | None
     mechanism: str
     sensitivity: float
     scale: float
@@ -51,27 +64,46 @@ class Charge:
     parallel_over: int = 1
     neighbours: str = UNBOUNDED
     note: str = ""
+    rho: float | None = None
+
+    def cost(self, unit: str) -> float:
+        value = self.rho if unit == RHO else self.epsilon
+        if value is None:
+            raise ValueError(f"charge '{self.label}' ({self.mechanism}) has no cost in {unit}")
+        return value
+
+
+#: The units a ledger is kept in: pure ε, or ρ (zCDP, converted to (ε, δ) at the end).
+EPSILON, RHO = "epsilon", "rho"
 
 
 @dataclass
 class Ledger:
-    """A composition tree of charges. ``epsilon`` is what the whole tree spends.
+    """A composition tree of charges. ``spent`` is what the whole tree spends, in ``unit``.
 
-    ``cap`` (root only): the most the tree may spend; :meth:`_record` refuses a charge past
-    it before any noise is drawn. Groups made by :meth:`group` share their root's cap.
+    ``unit`` (root only): ``"epsilon"`` (pure ε-DP, the default) or ``"rho"`` (ρ-zCDP; ``delta``
+    then states the (ε, δ) it converts to). ``cap`` (root only): the most the tree may spend, in
+    its unit; :meth:`_record` refuses a charge past it before any noise is drawn. Groups made by
+    :meth:`group` share their root's unit and cap.
     """
 
     label: str
     composition: str = "sequential"
     children: list = field(default_factory=list)
     cap: float | None = None
+    unit: str = EPSILON
+    delta: float | None = None
     _root: Ledger | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.composition not in ("sequential", "parallel"):
             raise ValueError(f"composition must be 'sequential' or 'parallel', not {self.composition!r}")
+        if self.unit not in (EPSILON, RHO):
+            raise ValueError(f"a ledger's unit must be 'epsilon' or 'rho', not {self.unit!r}")
+        if (self.unit == RHO) != (self.delta is not None):
+            raise ValueError("a ledger kept in rho states the delta it converts to, and only such a ledger does")
         if self.cap is not None and not (math.isfinite(self.cap) and self.cap >= 0):
-            raise ValueError(f"a ledger's cap must be a finite ε >= 0, not {self.cap!r}")
+            raise ValueError(f"a ledger's cap must be a finite budget >= 0, not {self.cap!r}")
 
     @property
     def root(self) -> Ledger:
@@ -79,7 +111,7 @@ class Ledger:
 
     def group(self, label: str, composition: str = "sequential") -> Ledger:
         """A sub-tree for one part of the release (a set, a layer); it spends nothing by itself."""
-        g = Ledger(label, composition, _root=self.root)
+        g = Ledger(label, composition, unit=self.root.unit, delta=self.root.delta, _root=self.root)
         self.children.append(g)
         return g
 
@@ -89,28 +121,31 @@ class Ledger:
         Private to the privacy layer: :mod:`dpcore.privacy.measurement` calls it before the
         mechanism samples, so a refused charge has drawn no noise.
         """
-        if not (math.isfinite(charge.epsilon) and charge.epsilon >= 0):
-            raise ValueError(f"charge '{charge.label}' has invalid epsilon {charge.epsilon!r}")
-        self.children.append(charge)
-        root = self.root
-        if root.cap is not None and root.epsilon > root.cap * (1 + _CAP_TOLERANCE):
-            self.children.pop()
-            raise BudgetExceededError(
-                f"'{charge.label}' would spend ε = {charge.epsilon:.6g}, taking '{root.label}' to "
-                f"{root.epsilon + charge.epsilon:.6g} past its cap {root.cap:.6g}; nothing was drawn")
+        value = charge.cost(self.root.unit)
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"charge '{charge.label}' has invalid {self.root.unit} {value!r}")
+        self._append_capped(charge, f"'{charge.label}' would spend {self._show(value)}")
         return charge
 
-    def attach(self, sub: Ledger) -> Ledger:
-        """Compose a finished ledger ``sub`` (another release's, already charged) into this tree,
-        sequentially; refused like a charge if it would pass the root's cap."""
-        self.children.append(sub)
+    def _append_capped(self, child, what: str) -> None:
+        self.children.append(child)
         root = self.root
-        if root.cap is not None and root.epsilon > root.cap * (1 + _CAP_TOLERANCE):
+        if root.cap is not None and root.spent > root.cap * (1 + _CAP_TOLERANCE):
             self.children.pop()
-            raise BudgetExceededError(f"attaching '{sub.label}' (ε = {sub.epsilon:.6g}) would take '{root.label}' "
-                                      f"past its cap {root.cap:.6g}")
+            raise BudgetExceededError(f"{what}, taking '{root.label}' past its cap {self._show(root.cap)}; "
+                                      "nothing was drawn")
+
+    def _show(self, value: float) -> str:
+        return f"{'ρ' if self.root.unit == RHO else 'ε'} = {value:.6g}"
+
+    def attach(self, sub: Ledger) -> Ledger:
+        """Compose a finished ledger ``sub`` (another release's, already charged, in the same unit)
+        into this tree, sequentially; refused like a charge if it would pass the root's cap."""
+        if sub.unit != self.root.unit:
+            raise ValueError(f"cannot attach a ledger kept in {sub.unit} to one kept in {self.root.unit}")
+        self._append_capped(sub, f"attaching '{sub.label}' ({self._show(sub.spent)})")
         for g in sub._groups():
-            g._root = root
+            g._root = self.root
         return sub
 
     def _groups(self) -> Iterator[Ledger]:
@@ -121,16 +156,32 @@ class Ledger:
 
     @property
     def remaining(self) -> float:
-        """What the root's cap leaves (inf without a cap)."""
+        """What the root's cap leaves, in its unit (inf without a cap)."""
         root = self.root
-        return math.inf if root.cap is None else max(0.0, root.cap - root.epsilon)
+        return math.inf if root.cap is None else max(0.0, root.cap - root.spent)
 
     @property
-    def epsilon(self) -> float:
-        vals = [c.epsilon for c in self.children]
+    def spent(self) -> float:
+        """What this tree spends in the root's unit: children add up (sequential) or the largest
+        counts (parallel)."""
+        unit = self.root.unit
+        vals = [c.spent if isinstance(c, Ledger) else c.cost(unit) for c in self.children]
         if not vals:
             return 0.0
         return math.fsum(vals) if self.composition == "sequential" else max(vals)
+
+    @property
+    def rho(self) -> float | None:
+        """ρ spent (ledgers kept in ρ), else None."""
+        return self.spent if self.root.unit == RHO else None
+
+    @property
+    def epsilon(self) -> float:
+        """The ε this tree guarantees: its sum of ε (pure), or the (ε, δ) conversion of its ρ at
+        the root's δ (zCDP; tight conversion, rounded up: dpcore.privacy.zcdp.epsilon_of_rho)."""
+        if self.root.unit == RHO:
+            return epsilon_of_rho(self.spent, self.root.delta)
+        return self.spent
 
     def charges(self, prefix: str = "") -> Iterator[tuple[str, Charge]]:
         """Every charge with its path, e.g. ``"set 1/counts/layer 2"``."""
@@ -142,25 +193,42 @@ class Ledger:
                 yield f"{path}/{c.label}", c
 
     def to_dict(self) -> dict:
-        """JSON-ready: the total and the flat list of charges (no data values)."""
-        return {
-            "epsilon_total": self.epsilon,
-            "composition": self._tree(),
-            "charges": [dict(path=p, **asdict(c)) for p, c in self.charges()],
-        }
+        """JSON-ready: the total and the flat list of charges (no data values).
+
+        The totals (``epsilon_total``, ``rho_total`` and each group's ``epsilon`` / ``rho``) are
+        written to :data:`TOTAL_DIGITS` significant digits, so a total of exactly 1 composed from
+        floating-point shares reads 1, not 0.9999999999999999; the charges keep their exact
+        values, and the exact sum is what :meth:`assert_total` checks against the request. A
+        ledger kept in ρ adds its unit, ρ and δ; a pure one is written as it always was."""
+        out = {"epsilon_total": readable_total(self.epsilon)}
+        if self.root.unit == RHO:
+            out.update(unit=RHO, rho_total=readable_total(self.spent), delta=self.root.delta)
+        out["composition"] = self._tree()
+        out["charges"] = [dict(path=p, **_charge_dict(c)) for p, c in self.charges()]
+        return out
 
     def _tree(self) -> dict:
-        return {
-            "label": self.label,
-            "composition": self.composition,
-            "epsilon": self.epsilon,
-            "children": [c._tree() if isinstance(c, Ledger) else {"label": c.label, "epsilon": c.epsilon} for c in self.children],
-        }
+        rho = self.root.unit == RHO
+
+        def node(c):
+            if isinstance(c, Ledger):
+                return c._tree()
+            return {"label": c.label, "epsilon": c.epsilon, **({"rho": c.rho} if rho else {})}
+
+        return {"label": self.label, "composition": self.composition, "epsilon": readable_total(self.epsilon),
+                **({"rho": readable_total(self.spent)} if rho else {}), "children": [node(c) for c in self.children]}
 
     def assert_total(self, requested: float, tol: float = 1e-12) -> None:
-        """Internal invariant: the release spends exactly what was asked."""
-        if abs(self.epsilon - requested) > tol * max(1.0, requested):
-            raise AssertionError(f"ledger totals {self.epsilon!r} but {requested!r} was requested")
+        """Internal invariant: the release spends exactly what was asked (in the ledger's unit)."""
+        if abs(self.spent - requested) > tol * max(1.0, requested):
+            raise AssertionError(f"ledger totals {self.spent!r} but {requested!r} was requested")
+
+
+def _charge_dict(c: Charge) -> dict:
+    d = asdict(c)
+    if d["rho"] is None:  # pure ledgers are written as they always were
+        del d["rho"]
+    return d
 
 
 #: The smallest ε dpcore accepts: below it every release is pure noise, and the exact

@@ -23,8 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
-from dpcore.privacy.ledger import Charge, Ledger
+from dpcore.privacy.ledger import RHO, Charge, Ledger
 from dpcore.privacy.neighbours import Neighbours
+from dpcore.privacy.zcdp import rho_of_pure
 
 T = TypeVar("T")
 
@@ -53,15 +54,21 @@ class Measurement:
     @classmethod
     def counts(cls, label: str, mechanism, neighbours: Neighbours, *, cells: int, subset: str, note: str = "",
                sampler: str = EXACT_SAMPLER) -> Measurement:
-        """A count table of ``cells`` disjoint cells under ``neighbours``: L1 sensitivity from
-        the notion, parallel over the cells."""
-        return cls(label, mechanism, neighbours.histogram_sensitivity, subset, neighbours.label, int(cells), note,
-                   sampler)
+        """A count table of ``cells`` disjoint cells under ``neighbours``: the notion's sensitivity
+        in the norm of the mechanism's map (L1 for Laplace, L2 for the discrete Gaussian),
+        parallel over the cells."""
+        return cls(label, mechanism, neighbours.count_sensitivity(mechanism), subset, neighbours.label, int(cells),
+                   note, sampler)
 
     @property
-    def epsilon(self) -> float:
-        """The privacy map: what this measurement costs."""
-        return self.mechanism.epsilon(self.sensitivity)
+    def epsilon(self) -> float | None:
+        """The pure-ε privacy map (None for a mechanism that has none: the discrete Gaussian)."""
+        return None if getattr(self.mechanism, "norm", "l1") == "l2" else self.mechanism.epsilon(self.sensitivity)
+
+    @property
+    def rho(self) -> float:
+        """The zCDP privacy map: Δ₂²/(2σ²), ε²/8 (exponential mechanism) or ε²/2 (pure ε-DP)."""
+        return self.mechanism.rho(self.sensitivity)
 
     def release(self, ledger: Ledger, values, rng, **kwargs):
         """Charge ``ledger``, then ``values`` + the mechanism's noise."""
@@ -82,10 +89,14 @@ class Measurement:
 
     def _charge(self, ledger: Ledger) -> Charge:
         name = self.mechanism.name + (f" ({self.sampler})" if self.sampler else "")
+        in_rho = ledger.root.unit == RHO
+        if self.epsilon is None and not in_rho:
+            raise ValueError(f"'{self.label}': {self.mechanism.name} has no pure ε map; it needs a ledger kept in ρ")
         return ledger._record(Charge(label=self.label, epsilon=self.epsilon, mechanism=name,
                                      sensitivity=float(self.sensitivity), scale=self.mechanism.scale,
                                      subset=self.subset, parallel_over=self.parallel_over,
-                                     neighbours=self.neighbours, note=self.note))
+                                     neighbours=self.neighbours, note=self.note,
+                                     rho=self.rho if in_rho else None))
 
 
 def record_unpaid(ledger: Ledger, label: str, mechanism: str, subset: str, neighbours: str, *,
@@ -93,8 +104,9 @@ def record_unpaid(ledger: Ledger, label: str, mechanism: str, subset: str, neigh
     """A step that reads nothing private or is not covered at all, at ε = 0: a forced or
     data-independent choice, or a non-private choice that makes the release NOT DP (the
     release's DP status says so; this only keeps the step visible in the ledger)."""
-    return ledger._record(Charge(label=label, epsilon=0.0, mechanism=mechanism, sensitivity=float(sensitivity), scale=0.0,
-                                 subset=subset, parallel_over=parallel_over, neighbours=neighbours, note=note))
+    return ledger._record(Charge(label=label, epsilon=0.0, mechanism=mechanism, sensitivity=float(sensitivity),
+                                 scale=0.0, subset=subset, parallel_over=parallel_over, neighbours=neighbours,
+                                 note=note, rho=0.0 if ledger.root.unit == RHO else None))
 
 
 def record_stated(ledger: Ledger, label: str, epsilon: float, mechanism: str, *, sensitivity: float, scale: float,
@@ -103,6 +115,8 @@ def record_stated(ledger: Ledger, label: str, epsilon: float, mechanism: str, *,
     and in the docs (smooth sensitivity, docs/survey-privacy.md; amplification by
     subsampling of a partition), not from ``mechanism.epsilon(sensitivity)``. Call it before
     the noise is drawn, like the other charges, so a cap refuses first."""
-    return ledger._record(Charge(label=label, epsilon=float(epsilon), mechanism=mechanism,
+    eps = float(epsilon)
+    return ledger._record(Charge(label=label, epsilon=eps, mechanism=mechanism,
                                  sensitivity=float(sensitivity), scale=float(scale), subset=subset,
-                                 neighbours=neighbours, note=note))
+                                 neighbours=neighbours, note=note,
+                                 rho=rho_of_pure(eps) if ledger.root.unit == RHO else None))

@@ -54,6 +54,7 @@ import numpy as np
 from scipy import special
 
 from dpcore.errors import OptionError
+from dpcore.privacy.zcdp import rho_of_exponential, rho_of_pure
 
 __all__ = [
     "DiscreteLaplace",
@@ -266,6 +267,8 @@ class DiscreteLaplace:
 
     scale: float
     name: ClassVar[str] = "discrete_laplace"
+    #: the norm of the sensitivity its map takes
+    norm: ClassVar[str] = "l1"
 
     def __post_init__(self):
         object.__setattr__(self, "scale", _check_scale(self.scale))
@@ -276,6 +279,10 @@ class DiscreteLaplace:
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
         return _nonnegative_finite("sensitivity", sensitivity) / self.scale
+
+    def rho(self, sensitivity: float = 1.0) -> float:
+        """Its zCDP cost: an ε-DP mechanism is (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
+        return rho_of_pure(self.epsilon(sensitivity))
 
     @property
     def variance(self) -> float:
@@ -441,6 +448,7 @@ class Laplace:
     scale: float
     grid: float = 0.0  # 0: chosen from the scale (grid = scale * 2^-GRID_BITS, a power of two)
     name: ClassVar[str] = "laplace"
+    norm: ClassVar[str] = "l1"
 
     def __post_init__(self):
         s = positive_finite("scale", self.scale)
@@ -463,6 +471,10 @@ class Laplace:
         if sens == 0:
             return 0.0
         return (math.floor(sens / self.grid) + 1) * self.grid / self.scale
+
+    def rho(self, sensitivity: float = 1.0) -> float:
+        """Its zCDP cost: ε²/2 of its pure ε (Bun & Steinke 2016, Prop. 1.4)."""
+        return rho_of_pure(self.epsilon(sensitivity))
 
     @property
     def _steps(self) -> DiscreteLaplace:
@@ -691,6 +703,11 @@ class ExponentialMechanism:
 
     def epsilon(self, sensitivity: float) -> float:
         return 2.0 * _nonnegative_finite("sensitivity", sensitivity) / self.scale
+
+    def rho(self, sensitivity: float) -> float:
+        """Its zCDP cost: ε²/8, since the exponential mechanism is ε-bounded-range (Cesar &
+        Rogers 2021; the exact sampler's quantised scores stay within the same ε)."""
+        return rho_of_exponential(self.epsilon(sensitivity))
 
     def select(self, scores, sensitivity: float, rng, axis: int = -1):
         return exponential_mechanism(scores, self.epsilon(sensitivity), sensitivity, rng, axis)

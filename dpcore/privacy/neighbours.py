@@ -14,6 +14,7 @@ its manifest and its DP statement (proofs: docs/privacy-model.md).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from dpcore.errors import OptionError, real_number, whole_number
@@ -60,6 +61,16 @@ class Neighbours:
         return 1.0 if self.notion == ADD_REMOVE else 2.0
 
     @property
+    def histogram_l2_sensitivity(self) -> float:
+        """L2 change of any count table: one cell by 1 (add/remove) or two cells by 1 (replace)."""
+        return 1.0 if self.notion == ADD_REMOVE else math.sqrt(2.0)
+
+    def count_sensitivity(self, mechanism) -> float:
+        """A count table's sensitivity in the norm ``mechanism``'s privacy map takes (L1 for
+        Laplace-type noise, L2 for the discrete Gaussian)."""
+        return self.histogram_l2_sensitivity if getattr(mechanism, "norm", "l1") == "l2" else self.histogram_sensitivity
+
+    @property
     def label(self) -> str:
         return _LABELS[self.notion]
 
@@ -74,15 +85,20 @@ class Neighbours:
                 "sensitivities are computed for; raise max_records"
             )
 
-    def statement(self, epsilon: float) -> str:
+    def statement(self, epsilon: float, delta: float | None = None, rho: float | None = None) -> str:
+        """The DP statement: ε-DP (``delta`` None), or (ε, δ)-DP through ρ-zCDP."""
+        if delta is None:
+            head = f"ε-differentially private with ε = {epsilon:g}"
+        else:
+            head = f"(ε, δ)-differentially private with ε = {epsilon:g}, δ = {delta:g} (ρ-zCDP, ρ = {rho:.6g})"
         if self.notion == ADD_REMOVE:
             return (
-                f"ε-differentially private with ε = {epsilon:g} for neighbouring tables that differ by adding or "
+                f"{head} for neighbouring tables that differ by adding or "
                 f"removing one record (tables of at most {self.max_records:,} records), given the declared public "
                 "domain; the record count is released with noise, not exactly"
             )
         return (
-            f"ε-differentially private with ε = {epsilon:g} for neighbouring tables that differ by replacing one "
+            f"{head} for neighbouring tables that differ by replacing one "
             "record, given the declared public domain and the public record count n"
         )
 
@@ -91,15 +107,6 @@ class Neighbours:
         if self.notion == ADD_REMOVE:
             d["max_records"] = self.max_records
         return d
-
-
-@dataclass(frozen=True)
-class ReleaseContext:
-    """What every synthesizer needs besides its options: the notion and how many records
-    each synthetic set has (the noisy count under add/remove, n under replace)."""
-
-    neighbours: Neighbours
-    n_out: int
 
 
 def check_count_share(value) -> float:

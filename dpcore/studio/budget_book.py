@@ -22,6 +22,13 @@ The book is kept in one neighbour notion per table (that of its first release): 
 add/remove and ε under replace-one neighbours do not add up to a bound in either notion,
 so a release under the other notion is refused.
 
+Releases of both privacy definitions compose (docs/privacy-model.md, "The budget book"): a
+pure ε-DP release is (ε²/2)-zCDP and a zCDP release is ρ-zCDP, so the table's releases are
+(Σρ)-zCDP, which converts to (ε, δ) at the book's δ (default 10⁻⁹). They are also (Σε, Σδ)-DP
+by basic composition (pure releases contribute δ = 0). The table's total is the smaller ε of
+the two statements that hold at the book's δ; while every release is pure it is Σε, exactly
+as before (pure ε, δ = 0), and that is what a cap on a pure book bounds.
+
 Storage is SQLite from the standard library (WAL journal, one file); no Streamlit here.
 """
 from __future__ import annotations
@@ -64,7 +71,50 @@ CREATE TABLE IF NOT EXISTS budget_entries (
     note            TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS budget_entries_by_table ON budget_entries (table_fp);
+CREATE TABLE IF NOT EXISTS book_settings (
+    key   TEXT PRIMARY KEY,
+    value REAL NOT NULL
+);
 """
+#: Columns added after the first books were written (added to an old book when it is opened).
+_MIGRATIONS = (("delta", "REAL"), ("rho", "REAL"))
+#: The book's δ when none is set: where a table's total is stated as (ε, δ).
+DEFAULT_DELTA = 1e-9
+
+
+def release_costs(epsilon: float, delta: float | None) -> tuple[float, float | None, float]:
+    """(ε, δ, ρ) of one release: a pure one is (ε²/2)-zCDP; an (ε, δ) one gets the largest ρ
+    within (ε, δ) (what its ledger may spend)."""
+    from dpcore.privacy.zcdp import check_delta, rho_of_epsilon_delta, rho_of_pure
+
+    if delta is None:
+        return epsilon, None, rho_of_pure(epsilon)
+    d = check_delta(delta)
+    return epsilon, d, rho_of_epsilon_delta(epsilon, d)
+
+
+def composition_totals(rows, delta: float) -> dict:
+    """A table's total over its releases ``rows`` = [(ε, δ or None, ρ or None), ...].
+
+    * ``rho``: Σρ (a pure release as ε²/2): the releases are (Σρ)-zCDP (Bun & Steinke 2016);
+    * ``pure_epsilon``: Σε when every release is pure (basic composition, δ = 0), else None;
+    * ``epsilon_at_delta``: the smaller ε of the statements that hold at ``delta``: the
+      conversion of Σρ (dpcore.privacy.zcdp.epsilon_of_rho) and basic composition (Σε, Σδ)
+      when Σδ ≤ ``delta``;
+    * ``epsilon``: what the book counts as spent and caps: ``pure_epsilon`` for an all-pure
+      table (exactly the pure sum), else ``epsilon_at_delta``.
+    """
+    from dpcore.privacy.zcdp import epsilon_of_rho, rho_of_pure
+
+    rows = list(rows)
+    rho = math.fsum(r if r is not None else rho_of_pure(e) for e, _, r in rows)
+    basic_eps = math.fsum(e for e, _, _ in rows)
+    basic_delta = math.fsum(d or 0.0 for _, d, _ in rows)
+    pure = all(d is None for _, d, _ in rows)
+    at_delta = min(epsilon_of_rho(rho, delta) if rho > 0 else 0.0,
+                   basic_eps if basic_delta <= delta else math.inf)
+    return {"epsilon": basic_eps if pure else at_delta, "pure_epsilon": basic_eps if pure else None, "rho": rho,
+            "delta": delta, "epsilon_at_delta": at_delta}
 
 
 class BudgetExceeded(OptionError):
@@ -126,6 +176,10 @@ class BudgetBook:
         self.db_path = Path(db_path)
         with self._conn() as conn:
             conn.executescript(SCHEMA)
+            have = {r["name"] for r in conn.execute("PRAGMA table_info(budget_entries)")}
+            for col, kind in _MIGRATIONS:
+                if col not in have:  # a book written before (ε, δ) releases: its entries are pure
+                    conn.execute(f"ALTER TABLE budget_entries ADD COLUMN {col} {kind}")
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
@@ -138,10 +192,20 @@ class BudgetBook:
     # ------------------------------------------------------------------ reading
 
     @staticmethod
-    def _spent(conn, table_fp: str) -> float:
-        rows = conn.execute("SELECT epsilon FROM budget_entries WHERE table_fp = ? AND status IN (?, ?)",
+    def _live(conn, table_fp: str) -> list:
+        return conn.execute("SELECT epsilon, delta, rho FROM budget_entries WHERE table_fp = ? AND status IN (?, ?)",
                             (table_fp, PENDING, COMPLETE)).fetchall()
-        return math.fsum(r["epsilon"] for r in rows)
+
+    @classmethod
+    def _spent(cls, conn, table_fp: str, extra: tuple | None = None) -> float:
+        """The table's total ε (:func:`composition_totals`), with ``extra`` = (ε, δ, ρ) of one more release."""
+        rows = [(r["epsilon"], r["delta"], r["rho"]) for r in cls._live(conn, table_fp)]
+        return composition_totals(rows + ([extra] if extra else []), cls._delta(conn))["epsilon"]
+
+    @staticmethod
+    def _delta(conn) -> float:
+        row = conn.execute("SELECT value FROM book_settings WHERE key = 'delta'").fetchone()
+        return DEFAULT_DELTA if row is None else float(row["value"])
 
     @staticmethod
     def _cap(conn, table_fp: str) -> float | None:
@@ -155,9 +219,33 @@ class BudgetBook:
         return None if row is None else row["neighbours"]
 
     def spent(self, table_fp: str) -> float:
-        """ε spent on the table: completed releases plus pending ones (conservative)."""
+        """ε spent on the table: completed releases plus pending ones (conservative); Σε while
+        every release is pure, else the (ε, δ) total at the book's δ (:func:`total_epsilon`)."""
         with self._conn() as conn:
             return self._spent(conn, table_fp)
+
+    @property
+    def delta(self) -> float:
+        """The δ at which a table with (ε, δ) releases states its total."""
+        with self._conn() as conn:
+            return self._delta(conn)
+
+    def set_delta(self, delta) -> None:
+        """Set the book's δ (0 < δ < 1; one line naming delta otherwise)."""
+        from dpcore.privacy.zcdp import check_delta
+
+        d = check_delta(delta)
+        with self._conn() as conn, transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO book_settings VALUES ('delta', ?)", (d,))
+
+    def totals(self, table_fp: str) -> dict:
+        """The table's total both ways: ``pure_epsilon`` (Σε, when every release is pure, else
+        None), ``rho`` (Σρ, pure releases as ε²/2), and ``epsilon_at_delta`` (its (ε, δ) at the
+        book's ``delta``)."""
+        with self._conn() as conn:
+            rows = [(r["epsilon"], r["delta"], r["rho"]) for r in self._live(conn, table_fp)]
+            delta = self._delta(conn)
+        return composition_totals(rows, delta)
 
     def cap(self, table_fp: str) -> float | None:
         """The table's cap on total ε, or None (no cap set)."""
@@ -192,11 +280,13 @@ class BudgetBook:
             fps = [r[0] for r in conn.execute(
                 "SELECT table_fp FROM budget_entries UNION SELECT table_fp FROM budget_caps ORDER BY 1")]
             out = []
+            delta = self._delta(conn)
             for fp in fps:
                 rows = conn.execute("SELECT * FROM budget_entries WHERE table_fp = ? ORDER BY id", (fp,)).fetchall()
                 live = [r for r in rows if r["status"] in (PENDING, COMPLETE)]
                 cap = self._cap(conn, fp)
-                spent = math.fsum(r["epsilon"] for r in live)
+                both = composition_totals([(r["epsilon"], r["delta"], r["rho"]) for r in live], delta)
+                spent = both["epsilon"]
                 out.append({
                     "table_fp": fp,
                     "table_name": next((r["table_name"] for r in reversed(rows) if r["table_name"]), ""),
@@ -207,6 +297,8 @@ class BudgetBook:
                     "spent": spent,
                     "cap": cap,
                     "remaining": None if cap is None else max(0.0, cap - spent),
+                    "pure_epsilon": both["pure_epsilon"], "rho": both["rho"], "delta": both["delta"],
+                    "epsilon_at_delta": both["epsilon_at_delta"],
                 })
         return out
 
@@ -226,7 +318,8 @@ class BudgetBook:
 
     # ------------------------------------------------------------------ spending
 
-    def _refusal(self, conn, table_fp: str, epsilon: float, neighbours: str, label: str) -> str | None:
+    def _refusal(self, conn, table_fp: str, epsilon: float, neighbours: str, label: str,
+                 delta: float | None = None) -> str | None:
         label = label[:1].upper() + label[1:]
         notion = self._notion(conn, table_fp)
         if notion is not None and notion != neighbours:
@@ -237,33 +330,44 @@ class BudgetBook:
         if cap is None:
             return None
         spent = self._spent(conn, table_fp)
-        if spent + epsilon > cap * (1 + CAP_TOLERANCE):
+        after = self._spent(conn, table_fp, release_costs(epsilon, delta))
+        if after > cap * (1 + CAP_TOLERANCE):
             remaining = max(0.0, cap - spent)
-            return (f"{label} needs ε = {epsilon:g} but only ε = {remaining:.6g} of this table's budget remains "
+            pure = delta is None and all(r["delta"] is None for r in self._live(conn, table_fp))
+            what = (f"ε = {epsilon:g}" if pure else
+                    f"ε = {epsilon:g}{'' if delta is None else f', δ = {delta:g}'}, which would take this table's "
+                    f"total to ε = {after:.6g} at δ = {self._delta(conn):g},")
+            return (f"{label} needs {what} but only ε = {remaining:.6g} of this table's budget remains "
                     f"(cap {cap:g}, spent {spent:.6g}). Nothing was released or spent; lower ε, or raise the cap "
                     "if your policy allows it")
         return None
 
-    def check(self, table_fp: str, epsilon, neighbours: str, label: str = "this release") -> None:
+    def check(self, table_fp: str, epsilon, neighbours: str, label: str = "this release",
+              delta: float | None = None) -> None:
         """Raise :class:`BudgetExceeded` (remaining budget named) if a release of ``epsilon``
-        would not fit. Reads only; :meth:`reserve` repeats the check atomically."""
+        (and ``delta``, for an (ε, δ) release) would not fit. Reads only; :meth:`reserve`
+        repeats the check atomically."""
         e = _positive_epsilon("epsilon", epsilon)
         with self._conn() as conn:
-            msg = self._refusal(conn, table_fp, e, neighbours, label)
+            msg = self._refusal(conn, table_fp, e, neighbours, label, delta)
         if msg:
             raise BudgetExceeded(msg)
 
-    def reserve(self, table_fp: str, epsilon, method: str, neighbours: str, table_name: str = "") -> int:
+    def reserve(self, table_fp: str, epsilon, method: str, neighbours: str, table_name: str = "",
+                delta: float | None = None) -> int:
         """Check the cap and write a pending entry in one transaction; the entry's id.
-        Call this BEFORE the release draws any randomness."""
+        Call this BEFORE the release draws any randomness. ``delta``: an (ε, δ) release
+        through zCDP (its ρ is the largest within (ε, δ), what its ledger may spend)."""
         e = _positive_epsilon("epsilon", epsilon)
+        _, d, rho = release_costs(e, delta)
         with self._conn() as conn, transaction(conn):
-            msg = self._refusal(conn, table_fp, e, neighbours, f"a {method} release")
+            msg = self._refusal(conn, table_fp, e, neighbours, f"a {method} release", d)
             if msg:
                 raise BudgetExceeded(msg)
             cur = conn.execute(
-                "INSERT INTO budget_entries (table_fp, table_name, epsilon, method, neighbours, status, reserved_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", (table_fp, table_name, e, method, neighbours, PENDING, now()))
+                "INSERT INTO budget_entries (table_fp, table_name, epsilon, method, neighbours, status, reserved_at, "
+                "delta, rho) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (table_fp, table_name, e, method, neighbours, PENDING, now(), d, None if d is None else rho))
             return int(cur.lastrowid)
 
     def complete(self, entry_id: int, manifest_sha: str, dp: bool, epsilon_spent: float | None = None) -> None:
@@ -283,7 +387,7 @@ class BudgetBook:
                          (ABORTED, now(), note[:500], int(entry_id), PENDING))
 
     def record(self, table_fp: str, epsilon, method: str, neighbours: str, run: Callable[[], object],
-               store: Callable[[int, object], None] | None = None, table_name: str = ""):
+               store: Callable[[int, object], None] | None = None, table_name: str = "", delta: float | None = None):
         """Reserve, run the release, store it, commit the record; then ``(entry_id, release)``.
 
         ``run()`` returns an object with ``manifest_json()``, ``dp`` and ``ledger.epsilon``
@@ -291,7 +395,7 @@ class BudgetBook:
         before the record is committed. If ``run`` raises, the entry is aborted (no output
         exists); if anything after it raises, the entry stays pending and counts as spent.
         """
-        entry_id = self.reserve(table_fp, epsilon, method, neighbours, table_name)
+        entry_id = self.reserve(table_fp, epsilon, method, neighbours, table_name, delta)
         try:
             release = run()
         except BaseException as exc:

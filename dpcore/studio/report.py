@@ -9,7 +9,10 @@ replicated uniques from :mod:`dpcore.metrics`.
 Privacy: the statement, the ledger, the design and the synthetic sets are what the
 release published (covered by its ε, docs/privacy-model.md). Every figure computed from
 the raw data is NOT DP and carries the banner :data:`RAW_BANNER` ("curator-only — NOT
-DP"); a report without the original data holds no raw-data figure at all.
+DP"); a report without the original data holds no raw-data figure at all and is the
+publishable default. A report WITH them says CURATOR-ONLY in its title, in a header and a
+footer repeated on every printed page (and pinned to the screen), and in its file name
+(:func:`report_filename`).
 
 Offline: plotly.js is embedded once in the file (no CDN, no external script, link or
 font), so the report opens without a network. Colours are the Okabe–Ito palette and the
@@ -31,7 +34,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.data.domain import Domain
+from dpcore.data.domain import DECLARED, EDGE_ORIGINS, Domain
 from dpcore.errors import InputError, ResourceError
 
 #: Okabe & Ito (2008) colour-blind safe palette; black first, for the original data.
@@ -62,6 +65,28 @@ figure{margin:.5rem 0 1.2rem;break-inside:avoid} .fig{width:100%}
 .raw{break-inside:avoid}
 @media print{.page{break-before:page} body{max-width:none;padding:0} .modebar-container{display:none}}
 """
+#: The curator-only report's header and footer: fixed elements repeat on every printed page in
+#: Chromium; the table's repeated thead/tfoot rows keep the page's text from running under them.
+_CURATOR_CSS = """
+.curator-mark{position:fixed;left:0;right:0;z-index:1000;text-align:center;font-weight:700;font-size:.8rem;
+padding:.2rem .5rem;color:#7a2e00;background:#fdf0e8;border:2px solid #D55E00}
+.curator-mark.top{top:0} .curator-mark.bottom{bottom:0}
+table.pagebox{width:100%;border-collapse:collapse;margin:0;font-size:inherit} .pagebox>thead>tr>td,
+.pagebox>tfoot>tr>td,.pagebox>tbody>tr>td{border:0;padding:0} .pagebox-space{height:2.4rem}
+@page{margin:10mm 10mm}
+"""
+#: In the title, file name, header and footer of a report that holds the raw-data figures.
+CURATOR_ONLY = "CURATOR-ONLY"
+#: What a curator-only report's file name ends with (before the extension).
+CURATOR_SUFFIX = f"_{CURATOR_ONLY}_NOT_DP"
+CURATOR_MARK = (f"{CURATOR_ONLY} — NOT DP: this report holds figures computed from the raw data; "
+                "do not publish it")
+
+
+def report_filename(curator_only: bool, ext: str = "html") -> str:
+    """``release_report.html`` (publishable), or ``release_report_CURATOR-ONLY_NOT_DP.html``
+    for a report that holds the raw-data figures."""
+    return f"release_report{CURATOR_SUFFIX if curator_only else ''}.{ext}"
 
 
 # --------------------------------------------------------------------------- plain words
@@ -228,7 +253,8 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
 
     ``manifest`` is a release's published manifest (``Release.manifest()`` or a
     ``manifest.json``); ``sets`` its synthetic sets; ``original`` the raw table, optional:
-    with it the report adds the utility and risk figures, each under the NOT DP banner.
+    with it the report adds the utility and risk figures, each under the NOT DP banner, and
+    the whole report is marked CURATOR-ONLY (title, header and footer on every page).
     """
     _, pio = _plotly()
     import plotly.offline as po
@@ -238,7 +264,10 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
     dom = Domain.from_dict(manifest["domain"])
     eps = float(manifest["epsilon"])
     when = generated or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    curator_only = original is not None
     title = title or f"Release report: {manifest['method']} at ε = {eps:g}"
+    if curator_only and CURATOR_ONLY not in title:
+        title = f"{CURATOR_ONLY} — {title}"
     parts = [f"<h1>{html.escape(title)}</h1>",
              f'<p class="meta">Generated {html.escape(when)} by dpcore. Method {html.escape(str(manifest["method"]))}, '
              f"{len(sets)} synthetic set(s), neighbours: {html.escape(manifest.get('neighbours', {}).get('description', ''))}.</p>"]
@@ -283,11 +312,12 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
     for a in dom.attributes:
         if a.kind == "numeric":
             src = (f"DP-derived: exponential-mechanism quantiles, ε = {dp_edges[a.name]['epsilon']:.4g}"
-                   if a.name in dp_edges else "declared public" if not dom.inferred
-                   else "inferred from data (NOT DP)")  # inferred edges span the observed min and max
+                   if a.name in dp_edges else EDGE_ORIGINS[a.origin] if not a.edges_public
+                   else EDGE_ORIGINS[a.origin] if dom.source == DECLARED
+                   else "inferred domain, not declared (NOT DP)")
             vals = ", ".join(f"{e:g}" for e in a.edges)
         else:
-            src = "declared public" if not dom.inferred else "inferred from data (NOT DP)"
+            src = "declared public" if dom.source == DECLARED else "inferred from data (NOT DP)"
             vals = ", ".join(a.labels[:15]) + (" …" if a.size > 15 else "")
         rows.append({"attribute": a.name, "kind": a.kind, "levels": a.size, "NA level": a.na,
                      "levels / bin edges": vals, "source": src})
@@ -305,11 +335,25 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
     parts.append("</section>")
 
     body = "\n".join(parts)
+    css = _CSS
+    if curator_only:
+        body = _curator_pages(body)
+        css += _CURATOR_CSS
     js = po.get_plotlyjs()
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
-            f"<style>{_CSS}</style><script type='text/javascript'>{js}</script></head>"
+            f"<style>{css}</style><script type='text/javascript'>{js}</script></head>"
             f"<body>{body}</body></html>")
+
+
+def _curator_pages(body: str) -> str:
+    """``body`` between the CURATOR-ONLY header and footer, repeated on every printed page."""
+    mark = html.escape(CURATOR_MARK)
+    space = '<tr><td><div class="pagebox-space"></div></td></tr>'
+    return (f'<div class="curator-mark top" role="note">{mark}</div>'
+            f'<div class="curator-mark bottom" role="note">{mark}</div>'
+            f'<table class="pagebox" role="presentation"><thead>{space}</thead><tfoot>{space}</tfoot>'
+            f"<tbody><tr><td>{body}</td></tr></tbody></table>")
 
 
 def _raw_sections(dom: Domain, original: pd.DataFrame, sets: Sequence[pd.DataFrame]) -> list[str]:

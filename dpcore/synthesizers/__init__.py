@@ -9,7 +9,7 @@ one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (
 None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
 ``reads_counts`` it takes the sparse count table (:class:`dpcore.counting.count_table.CountTable`)
 in place of the records. ``not_dp(opts)`` returns reasons the
-release is not DP (empty when it is). ``noise_rows(opts, domain, epsilon, m, n, sensitivity)``
+release is not DP (empty when it is). ``noise_rows(opts, domain, epsilon, m, n, neighbours)``
 says, from public facts and a record count n, how large the noise on each kind of released
 count is against the count it is added to (a list of :class:`dpcore.synthesizers.empty_share.NoiseRow`).
 """
@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from dpcore.synthesizers import aim, flat_laplace, ipf, mst, privbayes, steps
-from dpcore.synthesizers.options import STEPS_METHODS, resolve_steps_options
+from dpcore.synthesizers.options import STEPS_METHODS, STEPS_OPTIONS, gaussian_counts, resolve_steps_options
+
+BOTH = ("pure", "zcdp")
 
 
 @dataclass(frozen=True)
@@ -27,14 +29,24 @@ class Method:
     name: str
     resolve: Callable[..., Any]
     run_set: Callable[..., tuple]
+    #: the method's name for the curator (the app, reports)
+    label: str = ""
+    #: its options schema (dpcore.synthesizers.schema.Option): one default, range and help per option; the
+    #: CLI's flags and the Design page's widgets are built from it
+    options: tuple = ()
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
-    #: noise_rows(opts, domain, epsilon, m, n, sensitivity): the noise per released count against
+    #: noise_rows(opts, domain, epsilon, m, n, neighbours): the noise per released count against
     #: the typical count (dpcore.synthesizers.empty_share.NoiseRow), from public facts and a record count n
     noise_rows: Callable[..., list] | None = None
     #: run_set also takes the sparse count table (dpcore.counting.count_table.CountTable) instead of records
     reads_counts: bool = False
+    #: the privacy definitions it can release under: "pure" (ε-DP) and "zcdp" ((ε, δ) through zCDP)
+    definitions: tuple[str, ...] = ("pure",)
+    #: (opts, definition, the options given, domain) -> the options as they run under a zCDP
+    #: definition (e.g. Gaussian count noise); pure releases never call it
+    for_definition: Callable[[Any, Any, dict, Any], Any] = lambda opts, definition, given, domain: opts
 
 
 REGISTRY: dict[str, Method] = {}
@@ -44,14 +56,23 @@ def register(method: Method) -> None:
     REGISTRY[method.name] = method
 
 
+_STEPS_LABELS = {"steps": "STEPS", "uh_random": "UH random", "steps_lesda": "STEPS LeSDA"}
 for _name in STEPS_METHODS:
     register(Method(
-        _name, resolve_steps_options, steps.run_set,
+        _name, resolve_steps_options, steps.run_set, _STEPS_LABELS[_name], STEPS_OPTIONS,
         plan=lambda opts, domain, epsilon, m: steps.plan_allocation(opts, len(domain), epsilon, m),
         not_dp=lambda opts: (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
                              if opts.select == "nonprivate" else []),
-        hierarchical=True, reads_counts=True, noise_rows=steps.noise_rows,
+        hierarchical=True, reads_counts=True, definitions=BOTH, for_definition=gaussian_counts,
+        noise_rows=steps.noise_rows,
     ))
-for _module in (flat_laplace, ipf, privbayes, aim, mst):
-    register(Method(_module.__name__.rpartition(".")[2], _module.resolve, _module.run_set, reads_counts=True,
-                    noise_rows=_module.noise_rows))
+register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, "flat Laplace", flat_laplace.OPTIONS,
+                reads_counts=True, definitions=BOTH, for_definition=gaussian_counts, noise_rows=flat_laplace.noise_rows))
+register(Method("ipf", ipf.resolve, ipf.run_set, "IPF", ipf.OPTIONS, reads_counts=True, definitions=BOTH,
+                for_definition=gaussian_counts, noise_rows=ipf.noise_rows))
+register(Method("privbayes", privbayes.resolve, privbayes.run_set, "PrivBayes", privbayes.OPTIONS, reads_counts=True,
+                definitions=BOTH, for_definition=gaussian_counts, noise_rows=privbayes.noise_rows))
+register(Method("aim", aim.resolve, aim.run_set, "AIM", aim.OPTIONS, reads_counts=True, definitions=BOTH,
+                for_definition=aim.for_zcdp, noise_rows=aim.noise_rows))
+register(Method("mst", mst.resolve, mst.run_set, "MST", mst.OPTIONS, reads_counts=True, definitions=BOTH,
+                noise_rows=mst.noise_rows))

@@ -22,8 +22,10 @@ from dpcore.counting.rows import margin_counts
 from dpcore.counting.count_table import CountTable
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, noise_for
-from dpcore.privacy.neighbours import ReleaseContext
-from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
+from dpcore.privacy.definitions import ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
+from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 
 
@@ -39,12 +41,23 @@ class FlatOptions:
         return asdict(self)
 
 
+#: flat Laplace's options (the registry's schema)
+OPTIONS = (
+    Option("prior", "float", 1.0, "prior count spread over the cells before normalising (synthpop's priorn)", low=0,
+           hint=" (synthpop's priorn, spread over cells)", docs="methods/flat_laplace.md"),
+    Option("structural_zeros", "text", (), "cells known to be impossible, kept at 0 (a list of {attribute: level})",
+           docs="methods/flat_laplace.md", advanced=True, cli=False),
+    synthesis_option(),
+    noise_option(),
+    max_cells_option(DEFAULT_MAX_CELLS),
+)
+
+
 def resolve(domain: Domain, method: str = "flat_laplace", **opts) -> FlatOptions:
-    check_known_options(opts, FlatOptions, "flat_laplace")
-    prior = real_number("prior", opts.get("prior", 1.0), 0, hint=" (synthpop's priorn, spread over cells)")
-    zeros = tuple(_zero_cell(domain, z) for z in opts.get("structural_zeros", ()))
-    return FlatOptions(prior, zeros, _choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),
-                       _choice("noise", opts.get("noise", "discrete_laplace"), NOISE), whole_number("max_cells", opts.get("max_cells", DEFAULT_MAX_CELLS), 1))
+    check_known(OPTIONS, opts, "flat_laplace")
+    zeros = tuple(_zero_cell(domain, z) for z in value(OPTIONS, opts, "structural_zeros"))
+    return FlatOptions(value(OPTIONS, opts, "prior"), zeros, value(OPTIONS, opts, "synthesis"),
+                       value(OPTIONS, opts, "noise"), value(OPTIONS, opts, "max_cells"))
 
 
 def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
@@ -73,7 +86,7 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
         return _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx)
     cells = check_cells(domain, opts.max_cells)
     counts = margin_counts(X, domain.shape, range(len(domain))).ravel()  # records or the count table's cells
-    mech = noise_for(opts.noise, eps, ctx.neighbours.histogram_sensitivity)
+    mech = ctx.definition.count_noise(eps, ctx.neighbours, opts.noise)
     table = Measurement.counts("full cross-tabulation counts", mech, ctx.neighbours, cells=cells,
                                subset=f"{cells} cells of the full cross-tabulation (disjoint)")
     noisy = table.release(ledger.group(set_label), counts, rng).astype(float)
@@ -97,7 +110,7 @@ def _sparse(cells: int, opts: FlatOptions) -> bool:
 def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray:
     cells = domain.size
     sparse_leaves.check_sparse_noise(opts.noise, where=f"the full cross-tabulation ({big_count(cells)} cells)")
-    mech = noise_for(opts.noise, eps, ctx.neighbours.histogram_sensitivity)
+    mech = ctx.definition.count_noise(eps, ctx.neighbours, opts.noise)
     query = Measurement.counts(
         "full cross-tabulation counts", mech, ctx.neighbours, cells=cells, sampler=HISTOGRAM_SAMPLER,
         subset=f"{cells} cells of the full cross-tabulation (disjoint; empty cells noised as a histogram)")
@@ -113,8 +126,9 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx), None, {}
 
 
-def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: float, sensitivity: float) -> list[NoiseRow]:
+def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
     """The noise on every cell of the full table against its typical count n/cells (public facts and n)."""
+    sensitivity = neighbours.histogram_sensitivity
     eps = epsilon / m
     cells = domain.size
     return [noise_row(f"every cell of the full table ({big_count(cells)} cells)", cells, cells, eps,

@@ -71,8 +71,10 @@ from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from dpcore.counting.count_table import CountTable
 from dpcore.privacy.measurement import Measurement, record_unpaid
 from dpcore.privacy.mechanisms import ExponentialMechanism, noise_for
-from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours, ReleaseContext
-from dpcore.synthesizers.options import NOISE, _choice, check_known_options
+from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
+from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.synthesizers.options import max_cells_option, noise_option
+from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 
 SCORES = ("mi",)
@@ -97,24 +99,34 @@ def _whole(name, value, lo, hint=""):
     return whole_number(name, value, lo, None, hint)
 
 
+#: PrivBayes's options (the registry's schema)
+OPTIONS = (
+    Option("degree", "int", 2, "parents per attribute in the Bayesian network (PrivBayes' k)", low=1,
+           hint=" (the number of parents per attribute; PrivBayes' k, default 2)", docs="methods/privbayes.md"),
+    Option("network_share", "float", 0.5, "share of ε spent learning the network (the rest noises its tables)",
+           low=0, high=1, low_open=True, high_open=True, hint=" (the share of ε spent learning the network)",
+           docs="methods/privbayes.md"),
+    Option("score", "choice", "mi", "the network score: mutual information", choices=SCORES,
+           docs="methods/privbayes.md", advanced=True),
+    Option("max_candidates", "int", 2000, "most (attribute, parents) candidates scored per step (sampled without "
+           "looking at the data beyond that)", low=1, docs="methods/privbayes.md", advanced=True),
+    noise_option(),
+    max_cells_option(DEFAULT_MAX_CELLS),
+)
+
+
 def resolve(domain: Domain, method: str = "privbayes", **opts) -> PrivBayesOptions:
     """Fill defaults and validate (messages name the option and the fix)."""
-    check_known_options(opts, PrivBayesOptions, "privbayes")
-    degree = _whole("degree", opts.get("degree", 2), 1, " (the number of parents per attribute; PrivBayes' k, default 2)")
-    share = opts.get("network_share", 0.5)
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share) or not 0 < share < 1:
-        raise OptionError(f"network_share must be a number strictly between 0 and 1 (the share of ε spent learning the network; default 0.5); got {share!r}")
-    score = opts.get("score", "mi")
-    if score == "R":
+    check_known(OPTIONS, opts, "privbayes")
+    if opts.get("score") == "R":
         raise OptionError("score='R' (Zhang et al.'s R function) is not implemented; use score='mi'")
-    score = _choice("score", score, SCORES)
     return PrivBayesOptions(
-        degree=degree,
-        network_share=float(share),
-        score=score,
-        max_candidates=_whole("max_candidates", opts.get("max_candidates", 2000), 1),
-        noise=_choice("noise", opts.get("noise", "discrete_laplace"), NOISE),
-        max_cells=_whole("max_cells", opts.get("max_cells", DEFAULT_MAX_CELLS), 1),
+        degree=value(OPTIONS, opts, "degree"),
+        network_share=float(value(OPTIONS, opts, "network_share")),
+        score=value(OPTIONS, opts, "score"),
+        max_candidates=value(OPTIONS, opts, "max_candidates"),
+        noise=value(OPTIONS, opts, "noise"),
+        max_cells=value(OPTIONS, opts, "max_cells"),
     )
 
 
@@ -217,7 +229,7 @@ def _candidates(placed, remaining, r, shape, opts, rng):
 
 
 def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, ledger: Ledger,
-                  neighbours: Neighbours = Neighbours("replace")):
+                  neighbours: Neighbours = Neighbours("replace"), definition=PureDP()):
     """GreedyBayes with the exponential mechanism; returns (network, per-step records).
 
     ``network`` is a list of (attribute index, parent indices) in placement order.
@@ -271,7 +283,7 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
                     scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi], w)
             if add_remove:
                 scores *= n  # n·I: the n-free sensitivity (module docstring)
-            step = Measurement(f"network step {i - 1}", ExponentialMechanism.calibrate(eps_step, delta), delta, subset,
+            step = Measurement(f"network step {i - 1}", definition.selection(eps_step, delta), delta, subset,
                                neighbours.label, note=note)
             choice = int(step.select(ledger, scores, rng))
         x, pi = cands[choice]
@@ -294,7 +306,7 @@ def _conditional(joint: np.ndarray) -> np.ndarray:
 
 
 def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2: float, rng, ledger: Ledger,
-                       neighbours: Neighbours = Neighbours("replace")):
+                       neighbours: Neighbours = Neighbours("replace"), definition=PureDP()):
     """P*(X_i | Π_i) for every position of ``network``, as (parents, table) rows.
 
     ε-cost: ``eps2``: d − k' noisy joint tables at eps2/(d − k') each (module docstring).
@@ -303,8 +315,7 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
     d = len(network)
     kk = min(opts.degree, d - 1)
     n_tables = d - kk
-    hs = neighbours.histogram_sensitivity
-    mech = noise_for(opts.noise, eps2 / n_tables, hs)
+    mech = definition.count_noise(eps2 / n_tables, neighbours, opts.noise)
     out = [None] * d
     anchor = None
     for i in range(kk, d):
@@ -369,8 +380,9 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
     eps1 = opts.network_share * eps if P else 0.0
     eps2 = eps - eps1
     group = ledger.group(set_label)
-    network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"), ctx.neighbours)
-    conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"), ctx.neighbours)
+    network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"), ctx.neighbours, ctx.definition)
+    conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"), ctx.neighbours,
+                               ctx.definition)
     codes = ancestral_sample(network, conds, domain.shape, n, rng)
     names = domain.names
     sampled = [s["step"] for s in steps if s["sampled"]]
@@ -398,10 +410,10 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return codes, None, diag
 
 
-def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n: float,
-               sensitivity: float) -> list[NoiseRow]:
+def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
     """The noise on each cell of the T conditional tables against the typical count of a table of
     an attribute and ``degree`` parents (the network is chosen at release: a typical size)."""
+    sensitivity = neighbours.histogram_sensitivity
     eps = epsilon / m
     d = len(domain)
     P, T = network_plan(d, opts.degree)

@@ -34,8 +34,9 @@ from dpcore.synthesizers.allocation import Allocation, allocate_budget
 from dpcore.estimate.consistency import make_consistent, posterior_variances
 from dpcore.data.domain import Domain
 from dpcore.privacy.measurement import Measurement, record_unpaid
-from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, ExponentialMechanism, exponential_mechanism, noise_for
-from dpcore.privacy.neighbours import Neighbours, ReleaseContext
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, exponential_mechanism, noise_for
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
 from dpcore.measure.selection import sensitivity as utility_sensitivity
 from dpcore.measure.selection import utility as utility_scores
 from dpcore.synthesizers.cells import big_count, draw_cells
@@ -105,6 +106,8 @@ class Selector:
     neighbours: Neighbours = Neighbours()
     #: release mode: the ledger group every selection is charged to, before it draws
     ledger: Ledger | None = None
+    #: the privacy definition the selection budgets are in (ε, or ρ under zCDP)
+    definition: PureDP | ZeroConcentratedDP = PureDP()
 
     def __post_init__(self):
         self.spent: list[dict] = []
@@ -136,7 +139,7 @@ class Selector:
                 record_unpaid(self.ledger, f"layer {k} split", "non-private argmax", subset, self.neighbours.label,
                               parallel_over=len(fixed), note=f"{note}; NOT DIFFERENTIALLY PRIVATE")
             return [(int(j),) for j in np.argmax(scores, axis=1)]
-        mech = ExponentialMechanism.calibrate(self.alloc.selection[k], self.delta)
+        mech = self.definition.selection(self.alloc.selection[k], self.delta)
         self.spent.append({"layer": k, "nodes": len(fixed), "mechanism": mech})
         if self.mode == "preview":
             probs = mech.probabilities(scores, self.delta)
@@ -147,9 +150,13 @@ class Selector:
         return [(int(j),) for j in np.atleast_1d(split.select(self.ledger, scores, self.rng))]
 
 
-def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str, sensitivity: float = 1.0) -> list:
+def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str, sensitivity: float = 1.0,
+                     definition=PureDP(), neighbours: Neighbours | None = None) -> list:
     """Noise mechanisms for layers 1..L(+1) (None for the root); ``sensitivity`` is the
-    count sensitivity of the neighbour notion (1 add/remove, 2 replace)."""
+    count sensitivity of the neighbour notion (1 add/remove, 2 replace). Under zCDP the layer
+    budgets are ρ and the noise is the discrete Gaussian at the notion's L2 sensitivity."""
+    if definition.name != "pure":
+        return [None] + [definition.count_noise(e, neighbours, noise) for e in alloc.counts]
     return [None] + [noise_for(noise, e, sensitivity) for e in alloc.counts]
 
 
@@ -181,7 +188,8 @@ def expected_errors(tree: H.PhantomPaddedTree, mechs: list, sensitivity: float =
             p, w = post[k]
         else:
             p = post[k]
-        out.append(dict(row, epsilon=m.epsilon(sensitivity), noise_scale=m.scale, noise_sd=float(np.sqrt(m.variance)),
+        out.append(dict(row, epsilon=None if m.norm == "l2" else m.epsilon(sensitivity), noise_scale=m.scale,
+                        noise_sd=float(np.sqrt(m.variance)),
                         expected_se=float(np.average(np.sqrt(p), weights=w)) if len(p) else 0.0))
     return out
 
@@ -219,9 +227,10 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     nb, n_out = ctx.neighbours, ctx.n_out
     hs = nb.histogram_sensitivity
     g = ledger.group(set_label)
-    sel = Selector(opts, X, shape, names, alloc, rng, neighbours=nb, ledger=g.group("tree selection"))
+    sel = Selector(opts, X, shape, names, alloc, rng, neighbours=nb, ledger=g.group("tree selection"),
+                   definition=ctx.definition)
     tree = H.build_tree(sel.rows, shape, names, opts.layers, sel, leaf_cell_limit(opts))
-    mechs = layer_mechanisms(tree, alloc, opts.noise, hs)
+    mechs = layer_mechanisms(tree, alloc, opts.noise, hs, ctx.definition, nb)
     cg = g.group("node counts")
     sparse = sparse_leaf_layer(tree, opts)
     layers = layer_measurements(tree, mechs, nb, _sampler(opts), sparse)
@@ -274,13 +283,14 @@ def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):
     return codes, tree, {}
 
 
-def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: float, sensitivity: float) -> list[NoiseRow]:
+def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
     """Per noised layer: the noise on each node count against the typical node count n/nodes.
 
     Public facts and n only. A fixed order gives each layer's node count exactly (the product of the
     level counts of the attributes above it); a tree chosen at release (MoSDA, LeSDA, random) gives
     the typical count of k attributes' combinations. The leaf layer always holds every cell of the
     full table (its blocks partition it)."""
+    sensitivity = neighbours.histogram_sensitivity
     alloc = plan_allocation(opts, len(domain), epsilon, m)
     n_partition, has_leaf = noised_layers(opts.layers, opts.order, len(domain))
     rows = []
