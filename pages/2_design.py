@@ -58,7 +58,7 @@ def _margin_ledger(pv, method: str, opts: dict) -> None:
     plan = pv.plan
     tab = pv.margins.assign(**{"ε over m sets": pv.margins["epsilon"] * plan["sets"]})
     st.dataframe(tab.rename(columns={"epsilon": "ε per set"}), hide_index=True, width="stretch",
-                 column_config={"table": st.column_config.TextColumn(width="large"),
+                 column_config={"table": st.column_config.TextColumn(width="medium"),
                                 "ε per set": st.column_config.NumberColumn(format="%.4g"),
                                 "ε over m sets": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_scale": st.column_config.NumberColumn(format="%.4g"),

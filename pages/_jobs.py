@@ -29,8 +29,7 @@ def running_job() -> jobs.Job | None:
 def start_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, label: str) -> jobs.Job:
     """Start the release in a background thread, recorded in the budget book; the job."""
     s = st.session_state
-    df = state.work_df()
-    opts = dict(opts, **state.dp_bins_options(dom))
+    release = state.release_call(dom, method, opts, epsilon, sets)
     record = _workspace.release_recorder(method, epsilon, opts.get("neighbours", "add_remove"))
     key = state.work_key()
     times = s.setdefault("_release_seconds", {})
@@ -43,8 +42,7 @@ def start_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, s
             if done < total:
                 job.checkpoint()  # a cancel before the next set: nothing is returned, the book aborts the entry
 
-        return record(lambda: dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, domain=dom,
-                                                progress=progress, **opts))
+        return record(lambda: release(progress))
 
     job = jobs.start("release", work, total=sets, expected_seconds=prior,
                      info={"key": key, "label": label, "method": method, "epsilon": epsilon, "sets": sets})

@@ -430,13 +430,22 @@ def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, set
     workspace's budget book (refused over the table's cap before anything is spent)."""
     from pages import _workspace
 
+    run = release_call(dom, method, opts, epsilon, sets, seed)
+    return _workspace.recorded_release(run, method, epsilon, opts.get("neighbours", "add_remove"))
+
+
+def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):
+    """``run(progress=None)``: the release of the current table, named for its manifest. It reads the
+    session now, so a job thread may call it later (pages/_jobs.py)."""
     df = work_df()
     opts = dict(opts, **dp_bins_options(dom))
     name, fp = st.session_state.get("data_name"), st.session_state.get("table_fp")
-    return _workspace.recorded_release(
-        lambda: dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom,
-                                  **opts).for_table(name, fp),
-        method, epsilon, opts.get("neighbours", "add_remove"))
+
+    def run(progress=None):
+        return dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom,
+                                 progress=progress, **opts).for_table(name, fp)
+
+    return run
 
 
 def dp_bins_options(dom: dpcore.Domain) -> dict:
