@@ -205,8 +205,6 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     not_dp = spec.not_dp(opts)
     ledger.assert_total(eps)
     dp, why = _dp_status(dom, not_dp, eps, nb)
-    if dp and sparse_leaves.statement_caveat(ledger):  # the empty cells' float histogram (docs/sparse-leaves.md)
-        why += "; " + sparse_leaves.statement_caveat(ledger)
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
     diag.update(pre_diag)
     rel = Release(method, eps, opts.to_dict(), dom, ledger, [], trees, dp, why, seed, diag,

@@ -218,7 +218,7 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
             cg.spend(f"layer {k} counts", mechs[k], hs,
                      f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
                      parallel_over=lay.n_real, neighbours=nb.label, sampler=_sampler(opts))
-        # the empty leaf cells' noise is numpy's float histogram, not the exact sampler: say so
+        # the empty leaf cells' noise is drawn as their exact histogram: the charge names that sampler
         cg.spend(f"layer {tree.L + 1} (leaf cells) counts", mechs[-1], hs,
                  f"{tree.n_leaves} leaf cells (disjoint; empty cells noised as a histogram)",
                  parallel_over=tree.n_leaves, neighbours=nb.label, sampler=HISTOGRAM_SAMPLER)
