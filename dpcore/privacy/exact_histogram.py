@@ -595,6 +595,52 @@ def binomial_half(rng: np.random.Generator, n) -> np.ndarray:
 
 
 # ============================================================================ dyadic inversion
+#: Up to this many (group, class) cells, counts are summed in a dense int64 array (np.add.at)
+#: rather than by sorting their keys.
+_DENSE_LIMIT = 1 << 23
+
+
+class _Sums:
+    """Exact int64 sums of counts per key in [0, size): dense when small, else sorted at the end."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.dense = np.zeros(size, dtype=np.int64) if size <= _DENSE_LIMIT else None
+        self.keys, self.vals = [], []
+
+    def add(self, keys: np.ndarray, vals: np.ndarray) -> None:
+        if self.dense is not None:
+            np.add.at(self.dense, keys, vals)
+        else:
+            self.keys.append(keys)
+            self.vals.append(vals)
+
+    def items(self) -> tuple[np.ndarray, np.ndarray]:
+        """(key, sum) for every key with a positive sum, keys increasing."""
+        if self.dense is not None:
+            key = np.flatnonzero(self.dense)
+            return key, self.dense[key]
+        if not self.keys:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        key, val = np.concatenate(self.keys), np.concatenate(self.vals)
+        order = np.argsort(key)
+        key, val = key[order], val[order]
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        total = np.add.reduceat(val, first)
+        keep = total > 0
+        return key[first][keep], total[keep]
+
+
+def _sorted_unique(keys: np.ndarray, vals: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, vals) ordered by key, for distinct keys in [0, size)."""
+    if size <= _DENSE_LIMIT:
+        dense = np.zeros(size, dtype=np.int64)
+        dense[keys] = vals
+        key = np.flatnonzero(dense)
+        return key, dense[key]
+    order = np.argsort(keys)
+    return keys[order], vals[order]
+
 def _bit_limbs(floors: list[int], prec: int) -> np.ndarray:
     """The first ``prec`` bits of each boundary, most significant first, in 64-bit limbs."""
     limbs = (prec + 63) // 64
@@ -620,13 +666,12 @@ def _class_counts(rng: np.random.Generator, counts: np.ndarray, floors: Callable
     to class c or c + 1 as it goes, and the node is emitted once no uniform is left in it.
     """
     counts = np.asarray(counts, dtype=np.int64)
-    z = np.zeros(0, dtype=np.int64)
     g = np.flatnonzero(counts > 0)
     lo, hi, n = np.zeros(g.size, dtype=np.int64), np.full(g.size, n_bounds - 1, dtype=np.int64), counts[g]
     one = lo == hi  # nodes with a single boundary go to the second set of arrays
     sg, sc, sn, s_left, s_right = g[one], lo[one], n[one], np.zeros(int(one.sum()), np.int64), np.zeros(int(one.sum()), np.int64)
     g, lo, hi, n = g[~one], lo[~one], hi[~one], n[~one]
-    keys, vals = [], []
+    sums = _Sums(counts.size * (n_bounds + 1))
     prec = 96
     limbs = _bit_limbs(floors(prec), prec)
     depth = 0
@@ -648,8 +693,7 @@ def _class_counts(rng: np.random.Generator, counts: np.ndarray, floors: Callable
             if done.any():
                 for cls, acc in ((sc, s_left), (sc + 1, s_right)):
                     take = done & (acc > 0)
-                    keys.append(sg[take] * (n_bounds + 1) + cls[take])
-                    vals.append(acc[take])
+                    sums.add(sg[take] * (n_bounds + 1) + cls[take], acc[take])
                 keep = ~done
                 sg, sc, sn, s_left, s_right = sg[keep], sc[keep], sn[keep], s_left[keep], s_right[keep]
         if n.size:
@@ -660,8 +704,7 @@ def _class_counts(rng: np.random.Generator, counts: np.ndarray, floors: Callable
             right_done = mid == hi + 1
             for done, cls, cnt in ((left_done, lo, left), (right_done, hi + 1, right)):
                 take = done & (cnt > 0)
-                keys.append(g[take] * (n_bounds + 1) + cls[take])
-                vals.append(cnt[take])
+                sums.add(g[take] * (n_bounds + 1) + cls[take], cnt[take])
             lk = ~left_done & (left > 0)
             rk = ~right_done & (right > 0)
             g = np.concatenate([g[lk], g[rk]])
@@ -674,14 +717,7 @@ def _class_counts(rng: np.random.Generator, counts: np.ndarray, floors: Callable
                 s_right = np.concatenate([s_right, np.zeros(int(one.sum()), np.int64)])
                 g, lo, hi, n = g[~one], lo[~one], hi[~one], n[~one]
         depth += 1
-    if not keys:
-        return z, z, z
-    key, val = np.concatenate(keys), np.concatenate(vals)
-    order = np.argsort(key)
-    key, val = key[order], val[order]
-    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    total = np.add.reduceat(val, first) if val.size else val
-    key = key[first]
+    key, total = sums.items()
     return key // (n_bounds + 1), key % (n_bounds + 1), total
 
 
@@ -803,8 +839,9 @@ class DiscreteLaplaceLaw(MagnitudeLaw):
 
     def cutoff(self, start: int, n_max: int) -> int:
         """stop = T + 1: start 0, the first T with 2·n_max·q^{T+1} ≤ 1 by an upper bound on
-        ln(2·n_max) (so n_max·P(|Z| > T) ≤ 1); start ≥ 1, with n_max·q^{T−start+1} ≤ 1."""
-        target = 2 * n_max if start == 0 else n_max
+        ln(2·n_max) (so n_max·P(|Z| > T) ≤ 1); start ≥ 1 (the few draws left beyond a pass),
+        with 4·n_max·q^{T−start+1} ≤ 1, so that a further pass is rarely needed."""
+        target = 2 * n_max if start == 0 else 4 * n_max
         ln_hi = _ln_bounds(max(target, 1), 1, 32)[1]
         levels = max(1, _ceil_div(self.num * ln_hi, self.den << 32))  # levels·den/num ≥ ln(target)
         return (levels if start == 0 else start + levels)
@@ -835,8 +872,9 @@ def magnitude_histogram(rng: np.random.Generator, counts, law: MagnitudeLaw):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
     g, k, c = (np.concatenate(x) for x in zip(*out))
-    order = np.argsort(g * (int(k.max()) + 1) + k)  # by group, then magnitude (keys are distinct)
-    return g[order], k[order], c[order]
+    width = int(k.max()) + 1
+    key, c = _sorted_unique(g * width + k, c, counts.size * width)  # by group, then magnitude
+    return key // width, key % width, c
 
 
 def discrete_laplace_histogram(rng: np.random.Generator, counts, num: int, den: int):
@@ -856,5 +894,6 @@ def discrete_laplace_histogram(rng: np.random.Generator, counts, num: int, den: 
     keep = mult > 0
     group, value, mult = group[keep], value[keep], mult[keep]
     top = int(np.abs(value).max()) if value.size else 0
-    order = np.argsort(group * (2 * top + 1) + value + top)  # by group, then value (keys are distinct)
-    return group[order], value[order], mult[order]
+    width = 2 * top + 1
+    key, mult = _sorted_unique(group * width + value + top, mult, int(np.size(counts)) * width)
+    return key // width, key % width - top, mult
