@@ -227,7 +227,9 @@ _U_FAST = 36
 #: Mass of the envelope's table (the proposal weights sum to 2^_WBITS).
 _WBITS = 40
 #: Columns of each alias table (a power of two; ≥ the number of cells + 2).
-_COLS = 1024
+_COLS = 512
+#: The envelope's cells cover z = y/√h up to about this; beyond is its geometric tail entry.
+_BODY = 7
 
 
 @dataclass(frozen=True)
@@ -258,9 +260,12 @@ class _Envelope:
 _TABLE_SPECS = ((2, 6), (3, 7), (4, 9), (5, 11), (6, 13), (6, 17))
 
 
+_TABLE_BITS = np.array([b for _, b in _TABLE_SPECS])
+
+
 def _table_of(bw: np.ndarray) -> np.ndarray:
-    """Table index for ⌊√h⌋ of bit length ``bw`` (≥ 5)."""
-    return np.searchsorted(np.array([b for _, b in _TABLE_SPECS]), bw, side="right") - 1
+    """Table index for ⌊√h⌋ of bit length ``bw`` (≥ 6)."""
+    return np.searchsorted(_TABLE_BITS, bw, side="right") - 1
 
 
 def _alias(weights: list[int], total: int) -> tuple[np.ndarray, np.ndarray]:
@@ -283,7 +288,22 @@ def _alias(weights: list[int], total: int) -> tuple[np.ndarray, np.ndarray]:
     return np.array(threshold, dtype=np.int64), np.array(alias, dtype=np.int64)
 
 
-def _build_envelope(k: int, bw_min: int, body: int = 8) -> _Envelope:
+def _gaussian_weights_hi(lam: Fraction, count: int, prec: int) -> list[int]:
+    """Upper bounds of 2^prec·e^{−J²λ}, J = 0 .. count − 1, by the recurrence
+    e^{−J²λ} = e^{−(J−1)²λ}·e^{−(2J−1)λ}, e^{−(2J+1)λ} = e^{−(2J−1)λ}·e^{−2λ} (rounded up, 32 guard bits)."""
+    work = prec + 32
+    one = 1 << work
+    step = _exp_neg_bounds((2 * lam).numerator, (2 * lam).denominator, work)[1]  # e^{−2λ}
+    ratio = _exp_neg_bounds(lam.numerator, lam.denominator, work)[1]  # e^{−λ}: J = 1
+    value, out = one, []
+    for _ in range(count):
+        out.append(_ceil_div(value, 1 << 32))
+        value = _ceil_div(value * ratio, one)
+        ratio = _ceil_div(ratio * step, one)
+    return out
+
+
+def _build_envelope(k: int, bw_min: int, body: int = _BODY) -> _Envelope:
     """The table for cell width δ = 2^−k and ⌊√h⌋ of bit length ≥ ``bw_min``; its cells cover
     z = y/√h up to about ``body`` (the rest is the geometric tail entry)."""
     delta = Fraction(1, 1 << k)
@@ -291,7 +311,7 @@ def _build_envelope(k: int, bw_min: int, body: int = 8) -> _Envelope:
     j_max = body << k
     kappa = j_max * lam
     P = 64
-    e_hi = [_exp_neg_bounds((j * j * lam).numerator, (j * j * lam).denominator, P)[1] for j in range(j_max)]
+    e_hi = _gaussian_weights_hi(lam, j_max, P)
     tail_num = _exp_neg_bounds((j_max * kappa).numerator, (j_max * kappa).denominator, P)[1]
     tail_den = (1 << P) - _exp_neg_bounds(kappa.numerator, kappa.denominator, P)[1]
     tail_hi = _ceil_div(tail_num << P, tail_den)  # ≥ 2^P Σ_{J ≥ J_max} e^{−Jκ}
@@ -304,20 +324,24 @@ def _build_envelope(k: int, bw_min: int, body: int = 8) -> _Envelope:
             break
         c -= c >> 16
     dummy = total - sum(weights) - w_tail
-    omega = [_ln_bounds(c, w, _F) for w in weights]
+    # ln(c/W_J) for the cells the fast test can see (u ≥ J²λ ≤ 36); the others are never read
+    omega = [_ln_bounds(c, w, _F) if j * j * lam.numerator <= _U_FAST * lam.denominator else (0, 0)
+             for j, w in enumerate(weights)]
     threshold, alias = _alias(weights + [w_tail, dummy], total)
     # squeeze: over cell J, u ≤ U = (J+1)²δ² (L ≤ δ√h), so γ ≤ U + U²/(6h) + r⁺ + 1/h − ω_J with
-    # h ≥ h_min of the table (docs: the bounds on φ)
+    # h ≥ h_min of the table (docs: the bounds on φ); each term rounded up to 2^−40
     h_min = max(_POPCOUNT_BELOW // 2, 1 << (2 * (bw_min - 1)))
+    G, d2 = 40, 1 << (2 * k)  # U = A / d2 with A = (J+1)²
     squeeze = []
     for j in range(j_max):
-        U = (j + 1) ** 2 * delta ** 2
-        if U > _U_FAST:
+        A = (j + 1) ** 2
+        if A > _U_FAST * d2:
             squeeze.append(0)
             continue
-        r_hi = Fraction(11, 4) * U ** 2 / h_min ** 2 + U / (5 * h_min ** 2) + Fraction(1, 180 * h_min ** 3)
-        g = U + U ** 2 / (6 * h_min) + r_hi + Fraction(1, h_min) - Fraction(omega[j][0], 1 << _F)
-        squeeze.append(_exp_neg_bounds(g.numerator, g.denominator, 31)[0] if g > 0 else 1 << 31)
+        g = (_ceil_div(A << G, d2) + _ceil_div(A * A << G, 6 * h_min * d2 * d2)
+             + _ceil_div(11 * A * A << G, 4 * h_min * h_min * d2 * d2) + _ceil_div(A << G, 5 * h_min * h_min * d2)
+             + _ceil_div(1 << G, 180 * h_min ** 3) + _ceil_div(1 << G, h_min) - (omega[j][0] << (G - _F)))
+        squeeze.append(_exp_neg_bounds(g, 1 << G, 31)[0] if g > 0 else 1 << 31)
     return _Envelope(k, lam, j_max, c, w_tail, kappa, tuple(weights),
                      np.array([o[0] for o in omega], dtype=np.int64), np.array([o[1] for o in omega], dtype=np.int64),
                      np.array(squeeze, dtype=np.int64), threshold, alias)
