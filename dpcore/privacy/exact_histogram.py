@@ -324,27 +324,39 @@ def _build_envelope(k: int, bw_min: int, body: int = _BODY) -> _Envelope:
             break
         c -= c >> 16
     dummy = total - sum(weights) - w_tail
-    # ln(c/W_J) for the cells the fast test can see (u ≥ J²λ ≤ 36); the others are never read
-    omega = [_ln_bounds(c, w, _F) if j * j * lam.numerator <= _U_FAST * lam.denominator else (0, 0)
-             for j, w in enumerate(weights)]
+    # ω_J = ln(c/W_J) for the cells the fast test can see (u ≥ J²λ ≤ 36; the others are never
+    # read). W_J ≤ c·E_J + 1 with e^{−J²λ} ≤ E_J ≤ e^{−J²λ}(1 + 2^−49), so for J²λ ≤ 10:
+    # J²λ − 2^−49 − e^{J²λ}/c ≤ ω_J ≤ J²λ, and e^{10}/c < 2^−19 (c > 2^34); else by logarithms.
+    omega, ln_, ld_ = [], lam.numerator, lam.denominator
+    for j, w in enumerate(weights):
+        xn = j * j * ln_  # J²λ = xn / ld_
+        if xn <= 10 * ld_ and c > 1 << 34:
+            omega.append(((xn << _F) // ld_ - (1 << (_F - 19)) - 1, _ceil_div(xn << _F, ld_)))
+        elif xn <= _U_FAST * ld_:
+            omega.append(_ln_bounds(c, w, _F))
+        else:
+            omega.append((0, 0))
     threshold, alias = _alias(weights + [w_tail, dummy], total)
     # squeeze: over cell J, u ≤ U = (J+1)²δ² (L ≤ δ√h), so γ ≤ U + U²/(6h) + r⁺ + 1/h − ω_J with
-    # h ≥ h_min of the table (docs: the bounds on φ); each term rounded up to 2^−40
+    # h ≥ h_min of the table (docs: the bounds on φ); each term rounded up to 2^−F, then e^{−γ}
+    # rounded down by the exp tables; cells with U > 36 get 0 (no squeeze)
     h_min = max(_POPCOUNT_BELOW // 2, 1 << (2 * (bw_min - 1)))
-    G, d2 = 40, 1 << (2 * k)  # U = A / d2 with A = (J+1)²
-    squeeze = []
+    d2 = 1 << (2 * k)  # U = A / d2 with A = (J+1)²; the terms in h are exact rationals rounded up
+    q4, q2 = 6 * h_min * d2 * d2, 4 * h_min * h_min * d2 * d2
+    const = _ceil_div(1 << _F, 180 * h_min ** 3) + _ceil_div(1 << _F, h_min)
+    gamma = []
     for j in range(j_max):
         A = (j + 1) ** 2
         if A > _U_FAST * d2:
-            squeeze.append(0)
+            gamma.append(64 << _F)
             continue
-        g = (_ceil_div(A << G, d2) + _ceil_div(A * A << G, 6 * h_min * d2 * d2)
-             + _ceil_div(11 * A * A << G, 4 * h_min * h_min * d2 * d2) + _ceil_div(A << G, 5 * h_min * h_min * d2)
-             + _ceil_div(1 << G, 180 * h_min ** 3) + _ceil_div(1 << G, h_min) - (omega[j][0] << (G - _F)))
-        squeeze.append(_exp_neg_bounds(g, 1 << G, 31)[0] if g > 0 else 1 << 31)
+        g = (-((-A << _F) // d2) - ((-A * A << _F) // q4) - ((-11 * A * A << _F) // q2)
+             - ((-A << _F) // (5 * h_min * h_min * d2)) + const - omega[j][0])
+        gamma.append(max(g, 0))
+    squeeze = _exp_neg_fixed(np.array(gamma, dtype=np.int64), False)
     return _Envelope(k, lam, j_max, c, w_tail, kappa, tuple(weights),
                      np.array([o[0] for o in omega], dtype=np.int64), np.array([o[1] for o in omega], dtype=np.int64),
-                     np.array(squeeze, dtype=np.int64), threshold, alias)
+                     squeeze, threshold, alias)
 
 
 @lru_cache(maxsize=1)
@@ -364,8 +376,16 @@ def _exp_tables() -> tuple:
     steps = ((64, 1), (256, 1 << 8), (256, 1 << 16), (256, 1 << 24))
     out = []
     for size, den in steps:
-        b = [_exp_neg_bounds(i, den, 31) for i in range(size)]
-        out.append((np.array([x[0] for x in b], dtype=np.int64), np.array([x[1] for x in b], dtype=np.int64)))
+        # e^{−i/den} = (e^{−1/den})^i, the powers rounded down (lower) and up (upper) at 31 + 32 bits
+        work = 31 + 32
+        one = 1 << work
+        base_lo, base_hi = _exp_neg_bounds(1, den, work)
+        lo, hi, los, his = one, one, [], []
+        for _ in range(size):
+            los.append(lo >> 32)
+            his.append(_ceil_div(hi, 1 << 32))
+            lo, hi = (lo * base_lo) >> work, _ceil_div(hi * base_hi, one)
+        out.append((np.array(los, dtype=np.int64), np.array(his, dtype=np.int64)))
     return tuple(out)
 
 
