@@ -83,7 +83,7 @@ def _demo_workspace() -> str:
 def restore_times(runs: int, ws_id: str) -> dict:
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.workspace import Workspace
+    from dpcore.studio.workspace import Workspace
 
     lib, data_page, release_page = [], [], []
     for _ in range(runs):

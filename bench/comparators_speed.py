@@ -47,8 +47,8 @@ from cps_data import cps_shaped  # noqa: E402
 
 import dpcore  # noqa: E402
 from dpcore.api import _encode, _rng  # noqa: E402
-from dpcore.budget import Ledger  # noqa: E402
-from dpcore.datasets import load_sd2011, sd2011_extract  # noqa: E402
+from dpcore.privacy.ledger import Ledger  # noqa: E402
+from dpcore.data.datasets import load_sd2011, sd2011_extract  # noqa: E402
 from dpcore.synthesizers import ipf as ipf_mod  # noqa: E402
 
 TARGETS = {"ipf_s7": 0.5, "privbayes_cps": 10.0}

@@ -53,7 +53,7 @@ INCOME_EDGES = [0.0, 10000.0, 25000.0, 50000.0, 100000.0, 1000000.0]
 
 
 def domain():
-    from dpcore.domain import Attribute, Domain, numeric_attribute
+    from dpcore.data.domain import Attribute, Domain, numeric_attribute
 
     attrs = []
     for name, levels in CATS:
@@ -107,18 +107,18 @@ def run_case(case: str) -> dict:
     dom = domain()
     extra = {}
     if kind == "count" and what == "spark":
-        from dpcore.engines import spark_counts
+        from dpcore.counting import spark_engine as spark_counts
 
         spark = spark_counts.session("local[2]")
         t0, c0 = time.perf_counter(), time.process_time()
         table = spark_counts.count_table(path, dom, spark_master=spark)
     elif kind == "count":
-        from dpcore.counts import count_table
+        from dpcore.counting.engines import count_table
 
         t0, c0 = time.perf_counter(), time.process_time()
         table = count_table(path, dom, engine="duckdb", memory_limit="512MB")
     elif kind == "cli":  # end to end through the command line, steps defaults
-        from dpcore import cli
+        from dpcore.cli import commands as cli
 
         out = OUT / f"engines_cli_{what}_{size}"
         (OUT / "engines_domain.json").write_text(dom.to_json())
@@ -130,7 +130,7 @@ def run_case(case: str) -> dict:
         extra = {"exit": code, "rows_out": pq.read_metadata(out / "synthetic_1.parquet").num_rows}
         shutil.rmtree(out, ignore_errors=True)
     else:
-        from dpcore.engines import synthesize_file
+        from dpcore.output import synthesize_file
 
         t0, c0 = time.perf_counter(), time.process_time()
         out = OUT / f"engines_release_{what}_{size}"

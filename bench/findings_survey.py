@@ -35,7 +35,7 @@ from dpcore.survey import imputation as I  # noqa: E402
 from dpcore.survey import poststrat as ps  # noqa: E402
 from dpcore.survey.knn import knn_impute  # noqa: E402
 from dpcore.survey.partition import amplification_table  # noqa: E402
-from dpcore.datasets import SD2011_LEVELS
+from dpcore.data.datasets import SD2011_LEVELS
 
 OUT = ROOT / "bench"
 LN2 = math.log(2)

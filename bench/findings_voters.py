@@ -3,7 +3,7 @@
     cd /work/main && PYTHONPATH=. .venv/bin/python bench/findings_voters.py            # the sweep + plots
     cd /work/main && PYTHONPATH=. .venv/bin/python bench/findings_voters.py --plots    # redraw from the CSV only
 
-Data: ``dpcore.datasets.cps_voter_extract(load_cps_vrs())``, the cpsvote sample named by ``$DPCORE_CPS_VRS``
+Data: ``dpcore.data.datasets.cps_voter_extract(load_cps_vrs())``, the cpsvote sample named by ``$DPCORE_CPS_VRS``
 (adults asked the voting questions; categorical attributes), with the domain inferred
 from it and declared (``infer_domain(df).declared()``) once and passed to every release.
 
@@ -96,7 +96,7 @@ MEASURE_TITLES = {  # measure -> (plot title, y-axis title)
 
 
 def load_voters() -> pd.DataFrame:
-    from dpcore.datasets import cps_voter_extract, load_cps_vrs
+    from dpcore.data.datasets import cps_voter_extract, load_cps_vrs
     return cps_voter_extract(load_cps_vrs())
 
 

@@ -12,7 +12,7 @@ Peers (optional; see bench/requirements-peers.txt for the install, in a venv of 
 Ours: ``dpcore.synthesize(df, method, epsilon=ε, seed, domain=declared)`` for
 ``steps``, ``privbayes`` and ``ipf``, and dpcore's pure-ε AIM and MST as ``dp_aim`` and ``dp_mst``
 (``method="aim"|"mst"``; the names ``aim``/``mst`` here are smartnoise's).
-Data: ``s7`` (SD2011 S7), ``cps`` (the CPS-shaped table), ``voter`` (``dpcore.datasets.cps_voter_extract``), ``wide`` (``dpcore.datasets.cps_voter_wide``,
+Data: ``s7`` (SD2011 S7), ``cps`` (the CPS-shaped table), ``voter`` (``dpcore.data.datasets.cps_voter_extract``), ``wide`` (``dpcore.data.datasets.cps_voter_wide``,
 22 attributes, 6.5e17 cells).
 
 Every peer gets the same input: each value (missing included) replaced by the token
@@ -61,16 +61,16 @@ FIELDS = ["data", "method", "epsilon", "rep", "status", "seconds", "mean_s_pmse"
 def load_data(name: str):
     import dpcore
     if name == "s7":
-        from dpcore.datasets import load_sd2011, sd2011_extract
+        from dpcore.data.datasets import load_sd2011, sd2011_extract
         df = sd2011_extract(load_sd2011(), 7)
     elif name == "cps":
         from cps_data import cps_shaped
         df = cps_shaped()
     elif name == "voter":
-        from dpcore.datasets import bundled_cps_table, cps_voter_extract, default_cps_path, load_cps_vrs
+        from dpcore.data.datasets import bundled_cps_table, cps_voter_extract, default_cps_path, load_cps_vrs
         df = cps_voter_extract(load_cps_vrs()) if default_cps_path() else bundled_cps_table("voters")
     elif name == "wide":
-        from dpcore.datasets import bundled_cps_table, cps_voter_wide, default_cps_path
+        from dpcore.data.datasets import bundled_cps_table, cps_voter_wide, default_cps_path
         df = cps_voter_wide() if default_cps_path() else bundled_cps_table("wide")
     else:
         raise SystemExit(f"unknown data {name!r}; use s7, cps, voter or wide")

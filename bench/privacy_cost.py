@@ -46,8 +46,8 @@ def main() -> None:
 
     import dpcore
     from bench._machine import describe, machine
-    from dpcore.datasets import load_sd2011, sd2011_extract
-    from dpcore.mechanisms import DiscreteLaplace, exponential_mechanism
+    from dpcore.data.datasets import load_sd2011, sd2011_extract
+    from dpcore.privacy.mechanisms import DiscreteLaplace, exponential_mechanism
     from dpcore.metrics import utility_tables
 
     print(describe(machine()))

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 import dpcore
-from dpcore.io import read_table
-from dpcore.report import find_chromium, html_to_pdf, release_report_html
+from dpcore.data.io import read_table
+from dpcore.studio.report import find_chromium, html_to_pdf, release_report_html
 
 ROOT = Path(__file__).resolve().parents[1]
 

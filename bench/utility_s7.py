@@ -56,7 +56,7 @@ def main() -> None:
     a = ap.parse_args()
 
     import dpcore
-    from dpcore.datasets import load_sd2011, sd2011_extract
+    from dpcore.data.datasets import load_sd2011, sd2011_extract
     from dpcore.metrics import disclosure, utility_tables
 
     from bench._machine import describe, machine

@@ -6,12 +6,12 @@ which times one ``dpcore.synthesize`` call and reports its own peak RSS
 parent takes medians over ``--reps`` children and writes ``bench/out/wide_tables.json``.
 
 Cases:
-* ``cps_wide:<method>``: ``dpcore.datasets.cps_voter_wide()`` (6231 × 22, 6.5·10^17 cells),
+* ``cps_wide:<method>``: ``dpcore.data.datasets.cps_voter_wide()`` (6231 × 22, 6.5·10^17 cells),
   ε = 1, m = 5, declared inferred domain, defaults of the method;
 * ``huge:<method>``: 100 random rows over 15 attributes of 10 levels (10^15 cells), ε = 1, m = 1;
 * ``cross:<method>:<path>:<log2 cells>``: 2000 rows over a table of 2^k cells (k/2 + k/2 bits
   in two attributes plus 3 small ones), m = 1, dense or sparse path forced through
-  ``dpcore.sparse_leaves.SPARSE_ABOVE``: where the sparse path starts to win.
+  ``dpcore.measure.sparse_leaves.SPARSE_ABOVE``: where the sparse path starts to win.
 * ``boot64k:<method>``: a 64,600-row bootstrap (seed 0) of ``cps_voter_wide``'s first 15
   attributes, ε = 1, m = 5, defaults of the method;
 * ``s7:ipf``, ``cps_shaped:ipf``: SD2011 S7 and ``bench/cps_data.cps_shaped()`` (44,821 × 15),
@@ -51,16 +51,16 @@ def _data(kind: str, log2: int = 0):
     import dpcore
 
     if kind == "cps_wide":
-        from dpcore.datasets import bundled_cps_table, cps_voter_wide, default_cps_path
+        from dpcore.data.datasets import bundled_cps_table, cps_voter_wide, default_cps_path
 
         df = cps_voter_wide() if default_cps_path() else bundled_cps_table("wide")
     elif kind == "boot64k":
-        from dpcore.datasets import bundled_cps_table, cps_voter_wide, default_cps_path
+        from dpcore.data.datasets import bundled_cps_table, cps_voter_wide, default_cps_path
 
         wide = (cps_voter_wide() if default_cps_path() else bundled_cps_table("wide")).iloc[:, :15]
         df = wide.iloc[np.random.default_rng(0).integers(0, len(wide), 64_600)].reset_index(drop=True)
     elif kind == "s7":
-        from dpcore.datasets import load_sd2011, sd2011_extract
+        from dpcore.data.datasets import load_sd2011, sd2011_extract
 
         df = sd2011_extract(load_sd2011(), 7)
     elif kind == "cps_shaped":
@@ -72,7 +72,7 @@ def _data(kind: str, log2: int = 0):
         rng = np.random.default_rng(0)
         df = pd.DataFrame({f"c{j:02d}": rng.integers(0, 10, 100).astype(str) for j in range(15)})
         # declare all 10 levels even if a column misses one in 100 rows
-        from dpcore.domain import Attribute, Domain
+        from dpcore.data.domain import Attribute, Domain
 
         return df, Domain(tuple(Attribute(c, "categorical", levels=tuple(str(v) for v in range(10))) for c in df))
     else:  # cross
@@ -82,7 +82,7 @@ def _data(kind: str, log2: int = 0):
         df = pd.DataFrame({"x": rng.integers(0, 2**a, n).astype(str), "y": rng.integers(0, 2**b, n).astype(str),
                            "s1": rng.integers(0, 2, n).astype(str), "s2": rng.integers(0, 2, n).astype(str),
                            "s3": rng.integers(0, 2, n).astype(str)})
-        from dpcore.domain import Attribute, Domain
+        from dpcore.data.domain import Attribute, Domain
 
         levels = {"x": 2**a, "y": 2**b, "s1": 2, "s2": 2, "s3": 2}
         return df, Domain(tuple(Attribute(c, "categorical", levels=tuple(str(v) for v in range(k)))
@@ -92,7 +92,7 @@ def _data(kind: str, log2: int = 0):
 
 def run_case(name: str) -> dict:
     import dpcore
-    from dpcore import sparse_leaves
+    from dpcore.measure import sparse_leaves
 
     parts = name.split(":")
     kind, method = parts[0], parts[1]
@@ -144,7 +144,7 @@ def utility(method: str, seeds=(0,), **options) -> list[float]:
 def fit_comparison(seeds=range(5)) -> dict:
     """ipf's dense fit against the record fit on the tables where both run (same margins per seed)."""
     import dpcore
-    from dpcore.datasets import bundled_cps_table, cps_voter_extract, default_cps_path, load_cps_vrs, load_sd2011, sd2011_extract
+    from dpcore.data.datasets import bundled_cps_table, cps_voter_extract, default_cps_path, load_cps_vrs, load_sd2011, sd2011_extract
     from dpcore.metrics import utility_tables
 
     out = {}

@@ -7,13 +7,13 @@
 
 No Streamlit here: the app and the CLI (``python -m dpcore``) both call this API.
 """
-from .api import METHODS, MarginPreview, Preview, preview, synthesize
-from .budget import Ledger, allocate_budget
-from .domain import Attribute, Domain, infer_domain
-from .errors import DomainError, DPCoreError, InputError, OptionError, ResourceError
-from .hierarchy import PhantomPaddedTree
-from .release import Release
-from . import engines  # registers the duckdb and spark count engines (imported lazily)
+from dpcore.api import METHODS, MarginPreview, Preview, preview, synthesize
+from dpcore.privacy.ledger import Ledger
+from dpcore.synthesizers.allocation import allocate_budget
+from dpcore.data.domain import Attribute, Domain, infer_domain
+from dpcore.errors import DomainError, DPCoreError, InputError, OptionError, ResourceError
+from dpcore.synthesizers.hierarchy import PhantomPaddedTree
+from dpcore.release import Release
 
 __all__ = [
     "synthesize", "preview", "Release", "Preview", "MarginPreview", "METHODS", "Domain", "Attribute", "infer_domain",

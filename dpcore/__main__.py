@@ -1,6 +1,6 @@
-"""``python -m dpcore``: see :mod:`dpcore.cli`."""
+"""``python -m dpcore``: see :mod:`dpcore.cli.commands`."""
 import sys
 
-from .cli import main
+from dpcore.cli.commands import main
 
 sys.exit(main())

@@ -7,20 +7,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import hierarchy as H
-from . import sparse_leaves
-from .budget import MIN_EPSILON, Ledger, check_epsilon
-from .counts import CountTable
-from .domain import DECLARED, Domain, check_table, infer_domain
-from .errors import DomainError, OptionError, ResourceError, whole_number
-from .empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
-from .mechanisms import DiscreteLaplace
-from .neighbours import (ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, ReleaseContext,
-                         check_count_share, check_neighbours)
-from .quantiles import apply_dp_bins, check_dp_bins
-from .release import Release
-from .synthesizers import REGISTRY, steps
-from .synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
+from dpcore.synthesizers import hierarchy as H
+from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
+from dpcore.counting.count_table import CountTable
+from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain, not_public_message
+from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
+from dpcore.synthesizers.empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.mechanisms import DiscreteLaplace
+from dpcore.privacy.neighbours import ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, check_count_share, check_neighbours
+from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
+from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
+from dpcore.release import Release
+from dpcore.studio.manifest_summary import created_now
+from dpcore.synthesizers import REGISTRY, steps
+from dpcore.synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
 
 METHODS = tuple(REGISTRY)
 
@@ -55,8 +56,16 @@ def _rng(seed) -> tuple[np.random.Generator, int]:
     return np.random.default_rng(seed), seed
 
 
-def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Neighbours) -> tuple[bool, str]:
+def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Neighbours,
+               ledger: Ledger | None = None) -> tuple[bool, str]:
     reasons = list(not_dp)
+    if domain.not_public:
+        # whatever the domain's own "source" says: edges read from the data are never public
+        reasons.append(
+            not_public_message(domain.not_public) + ", so they are not public; give each public bounds or edges "
+            "(\"origin\": \"declared\" in domain.json; --numeric COL=lower:upper:bins), DP quantile edges "
+            "(--dp-bins COL=lower:upper:bins), or drop the column"
+        )
     if domain.source != DECLARED:
         reasons.append(
             "the domain (levels and bin edges) was inferred from the data and not declared public; "
@@ -64,7 +73,16 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Ne
         )
     if reasons:
         return False, "NOT differentially private: " + "; ".join(reasons)
+    if ledger is not None and ledger.unit == RHO:
+        return True, neighbours.statement(epsilon, ledger.delta, ledger.spent)
     return True, neighbours.statement(epsilon)
+
+
+def _definition_plan(definition, budget: float) -> dict:
+    """What a preview's plan says of the privacy definition (nothing for pure ε, as before)."""
+    if definition.name == "pure":
+        return {}
+    return {"delta": definition.delta, "rho": budget, "budget_unit": "rho"}
 
 
 def privacy_setup(neighbours, count_share, max_records) -> tuple[Neighbours, float | None]:
@@ -81,38 +99,42 @@ def privacy_setup(neighbours, count_share, max_records) -> tuple[Neighbours, flo
     return nb, None
 
 
-def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: float, rng, ledger: Ledger) -> tuple[int, dict]:
+def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: float, rng, ledger: Ledger,
+                         definition=PureDP()) -> tuple[int, dict]:
     """The number of records each synthetic set gets, and how it was released.
 
     add/remove: ñ = max(0, n + Z), Z ~ DiscreteLaplace(1/(share·ε)): the count has
     sensitivity 1, so this costs share·ε (charged here); clamping at 0 and at the
     public ``max_records`` is post-processing. replace: n is public, nothing spent.
+    Under zCDP ``epsilon`` is the release's ρ and Z is discrete Gaussian spending share·ρ.
     """
     nb.check_size(n)
     if share is None:
         return n, {"value": n, "noisy": False, "epsilon": 0.0, "note": "n is public under replace-one neighbours"}
     eps_n = share * epsilon
-    if eps_n < MIN_EPSILON:
+    if definition.name == "pure" and eps_n < MIN_EPSILON:
         raise OptionError(f"count_share × epsilon = {eps_n:.3g} is too small for the noisy record count "
                           f"(at least {MIN_EPSILON:g}); raise count_share or epsilon")
-    mech = DiscreteLaplace.calibrate(eps_n, 1.0)
-    noisy = int(min(max(0, int(mech.release(np.int64(n), rng))), nb.max_records))
-    ledger.spend("record count", mech, 1.0, "all records", neighbours=nb.label, sampler="exact sampler",
-                 note="released once; every synthetic set has this many records")
+    mech = definition.count_noise(eps_n, nb)
+    count = Measurement("record count", mech, nb.count_sensitivity(mech), "all records", nb.label, sampler=EXACT_SAMPLER,
+                        note="released once; every synthetic set has this many records")
+    noisy = int(min(max(0, int(count.release(ledger, np.int64(n), rng))), nb.max_records))
     if noisy > 10 * n + 100_000:
         # Curator-only message (nothing is released): the count is too noisy to be usable.
         raise ResourceError(
-            f"the noisy record count came out at {noisy:,}, far more than the table holds: ε for the count "
-            f"({eps_n:.3g} = count_share × ε) is too small to be useful; raise epsilon or count_share"
+            f"the noisy record count came out at {noisy:,}, far more than the table holds: the budget for the "
+            f"count ({eps_n:.3g} = count_share × the release's {definition.unit}) is too small to be useful; raise "
+            "epsilon or count_share"
         )
-    return noisy, {"value": noisy, "noisy": True, "epsilon": eps_n, "mechanism": mech.name, "scale": mech.scale,
+    spent = {"epsilon": eps_n} if definition.name == "pure" else {"rho": eps_n}
+    return noisy, {"value": noisy, "noisy": True, **spent, "mechanism": mech.name, "scale": mech.scale,
                    "note": "noisy count of records (add/remove neighbours: the true count is not published)"}
 
 
 def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
                seed: int | None = None, domain=None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
                max_records: int | None = None, dp_bins: dict | None = None, bins_share: float | None = None,
-               **options: Any) -> Release:
+               delta: float | None = None, **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
     Privacy: the ledger of the returned :class:`Release` totals exactly ``epsilon``.
@@ -134,35 +156,47 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     attributes' bin edges by DP quantiles over the public bounds, computed inside the
     release with ``bins_share``·ε (default 10%), charged to the same ledger, so the total
     stays ``epsilon`` (docs/methods/dp-quantiles.md).
+
+    ``delta=None`` (default): pure ε-DP, as above. ``delta`` a number with 0 < δ < 1: the release
+    is (ε, δ)-DP through zero-concentrated DP: it gets the largest ρ whose conversion to (ε, δ)
+    does not exceed them, every share above is a share of that ρ, counts get discrete Gaussian
+    noise, and the ledger composes in ρ (docs/privacy-model.md, "(ε, δ) through zero-concentrated
+    DP"). A method that cannot run under zCDP refuses ``delta`` in one line.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
     dom = _domain(data, domain)
     bin_specs, bins_eps_share = check_dp_bins(dp_bins, bins_share)
+    _, count_eps_share = privacy_setup(neighbours, count_share, max_records)
+    if bin_specs and bins_eps_share + (count_eps_share or 0.0) >= 1:
+        # refused before anything is charged (the ledger's cap would stop it part-way)
+        raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
 
-    def dp_edges(dom, rng, ledger, nb, eps):
+    def dp_edges(dom, rng, ledger, nb, eps, definition):
         """DP bin edges first: the options and the codes depend on the domain they finish."""
-        new_dom, record = apply_dp_bins(data, dom, bin_specs, bins_eps_share * eps, rng, ledger, nb.label)
+        new_dom, record = apply_dp_bins(data, dom, bin_specs, bins_eps_share * eps, rng, ledger, nb.label,
+                                        definition)
         return new_dom, bins_eps_share * eps, ({"dp_bin_edges": record} if record else {})
 
     rel, codes_sets, rng = synthesize_codes(lambda d: _encode(d, data), dom, method, epsilon, sets=sets, seed=seed,
                                             neighbours=neighbours, count_share=count_share, max_records=max_records,
-                                            prepare=dp_edges if bin_specs else None, **options)
+                                            prepare=dp_edges if bin_specs else None, delta=delta, **options)
     rel.sets = [rel.domain.decode(c, rng) for c in codes_sets]
     return rel
 
 
 def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
                      seed: int | None = None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
-                     max_records: int | None = None, keep=None, prepare=None, **options: Any) -> tuple[Release, list[np.ndarray], np.random.Generator]:
+                     max_records: int | None = None, keep=None, prepare=None, delta: float | None = None,
+                     **options: Any) -> tuple[Release, list[np.ndarray], np.random.Generator]:
     """The release of :func:`synthesize` before decoding: ``(release with no sets yet, codes
     of each set, the generator positioned where decoding starts)``.
 
     ``codes`` is a callable taking the release's domain and returning the records' integer
-    codes (n, p) over it, or their :class:`dpcore.counts.CountTable`, called after the
+    codes (n, p) over it, or their :class:`dpcore.counting.count_table.CountTable`, called after the
     options are checked, so a bad option costs no reading. ``prepare(dom, rng, ledger,
-    neighbours, epsilon)``, if given, runs first and returns ``(domain, ε it charged to the
-    ledger, manifest diagnostics)`` (the DP bin edges of :func:`synthesize`). Every method counts
+    neighbours, budget, definition)``, if given, runs first and returns ``(domain, the budget it
+    charged to the ledger, manifest diagnostics)`` (the DP bin edges of :func:`synthesize`). Every method counts
     (bincount, margins, mutual information from counts), so the release depends on the
     records only through their multiset: any row order of the codes gives the same
     release (``tests/test_engines.py`` checks it). ``keep``, if given, is applied to each
@@ -175,12 +209,21 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
     nb, share = privacy_setup(neighbours, count_share, max_records)
+    definition = definition_for(delta)
+    if definition.name not in spec.definitions:
+        raise OptionError(f"method {method!r} releases under pure ε-DP only; leave delta unset, or choose one of "
+                          f"{', '.join(k for k, v in REGISTRY.items() if definition.name in v.definitions)}")
+    budget = definition.budget(eps)  # ε itself, or the largest ρ whose (ε, δ) conversion is within ε
     rng, seed = _rng(seed)
-    ledger = Ledger(f"release ({method})")
+    # the odometer: no charge may take the release past the budget asked for; refused before its noise
+    ledger = (Ledger(f"release ({method})", cap=budget) if definition.name == "pure" else
+              Ledger(f"release ({method})", cap=budget, unit=RHO, delta=definition.delta))
     pre_eps, pre_diag = 0.0, {}
     if prepare is not None:
-        dom, pre_eps, pre_diag = prepare(dom, rng, ledger, nb, eps)
+        dom, pre_eps, pre_diag = prepare(dom, rng, ledger, nb, budget, definition)
     opts = spec.resolve(dom, method, **options)
+    if definition.name != "pure":
+        opts = spec.for_definition(opts, definition, options, dom)
     X = codes(dom)
     # a count table goes to methods that read counts; the others get its records (same release)
     if isinstance(X, CountTable) and not spec.reads_counts:
@@ -188,11 +231,11 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     elif spec.reads_counts and not isinstance(X, CountTable):
         X = CountTable.from_codes(X, dom.shape)
     n = X.n if isinstance(X, CountTable) else len(X)
-    n_out, record_count = release_record_count(n, nb, share, eps, rng, ledger)
-    eps_sets = eps - (record_count["epsilon"] if share is not None else 0.0) - pre_eps
+    n_out, record_count = release_record_count(n, nb, share, budget, rng, ledger, definition)
+    eps_sets = budget - (share * budget if share is not None else 0.0) - pre_eps
     if eps_sets <= 0:
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
-    ctx = ReleaseContext(nb, n_out)
+    ctx = ReleaseContext(nb, n_out, definition)
     plan = spec.plan(opts, dom, eps_sets, m)
     codes_sets, trees, diagnostics = [], [], []
     for s in range(m):
@@ -203,12 +246,12 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
         diagnostics.append(diag)
     del X  # raw codes go no further
     not_dp = spec.not_dp(opts)
-    ledger.assert_total(eps)
-    dp, why = _dp_status(dom, not_dp, eps, nb)
+    ledger.assert_total(budget)
+    dp, why = _dp_status(dom, not_dp, eps, nb, ledger)
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
     diag.update(pre_diag)
     rel = Release(method, eps, opts.to_dict(), dom, ledger, [], trees, dp, why, seed, diag,
-                  neighbours=nb, record_count=record_count)
+                  neighbours=nb, record_count=record_count, created=created_now(), delta=definition.delta)
     return rel, codes_sets, rng
 
 
@@ -242,20 +285,20 @@ class MarginPreview:
     plan: dict
 
 
-def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float, n: float) -> list[dict]:
-    from .mechanisms import noise_for
-    from .synthesizers import privbayes
+def _margin_rows(method: str, opts, dom: Domain, per_set: float, nb: Neighbours, n: float,
+                 definition=PureDP()) -> list[dict]:
+    from dpcore.synthesizers import privbayes
 
-    def row(what, cells, eps, kind="discrete_laplace", sens=hs):
-        mech = noise_for(kind, eps, sens)
+    def row(what, cells, eps, kind="discrete_laplace"):
+        mech = definition.count_noise(eps, nb, kind if definition.name == "pure" else None)
         return {"table": what, "cells": cells, "epsilon": eps, "mechanism": mech.name,
                 "noise_scale": mech.scale, "noise_sd": float(np.sqrt(mech.variance))}
 
     if method == "flat_laplace":
         return [row("full cross-tabulation (" + " × ".join(dom.names) + ")", dom.size, per_set, opts.noise)]
     if method == "ipf":
-        from .synthesizers.ipf import measured_margins, one_way_share
-        share = one_way_share(dom, opts, per_set, hs, n)
+        from dpcore.synthesizers.ipf import measured_margins, one_way_share
+        share = one_way_share(dom, opts, per_set, nb, n, definition=definition)
         return [row(" × ".join(g) + (" (one-way)" if share > 0 and len(g) == 1 else ""),
                     int(np.prod([dom[a].size for a in g])), e, opts.noise)
                 for g, e, _ in measured_margins(dom, opts, per_set, share)]
@@ -268,68 +311,82 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, hs: float, n: f
         return rows + [dict(row(f"conditional table {j + 1} (attribute + ≤{opts.degree} parents, chosen at release)",
                                 None, (per_set - eps1) / T, opts.noise)) for j in range(T)]
     if method in ("aim", "mst"):
-        from .synthesizers import aim, mst
-        return (aim if method == "aim" else mst).preview_rows(opts, dom, per_set, hs)
+        from dpcore.synthesizers import aim, mst
+        return (aim if method == "aim" else mst).preview_rows(opts, dom, per_set, nb, definition)
     raise OptionError(f"no preview for method {method!r}")
 
 
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
             neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
-            **options: Any) -> Preview | MarginPreview:
+            delta: float | None = None, **options: Any) -> Preview | MarginPreview:
     """Describe what a release would measure, spending no budget.
 
     Hierarchical methods (STEPS and its variants) return a :class:`Preview` of the tree;
     margin methods a :class:`MarginPreview` with the noise scale per margin. Same
     privacy options as :func:`synthesize` (the noise scales depend on them). For
     private selection the tree shown takes the most likely attribute at each node;
-    the probabilities behind it come from the raw data (curator-only).
+    the probabilities behind it come from the raw data (curator-only). With ``delta`` the
+    budgets are ρ (zCDP, as :func:`synthesize` with ``delta``): the tables' budget column is
+    then ``rho`` instead of ``epsilon``.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
+    definition = definition_for(delta)
     if method not in STEPS_METHODS:
         eps = check_epsilon(epsilon)
         m = check_sets(sets)
         dom = _domain(data, domain)
         opts = REGISTRY[method].resolve(dom, method, **options)
+        if definition.name != "pure":
+            opts = REGISTRY[method].for_definition(opts, definition, options, dom)
         nb, share = privacy_setup(neighbours, count_share, max_records)
-        eps_sets = eps * (1.0 - share) if share is not None else eps
-        rows = _margin_rows(method, opts, dom, eps_sets / m, nb.histogram_sensitivity, float(len(data)))
+        budget = definition.budget(eps)
+        eps_sets = budget * (1.0 - share) if share is not None else budget
+        rows = _margin_rows(method, opts, dom, eps_sets / m, nb, float(len(data)), definition)
         plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
-                "record_count_epsilon": eps - eps_sets, "method": method}
-        if method == "flat_laplace":
-            from .mechanisms import noise_for
-            scale = noise_for(opts.noise, eps_sets / m, nb.histogram_sensitivity).scale
+                "record_count_epsilon": budget - eps_sets, "method": method, **_definition_plan(definition, budget)}
+        if method == "flat_laplace" and definition.name == "pure":  # worked out for discrete Laplace only
+            scale = definition.count_noise(eps_sets / m, nb, opts.noise).scale
             share = flat_empty_share(dom.size, float(len(data)), scale, opts.prior)
             plan.update(empty_cell_share=share, empty_cell_warning=empty_share_warning(share, method))
         if method == "ipf":
-            from .synthesizers.ipf import choose_fit
+            from dpcore.synthesizers.ipf import choose_fit
             plan["fit"] = choose_fit(dom, opts)  # public: the domain and the options only
-            from .synthesizers.ipf import one_way_share
+            from dpcore.synthesizers.ipf import one_way_share
             # "auto" decides by the released record count at release; here by the data's (curator-only)
-            plan["one_way_share"] = one_way_share(dom, opts, eps_sets / m, nb.histogram_sensitivity, float(len(data)))
+            plan["one_way_share"] = one_way_share(dom, opts, eps_sets / m, nb, float(len(data)), definition=definition)
             plan["one_way_share_auto"] = opts.one_way_share == "auto"
-        return MarginPreview(pd.DataFrame(rows), plan)
+        table = pd.DataFrame(rows)
+        return MarginPreview(table if definition.name == "pure" else table.rename(columns={"epsilon": "rho"}), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
     dom = _domain(data, domain)
     opts = resolve_steps_options(dom, method, **options)
+    if definition.name != "pure":
+        opts = REGISTRY[method].for_definition(opts, definition, options, dom)
     nb, share = privacy_setup(neighbours, count_share, max_records)
     X = _encode(dom, data)
     nb.check_size(len(X))
-    eps_sets = eps * (1.0 - share) if share is not None else eps
+    budget = definition.budget(eps)
+    eps_sets = budget * (1.0 - share) if share is not None else budget
     alloc = steps.plan_allocation(opts, len(dom), eps_sets, m)
     sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview",
-                         neighbours=nb)
+                         neighbours=nb, definition=definition)
     tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, steps.leaf_cell_limit(opts))
     steps.sparse_leaf_layer(tree, opts)  # refuses now what the release would refuse
-    mechs = steps.layer_mechanisms(tree, alloc, opts.noise, nb.histogram_sensitivity)
+    mechs = steps.layer_mechanisms(tree, alloc, opts.noise, nb.histogram_sensitivity, definition, nb)
     rows = steps.expected_errors(tree, mechs, nb.histogram_sensitivity)
+    if definition.name != "pure":
+        for row, c in zip(rows, alloc.counts):
+            row["epsilon"] = c  # the layer's budget, in ρ
     attrs = tree.attributes_per_layer()
     for row in rows:
         k = row["layer"]
         row["attributes"] = ", ".join(f"{a} ×{c}" for a, c in attrs[k - 1]["splits"].items()) if k <= tree.L else \
             "leaf cells: " + "; ".join(",".join(dom.names[j] for j in r) for r in tree.remaining if r)
     table = pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", "epsilon", "noise_scale", "noise_sd", "expected_se"]]
+    if definition.name != "pure":
+        table = table.rename(columns={"epsilon": "rho"})
     sel_rows = []
     for rec in sel.probabilities:
         for v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
@@ -339,13 +396,15 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     # node counts only: the leaf layer may be far too big to count densely
     counts = [np.bincount(r, minlength=tree.layers[k].n_real) for k, r in enumerate(H.record_ranks(tree, X))]
     n_pub = float(len(X))
+    # the empty-cell share is worked out for discrete Laplace noise only (dpcore.synthesizers.empty_share)
     share = (leaf_empty_share(np.diff(tree.leaf_offsets), n_pub, mechs[-1].scale, opts.consistency)
-             if tree.has_leaf_layer else 0.0)
+             if tree.has_leaf_layer and definition.name == "pure" else 0.0)
     plan = {
         "epsilon": eps, "sets": m, "epsilon_per_set": alloc.per_set, "selection_epsilon_per_layer": list(alloc.selection),
         "count_epsilon_per_layer": list(alloc.counts), "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
-        "neighbours": nb.notion, "record_count_epsilon": eps - eps_sets,
+        "neighbours": nb.notion, "record_count_epsilon": budget - eps_sets,
         "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, method),
+        **_definition_plan(definition, budget),
     }
     return Preview(tree, table, plan, pd.DataFrame(sel_rows) if sel_rows else None, counts)

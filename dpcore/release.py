@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .budget import Ledger
-from .domain import Domain
-from .neighbours import Neighbours
+from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
+from dpcore.privacy.neighbours import Neighbours
 
 
 @dataclass
@@ -38,6 +38,26 @@ class Release:
     diagnostics: dict = field(default_factory=dict)
     neighbours: Neighbours = field(default_factory=Neighbours)
     record_count: dict = field(default_factory=dict)
+    #: when the release was made (UTC, to the second); the table's name and SHA-256 as the
+    #: caller knows them (:meth:`for_table`): the summary that opens the manifest
+    created: str | None = None
+    table_name: str | None = None
+    table_sha256: str | None = None
+
+    def for_table(self, name: str | None, sha256: str | None = None) -> "Release":
+        """Name the table the release was made from (and its fingerprint, written only to the
+        private manifest); returns the release itself."""
+        self.table_name = None if name is None else str(name)
+        self.table_sha256 = sha256
+        return self
+
+    #: None: pure ε-DP; a number: (ε, δ)-DP through zCDP (the ledger is kept in ρ)
+    delta: float | None = None
+
+    @property
+    def rho(self) -> float | None:
+        """ρ of a zCDP release (None for a pure ε one)."""
+        return self.ledger.rho
 
     @property
     def tree(self):
@@ -45,9 +65,18 @@ class Release:
         return self.trees[0] if self.trees else None
 
     def manifest(self, private: bool = False) -> dict:
-        """JSON-ready record of the release. No raw counts; the seed only when ``private``."""
+        """JSON-ready record of the release, opening with a short human summary
+        (:mod:`dpcore.studio.manifest_summary`). No raw counts; the seed and the table's
+        fingerprint only when ``private``."""
+        from dpcore.studio.manifest_summary import manifest_summary
+
         trees = [t.describe() if t is not None else None for t in self.trees]
         out = {
+            "summary": manifest_summary(method=self.method, epsilon=self.epsilon, dp=self.dp,
+                                        neighbours=self.neighbours.to_dict(), record_count=self.record_count,
+                                        created=self.created, table_name=self.table_name,
+                                        table_sha256=self.table_sha256, private=private, delta=self.delta,
+                                        rho=self.ledger.rho),
             "method": self.method,
             "epsilon": self.epsilon,
             "options": dict(self.options, sets=len(self.sets)),
@@ -64,6 +93,10 @@ class Release:
                       + ["the domain: attribute names, levels and bin edges"],
             "diagnostics": self.diagnostics,
         }
+        if self.delta is not None:  # pure-ε manifests are written exactly as before
+            out["privacy_definition"] = {
+                "definition": "(ε, δ)-DP through ρ-zCDP", "epsilon": self.epsilon, "delta": self.delta,
+                "rho": self.ledger.rho, "conversion": "Canonne, Kamath & Steinke 2020 (tight), rounded up"}
         if private:
             out["seed"] = self.seed
             out["private_copy"] = "contains the seed: do NOT publish this file"
@@ -94,7 +127,7 @@ def check_out_dir(out_dir, option: str = "--out") -> Path:
     """An :class:`~dpcore.errors.InputError` unless ``out_dir`` is, or can be created as,
     a writable folder. Creates nothing: the CLI calls it BEFORE a release, so no ε is
     spent on a release that cannot be written."""
-    from .errors import InputError
+    from dpcore.errors import InputError
 
     d = Path(out_dir)
     for part in [d, *d.parents]:
@@ -109,7 +142,7 @@ def check_out_dir(out_dir, option: str = "--out") -> Path:
 
 def prepare_out_dir(out_dir) -> Path:
     """Create the output folder (after :func:`check_out_dir`), or a clear InputError."""
-    from .errors import InputError
+    from dpcore.errors import InputError
 
     d = check_out_dir(out_dir)
     try:

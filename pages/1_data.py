@@ -7,14 +7,22 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.domain import DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS
-from dpcore.cells import DEFAULT_MAX_CELLS
+from dpcore.data.domain import (DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, numeric_spec_attribute,
+                                suggest_public_bounds)
+from dpcore.data.editing import replace_attribute
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
 from pages._domain_editor import render_domain_editor
 from pages import _data_server
 
 s = st.session_state
 ui.init_state()
+
+#: The numeric-column choice of k equal-width bins over public bounds.
+BOUNDS = "public bounds"
+#: The domain table's "bin edges from" column (dpcore.data.domain.EDGE_ORIGINS, in a few words).
+EDGES_FROM = {"declared": "public edges", "public_bounds": "public bounds", "dp_quantiles": "DP quantiles",
+              "data_range": "data's min–max: NOT public", "unstated": "not stated: NOT public"}
 
 st.title("1 · Data")
 st.caption("The curator is trusted and may see the raw data. Nothing on this page is released; "
@@ -36,15 +44,31 @@ def _on_upload():
     # the whole load, set_data included, is guarded: a callback must never raise into the page
     try:
         df = ui.read_upload(f.getvalue(), f.name)
-        ui.set_data(df, f"upload: {f.name}")
     except dpcore.DPCoreError as exc:
-        s["upload_error"] = str(exc)
+        s["upload_error"] = _rejected(str(exc))
         return
     except Exception as exc:  # noqa: BLE001 - a file the readers did not anticipate
-        s["upload_error"] = (f"'{f.name}' could not be read ({type(exc).__name__}: {exc}). Save it as UTF-8 CSV "
-                             "with a header line, or as Parquet, and upload it again.")
+        s["upload_error"] = _rejected(f"'{f.name}' could not be read ({type(exc).__name__}: {exc}). Save it as UTF-8 "
+                                      "CSV with a header line, or as Parquet, and upload it again.")
+        return
+    try:
+        ui.set_data(df, f"upload: {f.name}")
+    except Exception as exc:  # noqa: BLE001 - a callback must never raise into the page
+        s["upload_error"] = (str(exc) if isinstance(exc, dpcore.DPCoreError) else
+                             f"'{f.name}' could not be loaded ({type(exc).__name__}: {exc}); upload it again")
         return
     s.pop("upload_error", None)
+
+
+def _rejected(message: str) -> str:
+    """The reader's one-line refusal, and which table stays in use (the uploader still shows the
+    rejected file's name, so the page says plainly that it was not loaded)."""
+    message = message.rstrip(". ")
+    if "raw_df" not in s:
+        return f"{message}. No table is loaded."
+    raw = s["raw_df"]
+    return (f"{message}. Not loaded: the table in use is still “{s.get('data_name', '')}” "
+            f"({len(raw):,} rows × {raw.shape[1]} columns).")
 
 
 with ui.guarded("loading data"):
@@ -86,7 +110,7 @@ with ui.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")
     if raw.attrs.get("delimiter", "comma") != "comma":
         st.caption(f"Read as {raw.attrs['delimiter']}-separated values.")
-    if raw.attrs.get("format"):  # SPSS, Stata, SAS or Excel (dpcore.io_formats)
+    if raw.attrs.get("format"):  # SPSS, Stata, SAS or Excel (dpcore.data.formats)
         labelled = ", ".join(raw.attrs.get("value_labels") or {})
         st.caption(f"Read as a {raw.attrs['format']} file" + (f" (sheet '{raw.attrs['sheet']}')" if raw.attrs.get("sheet") else "")
                    + (f"; value labels became the levels of: {labelled}." if labelled else "."))
@@ -106,7 +130,8 @@ with ui.guarded("the schema table"):
     )
     schema["dropped"] = schema["column"].isin(s.get("drop_cols", []))
     st.dataframe(schema, hide_index=True, width="stretch")
-    idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"], "column"].tolist()
+    binned_publicly = schema["column"].isin(list(s.get("numeric") or {}))  # given public bins: not an identifier
+    idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"] & ~binned_publicly, "column"].tolist()
     if idlike:
         st.warning(f"Identifier-like column(s): {', '.join(idlike)} — nearly every value is distinct. "
                    "Drop them (or declare numeric bins) before synthesising.", icon=":material/badge:")
@@ -124,26 +149,72 @@ with ui.guarded("the schema table"):
 
 df = ui.work_df()
 
+
+def _edges_status(a) -> str:
+    """One column's bins in a few words, from the domain as it stands."""
+    if a is None:
+        return "not in the domain (see the error below)"
+    if a.kind == "categorical":
+        return "levels read from the data (confirm below)"
+    if not a.edges_public:
+        return f":red[{EDGES_FROM[a.origin]}]"
+    if a.origin == "declared":
+        shown = ", ".join(f"{e:g}" for e in a.edges[:8]) + (", …" if len(a.edges) > 8 else "")
+        return f":green[public edges {shown}]"
+    dp = " (DP quantile edges at release)" if a.name in (s.get("dp_bins") or {}) else ""
+    return f":green[public bounds [{a.edges[0]:g}, {a.edges[-1]:g}], {len(a.edges) - 1} bins{dp}]"
+
+
+def _use_numeric(numeric: dict, col: str | None = None) -> None:
+    """Keep the columns' public edges or bounds; the domain needs confirming again. An edited
+    domain (table editor, JSON) keeps its other edits: only ``col``'s attribute is replaced."""
+    s["numeric"] = numeric
+    override = s.get("domain_override")
+    if override and col in numeric:
+        edited = dpcore.Domain.from_json(override, declared=False)
+        if col in edited.names:
+            a = edited[col]
+            s["domain_override"] = replace_attribute(
+                edited, numeric_spec_attribute(col, numeric[col], DEFAULT_NUMERIC_BINS, a.na, a.dtype)).to_json()
+            s["dp_bins"] = {c: v for c, v in (s.get("dp_bins") or {}).items() if c != col}
+        else:
+            s["domain_override"] = None
+    else:
+        s["domain_override"] = None
+    s["domain_confirmed"] = False
+    st.rerun()
+
+
 with ui.guarded("numeric binning"):
     num_cols = [str(c) for c in df.columns
                 if pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(df[c].dtype)]
     if num_cols:
+        numeric = {c: v for c, v in (s.get("numeric") or {}).items() if isinstance(v, (list, dict))}
+        if numeric != (s.get("numeric") or {}):  # a malformed setting (not edges, not bounds) is forgotten
+            _use_numeric(numeric)
+        binned = {c for c in num_cols if df[c].nunique() > DEFAULT_MAX_INT_LEVELS}
+        # open while any column is binned: its status (data range or public bounds) is shown inside
         with st.expander(f"Numeric columns ({len(num_cols)}): public bin edges or bounds",
-                         expanded=any(df[c].nunique() > DEFAULT_MAX_INT_LEVELS for c in num_cols)):
+                         expanded=bool(binned or numeric)):
             st.caption(
-                f"Numeric columns with more than {DEFAULT_MAX_INT_LEVELS} distinct values are cut into bins. "
-                "Bin edges must be public: give edges or bounds you would publish (not the data's min/max or "
-                "quantiles, which are NOT DP). Values are drawn uniformly inside their bin on release.")
-            numeric = dict(s.get("numeric", {}))
-            changed = False
+                f"Numeric columns with more than {DEFAULT_MAX_INT_LEVELS} distinct values are cut into bins, whose "
+                "edges must be public. Until you give a column public bounds (or edges), its bins span the data's "
+                "own min–max, which is NOT public, and the domain cannot be confirmed. The suggested bounds are "
+                "the data's range rounded outward to a power of ten: they still come from the data (curator-side), "
+                "so use them only if that range is public knowledge, e.g. a codebook's. Values are drawn uniformly "
+                "inside their bin on release.")
+            now, _ = ui.domain_status()  # the domain as it stands (edits in the table editor included)
+            shown = {a.name: a for a in now.attributes} if now is not None else {}
             for col in num_cols:
                 spec = numeric.get(col)
-                kinds = ["levels / default", "public edges", "public bounds + bins"]
-                kind0 = 0 if spec is None else (1 if isinstance(spec, list) else 2)
-                c1, c2, c3 = st.columns([1, 1, 2])
-                kind = c1.selectbox(f"`{col}`", kinds, index=kind0, key=f"w_numkind_{col}",
+                kinds = ([BOUNDS, "public edges"] if col in binned else ["levels", "public edges", BOUNDS])
+                kind0 = (kinds.index("public edges") if isinstance(spec, list)
+                         else kinds.index(BOUNDS) if isinstance(spec, dict) else 0)
+                st.markdown(f"**{col}**: {_edges_status(shown.get(col))}")
+                c1, c2, c3, c4, c5 = st.columns([1.6, 1.7, 1.7, 0.8, 2], vertical_alignment="bottom")
+                kind = c1.selectbox(f"Bins of {col}", kinds, index=kind0, key=f"w_numkind_{col}",
                                     help="How this column's domain is declared.")
-                if kind == kinds[1]:
+                if kind == "public edges":
                     default = ",".join(f"{x:g}" for x in spec) if isinstance(spec, list) else ""
                     txt = c2.text_input("edges", value=default, key=f"w_edges_{col}", placeholder="e.g. 0,18,30,65,120",
                                         help="Increasing, comma-separated public bin edges covering every value.")
@@ -153,33 +224,30 @@ with ui.guarded("numeric binning"):
                         except ValueError:
                             st.error(f"column '{col}': edges must be numbers separated by commas; got {txt!r}")
                             new = spec
-                    else:
-                        new = None
-                elif kind == kinds[2]:
-                    b = spec if isinstance(spec, dict) else {"bounds": [float(df[col].min()), float(df[col].max())],
-                                                             "bins": DEFAULT_NUMERIC_BINS}
-                    lo = c2.number_input("lower bound", value=float(b["bounds"][0]), key=f"w_lo_{col}",
+                        if new != spec:
+                            numeric[col] = new
+                            _use_numeric(numeric, col)
+                elif kind == BOUNDS:
+                    lo0, hi0 = (spec["bounds"] if isinstance(spec, dict)
+                                else suggest_public_bounds(df[col].min(), df[col].max()))
+                    lo = c2.number_input("lower bound", value=float(lo0), key=f"w_lo_{col}",
                                          help="Public lower bound (values below it are refused, not clipped).")
-                    hi = c2.number_input("upper bound", value=float(b["bounds"][1]), key=f"w_hi_{col}",
+                    hi = c3.number_input("upper bound", value=float(hi0), key=f"w_hi_{col}",
                                          help="Public upper bound.")
-                    k = c3.number_input("bins", min_value=1, max_value=200, value=int(b.get("bins", DEFAULT_NUMERIC_BINS)),
+                    k = c4.number_input("bins", min_value=1, max_value=200,
+                                        value=int(spec.get("bins", DEFAULT_NUMERIC_BINS) if isinstance(spec, dict)
+                                                  else DEFAULT_NUMERIC_BINS),
                                         key=f"w_bins_{col}", help="Equal-width bins over [lower, upper].")
-                    new = {"bounds": [lo, hi], "bins": int(k)}
-                    if spec is None:
-                        c3.caption(":red[Bounds prefilled from the data's min/max: NOT public. Replace them with "
-                                   "public bounds.]")
-                else:
-                    new = None
-                if new != spec:
-                    changed = True
-                    if new is None:
-                        numeric.pop(col, None)
-                    else:
+                    new = {"bounds": [float(lo), float(hi)], "bins": int(k)}
+                    if c5.button("Use these public bounds", key=f"w_usebounds_{col}", disabled=new == spec,
+                                 type="primary" if spec is None else "secondary",
+                                 help="Declares [lower, upper] public for this column, cut into equal-width bins. "
+                                      "You still confirm the whole domain below."):
                         numeric[col] = new
-            if changed:
-                s["numeric"] = numeric
-                s["domain_override"] = None
-                s["domain_confirmed"] = False
+                        _use_numeric(numeric, col)
+                elif spec is not None:  # back to levels
+                    numeric.pop(col, None)
+                    _use_numeric(numeric)
 
 with ui.guarded("the domain"):
     st.subheader("Public domain")
@@ -197,8 +265,8 @@ with ui.guarded("the domain"):
         for a in dom.attributes:
             rows.append({
                 "attribute": a.name, "kind": a.kind, "levels": a.size,
+                "bin edges from": EDGES_FROM.get(a.origin, ""), "NA level": a.na,
                 "values": ", ".join(a.labels[:12]) + (" …" if a.size > 12 else ""),
-                "NA level": a.na,
             })
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         cells = dom.size
@@ -210,27 +278,39 @@ with ui.guarded("the domain"):
             st.info(msg + " Most cells are empty: a hierarchy (STEPS) spends the budget better than a flat table.")
         else:
             st.caption(msg)
-        auto = [a.name for a in dom.attributes
-                if a.kind == "numeric" and a.name not in s.get("numeric", {}) and not s.get("domain_override")]
-        if auto:
-            st.warning(f"Numeric column(s) {', '.join(auto)}: bins span the data's observed min–max, which is NOT "
-                       "public. Give public edges or bounds above before confirming.", icon=":material/warning:")
+        from_data = [a.name for a in dom.not_public]
+        if from_data:
+            st.warning(f"Numeric column(s) {', '.join(from_data)}: bins span the data's observed min–max, which is "
+                       "NOT public. Use public bounds or edges for each (Numeric columns, above) or DP quantile edges "
+                       "(table editor, below), or drop it: until then the domain cannot be confirmed.",
+                       icon=":material/warning:")
         if dom.inferred:
-            st.warning(f"Levels {dpcore.domain.INFERRED}. Levels read from the data leak rare values: a release "
+            st.warning(f"Levels {dpcore.data.domain.INFERRED}. Levels read from the data leak rare values: a release "
                        "on this domain is labelled NOT DP until you confirm it.", icon=":material/warning:")
             if st.button("Confirm: these names, levels and bin edges are public", type="primary",
                          help="Declares the domain public knowledge. Only confirm levels you would publish anyway "
-                              "(codebook categories, fixed age bands); the release's DP guarantee is given this domain."):
-                s["domain_confirmed"] = True
+                              "(codebook categories, fixed age bands); the release's DP guarantee is given this domain. "
+                              "Refused while a numeric column's bins come from the data."):
+                if from_data:  # edges read from the data are never declared public
+                    s["_confirm_refused"] = (
+                        f"Not confirmed: the bins of {', '.join(from_data)} span the data's own min–max, which is "
+                        "not public. Click “Use these public bounds” for "
+                        f"{'it' if len(from_data) == 1 else 'each'} under Numeric columns (or give public edges, or "
+                        f"DP quantile edges in the table editor), or drop {'it' if len(from_data) == 1 else 'them'}.")
+                else:
+                    s["domain_confirmed"] = True
+                    s.pop("_confirm_refused", None)
                 st.rerun()
+            if s.get("_confirm_refused") and from_data:
+                st.error(s["_confirm_refused"], icon=":material/block:")
         else:
-            st.success(f"Domain {dpcore.domain.DECLARED}.", icon=":material/verified:")
+            st.success(f"Domain {dpcore.data.domain.DECLARED}.", icon=":material/verified:")
             if st.button("Withdraw confirmation",
                          help="Mark the domain as not yet confirmed; releases are then labelled NOT DP."):
                 s["domain_confirmed"] = False
                 if s.get("domain_override"):
                     d = json.loads(s["domain_override"])
-                    d["source"] = dpcore.domain.INFERRED
+                    d["source"] = dpcore.data.domain.INFERRED
                     s["domain_override"] = json.dumps(d)
                 st.rerun()
 
@@ -246,7 +326,7 @@ with ui.guarded("the domain"):
             s["_domain_upload_id"] = getattr(up, "file_id", up.name)
             try:
                 # the file's own "source" decides: an inferred file uploaded back still needs confirming
-                new = dpcore.Domain.from_json(dpcore.domain.decode_text(up.getvalue(), "the domain file"))
+                new = dpcore.Domain.from_json(dpcore.data.domain.decode_text(up.getvalue(), "the domain file"))
                 s["domain_override"] = new.to_json()
                 s["domain_confirmed"] = not new.inferred
                 s.pop("domain_upload_error", None)
@@ -264,7 +344,7 @@ with ui.guarded("the domain"):
             if st.button("Apply edits", help="Check the edited domain against the data. It still needs confirming."):
                 try:
                     new = dpcore.Domain.from_json(txt, declared=False)
-                    new = dpcore.Domain(new.attributes, dpcore.domain.INFERRED)  # edits need confirming
+                    new = dpcore.Domain(new.attributes, dpcore.data.domain.INFERRED)  # edits need confirming
                     s["domain_override"] = new.to_json()
                     s["domain_confirmed"] = False
                     st.rerun()

@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dpcore.budget import check_epsilon
+from dpcore.privacy.ledger import check_epsilon
 from dpcore.errors import DPCoreError
 from pages import _common as ui
 from pages import _workspace as wsui

@@ -18,7 +18,7 @@ import streamlit as st
 
 import dpcore
 import dpcore.metrics as metrics
-from dpcore.report import RAW_BANNER, figures_html
+from dpcore.studio.report import RAW_BANNER, figures_html
 from pages import _common as ui
 from pages._charts import MEASURES, band_figure, ci_figure, risk_utility_figure
 

@@ -11,8 +11,10 @@ import datetime as dt
 import streamlit as st
 
 import dpcore
-from dpcore.domain import Domain
-from dpcore.engines import duckdb_counts, server_files, synthesize_file
+from dpcore.data.domain import Domain, not_public_message
+from dpcore.counting import duckdb_engine as duckdb_counts
+from dpcore.data import server_files
+from dpcore.output import synthesize_file
 from pages import _common as ui
 
 
@@ -53,6 +55,13 @@ def _form(s, folder) -> None:
         s["w_srv_domain"] = s["srv_domain_json"]
     ui.not_dp_label("An inferred domain shows levels and ranges seen in the data: NOT DP until you review and declare it.")
     text = st.text_area("Domain (JSON): review, edit, then declare", key="w_srv_domain", height=200)
+    try:
+        shown = Domain.from_json(text, declared=False) if text.strip() else None
+    except dpcore.DPCoreError:
+        shown = None  # the release button says what is wrong with the text
+    if shown is not None and shown.not_public:
+        st.caption(f":red[{not_public_message(shown.not_public)}: they cannot be declared public.] Give each public "
+                   "edges (\"edges\": [...], \"origin\": \"declared\") in the JSON, or remove the column.")
     declared = st.checkbox("I declare these levels and bin edges public", key="w_srv_declared")
 
     c1, c2, c3, c4, c5 = st.columns(5)
@@ -63,6 +72,10 @@ def _form(s, folder) -> None:
     seed = c5.number_input("seed (optional)", min_value=0, value=None, step=1, key="w_srv_seed")
     if st.button("Count and release", type="primary", key="w_srv_release", disabled=not text.strip()):
         dom = Domain.from_json(text, declared=bool(declared))
+        if declared and dom.not_public:  # refused before anything is counted or spent
+            raise dpcore.DomainError(
+                f"Not declared: {not_public_message(dom.not_public)}. In the JSON above give each of them public "
+                "edges with \"origin\": \"declared\", or remove the column from the file; nothing was released")
         out = server_files.output_dir() / f"{path.stem}-{method}-{dt.datetime.now():%Y%m%d-%H%M%S}"
         with st.status("Counting with DuckDB and releasing", expanded=True) as status:
             rel = synthesize_file(path, out, method, float(epsilon), sets=int(sets), domain=dom,

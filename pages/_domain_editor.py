@@ -1,7 +1,7 @@
 """Data page: the per-attribute domain editor (st.data_editor).
 
-Widgets only; the rules live in dpcore.domain_edit (validation, recodes) and
-dpcore.quantiles (DP bin edges). Every applied edit leaves the domain unconfirmed, so a
+Widgets only; the rules live in dpcore.data.editing (validation, recodes) and
+dpcore.measure.quantiles (DP bin edges). Every applied edit leaves the domain unconfirmed, so a
 release on it is NOT DP until the curator confirms it again.
 """
 from __future__ import annotations
@@ -10,11 +10,10 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.domain import numeric_attribute
-from dpcore.domain_edit import (NA_CHOICES, NA_LEVEL_CHOICE, NA_NONE_CHOICE, NA_RECODE_CHOICE, Recode,
+from dpcore.data.editing import (NA_CHOICES, NA_LEVEL_CHOICE, NA_NONE_CHOICE, NA_RECODE_CHOICE, Recode,
                                 apply_edges_table, apply_level_table, check_edit, edges_table, edit_summary,
-                                level_table, placeholder_edges, recodes_to_json, replace_attribute)
-from dpcore.quantiles import DEFAULT_BINS_SHARE, BinSpec
+                                level_table, placeholder_attribute, recodes_to_json, replace_attribute)
+from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, BinSpec
 
 EDGE_MODES = ("public edges", "DP quantile edges")
 
@@ -97,6 +96,10 @@ def _edges_editor(dom, attr, tag) -> None:
                          "data's quantiles with differential privacy over bounds you declare public.")
     na = st.checkbox("Missing values are their own level 'NA'", value=attr.na, key=f"w_num_na_{tag}")
     if mode == EDGE_MODES[0]:
+        if not attr.edges_public:
+            st.caption(f":red[The bins of {attr.name} now span the data's own min–max, which is not public: they are "
+                       "not offered for editing.] Type public edges (add rows), from the lowest to the highest "
+                       "value a record may have.")
         edited = st.data_editor(edges_table(attr), key=f"w_edges_{tag}", num_rows="dynamic", hide_index=True,
                                 column_config={"edge": st.column_config.NumberColumn("edge", help="A public bin edge.")})
         if st.button("Apply the edges", key=f"w_apply_edges_{tag}", type="primary"):
@@ -133,7 +136,7 @@ def _edges_editor(dom, attr, tag) -> None:
             BinSpec.parse(attr.name, new)
         except dpcore.OptionError as exc:
             raise dpcore.DomainError(str(exc)) from None
-        new_attr = numeric_attribute(attr.name, placeholder_edges(lo, hi, int(k)), na=na, dtype=attr.dtype)
+        new_attr = placeholder_attribute(attr, float(lo), float(hi), int(k), na)
         dp_bins[attr.name] = new
         s["dp_bins"] = dp_bins
         s["bins_share"] = float(share)
@@ -147,7 +150,7 @@ def _recodes_panel() -> None:
     dp_bins = s.get("dp_bins") or {}
     if dp_bins:
         st.markdown("**DP quantile edges at release:** " + "; ".join(
-            f"`{c}`: {v['bins']} bins over [{v['lower']:g}, {v['upper']:g}]" for c, v in dp_bins.items())
+            f"{c}: {v['bins']} bins over [{v['lower']:g}, {v['upper']:g}]" for c, v in dp_bins.items())
             + f" (ε share {float(s.get('bins_share') or DEFAULT_BINS_SHARE):g})")
     if not recodes:
         return

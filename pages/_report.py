@@ -1,9 +1,10 @@
-"""Release page: the release report (dpcore.report) as HTML and PDF downloads.
+"""Release page: the release report (dpcore.studio.report) as HTML and PDF downloads.
 
 Two variants, because what may leave the curator's desk differs: the publishable
-report holds only what the release published (statement, ledger, design); the
-curator's report adds utility and risk figures from the raw data, each under the
-"curator-only — NOT DP" banner.
+report (the default) holds only what the release published (statement, ledger, design);
+the curator's report, only when ticked, adds utility and risk figures from the raw data,
+each under the "curator-only — NOT DP" banner, and says CURATOR-ONLY in its file name
+and on every page.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.report import find_chromium, html_to_pdf, release_report_html
+from dpcore.studio.report import find_chromium, html_to_pdf, release_report_html, report_filename
 
 
 def render_report_section(release, original: pd.DataFrame) -> None:
@@ -20,9 +21,12 @@ def render_report_section(release, original: pd.DataFrame) -> None:
     st.caption("One self-contained file for a manager or a data-protection officer: the privacy statement in plain "
                "words, the ledger, the method and design. It opens offline (plotly.js is embedded).")
     raw = st.checkbox("Include utility and risk figures (they read the raw data: curator-only, not covered by ε)",
-                      value=True, key="w_report_raw",
+                      value=False, key="w_report_raw",
                       help="Adds original-vs-synthetic bars, the two-way S_pMSE heat map, SPECKS and replicated "
-                           "uniques, each under a curator-only banner. Leave unticked for a report you may publish.")
+                           "uniques, each under a curator-only banner; the report is then marked CURATOR-ONLY on "
+                           "every page and in its file name. Unticked (the default): a report you may publish.")
+    if raw:
+        st.caption(":red[The report will be CURATOR-ONLY — NOT DP: do not publish it.]")
     key = (id(release), raw)
     if st.button("Build the report", key="w_report_build",
                  help="Builds the HTML report (a few seconds with the raw-data figures)."):
@@ -34,10 +38,9 @@ def render_report_section(release, original: pd.DataFrame) -> None:
     rep = s.get("_report")
     if not rep or rep.get("key") != key:
         return
-    name = "release_report_curator_NOT_DP" if raw else "release_report"
     c1, c2 = st.columns(2)
-    c1.download_button("Download report (HTML)", rep["html"], f"{name}.html", "text/html", key="dl_report_html",
-                       help="Self-contained; opens in any browser without a network.")
+    c1.download_button("Download report (HTML)", rep["html"], report_filename(raw, "html"), "text/html",
+                       key="dl_report_html", help="Self-contained; opens in any browser without a network.")
     if find_chromium() is None:
         c2.caption("PDF: needs Chromium on the server (Debian package 'chromium'); the HTML prints to PDF from "
                    "any browser.")
@@ -54,4 +57,5 @@ def render_report_section(release, original: pd.DataFrame) -> None:
                 except dpcore.DPCoreError as exc:
                     st.error(str(exc), icon=":material/warning:")
     if rep.get("pdf") is not None:
-        c2.download_button("Download report (PDF)", rep["pdf"], f"{name}.pdf", "application/pdf", key="dl_report_pdf")
+        c2.download_button("Download report (PDF)", rep["pdf"], report_filename(raw, "pdf"), "application/pdf",
+                           key="dl_report_pdf")

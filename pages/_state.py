@@ -150,7 +150,7 @@ def set_data(df: pd.DataFrame, name: str) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _read_table_cached(path: str) -> pd.DataFrame:
-    from dpcore.io import read_table
+    from dpcore.data.io import read_table
 
     return read_table(path)
 
@@ -160,8 +160,8 @@ def load_demo(name: str) -> None:
 
 
 def read_upload(data: bytes, name: str) -> pd.DataFrame:
-    """Parse an uploaded file with dpcore.io (raises InputError with a remedy)."""
-    from dpcore.io import read_bytes
+    """Parse an uploaded file with dpcore.data.io (raises InputError with a remedy)."""
+    from dpcore.data.io import read_bytes
 
     return read_bytes(data, name)
 
@@ -171,8 +171,8 @@ def work_df() -> pd.DataFrame:
     df = s["raw_df"]
     drop = [c for c in s.get("drop_cols", []) if c in df.columns]
     df = df.drop(columns=drop) if drop else df
-    if s.get("recodes"):  # the domain editor's explicit renames and merges (dpcore.domain_edit)
-        from dpcore.domain_edit import apply_recodes
+    if s.get("recodes"):  # the domain editor's explicit renames and merges (dpcore.data.editing)
+        from dpcore.data.editing import apply_recodes
 
         df = apply_recodes(df, s["recodes"])
     return df
@@ -182,7 +182,7 @@ def work_key() -> str:
     s = st.session_state
     key = f"{s['data_key']}|{','.join(sorted(s.get('drop_cols', [])))}"
     if s.get("recodes"):
-        from dpcore.domain_edit import recodes_to_json
+        from dpcore.data.editing import recodes_to_json
 
         key += "|" + hashlib.sha256(recodes_to_json(s["recodes"]).encode()).hexdigest()[:12]
     return key
@@ -227,7 +227,10 @@ def current_domain() -> dpcore.Domain:
             _infer_domain_json(df, work_key(), json.dumps(s.get("numeric", {}), sort_keys=True)), declared=False
         )
     if s.get("domain_confirmed"):
-        dom = dom.declared()
+        if dom.not_public:  # edges read from the data can never be declared (a confirmation saved before this rule)
+            s["domain_confirmed"] = False
+        else:
+            dom = dom.declared()
     err = _check_domain(df, work_key(), dom.to_json())
     if err:
         raise dpcore.DomainError(err)
@@ -415,8 +418,10 @@ def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, set
 
     df = work_df()
     opts = dict(opts, **dp_bins_options(dom))
+    name, fp = st.session_state.get("data_name"), st.session_state.get("table_fp")
     return _workspace.recorded_release(
-        lambda: dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom, **opts),
+        lambda: dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom,
+                                  **opts).for_table(name, fp),
         method, epsilon, opts.get("neighbours", "add_remove"))
 
 

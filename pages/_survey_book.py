@@ -1,7 +1,7 @@
 """The Survey page's releases through the workspace's budget book (dpcore.survey.book).
 
 Each tab names the table its release reads (a bundled demo file or an upload); it is
-fingerprinted as the workspace fingerprints tables (dpcore.workspace.table_fingerprint),
+fingerprinted as the workspace fingerprints tables (dpcore.studio.workspace.table_fingerprint),
 registered like the Data page registers tables, and every release is reserved against
 that table's cap before any randomness is drawn. Without a workspace, releases run as before.
 """
@@ -15,7 +15,7 @@ import streamlit as st
 
 from dpcore.errors import DPCoreError
 from dpcore.survey.book import record_survey_release
-from dpcore.workspace import table_fingerprint
+from dpcore.studio.workspace import table_fingerprint
 from pages import _workspace
 
 
@@ -32,7 +32,7 @@ class SurveyTable:
 @st.cache_data(show_spinner=False, max_entries=4)
 def _read_file(path: str, mtime: float) -> tuple[pd.DataFrame, str]:
     """The file as read_table reads it (as the Data page does) and its fingerprint."""
-    from dpcore.io import read_table
+    from dpcore.data.io import read_table
 
     df = read_table(path)
     return df, table_fingerprint(df)

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpcore.datasets import SD2011_LEVELS
+from dpcore.data.datasets import SD2011_LEVELS
+from dpcore.studio.manifest_summary import epsilon_phrase
 from dpcore.survey.book import IMPUTATION
 from pages import _common as ui
 from pages import _survey_book as book
@@ -27,6 +28,12 @@ def render() -> None:
             st.error(f"The SD2011 demo file is missing ({SD2011.name} in assets/); nothing to show.")
             st.stop()
         df = load_sd2011(str(SD2011))
+        loaded = s.get("data_name")
+        st.info(f"This tab reads the **SD2011 survey demo** ({SD2011.name}, {len(df):,} respondents), not the "
+                "table on the Data page"
+                + (f" (“{loaded}”)" if loaded else "")
+                + ": its subpopulation filter (age) and public matching levels are SD2011's codebook. Its releases "
+                  f"are charged to the budget book of {SD2011_NAME}.", icon=":material/dataset:")
         numeric_missing = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and df[c].isna().any()]
         candidates = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
         session.keep_if_valid("sv_target", numeric_missing)  # a saved choice comes back only if still offered
@@ -48,7 +55,7 @@ def render() -> None:
             "k (donors)", min_value=1, max_value=20, value=1, step=1, key="sv_k",
             help="Number of donors per missing value. A larger k spreads each donor's influence but a donor can "
                  "serve more donees; the smooth sensitivity reflects the actual worst case."))
-        c1, c2, c3 = st.columns([1, 1, 2])
+        c1, c2, c3 = st.columns([1.5, 0.8, 2])  # the rule names need ~210 px at 1280
         rule_opts = ["copy"] if k == 1 else ["mean", "majority"]
         if s.get("sv_rule") not in rule_opts:
             s["sv_rule"] = rule_opts[0]
@@ -62,7 +69,7 @@ def render() -> None:
                          help="Which respondents the estimate is about. The filter uses age only (never the "
                               "imputed target), so whether someone is in it does not depend on another "
                               "person's record.")
-        c1, c2, c3, c4 = st.columns(4)
+        c1, c2, c3, c4 = st.columns([1, 1, 1, 1.4])  # room for "Subpopulation size is public"
         lo = c1.number_input("Lower bound", value=0.0, step=100.0, key="sv_lo",
                              help="Public lower bound of the target. Values are clipped into [lower, upper] before "
                                   "the release; choose the bounds without looking at the data — they set how much "
@@ -122,7 +129,7 @@ def render() -> None:
         levels_json = json.dumps(levels, sort_keys=True)
         key = json.dumps([target, match, k, rule, query, list(ages), lo, hi, threshold, public_size, eps, method],
                          default=str)
-        clicked = st.button(f"Compute release (spends ε = {eps:g})", type="primary", disabled=bool(problems),
+        clicked = st.button(f"Compute release (spends ε {epsilon_phrase(eps)})", type="primary", disabled=bool(problems),
                             key="sv_go", help="Imputes (cached, spends nothing) and releases the estimate with "
                                               "fresh noise. Every click spends ε again.")
         table = book.demo_table(SD2011, SD2011_NAME)

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 import streamlit as st
 
+from dpcore.studio.manifest_summary import epsilon_phrase
 from dpcore.survey.book import POSTSTRAT
 from pages import _common as ui
 from pages import _survey_book as book
@@ -192,7 +193,7 @@ def render() -> None:
         eps_select = float(e1) if multi else None
         eps_table = float(e2) if len(cols) >= 2 else None
         ps_problems = []
-        from dpcore.budget import check_epsilon
+        from dpcore.privacy.ledger import check_epsilon
         from dpcore.errors import DPCoreError
         from dpcore.survey import check_gamma
         from dpcore.survey.poststrat import check_weight_range
@@ -219,7 +220,7 @@ def render() -> None:
         ps_key = json.dumps([source, cols, {c: list(v) for c, v in cands.items()}, query_label, eps_select,
                              eps_table, e3, gamma, g_lo, g_hi, weights, int(mask.sum()),
                              totals_df.to_csv(index=False)], default=str)
-        ps_clicked = st.button(f"Compute release (spends ε = {total_eps:g})", type="primary",
+        ps_clicked = st.button(f"Compute release (spends ε {epsilon_phrase(total_eps)})", type="primary",
                                disabled=bool(ps_problems), key="ps_go",
                                help="Chooses bins, rakes, and releases the weighted count with fresh noise. Every "
                                     "click spends ε₁ + ε₂ + ε₃ again.")

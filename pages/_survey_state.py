@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.datasets import CPS_POSTSTRAT_AGE_LEVELS
+from dpcore.data.datasets import CPS_POSTSTRAT_AGE_LEVELS
 from pages import _common as ui
 
 LN2 = math.log(2.0)
@@ -21,7 +21,7 @@ SD2011 = ui.ASSETS / "sd2011.csv"
 #: the weighted CPS sample of the post-stratification demo, bundled (provenance: assets/README.md)
 CPS_WEIGHTED = ui.ASSETS / "cps_vrs_weighted.csv"
 
-#: ordinal matching attributes; their public levels (lowest first) are dpcore.datasets.SD2011_LEVELS
+#: ordinal matching attributes; their public levels (lowest first) are dpcore.data.datasets.SD2011_LEVELS
 ORDINAL = ("agegr", "edu", "placesize")
 DEFAULT_MATCH = ["sex", "agegr", "edu", "socprof", "placesize"]
 
@@ -40,7 +40,7 @@ IMPUTE_RULES = {"copy": "copy the nearest donor (k = 1)", "mean": "mean of the k
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def load_sd2011(path: str) -> pd.DataFrame:
-    from dpcore.io import read_table
+    from dpcore.data.io import read_table
 
     return read_table(path)
 
@@ -168,9 +168,9 @@ PS_OUTCOMES = {"YES": "voted (turnout = YES)", "NO": "did not vote (turnout = NO
 
 @st.cache_data(show_spinner=False, max_entries=2)
 def load_cps_poststrat(path: str) -> tuple[pd.DataFrame, dict]:
-    """The CPS demo sample for post-stratification and its row counts (dpcore.datasets.cps_poststrat_sample)."""
-    from dpcore.datasets import cps_poststrat_sample
-    from dpcore.io import read_table
+    """The CPS demo sample for post-stratification and its row counts (dpcore.data.datasets.cps_poststrat_sample)."""
+    from dpcore.data.datasets import cps_poststrat_sample
+    from dpcore.data.io import read_table
 
     return cps_poststrat_sample(read_table(path))
 

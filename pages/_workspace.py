@@ -1,4 +1,4 @@
-"""Glue between a browser session and the curator's workspace on disk (dpcore.workspace).
+"""Glue between a browser session and the curator's workspace on disk (dpcore.studio.workspace).
 
 A Streamlit session is new on every reload, so the workspace id travels in the URL
 (``?ws=<id>``) and the workspace lives in ``$DPSTUDIO_WORKSPACE/<id>/``. A session without
@@ -18,9 +18,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpcore.domain_edit import recodes_from_json, recodes_to_json
+from dpcore.data.editing import recodes_from_json, recodes_to_json
 from dpcore.errors import DPCoreError
-from dpcore.workspace import ENV_VAR, Workspace, check_workspace_id, new_workspace_id, root_folder, table_fingerprint
+from dpcore.studio.workspace import ENV_VAR, Workspace, check_workspace_id, new_workspace_id, root_folder, table_fingerprint
 from pages import _state as state
 from pages import _survey_session
 

@@ -6,6 +6,7 @@ download its own browser here), headless with ``--no-sandbox``.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -55,6 +56,30 @@ def start_streamlit(log, **env: str) -> tuple[subprocess.Popen, str]:
             time.sleep(0.3)
     stop(proc)
     raise RuntimeError("streamlit did not become healthy within 60 s")
+
+
+@contextlib.contextmanager
+def app_server(workspace_root: Path, log_name: str):
+    """``streamlit run app.py`` with its workspaces in ``workspace_root`` and its output in
+    tests/artifacts/``log_name``; yields the url and stops the app afterwards."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with open(ARTIFACTS / log_name, "w") as log:
+        proc, url = start_streamlit(log, DPSTUDIO_WORKSPACE=str(workspace_root))
+        try:
+            yield url
+        finally:
+            stop(proc)
+
+
+def open_app(playwright, url: str, width: int, height: int, timeout_ms: int, **context_options):
+    """Headless Chromium with one context (``width`` × ``height``) and one page at ``url``:
+    ``(browser, context, page)``; the caller closes the browser."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+    context = browser.new_context(viewport={"width": width, "height": height}, **context_options)
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    page.goto(url)
+    return browser, context, page
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-# The app's workspaces (dpcore.workspace) go to a throw-away folder, never the repo's .dpstudio/.
+# The app's workspaces (dpcore.studio.workspace) go to a throw-away folder, never the repo's .dpstudio/.
 _WORKSPACES = tempfile.mkdtemp(prefix="dpstudio-test-")
 os.environ["DPSTUDIO_WORKSPACE"] = _WORKSPACES
 atexit.register(shutil.rmtree, _WORKSPACES, True)

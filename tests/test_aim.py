@@ -10,7 +10,7 @@ import pytest
 
 import dpcore
 from dpcore.errors import OptionError
-from dpcore.margin_measurements import margin_counts
+from dpcore.measure.margins import margin_counts
 from dpcore.synthesizers import aim as A
 
 SHAPE = (2, 2, 3)
@@ -210,7 +210,7 @@ def test_preview_states_margins_and_noise_before_any_budget():
 def test_cli_release_and_preview_with_aim_options(tmp_path, capsys):
     import json
 
-    from dpcore.cli import main
+    from dpcore.cli.commands import main
     df = _table(300, 6)
     src = tmp_path / "t.csv"
     df.to_csv(src, index=False)
@@ -250,9 +250,9 @@ def test_preview_round_count_matches_a_release_without_annealing(monkeypatch):
 
 
 def test_workload_is_read_like_ipf_margins_and_a_repeated_margin_is_refused():
-    """AIM's workload and ipf's margins share one parser (dpcore.margin_spec): the same
+    """AIM's workload and ipf's margins share one parser (dpcore.measure.margin_spec): the same
     spellings give the same groups, and a margin listed twice is an error, not dropped."""
-    from dpcore.margin_spec import parse_margin_groups
+    from dpcore.measure.margin_spec import parse_margin_groups
     from dpcore.synthesizers import ipf as I
 
     dom = dpcore.infer_domain(pd.DataFrame({c: ["0", "1"] for c in "abcd"})).declared()

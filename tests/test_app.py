@@ -358,7 +358,7 @@ def test_tradeoffs_without_sweep_says_measure_unavailable(monkeypatch):
 
 
 def test_cps_voter_extract_matches_the_bundled_asset():
-    from dpcore.datasets import CPS_VOTER_VARIABLES, cps_voter_extract, default_cps_path
+    from dpcore.data.datasets import CPS_VOTER_VARIABLES, cps_voter_extract, default_cps_path
 
     src = default_cps_path()  # the full cpsvote sample, if $DPCORE_CPS_VRS names it (not bundled)
     asset = pd.read_csv(ROOT / "assets" / "cps_voters.csv")

@@ -146,8 +146,13 @@ def test_the_public_name_check_can_fail(tmp_path):
 
 
 def test_synthesizers_depend_on_the_shared_module_never_on_each_other():
-    """Cell sampling and size limits live in dpcore.cells; no method imports another."""
-    methods = {p.stem for p in (PKG / "synthesizers").glob("*.py")} - {"__init__", "options"}
+    """Cell sampling and size limits live in dpcore.synthesizers.cells; no method imports another.
+    The methods are the modules whose ``run_set`` the registry holds (not the shared modules
+    beside them: options, cells, hierarchy, empty_share)."""
+    from dpcore.synthesizers import REGISTRY
+
+    methods = {m.run_set.__module__.rpartition(".")[2] for m in REGISTRY.values()}
+    assert {"steps", "flat_laplace", "ipf", "privbayes", "aim", "mst"} <= methods
     bad = []
     for name in sorted(methods):
         for mod, names in _imports(PKG / "synthesizers" / f"{name}.py"):
@@ -158,11 +163,45 @@ def test_synthesizers_depend_on_the_shared_module_never_on_each_other():
 
 def test_comparators_do_not_import_the_steps_hierarchy():
     """[docs-architecture]: ipf, flat Laplace and PrivBayes once took draw_cells from steps.py and
-    DEFAULT_MAX_CELLS from hierarchy.py; what they share now lives in dpcore.cells."""
+    DEFAULT_MAX_CELLS from hierarchy.py; what they share now lives in dpcore.synthesizers.cells."""
     bad = []
     for name in ("flat_laplace", "ipf", "privbayes"):
         for mod, names in _imports(PKG / "synthesizers" / f"{name}.py"):
-            if mod in ("dpcore.hierarchy", "dpcore.synthesizers.steps") or (
+            if mod in ("dpcore.synthesizers.hierarchy", "dpcore.synthesizers.steps") or (
                     mod in ("dpcore", "dpcore.synthesizers") and {"hierarchy", "steps"} & set(names)):
                 bad.append(f"{name} imports {mod} {names}")
     assert not bad, bad
+
+
+def _calls(path: Path, attrs: set[str]) -> list[str]:
+    """``x.attr(...)`` calls in a file for attr in ``attrs``, and constructions ``Charge(...)``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in attrs:
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno} .{f.attr}(")
+            elif isinstance(f, ast.Name) and f.id == "Charge":
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno} Charge(")
+    return out
+
+
+def test_only_the_privacy_layer_writes_ledger_charges():
+    """[architecture]: drawing noise and paying for it are one call of dpcore.privacy.measurement;
+    nothing else records a charge (groups, which spend nothing, may be made anywhere)."""
+    files = [p for p in PKG.rglob("*.py") if "privacy" not in p.relative_to(PKG).parts]
+    files += [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    bad = [c for p in files for c in _calls(p, {"_record", "spend", "charge"})]
+    assert not bad, bad
+
+
+def test_the_ledger_writer_check_can_fail(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def g(ledger, c):\n    ledger._record(c)\n    ledger.spend(1)\n    Charge(label='x')\n", encoding="utf-8")
+    ROOT_ = ROOT
+    try:
+        globals()["ROOT"] = tmp_path
+        assert len(_calls(f, {"_record", "spend", "charge"})) == 3
+    finally:
+        globals()["ROOT"] = ROOT_

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto,  # noqa: F401
-                                   no_exception, settle, start_streamlit, stop, type_epsilon)
+                                   no_exception, open_app, settle, start_streamlit, stop, type_epsilon)
 
 pytestmark = [NEEDS_CHROMIUM]
 
@@ -41,11 +41,7 @@ def server():
 @pytest.fixture(scope="module")
 def page(server):
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 1500, "height": 1000}, accept_downloads=True)
-        pg = context.new_page()
-        pg.set_default_timeout(TIMEOUT_MS)
-        pg.goto(server)
+        browser, context, pg = open_app(p, server, 1500, 1000, TIMEOUT_MS, accept_downloads=True)
         pg.wait_for_selector('[data-testid="stSidebarNavLink"]')
         yield pg
         context.close()

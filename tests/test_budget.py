@@ -15,10 +15,13 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.budget import Ledger, allocate_budget, layer_weights
+from dpcore.privacy.ledger import BudgetExceededError, Charge, Ledger
+from dpcore.privacy.measurement import Measurement
+from dpcore.privacy.mechanisms import DiscreteLaplace
+from dpcore.synthesizers.allocation import allocate_budget, layer_weights
 from dpcore.errors import OptionError
-from dpcore.neighbours import DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS
-from dpcore.selection import sensitivity
+from dpcore.privacy.neighbours import DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS
+from dpcore.measure.selection import sensitivity
 
 # ----------------------------------------------------------------------------------------
 # a small random table: 300 rows, 4 attributes with 2-4 levels (declared public)
@@ -347,8 +350,8 @@ def test_r_rules_through_synthesize(table, domain):
 # the Ledger itself
 # ----------------------------------------------------------------------------------------
 def _charge(led, eps, label="x"):
-    return led.charge(label=label, epsilon=eps, mechanism="m", sensitivity=1.0, scale=1 / eps if eps else 0.0,
-                      subset="s")
+    return led._record(Charge(label=label, epsilon=eps, mechanism="m", sensitivity=1.0, scale=1 / eps if eps else 0.0,
+                              subset="s"))
 
 
 def test_ledger_sequential_and_parallel_composition():
@@ -377,3 +380,61 @@ def test_ledger_refuses_bad_charges():
             _charge(led, bad)
     with pytest.raises(ValueError):
         Ledger("x", composition="advanced")
+
+
+# ----------------------------------------------------------------------------------------
+# the odometer: a cap refuses before any noise is drawn
+# ----------------------------------------------------------------------------------------
+class _CountingRng:
+    """A Generator stand-in that fails the test if anything draws from it."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"noise was drawn ({name}) after the cap refused")
+
+
+def test_a_capped_ledger_refuses_a_charge_before_the_mechanism_draws():
+    led = Ledger("release", cap=1.0)
+    q = Measurement("counts", DiscreteLaplace.calibrate(0.6), 1.0, "all", "add/remove one record")
+    rng = np.random.default_rng(0)
+    q.release(led.group("set 1"), np.arange(5), rng)
+    assert led.epsilon == pytest.approx(0.6) and led.remaining == pytest.approx(0.4)
+    with pytest.raises(BudgetExceededError, match="past its cap ε = 1"):
+        q.release(led.group("set 2"), np.arange(5), _CountingRng())
+    assert led.epsilon == pytest.approx(0.6)  # the refused charge left no trace
+    # parallel groups cost their max: a second disjoint charge at the same ε fits
+    par = Ledger("release", cap=1.0).group("cells", "parallel")
+    for _ in range(3):
+        Measurement("c", DiscreteLaplace.calibrate(1.0), 1.0, "cell", "x").release(par, np.zeros(2, int), rng)
+    assert par.root.epsilon == pytest.approx(1.0)
+
+
+def test_the_cap_holds_for_groups_and_attached_ledgers():
+    led = Ledger("book", cap=0.5)
+    other = Ledger("survey part")
+    _charge(other, 0.4)
+    led.attach(other)
+    with pytest.raises(BudgetExceededError):
+        _charge(other.group("more"), 0.2)  # the attached ledger now answers to the book's cap
+    with pytest.raises(BudgetExceededError):
+        led.attach(Ledger("x", children=[Charge("y", 0.2, "m", 1.0, 5.0, "s")]))
+    assert led.epsilon == pytest.approx(0.4)
+
+
+def test_a_release_whose_method_would_overspend_is_refused_before_noise(monkeypatch):
+    """The release's ledger is capped at its ε: a method that charged more than its share would
+    be stopped at the charge, not found out after the noise."""
+    from dpcore.synthesizers import flat_laplace
+
+    real = flat_laplace.synthesize_set
+    draws = []
+
+    def greedy(X, domain, opts, eps, rng, ledger, set_label, ctx):
+        draws.append(eps)
+        return real(X, domain, opts, eps * 1.5, rng, ledger, set_label, ctx)  # spends more than it was given
+
+    monkeypatch.setattr(flat_laplace, "synthesize_set", greedy)
+    table = pd.DataFrame({"a": list("xyxy"), "b": list("ppqq")})
+    dom = dpcore.infer_domain(table).declared()
+    with pytest.raises(BudgetExceededError):
+        dpcore.synthesize(table, "flat_laplace", 1.0, seed=0, domain=dom, neighbours="replace")
+    assert draws  # the method ran and was refused at its charge

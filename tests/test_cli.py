@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore import domain as dpcore_domain
+from dpcore.data import domain as dpcore_domain
 
-from dpcore.cli import main
-from dpcore.datasets import load_sd2011, sd2011_extract
+from dpcore.cli.commands import main
+from dpcore.data.datasets import load_sd2011, sd2011_extract
 
 ROOT = Path(__file__).resolve().parents[1]
 

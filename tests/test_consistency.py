@@ -1,10 +1,10 @@
-"""Tests for dpcore.consistency against dense reference solutions (docs/methods/steps.md)."""
+"""Tests for dpcore.estimate.consistency against dense reference solutions (docs/methods/steps.md)."""
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpcore.consistency import (
+from dpcore.estimate.consistency import (
     gls_bottom_up,
     make_consistent,
     posterior_variances,

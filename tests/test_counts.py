@@ -1,12 +1,13 @@
-"""dpcore.counts: the sparse count table, including domains beyond 2^63 cells."""
+"""dpcore.counting.count_table: the sparse count table, including domains beyond 2^63 cells."""
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.counts import CountTable, cell_keys, count_table, fits_int64
-from dpcore.domain import infer_domain
+from dpcore.counting.count_table import CountTable, cell_keys, fits_int64
+from dpcore.counting.engines import count_table
+from dpcore.data.domain import infer_domain
 from dpcore.errors import OptionError
 
 

@@ -1,4 +1,4 @@
-"""Tests for dpcore.datasets: SD2011 and the S3/S5/S7 extracts of Raab (2022)."""
+"""Tests for dpcore.data.datasets: SD2011 and the S3/S5/S7 extracts of Raab (2022)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.datasets import EXTRACT_VARIABLES, load_sd2011, sd2011_extract
+from dpcore.data.datasets import EXTRACT_VARIABLES, load_sd2011, sd2011_extract
 from dpcore.metrics import disclosure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -159,14 +159,14 @@ def test_bundled_files_match_the_checksums_in_assets_readme():
 
 def test_cps_voter_wide():
     """≥ 16 categorical attributes, missing as a level, > 10^12 cells; same rows as the extract."""
-    from dpcore.datasets import CPS_WIDE_VARIABLES, cps_voter_extract, cps_voter_wide, default_cps_path, load_cps_vrs
+    from dpcore.data.datasets import CPS_WIDE_VARIABLES, cps_voter_extract, cps_voter_wide, default_cps_path, load_cps_vrs
 
     if default_cps_path() is None or not default_cps_path().exists():
         pytest.skip("needs the full cpsvote sample (not bundled): set DPCORE_CPS_VRS to cps_vrs_10k.csv")
     raw = load_cps_vrs()
     wide = cps_voter_wide(raw)
     ext = cps_voter_extract(raw)
-    assert list(wide.columns) == list(dpcore.datasets.CPS_WIDE_VARIABLES) and len(CPS_WIDE_VARIABLES) >= 16
+    assert list(wide.columns) == list(dpcore.data.datasets.CPS_WIDE_VARIABLES) and len(CPS_WIDE_VARIABLES) >= 16
     assert len(wide) == len(ext) == 6231
     assert (wide["agegr"].fillna("NA") == ext["agegr"].fillna("NA")).all()
     assert wide["state"].nunique() == 51 and wide["education"].nunique() == 16 and wide["race"].nunique() == 5
@@ -177,10 +177,10 @@ def test_cps_voter_wide():
 
 def test_cps_voter_wide_is_a_wide_categorical_table():
     """[wide-tables]: the bundled development table (assets/cps_voter_wide.csv, built by
-    dpcore.datasets.cps_voter_wide from the cpsvote sample) has ≥ 16 attributes and more
+    dpcore.data.datasets.cps_voter_wide from the cpsvote sample) has ≥ 16 attributes and more
     than 10^12 cells; missing is a level."""
-    from dpcore.datasets import CPS_WIDE_VARIABLES
-    from dpcore.io import read_table
+    from dpcore.data.datasets import CPS_WIDE_VARIABLES
+    from dpcore.data.io import read_table
 
     w = read_table(ROOT / "assets" / "cps_voter_wide.csv")
     assert list(w.columns) == list(CPS_WIDE_VARIABLES) and len(CPS_WIDE_VARIABLES) >= 16
@@ -194,7 +194,7 @@ def test_flat_laplace_preview_predicts_the_share_from_empty_cells():
     releases on S7 within 3 percentage points (3 seeds); above 50% it warns in plain words."""
     import numpy as np
 
-    from dpcore.io import read_table
+    from dpcore.data.io import read_table
 
     s7 = read_table(ROOT / "assets" / "sd2011_s7.csv")
     dom = dpcore.infer_domain(s7).declared()
@@ -214,10 +214,10 @@ def test_flat_laplace_preview_predicts_the_share_from_empty_cells():
 
 def test_bundled_cps_tables_are_read_by_name_and_a_wrong_name_is_one_line():
     """bench/ and the docs use the bundled CPS copies when the full sample is not configured."""
-    from dpcore.datasets import bundled_cps_table
+    from dpcore.data.datasets import bundled_cps_table
 
     wide, voters = bundled_cps_table("wide"), bundled_cps_table("voters")
     assert wide.shape == (6231, 22) and voters.shape == (6231, 10)
-    assert list(wide.columns) == list(dpcore.datasets.CPS_WIDE_VARIABLES)
+    assert list(wide.columns) == list(dpcore.data.datasets.CPS_WIDE_VARIABLES)
     with pytest.raises(dpcore.OptionError, match="one of wide, voters"):
         bundled_cps_table("narrow")

@@ -1,4 +1,4 @@
-"""The junction-tree model behind ipf (wide tables), AIM and MST (dpcore.decomposable_model): its
+"""The junction-tree model behind ipf (wide tables), AIM and MST (dpcore.estimate.junction_tree): its
 junction trees, its IPF equals dense IPF on small tables, its marginals on sets no clique covers are
 exact, and its samples follow it. ipf's use of it (margins in ipf's order, the dense iterates) is
 tested in tests/test_ipf_wide.py."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.decomposable_model import DecomposableModel, JunctionTree, model_cells, project_simplex
+from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, model_cells, project_simplex
 
 SHAPE = (2, 3, 2, 4, 3)
 
@@ -92,7 +92,7 @@ def test_simplex_projection():
 
 
 def test_reconcile_nested_combines_by_inverse_variance_and_keeps_consistent_tables():
-    from dpcore.decomposable_model import reconcile_nested
+    from dpcore.estimate.junction_tree import reconcile_nested
     shape = (2, 3)
     rng = np.random.default_rng(5)
     pair = rng.uniform(0, 10, shape)

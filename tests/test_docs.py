@@ -114,9 +114,9 @@ def test_readme_names_only_files_in_the_repository():
 
 
 def test_the_reference_checker_can_fail():
-    after_fence = "```\nx = `a`\n```\n| `dpcore/cells.py` | `pages/_gone.py` |"
-    assert CODE.findall(FENCE.sub("", after_fence)) == ["dpcore/cells.py", "pages/_gone.py"]
-    assert not _resolves_dotted("dpcore.mechanisms.NoSuchThing")
+    after_fence = "```\nx = `a`\n```\n| `dpcore/synthesizers/cells.py` | `pages/_gone.py` |"
+    assert CODE.findall(FENCE.sub("", after_fence)) == ["dpcore/synthesizers/cells.py", "pages/_gone.py"]
+    assert not _resolves_dotted("dpcore.privacy.mechanisms.NoSuchThing")
     assert not _resolves_path("dpcore/no_such_module.py")
     assert not _resolves_path("tests/test_selection.py::no_such_test")
     assert _resolves_path("tests/test_selection.py::test_paper_aic_sensitivity_of_two_is_violated")

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.domain import DECLARED, INFERRED, NA_LEVEL, Attribute, Domain, infer_domain, numeric_attribute
+from dpcore.data.domain import DECLARED, INFERRED, NA_LEVEL, Attribute, Domain, infer_domain, numeric_attribute
 from dpcore.errors import DomainError, DPCoreError, InputError
 
 
@@ -76,7 +76,7 @@ def test_domain_file_load_honours_its_source(tmp_path, table):
 
 
 def test_declared_changes_only_the_source(table):
-    dom = infer_domain(table)
+    dom = infer_domain(table, numeric=NUMERIC)
     dec = dom.declared()
     assert dec.source == DECLARED and dec.attributes == dom.attributes
     assert dom.source == INFERRED  # immutable: the original is unchanged
@@ -158,8 +158,10 @@ def test_equal_width_bounds():
     vals = att.decode(codes, np.random.default_rng(0))
     np.testing.assert_array_equal(att.encode(vals), codes)
     assert vals.dtype == df["x"].dtype
-    # explicit edges give the same attribute
-    assert infer_domain(df, numeric={"x": [0, 25, 50, 75, 100]})["x"] == att
+    # explicit edges give the same bins; only the recorded origin differs
+    edges = infer_domain(df, numeric={"x": [0, 25, 50, 75, 100]})["x"]
+    assert edges.edges == att.edges and edges.labels == att.labels
+    assert (att.origin, edges.origin) == ("public_bounds", "declared")
 
 
 def test_integer_numeric_decodes_to_integers_in_the_bin():

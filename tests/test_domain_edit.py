@@ -1,4 +1,4 @@
-"""Domain editing (dpcore.domain_edit): renames and merges are explicit recodes, added levels
+"""Domain editing (dpcore.data.editing): renames and merges are explicit recodes, added levels
 and NA handling change the domain only, edits are validated with one-line errors, and the
 data are never altered in place."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.domain import DECLARED, INFERRED
-from dpcore.domain_edit import (NA_LEVEL_CHOICE, NA_NONE_CHOICE, NA_RECODE_CHOICE, Recode, apply_edges_table,
+from dpcore.data.domain import DECLARED, INFERRED
+from dpcore.data.editing import (NA_LEVEL_CHOICE, NA_NONE_CHOICE, NA_RECODE_CHOICE, Recode, apply_edges_table,
                                 apply_level_table, apply_recodes, check_edit, edges_table, edit_summary, level_table,
                                 recodes_from_json, recodes_to_json, replace_attribute)
 from dpcore.errors import DomainError

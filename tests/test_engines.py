@@ -16,14 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpcore
-from dpcore import cli
-from dpcore.counts import count_table
-from dpcore.domain import Domain, infer_domain, numeric_attribute
-from dpcore.engines import duckdb_counts, synthesize_file
-from dpcore.engines.long_output import write_sets
-from dpcore.engines.on_engine import expand_records
+from dpcore.cli import commands as cli
+from dpcore.counting.engines import count_table
+from dpcore.data.domain import Domain, infer_domain, numeric_attribute
+from dpcore.counting import duckdb_engine as duckdb_counts
+from dpcore.output import synthesize_file
+from dpcore.output.chunks import write_sets
+from dpcore.counting.on_engine import expand_records
 from dpcore.errors import DomainError, InputError, OptionError
-from dpcore.io import read_table
+from dpcore.data.io import read_table
 
 METHODS = ("steps", "uh_random", "steps_lesda", "flat_laplace", "ipf", "privbayes")
 
@@ -41,8 +42,14 @@ def random_table(seed: int, n: int = 400) -> pd.DataFrame:
     })
 
 
+def body(manifest: dict) -> dict:
+    """The manifest without its summary (which holds the release's creation time)."""
+    return {k: v for k, v in manifest.items() if k != "summary"}
+
+
 def declared_domain(df_read: pd.DataFrame) -> Domain:
-    dom = infer_domain(df_read, numeric={"age": [0, 18, 65, 100]})
+    # ratio gets public bounds: bins over its own min and max could not be declared
+    dom = infer_domain(df_read, numeric={"age": [0, 18, 65, 100], "ratio": {"bounds": [-20, 20], "bins": 10}})
     attrs = list(dom.attributes)
     # a declared level that the data never shows (an empty cell everywhere)
     i = dom.names.index("code")
@@ -98,8 +105,9 @@ def test_releases_identical_for_every_method(table, tmp_path):
             out = tmp_path / f"{method}-{fmt}"
             got = synthesize_file(source, out, method, 1.0, sets=2, seed=11, domain=dom, engine="duckdb",
                                   format=fmt, chunk_rows=97)
-            assert got.manifest() == rel.manifest(), method
-            assert json.loads((out / "manifest.json").read_text()) == json.loads(rel.manifest_json())
+            assert body(got.manifest()) == body(rel.manifest()), method
+            assert body(json.loads((out / "manifest.json").read_text())) == body(json.loads(rel.manifest_json()))
+            assert got.manifest()["summary"]["table"] == source.name  # the file the release read
             for frame, path in zip(rel.sets, got.sets):
                 if fmt == "csv":
                     assert path.read_text() == frame.to_csv(index=False), (method, path)
@@ -220,13 +228,15 @@ def test_cli_duckdb_parquet_matches_pandas(table, tmp_path, capsys):
         assert (tmp_path / "b" / f"synthetic_{i}.csv").read_text() == a
         back = pq.read_table(tmp_path / "c" / f"synthetic_{i}.parquet").to_pandas()
         assert len(back) == a.count("\n") - 1
-    assert (tmp_path / "a" / "manifest.json").read_text() == (tmp_path / "b" / "manifest.json").read_text()
+    manifests = [json.loads((tmp_path / x / "manifest.json").read_text()) for x in "ab"]
+    assert body(manifests[0]) == body(manifests[1])
+    assert manifests[0]["summary"]["table"] == manifests[1]["summary"]["table"] == csv.name
     assert cli.main(["synth", *common, "--out", str(tmp_path / "e"), "--engine", "duckdb", "--memory-limit", "x"]) == 2
     assert "memory-limit" in capsys.readouterr().err
 
 
 def test_server_paths_stay_inside_the_data_folder(tmp_path):
-    from dpcore.engines import server_files
+    from dpcore.data import server_files
 
     data = tmp_path / "data"
     (data / "sub").mkdir(parents=True)
@@ -262,9 +272,20 @@ def test_app_releases_a_table_on_the_server(tmp_path, monkeypatch):
     at.switch_page("pages/1_data.py").run()
     at.selectbox(key="w_srv_table").select("t.csv").run()
     at.button(key="w_srv_infer").click().run()
-    assert not at.error and '"source": "inferred' in at.text_area(key="w_srv_domain").value
+    inferred = at.text_area(key="w_srv_domain").value
+    assert not at.error and '"source": "inferred' in inferred
     at.checkbox(key="w_srv_declared").check().run()
     at.number_input(key="w_srv_seed").set_value(3).run()
+    # 'ratio' is binned over its own min and max: declaring that is refused, nothing is released
+    assert any("'ratio'" in c.value and "cannot be declared" in c.value for c in at.caption)
+    at.button(key="w_srv_release").click().run()
+    assert len(at.error) == 1 and "Not declared: the bin edges of 'ratio'" in at.error[0].value
+    assert not (data / "releases").exists()
+    d = json.loads(inferred)
+    ratio = next(a for a in d["attributes"] if a["name"] == "ratio")
+    assert ratio["origin"] == "data_range"
+    ratio.update(edges=[-20, -5, 0, 5, 20], origin="declared")
+    at.text_area(key="w_srv_domain").input(json.dumps(d)).run()
     at.button(key="w_srv_release").click().run()
     assert not at.error, [e.value for e in at.error]
     out = next((data / "releases").iterdir())
@@ -286,8 +307,9 @@ def test_cli_domain_on_duckdb_matches_pandas(tmp_path, capsys):
 
 def test_privbayes_on_the_count_table_equals_on_records(table):
     """PrivBayes reads the count table (cells weighted by counts): the same scores and release."""
-    from dpcore.budget import Ledger
-    from dpcore.neighbours import Neighbours, ReleaseContext
+    from dpcore.privacy.ledger import Ledger
+    from dpcore.privacy.neighbours import Neighbours
+    from dpcore.privacy.definitions import ReleaseContext
     from dpcore.synthesizers import privbayes
 
     _, _, _, data, dom = table
@@ -306,7 +328,7 @@ def test_privbayes_on_the_count_table_equals_on_records(table):
 
 
 def test_default_engine_is_duckdb_above_the_size_threshold(tmp_path, monkeypatch):
-    from dpcore.engines import file_release
+    from dpcore.output import file_release
 
     p = tmp_path / "t.csv"
     random_table(0).to_csv(p, index=False)
@@ -317,12 +339,12 @@ def test_default_engine_is_duckdb_above_the_size_threshold(tmp_path, monkeypatch
 
 
 def test_numeric_binning_spec_is_read_the_same_in_memory_and_on_duckdb(tmp_path):
-    """One reader of a column's numeric spec (dpcore.domain.numeric_spec_edges) for both paths:
+    """One reader of a column's numeric spec (dpcore.data.domain.numeric_spec_edges) for both paths:
     the same edges, and the same one-line error for a spec without bounds."""
     import pandas as pd
 
-    from dpcore.domain import numeric_spec_edges
-    from dpcore.engines import duckdb_counts
+    from dpcore.data.domain import numeric_spec_edges
+    from dpcore.counting import duckdb_engine as duckdb_counts
 
     df = pd.DataFrame({"x": [1.5, 2.5, 7.0, 9.0], "g": ["a", "b", "a", "b"]})
     path = tmp_path / "t.csv"

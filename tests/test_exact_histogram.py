@@ -30,7 +30,7 @@ import pytest
 from scipy import stats
 
 import dpcore.privacy.exact_histogram as E
-from dpcore.mechanisms import _dyadic_scale
+from dpcore.privacy.mechanisms import _dyadic_scale
 
 getcontext().prec = 220
 ALPHA = 1e-3

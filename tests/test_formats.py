@@ -1,4 +1,4 @@
-"""SPSS, Stata, SAS and Excel input (dpcore.io_formats): value labels become levels, numbers
+"""SPSS, Stata, SAS and Excel input (dpcore.data.formats): value labels become levels, numbers
 stay exact, bad files give one clear line.
 
 SAS: pyreadstat cannot write .sas7bdat and no small sample ships with the pinned
@@ -15,7 +15,7 @@ import pytest
 
 import dpcore
 from dpcore.errors import InputError
-from dpcore.io import read_bytes, read_table
+from dpcore.data.io import read_bytes, read_table
 
 pyreadstat = pytest.importorskip("pyreadstat")
 openpyxl = pytest.importorskip("openpyxl")

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.domain import Domain
+from dpcore.data.domain import Domain
 from dpcore.errors import DomainError, InputError, OptionError, ResourceError
-from dpcore.io import read_csv_bytes
+from dpcore.data.io import read_csv_bytes
 
 
 def _domain_json(attr: str) -> str:
@@ -112,7 +112,7 @@ def test_unclosed_quote_message_is_not_mistaken_for_an_internal_error():
 
 
 def test_huge_integral_floats_stay_distinct_levels():
-    from dpcore.domain import _series_keys
+    from dpcore.data.domain import _series_keys
 
     keys = _series_keys(pd.Series([1e300, 1e301, 3.0, 2.5]))
     assert len(set(keys)) == 4 and keys[2] == "3" and keys[3] == "2.5"
@@ -162,7 +162,7 @@ def test_a_domain_that_is_not_a_path_is_refused_not_opened_as_a_file_descriptor(
                                         ("a=0:10:2.5", "bins must be a whole number"),
                                         ("a=0,zz", "must be numbers")])
 def test_cli_domain_numeric_specs_are_one_line_errors(spec, match, tmp_path, capsys):
-    from dpcore.cli import main
+    from dpcore.cli.commands import main
 
     src = tmp_path / "t.csv"
     src.write_text("a,b\n1,x\n2,y\n")
@@ -175,7 +175,7 @@ def test_cli_domain_numeric_specs_are_one_line_errors(spec, match, tmp_path, cap
                                   ["synth", "{src}", "--out", "{tmp}/o", "--private-manifest", "{src}/p.json"],
                                   ["synth", "{src}", "--out", "{tmp}/o", "--private-manifest", "{tmp}"]])
 def test_cli_output_paths_inside_a_file_are_one_line_errors_before_any_release(argv, tmp_path, capsys):
-    from dpcore.cli import main
+    from dpcore.cli.commands import main
 
     src = tmp_path / "t.csv"
     src.write_text("a,b\nx,u\ny,v\nx,v\n")
@@ -187,7 +187,7 @@ def test_cli_output_paths_inside_a_file_are_one_line_errors_before_any_release(a
 
 
 def test_cli_says_which_delimiter_it_read(tmp_path, capsys):
-    from dpcore.cli import main
+    from dpcore.cli.commands import main
 
     src = tmp_path / "t.csv"
     src.write_text("a;b\nx;u\ny;v\nx;v\n")

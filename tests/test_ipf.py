@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.neighbours import Neighbours, ReleaseContext
-from dpcore.budget import Ledger
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.privacy.definitions import ReleaseContext
+from dpcore.privacy.ledger import Ledger
 from dpcore.errors import OptionError
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers import ipf as I
@@ -194,7 +195,7 @@ def test_release_ledger_one_charge_per_margin(table, domain):
         for path, ch in charges:
             assert path.split("/")[1] in ("set 1", "set 2")
             assert ch.epsilon == pytest.approx(eps_sets / m / 3, rel=1e-15)
-            assert ch.sensitivity == hs and ch.mechanism == "laplace" and ch.neighbours == rel.neighbours.label
+            assert ch.sensitivity == hs and ch.mechanism == "laplace (discretised, floating-point safe)" and ch.neighbours == rel.neighbours.label
             # |M|·m·Δ/ε, Raab's M/ε per set at Δ = 1; the safe grid adds at most 2^-16
             assert ch.scale == pytest.approx(hs * 3 * m / eps_sets, rel=1e-4)
             assert ch.parallel_over == cells[ch.label.removeprefix("margin ")]
@@ -208,7 +209,7 @@ def test_default_margins_are_all_two_way_and_ledger_totals(table, domain):
     rel = dpcore.synthesize(table, method="ipf", epsilon=0.7, sets=3, seed=1, domain=domain, noise="discrete_laplace")
     assert rel.ledger.epsilon == pytest.approx(0.7, abs=1e-12)
     assert len(list(rel.ledger.charges())) == 1 + 3 * math.comb(4, 2)  # + the record count
-    assert {c.mechanism for p, c in rel.ledger.charges() if "record count" not in p} == {"discrete_laplace"}
+    assert {c.mechanism for p, c in rel.ledger.charges() if "record count" not in p} == {"discrete_laplace (exact sampler)"}
     diag = rel.diagnostics["per_set"]
     assert len(diag) == 3 and all(d["margins"] == 6 for d in diag)
 

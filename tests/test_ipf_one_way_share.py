@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.cli import main
+from dpcore.cli.commands import main
 from dpcore.errors import OptionError
 from dpcore.synthesizers import ipf as I
 

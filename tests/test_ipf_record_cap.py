@@ -5,8 +5,8 @@ import itertools
 
 import numpy as np
 
-from dpcore.count_rows import margin_counts
-from dpcore.record_fit import fit_records
+from dpcore.counting.rows import margin_counts
+from dpcore.estimate.record_fit import fit_records
 from dpcore.synthesizers import ipf
 
 SHAPE = (3, 4, 2, 5)

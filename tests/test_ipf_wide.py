@@ -1,4 +1,4 @@
-"""``ipf`` at any width (docs/methods/ipf.md): the junction-tree fit (dpcore.decomposable_model,
+"""``ipf`` at any width (docs/methods/ipf.md): the junction-tree fit (dpcore.estimate.junction_tree,
 margins in ipf's order) is the dense fit held as clique tables, forward sampling draws from it, the record fit (GUM) runs where no small
 junction tree exists, and none of them allocates by cells of the full cross-tabulation."""
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.cli import main
-from dpcore.datasets import load_sd2011, sd2011_extract
+from dpcore.cli.commands import main
+from dpcore.data.datasets import load_sd2011, sd2011_extract
 from dpcore.errors import OptionError
-from dpcore.decomposable_model import JunctionTree
+from dpcore.estimate.junction_tree import JunctionTree
 from dpcore.metrics import utility_tables
-from dpcore.record_fit import fit_records
+from dpcore.estimate.record_fit import fit_records
 from dpcore.synthesizers import ipf as I
 
 
@@ -239,7 +239,7 @@ def test_record_fit_is_no_worse_than_the_dense_fit_on_the_cps_extract():
     """The 10-attribute CPS voter extract (748,800 cells), ε = 1, seeds 0–2: the record fit's
     mean two-way S_pMSE is at most 1.15 × the dense fit's (measured: about 0.4 ×). Slow, so
     opt-in; bench/wide_tables.py --utility measures the same over seeds 0–4."""
-    from dpcore.datasets import bundled_cps_table
+    from dpcore.data.datasets import bundled_cps_table
 
     _assert_record_fit_no_worse(bundled_cps_table("voters"))
 
@@ -273,7 +273,7 @@ def test_the_app_releases_ipf_on_a_wide_table():
 
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.io import read_table
+    from dpcore.data.io import read_table
 
     root = Path(__file__).resolve().parents[1]
     at = AppTest.from_file(str(root / "app.py"), default_timeout=120)

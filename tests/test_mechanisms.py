@@ -1,4 +1,4 @@
-"""Tests for dpcore.mechanisms (docs/mechanisms.md).
+"""Tests for dpcore.privacy.mechanisms (docs/mechanisms.md).
 
 Statistical tests use fixed seeds and reject at p <= 0.001; moment tolerances are
 stated next to each check. Reference values are computed independently of the code
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpcore.mechanisms import (
+from dpcore.privacy.mechanisms import (
     DiscreteLaplace,
     GeneralizedCauchy,
     Laplace,
@@ -344,7 +344,7 @@ def test_discrete_laplace_support_is_unbounded_at_large_scale():
 
 @pytest.mark.parametrize("gamma_num,den", [(0, 7), (3, 7), (7, 7), (10, 7), (25, 4), (1, 1)])
 def test_bernoulli_exp_is_exact(gamma_num, den):
-    from dpcore.mechanisms import _bernoulli_exp
+    from dpcore.privacy.mechanisms import _bernoulli_exp
 
     draws = _bernoulli_exp(rng(11), np.full(N, gamma_num, np.int64), den)
     p = math.exp(-gamma_num / den)

@@ -10,7 +10,7 @@ import pytest
 
 import dpcore
 from dpcore.errors import OptionError
-from dpcore.margin_measurements import margin_counts
+from dpcore.measure.margins import margin_counts
 from dpcore.synthesizers import mst as M
 
 SHAPE = (2, 3, 2)
@@ -116,7 +116,7 @@ def test_options_and_preview():
 
 
 def test_cli_release_with_mst(tmp_path, capsys):
-    from dpcore.cli import main
+    from dpcore.cli.commands import main
     df = _chain(200, 3, 4)
     src = tmp_path / "t.csv"
     df.to_csv(src, index=False)

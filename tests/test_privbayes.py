@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore.budget import BOUNDED, Ledger
+from dpcore.privacy.ledger import BOUNDED, Ledger
 from dpcore.errors import OptionError
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers import privbayes as PB

@@ -1,4 +1,4 @@
-"""DP quantile bin edges (dpcore.quantiles): the sampler's law, the utility's sensitivity by
+"""DP quantile bin edges (dpcore.measure.quantiles): the sampler's law, the utility's sensitivity by
 brute force, the ledger of a release with dp_bins, and neighbouring datasets."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from scipy import stats
 
 import dpcore
 from dpcore.errors import OptionError
-from dpcore.quantiles import (RANK_SENSITIVITY, BinSpec, candidate_grid, dp_bin_edges, dp_quantile,
+from dpcore.measure.quantiles import (RANK_SENSITIVITY, BinSpec, candidate_grid, dp_bin_edges, dp_quantile,
                               quantile_probabilities, rank_utility)
 
 DATA = np.array([2.0, 3.5, 3.5, 7.0, 8.25, 9.0, 12.0, 15.5])
@@ -200,7 +200,7 @@ def test_bad_dp_bins_options_are_one_line(kw, match):
 
 
 def test_cli_synth_dp_bins(tmp_path, capsys):
-    from dpcore.cli import main
+    from dpcore.cli.commands import main
 
     df = _table(400)
     src = tmp_path / "t.csv"

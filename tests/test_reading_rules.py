@@ -1,5 +1,5 @@
 """[privacy-audit] reading rules: nothing in a file is silently altered on the way to a
-DP-labelled release (dpcore/io.py states the rules)."""
+DP-labelled release (dpcore/data/io.py states the rules)."""
 import io
 
 import numpy as np
@@ -10,7 +10,7 @@ import pytest
 
 import dpcore
 from dpcore.errors import InputError
-from dpcore.io import read_csv_bytes, read_parquet_bytes
+from dpcore.data.io import read_csv_bytes, read_parquet_bytes
 
 
 def _release_values(df, col, eps=50.0):

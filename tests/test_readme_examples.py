@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcore.cli import build_parser, main
+from dpcore.cli.commands import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

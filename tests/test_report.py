@@ -1,10 +1,11 @@
-"""The release report (dpcore.report): offline HTML, NOT DP banners on raw-data figures,
+"""The release report (dpcore.studio.report): offline HTML, NOT DP banners on raw-data figures,
 a statement that matches the release, a valid PDF, and the CLI subcommand."""
 from __future__ import annotations
 
 import json
 import math
 import re
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.report import (RAW_BANNER, build_report_html, figures_html, find_chromium, html_to_pdf,
-                           release_report_html)
+from dpcore.studio.report import (RAW_BANNER, build_report_html, figures_html, find_chromium, html_to_pdf,
+                                  release_report_html, report_filename)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,8 +144,38 @@ def test_pdf_is_valid_with_the_expected_pages(curator_html, tmp_path, release):
     assert "Privacy statement" in pages[0] and "= 0.7" in pages[0]
     assert any("Privacy budget ledger" in p for p in pages[1:])
     assert any("Method and design" in p for p in pages[1:])
-    flat = [re.sub(r"\s+", " ", p) for p in pages]
-    assert sum("CURATOR-ONLY" in p for p in flat) >= 2  # the banners are printed, not lost
+    flat = [re.sub(r"\s+", " ", unicodedata.normalize("NFKC", p)) for p in pages]  # "ﬁ" ligatures read as "fi"
+    # the header and the footer on EVERY printed page, besides the banners of the figures
+    mark = "CURATOR-ONLY — NOT DP: this report holds figures computed from the raw data"
+    assert all(p.count(mark) >= 2 for p in flat), [p.count(mark) for p in flat]
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="the PDF needs Chromium (make chromium installs it)")
+def test_publishable_pdf_has_no_curator_only_mark(release, tmp_path):
+    pypdf = pytest.importorskip("pypdf")
+    out = html_to_pdf(release_report_html(release, None, generated="test"), tmp_path / "p.pdf")
+    pages = [p.extract_text() or "" for p in pypdf.PdfReader(str(out)).pages]
+    assert len(pages) >= 4 and not any("CURATOR-ONLY" in p for p in pages)
+
+
+def test_curator_only_report_is_marked_and_the_publishable_one_is_not(curator_html, release):
+    assert "<title>CURATOR-ONLY" in curator_html and "<h1>CURATOR-ONLY" in curator_html
+    assert curator_html.count('<div class="curator-mark top"') == curator_html.count('<div class="curator-mark bottom"') == 1
+    public = release_report_html(release, None, generated="test")
+    assert "CURATOR-ONLY" not in public and "curator-mark" not in public.split("</style>")[1]
+    assert report_filename(False) == "release_report.html"
+    assert report_filename(True, "pdf") == "release_report_CURATOR-ONLY_NOT_DP.pdf"
+
+
+def test_cli_refuses_a_curator_only_report_under_a_public_name(tmp_path, table, capsys):
+    from dpcore.cli import main
+
+    src = tmp_path / "t.csv"
+    table.to_csv(src, index=False)
+    for flag in ("--html", "--pdf"):
+        assert main(["report", str(tmp_path), "--original", str(src), flag, str(tmp_path / f"r.{flag[2:]}")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and flag in err and "CURATOR-ONLY" in err
 
 
 def test_pdf_without_chromium_is_a_clear_error(monkeypatch, tmp_path):
@@ -154,7 +185,7 @@ def test_pdf_without_chromium_is_a_clear_error(monkeypatch, tmp_path):
 
 
 def test_cli_report_from_a_release_folder(tmp_path, table, capsys):
-    from dpcore.cli import main
+    from dpcore.cli.commands import main
 
     src = tmp_path / "t.csv"
     table.to_csv(src, index=False)
@@ -164,8 +195,10 @@ def test_cli_report_from_a_release_folder(tmp_path, table, capsys):
     assert main(["synth", str(src), "--out", str(out), "--method", "flat_laplace", "--epsilon", "1.5",
                  "--domain", str(tmp_path / "d.json"), "--sets", "2", "--seed", "2"]) == 0
     assert main(["report", str(out), "--original", str(src)]) == 0
-    text = (out / "report.html").read_text(encoding="utf-8")
+    assert not (out / "report.html").exists()  # a curator-only report is never written under the public name
+    text = (out / "report_CURATOR-ONLY_NOT_DP.html").read_text(encoding="utf-8")
     assert "ε = 1.5" in text and RAW_BANNER in text and _offline_problems(text) == []
+    assert "<title>CURATOR-ONLY" in text
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["epsilon"] == 1.5
     assert main(["report", str(out), "--html", str(tmp_path / "pub.html")]) == 0
@@ -204,9 +237,16 @@ def test_release_page_builds_the_report():
     assert not at.exception, [e.value for e in at.exception]
     rep = at.session_state["_report"]["html"]
     eps = float(at.session_state["cfg"]["epsilon"])
-    assert f"ε = {eps:g}" in rep and RAW_BANNER in rep and _offline_problems(rep) == []
-    labels = [b.label for b in at.get("download_button")] if at.get("download_button") else []
-    assert not labels or any("report" in str(x).lower() for x in labels)
+    # the default is the publishable report: no raw-data figure, no curator-only mark
+    assert f"ε = {eps:g}" in rep and RAW_BANNER not in rep and "CURATOR-ONLY" not in rep
+    assert _offline_problems(rep) == []
+    assert at.checkbox(key="w_report_raw").value is False
+    at.checkbox(key="w_report_raw").check().run()
+    next(b for b in at.button if b.label == "Build the report").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    rep = at.session_state["_report"]["html"]
+    assert RAW_BANNER in rep and rep.count('class="curator-mark') == 2 and "<title>CURATOR-ONLY" in rep
 
 
 def test_dp_edges_are_not_listed_as_public(curator_html):
@@ -221,4 +261,5 @@ def test_inferred_numeric_edges_are_marked_not_dp(table):
     assert dom["age"].kind == "numeric" and dom.inferred
     text = release_report_html(dpcore.synthesize(table, "flat_laplace", 1.0, seed=1, domain=dom))
     rows = [r for r in re.findall(r"<tr>.*?</tr>", text, flags=re.S) if re.search(r"<td>age</td>", r)]
-    assert rows and all("inferred from data (NOT DP)" in r and "declared public" not in r for r in rows), rows
+    assert rows and all("data&#x27;s own min and max" in r and "NOT DP" in r and "declared" not in r
+                        for r in rows), rows

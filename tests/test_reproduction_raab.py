@@ -33,8 +33,8 @@ step 5 allows either) makes the fits slower still. The tolerance is not widened.
 import pytest
 
 import dpcore
-from dpcore.datasets import load_sd2011, sd2011_extract
-from dpcore.domain import infer_domain
+from dpcore.data.datasets import load_sd2011, sd2011_extract
+from dpcore.data.domain import infer_domain
 from dpcore.metrics import disclosure, utility_tables
 
 TOLERANCE = 0.30

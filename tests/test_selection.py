@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpcore.errors import OptionError
-from dpcore.selection import UTILITIES, sensitivity, utility
+from dpcore.measure.selection import UTILITIES, sensitivity, utility
 
 KS = (2, 3, 4)
 MAX_NV = 8
@@ -219,7 +219,7 @@ def test_add_remove_sensitivity_uses_the_public_bound_not_n():
     import pandas as pd
 
     import dpcore
-    from dpcore.neighbours import DEFAULT_MAX_RECORDS
+    from dpcore.privacy.neighbours import DEFAULT_MAX_RECORDS
 
     df = pd.DataFrame({"a": list("xyxy" * 25), "b": list("ppqq" * 25)})
     dom = dpcore.infer_domain(df).declared()

@@ -1,4 +1,4 @@
-"""The sparse leaves (dpcore.sparse_leaves) release the SAME distribution as the dense paths.
+"""The sparse leaves (dpcore.measure.sparse_leaves) release the SAME distribution as the dense paths.
 
 Small tables, where both run: each path is run R times with fixed seeds and the
 distributions of released statistics are compared with two-sample chi-square tests on
@@ -14,12 +14,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore import hierarchy as H
-from dpcore.cells import draw_cells
-from dpcore.consistency import _project_children, make_consistent
-from dpcore.counts import CountTable
-from dpcore.mechanisms import DiscreteLaplace
-from dpcore import sparse_leaves as SL
+from dpcore.synthesizers import hierarchy as H
+from dpcore.synthesizers.cells import draw_cells
+from dpcore.estimate.consistency import _project_children, make_consistent
+from dpcore.counting.count_table import CountTable
+from dpcore.privacy.mechanisms import DiscreteLaplace
+from dpcore.measure import sparse_leaves as SL
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers.steps import layer_measurements
 
 ALPHA = 1e-3
 R = 300
@@ -163,7 +166,8 @@ def test_steps_sparse_matches_dense(order, consistency, synthesis):
     n_out = N - 2
     dense = [_statistics(_dense_steps(tree, X, mechs, n_out, consistency, synthesis, np.random.default_rng(s)),
                          data_cells, SHAPE) for s in range(R)]
-    sparse = [_statistics(SL.steps_release(tree, table, mechs, n_out, consistency, synthesis,
+    layers = layer_measurements(tree, mechs, Neighbours(), "exact integer sampler", sparse=True)
+    sparse = [_statistics(SL.steps_release(tree, table, layers, Ledger("set"), n_out, consistency, synthesis,
                                            np.random.default_rng(10_000 + s)), data_cells, SHAPE) for s in range(R)]
     _compare(dense, sparse)
 
@@ -239,7 +243,7 @@ def test_preview_warns_about_empty_cells():
     import pandas as pd
 
     import dpcore
-    from dpcore.empty_share import flat_empty_share
+    from dpcore.synthesizers.empty_share import flat_empty_share
 
     rng = np.random.default_rng(7)
     wide = pd.DataFrame({f"c{j}": rng.choice(list("abcdefgh"), 100) for j in range(15)})  # 8^15 ≈ 3.5e13 cells

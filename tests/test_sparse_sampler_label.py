@@ -6,7 +6,7 @@
   p > ALPHA = 1e-3, and the same test rejects a scale 15% off (it can fail). The law itself is
   tested with stated power in tests/test_exact_histogram.py.
 * A release that takes the sparse path (a wide table, no threshold patched) names the exact
-  histogram sampler (:data:`dpcore.mechanisms.HISTOGRAM_SAMPLER`) in the ledger charge of the
+  histogram sampler (:data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`) in the ledger charge of the
   leaf layer (STEPS) or of the full table (flat Laplace) and in the published manifest; its DP
   statement, report, command line and app carry no floating-point caveat any more; dense
   releases keep their "exact sampler" labels.
@@ -21,10 +21,10 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore import sparse_leaves as SL
-from dpcore.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace, _dyadic_scale
+from dpcore.measure import sparse_leaves as SL
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace, _dyadic_scale
 from dpcore.privacy.exact_histogram import SAMPLER_NAME
-from dpcore.report import plain_statement
+from dpcore.studio.report import plain_statement
 
 ALPHA = 1e-3
 #: words that belonged to the floating-point caveat and must not come back
@@ -105,7 +105,7 @@ def test_sparse_leaves_draws_its_histogram_through_the_mechanism():
 
 
 def _wide(seed=0, n=300) -> tuple[pd.DataFrame, dpcore.Domain]:
-    """8^6 = 262,144 cells: above dpcore.sparse_leaves.SPARSE_ABOVE, so flat Laplace and the
+    """8^6 = 262,144 cells: above dpcore.measure.sparse_leaves.SPARSE_ABOVE, so flat Laplace and the
     STEPS leaf layer take the sparse path without any patching."""
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({f"c{j}": rng.choice(list("abcdefgh"), n) for j in range(6)})
@@ -133,7 +133,7 @@ def test_the_histogram_sampler_label_names_the_exact_sampler():
 
 
 def test_sparse_flat_laplace_names_the_exact_histogram_sampler_and_states_plain_dp():
-    from dpcore.cli import _dp_line
+    from dpcore.cli.commands import _dp_line
 
     df, dom = _wide()
     rel = dpcore.synthesize(df, method="flat_laplace", epsilon=1.0, seed=1, domain=dom)

@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dpcore.io import read_table  # noqa: E402
-from dpcore.workspace import Workspace, table_fingerprint  # noqa: E402
+from dpcore.data.io import read_table  # noqa: E402
+from dpcore.studio.workspace import Workspace, table_fingerprint  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

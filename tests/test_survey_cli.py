@@ -1,4 +1,4 @@
-"""dpcore.survey.cli: the amplify, impute-release and poststrat-release commands."""
+"""dpcore.cli.survey: the amplify, impute-release and poststrat-release commands."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpcore.errors import DPCoreError, InputError, OptionError
-from dpcore.survey.cli import add_survey_parsers
+from dpcore.cli.survey import add_survey_parsers
 
 
 def run(argv, capsys):
@@ -126,10 +126,10 @@ def test_poststrat_release_errors(survey, capsys, tmp_path):
 def test_survey_releases_on_the_cli_are_charged_to_the_workspace_book(survey, tmp_path, capsys):
     """--workspace: impute-release and poststrat-release are charged to the table's budget book with
     their ledgers' ε, and a release over the cap is refused before anything is drawn."""
-    from dpcore.budget_book import BudgetExceeded
+    from dpcore.studio.budget_book import BudgetExceeded
     from dpcore.survey.book import IMPUTATION, POSTSTRAT
-    from dpcore.workspace import Workspace, table_fingerprint
-    from dpcore.io import read_table
+    from dpcore.studio.workspace import Workspace, table_fingerprint
+    from dpcore.data.io import read_table
 
     d, _ = survey
     ws_dir = tmp_path / "ws"

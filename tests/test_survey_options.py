@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.cli import main
+from dpcore.cli.commands import main
 
 HOSTILE = ["0", "-1", "nan", "inf", "-inf", "1e308", "1e-300", "800", "99999999999999999999",
            "-99999999999999999999"]

@@ -45,7 +45,7 @@ def test_running_example_W0_fig_7_3():
 def test_running_example_selection_probabilities_fig_7_2():
     delta = ps.selection_sensitivity(BIN, TOTALS)
     assert delta == pytest.approx(5e-5)  # Example 7.1.4
-    from dpcore.mechanisms import exponential_probabilities
+    from dpcore.privacy.mechanisms import exponential_probabilities
     pa = exponential_probabilities(ps.selection_scores(A, BIN, TOTALS), 0.01, delta)
     pb = exponential_probabilities(ps.selection_scores(B, BIN, TOTALS), 0.01, delta)
     # the thesis computed the scores from W_0 rounded to whole numbers (143, 118); exact W_0

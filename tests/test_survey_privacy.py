@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.budget import BOUNDED, UNBOUNDED
-from dpcore.cli import main
+from dpcore.privacy.ledger import BOUNDED, UNBOUNDED
+from dpcore.cli.commands import main
 from dpcore.errors import OptionError
-from dpcore.mechanisms import Laplace
+from dpcore.privacy.mechanisms import Laplace
 from dpcore.survey import imputation as I
 from dpcore.survey.partition import laplace_proportion, partition, release_to_user
 from dpcore.survey import poststrat as ps
@@ -154,7 +154,7 @@ def test_poststratified_count_lies_on_a_public_grid():
 
 
 def test_noise_is_drawn_only_through_dpcore_mechanisms():
-    """No textbook float noise in dpcore.survey: privacy noise comes from dpcore.mechanisms.
+    """No textbook float noise in dpcore.survey: privacy noise comes from dpcore.privacy.mechanisms.
     rng.permutation (the partition) and rng.choice (the simulated survey design) are not noise."""
     pat = re.compile(r"(rng|np\.random|random)\.(laplace|normal|exponential|standard_\w+|gamma|beta|geometric|"
                      r"uniform|random|poisson|logistic|gumbel)\b")

@@ -12,7 +12,7 @@ import pytest
 
 import dpcore
 from dpcore.metrics import sweep as sweep_mod
-from dpcore.metrics.cli import add_evaluate_parser, add_sweep_parser
+from dpcore.cli.metrics import add_evaluate_parser, add_sweep_parser
 from dpcore.metrics.sweep import clear_cache, run_seed, sweep
 
 METHODS = [("STEPS-2", "steps", {"layers": 2}), ("flat", "flat_laplace", {})]
@@ -180,7 +180,7 @@ def test_cli_sweep_writes_tidy_csv(data, tmp_path, capsys):
     assert len(res) == 2 * 2 * 2 * 2
     assert json.loads(res.loc[res["method"] == "steps", "options"].iloc[0]) == {"layers": 1}
     assert "[8/8]" in capsys.readouterr().err
-    from dpcore.cli import main
+    from dpcore.cli.commands import main
 
     assert main(["sweep", str(inp), "--methods", "nope", "--epsilons", "1", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()

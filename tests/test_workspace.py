@@ -1,4 +1,4 @@
-"""The workspace on disk (dpcore.workspace) and its budget book (dpcore.budget_book):
+"""The workspace on disk (dpcore.studio.workspace) and its budget book (dpcore.studio.budget_book):
 persistence, fingerprints, isolation, the cap, crash atomicity and concurrent writers."""
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.budget_book import BudgetBook, BudgetExceeded, manifest_sha256
+from dpcore.studio.budget_book import BudgetBook, BudgetExceeded, manifest_sha256
 from dpcore.errors import InputError, OptionError
-from dpcore.io import read_table
-from dpcore.workspace import StoredRelease, Workspace, check_workspace_id, table_fingerprint
+from dpcore.data.io import read_table
+from dpcore.studio.workspace import StoredRelease, Workspace, check_workspace_id, table_fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]
 S7 = ROOT / "assets" / "sd2011_s7.csv"
@@ -146,7 +146,7 @@ def test_two_workspaces_never_see_each_others_data(tmp_path, small):
     a.release(fp, 0.5, "steps", "add_remove", _release(small, 0.5))
     a.book.set_cap(fp, 3.0)
     assert b.tables() == [] and b.designs() == [] and b.load_state("session") is None
-    assert b.releases() == [] and b.book.summary() == [] and b.budget(fp) == {"spent": 0.0, "cap": None, "remaining": None}
+    assert b.releases() == [] and b.book.summary() == [] and {k: b.budget(fp)[k] for k in ("spent", "cap", "remaining")} == {"spent": 0.0, "cap": None, "remaining": None}
     assert a.folder != b.folder and not (b.folder / "tables" / f"{fp}.parquet").exists()
 
 
@@ -252,7 +252,7 @@ CRASH_CHILD = textwrap.dedent("""
     import os, sys
     import pandas as pd
     import dpcore
-    from dpcore.workspace import Workspace
+    from dpcore.studio.workspace import Workspace
     folder, where, out = sys.argv[1], sys.argv[2], sys.argv[3]
     df = pd.read_csv({s7!r})[["sex", "agegr", "marital"]]
     ws = Workspace(folder)

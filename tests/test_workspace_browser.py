@@ -12,8 +12,8 @@ import time
 import pandas as pd
 import pytest
 
-from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto, no_exception,
-                                   set_cap, settle, start_streamlit, stop, type_epsilon)
+from tests.browser_support import (ARTIFACTS, NEEDS_CHROMIUM, ROOT, goto, no_exception, open_app, set_cap, settle,
+                                   start_streamlit, stop, type_epsilon)
 
 pytestmark = [NEEDS_CHROMIUM]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -53,12 +53,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
     small = pd.read_csv(ROOT / "assets" / "sd2011_s7.csv")[["sex", "agegr", "marital"]]
     data = small.to_csv(index=False).encode()
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 1500, "height": 1000})
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(url)
+        browser, context, page = open_app(p, url, 1500, 1000, TIMEOUT_MS)
         page.wait_for_selector('[data-testid="stSidebarNavLink"]')
         page.wait_for_function("() => location.search.includes('ws=')")  # the app puts the id in the address
         settle(page)
@@ -137,7 +132,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         browser.close()
 
     # the stored copy of the upload and the book are in the workspace folder
-    from dpcore.workspace import Workspace
+    from dpcore.studio.workspace import Workspace
 
     ws = Workspace(root / ws_id)
     [table] = [t for t in ws.tables() if t.kind == "copy"]

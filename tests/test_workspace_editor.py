@@ -13,8 +13,8 @@ pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import dpcore  # noqa: E402
-from dpcore.domain_edit import recodes_to_json  # noqa: E402
-from dpcore.workspace import Workspace  # noqa: E402
+from dpcore.data.editing import recodes_to_json  # noqa: E402
+from dpcore.studio.workspace import Workspace  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 

@@ -33,7 +33,7 @@ def _tiny_wide(n: int = 20, p: int = 17) -> tuple[pd.DataFrame, dpcore.Domain]:
     """n records over p binary attributes (2^p cells: 131,072 for p = 17, above SPARSE_ABOVE)."""
     rng = np.random.default_rng(1)
     df = pd.DataFrame({f"a{j:02d}": rng.choice(["0", "1"], n) for j in range(p)})
-    from dpcore.domain import Attribute, Domain
+    from dpcore.data.domain import Attribute, Domain
 
     return df, Domain(tuple(Attribute(c, "categorical", levels=("0", "1")) for c in df)).declared()
 
@@ -94,7 +94,7 @@ def test_the_reported_case_releases_empty_sets_without_patching(method, tmp_path
     """17 binary attributes, 20 records, ε = 1: the seeds that draw a count of 0 release empty
     sets on the sparse path instead of raising IndexError."""
     df, dom = _tiny_wide()
-    assert dom.size > dpcore.sparse_leaves.SPARSE_ABOVE
+    assert dom.size > dpcore.measure.sparse_leaves.SPARSE_ABOVE
     found = _seeds_with_zero_count(df, dom, method)
     assert len(found) == 2
     reference = dpcore.synthesize(df, method=method, epsilon=1.0, seed=1000, domain=dom, neighbours="replace").sets[0]
@@ -103,7 +103,7 @@ def test_the_reported_case_releases_empty_sets_without_patching(method, tmp_path
 
 
 def test_draw_items_with_no_records_returns_nothing():
-    from dpcore.sparse_leaves import draw_items
+    from dpcore.measure.sparse_leaves import draw_items
 
     for mode in ("sample", "round"):
         item, slot, count = draw_items(np.array([2.0, 0.5]), np.array([1, 10**12]), 0, mode, np.random.default_rng(0))

@@ -162,7 +162,7 @@ def evaluate(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
 
     **Not differentially private**: this reads the original data (curator-only).
     """
-    from dpcore.domain import check_table
+    from dpcore.data.domain import check_table
 
     check_table(orig)  # bounded work: at most MAX_ATTRIBUTES attributes (pairwise measures)
     syns = _as_list(syns)

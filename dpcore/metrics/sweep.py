@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 import dpcore
-from dpcore.budget import check_epsilon
+from dpcore.privacy.ledger import check_epsilon
 from dpcore.errors import DPCoreError, OptionError, whole_number
 from dpcore.metrics.evaluate import NOT_DP, canonical_measures, compute_measures
 

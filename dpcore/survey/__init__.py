@@ -10,19 +10,21 @@
 * :mod:`.cli`: ``add_survey_parsers`` for ``python -m dpcore``.
 
 Every function that reads the data and releases something says its ε and neighbour notion
-(``neighbours=``; unsupported notions are refused), returns a :class:`~dpcore.budget.Ledger`
-and a ``statement`` of exactly what holds. All noise comes from :mod:`dpcore.mechanisms`;
+(``neighbours=``; unsupported notions are refused), returns a :class:`~dpcore.privacy.ledger.Ledger`
+and a ``statement`` of exactly what holds. All noise comes from :mod:`dpcore.privacy.mechanisms`;
 Laplace-type releases are exact on a grid, smooth-sensitivity ones are stated for the ideal
 mechanism (docs/survey-privacy.md).
 """
-from .imputation import (BaselineRelease, release_count, release_count_global, release_count_ignoring_missing,
-                         release_mean, release_mean_global, release_mean_ignoring_missing, release_variance)
-from .knn import KNNImputation, knn_impute
-from .partition import (Partition, PieceRelease, amplification_table, amplified_epsilon, effective_epsilon,
-                        laplace_proportion, max_useful_beta, partition, release_to_user)
-from .poststrat import (Binning, PostStratRelease, binning, poststratify_release, select_bins,
-                        smooth_weight_bound)
-from ._smooth import SmoothRelease, cauchy_smooth_epsilon, check_gamma
+from dpcore.survey.imputation import (
+    BaselineRelease, release_count, release_count_global, release_count_ignoring_missing, release_mean,
+    release_mean_global, release_mean_ignoring_missing, release_variance)
+from dpcore.survey.knn import KNNImputation, knn_impute
+from dpcore.survey.partition import (
+    Partition, PieceRelease, amplification_table, amplified_epsilon, effective_epsilon, laplace_proportion,
+    max_useful_beta, partition, release_to_user)
+from dpcore.survey.poststrat import (
+    Binning, PostStratRelease, binning, poststratify_release, select_bins, smooth_weight_bound)
+from dpcore.survey._smooth import SmoothRelease, cauchy_smooth_epsilon, check_gamma
 
 __all__ = [
     "amplified_epsilon", "effective_epsilon", "max_useful_beta", "amplification_table", "Partition", "partition",

@@ -1,7 +1,7 @@
 """Neighbour notions, output grids and DP statements of the survey releases.
 
 Each survey release is differentially private for exactly one neighbour notion
-(:mod:`dpcore.neighbours`), which its ledger charges record and its ``statement`` says:
+(:mod:`dpcore.privacy.neighbours`), which its ledger charges record and its ``statement`` says:
 
 * Laplace baselines (:mod:`.imputation`, ``*_ignoring_missing``): add/remove (default) or
   replace, each calibrated for its notion.
@@ -13,7 +13,7 @@ Each survey release is differentially private for exactly one neighbour notion
   refused.
 
 Floating point (docs/survey-privacy.md). Laplace-type noise comes from
-:class:`dpcore.mechanisms.Laplace` / ``DiscreteLaplace``: exact samplers on a grid, so the
+:class:`dpcore.privacy.mechanisms.Laplace` / ``DiscreteLaplace``: exact samplers on a grid, so the
 guarantee holds for the implementation. Generalized Cauchy noise (smooth sensitivity) is
 drawn by a floating-point sampler (numpy gammas and exponentials) whose output law is
 not proven equal to the ideal one; those releases are rounded to a public power-of-two
@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from dpcore.errors import OptionError
-from dpcore.neighbours import _LABELS, ADD_REMOVE, REPLACE, check_neighbours
+from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, REPLACE, check_neighbours
 
 __all__ = ["ADD_REMOVE", "REPLACE", "notion_for", "label", "statement", "public_grid", "snap", "GRID_BITS",
            "SAMPLER_CAVEAT"]

@@ -33,7 +33,7 @@ at most g/2; it removes the low-order bits in which textbook float samplers leak
 exact answer. It does not make the sampler exact, so every statement and ledger note
 says the guarantee is for the ideal mechanism (docs/survey-privacy.md).
 
-``dpcore.mechanisms.GeneralizedCauchy.smooth_epsilon`` states the looser map
+``dpcore.privacy.mechanisms.GeneralizedCauchy.smooth_epsilon`` states the looser map
 γα + (γ+1)β; under it the thesis's calibrations would cost more than their ε (e.g.
 1.5 instead of 1 for γ = 4, α = β = 1/6), so this package uses the sharper map above.
 Noise is still drawn only by ``GeneralizedCauchy.sample``.
@@ -46,11 +46,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore.budget import UNBOUNDED, Ledger, check_epsilon
+from dpcore.privacy.ledger import UNBOUNDED, Ledger, check_epsilon
 from dpcore.errors import OptionError
-from dpcore.mechanisms import GeneralizedCauchy
+from dpcore.privacy.measurement import record_stated
+from dpcore.privacy.mechanisms import GeneralizedCauchy
 
-from ._privacy import ADD_REMOVE, public_grid, snap, statement
+from dpcore.survey._privacy import ADD_REMOVE, public_grid, snap, statement
 
 LN2 = math.log(2.0)
 #: smallest ε for which the chapter-6 calibration γ = 1 + ε/(2 ln 2) is proven ε-DP (γ ≥ 2)
@@ -182,9 +183,15 @@ def smooth_value(exact: float, smooth: float, epsilon: float, gamma: float, rng,
     so the grid, 2^-20 of the smallest possible noise scale, depends on public inputs only.
     """
     noise, scale = cauchy_noise(smooth, epsilon, gamma, rng)
-    alpha = float(epsilon) / (2.0 * (float(gamma) - 1.0))
-    grid = public_grid(float(sensitivity_floor) / alpha)
+    grid = smooth_grid(epsilon, gamma, sensitivity_floor)
     return snap(float(exact) + noise, grid), scale, grid
+
+
+def smooth_grid(epsilon: float, gamma: float, sensitivity_floor: float) -> float:
+    """The public grid of :func:`smooth_value`: 2^-20 of the smallest possible noise scale
+    (from public inputs only, so it can be stated in the ledger before the draw)."""
+    alpha = float(epsilon) / (2.0 * (float(gamma) - 1.0))
+    return public_grid(float(sensitivity_floor) / alpha)
 
 
 def charge_smooth(ledger: Ledger, label: str, epsilon: float, gamma: float, beta: float, subset: str, note: str,
@@ -193,10 +200,8 @@ def charge_smooth(ledger: Ledger, label: str, epsilon: float, gamma: float, beta
     and scale depend on the data, so they are recorded as NaN (not published); ``note``
     names the bound used and says the float sampler is not hardened."""
     on_grid = f"value rounded to the public grid {grid:.6g}; " if grid else ""
-    return ledger.charge(
-        label=label,
-        epsilon=float(epsilon),
-        mechanism=GeneralizedCauchy.name + " (floating-point sampler, not hardened)",
+    return record_stated(
+        ledger, label, float(epsilon), GeneralizedCauchy.name + " (floating-point sampler, not hardened)",
         sensitivity=math.nan,
         scale=math.nan,
         subset=subset,

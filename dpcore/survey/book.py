@@ -1,9 +1,9 @@
-"""Survey releases in the workspace's budget book (:mod:`dpcore.budget_book`).
+"""Survey releases in the workspace's budget book (:mod:`dpcore.studio.budget_book`).
 
 A survey estimate (DP imputation, DP post-stratification) reads a table and spends ε
 just as a synthetic-data release does, so it is charged to the same table's budget:
 the book reserves its ε and checks the table's cap BEFORE the release draws any
-randomness (a refusal raises :class:`~dpcore.budget_book.BudgetExceeded`, nothing is
+randomness (a refusal raises :class:`~dpcore.studio.budget_book.BudgetExceeded`, nothing is
 drawn or spent), and completes the entry after, with the release's ledger total, its
 neighbour notion and a method label such as ``"survey: dp imputation"``.
 
@@ -18,10 +18,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..budget import check_epsilon
-from ..budget_book import CAP_TOLERANCE, BudgetBook
-from ..errors import OptionError
-from ..neighbours import ADD_REMOVE, check_neighbours
+from dpcore.privacy.ledger import check_epsilon
+from dpcore.studio.budget_book import CAP_TOLERANCE, BudgetBook
+from dpcore.errors import OptionError
+from dpcore.privacy.neighbours import ADD_REMOVE, check_neighbours
 
 #: Method labels in the budget book.
 IMPUTATION = "survey: dp imputation"
@@ -87,7 +87,7 @@ def record_survey_release(book: BudgetBook, table_fp: str, run: Callable[[], obj
 
     ``epsilon`` is the release's total ε (what its ledger will add up to) and is reserved
     before ``run`` is called: over the table's cap, or under the other neighbour notion
-    than the table's book, :class:`~dpcore.budget_book.BudgetExceeded` is raised and
+    than the table's book, :class:`~dpcore.studio.budget_book.BudgetExceeded` is raised and
     ``run`` never runs. A release whose ledger spends more than was reserved, or under
     another notion, is withheld (OptionError; the entry is aborted, nothing left the
     process). ``dp=False`` records a NOT-DP release (e.g. the 'global' comparator).

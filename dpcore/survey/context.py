@@ -23,9 +23,9 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.budget import check_epsilon
+from dpcore.privacy.ledger import check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import Laplace
+from dpcore.privacy.mechanisms import Laplace
 
 __all__ = [
     "Design",
@@ -165,8 +165,8 @@ def imputation_release(target: str, match: Sequence[str], bounds, *, where: Call
     imputation then ``method`` = ``smooth`` (Cor 6.4.6), ``ignore`` (drop missing,
     Laplace) or ``global`` (optimistic Laplace, not DP). ``known_size`` uses the sample's
     subpopulation size as public s (as §6.5.3 does); otherwise Remark 6.4.7."""
-    from .imputation import release_mean, release_mean_global, release_mean_ignoring_missing
-    from .knn import knn_impute
+    from dpcore.survey.imputation import release_mean, release_mean_global, release_mean_ignoring_missing
+    from dpcore.survey.knn import knn_impute
 
     def release(sample: pd.DataFrame, epsilon: float, rng: np.random.Generator) -> float:
         imp = knn_impute(sample, target, match, k=k, method=impute, ordinal=ordinal, levels=levels)
@@ -191,7 +191,7 @@ def poststrat_release(binnings, totals, where: Callable, *, epsilon_share=(0.01,
     """Post-stratified weighted count of ``where`` (ch. 7) with ε split by
     ``epsilon_share`` = (selection, table, count) shares summing to 1; the sample's
     design weights are the base weights when ``use_design_weights``."""
-    from .poststrat import poststratify_release
+    from dpcore.survey.poststrat import poststratify_release
 
     sh = [float(x) for x in epsilon_share]
     if len(sh) != 3 or abs(sum(sh) - 1) > 1e-9 or min(sh) < 0 or sh[2] <= 0:

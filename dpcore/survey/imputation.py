@@ -19,7 +19,7 @@ Baselines (§6.5.3), Laplace noise:
   donees; global sensitivity M/s under add/remove, max(M, b − a)/s under replace (a count:
   1 under both). ε-DP for the notion chosen, also as implemented: counts get exact
   discrete Laplace noise (integer outputs), the mean the floating-point-safe discretised
-  Laplace of :mod:`dpcore.mechanisms` (outputs on its power-of-two grid).
+  Laplace of :mod:`dpcore.privacy.mechanisms` (outputs on its power-of-two grid).
 * :func:`release_mean_global` / :func:`release_count_global`: impute, then Laplace with the
   thesis's *optimistic* global bound G = the number of donees per donor (default: all donees
   in the data). The true global sensitivity of imputation is unbounded (Fig 6.1) and G is
@@ -45,13 +45,15 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from dpcore.budget import Ledger, check_epsilon
+from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import DiscreteLaplace, Laplace, positive_finite
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.mechanisms import DiscreteLaplace, Laplace, positive_finite
 
-from ._privacy import ADD_REMOVE, REPLACE, label, notion_for, statement
-from ._smooth import LN2, SmoothRelease, ch6_gamma, charge_smooth, check_ch6_epsilon, smooth_value
-from .knn import KNNImputation
+from dpcore.survey._privacy import ADD_REMOVE, REPLACE, label, notion_for, statement
+from dpcore.survey._smooth import (
+    LN2, SmoothRelease, ch6_gamma, charge_smooth, check_ch6_epsilon, smooth_grid, smooth_value)
+from dpcore.survey.knn import KNNImputation
 
 __all__ = [
     "release_count",
@@ -156,8 +158,9 @@ def _smooth_part(ledger, label, exact, smooth, eps, rng, subset, note, floor):
         raise OptionError(f"{label}: the public bounds and size make the smooth sensitivity overflow; declare "
                           "tighter bounds a,b (or a larger size s)")
     gamma = ch6_gamma(eps)
+    # charged before the draw (public grid), so a capped ledger refuses before any noise
+    charge_smooth(ledger, label, eps, gamma, LN2, subset, note, smooth_grid(eps, gamma, floor))
     val, scale, grid = smooth_value(exact, smooth, eps, gamma, rng, floor)
-    charge_smooth(ledger, label, eps, gamma, LN2, subset, note, grid)
     return val, gamma, scale, grid
 
 
@@ -168,11 +171,11 @@ def _noisy_size(imp, mask, eps, rng, ledger, depends_on_target, subset):
         val, _, _, _ = _smooth_part(ledger, "subpopulation size", n_sub, 1.0 + imp.L1, eps, rng, subset,
                                     "count |S∩D| (Cor 6.4.3, S = 1 + L_1(D))", 1.0)
     else:
-        mech = DiscreteLaplace.calibrate(eps, 1.0)
-        val = float(mech.release(np.int64(n_sub), rng))
-        ledger.spend("subpopulation size", mech, 1.0, subset, neighbours=label(ADD_REMOVE), sampler="exact sampler",
-                     note="count |S∩D|; inclusion does not use the imputed attribute, so its global "
-                          "sensitivity is 1 (§6.4.1) and discrete Laplace is used instead of Cor 6.4.3")
+        size = Measurement("subpopulation size", DiscreteLaplace.calibrate(eps, 1.0), 1.0, subset, label(ADD_REMOVE),
+                           sampler=EXACT_SAMPLER,
+                           note="count |S∩D|; inclusion does not use the imputed attribute, so its global "
+                                "sensitivity is 1 (§6.4.1) and discrete Laplace is used instead of Cor 6.4.3")
+        val = float(size.release(ledger, np.int64(n_sub), rng))
     return max(1.0, val), n_sub
 
 
@@ -262,7 +265,7 @@ def release_variance(imp: KNNImputation, epsilon: float, rng: np.random.Generato
         s = _size(size, "size (the public subpopulation size s)")
     if center is None:
         mean_rel = release_mean(imp, share, rng, bounds=(a, b), where=where, target_where=target_where, size=s)
-        ledger.children.append(mean_rel.ledger)
+        ledger.attach(mean_rel.ledger)
         c = float(np.clip(mean_rel.value, a, b))
         details["noisy_center"] = c
     else:
@@ -296,18 +299,15 @@ def _variance(mech) -> float:
 def _count_noise(ledger, what, exact, sens, eps, rng, subset, note, nb):
     """Exact discrete Laplace on an integer count: integer output, ε from the mechanism's map."""
     mech = DiscreteLaplace.calibrate(eps, sens)
-    val = float(mech.release(np.int64(round(exact)), rng))
-    ledger.spend(what, mech, sens, subset, neighbours=label(nb), sampler="exact sampler", note=note)
-    return val, mech
+    count = Measurement(what, mech, sens, subset, label(nb), sampler=EXACT_SAMPLER, note=note)
+    return float(count.release(ledger, np.int64(round(exact)), rng)), mech
 
 
 def _real_noise(ledger, what, exact, sens, eps, rng, subset, note, nb):
-    """Discretised Laplace (dpcore.mechanisms.Laplace): output on its power-of-two grid."""
+    """Discretised Laplace (dpcore.privacy.mechanisms.Laplace): output on its power-of-two grid."""
     mech = Laplace.calibrate(eps, sens)
-    val = float(mech.release(exact, rng))
-    ledger.spend(what, mech, sens, subset, neighbours=label(nb), sampler="discretised, floating-point safe",
-                 note=note)
-    return val, mech
+    value = Measurement(what, mech, sens, subset, label(nb), sampler="discretised, floating-point safe", note=note)
+    return float(value.release(ledger, exact, rng)), mech
 
 
 def release_count_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, where=None,

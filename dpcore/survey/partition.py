@@ -14,7 +14,7 @@ All sizes must be fixed before looking at the data (n itself is public: bounded 
 Every release here is therefore for *replace-one* neighbours only: ``neighbours`` must be
 ``"replace"`` and ``"add_remove"`` is refused (under add/remove n is private, and public
 piece sizes summing to n would reveal it). :func:`laplace_proportion` uses the
-floating-point-safe discretised Laplace of :mod:`dpcore.mechanisms`: its value is a
+floating-point-safe discretised Laplace of :mod:`dpcore.privacy.mechanisms`: its value is a
 multiple of the mechanism's power-of-two grid, reachable under every neighbour, so the
 ε-DP claim holds for the implementation, not just for ideal real-valued noise.
 """
@@ -27,11 +27,12 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.budget import BOUNDED, Ledger, check_epsilon
+from dpcore.privacy.ledger import BOUNDED, Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import Laplace
+from dpcore.privacy.measurement import record_stated
+from dpcore.privacy.mechanisms import Laplace
 
-from ._privacy import REPLACE, notion_for, statement
+from dpcore.survey._privacy import REPLACE, notion_for, statement
 
 _PARTITION_WHY = ("the piece sizes n_i and the record count n are public (Def 5.3.1) and Thm 5.3.1/5.5.1 are "
                   "proved for tables of one fixed size; under add/remove n is private")
@@ -189,7 +190,7 @@ def laplace_proportion(column: str, value, *, neighbours: str = REPLACE) -> Call
     The share of rows of a piece with ``column == value`` has sensitivity 1/n_i under
     replace-one neighbours (n_i is public), so the Laplace mechanism at scale 1/(n_i ε) is
     ε-DP (Dwork et al. 2006); ``neighbours="add_remove"`` is refused. The noise is the
-    discretised Laplace (:class:`dpcore.mechanisms.Laplace`): the value is a multiple of
+    discretised Laplace (:class:`dpcore.privacy.mechanisms.Laplace`): the value is a multiple of
     its grid (returned in the info dict) and the ε holds for the implementation.
     Returns a query(piece, epsilon, rng) -> (value, charge kwargs).
     """
@@ -239,8 +240,10 @@ def release_to_user(data: pd.DataFrame, part: Partition, pieces: Sequence[int], 
         v, info = query(part.take(data, i), eps, rng)
         values.append(v)
         grids.append(info.get("grid"))
-        ledger.charge(
-            label=f"piece {i}", epsilon=eff, mechanism=info["mechanism"], sensitivity=float(info["sensitivity"]),
+        # the query's mechanism, sensitivity and scale are known only once it has run on the piece
+        # (the query is the caller's); the ledger here has no cap, so nothing is refused after the fact
+        record_stated(
+            ledger, f"piece {i}", eff, info["mechanism"], sensitivity=float(info["sensitivity"]),
             scale=float(info["scale"]), subset=f"piece {i} of {len(part.sizes)} (n_i = {part.sizes[i]})",
             neighbours=BOUNDED,
             note=(f"query run at ε = {eps:g} on the piece; pieces {idx} are a random {beta:.4g} share of the "

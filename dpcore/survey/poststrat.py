@@ -46,12 +46,13 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.budget import Ledger, check_epsilon
+from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
-from dpcore.mechanisms import ExponentialMechanism, exponential_probabilities, noise_for
+from dpcore.privacy.measurement import Measurement
+from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities, noise_for
 
-from ._privacy import ADD_REMOVE, label, notion_for, statement
-from ._smooth import charge_smooth, check_gamma, smooth_value
+from dpcore.survey._privacy import ADD_REMOVE, label, notion_for, statement
+from dpcore.survey._smooth import charge_smooth, check_gamma, smooth_grid, smooth_value
 
 _WHY = ("W_k (Prop 7.3.8), the selection sensitivity (7.2) and the join-table counts bound what adding or "
         "removing one record changes; replace-one bounds are not derived")
@@ -365,14 +366,15 @@ def select_bins(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon: float,
         raise OptionError(f"epsilon_select (ε_1 = {eps:g} for column {b.column!r}) is too large for the exact "
                           "exponential sampler; use a smaller one (a few hundred already picks the best candidate)")
     mech = ExponentialMechanism.calibrate(eps, delta)
+    choice = Measurement(f"bins of {b.column}", mech, delta, "sample", label(ADD_REMOVE),
+                         note=f"score |S|/W_0 over {len(b.candidates)} candidate sets of bins (Thm 7.1.3, Δ of (7.2))")
     try:
-        idx = int(mech.select(scores, delta, rng))
-        probs = mech.probabilities(scores, delta)
+        probs = mech.probabilities(scores, delta)  # also refuses scores the exact sampler cannot take
+        # ε from the mechanism's own map at Δ (docs/mechanisms.md), charged before the draw; with no
+        # ledger the caller accounts for the returned selection's ε itself
+        idx = int(choice.select(ledger, scores, rng) if ledger is not None else mech.select(scores, delta, rng))
     except OptionError as exc:  # name the option the sampler's limit is about
         raise OptionError(f"epsilon_select (ε_1 = {eps:g} for column {b.column!r}): {exc}") from None
-    if ledger is not None:  # ε from the mechanism's own map at Δ (docs/mechanisms.md)
-        ledger.spend(f"bins of {b.column}", mech, delta, "sample", neighbours=label(ADD_REMOVE),
-                     note=f"score |S|/W_0 over {len(b.candidates)} candidate sets of bins (Thm 7.1.3, Δ of (7.2))")
     return SelectedBins(b.column, b.candidates[idx][0], idx, eps, delta, tuple(probs), tuple(scores))
 
 
@@ -481,10 +483,11 @@ def weighted_count(bin_idx, totals, mask, epsilon, rng, *, gamma: float = 4.0, b
     exact = float(w[np.asarray(mask, bool)].sum())
     ss = smooth_weight_bound(bin_idx, totals, beta, bwt, max_bwt)
     # grid floor: one person (public); a coarser grid relative to the noise costs resolution only
-    value, scale, grid = smooth_value(exact, ss, eps, g, rng, 1.0)
-    if ledger is not None:
+    if ledger is not None:  # charged before the draw, so a capped ledger refuses before any noise
         charge_smooth(ledger, label, eps, g, beta, "sample",
-                      "post-stratified weighted count, SS_β = max_k e^{−βk} W_k (Prop 7.4.2, 7.3.8)", grid)
+                      "post-stratified weighted count, SS_β = max_k e^{−βk} W_k (Prop 7.4.2, 7.3.8)",
+                      smooth_grid(eps, g, 1.0))
+    value, scale, grid = smooth_value(exact, ss, eps, g, rng, 1.0)
     return value, exact, ss, scale, beta, grid
 
 
@@ -635,11 +638,11 @@ def poststratify_release(data: pd.DataFrame, binnings: Sequence[Binning], totals
         if (counts[S] > 0).any():
             raise InputError("records fall in cells declared structural zeros; fix the data or the declaration")
         mech = noise_for(noise, eps2, 1.0)
-        noisy = np.where(S, 0.0, mech.release(counts.astype(np.int64) if mech.name == "discrete_laplace"
-                                              else counts.astype(float), rng).astype(float))
-        ledger.spend("join table", mech, 1.0, "sample", parallel_over=int((~S).sum()), neighbours=label(ADD_REMOVE),
-                     note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
-                           "is in one cell, so the cells compose in parallel; structural zeros are not noised")
+        table = Measurement("join table", mech, 1.0, "sample", label(ADD_REMOVE), parallel_over=int((~S).sum()),
+                            note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
+                                 "is in one cell, so the cells compose in parallel; structural zeros are not noised")
+        noisy = np.where(S, 0.0, table.release(ledger, counts.astype(np.int64) if mech.name == "discrete_laplace"
+                                               else counts.astype(float), rng).astype(float))
         T0, groups = nonnegative_collapse(noisy, S)
         coll_margins = [np.add.reduceat(mg, [gr[0] for gr in grp]) for mg, grp in zip(margins, groups)]
         pop, ipf_info = rake(T0, coll_margins, tol=ipf_tol, max_iter=ipf_max_iter)

@@ -5,9 +5,9 @@ options into a frozen dataclass with ``to_dict()``; ``plan(opts, domain, epsilon
 returns whatever per-release state is computed once (e.g. the budget allocation);
 ``run_set(X, domain, opts, plan, epsilon_per_set, rng, ledger, label, ctx)`` releases
 one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (a
-:class:`dpcore.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
+:class:`dpcore.privacy.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
 None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
-``reads_counts`` it takes the sparse count table (:class:`dpcore.counts.CountTable`)
+``reads_counts`` it takes the sparse count table (:class:`dpcore.counting.count_table.CountTable`)
 in place of the records. ``not_dp(opts)`` returns reasons the
 release is not DP (empty when it is).
 """
@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import aim, flat_laplace, ipf, mst, privbayes, steps
-from .options import STEPS_METHODS, resolve_steps_options
+from dpcore.synthesizers import aim, flat_laplace, ipf, mst, privbayes, steps
+from dpcore.synthesizers.options import STEPS_METHODS, gaussian_counts, resolve_steps_options
+
+BOTH = ("pure", "zcdp")
 
 
 @dataclass(frozen=True)
@@ -28,8 +30,13 @@ class Method:
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
-    #: run_set also takes the sparse count table (dpcore.counts.CountTable) instead of records
+    #: run_set also takes the sparse count table (dpcore.counting.count_table.CountTable) instead of records
     reads_counts: bool = False
+    #: the privacy definitions it can release under: "pure" (ε-DP) and "zcdp" ((ε, δ) through zCDP)
+    definitions: tuple[str, ...] = ("pure",)
+    #: (opts, definition, the options given, domain) -> the options as they run under a zCDP
+    #: definition (e.g. Gaussian count noise); pure releases never call it
+    for_definition: Callable[[Any, Any, dict, Any], Any] = lambda opts, definition, given, domain: opts
 
 
 REGISTRY: dict[str, Method] = {}
@@ -45,10 +52,12 @@ for _name in STEPS_METHODS:
         plan=lambda opts, domain, epsilon, m: steps.plan_allocation(opts, len(domain), epsilon, m),
         not_dp=lambda opts: (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
                              if opts.select == "nonprivate" else []),
-        hierarchical=True, reads_counts=True,
+        hierarchical=True, reads_counts=True, definitions=BOTH, for_definition=gaussian_counts,
     ))
-register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, reads_counts=True))
-register(Method("ipf", ipf.resolve, ipf.run_set, reads_counts=True))
-register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True))
-register(Method("aim", aim.resolve, aim.run_set, reads_counts=True))
-register(Method("mst", mst.resolve, mst.run_set, reads_counts=True))
+register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, reads_counts=True, definitions=BOTH,
+                for_definition=gaussian_counts))
+register(Method("ipf", ipf.resolve, ipf.run_set, reads_counts=True, definitions=BOTH, for_definition=gaussian_counts))
+register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True, definitions=BOTH,
+                for_definition=gaussian_counts))
+register(Method("aim", aim.resolve, aim.run_set, reads_counts=True, definitions=BOTH, for_definition=aim.for_zcdp))
+register(Method("mst", mst.resolve, mst.run_set, reads_counts=True, definitions=BOTH))

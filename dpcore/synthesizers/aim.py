@@ -33,26 +33,28 @@ compose sequentially (Dwork & Roth 2014, Thm 3.16; adaptive composition). The la
 round spends exactly ε_s − (ε spent), so each set spends ε_s exactly and the sets ε.
 The model fit and sampling are post-processing. Proof: docs/methods/aim.md.
 
-The estimation step is dpcore's own junction-tree IPF (:mod:`dpcore.decomposable_model`),
+The estimation step is dpcore's own junction-tree IPF (:mod:`dpcore.estimate.junction_tree`),
 not Private-PGM (``mbi``): docs/methods/aim.md says why.
 """
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from ..budget import Ledger
-from ..decomposable_model import BYTES_PER_CELL, fit_measurements, model_cells
-from ..domain import Domain
-from ..errors import real_number, whole_number
-from ..margin_spec import parse_margin_groups
-from ..margin_measurements import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
-from ..mechanisms import DiscreteLaplace, ExponentialMechanism
-from ..neighbours import ReleaseContext
-from .options import check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.estimate.junction_tree import BYTES_PER_CELL, fit_measurements, model_cells
+from dpcore.data.domain import Domain
+from dpcore.errors import real_number, whole_number
+from dpcore.measure.margin_spec import parse_margin_groups
+from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism
+from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers.options import check_known_options
 
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
 #: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7, docs/methods/aim.md)
@@ -82,7 +84,7 @@ class AimOptions:
 
 def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
     """The ``workload`` option as attribute-name groups in domain order
-    (:func:`dpcore.margin_spec.parse_margin_groups`; default all two-way margins)."""
+    (:func:`dpcore.measure.margin_spec.parse_margin_groups`; default all two-way margins)."""
     return parse_margin_groups(workload, domain.names, "workload")
 
 
@@ -101,6 +103,19 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         workload=parse_workload(opts.get("workload"), domain),
         fit_sweeps=whole_number("fit_sweeps", opts.get("fit_sweeps", 50), 1, 100_000, " (IPF sweeps per model fit)"),
     )
+
+
+#: AIM's default rounds under zCDP (McKenna et al. 2022): T = 16·d
+ZCDP_ROUNDS_PER_ATTRIBUTE = 16
+
+
+def for_zcdp(opts: AimOptions, definition, given: dict, domain: Domain) -> AimOptions:
+    """AIM as McKenna et al. (2022) run it under zCDP: Gaussian margins (the definition's count
+    noise) and, unless ``rounds`` was given, T = 16·d rounds: under zCDP the noise of T rounds
+    grows like √T, so more, finer rounds pay (docs/methods/aim.md)."""
+    if given.get("rounds") is None:
+        return replace(opts, rounds=ZCDP_ROUNDS_PER_ATTRIBUTE * len(domain))
+    return opts
 
 
 def candidates(workload_axes) -> dict[tuple, float]:
@@ -127,7 +142,7 @@ def score_sensitivity(weights, histogram_sensitivity: float) -> float:
 def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One AIM set at ``eps`` (= ε/m), charged to ``ledger`` to exactly ``eps`` (module docstring)."""
-    nb = ctx.neighbours
+    nb, definition = ctx.neighbours, ctx.definition
     hs = nb.histogram_sensitivity
     shape, names = domain.shape, domain.names
     d = len(shape)
@@ -139,25 +154,23 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         cand.setdefault((j,), 0.0)
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
-    spent: list[float] = []
     eps_round = eps / opts.rounds
     meas = []
     for j in range(d):
         y, mech = measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
-                          note="AIM initialisation: every one-way margin")
-        spent.append(mech.epsilon(hs))
+                          note="AIM initialisation: every one-way margin", definition=definition)
         meas.append(((j,), y, mech.variance))
     model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
     limit_cells = opts.max_model_size * 2**20 / BYTES_PER_CELL
     selected, annealed, t, final = [], 0, 0, False
     while not final:
         t += 1
-        left = eps - math.fsum(spent)
+        left = eps - group.spent  # the set's odometer: what its charges have spent so far
         if left < 2 * eps_round:
             eps_round, final = left, True
         eps_sel = SELECTION_SHARE * eps_round
         eps_meas = eps_round - eps_sel
-        budget_after = math.fsum(spent) + eps_round
+        budget_after = group.spent + eps_round
         cliques = [set(c) for c in model.tree.cliques]
         measured = list({m[0] for m in meas})
         allowed = []
@@ -165,27 +178,25 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
             if any(set(r) <= c for c in cliques) or \
                     model_cells(shape, measured + [r]) <= limit_cells * budget_after / eps:
                 allowed.append(r)
-        bias_cell = expected_abs_noise(DiscreteLaplace.calibrate(eps_meas, hs))
+        bias_cell = expected_abs_noise(definition.count_noise(eps_meas, nb))
         scores = np.array([quality(answers[r], model.marginal(r), cand[r], bias_cell * counts_cells(shape, r))
                            for r in allowed])
-        em = ExponentialMechanism.calibrate(eps_sel, sens)
-        k = int(em.select(scores, sens, rng))
-        group.spend(f"round {t}: select a margin", em, sens, f"{len(allowed)} candidate margins",
-                    neighbours=nb.label, sampler="exact sampler",
-                    note="score w·(L1 error of the model − expected noise); sensitivity max weight × count sensitivity")
-        spent.append(em.epsilon(sens))
+        pick = Measurement(f"round {t}: select a margin", definition.selection(eps_sel, sens), sens,
+                           f"{len(allowed)} candidate margins", nb.label, sampler=EXACT_SAMPLER,
+                           note="score w·(L1 error of the model − expected noise); sensitivity max weight × count "
+                                "sensitivity")
+        k = int(pick.select(group, scores, rng))
         r = allowed[k]
         # the last charge takes exactly what is left, so the set spends eps to the last bit
-        eps_meas = eps - math.fsum(spent) if final else eps_meas
+        eps_meas = eps - group.spent if final else eps_meas
         y, mech = measure(X, shape, r, eps_meas, nb, rng, group, f"round {t}: margin {' × '.join(names[a] for a in r)}",
-                          note="final round: the rest of the budget" if final else "")
-        spent.append(mech.epsilon(hs))
+                          note="final round: the rest of the budget" if final else "", definition=definition)
         meas.append((r, y, mech.variance))
         before = model.marginal(r)
         model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
         selected.append([names[a] for a in r])
         if not final and np.abs(model.marginal(r) - before).sum() <= expected_abs_noise(mech) * counts_cells(shape, r):
-            eps_round *= 2
+            eps_round *= definition.halving_factor  # half the noise: ε × 2, or ρ × 4 under zCDP
             annealed += 1
     del answers
     codes = model.sample(ctx.n_out, rng)
@@ -201,20 +212,21 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return codes, None, diag
 
 
-def preview_rows(opts: AimOptions, domain: Domain, per_set: float, hs: float) -> list[dict]:
+def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbours, definition=PureDP()) -> list[dict]:
     """What AIM measures, knowable before any budget is spent: the one-way margins and the
-    starting round budget (later rounds may double it: annealing; the margins are chosen at release)."""
-    from ..mechanisms import noise_for
+    starting round budget (later rounds may double it: annealing; the margins are chosen at release).
+    Budgets are in the definition's unit (ε, or ρ under zCDP)."""
     eps_round = per_set / opts.rounds
-    meas = noise_for("discrete_laplace", (1 - SELECTION_SHARE) * eps_round, hs)
-    rows = one_way_preview_rows(domain, meas, meas.epsilon(hs))
-    left = per_set - len(domain) * meas.epsilon(hs)
+    meas = definition.count_noise((1 - SELECTION_SHARE) * eps_round, nb)
+    spend = definition.cost(meas, nb.count_sensitivity(meas))
+    rows = one_way_preview_rows(domain, meas, spend)
+    left = per_set - len(domain) * spend
     # rounds run while at least two round budgets are left; the last takes the rest
     n_rounds = max(1, math.floor(left / eps_round + 1e-9))
     rows.append({"table": f"each round at the start: exponential mechanism picks a margin ({n_rounds} rounds "
                           "if none doubles its budget, fewer if some do)", "cells": None, "epsilon": SELECTION_SHARE * eps_round,
                  "mechanism": "exponential", "noise_scale": None, "noise_sd": None})
     rows.append({"table": "each round at the start: the chosen margin (its budget doubles when it barely changes the "
-                          "model; the last round takes what is left)", "cells": None, "epsilon": meas.epsilon(hs),
+                          "model; the last round takes what is left)", "cells": None, "epsilon": spend,
                  "mechanism": meas.name, "noise_scale": meas.scale, "noise_sd": float(np.sqrt(meas.variance))})
     return rows

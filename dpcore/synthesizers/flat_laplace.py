@@ -13,16 +13,17 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..budget import Ledger
-from ..domain import Domain
-from ..errors import OptionError, real_number, whole_number
-from .. import sparse_leaves
-from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
-from ..count_rows import margin_counts
-from ..counts import CountTable
-from ..mechanisms import HISTOGRAM_SAMPLER, noise_for
-from ..neighbours import ReleaseContext
-from .options import NOISE, SYNTHESIS, _choice, check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
+from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.measure import sparse_leaves
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
+from dpcore.counting.rows import margin_counts
+from dpcore.counting.count_table import CountTable
+from dpcore.privacy.measurement import Measurement
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, noise_for
+from dpcore.privacy.definitions import ReleaseContext
+from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,9 @@ def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
 def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext) -> np.ndarray:
     """One set: codes of ``ctx.n_out`` records drawn from the noisy full table. ``X``: records
-    (n, p) or their :class:`dpcore.counts.CountTable` (the same counts, the same release).
+    (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release).
 
-    Above :data:`dpcore.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
+    Above :data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
     sparse path releases the same distribution from the non-empty cells, the empty cells'
     noise drawn as its exact histogram; its ledger charge names that sampler
     (docs/sparse-leaves.md)."""
@@ -71,13 +72,11 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
         return _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx)
     cells = check_cells(domain, opts.max_cells)
     counts = margin_counts(X, domain.shape, range(len(domain))).ravel()  # records or the count table's cells
-    hs = ctx.neighbours.histogram_sensitivity
-    mech = noise_for(opts.noise, eps, hs)
-    noisy = mech.release(counts, rng).astype(float)
+    mech = ctx.definition.count_noise(eps, ctx.neighbours, opts.noise)
+    table = Measurement.counts("full cross-tabulation counts", mech, ctx.neighbours, cells=cells,
+                               subset=f"{cells} cells of the full cross-tabulation (disjoint)")
+    noisy = table.release(ledger.group(set_label), counts, rng).astype(float)
     del counts
-    ledger.group(set_label).spend("full cross-tabulation counts", mech, hs,
-                                  f"{cells} cells of the full cross-tabulation (disjoint)", parallel_over=cells,
-                                  neighbours=ctx.neighbours.label, sampler="exact sampler")
     live = np.ones(cells, dtype=bool)
     if opts.structural_zeros:
         idx = np.ravel_multi_index(tuple(np.asarray(opts.structural_zeros).T), domain.shape)
@@ -97,14 +96,15 @@ def _sparse(cells: int, opts: FlatOptions) -> bool:
 def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray:
     cells = domain.size
     sparse_leaves.check_sparse_noise(opts.noise, where=f"the full cross-tabulation ({big_count(cells)} cells)")
-    hs = ctx.neighbours.histogram_sensitivity
-    mech = noise_for(opts.noise, eps, hs)
-    ledger.group(set_label).spend("full cross-tabulation counts", mech, hs,
-                                  f"{cells} cells of the full cross-tabulation (disjoint; empty cells noised as a histogram)",
-                                  parallel_over=cells, neighbours=ctx.neighbours.label, sampler=HISTOGRAM_SAMPLER)
+    mech = ctx.definition.count_noise(eps, ctx.neighbours, opts.noise)
+    query = Measurement.counts(
+        "full cross-tabulation counts", mech, ctx.neighbours, cells=cells, sampler=HISTOGRAM_SAMPLER,
+        subset=f"{cells} cells of the full cross-tabulation (disjoint; empty cells noised as a histogram)")
     table = X if isinstance(X, CountTable) else CountTable.from_codes(X, domain.shape)
-    return sparse_leaves.flat_release(table, mech, ctx.n_out, rng, prior=opts.prior,
-                                      synthesis=opts.synthesis, structural_zeros=opts.structural_zeros)
+    # one charge for every cell: the non-empty cells are noised one by one, the empty ones as a histogram
+    return query.draw(ledger.group(set_label), lambda: sparse_leaves.flat_release(
+        table, mech, ctx.n_out, rng, prior=opts.prior, synthesis=opts.synthesis,
+        structural_zeros=opts.structural_zeros))
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):

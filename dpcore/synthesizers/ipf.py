@@ -21,9 +21,9 @@ Per set, at budget ε_s = ε/m, with a set M of margins (default: all two-way ma
    6), fit the full cross-tabulation to the margins by IPF (below) from the uniform
    table, and draw that many records (multinomial, or rounding). On wide tables the
    same noisy margins are fitted without the full table (``fit``, :func:`choose_fit`):
-   exactly on the clique tables of their junction tree (:mod:`dpcore.decomposable_model`),
+   exactly on the clique tables of their junction tree (:mod:`dpcore.estimate.junction_tree`),
    or, when the margins' graph is complete (all two-way margins), by updating synthetic
-   records after denoising the margins (:func:`shrink_margins`, :mod:`dpcore.record_fit`).
+   records after denoising the margins (:func:`shrink_margins`, :mod:`dpcore.estimate.record_fit`).
 
 **Privacy** (ε_s per set, ε over the m sets). Add or remove one record: it lies in
 exactly one cell of each margin, so each margin's count vector has L1 sensitivity
@@ -70,18 +70,19 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..budget import Ledger
-from ..domain import Domain
-from ..errors import OptionError, real_number, whole_number
-from ..cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
-from ..errors import ResourceError
-from ..decomposable_model import DecomposableModel, JunctionTree, elimination_cliques
-from ..record_fit import fit_records
-from ..count_rows import margin_counts
-from ..margin_spec import parse_margin_groups
-from ..mechanisms import noise_for
-from ..neighbours import ReleaseContext
-from .options import NOISE, SYNTHESIS, _choice, check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
+from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
+from dpcore.errors import ResourceError
+from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, elimination_cliques
+from dpcore.estimate.record_fit import fit_records
+from dpcore.counting.rows import margin_counts
+from dpcore.measure.margin_spec import parse_margin_groups
+from dpcore.measure.margins import measure
+from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
 
 POSITIVITY = ("clip", "makepos", "normsub")
 #: how the noisy margins are fitted: ``auto`` picks by size (see :func:`choose_fit`)
@@ -141,7 +142,7 @@ class IpfOptions:
 
 def parse_margins(margins, domain: Domain) -> tuple[tuple[str, ...], ...]:
     """The ``margins`` option as attribute-name groups in domain order
-    (:func:`dpcore.margin_spec.parse_margin_groups`)."""
+    (:func:`dpcore.measure.margin_spec.parse_margin_groups`)."""
     return parse_margin_groups(margins, domain.names, "margins")
 
 
@@ -309,7 +310,7 @@ def ipf_junction_tree(targets, axes, shape, tol: float = 1e-3, max_iter: int = 5
     """The dense IPF (:func:`ipf`) held as the clique tables of the margins' junction tree.
 
     The margins are visited in the given order, so the iterates are the dense fit's
-    (:mod:`dpcore.decomposable_model`); it stops by the dense fit's rule applied to the clique
+    (:mod:`dpcore.estimate.junction_tree`); it stops by the dense fit's rule applied to the clique
     tables (no cell moved by ``tol`` or more over a sweep), or after ``max_iter`` sweeps.
     Returns (the model, info with iterations, max_change, converged, skipped_margins, lost_mass).
     No data access, no randomness."""
@@ -397,7 +398,8 @@ def _joint(opts: IpfOptions) -> tuple:
     return tuple(g for g in opts.margins if len(g) > 1)
 
 
-def one_way_share(domain: Domain, opts: IpfOptions, eps: float, hs: float, n: float, path: str | None = None) -> float:
+def one_way_share(domain: Domain, opts: IpfOptions, eps: float, neighbours: Neighbours, n: float,
+                  path: str | None = None, definition=PureDP()) -> float:
     """The share of a set's ε spent on every attribute's one-way margin (:func:`measured_margins`).
 
     A number: that share. ``auto``: :data:`AUTO_ONE_WAY_SHARE` when the fit is the record fit
@@ -412,7 +414,7 @@ def one_way_share(domain: Domain, opts: IpfOptions, eps: float, hs: float, n: fl
         return float(opts.one_way_share)
     if not _joint(opts) or (path or choose_fit(domain, opts)) != "records":
         return 0.0
-    var = noise_for(opts.noise, eps / len(opts.margins), hs).variance
+    var = definition.count_noise(eps / len(opts.margins), neighbours, opts.noise).variance
     dominated = noise_ratio(_margin_axes(domain, opts), domain.shape, var, n) > NOISE_DOMINATED
     return AUTO_ONE_WAY_SHARE if dominated else 0.0
 
@@ -439,7 +441,7 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
     ``share`` > 0 every one-way margin at ε·share/p and the others at ε(1 − share)/|M'|; see
     the module docstring for the proof).
 
-    ``X``: records (n, p) or their :class:`dpcore.counts.CountTable` (the same counts).
+    ``X``: records (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts).
     Returns (axes per margin, noisy margin arrays: non-negative after ``opts.positivity``,
     or as released plus the prior when ``positivity`` is False, the noise variance per
     margin). Charges ``ledger`` once per margin: its ε, the notion's count sensitivity,
@@ -450,18 +452,14 @@ def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: 
     hs = ctx.neighbours.histogram_sensitivity
     axes, released, variances = [], [], []
     for g, eps_m, what in groups:
-        mech = noise_for(opts.noise, eps_m, hs)
         ax = tuple(names.index(a) for a in g)
         mshape = tuple(shape[a] for a in ax)
         cells = math.prod(mshape)
-        counts = margin_counts(X, shape, ax).ravel()  # records or the count table's cells
-        noisy = mech.release(counts, rng).astype(float)
-        del counts  # the raw counts go no further
-        ledger.spend(
-            f"margin {' × '.join(g)}", mech, hs, f"{cells} cells of the {' × '.join(g)} margin (disjoint)",
-            parallel_over=cells, neighbours=ctx.neighbours.label,
-            note=f"{what}, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
-        )
+        noisy, mech = measure(X, shape, ax, eps_m, ctx.neighbours, rng, ledger, f"margin {' × '.join(g)}",
+                              f"{what}, sequential composition; prior {opts.prior:g}/{cells} per cell added after noise",
+                              noise=opts.noise, subset=f"{cells} cells of the {' × '.join(g)} margin (disjoint)",
+                              definition=ctx.definition)
+        noisy = noisy.ravel()
         noisy += opts.prior / cells
         if not positivity:
             pass
@@ -601,7 +599,7 @@ def shrink_margins(raw, axes, shape, variance, n: float) -> tuple[list[np.ndarra
 
 
 def fit_records_capped(targets, axes, shape, n: int, rng, cap: int = RECORD_FIT_MAX_RECORDS):
-    """The record fit (:func:`dpcore.record_fit.fit_records`) of ``n`` records, at most ``cap`` of
+    """The record fit (:func:`dpcore.estimate.record_fit.fit_records`) of ``n`` records, at most ``cap`` of
     them fitted: above ``cap`` the m = ``cap`` fitted records are each repeated ⌊n/m⌋ times, the
     n mod m left over drawn from them without replacement, and the result shuffled. The margins
     of the n records are then the fitted ones (up to the left-over draw), so the fit to the noisy
@@ -642,7 +640,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
                 f"(limit max_cells={opts.max_cells:,}); use fit='records' or fewer margins")
     group = ledger.group(set_label)
     total = float(max(ctx.n_out, 1))
-    share = one_way_share(domain, opts, eps, ctx.neighbours.histogram_sensitivity, total, path)
+    share = one_way_share(domain, opts, eps, ctx.neighbours, total, path, ctx.definition)
     axes, targets, var = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records",
                                        share=share)
     lams = None

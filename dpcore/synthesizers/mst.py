@@ -12,7 +12,7 @@ Per set, at budget ε_s = ε/m, for d ≥ 3 attributes, three equal thirds (MST'
 3. **Edge margins**: each of the d − 1 chosen two-way margins at ε_s/(3(d − 1)).
 
 Then fit the tree model to all the noisy margins (junction-tree IPF,
-:mod:`dpcore.decomposable_model`) and sample ñ records. d = 2: one pair, no choice:
+:mod:`dpcore.estimate.junction_tree`) and sample ñ records. d = 2: one pair, no choice:
 one-way margins at ε_s/4 each and the pair at ε_s/2. d = 1: the one-way margin at ε_s.
 
 **Privacy.** Sequential composition (adaptive: each choice depends only on earlier
@@ -28,14 +28,16 @@ from itertools import combinations
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
-from ..budget import Ledger
-from ..decomposable_model import fit_measurements
-from ..domain import Domain
-from ..errors import whole_number
-from ..margin_measurements import margin_counts, measure, one_way_preview_rows
-from ..mechanisms import ExponentialMechanism
-from ..neighbours import ReleaseContext
-from .options import check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.estimate.junction_tree import fit_measurements
+from dpcore.data.domain import Domain
+from dpcore.errors import whole_number
+from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.mechanisms import ExponentialMechanism
+from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers.options import check_known_options
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     e1, e2, e3 = budget_split(d, eps)
     meas = []
     for j in range(d):
-        y, mech = measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}")
+        y, mech = measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}", definition=ctx.definition)
         meas.append(((j,), y, mech.variance))
     edges = []
     if d == 2:
@@ -89,19 +91,20 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
         pairs = list(combinations(range(d), 2))
         score = {p: quality(margin_counts(X, shape, p), model.marginal(p)) for p in pairs}  # raw: scored only
         joined = DisjointSet(range(d))
-        em = ExponentialMechanism.calibrate(e2, hs)
+        em = ctx.definition.selection(e2, hs)  # scores: L1 errors, sensitivity the L1 count sensitivity
         for step in range(d - 1):
             cands = [p for p in pairs if not joined.connected(*p)]
-            k = int(em.select(np.array([score[p] for p in cands]), hs, rng))
-            group.spend(f"tree edge {step + 1}: select a pair", em, hs, f"{len(cands)} candidate pairs",
-                        neighbours=nb.label, sampler="exact sampler",
-                        note="score: L1 error of the one-way model on the pair; sensitivity = count sensitivity")
+            pick = Measurement(f"tree edge {step + 1}: select a pair", em, hs, f"{len(cands)} candidate pairs",
+                               nb.label, sampler=EXACT_SAMPLER,
+                               note="score: L1 error of the one-way model on the pair; sensitivity = count sensitivity")
+            k = int(pick.select(group, np.array([score[p] for p in cands]), rng))
             a, b = cands[k]
             joined.merge(a, b)
             edges.append((a, b))
         del score
     for a, b in edges:
-        y, mech = measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}")
+        y, mech = measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}",
+                          definition=ctx.definition)
         meas.append(((a, b), y, mech.variance))
     model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
     codes = model.sample(ctx.n_out, rng)
@@ -116,18 +119,18 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return codes, None, diag
 
 
-def preview_rows(opts: MstOptions, domain: Domain, per_set: float, hs: float) -> list[dict]:
-    """What MST measures, before any budget is spent (the tree's pairs are chosen at release)."""
-    from ..mechanisms import noise_for
+def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbours, definition=PureDP()) -> list[dict]:
+    """What MST measures, before any budget is spent (the tree's pairs are chosen at release).
+    Budgets are in the definition's unit (ε, or ρ under zCDP)."""
     d = len(domain)
     e1, e2, e3 = budget_split(d, per_set)
-    one = noise_for("discrete_laplace", e1, hs)
+    one = definition.count_noise(e1, nb)
     rows = one_way_preview_rows(domain, one, e1)
     if e2 > 0:
         rows += [{"table": f"tree edge {i + 1}: exponential mechanism picks a pair", "cells": None, "epsilon": e2,
                   "mechanism": "exponential", "noise_scale": None, "noise_sd": None} for i in range(d - 1)]
     if e3 > 0:
-        edge = noise_for("discrete_laplace", e3, hs)
+        edge = definition.count_noise(e3, nb)
         rows += [{"table": f"two-way margin of tree edge {i + 1} (pair chosen at release)", "cells": None, "epsilon": e3,
                   "mechanism": edge.name, "noise_scale": edge.scale, "noise_sd": float(np.sqrt(edge.variance))}
                  for i in range(d - 1)]

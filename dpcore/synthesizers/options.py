@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Sequence
 
-from ..budget import check_epsilon
-from ..domain import Domain
-from ..errors import OptionError, real_number, whole_number
-from ..selection import UTILITIES
+from dpcore.privacy.ledger import check_epsilon
+from dpcore.data.domain import Domain
+from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.measure.selection import UTILITIES
 
 SELECTIONS = ("mosda", "lesda", "random", "nonprivate", "user")
 PRIVATE_SELECTIONS = ("mosda", "lesda")
@@ -55,6 +55,18 @@ def check_backend(backend: str, noise: str) -> str:
     if backend == "opendp" and noise != "discrete_laplace":
         raise OptionError("noise_backend='opendp' is offered for discrete Laplace noise only; set noise='discrete_laplace'")
     return backend
+
+
+def gaussian_counts(opts, definition, given: dict, domain=None):
+    """``opts`` as they run under zCDP: count noise is the discrete Gaussian. A Laplace-type
+    noise the curator chose (or another sampler backend) is refused: they are pure-ε mechanisms."""
+    if given.get("noise", "discrete_laplace") != "discrete_laplace":
+        raise OptionError(f"noise={given['noise']!r} is for pure ε-DP; under (ε, δ) (delta given) counts get "
+                          "discrete Gaussian noise: leave noise at its default")
+    if given.get("noise_backend", "numpy") != "numpy":
+        raise OptionError(f"noise_backend={given['noise_backend']!r} draws discrete Laplace noise only; under (ε, δ) "
+                          "counts get the discrete Gaussian's exact sampler: leave noise_backend at its default")
+    return replace(opts, noise="discrete_gaussian")
 
 
 #: More sets than this split ε so thinly that each is noise, and the work is unbounded.

@@ -64,14 +64,16 @@ from itertools import combinations
 
 import numpy as np
 
-from ..budget import Ledger
-from ..domain import Domain
-from ..errors import OptionError, ResourceError, whole_number
-from ..cells import DEFAULT_MAX_CELLS
-from ..counts import CountTable
-from ..mechanisms import ExponentialMechanism, noise_for
-from ..neighbours import ADD_REMOVE, Neighbours, ReleaseContext
-from .options import NOISE, _choice, check_known_options
+from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
+from dpcore.errors import OptionError, ResourceError, whole_number
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
+from dpcore.counting.count_table import CountTable
+from dpcore.privacy.measurement import Measurement, record_unpaid
+from dpcore.privacy.mechanisms import ExponentialMechanism, noise_for
+from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
+from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.synthesizers.options import NOISE, _choice, check_known_options
 
 SCORES = ("mi",)
 
@@ -215,7 +217,7 @@ def _candidates(placed, remaining, r, shape, opts, rng):
 
 
 def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, ledger: Ledger,
-                  neighbours: Neighbours = Neighbours("replace")):
+                  neighbours: Neighbours = Neighbours("replace"), definition=PureDP()):
     """GreedyBayes with the exponential mechanism; returns (network, per-step records).
 
     ``network`` is a list of (attribute index, parent indices) in placement order.
@@ -244,8 +246,16 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
         binary = all(shape[x] == 2 and math.prod(shape[p] for p in pi) == 2 for x, pi in cands)
         delta = count_mi_sensitivity(neighbours.max_records) if add_remove else mi_sensitivity(n, binary)
         forced = total == 1
-        if forced:
+        subset = (f"all records; {len(cands)} candidate (attribute, {r} parents) pairs scored"
+                  + (f", sampled from {total} without looking at the data" if sampled else ""))
+        note = ("score n·I(X;Π) in bits, sensitivity log2(max_records+1) + log2(e) for add/remove neighbours"
+                if add_remove else
+                "score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
+                + ("binary X and Π" if binary else "general domains") + ", derived for replace-one neighbours")
+        if forced:  # a single candidate: nothing is chosen, nothing is spent
             choice = 0
+            record_unpaid(ledger, f"network step {i - 1}", "none (single candidate)", subset, neighbours.label,
+                          sensitivity=delta, note=note)
         else:
             scores = np.empty(len(cands))
             pi_codes = {}
@@ -261,22 +271,12 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
                     scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi], w)
             if add_remove:
                 scores *= n  # n·I: the n-free sensitivity (module docstring)
-            mech = ExponentialMechanism.calibrate(eps_step, delta)
-            choice = int(mech.select(scores, delta, rng))
+            step = Measurement(f"network step {i - 1}", definition.selection(eps_step, delta), delta, subset,
+                               neighbours.label, note=note)
+            choice = int(step.select(ledger, scores, rng))
         x, pi = cands[choice]
         network.append((x, pi))
         placed.append(x)
-        subset = (f"all records; {len(cands)} candidate (attribute, {r} parents) pairs scored"
-                  + (f", sampled from {total} without looking at the data" if sampled else ""))
-        note = ("score n·I(X;Π) in bits, sensitivity log2(max_records+1) + log2(e) for add/remove neighbours"
-                if add_remove else
-                "score I(X;Π) in bits, sensitivity of Zhang et al. (2017) for "
-                + ("binary X and Π" if binary else "general domains") + ", derived for replace-one neighbours")
-        if forced:  # a single candidate: nothing is chosen, nothing is spent
-            ledger.charge(label=f"network step {i - 1}", epsilon=0.0, mechanism="none (single candidate)",
-                          sensitivity=delta, scale=0.0, subset=subset, neighbours=neighbours.label, note=note)
-        else:
-            ledger.spend(f"network step {i - 1}", mech, delta, subset, neighbours=neighbours.label, note=note)
         steps.append({"step": i - 1, "candidates": total, "scored": len(cands), "sampled": sampled,
                       "forced": forced, "sensitivity": delta})
     return network, steps
@@ -294,7 +294,7 @@ def _conditional(joint: np.ndarray) -> np.ndarray:
 
 
 def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2: float, rng, ledger: Ledger,
-                       neighbours: Neighbours = Neighbours("replace")):
+                       neighbours: Neighbours = Neighbours("replace"), definition=PureDP()):
     """P*(X_i | Π_i) for every position of ``network``, as (parents, table) rows.
 
     ε-cost: ``eps2``: d − k' noisy joint tables at eps2/(d − k') each (module docstring).
@@ -303,22 +303,20 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
     d = len(network)
     kk = min(opts.degree, d - 1)
     n_tables = d - kk
-    hs = neighbours.histogram_sensitivity
-    mech = noise_for(opts.noise, eps2 / n_tables, hs)
+    mech = definition.count_noise(eps2 / n_tables, neighbours, opts.noise)
     out = [None] * d
     anchor = None
     for i in range(kk, d):
         x, pi = network[i]
         cols = (x,) + tuple(pi)
         counts = _joint_counts(X, cols, shape)
-        noisy = np.clip(mech.release(counts, rng).astype(float), 0.0, None)
+        cells = counts.size
+        table = Measurement.counts(
+            f"conditional table {i - kk + 1}", mech, neighbours, cells=cells, sampler="",
+            subset=f"{cells} cells of the joint table of an attribute and its {len(pi)} parent(s) (disjoint)",
+            note=f"one of {n_tables} tables, sequential composition")
+        noisy = np.clip(table.release(ledger, counts, rng).astype(float), 0.0, None)
         del counts  # the raw counts go no further
-        cells = noisy.size
-        ledger.spend(
-            f"conditional table {i - kk + 1}", mech, hs,
-            f"{cells} cells of the joint table of an attribute and its {len(pi)} parent(s) (disjoint)",
-            parallel_over=cells, neighbours=neighbours.label, note=f"one of {n_tables} tables, sequential composition",
-        )
         out[i] = (tuple(pi), _conditional(noisy))
         if i == kk:
             anchor = (cols, noisy)
@@ -370,8 +368,9 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
     eps1 = opts.network_share * eps if P else 0.0
     eps2 = eps - eps1
     group = ledger.group(set_label)
-    network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"), ctx.neighbours)
-    conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"), ctx.neighbours)
+    network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"), ctx.neighbours, ctx.definition)
+    conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"), ctx.neighbours,
+                               ctx.definition)
     codes = ancestral_sample(network, conds, domain.shape, n, rng)
     names = domain.names
     sampled = [s["step"] for s in steps if s["sampled"]]

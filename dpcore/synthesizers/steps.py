@@ -5,7 +5,7 @@ One synthetic set, at budget ε/m:
 1. choose the tree: a fixed order (0 spent); or, at each layer k < L, for every
    real node, one attribute by the exponential mechanism over a utility u
    (MoSDA: u, LeSDA: −u) at ε_sel = rε/(m·L_sel) with Δu from
-   :mod:`dpcore.selection`; or uniformly at random (0 spent, data-independent);
+   :mod:`dpcore.measure.selection`; or uniformly at random (0 spent, data-independent);
    or by non-private argmax (0 spent, NOT DP, flagged);
 2. noise every real node count of layers 1..L and every leaf cell with
    discrete Laplace of scale Δ/ε_l, ε_l = c_l(1−r)ε/m (one record is in exactly one
@@ -28,20 +28,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import hierarchy as H
-from ..budget import Allocation, Ledger, allocate_budget
-from ..consistency import make_consistent, posterior_variances
-from ..domain import Domain
-from ..mechanisms import HISTOGRAM_SAMPLER, ExponentialMechanism, exponential_mechanism, noise_for
-from ..neighbours import Neighbours, ReleaseContext
-from ..selection import sensitivity as utility_sensitivity
-from ..selection import utility as utility_scores
-from ..cells import draw_cells
-from .. import sparse_leaves
-from ..count_rows import rows as count_rows
-from ..count_rows import weighted_count
-from ..counts import CountTable
-from .options import PRIVATE_SELECTIONS, StepsOptions
+from dpcore.synthesizers import hierarchy as H
+from dpcore.privacy.ledger import Ledger
+from dpcore.synthesizers.allocation import Allocation, allocate_budget
+from dpcore.estimate.consistency import make_consistent, posterior_variances
+from dpcore.data.domain import Domain
+from dpcore.privacy.measurement import Measurement, record_unpaid
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, exponential_mechanism, noise_for
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
+from dpcore.measure.selection import sensitivity as utility_sensitivity
+from dpcore.measure.selection import utility as utility_scores
+from dpcore.synthesizers.cells import draw_cells
+from dpcore.measure import sparse_leaves
+from dpcore.counting.rows import rows as count_rows
+from dpcore.counting.rows import weighted_count
+from dpcore.counting.count_table import CountTable
+from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
 
 
 def n_selection_layers(opts: StepsOptions, p: int) -> int:
@@ -84,11 +87,11 @@ def _scores(X, shape, fixed, rank, kind, weights=None) -> np.ndarray:
 
 @dataclass
 class Selector:
-    """The ``chooser`` for :func:`dpcore.hierarchy.build_tree`; records what it spends.
+    """The ``chooser`` for :func:`dpcore.synthesizers.hierarchy.build_tree`; records what it spends.
 
     ``mode="preview"`` takes the most likely split and keeps each node's selection
     probabilities (curator-only: they are computed from the raw data). ``X``: records (n, p)
-    or their :class:`dpcore.counts.CountTable`; the tree is then built on :attr:`rows`
+    or their :class:`dpcore.counting.count_table.CountTable`; the tree is then built on :attr:`rows`
     (the table's non-empty cells) and every count is weighted by the cells' counts.
     """
 
@@ -100,6 +103,10 @@ class Selector:
     rng: np.random.Generator | None
     mode: str = "release"
     neighbours: Neighbours = Neighbours()
+    #: release mode: the ledger group every selection is charged to, before it draws
+    ledger: Ledger | None = None
+    #: the privacy definition the selection budgets are in (ε, or ρ under zCDP)
+    definition: PureDP | ZeroConcentratedDP = PureDP()
 
     def __post_init__(self):
         self.spent: list[dict] = []
@@ -123,21 +130,32 @@ class Selector:
         scores = _scores(self.rows, self.shape, fixed, rank, o.utility, self.weights)
         if o.select == "lesda":
             scores = np.where(avail, -scores, -np.inf)
+        subset = f"records of each of the {len(fixed)} real nodes of layer {k} (disjoint)"
+        note = f"{o.select.upper()} with utility {o.utility}"
         if o.select == "nonprivate":
             self.spent.append({"layer": k, "nodes": len(fixed), "mechanism": None})
+            if self.ledger is not None:
+                record_unpaid(self.ledger, f"layer {k} split", "non-private argmax", subset, self.neighbours.label,
+                              parallel_over=len(fixed), note=f"{note}; NOT DIFFERENTIALLY PRIVATE")
             return [(int(j),) for j in np.argmax(scores, axis=1)]
-        mech = ExponentialMechanism.calibrate(self.alloc.selection[k], self.delta)
+        mech = self.definition.selection(self.alloc.selection[k], self.delta)
         self.spent.append({"layer": k, "nodes": len(fixed), "mechanism": mech})
         if self.mode == "preview":
             probs = mech.probabilities(scores, self.delta)
             self.probabilities.append({"layer": k, "fixed": fixed.copy(), "probabilities": probs})
             return [(int(j),) for j in np.argmax(probs, axis=1)]
-        return [(int(j),) for j in np.atleast_1d(mech.select(scores, self.delta, self.rng))]
+        split = Measurement(f"layer {k} split", mech, self.delta, subset, self.neighbours.label,
+                            parallel_over=len(fixed), note=note)
+        return [(int(j),) for j in np.atleast_1d(split.select(self.ledger, scores, self.rng))]
 
 
-def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str, sensitivity: float = 1.0) -> list:
+def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str, sensitivity: float = 1.0,
+                     definition=PureDP(), neighbours: Neighbours | None = None) -> list:
     """Noise mechanisms for layers 1..L(+1) (None for the root); ``sensitivity`` is the
-    count sensitivity of the neighbour notion (1 add/remove, 2 replace)."""
+    count sensitivity of the neighbour notion (1 add/remove, 2 replace). Under zCDP the layer
+    budgets are ρ and the noise is the discrete Gaussian at the notion's L2 sensitivity."""
+    if definition.name != "pure":
+        return [None] + [definition.count_noise(e, neighbours, noise) for e in alloc.counts]
     return [None] + [noise_for(noise, e, sensitivity) for e in alloc.counts]
 
 
@@ -169,15 +187,29 @@ def expected_errors(tree: H.PhantomPaddedTree, mechs: list, sensitivity: float =
             p, w = post[k]
         else:
             p = post[k]
-        out.append(dict(row, epsilon=m.epsilon(sensitivity), noise_scale=m.scale, noise_sd=float(np.sqrt(m.variance)),
+        out.append(dict(row, epsilon=None if m.norm == "l2" else m.epsilon(sensitivity), noise_scale=m.scale,
+                        noise_sd=float(np.sqrt(m.variance)),
                         expected_se=float(np.average(np.sqrt(p), weights=w)) if len(p) else 0.0))
     return out
 
 
-def _noised(mech, counts, rng, opts):
-    if opts.noise_backend != "numpy":
-        return mech.release(counts, rng, backend=opts.noise_backend)
-    return mech.release(counts, rng)
+def layer_measurements(tree: H.PhantomPaddedTree, mechs: list, nb: Neighbours, sampler: str,
+                       sparse: bool = False) -> list:
+    """The count measurement of each noised layer (None for the root): layer k's real nodes
+    are disjoint, so each layer costs its ε once; phantom nodes are public and not noised.
+    ``sparse``: the leaf layer's empty cells are noised as a histogram (its ledger says so)."""
+    out = [None]
+    for k in range(1, tree.L + 1):
+        lay = tree.layers[k]
+        out.append(Measurement.counts(
+            f"layer {k} counts", mechs[k], nb, cells=lay.n_real, sampler=sampler,
+            subset=f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised"))
+    if tree.has_leaf_layer:
+        out.append(Measurement.counts(
+            f"layer {tree.L + 1} (leaf cells) counts", mechs[-1], nb, cells=tree.n_leaves,
+            sampler=HISTOGRAM_SAMPLER if sparse else sampler,
+            subset=f"{tree.n_leaves} leaf cells (disjoint{'; empty cells noised as a histogram' if sparse else ''})"))
+    return out
 
 
 def _sampler(opts) -> str:
@@ -189,58 +221,34 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
                    ctx: ReleaseContext):
     """One STEPS set of ``ctx.n_out`` records: returns (codes, tree). Charges ``ledger``
     for everything spent, at the count sensitivity of ``ctx.neighbours``. ``X``: records
-    (n, p) or their :class:`dpcore.counts.CountTable` (the same counts, the same release)."""
+    (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release)."""
     shape, names = domain.shape, tuple(domain.names)
     nb, n_out = ctx.neighbours, ctx.n_out
     hs = nb.histogram_sensitivity
-    sel = Selector(opts, X, shape, names, alloc, rng, neighbours=nb)
-    tree = H.build_tree(sel.rows, shape, names, opts.layers, sel, leaf_cell_limit(opts))
     g = ledger.group(set_label)
-    sg = g.group("tree selection")
-    for s in sel.spent:
-        subset = f"records of each of the {s['nodes']} real nodes of layer {s['layer']} (disjoint)"
-        if s["mechanism"] is not None:
-            sg.spend(f"layer {s['layer']} split", s["mechanism"], sel.delta, subset, parallel_over=s["nodes"],
-                     neighbours=nb.label, note=f"{opts.select.upper()} with utility {opts.utility}")
-        else:
-            sg.charge(label=f"layer {s['layer']} split", epsilon=0.0, mechanism="non-private argmax", sensitivity=0.0,
-                      scale=0.0, subset=subset, parallel_over=s["nodes"], neighbours=nb.label,
-                      note=f"{opts.select.upper()} with utility {opts.utility}; NOT DIFFERENTIALLY PRIVATE")
-    mechs = layer_mechanisms(tree, alloc, opts.noise, hs)
+    sel = Selector(opts, X, shape, names, alloc, rng, neighbours=nb, ledger=g.group("tree selection"),
+                   definition=ctx.definition)
+    tree = H.build_tree(sel.rows, shape, names, opts.layers, sel, leaf_cell_limit(opts))
+    mechs = layer_mechanisms(tree, alloc, opts.noise, hs, ctx.definition, nb)
     cg = g.group("node counts")
-    if sparse_leaf_layer(tree, opts):
-        # same law as below without one entry per leaf cell (dpcore.sparse_leaves)
+    sparse = sparse_leaf_layer(tree, opts)
+    layers = layer_measurements(tree, mechs, nb, _sampler(opts), sparse)
+    if sparse:
+        # same law as below without one entry per leaf cell (dpcore.measure.sparse_leaves)
         table = X if isinstance(X, CountTable) else CountTable.from_codes(X, shape)
-        codes = sparse_leaves.steps_release(tree, table, mechs, n_out, opts.consistency,
-                                            opts.synthesis, rng)
-        for k in range(1, tree.L + 1):
-            lay = tree.layers[k]
-            cg.spend(f"layer {k} counts", mechs[k], hs,
-                     f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
-                     parallel_over=lay.n_real, neighbours=nb.label, sampler=_sampler(opts))
-        # the empty leaf cells' noise is drawn as their exact histogram: the charge names that sampler
-        cg.spend(f"layer {tree.L + 1} (leaf cells) counts", mechs[-1], hs,
-                 f"{tree.n_leaves} leaf cells (disjoint; empty cells noised as a histogram)",
-                 parallel_over=tree.n_leaves, neighbours=nb.label, sampler=HISTOGRAM_SAMPLER)
+        codes = sparse_leaves.steps_release(tree, table, layers, cg, n_out, opts.consistency, opts.synthesis, rng)
         return codes, tree
     counts, leaves = H.count_nodes(tree, X)
+    backend = {} if opts.noise_backend == "numpy" else {"backend": opts.noise_backend}
     # the root is the released record count (noisy under add/remove, public under replace)
     noisy, var = [np.array([float(n_out)])], [np.zeros(1)]
     for k in range(1, tree.L + 1):
-        m = mechs[k]
-        lay = tree.layers[k]
-        noisy.append(_noised(m, counts[k], rng, opts).astype(float))
-        var.append(np.full(lay.n_real, m.variance))
-        cg.spend(f"layer {k} counts", m, hs,
-                 f"{lay.n_real} real nodes of layer {k} (disjoint); {lay.n_phantom} phantom nodes not noised",
-                 parallel_over=lay.n_real, neighbours=nb.label, sampler=_sampler(opts))
+        noisy.append(layers[k].release(cg, counts[k], rng, **backend).astype(float))
+        var.append(np.full(tree.layers[k].n_real, mechs[k].variance))
     leaf_noisy = leaf_var = None
     if tree.has_leaf_layer:
-        m = mechs[-1]
-        leaf_noisy = _noised(m, leaves, rng, opts).astype(float)
-        leaf_var = np.full(tree.n_leaves, m.variance)
-        cg.spend(f"layer {tree.L + 1} (leaf cells) counts", m, hs, f"{tree.n_leaves} leaf cells (disjoint)",
-                 parallel_over=tree.n_leaves, neighbours=nb.label, sampler=_sampler(opts))
+        leaf_noisy = layers[-1].release(cg, leaves, rng, **backend).astype(float)
+        leaf_var = np.full(tree.n_leaves, mechs[-1].variance)
     del counts, leaves  # raw counts go no further
     parents, phantom = H.slot_structure(tree)
     values = H.slot_values(tree, noisy, leaf_noisy)
@@ -259,7 +267,7 @@ def leaf_cell_limit(opts: StepsOptions) -> int:
 
 def sparse_leaf_layer(tree: H.PhantomPaddedTree, opts: StepsOptions) -> bool:
     """Whether the leaf layer is drawn sparsely: above the measured crossover
-    (:data:`dpcore.sparse_leaves.SPARSE_ABOVE`), or above ``max_cells``."""
+    (:data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE`), or above ``max_cells``."""
     if not tree.has_leaf_layer:
         return False
     big = tree.n_leaves > min(sparse_leaves.SPARSE_ABOVE, opts.max_cells)

@@ -219,7 +219,7 @@ def table_files() -> dict[str, bytes]:
 
 GOOD_DOMAIN = {"format": "dpcore-domain/1", "source": "declared", "attributes": [
     {"name": "sex", "type": "categorical", "levels": ["F", "M"], "na": False, "dtype": "object"},
-    {"name": "age", "type": "numeric", "edges": [0, 40, 100], "na": False, "dtype": "int64"},
+    {"name": "age", "type": "numeric", "edges": [0, 40, 100], "na": False, "dtype": "int64", "origin": "declared"},
     {"name": "region", "type": "categorical", "levels": ["east", "north", "south"], "na": False, "dtype": "object"}]}
 
 _DELETE = object()
@@ -233,6 +233,9 @@ ATTRIBUTE_MUTATIONS: dict[tuple[int, str], list] = {
                    [0, 0.5, 100], [-1e308, 1e308], [0, 10**400], [0, 50, 50, 100], [], _DELETE],
     (0, "dtype"): ["bool", "nonsense", 5, None, "datetime64[ns]", "int64", "category", "float64", "string", "boolean"],
     (1, "dtype"): ["object", "bool", "float64", "uint8", "Int64"],
+    # where the edges came from: only declared, public bounds and DP quantiles may be declared public
+    (1, "origin"): ["data_range", "unstated", "public_bounds", "dp_quantiles", "DECLARED", "", 5, None, ["declared"],
+                    _DELETE],
     (0, "type"): ["ordinal", None, 5, "numeric", "CATEGORICAL"],
     (1, "type"): ["categorical", "Numeric"],
     (0, "name"): [_DELETE, "", 7, None, "gender", "sex ", ["sex"]],
@@ -378,7 +381,7 @@ def tiny_wide_table(name: str, seed: int = 0):
     NA and holds it once; levels absent from the records are declared all the same."""
     import pandas as pd
 
-    from dpcore.domain import Attribute, Domain
+    from dpcore.data.domain import Attribute, Domain
 
     n, levels = TINY_WIDE[name]
     rng = np.random.default_rng(seed)

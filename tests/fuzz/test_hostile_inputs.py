@@ -20,9 +20,9 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.cli import main
-from dpcore.domain import decode_text
-from dpcore.io import read_table
+from dpcore.cli.commands import main
+from dpcore.data.domain import decode_text
+from dpcore.data.io import read_table
 from tests.fuzz import hostile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,6 +146,15 @@ def test_readable_files_give_an_inferred_domain_that_round_trips(name, tmp_path,
     assert "DP: NO" in stdout, (name, "an inferred domain passed back must stay NOT DP")
     d = json.loads(dom_path.read_text(encoding="utf-8"))
     d["source"] = "declared"
+    from_data = [a for a in d["attributes"] if a.get("origin") == "data_range"]
+    if from_data:  # declaring the file is not enough: bins over the data's own range are never public
+        dom_path.write_text(json.dumps(d), encoding="utf-8")
+        code, stdout, err = run_cli(["synth", src, "--out", tmp_path / "c", "--domain", dom_path, "--seed", 2,
+                                     "--method", "flat_laplace"], capsys)
+        assert code == 0 and "DP: NO" in stdout and f"'{from_data[0]['name']}'" in stdout, (name, stdout, err)
+        for a in from_data:  # the curator gives public bounds instead (wide round ones)
+            wide = 2.0 ** 53 if a["dtype"].startswith(("int", "uint")) else 1e300  # whole numbers stay exact
+            a.update(edges=[-wide, 0.0, wide], origin="declared")
     dom_path.write_text(json.dumps(d), encoding="utf-8")
     code, stdout, err = run_cli(["synth", src, "--out", tmp_path / "b", "--domain", dom_path, "--seed", 2,
                                  "--method", "flat_laplace"], capsys)
@@ -173,8 +182,15 @@ def test_hostile_domain_files_through_the_cli(name, good_csv, tmp_path, capsys):
     if code == 2:
         assert "domain" in err or "attribute" in err or "column" in err, (name, err)
         return
-    declared = json.loads(decode_text(dom.read_bytes(), name)).get("source", "declared")
-    assert ("DP: yes" in stdout) == (str(declared).strip().lower() == "declared"), (name, declared, stdout)
+    d = json.loads(decode_text(dom.read_bytes(), name))
+    declared = d.get("source", "declared")
+    # bin edges read from the data (or of unstated origin) keep it NOT DP whatever "source" says
+    public_edges = all(a.get("origin") in ("declared", "public_bounds", "dp_quantiles")
+                       for a in d["attributes"] if a.get("type") == "numeric")
+    assert ("DP: yes" in stdout) == (str(declared).strip().lower() == "declared" and public_edges), \
+        (name, declared, stdout)
+    if not public_edges:
+        assert "DP: NO" in stdout and "'age'" in stdout, (name, stdout)
     assert_release_exact(read_table(good_csv), out, name, domain_declared_by_file=True)
 
 
@@ -333,7 +349,7 @@ def test_hostile_api_arguments(key, value):
 
 
 def read_table_bytes(text: str) -> pd.DataFrame:
-    from dpcore.io import read_csv_bytes
+    from dpcore.data.io import read_csv_bytes
 
     return read_csv_bytes(text.encode(), "t.csv")
 

@@ -8,6 +8,9 @@ directions and on its complement; a Bonferroni correction over the whole family 
 the reported bound hold with confidence 1 − α jointly. A bound above the claimed ε is
 proof (at that confidence) that the claim is false; a bound below it is no proof of
 privacy, only a failure to find a violation with these events and runs.
+
+For an (ε, δ) claim, P(E | D) ≤ e^ε P(E | D') + δ, so ε ≥ ln((lo − δ) / hi'): pass ``delta``.
+Such an audit only has power through events whose probability is far above δ.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
@@ -34,8 +37,10 @@ class AuditResult:
     tests: int
 
 
-def epsilon_lower_bound(hits_d: np.ndarray, hits_d2: np.ndarray, names: Sequence[str], alpha: float = 0.05) -> AuditResult:
-    """Largest ε lower bound over events, 1 − alpha jointly (Bonferroni over 4 tests per event).
+def epsilon_lower_bound(hits_d: np.ndarray, hits_d2: np.ndarray, names: Sequence[str], alpha: float = 0.05,
+                        delta: float = 0.0) -> AuditResult:
+    """Largest ε lower bound over events, 1 − alpha jointly (Bonferroni over 4 tests per event),
+    for a claim of (ε, ``delta``)-DP (pure ε-DP by default).
 
     ``hits_d`` and ``hits_d2``: boolean arrays (runs × events) of which events each run hit,
     under D and under D'.
@@ -52,8 +57,8 @@ def epsilon_lower_bound(hits_d: np.ndarray, hits_d2: np.ndarray, names: Sequence
                                         (n2 - k2, n2, n1 - k1, n1, f"not {name} (D' vs D)")):
             lo, _ = clopper_pearson(ka, na, a)
             _, hi = clopper_pearson(kb, nb, a)
-            if lo > 0 and hi > 0:
-                eps = math.log(lo / hi)
+            if lo > delta and hi > 0:
+                eps = math.log((lo - delta) / hi)
                 if eps > best.epsilon_lower_bound:
                     best = AuditResult(eps, label, (n1, n2), tests)
     return best
@@ -71,3 +76,15 @@ def run_pair(release: Callable[[object, int], np.ndarray], d, d2, runs: int, see
     a = np.array([release(d, seed0 + i) for i in range(runs)])
     b = np.array([release(d2, seed0 + runs + i) for i in range(runs)])
     return a, b
+
+
+def renyi_divergence(log_p: np.ndarray, log_q: np.ndarray, alpha: float) -> float:
+    """D_α(P ‖ Q) = 1/(α − 1) · log Σ_k P(k)^α Q(k)^(1−α), by brute force over the outputs given
+    (their log-probabilities; the caller covers every output that is not negligible)."""
+    return float(special.logsumexp(alpha * np.asarray(log_p) + (1 - alpha) * np.asarray(log_q)) / (alpha - 1))
+
+
+def hockey_stick(log_p: np.ndarray, log_q: np.ndarray, epsilon: float) -> float:
+    """max over output sets S of P(S) − e^ε Q(S) = Σ_k max(0, P(k) − e^ε Q(k)): the smallest δ for
+    which these two output laws satisfy the (ε, δ) inequality in this direction."""
+    return float(np.sum(np.maximum(0.0, np.exp(log_p) - np.exp(epsilon + np.asarray(log_q)))))

@@ -33,3 +33,14 @@ def test_a_broken_mechanism_is_caught():
     a = _randomized_response(3.0, 1, 20_000, rng)[:, None] == 1
     b = _randomized_response(3.0, 0, 20_000, rng)[:, None] == 1
     assert epsilon_lower_bound(a, b, ["reports 1"]).epsilon_lower_bound > 2.5
+
+
+def test_delta_absorbs_a_rare_leak():
+    """A mechanism that reveals the bit with probability 10⁻³ (and is otherwise silent) is
+    (0, 10⁻³)-DP: pure-ε auditing finds a large bound, the (ε, δ) audit at that δ finds none."""
+    rng = np.random.default_rng(3)
+    leak = 1e-3
+    a = (rng.random(400_000) < leak)[:, None]  # "reveals 1" under D
+    b = np.zeros((400_000, 1), dtype=bool)      # never under D'
+    assert epsilon_lower_bound(a, b, ["reveals"]).epsilon_lower_bound > 3
+    assert epsilon_lower_bound(a, b, ["reveals"], delta=leak).epsilon_lower_bound == 0.0

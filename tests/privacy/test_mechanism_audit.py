@@ -7,14 +7,15 @@ bound must not exceed the claimed ε, and a deliberately mis-calibrated use must
 import numpy as np
 import pytest
 
-from dpcore.mechanisms import DiscreteLaplace, ExponentialMechanism, Laplace
+from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism, Laplace
+from dpcore.privacy.gaussian import DiscreteGaussian
 from tests.privacy.audit import epsilon_lower_bound, threshold_events
 
 RUNS = 200_000
 
 
-def _bound(a, b, thresholds, label):
-    return epsilon_lower_bound(*threshold_events(a, b, thresholds, label)).epsilon_lower_bound
+def _bound(a, b, thresholds, label, delta=0.0):
+    return epsilon_lower_bound(*threshold_events(a, b, thresholds, label), delta=delta).epsilon_lower_bound
 
 
 @pytest.mark.parametrize("eps,sens", [(1.0, 1.0), (0.5, 2.0)])
@@ -61,6 +62,35 @@ def test_exponential_mechanism_scores_shifted_by_the_sensitivity():
     hits_b = np.stack([b == k for k in range(3)], axis=1)
     lb = epsilon_lower_bound(hits_a, hits_b, ["pick 0", "pick 1", "pick 2"]).epsilon_lower_bound
     assert 0.5 * eps < lb <= eps
+
+
+@pytest.mark.parametrize("eps,delta,sens", [(1.0, 1e-9, 1), (0.5, 1e-6, 2), (2.0, 1e-9, 1)])
+def test_discrete_gaussian_counts(eps, delta, sens):
+    """(ε, δ) through zCDP: noise for the largest ρ that converts to (ε, δ). Threshold events
+    over ±4σ have probabilities ≥ 10⁻⁴, far above δ, so δ barely helps them; the bound must stay
+    at or below the converted ε. (It cannot come close: at δ this small most of ε pays for tails
+    no audit of this size sees; the exact curve is checked on the pmfs in
+    tests/test_discrete_gaussian.py.)"""
+    mech = DiscreteGaussian.calibrate(eps, sens, delta=delta)
+    claimed = mech.epsilon(sens, delta=delta)
+    assert claimed <= eps
+    rng = np.random.default_rng(14)
+    a = mech.release(np.zeros(RUNS, np.int64), rng)
+    b = mech.release(np.full(RUNS, sens, np.int64), rng)
+    s = mech.sigma
+    lb = _bound(a, b, range(int(-4 * s), int(4 * s) + sens + 1), "count", delta=delta)
+    assert 0.25 * claimed < lb <= claimed
+
+
+def test_discrete_gaussian_calibrated_like_laplace_is_caught():
+    """A plausible mistake: Gaussian noise of σ = Δ/ε, as if it were Laplace, claimed (1, 10⁻⁹).
+    Its true ε at that δ is about 6.3 (the hockey-stick divergence of the pmfs); the audit sees
+    more than the claimed 1."""
+    mech = DiscreteGaussian(1.0)
+    rng = np.random.default_rng(15)
+    a = mech.release(np.zeros(RUNS, np.int64), rng)
+    b = mech.release(np.ones(RUNS, np.int64), rng)
+    assert _bound(a, b, range(-5, 7), "count", delta=1e-9) > 1.0
 
 
 @pytest.mark.parametrize("eps", [1e-19, 1e-30, 1e-300])

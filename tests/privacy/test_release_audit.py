@@ -63,10 +63,52 @@ def test_release_with_dp_bins_stays_within_the_claim(notion):
 def test_under_noised_dp_bins_are_caught(monkeypatch):
     """The audit can fail: a quantile calibrated to a tenth of its rank sensitivity
     (less noise than claimed) is caught on the median edge."""
-    import dpcore.quantiles
+    import dpcore.measure.quantiles
     from tests.privacy.releases import V_PAIRS, bin_edge_events, bin_edge_statistics
 
-    monkeypatch.setattr(dpcore.quantiles, "RANK_SENSITIVITY", 0.1)
+    monkeypatch.setattr(dpcore.measure.quantiles, "RANK_SENSITIVITY", 0.1)
     a, b = run_pair(bin_edge_statistics("add_remove", EPS, BINS_SHARE), *V_PAIRS["add_remove"], 200, seed0=7)
     r = epsilon_lower_bound(*bin_edge_events(a, b))
     assert r.epsilon_lower_bound > 2 * EPS and "median edge" in r.event, r
+
+
+#: (ε, δ) releases through zCDP: events far more likely than δ must keep the bound at or below ε
+DELTA = 1e-9
+ZCDP = [(label, n) for label, m, _ in METHODS for n in NOTIONS]
+
+
+@pytest.mark.parametrize("label,notion", ZCDP, ids=[f"{m}|{n}" for m, n in ZCDP])
+def test_zcdp_release_privacy_loss_stays_within_the_claim(label, notion):
+    from dpcore.synthesizers import REGISTRY
+
+    method, options = next((m, o) for lab, m, o in METHODS if lab == label)
+    assert "zcdp" in REGISTRY[method].definitions
+    a, b = run_pair(statistics(method, dict(options, delta=DELTA), notion, EPS), *PAIRS[notion], RUNS, seed0=3000)
+    r = epsilon_lower_bound(*events(a, b), delta=DELTA)
+    assert r.epsilon_lower_bound <= EPS, r
+
+
+def test_an_under_noised_zcdp_release_is_caught(monkeypatch):
+    """The audit can fail: counts drawn with σ 30 times smaller than the one whose ρ the
+    ledger records (so the cap lets them through) are caught on the (y, q) count."""
+    from dataclasses import dataclass
+
+    from dpcore.privacy import definitions
+    from dpcore.privacy.gaussian import DiscreteGaussian
+
+    @dataclass(frozen=True)
+    class Understated(DiscreteGaussian):
+        def rho(self, l2_sensitivity=1.0):  # claims the ρ of 30 times the noise it draws
+            return l2_sensitivity**2 / (2 * (30 * self.sigma) ** 2)
+
+    real = definitions.ZeroConcentratedDP.count_noise
+
+    def weak(self, budget, neighbours, kind=None):
+        return Understated(real(self, budget, neighbours, kind).sigma / 30)
+
+    monkeypatch.setattr(definitions.ZeroConcentratedDP, "count_noise", weak)
+    a, b = run_pair(statistics("flat_laplace", {"delta": DELTA, "synthesis": "round"}, "add_remove", EPS),
+                    *PAIRS["add_remove"], 200,
+                    seed0=11)
+    r = epsilon_lower_bound(*events(a, b), delta=DELTA)
+    assert r.epsilon_lower_bound > 2 * EPS, r

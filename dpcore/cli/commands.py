@@ -1,0 +1,467 @@
+"""Command line: ``python -m dpcore synth|preview|domain|evaluate|sweep|report ...``.
+
+Errors exit with status 2 and one line on stderr; never a traceback (``--debug`` shows one).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from dpcore.api import METHODS, MarginPreview, preview, synthesize
+from dpcore.data.domain import Domain, infer_domain
+from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
+from dpcore.data.io import read_table
+from dpcore.release import check_out_dir
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, status 2
+        raise _UsageError(f"{self.prog}: {message} (see --help)")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _int_text(text: str) -> int:
+    """argparse type for whole numbers written plainly: "1_000", " 7" and "0x10" are refused
+    (Python's int() would take the first two), so an option is never read other than as typed."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(text)
+
+
+def _float_text(text: str) -> float:
+    """argparse type for numbers written plainly (no "1_000"); nan/inf pass through to the
+    library, whose check names the option and the valid range."""
+    if "_" in text or text != text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _share_or_auto(text: str):
+    """argparse type for ``--one-way-share``: ``auto`` or a number (range checked by the library)."""
+    if text.strip() == "auto":
+        return "auto"
+    try:
+        return _float_text(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither auto nor a number") from None
+
+
+# option name on the command line -> keyword of dpcore.synthesize
+_TREE_OPTIONS = {
+    "layers": int, "order": str, "select": str, "utility": str, "r": float, "allocation": str,
+    "consistency": str, "synthesis": str, "noise": str,
+}
+_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int, "fit": str, "rounds": int,
+                       "max_model_size": float, "workload": str, "one_way_share": float}
+
+
+def _add_tree_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--method", default="steps", help=f"one of {', '.join(METHODS)}")
+    p.add_argument("--epsilon", type=_float_text, default=1.0, help="total privacy budget ε (> 0); smaller is more private")
+    p.add_argument("--delta", type=_float_text,
+                   help="(ε, δ)-DP through zCDP with this δ (0 < δ < 1, e.g. 1e-9, well below 1/n): more accurate "
+                        "when a method makes many measurements; leave it out for pure ε-DP (the default, strongest)")
+    p.add_argument("--layers", type=_int_text, help="number of partition layers L (1..p)")
+    p.add_argument("--order", help='fixed tree, e.g. "a;b,c": ";" separates layers, "," joins attributes in a layer')
+    p.add_argument("--select", help="mosda | lesda | random | nonprivate (NOT DP)")
+    p.add_argument("--utility", help="aic | aic_gain | l1_uniform")
+    p.add_argument("--r", type=_float_text, help="share of ε spent on choosing the tree, in [0, 1)")
+    p.add_argument("--allocation", help="equal | half | w1,w2,... (one weight per noised layer, summing to 1)")
+    p.add_argument("--sets", type=_int_text, default=1, help="number m of synthetic sets (each gets ε/m)")
+    p.add_argument("--consistency", help="nonneg | wls | uh")
+    p.add_argument("--synthesis", help="sample | round")
+    p.add_argument("--noise", help="discrete_laplace | laplace")
+    p.add_argument("--domain", help="domain.json declaring the public levels and bin edges")
+    p.add_argument("--seed", type=_int_text, help="seed for reproducibility (kept out of the published manifest)")
+    p.add_argument("--neighbours", default="add_remove",
+                   help="add_remove (default: n is private, a noisy count is released) | replace (n public, count sensitivity 2)")
+    p.add_argument("--count-share", dest="count_share", type=_float_text,
+                   help="add_remove: share of ε spent on the noisy record count (default 0.05)")
+    p.add_argument("--max-records", dest="max_records", type=_int_text,
+                   help="add_remove: public upper bound on the table's size used by score sensitivities (default 10^9)")
+
+
+def _options(args, names) -> dict:
+    return {k: getattr(args, k) for k in names if getattr(args, k, None) is not None}
+
+
+def _privacy_options(args) -> dict:
+    return {"neighbours": args.neighbours, **_options(args, ["count_share", "max_records", "delta"])}
+
+
+def _warn_delta(args, n: int | None = None) -> None:
+    """A δ that is allowed but weak gets one warning line on stderr (curator-side: n is the
+    curator's own count, printed nowhere else)."""
+    if getattr(args, "delta", None) is not None:
+        from dpcore.privacy.zcdp import delta_warning
+
+        msg = delta_warning(args.delta, n)
+        if msg:
+            print(f"warning: {msg}", file=sys.stderr)
+
+
+def _read_input(args):
+    """The input table; a delimiter other than the comma is said out loud (not with --json)."""
+    df = read_table(args.input)
+    sep = df.attrs.get("delimiter")
+    if sep and sep != "comma" and not getattr(args, "json", False):
+        print(f"read {args.input} as {sep}-separated")
+    return df
+
+
+def _load(args):
+    df = _read_input(args)
+    domain = Domain.load(args.domain) if getattr(args, "domain", None) else None
+    return df, domain
+
+
+def cmd_synth(args) -> int:
+    check_out_dir(args.out)  # before any ε is spent
+    if args.private_manifest:
+        check_out_dir(Path(args.private_manifest).parent, "--private-manifest")
+        if Path(args.private_manifest).is_dir():
+            raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
+    opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
+    opts.update(_dp_bins_options(args))
+    if args.engine is None:
+        from dpcore.output.file_release import default_engine
+
+        args.engine = default_engine(args.input)  # DuckDB above 256 MB
+    if args.engine != "pandas" or args.format != "csv":
+        for flag, given in (("--workspace", args.workspace), ("--dp-bins", opts.get("dp_bins"))):
+            if given:
+                raise OptionError(f"{flag} works with tables read in memory; drop it, or use --engine pandas "
+                                  "--format csv (the engine path does not support it yet)")
+        return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
+    df, domain = _load(args)
+    table_name, fingerprint = Path(args.input).name, None
+    _warn_delta(args, len(df))
+
+    def run():
+        rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
+                         **_privacy_options(args), **opts)
+        return rel.for_table(table_name, fingerprint)  # the fingerprint reaches the private manifest only
+
+    if args.workspace:  # the budget book: refused over the table's cap before anything is spent
+        from dpcore.studio.workspace import Workspace
+
+        ws = Workspace(args.workspace)
+        table = ws.add_table(df, table_name, path=args.input)
+        fingerprint = table.fingerprint
+        entry, rel = ws.release(table.fingerprint, args.epsilon, args.method, args.neighbours, run, table.name,
+                                delta=args.delta)
+    else:
+        if args.private_manifest:
+            from dpcore.studio.workspace import table_fingerprint
+
+            fingerprint = table_fingerprint(df)
+        rel = run()
+    paths = rel.write(args.out)
+    _write_private_manifest(args, rel)
+    rc = rel.record_count
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records {_count_note(rc)} and manifest.json to {args.out}")
+    print(_spent_line(rel))
+    print(_dp_line(rel))
+    if args.workspace:
+        b = ws.budget(table.fingerprint)
+        print(f"recorded as release {entry} of {table.name} in the budget book of {args.workspace}: spent ε = "
+              f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
+    return 0
+
+
+def _unit(plan: dict) -> str:
+    return "ρ" if plan.get("budget_unit") == "rho" else "ε"
+
+
+def _delta_note(plan: dict) -> str:
+    """A zCDP preview says its δ and ρ: every budget below is a share of that ρ."""
+    if plan.get("budget_unit") != "rho":
+        return ""
+    return f", δ = {plan['delta']:g} (zCDP: ρ = {plan['rho']:.4g}; the budgets below are shares of ρ)"
+
+
+def _spent_line(rel) -> str:
+    if rel.delta is None:
+        return f"ε spent: {rel.ledger.epsilon:g} of {rel.epsilon:g}"
+    return (f"spent: ρ = {rel.rho:.6g} (zCDP), which is (ε, δ) = ({rel.ledger.epsilon:.6g}, {rel.delta:g}); "
+            f"asked for ε = {rel.epsilon:g}")
+
+
+def _dp_line(rel) -> str:
+    """The release's DP status in one line."""
+    if not rel.dp:
+        return "DP: NO — " + rel.dp_reason
+    return "DP: yes — " + rel.dp_reason
+
+
+def _dp_bins_options(args) -> dict:
+    """--dp-bins COL=lo:hi:bins (repeatable) and --bins-share as synthesize's dp_bins / bins_share."""
+    specs = {}
+    for spec in getattr(args, "dp_bins", None) or []:
+        col, _, rhs = spec.partition("=")
+        parts = rhs.split(":")
+        if not col or len(parts) != 3:
+            raise OptionError(f"--dp-bins {spec!r}: write COL=lower:upper:bins, e.g. age=0:100:5")
+        lo, hi, bins = _spec_numbers(spec, parts)
+        specs[col] = {"lower": lo, "upper": hi, "bins": whole_number(f"--dp-bins {spec!r}: bins", bins, 2)}
+    out = {"dp_bins": specs} if specs else {}
+    if getattr(args, "bins_share", None) is not None:
+        out["bins_share"] = args.bins_share
+    return out
+
+
+def _count_note(rc: dict) -> str:
+    return "(a noisy count: the true count stays private)" if rc["noisy"] else "(n, public under replace-one neighbours)"
+
+
+def _write_private_manifest(args, rel) -> None:
+    """--private-manifest: the curator-only manifest (exact figures, NOT for release)."""
+    if args.private_manifest:
+        try:
+            Path(args.private_manifest).write_text(rel.manifest_json(private=True), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--private-manifest '{args.private_manifest}': cannot write it ({exc.strerror})") from None
+
+
+def _synth_file(args, opts) -> int:
+    from dpcore.output import synthesize_file
+
+    domain = Domain.load(args.domain) if args.domain else None
+    rel = synthesize_file(args.input, args.out, args.method, args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
+                          engine=args.engine, memory_limit=args.memory_limit, spark_master=args.spark_master,
+                          format=args.format, **_privacy_options(args), **opts)
+    _write_private_manifest(args, rel)
+    rc = rel.record_count
+    t = rel.timings
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records as {args.format} {_count_note(rc)} "
+          f"and manifest.json to {args.out}")
+    print(f"engine {args.engine}: counted in {t.get('count', 0):.1f} s, released in {t.get('release', 0):.1f} s, "
+          f"written in {t.get('write', 0):.1f} s")
+    print(_spent_line(rel))
+    print(_dp_line(rel))
+    return 0
+
+
+def cmd_preview(args) -> int:
+    df, domain = _load(args)
+    opts = _options(args, list(_TREE_OPTIONS))
+    if args.method not in ("steps", "uh_random", "steps_lesda"):
+        opts = _options(args, list(_COMPARATOR_OPTIONS))
+    pv = preview(df, method=args.method, epsilon=args.epsilon, sets=args.sets, domain=domain, **_privacy_options(args),
+                 **opts)
+    if isinstance(pv, MarginPreview):
+        if args.json:
+            print(json.dumps({"margins": pv.margins.to_dict(orient="records"), "plan": pv.plan}, indent=2,
+                             ensure_ascii=False, default=str))
+            return 0
+        print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}{_delta_note(pv.plan)}, "
+              f"m = {pv.plan['sets']}, neighbours = {pv.plan['neighbours']}, "
+              f"{_unit(pv.plan)} for the record count = {pv.plan['record_count_epsilon']:.4g}")
+        if "fit" in pv.plan:
+            print(f"fit = {pv.plan['fit']}, share of ε on the one-way margins = {pv.plan['one_way_share']:g}"
+                  + (" (auto: decided here from the table's own record count, curator-only; the release decides "
+                     "from its noisy count)" if pv.plan.get("one_way_share_auto") else ""))
+        print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        _print_empty_share(pv.plan)
+        return 0
+    if args.json:
+        out = {
+            "layers": pv.layers.to_dict(orient="records"),
+            "plan": pv.plan,
+            "tree": pv.tree.describe(),
+            "selection": None if pv.selection is None else pv.selection.to_dict(orient="records"),
+            "note": pv.not_for_release,
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        return 0
+    print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}{_delta_note(pv.plan)}, m = {pv.plan['sets']}, "
+          f"select = {pv.plan['select']}, allocation = {pv.plan['allocation']}, padded fan-out b = {pv.plan['fan_out']}")
+    print(pv.layers.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    _print_empty_share(pv.plan)
+    if pv.selection is not None:
+        top = pv.selection.sort_values("probability", ascending=False).groupby(["layer", "node"], sort=False).head(1)
+        print("\nmost likely split per node (" + pv.not_for_release + "):")
+        print(top.head(30).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    return 0
+
+
+def _spec_numbers(spec: str, parts: list[str]) -> list[float]:
+    try:
+        return [float(x) for x in parts]
+    except ValueError:
+        raise OptionError(f"--numeric {spec!r}: edges and bounds must be numbers; write COL=e1,e2,... or COL=lo:hi:bins") from None
+
+
+def _print_empty_share(plan: dict) -> None:
+    if "empty_cell_share" in plan:
+        print(f"\nexpected share of synthetic records from cells empty in the data: {100 * plan['empty_cell_share']:.1f}%")
+    if plan.get("empty_cell_warning"):
+        print("WARNING: " + plan["empty_cell_warning"])
+
+
+def cmd_domain(args) -> int:
+    df = _read_input(args) if args.engine == "pandas" else None  # duckdb/spark read the file where it lies
+    numeric = {}
+    for spec in args.numeric or []:
+        col, _, rhs = spec.partition("=")
+        if not rhs:
+            raise OptionError(f"--numeric {spec!r}: write COL=e1,e2,... (edges) or COL=lo:hi:bins")
+        if ":" in rhs:
+            parts = rhs.split(":")
+            if len(parts) != 3:
+                raise OptionError(f"--numeric {spec!r}: bounds are written lo:hi:bins")
+            lo, hi, bins = _spec_numbers(spec, parts)
+            numeric[col] = {"bounds": [lo, hi], "bins": whole_number(f"--numeric {spec!r}: bins", bins, 1)}
+        else:
+            numeric[col] = _spec_numbers(spec, rhs.split(","))
+    if df is None:
+        from dpcore.output import file_release
+
+        opts = file_release.engine_options(args.engine, args.memory_limit, args.spark_master)
+        dom = file_release.infer_file_domain(args.input, args.engine, numeric=numeric, **opts)
+    else:
+        dom = infer_domain(df, numeric=numeric)
+    try:
+        Path(args.out).write_text(dom.to_json(), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"--out '{args.out}': cannot write the domain file ({exc.strerror}); choose a writable path") from None
+    print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels "
+          "(levels seen in the data leak rare values), then set \"source\": \"declared\" in the file and pass it with "
+          "--domain. An unreviewed file keeps every release NOT DP.")
+    for line in not_public_lines(dom):
+        print(line)
+    return 0
+
+
+def not_public_lines(dom: Domain) -> list[str]:
+    """One line per attribute whose bin edges came from the data (marked "origin": "data_range" in
+    the file): declaring the file does not make them public, and a release keeps NOT DP until
+    each gets public bounds, DP quantile edges, or is dropped. The suggested bounds are rounded
+    from the data's range (curator-side, NOT DP): the curator judges whether they are public."""
+    from dpcore.data.domain import suggest_public_bounds
+
+    out = []
+    for a in dom.not_public:
+        try:
+            lo, hi = suggest_public_bounds(a.edges[0], a.edges[-1])
+            hint = (f"; rounded from the data, curator-side: {lo:g}:{hi:g}:{len(a.edges) - 1} if that range is public "
+                    "knowledge")
+        except DPCoreError:
+            hint = ""
+        out.append(f"NOT PUBLIC: '{a.name}' has bin edges from the data's own range [{a.edges[0]:g}, {a.edges[-1]:g}] "
+                   f"(\"origin\": \"{a.origin}\"): every release with it is NOT DP, whatever \"source\" says. Give "
+                   f"public bounds (--numeric {a.name}=lower:upper:bins{hint}), DP quantile edges at release "
+                   f"(synth --dp-bins {a.name}=lower:upper:bins), or drop the column.")
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m dpcore", description="Differentially private synthetic data (STEPS and comparators).")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    s = sub.add_parser("synth", help="release m synthetic sets and a manifest")
+    s.add_argument("input", help="CSV or Parquet file")
+    s.add_argument("--out", required=True, help="output directory")
+    _add_tree_options(s)
+    s.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells (synthpop priorn)")
+    s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
+    s.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
+    s.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
+                    help="ipf: share of ε measuring every attribute's one-way margin, the rest for --margins "
+                         "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
+    s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
+    s.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
+    s.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
+    s.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
+    s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
+    s.add_argument("--workspace", help="workspace folder: record the release in its budget book (refused, with "
+                                       "nothing spent, if it would exceed the table's cap)")
+    s.add_argument("--dp-bins", dest="dp_bins", action="append",
+                   help="COL=lower:upper:bins: DP quantile bin edges over public bounds, charged to this release "
+                        "(repeatable; docs/methods/dp-quantiles.md)")
+    s.add_argument("--bins-share", dest="bins_share", type=_float_text,
+                   help="share of ε spent on --dp-bins edges (default 0.1)")
+    s.add_argument("--engine", choices=("pandas", "duckdb", "spark"),
+                   help="where records are counted: pandas (in memory; default up to 256 MB) | duckdb (larger than "
+                        "memory; default above 256 MB) | spark")
+    s.add_argument("--spark-master", dest="spark_master", help="spark: master URL (default local[*])")
+    s.add_argument("--memory-limit", dest="memory_limit", help="duckdb: memory cap such as 512MB or 4GB (default 1GB)")
+    s.add_argument("--format", default="csv", choices=("csv", "parquet"), help="synthetic sets as csv (default) or parquet")
+    s.set_defaults(func=cmd_synth)
+
+    v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
+    v.add_argument("input", help="CSV or Parquet file")
+    _add_tree_options(v)
+    v.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells")
+    v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
+    v.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
+    v.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
+                    help="ipf: share of ε measuring every attribute's one-way margin, the rest for --margins "
+                         "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
+    v.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
+    v.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
+    v.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
+    v.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
+    v.add_argument("--json", action="store_true", help="print JSON")
+    v.set_defaults(func=cmd_preview)
+
+    d = sub.add_parser("domain", help="write the domain inferred from the data, for the curator to review")
+    d.add_argument("input", help="CSV or Parquet file")
+    d.add_argument("--out", required=True, help="domain.json to write")
+    d.add_argument("--numeric", action="append", help="COL=e1,e2,... or COL=lo:hi:bins (repeatable)")
+    d.add_argument("--engine", default="pandas", choices=("pandas", "duckdb", "spark"),
+                   help="where the levels and ranges are read: pandas (default) | duckdb | spark")
+    d.add_argument("--spark-master", dest="spark_master", help="spark: master URL (default local[*])")
+    d.add_argument("--memory-limit", dest="memory_limit", help="duckdb: memory cap such as 512MB")
+    d.set_defaults(func=cmd_domain)
+
+    for mod, names in (("dpcore.cli.metrics", ("add_evaluate_parser", "add_sweep_parser")),
+                       ("dpcore.cli.survey", ("add_survey_parsers",)),
+                       ("dpcore.cli.budget", ("add_budget_parser",)),
+                       ("dpcore.cli.report", ("add_report_parser",))):
+        try:
+            module = __import__(mod, fromlist=list(names))
+        except ImportError:
+            continue
+        for n in names:
+            if hasattr(module, n):
+                getattr(module, n)(sub)
+    return p
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args) or 0)
+    except _UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except DPCoreError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into `head`: not an error
+        sys.stdout = open(os.devnull, "w")
+        return 0
+    except MemoryError:
+        print("error: out of memory; use fewer attributes, coarser bins or a smaller L", file=sys.stderr)
+        return 2
+    except Exception as exc:  # last resort: one line, no traceback
+        if debug:
+            raise
+        print(f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for details)", file=sys.stderr)
+        return 2

@@ -1,0 +1,365 @@
+"""Survey commands for ``python -m dpcore``: ``amplify``, ``impute-release``, ``poststrat-release``.
+
+The lead wires :func:`add_survey_parsers` into dpcore/cli/commands.py. Each command raises
+:class:`~dpcore.errors.InputError` / :class:`~dpcore.errors.OptionError` on bad input, which
+``dpcore.cli.commands.main`` prints as one line with exit status 2.
+
+Every command states its neighbour notion (``--neighbours``; JSON ``neighbours`` and
+``statement``) and publishes only DP values, their ε and public inputs: no exact count
+read from the data appears in the JSON or the printed lines of a release.
+
+Examples::
+
+    python -m dpcore amplify --epsilon 1 --beta 0.1
+    python -m dpcore impute-release assets/sd2011.csv --target income \\
+        --match sex,agegr,edu,socprof,placesize --ordinal agegr,edu,placesize --levels levels.json \\
+        --query mean --bounds 0,20000 --where "age >= 20 and age <= 59" --size 3256 \\
+        --epsilon 4.1589 --seed 1
+    python -m dpcore poststrat-release sample.csv --columns age --candidates cands.json \\
+        --totals totals.csv --count-where "poor" --epsilon-select 0.01 --epsilon-count 1 --seed 1
+"""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpcore.errors import InputError, OptionError
+from dpcore.data.io import read_table
+from dpcore.survey.expressions import row_mask
+
+__all__ = ["add_survey_parsers", "cmd_amplify", "cmd_impute_release", "cmd_poststrat_release"]
+
+
+def add_survey_parsers(subparsers) -> None:
+    """Add the three survey subcommands to an ``argparse`` subparsers object."""
+    a = subparsers.add_parser("amplify", help="ε' of a release computed on a random β-share (Merrill Thm 5.5.1)")
+    a.add_argument("--epsilon", type=float, required=True, help="ε of the mechanism run on the piece")
+    a.add_argument("--beta", type=float, required=True, help="share β = n_i/n of the records in the piece(s)")
+    a.add_argument("--neighbours", default="replace",
+                   help="replace (n and the piece sizes public; the only notion Thm 5.5.1 covers)")
+    a.add_argument("--json", action="store_true", help="print JSON")
+    a.set_defaults(func=cmd_amplify)
+
+    i = subparsers.add_parser("impute-release", help="k-NN-impute a column and release a DP count, mean or variance")
+    i.add_argument("input", help="CSV or Parquet file (the confidential sample)")
+    i.add_argument("--target", required=True, help="column with missing values to impute")
+    i.add_argument("--match", required=True, help="comma-separated matching columns")
+    i.add_argument("--ordinal", default="", help="comma-separated matching columns that are ordinal")
+    i.add_argument("--levels", help="JSON file {column: [levels, lowest first for ordinal ones]}; "
+                                    "levels not declared are inferred from the data (not DP)")
+    i.add_argument("--k", type=int, default=1, help="number of donors (default 1)")
+    i.add_argument("--impute", default="copy", help="copy (k = 1) | mean | majority")
+    i.add_argument("--query", default="mean", help="count | mean | variance")
+    i.add_argument("--method", default="smooth",
+                   help="smooth (Cor 6.4.3/6.4.6/6.4.9) | ignore (drop missing + Laplace) | "
+                        "global (impute + optimistic Laplace; NOT DP)")
+    i.add_argument("--bounds", help="public bounds a,b of the target (mean and variance)")
+    i.add_argument("--where", help='subpopulation, a pandas expression on the other columns, e.g. "age >= 20"')
+    i.add_argument("--target-where", help='condition on the imputed target, e.g. "income < 658" (count; '
+                                          "for a mean it makes the subpopulation depend on the target)")
+    i.add_argument("--size", type=float, help="public subpopulation size s (omit: ε/2 buys a noisy one, "
+                                              "Remark 6.4.7)")
+    i.add_argument("--epsilon", type=float, required=True, help="ε (smooth releases need ε ≥ 2 ln 2 ≈ 1.39)")
+    i.add_argument("--seed", type=int, help="seed for reproducibility")
+    i.add_argument("--neighbours", default="add_remove",
+                   help="add_remove (default) | replace (n public; --method ignore only: the smooth bounds are "
+                        "for adding or removing one record)")
+    i.add_argument("--workspace", help="workspace folder: charge the release to this table's budget book "
+                                            "(refused, with nothing drawn, over the table's cap)")
+    i.add_argument("--json", action="store_true", help="print JSON")
+    i.set_defaults(func=cmd_impute_release)
+
+    p = subparsers.add_parser("poststrat-release", help="DP post-stratified weighted count (bin selection, "
+                                                        "DP IPF, smooth sensitivity)")
+    p.add_argument("input", help="CSV or Parquet file (the confidential sample)")
+    p.add_argument("--columns", required=True, help="comma-separated columns to post-stratify on")
+    p.add_argument("--totals", required=True, help="CSV with columns column,level,total: the known population "
+                                                   "total of every base level")
+    p.add_argument("--candidates", help='JSON {column: {name: {level: bin}}}: candidate sets of bins; '
+                                        "a column not listed keeps every level as its own bin")
+    p.add_argument("--count-where", required=True, help='rows to count, a pandas expression, e.g. "poor == 1"')
+    p.add_argument("--epsilon-select", type=float, help="ε_1 for choosing the bins (exponential mechanism)")
+    p.add_argument("--epsilon-table", type=float, help="ε_2 for the noisy join table (two or more columns)")
+    p.add_argument("--epsilon-count", type=float, required=True, help="ε_3 for the weighted count")
+    p.add_argument("--gamma", type=float, default=4.0, help="generalized Cauchy γ ≥ 2 (default 4: unit variance)")
+    p.add_argument("--weights", help="base-weight column (from the design; all > 0)")
+    p.add_argument("--base-weight-range", help="LO,HI: the smallest and largest base weight the design allows")
+    p.add_argument("--seed", type=int, help="seed for reproducibility")
+    p.add_argument("--neighbours", default="add_remove",
+                   help="add_remove (the only notion the ch. 7 bounds cover)")
+    p.add_argument("--workspace", help="workspace folder: charge the release to this table's budget book "
+                                            "(refused, with nothing drawn, over the table's cap)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_poststrat_release)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _notion_label(notion: str) -> str:
+    from dpcore.survey._privacy import label
+
+    return label(notion)
+
+
+def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, dp: bool = True):
+    """``run()`` charged to the budget book of ``--workspace`` for the table read (dpcore.survey.book):
+    reserved before any randomness, refused over the table's cap. (release, note line or None)."""
+    if not getattr(args, "workspace", None):
+        return run(), None
+    from dpcore.studio.workspace import Workspace
+
+    from dpcore.survey.book import record_survey_release
+
+    ws = Workspace(args.workspace)
+    table = ws.add_table(df, Path(args.input).name, path=args.input)
+    rec = record_survey_release(ws.book, table.fingerprint, run, epsilon=epsilon, method=method,
+                                neighbours=args.neighbours, table_name=table.name, dp=dp)
+    b = ws.budget(table.fingerprint)
+    note = (f"recorded as entry {rec.entry_id} of {table.name} in the budget book of {args.workspace}: spent ε = "
+            f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
+    return rec.release, note
+
+
+def _rng(seed):
+    if seed is not None and seed < 0:
+        raise OptionError(f"seed must be ≥ 0; got {seed}")
+    return np.random.default_rng(seed)
+
+
+def _cols(text: str, what: str) -> list[str]:
+    cols = [c.strip() for c in (text or "").split(",") if c.strip()]
+    return cols
+
+
+def _pair(text, what) -> tuple[float, float]:
+    try:
+        a, b = (float(x) for x in str(text).split(","))
+    except ValueError:
+        raise OptionError(f"{what} must be two numbers separated by a comma, e.g. 0,20000; got {text!r}") from None
+    return a, b
+
+
+def _json_file(path, what):
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read the {what} file '{path}': {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the {what} file '{path}' is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _clean(o):
+    """Strict JSON: NaN (data-dependent ledger fields that are not recorded) becomes null."""
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    return o
+
+
+def _print(result: dict, as_json: bool, lines: list[str]) -> None:
+    if as_json:
+        print(json.dumps(_clean(result), indent=2, ensure_ascii=False, default=_default, allow_nan=False))
+    else:
+        print("\n".join(lines))
+
+
+def _default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    return str(o)
+
+
+# ------------------------------------------------------------------ amplify
+
+
+def cmd_amplify(args) -> int:
+    from dpcore.survey._privacy import label
+    from dpcore.survey.partition import _partition_notion, amplified_epsilon, max_useful_beta
+
+    nb = _partition_notion(args.neighbours, "amplify (--neighbours)")
+    eps_p = amplified_epsilon(args.epsilon, args.beta)
+    eff = min(args.epsilon, eps_p)
+    mb = max_useful_beta(args.epsilon)
+    res = {"epsilon": args.epsilon, "beta": args.beta, "epsilon_prime": eps_p, "epsilon_effective": eff,
+           "max_useful_beta": mb, "amplifies": eps_p < args.epsilon, "neighbours": label(nb)}
+    lines = [
+        f"ε' = {eps_p:.6g} for ε = {args.epsilon:g} on a random {args.beta:g} share (Merrill Thm 5.5.1, "
+        f"neighbours: {label(nb)})",
+        f"guarantee: min(ε, ε') = {eff:.6g}" + ("" if eps_p < args.epsilon else
+                                                  f" — no saving: amplification needs β < {mb:.4g}"),
+        "valid only if the users of other pieces do not pool their answers",
+    ]
+    _print(res, args.json, lines)
+    return 0
+
+
+# ------------------------------------------------------------------ impute-release
+
+
+def cmd_impute_release(args) -> int:
+    with warnings.catch_warnings():
+        return _impute_release(args)
+
+
+def _impute_release(args) -> int:
+    from dpcore.survey import imputation as I
+    from dpcore.survey.knn import knn_impute
+
+    df = read_table(args.input)
+    match = _cols(args.match, "--match")
+    if not match:
+        raise OptionError("--match needs at least one column name")
+    ordinal = _cols(args.ordinal, "--ordinal")
+    levels = _json_file(args.levels, "levels") if args.levels else None
+    if levels is not None and not isinstance(levels, dict):
+        raise InputError("the levels file must hold a JSON object {column: [levels]}")
+    if args.query not in ("count", "mean", "variance"):
+        raise OptionError(f"--query must be count, mean or variance; got {args.query!r}")
+    if args.method not in ("smooth", "ignore", "global"):
+        raise OptionError(f"--method must be smooth, ignore or global; got {args.method!r}")
+    if args.target not in df.columns:
+        raise InputError(f"target column {args.target!r} is not in the table; columns are {list(df.columns)}")
+    n_obs = int(df[args.target].notna().sum())
+    if args.k > n_obs - 1:
+        raise OptionError(f"--k {args.k} is larger than the number of donors allows: {args.target!r} is observed "
+                          f"in {n_obs} rows and k-NN needs at least k + 1; use --k {max(1, n_obs - 1)} or less")
+    where = None
+    if args.where:
+        if args.target in args.where:
+            raise InputError(f"--where {args.where!r} uses the target {args.target!r}; the subpopulation filter may "
+                             "only use the other columns. Put conditions on the target in --target-where")
+        where = row_mask(df.drop(columns=[args.target]), args.where, "--where")
+    imp = knn_impute(df, args.target, match, k=args.k, method=args.impute, ordinal=ordinal, levels=levels)
+    target_where = None
+    if args.target_where:
+        expr = args.target_where
+
+        def target_where(values, _expr=expr):
+            return row_mask(pd.DataFrame({args.target: values}), _expr, "--target-where")
+
+        target_where(imp.values)  # fail early on a bad expression
+    rng = _rng(args.seed)
+    warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance is reported as a line below
+    bounds = _pair(args.bounds, "--bounds") if args.bounds else None
+    if args.query != "count" and bounds is None:
+        raise OptionError(f"a {args.query} needs public bounds of the target: --bounds a,b")
+    nb = args.neighbours
+    from dpcore.survey.book import IMPUTATION
+
+    rel, booked = _through_book(args, df, lambda: _impute_query(args, I, imp, rng, bounds, where, target_where, nb),
+                                epsilon=args.epsilon, method=IMPUTATION, dp=not imp.domain_inferred)
+    dp = getattr(rel, "dp", True) and not imp.domain_inferred
+    reasons = []
+    if not getattr(rel, "dp", True):
+        reasons.append("the 'global' comparator uses a data-dependent sensitivity")
+    if imp.domain_inferred:
+        reasons.append("matching levels were inferred from the data; declare them with --levels")
+    stmt = rel.statement if dp else "NOT differentially private: " + "; ".join(reasons)
+    res = {"query": args.query, "method": args.method, "value": rel.value, "epsilon": args.epsilon,
+           "dp": dp, "not_dp_because": reasons, "neighbours": _notion_label(rel.neighbours),
+           "statement": stmt, "grid": rel.grid, "ledger": rel.ledger.to_dict()}
+    # The number of imputed rows, L_1(D), the subpopulation size and the exact value are
+    # counts read from the data: none of them is published (only ``value`` and public inputs).
+    lines = [f"{args.query} of {args.target} ({args.method}): {rel.value:.6g}",
+             f"ε spent: {rel.ledger.epsilon:g}",
+             ("DP: yes — " + stmt if dp else "DP: NO — " + "; ".join(reasons))]
+    if getattr(rel, "gamma", None) is not None and not rel.finite_variance:
+        lines.append(f"note: γ = {rel.gamma:.3g} ≤ 3, the noise has infinite variance (use ε > 4 ln 2 ≈ 2.77)")
+    if booked:
+        lines.append(booked)
+    _print(res, args.json, lines)
+    return 0
+
+
+def _impute_query(args, I, imp, rng, bounds, where, target_where, nb):
+    """The DP count, mean or variance of the imputed target (the release itself)."""
+    if args.query == "count":
+        fn = {"smooth": I.release_count, "ignore": I.release_count_ignoring_missing,
+              "global": I.release_count_global}[args.method]
+        rel = fn(imp, args.epsilon, rng, where=where, target_where=target_where, neighbours=nb)
+    elif args.query == "mean":
+        if args.method == "smooth":
+            rel = I.release_mean(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
+                                 size=args.size, neighbours=nb)
+        else:
+            if target_where is not None:
+                raise OptionError("--target-where with a mean is only supported by --method smooth")
+            fn = I.release_mean_ignoring_missing if args.method == "ignore" else I.release_mean_global
+            rel = fn(imp, args.epsilon, rng, bounds=bounds, where=where, size=args.size, neighbours=nb)
+    else:
+        if args.method != "smooth":
+            raise OptionError("a variance is only released with --method smooth (Cor 6.4.9)")
+        rel = I.release_variance(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
+                                 size=args.size, neighbours=nb)
+    return rel
+
+
+# ------------------------------------------------------------------ poststrat-release
+
+
+def _read_totals(path, columns) -> dict:
+    from dpcore.survey.totals import known_totals
+
+    return known_totals(read_table(path), columns)
+
+
+def cmd_poststrat_release(args) -> int:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # reported as a line below
+        return _poststrat_release(args)
+
+
+def _poststrat_release(args) -> int:
+    from dpcore.survey import poststrat as P
+
+    df = read_table(args.input)
+    cols = _cols(args.columns, "--columns")
+    if not cols:
+        raise OptionError("--columns needs at least one column name")
+    mask = row_mask(df, args.count_where, "--count-where")
+    totals = _read_totals(args.totals, cols)
+    cands = _json_file(args.candidates, "candidates") if args.candidates else {}
+    if not isinstance(cands, dict):
+        raise InputError("the candidates file must hold a JSON object {column: {name: {level: bin}}}")
+    data, binnings = P.binnings_for(df, cols, totals, cands)
+    wr = _pair(args.base_weight_range, "--base-weight-range") if args.base_weight_range else None
+    rng = _rng(args.seed)
+    from dpcore.survey.book import POSTSTRAT
+
+    # the book reserves what the ledger will total: the ε's given (the selection and the table
+    # only where they run; a release that spends more is withheld, dpcore.survey.book)
+    eps = sum(e for e in (args.epsilon_select, args.epsilon_table, args.epsilon_count) if e)
+    rel, booked = _through_book(
+        args, df, lambda: P.poststratify_release(data, binnings, totals, mask, epsilon_select=args.epsilon_select,
+                                                 epsilon_table=args.epsilon_table, epsilon_count=args.epsilon_count,
+                                                 gamma=args.gamma, weights=args.weights, weight_range=wr, rng=rng,
+                                                 neighbours=args.neighbours),
+        epsilon=eps, method=POSTSTRAT)
+    res = {"value": rel.value, "epsilon": rel.epsilon, "dp": True, "neighbours": _notion_label(rel.neighbours),
+           "statement": rel.statement, "grid": rel.grid, "selected": rel.selected, "bins": rel.bins,
+           "ipf": rel.ipf, "ledger": rel.ledger.to_dict(),
+           "population_estimates": np.asarray(rel.population_estimates).tolist()}
+    lines = [f"weighted count: {rel.value:.6g}",
+             "bins: " + "; ".join(f"{c} = {n}" for c, n in rel.selected.items()),
+             f"ε spent: {rel.ledger.epsilon:g} (selection + table + count)",
+             "DP: yes — " + rel.statement]
+    if rel.ipf is not None:
+        lines.append(f"IPF: {'converged' if rel.ipf['converged'] else 'NOT converged'} after "
+                     f"{rel.ipf['iterations']} sweeps")
+    if not rel.finite_variance:
+        lines.append(f"note: γ = {rel.gamma:g} ≤ 3, the noise has infinite variance (γ = 4 gives unit variance)")
+    if booked:
+        lines.append(booked)
+    _print(res, args.json, lines)
+    return 0

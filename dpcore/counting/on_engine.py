@@ -1,0 +1,173 @@
+"""Counting and domain inference on a SQL engine, shared by DuckDB and Spark.
+
+An engine module supplies a :class:`Source`: the file's columns with their kinds, and a
+``rows(sql)`` that runs a query on the engine and returns its rows. Everything else is
+here: the declared domain applied in SQL (:mod:`dpcore.counting.sql`), the ``GROUP BY``,
+the one-line errors naming a column and value, and the curator-side domain inference.
+
+Privacy: the count table holds TRUE counts and the inferred domain is read from the
+data: both are curator-only (NOT DP) until noised or declared public
+(docs/privacy-model.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from dpcore.counting.count_table import CountTable
+from dpcore.data.domain import (
+    DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, INFERRED, Attribute, Domain, _json_scalar,
+    _key, data_range_attribute, numeric_spec_attribute)
+from dpcore.errors import DomainError
+from dpcore.counting import sql as S
+
+
+@dataclass
+class Source:
+    """A table on an engine: ``columns`` (name → :class:`sql.Column`), the view to query,
+    the dialect, a function running a query, and ``dtypes``: the pandas dtype name
+    ``dpcore.data.io`` would give each column (the domain's ``dtype``, used to write back)."""
+
+    name: str
+    columns: dict
+    view: str
+    dialect: S.Dialect
+    rows: Callable[[str], list]
+    dtypes: dict
+    codes: Callable[[str, int], tuple] | None = None  # (query, p) -> (codes (k, p) int64, counts (k,))
+
+
+def _progress(progress, message: str) -> None:
+    if progress is not None:
+        progress(message)
+
+
+def count_table(src: Source, domain: Domain, progress=None) -> CountTable:
+    """The sparse count table of the source over ``domain``, from one ``GROUP BY``.
+
+    TRUE counts: curator-only. A value outside the domain or a missing value without an NA
+    level is a :class:`DomainError` naming the column and the value.
+    """
+    extra = [c for c in src.columns if c not in domain.names]
+    if extra:
+        raise DomainError(f"column(s) {', '.join(map(repr, extra))} are in the data but not in the domain; "
+                          "add them to the domain or drop them")
+    missing = [n for n in domain.names if n not in src.columns]
+    if missing:
+        raise DomainError(f"the domain lists column(s) {', '.join(map(repr, missing))} that the data does not have; "
+                          "check the file or edit the domain")
+    query = S.count_query(domain, src.columns, src.view, src.dialect)
+    _progress(progress, f"counting {src.name} on the engine (GROUP BY over {len(domain)} coded columns)")
+    p = len(domain)
+    if src.codes is not None:
+        codes, counts = src.codes(query, p)
+    else:
+        rows = src.rows(query)
+        arr = np.array(rows, dtype=np.int64).reshape(-1, p + 1)
+        codes, counts = arr[:, :p], arr[:, p]
+    if len(codes) and (codes < 0).any():
+        j = int(np.flatnonzero((codes < 0).any(axis=0))[0])
+        raise _domain_error(src, domain.attributes[j], int(codes[:, j][codes[:, j] < 0].min()))
+    if not len(codes):
+        from dpcore.errors import InputError
+        raise InputError(f"{src.name} has a header but no rows; give a file with data")
+    _progress(progress, f"{len(counts):,} non-empty cells, {int(counts.sum()):,} records counted "
+                        "(exact, curator-only, NOT DP)")
+    return CountTable.from_cells(codes, counts, domain.shape)
+
+
+def _domain_error(src: Source, a: Attribute, code: int) -> DomainError:
+    col = src.columns[a.name]
+    code_found = S.MISSING if code == S.MISSING else S.OUTSIDE
+    value, count = src.rows(S.offending_query(a, col, src.view, src.dialect, code_found))[0]
+    if code_found == S.MISSING:
+        return DomainError(f"column '{a.name}' has {int(count)} missing values but its declared domain has no NA level; "
+                           "add \"na\": true for it in the domain file, or remove those rows")
+    if a.kind == "numeric":
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            return DomainError(f"column '{a.name}' is declared numeric but holds non-numeric values such as {value!r}; "
+                               "fix the data or declare it categorical")
+        e = a.edges
+        return DomainError(f"column '{a.name}' has value {x:g} outside its declared bin edges [{e[0]:g}, {e[-1]:g}]; "
+                           "widen the edges in the domain file")
+    return DomainError(f"column '{a.name}' has value {value!r} that its declared domain does not list "
+                       f"({int(count):,} records); add it to the domain's levels (it then becomes public) or recode the data")
+
+
+def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS,
+                 max_int_levels: int = DEFAULT_MAX_INT_LEVELS, numeric_bins: int = DEFAULT_NUMERIC_BINS,
+                 progress=None) -> Domain:
+    """:func:`dpcore.data.domain.infer_domain` on the engine: distinct levels (at most
+    ``max_levels`` + 1 fetched per column), min/max for bins, identifiers refused.
+
+    Privacy: reads the raw data and releases nothing; the domain is marked inferred
+    (NOT DP) until the curator declares it public, and bins over a column's own min/max
+    are marked ``origin="data_range"``, which can never be declared (docs/privacy-model.md).
+    """
+    numeric = dict(numeric or {})
+    unknown = [c for c in numeric if c not in src.columns]
+    if unknown:
+        raise DomainError(f"numeric binning given for column(s) {', '.join(map(repr, unknown))} that the data does not have")
+    d = src.dialect
+    attrs = []
+    for name, col in src.columns.items():
+        _progress(progress, f"reading the levels of '{name}' (curator-only, NOT DP)")
+        c = d.quote(name)
+        pres = col.present(d)
+        is_num = col.kind in (S.INT, S.FLOAT)
+        value = col.number(d) if col.kind == S.FLOAT else (f"CAST({c} AS BIGINT)" if col.kind == S.INT and col.csv else
+                                                            c if col.kind in (S.INT, S.BOOL) else col.key(d))
+        n_present, n_all, lo, hi, n_inf = src.rows(
+            f"SELECT SUM(CASE WHEN {pres} THEN 1 ELSE 0 END), COUNT(*), "
+            + (f"MIN(CASE WHEN {pres} THEN {col.number(d)} END), MAX(CASE WHEN {pres} THEN {col.number(d)} END), "
+               f"SUM(CASE WHEN {pres} AND NOT (abs({col.number(d)}) <= {S.double_literal(float(S.DBL_MAX))}) THEN 1 ELSE 0 END)"
+               if is_num else "NULL, NULL, 0")
+            + f" FROM {src.view}")[0]
+        n_present, n_all = int(n_present or 0), int(n_all)
+        has_na = n_present < n_all
+        dtype = src.dtypes[name]
+        if n_present == 0:
+            raise DomainError(f"column '{name}' is empty (all values missing); drop it before synthesising")
+        if int(n_inf or 0):
+            raise DomainError(f"column '{name}' holds infinite values (inf); replace them with a public bound or "
+                              "mark them missing, then try again")
+        if name in numeric:
+            attrs.append(numeric_spec_attribute(name, numeric[name], numeric_bins, has_na, dtype))
+            continue
+        limit = max(max_levels, max_int_levels) + 1
+        vals = [r[0] for r in src.rows(f"SELECT DISTINCT {value} FROM {src.view} WHERE {pres} LIMIT {limit}")]
+        if is_num:
+            keys = {_key(v) for v in vals}
+            if len(keys) > max_int_levels:
+                attrs.append(data_range_attribute(name, lo, hi, numeric_bins, has_na, dtype))
+                continue
+        if len(vals) > max_levels:
+            raise DomainError(
+                f"column '{name}' has more than {max_levels} distinct values; it looks like an identifier or free text. "
+                "Drop it, or declare it numeric with public bin edges")
+        if is_num:
+            levels = tuple(sorted({_json_scalar(v) for v in vals}))
+        else:
+            uniq = {}
+            for v in vals:
+                uniq.setdefault(_key(v), _json_scalar(v) if isinstance(v, bool) else str(v))
+            levels = tuple(uniq[k] for k in sorted(uniq))
+        if len(levels) + int(has_na) < 2:
+            raise DomainError(f"column '{name}' has a single level ({levels[0]!r}); it carries no information. "
+                              "Drop it before synthesising")
+        attrs.append(Attribute(str(name), "categorical", levels, has_na, None, dtype))
+    return Domain(tuple(attrs), INFERRED)
+
+
+def expand_records(table: CountTable) -> np.ndarray:
+    """Records (n, p) as compact codes from the count table (:meth:`CountTable.records`).
+
+    Every method reads the records only through counts, so this row order gives the same
+    release as the file's own order (``tests/test_engines.py``). Memory: n·p bytes for
+    attributes of at most 256 levels (10^7 × 15: 150 MB), against 8·n·p for int64 codes.
+    """
+    return table.records()

@@ -1,0 +1,221 @@
+"""The declared domain as SQL: column typing, value → code expressions, the GROUP BY.
+
+One text of SQL serves DuckDB and Spark; :class:`Dialect` holds the few functions whose
+names differ. The expressions reproduce :meth:`dpcore.data.domain.Attribute.encode` applied to
+a table read by :mod:`dpcore.data.io`:
+
+* CSV fields arrive as text. A column is typed as ``dpcore.data.io`` types it, over the whole
+  file (:func:`typing_query`): int when every present value is a plain integer within
+  int64 with no leading zero, plus sign or "-0"; float when every present value is a
+  plain number float64 holds exactly; text otherwise. Missing is the empty field, and in
+  int/float columns also NA, NaN, nan.
+* A categorical attribute maps the column's key (``dpcore.data.domain._key``: the integer's
+  digits, a float's value, the text itself, True/False) to its level's code; a numeric
+  attribute cuts the float value at the edges: bin i holds ``e_i <= x < e_{i+1}``, the
+  last bin also holds its upper edge. Missing is the NA code when the attribute has one.
+* A value the domain does not cover gets code -1, a missing value without an NA level
+  code -2: the caller refuses both, naming the column and the value
+  (:func:`offending_query`), as ``Attribute.encode`` does.
+
+Privacy: these queries read raw records and return TRUE counts or curator-only facts;
+nothing here is released. Proofs of what is released: docs/privacy-model.md.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dpcore.data.domain import Attribute, _key
+
+#: missing markers in a column whose other values are numbers (dpcore.data.io.NUMERIC_MISSING)
+NUMERIC_MISSING = ("", "NA", "NaN", "nan")
+INT_RE = r"^[+-]?(0|[1-9][0-9]*)$"
+FLOAT_RE = r"^[+-]?((0|[1-9][0-9]*)(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+# dpcore.data.io._leading_zero: "+…", "-0", or a zero followed by a digit after the signs
+LEADING_ZERO_RE = r"^([+].*|-0|[+-]*0[0-9].*)$"
+# what a numeric attribute accepts from a text column (pandas.to_numeric's plain numbers)
+NUMBER_RE = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+INT64_MAX_DIGITS = "9223372036854775807"
+DBL_MAX = "1.7976931348623157e308"
+OUTSIDE, MISSING = -1, -2
+
+#: column kinds: how a value's key and number are read
+INT, FLOAT, TEXT, BOOL, OTHER = "int", "float", "text", "bool", "other"
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+
+    def quote(self, name: str) -> str:
+        if self.name == "spark":
+            return "`" + name.replace("`", "``") + "`"
+        return '"' + name.replace('"', '""') + '"'
+
+    def matches(self, expr: str, pattern: str) -> str:
+        """Regular-expression search (the patterns here are anchored where they must be)."""
+        if self.name == "spark":
+            return f"({expr} RLIKE {literal(pattern, self)})"
+        return f"regexp_matches({expr}, {literal(pattern)})"
+
+    def double(self, expr: str) -> str:
+        return f"TRY_CAST({expr} AS DOUBLE)"
+
+    def text(self, expr: str) -> str:
+        return f"CAST({expr} AS STRING)" if self.name == "spark" else f"CAST({expr} AS VARCHAR)"
+
+
+DUCKDB, SPARK = Dialect("duckdb"), Dialect("spark")
+
+
+def literal(text: str, d: "Dialect | None" = None) -> str:
+    """A SQL string literal. DuckDB: quotes doubled, backslashes literal. Spark reads
+    backslashes as escapes and two adjacent literals as one, so both are escaped."""
+    text = str(text)
+    if d is not None and d.name == "spark":
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "'" + text.replace("'", "''") + "'"
+
+
+def double_literal(x: float) -> str:
+    """An exact double: the shortest repr parsed as DOUBLE (never a DECIMAL literal)."""
+    return f"CAST({literal(repr(float(x)))} AS DOUBLE)"
+
+
+def _present(col: str, kind: str, d: Dialect) -> str:
+    """Not missing: ``csv``/INT/FLOAT text (numeric markers), ``double`` (NULL or NaN),
+    TEXT (CSV: NULL or the empty field), anything else typed (NULL)."""
+    if kind in (INT, FLOAT, "csv"):
+        return f"({col} IS NOT NULL AND {col} NOT IN ({', '.join(literal(v, d) for v in NUMERIC_MISSING)}))"
+    if kind == "double":
+        return f"({col} IS NOT NULL AND NOT isnan({col}))"
+    if kind == TEXT:
+        return f"({col} IS NOT NULL AND {col} <> '')"
+    return f"({col} IS NOT NULL)"
+
+
+def typing_query(columns: list[str], view: str, d: Dialect) -> str:
+    """One scan giving, per CSV column, what :func:`csv_kind` needs (see the module docstring)."""
+    parts = []
+    for i, name in enumerate(columns):
+        c = d.quote(name)
+        pres = _present(c, "csv", d)
+        unsigned = f"regexp_replace({c}, {literal('^[+-]', d)}, '')"
+        x = d.double(c)
+        mantissa = f"regexp_replace(lower({c}), {literal('e.*$', d)}, '')"
+        parts += [
+            f"SUM(CASE WHEN {pres} THEN 1 ELSE 0 END) AS p{i}",
+            f"SUM(CASE WHEN {pres} AND NOT {d.matches(c, INT_RE)} THEN 1 ELSE 0 END) AS ni{i}",
+            f"SUM(CASE WHEN {pres} AND NOT {d.matches(c, FLOAT_RE)} THEN 1 ELSE 0 END) AS nf{i}",
+            f"SUM(CASE WHEN {pres} AND {d.matches(c, LEADING_ZERO_RE)} THEN 1 ELSE 0 END) AS lz{i}",
+            f"SUM(CASE WHEN {pres} AND {d.matches(c, INT_RE)} AND (length({unsigned}) > 19 OR (length({unsigned}) = 19 "
+            f"AND {unsigned} > '{INT64_MAX_DIGITS}')) THEN 1 ELSE 0 END) AS big{i}",
+            f"SUM(CASE WHEN {pres} AND {d.matches(c, FLOAT_RE)} AND (NOT (abs({x}) <= {double_literal(float(DBL_MAX))}) "
+            f"OR ({x} = 0 AND {d.matches(mantissa, '[1-9]')})) THEN 1 ELSE 0 END) AS inexact{i}",
+        ]
+    parts.append("COUNT(*) AS total")
+    return f"SELECT {', '.join(parts)} FROM {view}"
+
+
+def csv_kinds(columns: list[str], row) -> dict[str, str]:
+    """Kinds from :func:`typing_query`'s row, by ``dpcore.data.io._typed_column``'s rule."""
+    out = {}
+    for i, name in enumerate(columns):
+        p, ni, nf, lz, big, inexact = (int(v or 0) for v in row[6 * i: 6 * i + 6])
+        if p and not ni:
+            out[name] = INT if not lz and not big else TEXT
+        elif p and not nf and not lz and not inexact:
+            out[name] = FLOAT
+        else:
+            out[name] = TEXT
+    return out
+
+
+@dataclass(frozen=True)
+class Column:
+    """A source column: its SQL name, its kind, and whether it is CSV text (``csv``) or typed."""
+
+    name: str
+    kind: str
+    csv: bool
+
+    def present(self, d: Dialect) -> str:
+        c = d.quote(self.name)
+        if self.csv:
+            return _present(c, self.kind, d)
+        return _present(c, "double" if self.kind == FLOAT else "typed", d)
+
+    def number(self, d: Dialect) -> str:
+        """The value as DOUBLE (NULL when it is not a plain number)."""
+        c = d.quote(self.name)
+        if not self.csv and self.kind in (INT, FLOAT):
+            return f"CAST({c} AS DOUBLE)"
+        if not self.csv and self.kind == BOOL:
+            return f"CAST(CAST({c} AS INT) AS DOUBLE)"
+        if self.csv and self.kind == TEXT:
+            return f"CASE WHEN {d.matches(c, NUMBER_RE)} THEN {d.double(c)} END"
+        return d.double(c) if self.csv else d.double(d.text(c))
+
+    def key(self, d: Dialect) -> str:
+        """The level key as text (``dpcore.data.domain._key``); not used for FLOAT columns."""
+        c = d.quote(self.name)
+        if self.csv:
+            return c
+        if self.kind == BOOL:
+            return f"CASE WHEN {c} THEN 'True' ELSE 'False' END"
+        return d.text(c)
+
+
+def code_expression(a: Attribute, col: Column, d: Dialect) -> str:
+    """The attribute's code of each row: 0..size-1, or OUTSIDE / MISSING (module docstring)."""
+    na = str(len(a.levels)) if a.na else str(MISSING)
+    parts = [f"WHEN NOT {col.present(d)} THEN {na}"]
+    if a.kind == "numeric":
+        x = col.number(d)
+        e = [float(v) for v in a.edges]
+        # NULL: present but not a plain number; NaN compares above every edge in both engines
+        parts.append(f"WHEN ({x}) IS NULL OR NOT (({x}) >= {double_literal(e[0])} AND ({x}) <= {double_literal(e[-1])}) "
+                     f"THEN {OUTSIDE}")
+        parts += [f"WHEN ({x}) < {double_literal(hi)} THEN {i}" for i, hi in enumerate(e[1:-1])]
+        parts.append(f"ELSE {len(e) - 2}")
+        return "CASE " + " ".join(parts) + " END"
+    if col.kind == FLOAT:
+        x = col.number(d)
+        for code, v in enumerate(a.levels):
+            num = _float_of_key(_key(v))
+            if num is not None:
+                parts.append(f"WHEN ({x}) = {double_literal(num)} THEN {code}")
+    else:
+        k = col.key(d)
+        keys = [(code, _key(v)) for code, v in enumerate(a.levels)]
+        if col.kind == BOOL:
+            keys = [(code, kk) for code, kk in keys if kk in ("True", "False")]
+        parts += [f"WHEN {k} = {literal(kk, d)} THEN {code}" for code, kk in keys]
+    parts.append(f"ELSE {OUTSIDE}")
+    return "CASE " + " ".join(parts) + " END"
+
+
+def _float_of_key(k: str) -> float | None:
+    """The one float whose key is ``k``, if any (a float column matches a level by value)."""
+    try:
+        x = float(k)
+    except ValueError:
+        return None
+    if not math.isfinite(x) or _key(x) != k:
+        return None
+    return x
+
+
+def count_query(domain, columns: dict[str, Column], view: str, d: Dialect) -> str:
+    """``SELECT code_1, …, code_p, COUNT(*) … GROUP BY`` over the domain's columns."""
+    exprs = [f"{code_expression(a, columns[a.name], d)} AS c{j}" for j, a in enumerate(domain.attributes)]
+    keys = ", ".join(f"c{j}" for j in range(len(exprs)))
+    return f"SELECT {', '.join(exprs)}, COUNT(*) AS n FROM {view} GROUP BY {keys}"
+
+
+def offending_query(a: Attribute, col: Column, view: str, d: Dialect, code: int) -> str:
+    """The first raw value of the column that got ``code`` (OUTSIDE or MISSING), and how many."""
+    expr = code_expression(a, col, d)
+    c = d.quote(col.name)
+    return (f"SELECT MIN({d.text(c)}), COUNT(*) FROM (SELECT {c} FROM {view} WHERE ({expr}) = {code} "
+            f"LIMIT 1000000) t")

@@ -1,0 +1,734 @@
+"""The public domain of a table: attribute names, categorical levels and numeric bin edges.
+
+Privacy: the domain is assumed PUBLIC (docs/privacy-model.md). Everything released is DP only
+*given* the domain. A domain inferred from the data leaks rare levels and the
+range of numeric columns, so :func:`infer_domain` marks it
+``"inferred from data — confirm before release"``; a release built on an
+unconfirmed domain is reported as not DP by its manifest. Loading a domain from a
+file (``--domain domain.json``) or calling :meth:`Domain.declared` records the
+curator's declaration that it is public knowledge.
+
+Each numeric attribute also records where its bin edges came from (``origin``, see
+:data:`EDGE_ORIGINS`). Edges spanning the data's own min and max (``"data_range"``) are
+read from the data and can never be declared public: :meth:`Domain.declared` refuses
+them, naming the column, and a release whose domain still holds one is NOT DP whatever
+the domain's ``source`` says. A domain file written before origins were recorded has
+none: its numeric attributes are read as ``"unstated"``, which is treated the same way
+until the curator writes the origin (docs/privacy-model.md#what-is-public).
+
+Encoding maps each record to a tuple of integer codes, one per attribute; a
+missing value is its own last level ("NA") when the attribute has ``na=True``.
+Numeric attributes are cut into bins ``[e0,e1), [e1,e2), ..., [e_{k-1}, e_k]``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from dpcore.errors import DomainError, InputError
+
+NA_LEVEL = "NA"
+INFERRED = "inferred from data — confirm before release"
+DECLARED = "declared public by the curator"
+FORMAT = "dpcore-domain/1"
+
+DEFAULT_MAX_LEVELS = 200
+# Integer columns with at most this many distinct values are treated as categorical.
+DEFAULT_MAX_INT_LEVELS = 25
+DEFAULT_NUMERIC_BINS = 10
+
+#: Where a numeric attribute's bin edges came from (``Attribute.origin``).
+DECLARED_EDGES = "declared"          # edges the curator gave
+PUBLIC_BOUNDS = "public_bounds"      # equal-width bins over bounds the curator gave
+DP_QUANTILES = "dp_quantiles"        # DP quantiles over public bounds, computed in the release (its ε)
+DATA_RANGE = "data_range"            # equal-width bins over the data's own min and max: NOT public
+UNSTATED = "unstated"                # a domain file from before origins were recorded: not known to be public
+EDGE_ORIGINS = {
+    DECLARED_EDGES: "public edges declared by the curator",
+    PUBLIC_BOUNDS: "equal-width bins over public bounds declared by the curator",
+    DP_QUANTILES: "differentially private quantiles over public bounds, charged to the release",
+    DATA_RANGE: "equal-width bins over the data's own min and max: read from the data, NOT public (NOT DP)",
+    UNSTATED: "not stated (a domain file written before dpcore recorded where bin edges came from): "
+              "NOT public (NOT DP)",
+}
+#: The origins a declared domain may hold: nothing in them was read from the data.
+PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS, DP_QUANTILES})
+
+
+def _key(value: Any) -> str:
+    """Canonical string key so that 1994, 1994.0 and "1994" name the same level."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _series_keys(s: pd.Series) -> np.ndarray:
+    """Vectorised :func:`_key` over the non-missing values of a column."""
+    v = s.dropna()
+    if pd.api.types.is_bool_dtype(v.dtype):
+        return v.astype(bool).astype(str).to_numpy(dtype=object)
+    if pd.api.types.is_integer_dtype(v.dtype):
+        # exact: integers above 2^53 must not pass through float64 (…678 and …679 stay apart)
+        return v.astype("int64").astype(str).to_numpy(dtype=object)
+    if pd.api.types.is_numeric_dtype(v.dtype):
+        f = v.astype(float).to_numpy()
+        out = f.astype(object)
+        # int64 only where the cast is exact; 1e300 and 1e301 must not both become -2^63
+        integral = np.isfinite(f) & (np.floor(f) == f) & (np.abs(f) < 2.0**62)
+        out[integral] = f[integral].astype(np.int64).astype(str)
+        out[~integral] = [_key(x) for x in f[~integral]]
+        return out
+    return v.astype(str).to_numpy(dtype=object)
+
+
+def _json_scalar(value: Any) -> Any:
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return int(value) if float(value).is_integer() else float(value)
+    return value if isinstance(value, (int, str)) else str(value)
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One attribute of the public domain.
+
+    ``levels`` are the categorical values, or for a numeric attribute the bin labels
+    derived from ``edges``. ``na`` adds the level "NA" as the last code.
+    ``dtype`` is the column's original pandas dtype, used to decode.
+    ``origin`` (numeric attributes only) says where the edges came from, one of
+    :data:`EDGE_ORIGINS`; edges given in code are a declaration (``"declared"``).
+    """
+
+    name: str
+    kind: str  # "categorical" | "numeric"
+    levels: tuple
+    na: bool = False
+    edges: tuple | None = None
+    dtype: str = "object"
+    origin: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in ("categorical", "numeric"):
+            raise DomainError(f"attribute '{self.name}': kind must be 'categorical' or 'numeric', not {self.kind!r}")
+        if self.kind == "categorical" and self.origin is not None:
+            raise DomainError(f"attribute '{self.name}': \"origin\" is for numeric bin edges; a categorical "
+                              "attribute's levels are declared with the whole domain")
+        if self.kind == "numeric":
+            if self.origin is None:
+                object.__setattr__(self, "origin", DECLARED_EDGES)
+            if not isinstance(self.origin, str) or self.origin not in EDGE_ORIGINS:
+                raise DomainError(f"attribute '{self.name}': \"origin\" must be one of "
+                                  f"{', '.join(map(repr, EDGE_ORIGINS))}; got {_short(self.origin)}")
+            e = self.edges
+            if e is None or len(e) < 2 or not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
+                raise DomainError(
+                    f"attribute '{self.name}': numeric bin edges must be at least two finite, strictly increasing numbers; got {e!r}"
+                )
+            if not math.isfinite(e[-1] - e[0]):
+                raise DomainError(f"attribute '{self.name}': bin edges [{e[0]:g}, {e[-1]:g}] span more than a number "
+                                  "can hold; give edges a realistic public range")
+            if _dtype_kind(self.dtype) in "iu" and max(abs(e[0]), abs(e[-1])) > 2**53:
+                raise DomainError(f"attribute '{self.name}' holds whole numbers but its bin edges reach beyond ±2^53, "
+                                  "where values drawn inside a bin are no longer exact; narrow the edges")
+            if _dtype_kind(self.dtype) in "iu":
+                # decode draws whole numbers inside each bin: a bin holding none would get a value from the next bin
+                for i, (lo, hi) in enumerate(zip(e, e[1:])):
+                    last = i == len(e) - 2
+                    if not (math.ceil(lo) <= hi if last else math.ceil(lo) < hi):
+                        raise DomainError(
+                            f"attribute '{self.name}' holds whole numbers but its bin [{lo:g}, {hi:g}{']' if last else ')'} "
+                            "contains none; merge it with a neighbouring bin or move its edges"
+                        )
+        if len(set(_key(v) for v in self.levels)) != len(self.levels):
+            raise DomainError(f"attribute '{self.name}': its declared levels contain duplicates")
+
+    @property
+    def size(self) -> int:
+        """Number of codes, NA included."""
+        return len(self.levels) + int(self.na)
+
+    @property
+    def labels(self) -> list[str]:
+        """Human-readable level names, NA last."""
+        return [str(v) for v in self.levels] + ([NA_LEVEL] if self.na else [])
+
+    @property
+    def edges_public(self) -> bool:
+        """False for numeric edges read from the data (or of unstated origin): such an
+        attribute cannot be declared public."""
+        return self.kind != "numeric" or self.origin in PUBLIC_ORIGINS
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"name": self.name, "type": self.kind, "na": self.na, "dtype": self.dtype}
+        if self.kind == "numeric":
+            d["edges"] = [float(x) for x in self.edges]
+            d["origin"] = self.origin
+        else:
+            d["levels"] = [_json_scalar(v) for v in self.levels]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "Attribute":
+        """Strict: every field must have its JSON type; nothing is coerced (a string
+        "false" is not a boolean, a string "uv" is not a list of levels). A numeric
+        attribute without ``"origin"`` (a file from before origins were recorded) is read
+        as ``"unstated"``: not known to be public, so never silently declared."""
+        if not isinstance(d, Mapping):
+            raise DomainError(f"domain file: each attribute must be a JSON object; got {_short(d)}")
+        name = d.get("name")
+        if not isinstance(name, str) or not name:
+            raise DomainError(f"domain file: an attribute has no \"name\" (a non-empty string); got {_short(name)}")
+        where = f"domain file, attribute '{name}'"
+        unknown = sorted(set(d) - {"name", "type", "na", "dtype", "levels", "edges", "origin"})
+        if unknown:
+            raise DomainError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
+                              "allowed: name, type, na, dtype, levels, edges, origin")
+        kind = d.get("type", "categorical")
+        if kind not in ("categorical", "numeric"):
+            raise DomainError(f"{where}: \"type\" must be \"categorical\" or \"numeric\"; got {_short(kind)}")
+        na = d.get("na", False)
+        if not isinstance(na, bool):
+            raise DomainError(f"{where}: \"na\" must be true or false (a JSON boolean, not a string); got {_short(na)}")
+        dtype = d.get("dtype", "float64" if kind == "numeric" else "object")
+        if not isinstance(dtype, str) or not _known_dtype(dtype):
+            raise DomainError(f"{where}: \"dtype\" must be a pandas dtype name such as \"object\", \"int64\", "
+                              f"\"float64\", \"bool\" or \"string\"; got {_short(dtype)}")
+        if kind == "numeric":
+            edges = d.get("edges")
+            if not isinstance(edges, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in edges):
+                raise DomainError(f"{where}: \"edges\" must be a list of numbers (the public bin edges); got {_short(edges)}")
+            try:
+                floats = tuple(float(x) for x in edges)
+            except OverflowError:
+                raise DomainError(f"{where}: an edge is too large for a number; give finite bin edges") from None
+            if _dtype_kind(dtype) not in "iuf":
+                raise DomainError(f"{where}: a numeric attribute has \"dtype\" \"int64\" or \"float64\"; got {_short(dtype)}")
+            origin = d.get("origin", UNSTATED)
+            if not isinstance(origin, str) or origin not in EDGE_ORIGINS:
+                raise DomainError(f"{where}: \"origin\" must be one of {', '.join(map(repr, EDGE_ORIGINS))} "
+                                  f"(where the bin edges came from); got {_short(origin)}")
+            return numeric_attribute(name, floats, na=na, dtype=dtype, origin=origin)
+        levels = d.get("levels")
+        if not isinstance(levels, list) or not all(isinstance(v, (str, int, float, bool)) for v in levels):
+            raise DomainError(f"{where}: \"levels\" must be a list of values (strings or numbers), not {_short(levels)}")
+        if "origin" in d:
+            raise DomainError(f"{where}: \"origin\" is for numeric bin edges; remove it from this categorical "
+                              "attribute (its levels are declared with the whole domain)")
+        if not levels and not na:
+            raise DomainError(f"{where}: no levels; list the attribute's public levels")
+        if any(isinstance(v, float) and not math.isfinite(v) for v in levels):
+            raise DomainError(f"{where}: a level is not a finite number; use \"na\": true for missing values")
+        kind_letter = _dtype_kind(dtype)
+        if kind_letter == "b" and not all(isinstance(v, bool) for v in levels):
+            raise DomainError(f"{where}: \"dtype\": \"bool\" needs true/false levels; got {_short(levels)}. "
+                              "Use \"dtype\": \"object\" for text levels")
+        # the dtype decides how synthetic values are written back: it must hold the levels exactly
+        if kind_letter in "iu" and not all(isinstance(v, int) and not isinstance(v, bool) and -2**63 <= v < 2**63
+                                           for v in levels):
+            raise DomainError(f"{where}: \"dtype\": {_short(dtype)} needs whole-number levels within 64 bits; got "
+                              f"{_short(levels)}. Use \"dtype\": \"object\" for text levels")
+        if kind_letter == "f" and not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in levels):
+            raise DomainError(f"{where}: \"dtype\": {_short(dtype)} needs number levels; got {_short(levels)}. "
+                              "Use \"dtype\": \"object\" for text levels")
+        if kind_letter not in "iufbOU":
+            raise DomainError(f"{where}: \"dtype\" {_short(dtype)} is not a column type dpcore writes back; "
+                              "use \"object\" (text), \"int64\", \"float64\" or \"bool\"")
+        return cls(name, "categorical", tuple(levels), na, None, dtype)
+
+    # -- encoding -------------------------------------------------------------------
+    def encode(self, s: pd.Series) -> np.ndarray:
+        """Integer codes of a column; raises :class:`DomainError` for a value the domain does not cover."""
+        missing = s.isna().to_numpy()
+        codes = np.empty(len(s), dtype=np.int64)
+        if missing.any():
+            if not self.na:
+                raise DomainError(
+                    f"column '{self.name}' has {int(missing.sum())} missing values but its declared domain has no NA level; "
+                    "add \"na\": true for it in the domain file, or remove those rows"
+                )
+            codes[missing] = len(self.levels)
+        present = ~missing
+        if self.kind == "numeric":
+            try:
+                x = pd.to_numeric(s[present], errors="raise").to_numpy(dtype=float)
+            except (ValueError, TypeError):
+                raise DomainError(f"column '{self.name}' is declared numeric but holds non-numeric values; fix the data or declare it categorical") from None
+            e = np.asarray(self.edges)
+            c = np.searchsorted(e, x, side="right") - 1
+            c[x == e[-1]] = len(e) - 2
+            bad = (c < 0) | (c > len(e) - 2) | ~np.isfinite(x)
+            if bad.any():
+                raise DomainError(
+                    f"column '{self.name}' has value {float(x[bad][0]):g} outside its declared bin edges "
+                    f"[{e[0]:g}, {e[-1]:g}]; widen the edges in the domain file"
+                )
+            codes[present] = c
+            return codes
+        if _dtype_kind(str(s.dtype)) in "OU" and all(isinstance(v, str) for v in self.levels):
+            # fast path for text columns: look the values up directly, no per-value key conversion
+            direct = pd.Index(list(self.levels)).get_indexer(s).astype(np.int64)
+            if (direct[present] >= 0).all():
+                codes[present] = direct[present]
+                return codes
+        keys = _series_keys(s)
+        c = pd.Index([_key(v) for v in self.levels]).get_indexer(keys).astype(np.int64)
+        if (c < 0).any():
+            bad = pd.unique(keys[c < 0])[:3]
+            raise DomainError(
+                f"column '{self.name}' has value(s) {', '.join(map(repr, bad))} that its declared domain does not list; "
+                "add them to the domain's levels (they then become public) or recode the data"
+            )
+        codes[present] = c
+        return codes
+
+    def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
+        """Values for codes. Numeric values are drawn uniformly inside their bin.
+
+        The uniform draw is post-processing of an already-private cell: it uses the
+        release's generator for reproducibility and costs no privacy budget.
+        """
+        codes = np.asarray(codes, dtype=np.int64)
+        is_na = codes == len(self.levels) if self.na else np.zeros(len(codes), bool)
+        if self.kind == "numeric":
+            e = np.asarray(self.edges, dtype=float)
+            c = np.where(is_na, 0, codes)
+            lo, hi = e[c], e[c + 1]
+            if _dtype_kind(self.dtype) in "iu":
+                # integers inside [lo, hi), the last bin closed: [ceil(lo), ceil(hi)-1] or up to floor(hi)
+                a = np.ceil(lo)
+                b = np.where(c == len(e) - 2, np.floor(hi), np.ceil(hi) - 1)
+                b = np.maximum(a, b)
+                vals = a + np.floor(rng.random(len(c)) * (b - a + 1))
+                vals = np.minimum(vals, b)
+            else:
+                vals = lo + rng.random(len(c)) * (hi - lo)
+            out = pd.Series(vals)
+            if is_na.any():
+                out[is_na] = np.nan
+            return _cast(out, self.dtype, is_na.any())
+        # cast the few levels once, then gather: far cheaper than casting n values.
+        # The missing-value slot is only added when NA occurs: a None among the levels
+        # would make an int64 (or bool) column fail to cast and come back as object.
+        has_na = bool(is_na.any())
+        levels = _cast(pd.Series(list(self.levels) + ([None] if has_na else []), dtype=object), self.dtype, has_na)
+        return levels.take(np.where(is_na, len(self.levels), codes)).reset_index(drop=True)
+
+
+def _known_dtype(dtype: str) -> bool:
+    try:
+        pd.api.types.pandas_dtype(dtype)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _dtype_kind(dtype: str) -> str:
+    """numpy kind letter of a pandas/numpy dtype name ('i', 'f', 'b', 'O', ...)."""
+    try:
+        return pd.api.types.pandas_dtype(dtype).kind
+    except TypeError:
+        return "O"
+
+
+def _cast(s: pd.Series, dtype: str, has_na: bool) -> pd.Series:
+    """Cast decoded values back to the original column dtype (nullable ints when NA appears)."""
+    kind = _dtype_kind(dtype)
+    try:
+        if kind in "iu":
+            return s.astype("Int64" if has_na else dtype)
+        if kind == "b":
+            return s.astype("boolean" if has_na else bool)
+        return s.astype(dtype)
+    except (TypeError, ValueError):
+        return s
+
+
+def numeric_attribute(name: str, edges: Sequence[float], na: bool = False, dtype: str = "float64",
+                      origin: str = DECLARED_EDGES) -> Attribute:
+    """A numeric attribute cut at the given ``edges``; ``origin`` says where they came from
+    (default: declared public by whoever wrote them down)."""
+    e = tuple(float(x) for x in edges)
+    labels = tuple(
+        f"[{a:g},{b:g}{']' if i == len(e) - 2 else ')'}" for i, (a, b) in enumerate(zip(e, e[1:]))
+    )
+    return Attribute(name, "numeric", labels, na, e, dtype, origin)
+
+
+def data_range_attribute(name: str, lo, hi, bins: int, na: bool, dtype: str) -> Attribute:
+    """A numeric attribute of ``bins`` equal-width bins over the data's own [lo, hi] (a one-point
+    range becomes [lo, lo + 1]). The edges are read from the data (origin ``"data_range"``): the
+    attribute cannot be declared public, and a release with it is NOT DP."""
+    lo, hi = float(lo), float(hi)
+    if hi == lo:
+        hi = lo + 1.0
+    return numeric_attribute(name, equal_width_edges(lo, hi, bins), na, dtype, origin=DATA_RANGE)
+
+
+def suggest_public_bounds(lo: float, hi: float) -> tuple[float, float]:
+    """A round suggestion of public bounds for a column whose data span [lo, hi]: the range
+    widened outward to multiples of the power of ten at or above its width (ages 16–83 give
+    [0, 100]; incomes 100–860,000 give [0, 1,000,000]; years 1994–2018 give [1900, 2100]).
+
+    Privacy: CURATOR-SIDE, NOT DP. The suggestion is computed from the data's min and max and
+    tells which multiples of that power of ten surround them. It is offered only to the
+    curator, who must still judge that the bounds are public knowledge (a codebook's range)
+    and confirm the domain; it is never the data's exact min or max unless those are
+    themselves round at that scale (docs/privacy-model.md#what-is-public).
+    """
+    lo, hi = float(lo), float(hi)
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
+        raise DomainError(f"cannot suggest bounds for the range [{lo}, {hi}]; type public bounds instead")
+    width = hi - lo if hi > lo else max(abs(lo), 1.0)  # one value: a step of its own magnitude
+    try:
+        step = 10.0 ** math.ceil(math.log10(width))
+        lower = math.floor(lo / step) * step
+        upper = math.ceil(hi / step) * step
+    except (OverflowError, ValueError):  # a range near the largest float
+        step = lower = upper = math.inf
+    if upper <= lower:
+        upper = lower + step
+    if not (math.isfinite(lower) and math.isfinite(upper)):
+        raise DomainError(f"cannot suggest round bounds for the range [{lo:g}, {hi:g}]; type public bounds instead")
+    # whole-step arithmetic in floats can leave 0.30000000000000004: print-clean them, unless that
+    # would move a bound inside the data
+    clean_lo, clean_hi = float(f"{lower:.12g}"), float(f"{upper:.12g}")
+    return (clean_lo if clean_lo <= lo else lower), (clean_hi if clean_hi >= hi else upper)
+
+
+def equal_width_edges(lo: float, hi: float, bins: int) -> tuple[float, ...]:
+    """``bins`` equal-width bins over the declared public bounds [lo, hi]."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
+        raise DomainError(f"numeric bounds must be finite with lower < upper; got [{lo}, {hi}]")
+    if int(bins) < 1:
+        raise DomainError(f"the number of bins must be at least 1; got {bins}")
+    return tuple(np.linspace(lo, hi, int(bins) + 1).tolist())
+
+
+@dataclass(frozen=True)
+class Domain:
+    """An ordered tuple of :class:`Attribute` plus where it came from (inferred or declared)."""
+
+    attributes: tuple[Attribute, ...]
+    source: str = INFERRED
+
+    def __post_init__(self):
+        names = [a.name for a in self.attributes]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise DomainError(f"the domain names column(s) {', '.join(map(repr, dup))} more than once")
+
+    # -- shape --------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.attributes]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(a.size for a in self.attributes)
+
+    @property
+    def size(self) -> int:
+        """Cells of the full cross-tabulation (exact Python int; may be astronomically large)."""
+        return math.prod(self.shape)
+
+    @property
+    def inferred(self) -> bool:
+        """True unless the curator declared the domain AND every bin edge is public: a
+        domain holding edges read from the data is never treated as declared."""
+        return self.source != DECLARED or bool(self.not_public)
+
+    @property
+    def not_public(self) -> tuple[Attribute, ...]:
+        """The numeric attributes whose bin edges were read from the data (or whose origin a
+        file does not state): they keep a release NOT DP until replaced or dropped."""
+        return tuple(a for a in self.attributes if not a.edges_public)
+
+    def __len__(self) -> int:
+        return len(self.attributes)
+
+    def __getitem__(self, name: str) -> Attribute:
+        return self.attributes[self.index(name)]
+
+    def index(self, name: str) -> int:
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise DomainError(f"attribute '{name}' is not in the domain; known attributes: {', '.join(self.names)}") from None
+
+    def path_label(self, codes) -> str:
+        """ "a=x, b=y" for the attributes a code row fixes (code ≥ 0); "(root)" when none is fixed."""
+        parts = [f"{a.name}={a.labels[int(c)]}" for a, c in zip(self.attributes, codes) if c >= 0]
+        return ", ".join(parts) or "(root)"
+
+    def declared(self) -> "Domain":
+        """The same domain, recorded as declared public by the curator.
+
+        Raises :class:`DomainError` naming every numeric attribute whose bin edges came
+        from the data (or whose origin is unstated): those cannot be declared public."""
+        if self.not_public:
+            raise DomainError(not_public_message(self.not_public) + "; give public bounds (infer_domain(numeric="
+                              "{col: {\"bounds\": [lower, upper], \"bins\": k}})) or edges, DP quantile edges "
+                              "(dp_bins), or drop the column")
+        return replace(self, source=DECLARED)
+
+    def project(self, names: Iterable[str]) -> "Domain":
+        return Domain(tuple(self[n] for n in names), self.source)
+
+    # -- codes --------------------------------------------------------------------
+    def encode(self, df: pd.DataFrame) -> np.ndarray:
+        """(n, p) int64 codes of ``df``'s columns in domain order.
+
+        Raises :class:`DomainError` naming the first column the domain does not cover.
+        """
+        extra = [c for c in df.columns if c not in self.names]
+        if extra:
+            raise DomainError(
+                f"column(s) {', '.join(map(repr, extra))} are in the data but not in the domain; add them to the domain or drop them"
+            )
+        missing = [n for n in self.names if n not in df.columns]
+        if missing:
+            raise DomainError(f"the domain lists column(s) {', '.join(map(repr, missing))} that the data does not have")
+        out = np.empty((len(df), len(self)), dtype=np.int64)
+        for j, a in enumerate(self.attributes):
+            out[:, j] = a.encode(df[a.name])
+        return out
+
+    def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
+        """A DataFrame with the original columns and dtypes from (n, p) codes."""
+        codes = np.asarray(codes)
+        return pd.DataFrame({a.name: a.decode(codes[:, j], rng) for j, a in enumerate(self.attributes)})
+
+    # -- JSON ---------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "source": self.source, "attributes": [a.to_dict() for a in self.attributes]}
+
+    def to_json(self, indent: int = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping, declared: bool | None = None) -> "Domain":
+        """Build from a parsed domain file. ``declared=None`` honours the file's own
+        ``source``: a file written by ``python -m dpcore domain`` says it was inferred
+        and stays inferred (NOT DP) until the curator reviews it and sets
+        ``"source": "declared"``; a hand-written file without ``source`` is a declaration."""
+        if not isinstance(d, Mapping) or not isinstance(d.get("attributes"), list):
+            raise DomainError("domain file: expected a JSON object with an \"attributes\" list")
+        if not d["attributes"]:
+            raise DomainError("domain file: the \"attributes\" list is empty; declare at least one attribute")
+        attrs = tuple(Attribute.from_dict(a) for a in d["attributes"])
+        if declared is None:
+            src = d.get("source", DECLARED)
+            if not isinstance(src, str):
+                raise DomainError(f"domain file: \"source\" must be a string; got {_short(src)}")
+            declared = src.strip().lower() in (DECLARED, "declared")
+            if not declared and src != INFERRED:
+                raise DomainError(f"domain file: \"source\" must be \"declared\" (reviewed by the curator) or "
+                                  f"\"{INFERRED}\"; got {_short(src)}")
+        return cls(attrs, DECLARED if declared else INFERRED)
+
+    @classmethod
+    def from_json(cls, text: str, declared: bool | None = None) -> "Domain":
+        if len(text) > MAX_DOMAIN_CHARS:
+            raise DomainError(f"domain file is too large ({len(text):,} characters; at most {MAX_DOMAIN_CHARS:,})")
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DomainError(f"domain file is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        except RecursionError:
+            raise DomainError("domain file is nested too deeply to be a domain; check its structure") from None
+        except ValueError:  # an integer literal with thousands of digits
+            raise DomainError("domain file holds a number with too many digits to read; "
+                              "write such levels as strings and edges as ordinary numbers") from None
+        return cls.from_dict(d, declared=declared)
+
+    @classmethod
+    def load(cls, path) -> "Domain":
+        """Read ``domain.json`` (UTF-8, or UTF-16 with a byte-order mark), honouring its ``source``."""
+        if not isinstance(path, (str, os.PathLike)):
+            # an int would be taken by open() as a file descriptor
+            raise DomainError(f"the domain must be a Domain, a dict or the path of a domain.json file; got {path!r}")
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_DOMAIN_CHARS * 4 + 1)
+        except OSError as exc:
+            raise DomainError(f"cannot read domain file '{path}': {exc.strerror}") from None
+        return cls.from_json(decode_text(raw, f"domain file '{path}'"))
+
+
+#: Domain files above this are refused (a real domain is a few kB).
+MAX_DOMAIN_CHARS = 20_000_000
+
+
+def decode_text(raw: bytes, what: str, error: type = DomainError) -> str:
+    """UTF-8 (with or without BOM), or UTF-16/UTF-32 with its BOM; anything else is a clear ``error``.
+
+    NUL bytes in text that is not UTF-16/32 mean UTF-16 without a BOM or a binary file:
+    refused rather than read as one garbled column.
+    """
+    for bom, codec in ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+                       (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+        if raw.startswith(bom):
+            try:
+                return raw.decode(codec)
+            except UnicodeDecodeError:
+                raise error(f"{what} claims {codec.upper()} but does not decode; save it as UTF-8") from None
+    if b"\x00" in raw:
+        raise error(f"{what} contains NUL bytes: it is UTF-16 without a byte-order mark or not text at all; "
+                    "save it as UTF-8")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise error(f"{what} is not UTF-8 text; save it as UTF-8") from None
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+#: Bound on the attributes of one table: releases and evaluations do work that grows
+#: with the number of attribute pairs; real tables have 15 to 40 attributes.
+MAX_ATTRIBUTES = 1000
+
+
+def check_width(n_columns: int) -> None:
+    """Refuse more than MAX_ATTRIBUTES columns (called by the readers before typing every column)."""
+    if n_columns > MAX_ATTRIBUTES:
+        raise InputError(
+            f"the table has {n_columns:,} columns; dpcore works with at most {MAX_ATTRIBUTES} attributes. "
+            "Select the columns to release (drop identifiers and free text) and try again"
+        )
+
+
+def check_table(df: pd.DataFrame) -> None:
+    """Refuse tables that cannot be synthesised, with a message naming the problem."""
+    if df.shape[1] == 0:
+        raise InputError("the table has no columns; check the file's header line and delimiter")
+    if len(df) == 0:
+        raise InputError("the table has a header but no rows; upload a file with data")
+    check_width(df.shape[1])
+    cols = [str(c) for c in df.columns]
+    dup = sorted(set(c for c in cols if cols.count(c) > 1)) if len(set(cols)) != len(cols) else []
+    if dup:
+        raise InputError(f"duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")
+
+
+def not_public_message(attributes: Sequence[Attribute]) -> str:
+    """One clause naming the attributes whose edges are not public and why, e.g.
+    "the bin edges of 'age', 'income' are the data's own min and max (read from the data)"."""
+    parts = []
+    for origin, why in ((DATA_RANGE, "are the data's own min and max (read from the data)"),
+                        (UNSTATED, "have no stated origin (a domain file from before dpcore recorded it; write "
+                                   "\"origin\": \"declared\" for edges you would publish)")):
+        names = [a.name for a in attributes if a.origin == origin]
+        if names:
+            parts.append(f"the bin edges of {', '.join(map(repr, names))} {why}")
+    return "; ".join(parts)
+
+
+def numeric_spec_attribute(name: str, spec, numeric_bins: int, na: bool, dtype: str) -> Attribute:
+    """The numeric attribute a curator asked for one column: explicit edges (origin
+    ``"declared"``) or ``{"bounds": [lower, upper], "bins": k}`` (``"public_bounds"``).
+    Shared by in-memory and engine domain inference."""
+    origin = PUBLIC_BOUNDS if isinstance(spec, Mapping) else DECLARED_EDGES
+    return numeric_attribute(name, numeric_spec_edges(name, spec, numeric_bins), na, dtype, origin=origin)
+
+
+def numeric_spec_edges(name: str, spec, numeric_bins: int) -> tuple[float, ...]:
+    """The bin edges a curator asked for one column: explicit edges, or ``{"bounds": [lower,
+    upper], "bins": k}`` for k equal-width bins over public bounds. One-line error naming the
+    column otherwise. Shared by in-memory and engine domain inference."""
+    if isinstance(spec, Mapping):
+        try:
+            lo, hi = spec["bounds"]
+        except (KeyError, TypeError, ValueError):
+            raise DomainError(f"column '{name}': numeric binning needs \"bounds\": [lower, upper]") from None
+        try:
+            return equal_width_edges(float(lo), float(hi), int(spec.get("bins", numeric_bins)))
+        except (DomainError, TypeError, ValueError) as exc:
+            raise DomainError(f"column '{name}': {exc}") from None
+    try:
+        return tuple(float(x) for x in spec)
+    except (TypeError, ValueError):
+        raise DomainError(f"column '{name}': numeric binning is a list of public edges or {{\"bounds\": [lower, "
+                          f"upper], \"bins\": k}}; got {_short(spec)}") from None
+
+
+def infer_domain(
+    df: pd.DataFrame,
+    numeric: Mapping[str, Any] | None = None,
+    max_levels: int = DEFAULT_MAX_LEVELS,
+    max_int_levels: int = DEFAULT_MAX_INT_LEVELS,
+    numeric_bins: int = DEFAULT_NUMERIC_BINS,
+) -> Domain:
+    """Infer a domain from the data, for the curator to confirm.
+
+    ``numeric`` maps a column to its public bin edges (a list of numbers) or to
+    ``{"bounds": [lo, hi], "bins": k}`` for equal-width bins. Other numeric columns
+    with more than ``max_int_levels`` distinct values get ``numeric_bins``
+    equal-width bins over their observed range, which is *not* public: those attributes
+    are marked ``origin="data_range"`` and the domain cannot be declared until they get
+    public bounds or edges, DP quantile edges, or are dropped. Columns that are empty, constant, or have more than
+    ``max_levels`` levels (identifiers) are refused with a remedy.
+
+    Privacy: reads the raw data and releases nothing; the result is curator-only
+    until declared public.
+    """
+    check_table(df)
+    numeric = dict(numeric or {})
+    unknown = [c for c in numeric if c not in df.columns]
+    if unknown:
+        raise DomainError(f"numeric binning given for column(s) {', '.join(map(repr, unknown))} that the data does not have")
+    attrs = []
+    for name in df.columns:
+        s = df[name]
+        dtype = str(s.dtype)
+        has_na = bool(s.isna().any())
+        if s.notna().sum() == 0:
+            raise DomainError(f"column '{name}' is empty (all values missing); drop it before synthesising")
+        if pd.api.types.is_float_dtype(s.dtype) and np.isinf(s.to_numpy(dtype=float, na_value=np.nan)).any():
+            # an infinite value is neither a level nor inside a bin: refuse it rather than bin or drop it
+            raise DomainError(f"column '{name}' holds infinite values (inf); replace them with a public bound or "
+                              "mark them missing, then try again")
+        if name in numeric:
+            a = numeric_spec_attribute(name, numeric[name], numeric_bins, has_na, dtype)
+            a.encode(s)  # fail early, naming the value outside the edges
+            attrs.append(a)
+            continue
+        keys = pd.unique(_series_keys(s))
+        is_num = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
+        if is_num and len(keys) > max_int_levels:
+            attrs.append(data_range_attribute(name, s.min(), s.max(), numeric_bins, has_na, dtype))
+            continue
+        if len(keys) > max_levels:
+            raise DomainError(
+                f"column '{name}' has {len(keys):,} distinct values (limit {max_levels}); it looks like an identifier or free text. "
+                "Drop it, or declare it numeric with public bin edges"
+            )
+        vals = s.dropna()
+        if is_num:
+            levels = tuple(sorted({_json_scalar(v) for v in vals.unique()}))
+        else:
+            uniq = {}
+            for v in vals.unique():
+                uniq.setdefault(_key(v), _json_scalar(v) if isinstance(v, (bool, np.bool_, np.integer, np.floating)) else str(v))
+            levels = tuple(uniq[k] for k in sorted(uniq))
+        if len(levels) + int(has_na) < 2:
+            raise DomainError(
+                f"column '{name}' has a single level ({levels[0]!r}); it carries no information. Drop it before synthesising"
+            )
+        attrs.append(Attribute(str(name), "categorical", levels, has_na, None, dtype))
+    return Domain(tuple(attrs), INFERRED)

@@ -1,0 +1,431 @@
+"""Sparse leaves: flat Laplace and STEPS' leaf layer without one array entry per cell.
+
+The argument, step by step, with what is exact and what is not: docs/sparse-leaves.md.
+
+The dense algorithms give every cell u of a leaf block (the whole table for flat
+Laplace; the leaf cells under one layer-L node for STEPS) the value c_u + Z_u with
+Z_u i.i.d. discrete Laplace, make the values consistent, clip at 0 and draw records.
+Here only the non-empty cells (at most n) are kept individually. The empty cells of a
+block all have c_u = 0, so their noisy values are i.i.d. and, being exchangeable, are
+described completely by
+
+1. the **histogram** H_b(k) = #{empty cells u of block b : Z_u = k}, the law of the
+   multiset {Z_u}; the assignment of values to cells is a uniformly random
+   permutation independent of it. It is drawn exactly (integer randomness only) by
+   :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram`
+   (:mod:`dpcore.privacy.exact_histogram`).
+2. **consistency** on (value, multiplicity) pairs. Every consistency mode acts on a
+   leaf block through one number per block: ``wls`` and ``uh`` add the same shift
+   δ_b = (n̄_b − Σ_u z_u)/M_b to every leaf of block b (the RTS gain V_u/V_S = 1/M_b
+   for equal leaf variances; Hay's equal share of the residual); ``nonneg`` maps
+   z_u ↦ max(z_u − μ_b, 0) with one μ_b = λ_b σ² per block (the KKT form of the
+   V-weighted projection onto {x ≥ 0, Σx = n̄_b}), found exactly by sorting the
+   block's distinct values. The layers above see a block only through
+   (Σ_u z_u, M_b σ², M_b), which the histogram gives exactly
+   (:func:`block_summaries`).
+3. **synthesis** on classes: ``sample`` draws the multinomial over items
+   (non-empty cells and value classes with weight multiplicity × value), then each
+   record of a class picks one of the class's cells uniformly; ``round`` rounds by
+   largest remainder with ties between equal remainders broken uniformly at random
+   (as :func:`dpcore.synthesizers.cells.draw_cells` does).
+4. **which** empty cells: the cells used by a block's classes are a uniformly random
+   injection into the block's empty cells, drawn lazily (rejection sampling of
+   uniform cells of the block, skipping non-empty and already chosen ones) only for
+   cells that receive records.
+
+Given the histogram, each step reproduces the law of the dense step
+(tests/test_sparse_equivalence.py compares the released records). Memory and time
+depend on n, the non-empty cells, blocks × histogram width (≈ 2 s ln M + 1 values) and
+the released support, never on the number of cells.
+
+Privacy: nothing new is released; consistency and synthesis are post-processing. The
+non-empty cells' noise comes from the exact per-cell sampler and the empty cells' from the
+exact histogram sampler, so the sparse path is the dense mechanism, ε-DP as implemented
+(ledger text :data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcore.counting.count_table import CountTable, cell_keys
+from dpcore.errors import OptionError, ResourceError
+from dpcore.privacy.mechanisms import DiscreteLaplace
+
+__all__ = [
+    "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
+    "flat_release", "check_sparse_noise", "steps_release", "nonneg_shift",
+]
+
+#: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
+#: in bench/wide_tables.py (bench/RESULTS.md, n = 2000): dense and sparse take the same
+#: time at 2^14 cells, sparse is 2.5x faster at 2^16 and 80x at 2^22.
+SPARSE_ABOVE = 1 << 16
+#: The sparse path counts cells in int64: blocks and leaf layers up to 2^62 cells.
+MAX_SPARSE_CELLS = 1 << 62
+#: Widest noise histogram per block (values in [−T, T]).
+MAX_HISTOGRAM_VALUES = 4_000_001
+
+
+def check_sparse_noise(noise: str, backend: str = "numpy", where: str = "the leaf layer") -> None:
+    """Refuse noise the sparse path cannot draw as a histogram, naming what works."""
+    if noise == "discrete_gaussian":
+        raise OptionError(
+            f"{where} is too large for a dense table, and under (ε, δ) its empty cells' Gaussian noise has no "
+            "histogram sampler yet; release it under pure ε (no delta), or use ipf, aim or mst, or fewer cells")
+    if noise != DiscreteLaplace.name:
+        raise OptionError(
+            f"{where} is too large for a dense table and noise={noise!r} cannot be drawn for its empty cells "
+            "(its values lie on a fine grid, far too many to list per block); use noise='discrete_laplace' "
+            "(the default), whose empty cells the sparse leaf layer draws as a histogram"
+        )
+    if backend != "numpy":
+        raise OptionError(
+            f"{where} is too large for a dense table and noise_backend={backend!r} cannot draw its empty cells' "
+            "noise as a histogram; use noise_backend='numpy'"
+        )
+
+
+@dataclass(frozen=True)
+class Items:
+    """Leaf cells grouped into items of equal value.
+
+    Item i is ``mult[i]`` cells of block ``block[i]``, each with noisy value
+    ``value[i]``. ``row[i] >= 0``: a single non-empty cell (row of the count table);
+    ``row[i] == -1``: a class of empty cells (which cells is decided lazily).
+    """
+
+    block: np.ndarray  # int64
+    value: np.ndarray  # float64
+    mult: np.ndarray  # int64
+    row: np.ndarray  # int64
+
+    def with_value(self, value) -> "Items":
+        return Items(self.block, np.asarray(value, dtype=float), self.mult, self.row)
+
+
+def empty_histogram(n_empty: np.ndarray, mech: DiscreteLaplace, rng: np.random.Generator):
+    """Noise values of the empty cells of each block, as (block, k, multiplicity) triples.
+
+    ``n_empty[b]`` cells of block b each get an i.i.d. draw of ``mech``; returned is the
+    histogram of those draws (module docstring, step 1), drawn exactly by
+    :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram` (docs/sparse-leaves.md). Refuses a
+    histogram wider than :data:`MAX_HISTOGRAM_VALUES` values per block.
+    """
+    n_empty = np.asarray(n_empty, dtype=np.int64)
+    if len(n_empty) and n_empty.max() > 0:
+        T = mech.histogram_cutoff(int(n_empty.max()))
+        if 2 * T + 1 > MAX_HISTOGRAM_VALUES:
+            raise OptionError(
+                f"the noise scale {mech.scale:.3g} is too large for the sparse leaf layer ({2 * T + 1:,} noise values "
+                "per block); use a larger epsilon or fewer cells per leaf block (more layers, fewer attributes)"
+            )
+    return mech.sample_histogram(n_empty, rng)
+
+
+def _noisy_items(block_of_row: np.ndarray, counts: np.ndarray, n_cells: np.ndarray, mech, rng) -> Items:
+    """Non-empty cells (noised individually by the mechanism's sampler) and the empty cells'
+    histogram, per block."""
+    nonempty = np.bincount(block_of_row, minlength=len(n_cells)).astype(np.int64)
+    noisy = counts.astype(np.int64) + np.asarray(mech.sample(rng, len(counts)), dtype=np.int64)
+    hb, hk, hm = empty_histogram(n_cells - nonempty, mech, rng)
+    return Items(
+        block=np.concatenate([block_of_row.astype(np.int64), hb]),
+        value=np.concatenate([noisy, hk]).astype(float),
+        mult=np.concatenate([np.ones(len(counts), np.int64), hm]),
+        row=np.concatenate([np.arange(len(counts), dtype=np.int64), np.full(len(hb), -1, np.int64)]),
+    )
+
+
+def block_summaries(items: Items, n_blocks: int) -> np.ndarray:
+    """Σ over each block's cells of the values (exact: integer values × multiplicities)."""
+    w = np.rint(items.value).astype(np.int64) * items.mult
+    out = np.zeros(n_blocks, dtype=np.int64)
+    np.add.at(out, items.block, w)
+    return out
+
+
+def nonneg_shift(items: Items, target: np.ndarray, n_blocks: int) -> np.ndarray:
+    """μ_b with Σ_{u in b} max(z_u − μ_b, 0) = target_b (items' values z integers, with multiplicity).
+
+    f(μ) = Σ mult (z − μ)^+ is decreasing and piecewise linear; with the block's items
+    sorted by decreasing z and C_j, M_j the cumulative Σ mult z and Σ mult, the root is
+    μ = (C_j − T)/M_j for the one j with z_{j+1} <= μ < z_j. Blocks with target <= 0
+    get μ = +inf (all zero), as the dense projection does.
+    """
+    mu = np.full(n_blocks, np.inf)
+    if not len(items.block):
+        return mu
+    order = np.lexsort((-items.value, items.block))
+    b, z, m = items.block[order], np.rint(items.value[order]).astype(np.int64), items.mult[order]
+    cm, cz = np.cumsum(m), np.cumsum(m * z)  # exact int64
+    first = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
+    start_of = np.zeros(n_blocks, dtype=np.int64)
+    start_of[b[first]] = first
+    before = start_of[b]
+    Mj = cm - np.where(before > 0, cm[before - 1], 0)
+    Cj = cz - np.where(before > 0, cz[before - 1], 0)
+    T = np.asarray(target, dtype=float)[b]
+    cand = (Cj - T) / Mj
+    last = np.r_[b[1:] != b[:-1], True]
+    z_next = np.where(last, -np.inf, np.r_[z[1:], 0].astype(float))
+    ok = (cand < z) & (cand >= z_next) & (T > 0)
+    idx = np.flatnonzero(ok)
+    ub, fi = np.unique(b[idx], return_index=True)
+    mu[ub] = cand[idx[fi]]
+    return mu
+
+
+def draw_items(x: np.ndarray, mult: np.ndarray, n: int, mode: str, rng: np.random.Generator):
+    """Post-processing: n records from items of ``mult`` cells with estimate ``x`` each.
+
+    Returns (item, slot, count): ``count`` records go to cell ``slot`` (0 <= slot < mult)
+    of ``item``; slots are distinct within an item. Same law as
+    :func:`dpcore.synthesizers.cells.draw_cells` on the expanded cells: ``sample`` is the multinomial
+    over cells (grouped by item, then uniform within an item); ``round`` is the
+    largest-remainder rounding with ties broken uniformly at random.
+    """
+    x = np.clip(np.asarray(x, dtype=float), 0, None)
+    mult = np.asarray(mult, dtype=np.int64)
+    if n <= 0:  # a noisy record count of 0 is an ordinary outcome: no records, no cells
+        none = np.zeros(0, dtype=np.int64)
+        return none, none, none
+    total = float(np.dot(x, mult.astype(float)))
+    if total <= 0:
+        x = np.ones_like(x)
+        total = float(mult.sum())
+    if mode == "sample":
+        R = rng.multinomial(n, x * mult / total)
+        item = np.repeat(np.arange(len(x)), R)
+        single = mult[item] == 1
+        slot = np.zeros(len(item), dtype=np.int64)
+        many = np.flatnonzero(~single)
+        if many.size:
+            slot[many] = rng.integers(0, mult[item[many]])  # uniform cell of the class, with replacement
+        order = np.lexsort((slot, item))
+        item, slot = item[order], slot[order]
+        new = np.r_[True, (item[1:] != item[:-1]) | (slot[1:] != slot[:-1])]
+        starts = np.flatnonzero(new)
+        counts = np.diff(np.r_[starts, len(item)])
+        return item[starts], slot[starts], counts.astype(np.int64)
+    scaled = x * (n / total)
+    f = np.floor(scaled)
+    short = n - int(np.dot(f, mult.astype(float)).round())
+    extra = np.zeros(len(x), dtype=np.int64)  # cells of each item that get f + 1
+    if short > 0:
+        r = scaled - f
+        order = np.argsort(-r, kind="stable")
+        rs, ms = r[order], mult[order]
+        grp = np.r_[0, np.cumsum(rs[1:] != rs[:-1])]
+        gm = np.bincount(grp, weights=ms.astype(float)).astype(np.int64)
+        cum = np.cumsum(gm)
+        cut = int(np.searchsorted(cum, short))  # first group that cannot be taken whole
+        full = grp < cut
+        extra[order[full]] = ms[full]
+        need = short - (int(cum[cut - 1]) if cut > 0 else 0)
+        if need > 0:
+            sel = np.flatnonzero(grp == cut)
+            # uniform choice of `need` cells among the tied group's cells
+            extra[order[sel]] = rng.multivariate_hypergeometric(ms[sel], need, method="marginals")
+    fi = f.astype(np.int64)
+    used = np.where(fi > 0, mult, extra)  # all cells of an item with f >= 1 (then mult*f <= n)
+    item = np.repeat(np.arange(len(x)), used)
+    slot = np.arange(len(item)) - np.repeat(np.cumsum(used) - used, used)
+    counts = fi[item] + (slot < extra[item])
+    keep = counts > 0
+    return item[keep], slot[keep], counts[keep].astype(np.int64)
+
+
+def draw_empty_cells(block: np.ndarray, fixed: np.ndarray, shape, exclude: np.ndarray, n_cells: np.ndarray,
+                     n_empty: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Codes (len(block), p) of distinct uniformly random empty cells, one per request.
+
+    Request i wants an empty cell of block ``block[i]``, whose cells are those with the
+    codes ``fixed[b]`` (−1 = free attribute); ``exclude`` are the sorted keys
+    (:func:`dpcore.counting.count_table.cell_keys`) of the non-empty cells. Cells are drawn uniformly
+    from the block and rejected when non-empty or already taken, so the accepted ones
+    are a uniformly random ordered sample without replacement of the block's empty
+    cells; they are handed to the requests in order.
+    """
+    block = np.asarray(block, dtype=np.int64)
+    shape_arr = np.asarray(shape, dtype=np.int64)
+    p = len(shape_arr)
+    out = np.empty((len(block), p), dtype=np.int64)
+    if not len(block):
+        return out
+    order = np.argsort(block, kind="stable")
+    ub, first, want = np.unique(block[order], return_index=True, return_counts=True)
+    got = np.zeros(len(ub), dtype=np.int64)
+    taken_keys = exclude[:0]
+    frac = (n_empty[ub] / n_cells[ub].astype(float))
+    for _ in range(10_000):
+        need = want - got
+        act = np.flatnonzero(need > 0)
+        if not act.size:
+            break
+        # candidates per block: enough to expect `need` acceptances, given the empty share
+        cand = np.minimum(np.ceil(need[act] / np.maximum(frac[act], 1e-12) * 1.25) + 8, 4_000_000).astype(np.int64)
+        cb = np.repeat(act, cand)
+        rows = fixed[ub[cb]].copy()
+        free = rows < 0
+        U = rng.integers(0, np.broadcast_to(shape_arr, rows.shape))
+        rows[free] = U[free]
+        keys = cell_keys(rows, shape)
+        ok = ~_isin_sorted(keys, exclude)
+        if len(taken_keys):
+            ok &= ~np.isin(keys, taken_keys)
+        # first occurrence of each key within this round
+        _, fidx = np.unique(keys, return_index=True)
+        firsts = np.zeros(len(keys), dtype=bool)
+        firsts[fidx] = True
+        ok &= firsts
+        idx = np.flatnonzero(ok)
+        # keep at most need[b] per block, in draw order
+        rank = np.arange(len(idx)) - np.searchsorted(cb[idx], cb[idx], side="left")
+        idx = idx[rank < need[cb[idx]]]
+        bsel = cb[idx]
+        pos = first[bsel] + got[bsel] + (np.arange(len(idx)) - np.searchsorted(bsel, bsel, side="left"))
+        out[order[pos]] = rows[idx]
+        np.add.at(got, bsel, 1)
+        taken_keys = np.concatenate([taken_keys, keys[idx]])
+    else:  # pragma: no cover - would need an astronomically unlucky draw
+        raise RuntimeError("could not draw enough distinct empty cells")
+    return out
+
+
+def _isin_sorted(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    if not len(sorted_keys):
+        return np.zeros(len(keys), dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[pos] == keys
+
+
+def flat_release(table: CountTable, mech: DiscreteLaplace, n_out: int, rng: np.random.Generator, *,
+                 prior: float = 0.0, synthesis: str = "sample", structural_zeros=()) -> np.ndarray:
+    """Flat Laplace on the full cross-tabulation, sparse (one block: the table): the dense law
+    (module docstring).
+
+    Dense: noisy_u = c_u + Z_u + α/live for live cells, 0 for structural zeros; clip,
+    draw ``n_out`` records. Returns their codes (n_out, p). ``structural_zeros``: codes
+    (z, p) of cells that stay 0; they are excluded from the empty-cell pool.
+    """
+    cells = table.cells
+    if cells > MAX_SPARSE_CELLS:
+        raise ResourceError(
+            f"the full cross-tabulation has about 10^{len(str(cells)) - 1} cells, beyond the sparse limit 2^62; "
+            "use method='steps' with more layers, 'privbayes', or fewer / coarser attributes"
+        )
+    zeros = np.asarray(structural_zeros, dtype=np.int64).reshape(-1, len(table.shape))
+    zkeys = np.unique(cell_keys(zeros, table.shape)) if len(zeros) else table.keys[:0]
+    zero_ne = _isin_sorted(table.keys, zkeys)
+    n_zero_empty = len(zkeys) - int(zero_ne.sum())
+    live = cells - len(zkeys)
+    n_cells = np.array([cells - n_zero_empty], dtype=np.int64)  # the pool excludes empty structural zeros
+    items = _noisy_items(np.zeros(table.nonempty, np.int64), table.counts, n_cells, mech, rng)
+    x = items.value + (prior / live if live > 0 else 0.0)
+    x[: table.nonempty][zero_ne] = 0.0
+    exclude = np.union1d(table.keys, zkeys) if len(zkeys) else table.keys
+    fixed = np.full((1, len(table.shape)), -1, dtype=np.int64)
+    n_empty = n_cells - table.nonempty
+    return _release(items, x, table, fixed, n_cells, n_empty, exclude, n_out, synthesis, rng)
+
+
+def _release(items: Items, x: np.ndarray, table: CountTable, fixed: np.ndarray, n_cells, n_empty,
+             exclude: np.ndarray, n_out: int, mode: str, rng) -> np.ndarray:
+    """Records (codes) from consistent item values ``x``: draw, place the empty-cell records, shuffle."""
+    item, slot, count = draw_items(x, items.mult, n_out, mode, rng)
+    rows = items.row[item]
+    codes = np.empty((len(item), len(table.shape)), dtype=np.int64)
+    ne = rows >= 0
+    codes[ne] = table.codes[rows[ne]]
+    codes[~ne] = draw_empty_cells(items.block[item[~ne]], fixed, table.shape, exclude, n_cells, n_empty, rng)
+    rec = np.repeat(codes, count, axis=0)
+    # in place: the same draws and order as rec[rng.permutation(len(rec))], without a second n × p copy
+    rng.shuffle(rec)
+    return rec
+
+
+def _upper_slot_structure(tree):
+    """Slot parents and phantom masks of layers 0..L (:func:`dpcore.synthesizers.hierarchy.slot_structure`
+    without the leaf layer)."""
+    parents, phantom = [None], []
+    for k, lay in enumerate(tree.layers):
+        ph = np.ones(lay.n_slots, dtype=bool)
+        ph[lay.real_slots] = False
+        phantom.append(ph)
+        if k > 0:
+            parents.append(tree.layers[k - 1].real_slots[np.arange(lay.n_slots) // tree.b])
+    return parents, phantom
+
+
+def steps_release(tree, table: CountTable, layers: list, ledger, n_out: int, consistency: str, synthesis: str,
+                  rng: np.random.Generator) -> np.ndarray:
+    """One STEPS set from a built tree with a leaf layer, without materialising leaf cells.
+
+    ``layers[k]`` is the count measurement of layer k (1..L) and ``layers[-1]`` the leaf
+    layer's (:func:`dpcore.synthesizers.steps.layer_measurements`), each charged to
+    ``ledger`` as it draws; the root is ``n_out``. Layers
+    1..L are noised and made consistent as in the dense path, with each leaf block b
+    standing in as one pseudo-leaf carrying its exact summaries (Σ_u z_u, M_b σ², and
+    for ``uh`` the fan-out M_b): those are all the layers above see of a block
+    (module docstring, step 2). Returns the codes (n_out, p) of the records.
+
+    Privacy: the dense path's noise (the empty leaf cells' drawn as their exact histogram;
+    module docstring); everything after the noise is post-processing of noisy counts and
+    public structure.
+    """
+    from dpcore.estimate.consistency import make_consistent
+    from dpcore.synthesizers.hierarchy import record_ranks, slot_values
+
+    n_cells = np.diff(tree.leaf_offsets).astype(np.int64)
+    if int(tree.leaf_offsets[-1]) > MAX_SPARSE_CELLS:
+        raise ResourceError("the leaf layer has more than 2^62 cells; use more layers or fewer attributes")
+    B = len(n_cells)
+    ranks = record_ranks(tree, table.codes)
+    noisy, var = [np.array([float(n_out)])], [np.zeros(1)]
+    for k in range(1, tree.L + 1):
+        counts = np.bincount(ranks[k], weights=table.counts, minlength=tree.layers[k].n_real).astype(np.int64)
+        noisy.append(layers[k].release(ledger, counts, rng).astype(float))
+        var.append(np.full(tree.layers[k].n_real, layers[k].mechanism.variance))
+    leaf = layers[-1].mechanism
+    block_of_row = ranks[-1]
+    # one charge for every leaf cell: non-empty cells noised one by one, empty ones as a histogram
+    items = layers[-1].draw(ledger, lambda: _noisy_items(block_of_row, table.counts, n_cells, leaf, rng))
+    S = block_summaries(items, B)
+    parents, phantom = _upper_slot_structure(tree)
+    last = tree.layers[-1]
+    parents.append(last.real_slots)  # one pseudo-leaf per block
+    phantom.append(np.zeros(B, dtype=bool))
+    values = slot_values(tree, noisy, S.astype(float))
+    variances = slot_values(tree, var, n_cells.astype(float) * leaf.variance)
+    fanout = [None] * tree.L + [np.zeros(last.n_slots), None]
+    fanout[tree.L][last.real_slots] = n_cells
+    nbar = make_consistent(parents, values, variances, phantom, consistency, fanout=fanout)
+    target = nbar[tree.L][last.real_slots]
+    if consistency == "nonneg":
+        mu = nonneg_shift(items, target, B)
+        x = np.maximum(items.value - mu[items.block], 0.0)
+    else:  # wls (RTS gain 1/M_b) and uh (equal share of the residual): one shift per block
+        x = items.value + ((target - S) / n_cells)[items.block]
+    nonempty = np.bincount(block_of_row, minlength=B)
+    return _release(items, x, table, last.fixed, n_cells, n_cells - nonempty, table.keys, n_out, synthesis, rng)
+
+
+def posterior_variances_blocks(tree, real_var: list, leaf_variance: float) -> list:
+    """:func:`dpcore.estimate.consistency.posterior_variances` for a tree whose leaf layer is too big to list.
+
+    Layers 0..L as in the dense call (each block as one pseudo-leaf of variance M_b σ²);
+    the last entry is (P_b, M_b): every leaf of block b has the RTS variance
+    P = σ² + (P_v − M_b σ²)/M_b² (gain 1/M_b), P_v its layer-L node's.
+    """
+    from dpcore.estimate.consistency import posterior_variances
+    from dpcore.synthesizers.hierarchy import slot_values
+
+    M = np.diff(tree.leaf_offsets).astype(float)
+    parents, _ = _upper_slot_structure(tree)
+    last = tree.layers[-1]
+    parents.append(last.real_slots)
+    post = posterior_variances(parents, slot_values(tree, real_var, M * leaf_variance))
+    Pv = post[tree.L][last.real_slots]
+    return post[:-1] + [(leaf_variance + (Pv - M * leaf_variance) / M**2, M)]

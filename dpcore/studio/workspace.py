@@ -1,0 +1,432 @@
+"""A curator's workspace on disk: the tables, confirmed domains, saved designs and every
+release with its manifest, in one SQLite file per workspace folder.
+
+Layout of a workspace folder::
+
+    workspace.sqlite          tables, domains, designs, state, the budget book
+    tables/<fingerprint>.parquet   stored copies of uploaded tables
+    releases/<entry>/         synthetic_<i>.parquet and manifest.json of each release
+
+The app keeps many workspaces under one root folder, ``$DPSTUDIO_WORKSPACE`` (default
+``./.dpstudio``), one sub-folder per workspace id; the CLI takes a workspace folder
+with ``--workspace``. Nothing here is released: a workspace holds raw data (stored
+copies) and is for the curator only.
+
+Releases go through the budget book (:mod:`dpcore.studio.budget_book`): the ε of every release
+of a table adds up against the table's cap by sequential composition
+(docs/privacy-model.md, "The budget book"), and a release is handed out only after its
+record is committed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from dpcore.studio.budget_book import BudgetBook, connect, now, transaction
+from dpcore.errors import InputError, OptionError
+
+#: Environment variable naming the root folder of the app's workspaces.
+ENV_VAR = "DPSTUDIO_WORKSPACE"
+#: Default root folder (relative to the working directory; git-ignored).
+DEFAULT_ROOT = ".dpstudio"
+DB_NAME = "workspace.sqlite"
+#: Workspace ids: letters, digits, "-" and "_" (they name a folder and sit in a URL).
+ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+DESIGN_FORMAT = "dpstudio-design/1"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS tables (
+    fingerprint TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN ('file', 'copy')),
+    path        TEXT NOT NULL,
+    n_rows      INTEGER NOT NULL,
+    n_cols      INTEGER NOT NULL,
+    added_at    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS domains (
+    table_fp     TEXT PRIMARY KEY REFERENCES tables (fingerprint),
+    domain_json  TEXT NOT NULL,
+    confirmed_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS designs (
+    name      TEXT PRIMARY KEY,
+    design    TEXT NOT NULL,
+    saved_at  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS release_files (
+    entry_id  INTEGER PRIMARY KEY,
+    folder    TEXT NOT NULL,
+    manifest  TEXT NOT NULL,
+    n_sets    INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS state (
+    key        TEXT PRIMARY KEY,
+    value      TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+"""
+
+
+def root_folder() -> Path:
+    """The folder holding the app's workspaces: ``$DPSTUDIO_WORKSPACE`` or ``./.dpstudio``."""
+    return Path(os.environ.get(ENV_VAR) or DEFAULT_ROOT).expanduser()
+
+
+def new_workspace_id() -> str:
+    """A fresh random id (72 bits): hard to guess, so one id never stumbles on another's data."""
+    return secrets.token_urlsafe(9)
+
+
+def check_workspace_id(ws_id) -> str:
+    if not isinstance(ws_id, str) or not ID_PATTERN.fullmatch(ws_id):
+        raise OptionError(f"workspace id {ws_id!r} is not valid: use 1 to 64 letters, digits, '-' or '_'")
+    return ws_id
+
+
+def table_fingerprint(df: pd.DataFrame) -> str:
+    """SHA-256 of the table's canonical bytes: the column names sorted, then the rows as CSV
+    text (columns in that order) sorted. Re-saving the same records in another row or column
+    order, or another file format with the same values, gives the same fingerprint, so
+    the budget book charges them as one table."""
+    cols = sorted(map(str, df.columns))
+    frame = df.copy(deep=False)
+    frame.columns = list(map(str, frame.columns))
+    text = frame[cols].to_csv(index=False, header=False, lineterminator="\x1e")
+    rows = sorted(text.split("\x1e")[:-1]) if text else []
+    h = hashlib.sha256()
+    h.update(b"dpcore-table/1\x1f")
+    h.update("\x1f".join(cols).encode("utf-8"))
+    h.update(f"\x1f{len(df)}\x1f".encode())
+    for r in rows:
+        h.update(r.encode("utf-8"))
+        h.update(b"\x1e")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    """A table known to the workspace: a reference to its file, or a stored copy."""
+
+    fingerprint: str
+    name: str
+    kind: str  # "file" (a reference) or "copy" (stored in the workspace)
+    path: str
+    n_rows: int
+    n_cols: int
+    added_at: str
+
+
+@dataclass
+class LedgerRecord:
+    """The ledger of a stored release, as its manifest has it (read-only)."""
+
+    data: dict
+
+    @property
+    def epsilon(self) -> float:
+        return float(self.data.get("epsilon_total", 0.0))
+
+    def to_dict(self) -> dict:
+        return self.data
+
+
+@dataclass
+class StoredRelease:
+    """A release read back from the workspace: its published manifest and its sets.
+
+    Offers what the app shows of a :class:`dpcore.Release` (``sets``, ``dp``,
+    ``dp_reason``, ``method``, ``epsilon``, ``ledger``, ``manifest_json()``); the seed
+    was never stored, so there is no private manifest.
+    """
+
+    entry_id: int
+    manifest_text: str
+    sets: list = field(default_factory=list)
+
+    @property
+    def manifest_dict(self) -> dict:
+        return json.loads(self.manifest_text)
+
+    def manifest(self, private: bool = False) -> dict:
+        if private:
+            raise OptionError("a stored release keeps only its published manifest (the seed is never stored)")
+        return self.manifest_dict
+
+    def manifest_json(self, private: bool = False) -> str:
+        self.manifest(private)
+        return self.manifest_text
+
+    @property
+    def method(self) -> str:
+        return self.manifest_dict["method"]
+
+    @property
+    def epsilon(self) -> float:
+        return float(self.manifest_dict["epsilon"])
+
+    @property
+    def dp(self) -> bool:
+        return bool(self.manifest_dict["dp"])
+
+    @property
+    def dp_reason(self) -> str:
+        return self.manifest_dict["dp_reason"]
+
+    @property
+    def ledger(self) -> LedgerRecord:
+        return LedgerRecord(self.manifest_dict["ledger"])
+
+    @property
+    def record_count(self) -> dict:
+        return self.manifest_dict.get("record_count", {})
+
+
+class Workspace:
+    """One workspace folder. Safe to open from several threads or processes at once:
+    every operation uses its own short SQLite transaction."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder).expanduser()
+        if self.folder.exists() and not self.folder.is_dir():
+            raise InputError(f"workspace folder '{self.folder}' is a file, not a folder; set {ENV_VAR} or "
+                             "--workspace to a folder (it is created if missing)")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder / "tables").mkdir(exist_ok=True)
+            (self.folder / "releases").mkdir(exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"workspace folder '{self.folder}': cannot create it ({exc.strerror}); "
+                             f"set {ENV_VAR} or --workspace to a writable folder") from None
+        self.db_path = self.folder / DB_NAME
+        conn = connect(self.db_path)
+        try:
+            conn.executescript(SCHEMA)
+        finally:
+            conn.close()
+        self.book = BudgetBook(self.db_path)
+
+    @classmethod
+    def in_root(cls, ws_id: str, root=None) -> "Workspace":
+        """The workspace ``ws_id`` under the app's root folder (created if new)."""
+        return cls(Path(root if root is not None else root_folder()) / check_workspace_id(ws_id))
+
+    @property
+    def id(self) -> str:
+        return self.folder.name
+
+    def _conn(self):
+        return _Closing(connect(self.db_path))
+
+    # ------------------------------------------------------------------ tables
+
+    def add_table(self, df: pd.DataFrame, name: str, path=None, fingerprint: str | None = None) -> TableRecord:
+        """Register a table: a reference to ``path`` if given (a file that stays where it
+        is), else a stored copy inside the workspace (uploads). Idempotent per fingerprint."""
+        fp = fingerprint or table_fingerprint(df)
+        known = self.table(fp)
+        if known is not None and (known.kind == "copy" or path is not None):
+            return known
+        if path is not None:
+            kind, where = "file", str(Path(path).resolve())
+        else:
+            kind, where = "copy", f"tables/{fp}.parquet"
+            target = self.folder / where
+            tmp = target.with_suffix(".parquet.tmp")
+            try:
+                df.to_parquet(tmp, index=False)
+                os.replace(tmp, target)
+            except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for odd columns
+                tmp.unlink(missing_ok=True)
+                raise InputError(f"table '{name}': cannot store a copy in the workspace ({type(exc).__name__}: "
+                                 f"{exc}); it will not be restored after a reload") from None
+        rec = TableRecord(fp, str(name), kind, where, int(len(df)), int(df.shape[1]), now())
+        with self._conn() as conn, transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO tables VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (rec.fingerprint, rec.name, rec.kind, rec.path, rec.n_rows, rec.n_cols, rec.added_at))
+        return rec
+
+    def table(self, fingerprint: str) -> TableRecord | None:
+        with self._conn() as conn:
+            row = conn.execute("SELECT * FROM tables WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        return None if row is None else TableRecord(**dict(row))
+
+    def tables(self) -> list[TableRecord]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT * FROM tables ORDER BY added_at, name").fetchall()
+        return [TableRecord(**dict(r)) for r in rows]
+
+    def load_table(self, fingerprint: str, reader: Callable[[str], pd.DataFrame] | None = None,
+                   verify: bool = True) -> pd.DataFrame:
+        """The table's data. A referenced file is read with ``reader`` (default
+        :func:`dpcore.data.io.read_table`) and, with ``verify``, checked against the fingerprint:
+        a file changed since it was added is refused, never silently used."""
+        rec = self.table(fingerprint)
+        if rec is None:
+            raise InputError(f"the workspace has no table with fingerprint {fingerprint[:12]}…; load it again")
+        if rec.kind == "copy":
+            try:
+                return pd.read_parquet(self.folder / rec.path)
+            except OSError as exc:
+                raise InputError(f"table '{rec.name}': its stored copy is missing from the workspace "
+                                 f"({exc.strerror}); load it again") from None
+        if reader is None:
+            from dpcore.data.io import read_table as reader
+        if not Path(rec.path).exists():
+            raise InputError(f"table '{rec.name}': the file {rec.path} is gone; load it again")
+        df = reader(rec.path)
+        if verify and table_fingerprint(df) != fingerprint:
+            raise InputError(f"table '{rec.name}': the file {rec.path} changed since it was added (its fingerprint "
+                             "differs); load it again: it is a new table for the budget book")
+        return df
+
+    # ------------------------------------------------------------------ domains
+
+    def save_domain(self, table_fp: str, domain_json: str) -> None:
+        """Store the table's confirmed domain (the latest confirmation wins)."""
+        with self._conn() as conn, transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO domains VALUES (?, ?, ?)", (table_fp, domain_json, now()))
+
+    def domain(self, table_fp: str) -> str | None:
+        with self._conn() as conn:
+            row = conn.execute("SELECT domain_json FROM domains WHERE table_fp = ?", (table_fp,)).fetchone()
+        return None if row is None else row["domain_json"]
+
+    # ------------------------------------------------------------------ designs
+
+    def save_design(self, name: str, design: dict) -> None:
+        name = str(name).strip()
+        if not name:
+            raise OptionError("a saved design needs a name; type one")
+        text = json.dumps(design, sort_keys=True, allow_nan=False)
+        with self._conn() as conn, transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO designs VALUES (?, ?, ?)", (name, text, now()))
+
+    def design(self, name: str) -> dict:
+        with self._conn() as conn:
+            row = conn.execute("SELECT design FROM designs WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise OptionError(f"no saved design named {name!r}; pick one of: {', '.join(self.designs()) or '(none)'}")
+        return json.loads(row["design"])
+
+    def designs(self) -> list[str]:
+        with self._conn() as conn:
+            return [r["name"] for r in conn.execute("SELECT name FROM designs ORDER BY name")]
+
+    def delete_design(self, name: str) -> None:
+        with self._conn() as conn, transaction(conn):
+            conn.execute("DELETE FROM designs WHERE name = ?", (name,))
+
+    def export_design(self, name: str) -> str:
+        """The saved design as a JSON document another workspace can import."""
+        return json.dumps({"format": DESIGN_FORMAT, "name": name, "design": self.design(name)}, indent=2,
+                          sort_keys=True)
+
+    def import_design(self, text: str) -> str:
+        """Save a design exported by :meth:`export_design`; its name."""
+        try:
+            doc = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"the design file is not JSON ({exc}); export it again from a workspace") from None
+        if not isinstance(doc, dict) or doc.get("format") != DESIGN_FORMAT or not isinstance(doc.get("design"), dict):
+            raise InputError(f"the design file is not a saved design (expected \"format\": \"{DESIGN_FORMAT}\" "
+                             "and a \"design\" object); export it again from a workspace")
+        self.save_design(doc.get("name") or "imported", doc["design"])
+        return str(doc.get("name") or "imported")
+
+    # ------------------------------------------------------------------ releases
+
+    def release(self, table_fp: str, epsilon: float, method: str, neighbours: str,
+                run: Callable[[], object], table_name: str = "", delta: float | None = None) -> tuple[int, object]:
+        """Run ``run()`` (a :func:`dpcore.synthesize` call) through the budget book:
+        refused before any randomness if it would exceed the table's cap; the sets and
+        manifest are stored and the record committed before the release is returned.
+        Returns ``(entry_id, release)``."""
+        from dpcore.privacy.ledger import check_epsilon
+        from dpcore.privacy.neighbours import check_neighbours
+
+        epsilon, neighbours = check_epsilon(epsilon), check_neighbours(neighbours)
+        return self.book.record(table_fp, epsilon, method, neighbours, run, store=self._store_release,
+                                table_name=table_name, delta=delta)
+
+    def _store_release(self, entry_id: int, release) -> None:
+        folder = self.folder / "releases" / str(entry_id)
+        if folder.exists():  # left by a crashed earlier attempt with the same id: never reuse it
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        for i, df in enumerate(release.sets, 1):
+            df.to_parquet(folder / f"synthetic_{i}.parquet", index=False)
+        text = release.manifest_json()
+        (folder / "manifest.json").write_text(text, encoding="utf-8")
+        with self._conn() as conn, transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO release_files VALUES (?, ?, ?, ?)",
+                         (int(entry_id), f"releases/{entry_id}", text, len(release.sets)))
+
+    def stored_release(self, entry_id: int) -> StoredRelease:
+        """A completed release read back: manifest and sets."""
+        entry = self.book.entry(entry_id)
+        with self._conn() as conn:
+            row = conn.execute("SELECT * FROM release_files WHERE entry_id = ?", (int(entry_id),)).fetchone()
+        if row is None or entry["status"] != "complete":
+            raise OptionError(f"release {entry_id} has no stored output (status {entry['status']})")
+        folder = self.folder / row["folder"]
+        sets = [pd.read_parquet(folder / f"synthetic_{i}.parquet") for i in range(1, row["n_sets"] + 1)]
+        return StoredRelease(int(entry_id), row["manifest"], sets)
+
+    def releases(self, table_fp: str | None = None) -> list[dict]:
+        """Budget-book entries (with status), oldest first."""
+        return self.book.entries(table_fp)
+
+    def budget(self, table_fp: str) -> dict:
+        """Spent, cap and remaining ε of one table."""
+        spent = self.book.spent(table_fp)
+        cap = self.book.cap(table_fp)
+        return {"spent": spent, "cap": cap, "remaining": None if cap is None else max(0.0, cap - spent),
+                **{k: v for k, v in self.book.totals(table_fp).items() if k != "epsilon"}}
+
+    # ------------------------------------------------------------------ session state
+
+    def save_state(self, key: str, value) -> None:
+        """Store a JSON-ready value (the app's current table, domain and design)."""
+        text = json.dumps(value, sort_keys=True, allow_nan=False, default=_json_default)
+        with self._conn() as conn, transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO state VALUES (?, ?, ?)", (key, text, now()))
+
+    def load_state(self, key: str, default=None):
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        return default if row is None else json.loads(row["value"])
+
+
+class _Closing:
+    """``with`` a connection: close it afterwards (sqlite3's own ``with`` only commits)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __enter__(self):
+        return self.conn
+
+    def __exit__(self, *exc):
+        self.conn.close()
+        return False
+
+
+def _json_default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    if isinstance(o, (set, tuple)):
+        return list(o)
+    if isinstance(o, float) and not math.isfinite(o):
+        return str(o)
+    raise TypeError(f"{type(o).__name__} is not JSON-ready")
