@@ -92,8 +92,9 @@ def _acceptance_exponent(h: int, y: int, env, cell: int) -> Decimal:
 @pytest.mark.parametrize("h_range", [(2048, 5000), (5000, 2**19), (2**19 - 100, 2**19 + 100), (2**30, 2**36 + 5),
                                      (2**36 - 5, 2**40), (2**55, 2**58), (2**61, 2**62 - 1)])
 def test_the_fast_acceptance_bounds_contain_the_exact_exponent(h_range):
-    """For random (h, y) in the body of h's envelope: ⌊2^F u⌋ bounds, the γ bounds, the exp
-    tables and the cell's squeeze constant all bound the exact acceptance probability."""
+    """For random proposals (h, cell J, offset o, sign) in the body of h's envelope, y = J·L + o +
+    sign: the ⌊2^F u⌋ bounds, the γ bounds, the exp tables and the bucket's squeeze and cap all
+    bound the exact acceptance probability (the squeeze from below, the cap from above)."""
     envs, *_ = E._envelopes()
     rng = np.random.default_rng(h_range[0] % 9973)
     for _ in range(40):
@@ -102,12 +103,14 @@ def test_the_fast_acceptance_bounds_contain_the_exact_exponent(h_range):
         t = int(E._table_of(np.array([w.bit_length()]))[0])
         env = envs[t]
         L = w >> env.k
-        z = abs(rng.normal(0, 0.8)) if rng.random() < 0.8 else rng.uniform(0, 6)
-        y = int(min(z * math.sqrt(h), env.j_max * L - 1))
-        J = min((y - int(rng.integers(0, 2))) // L, env.j_max - 1)  # y = x or x + 1 (sign)
-        if J < 0:
-            J, y = 0, 0
+        z = abs(rng.normal(0, 0.8)) if rng.random() < 0.8 else rng.uniform(0, 6.5)
+        J = min(int(z * math.sqrt(h)) // L, env.j_max - 1)
+        o, sign = int(rng.integers(0, L)), int(rng.integers(0, 2))
+        y = J * L + o + sign
         gamma = _acceptance_exponent(h, y, env, J)
+        a = (-gamma).exp() * 2**31
+        bucket = J * E._SUB + (o * E._SUB) // L
+        assert int(env.squeeze[bucket]) <= a <= int(env.cap[bucket]), (h, y, J, o)
         u_lo, u_hi = E._u_bounds(np.array([y]), np.array([h]))
         u = Decimal(y) ** 2 / h
         assert Decimal(int(u_lo[0])) <= u * 2**E._F <= Decimal(int(u_hi[0])), (h, y)
@@ -115,9 +118,7 @@ def test_the_fast_acceptance_bounds_contain_the_exact_exponent(h_range):
             continue
         g_lo, g_hi = E._gamma_bounds(u_lo, u_hi, np.array([h]), env.omega_lo[[J]], env.omega_hi[[J]])
         assert Decimal(int(g_lo[0])) <= gamma * 2**E._F <= Decimal(int(g_hi[0])), (h, y, J)
-        a = (-gamma).exp() * 2**31
         assert int(E._exp_neg_fixed(g_hi, False)[0]) <= a <= int(E._exp_neg_fixed(g_lo, True)[0])
-        assert int(env.squeeze[J]) <= a, (h, y, J)  # the squeeze only ever accepts below a
 
 
 def test_the_envelope_dominates_the_binomial():
@@ -176,7 +177,8 @@ def test_the_exact_path_alone_gives_the_binomial(monkeypatch):
     """With the squeeze and the fast integer test switched off, every proposal is decided by the
     big-integer path (:func:`_accept_exact`), and the law is still Binomial(n, ½)."""
     envs = E._envelopes()
-    monkeypatch.setattr(E, "_envelopes", lambda: envs[:5] + (np.zeros_like(envs[5]),) + envs[6:])
+    no_squeeze = (np.zeros_like(envs[5]), np.full_like(envs[6], 1 << 31))  # neither squeeze nor cap decides
+    monkeypatch.setattr(E, "_envelopes", lambda: envs[:5] + no_squeeze + envs[7:])
     monkeypatch.setattr(E, "_U_FAST", -1)
     calls = {"n": 0}
     exact = E._accept_exact

@@ -230,6 +230,8 @@ _WBITS = 40
 _COLS = 512
 #: The envelope's cells cover z = y/√h up to about this; beyond is its geometric tail entry.
 _BODY = 7
+#: Buckets of offsets per cell with their own squeeze constant.
+_SUB = 8
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,8 @@ class _Envelope:
     weights: tuple  # W_0 .. W_{J_max-1}
     omega_lo: np.ndarray  # ⌊2^F ln(c / W_J)⌋ (int64)
     omega_hi: np.ndarray
-    squeeze: np.ndarray  # 2^31 × a lower bound of the acceptance over cell J, every h of the table
+    squeeze: np.ndarray  # [J·_SUB + b]: 2^31 × a lower bound of the acceptance over bucket b of cell J
+    cap: np.ndarray  # [J·_SUB + b]: 2^31 × an upper bound of it
     threshold: np.ndarray  # alias tables over _COLS columns of capacity 2^_WBITS (int64)
     alias: np.ndarray
 
@@ -337,26 +340,37 @@ def _build_envelope(k: int, bw_min: int, body: int = _BODY) -> _Envelope:
         else:
             omega.append((0, 0))
     threshold, alias = _alias(weights + [w_tail, dummy], total)
-    # squeeze: over cell J, u ≤ U = (J+1)²δ² (L ≤ δ√h), so γ ≤ U + U²/(6h) + r⁺ + 1/h − ω_J with
-    # h ≥ h_min of the table (docs: the bounds on φ); each term rounded up to 2^−F, then e^{−γ}
-    # rounded down by the exp tables; cells with U > 36 get 0 (no squeeze)
+    # squeeze: offsets o of cell J in bucket b = ⌊_SUB·o/L⌋ have y ≤ J·L + (b+1)L/_SUB + 1, so
+    # u ≤ U = (J + (b+1)/_SUB + 1/L_min)²δ² (L ≤ δ√h, L ≥ L_min), and γ ≤ U + U²/(6h) + r⁺ + 1/h − ω_J
+    # for every h ≥ h_min of the table (docs: the bounds on φ); each term rounded up to 2^−F, then
+    # e^{−γ} rounded down by the exp tables; U > 36 gets 0 (no squeeze)
     h_min = max(_POPCOUNT_BELOW // 2, 1 << (2 * (bw_min - 1)))
-    d2 = 1 << (2 * k)  # U = A / d2 with A = (J+1)²; the terms in h are exact rationals rounded up
-    q4, q2 = 6 * h_min * d2 * d2, 4 * h_min * h_min * d2 * d2
-    const = _ceil_div(1 << _F, 180 * h_min ** 3) + _ceil_div(1 << _F, h_min)
-    gamma = []
-    for j in range(j_max):
-        A = (j + 1) ** 2
-        if A > _U_FAST * d2:
-            gamma.append(64 << _F)
-            continue
-        g = (-((-A << _F) // d2) - ((-A * A << _F) // q4) - ((-11 * A * A << _F) // q2)
-             - ((-A << _F) // (5 * h_min * h_min * d2)) + const - omega[j][0])
-        gamma.append(max(g, 0))
-    squeeze = _exp_neg_fixed(np.array(gamma, dtype=np.int64), False)
+    l_min = 1 << (bw_min - 1 - k)  # ⌊√h⌋ ≥ 2^(bw_min − 1)
+    num = (_SUB * l_min * np.arange(j_max, dtype=np.int64)[:, None]
+           + (np.arange(_SUB, dtype=np.int64) + 1) * l_min + _SUB)  # U = num²/den², den = 2^(bw_min + 2)
+    shift = 2 * (bw_min + 2) - _F
+    sq = num * num
+    u = ((sq + (1 << shift) - 1) >> shift) if shift >= 0 else sq << -shift
+    g = u + (u * u + 6 * h_min * (1 << _F) - 1) // (6 * h_min * (1 << _F))
+    if h_min < 1 << 19:
+        g += -((-11 * u * u) // (4 * h_min * h_min << _F)) - ((-u) // (5 * h_min * h_min))
+    g += 1 + _ceil_div(1 << _F, 180 * h_min ** 3) + _ceil_div(1 << _F, h_min)
+    g -= np.array([o[0] for o in omega], dtype=np.int64)[:, None]
+    g = np.where(u > _U_FAST << _F, 64 << _F, np.maximum(g, 0))
+    squeeze = _exp_neg_fixed(g.reshape(-1), False)  # entry J·_SUB + b
+    # and a cap: in bucket b, u ≥ (J + b/_SUB)²λ (y ≥ J·L + bL/_SUB, λ ≤ L²/h), and φ ≥ u − 1/h
+    # (the envelope's bound), so γ = φ + 1/h − ω_J ≥ u − ω_J
+    lam_num, lam_bits = (1 << (bw_min - 1 - k)) - 1, 2 * (bw_min - 1)  # λ = lam_num² / 2^lam_bits
+    low = (_SUB * np.arange(j_max, dtype=np.int64)[:, None] + np.arange(_SUB, dtype=np.int64)) ** 2 * lam_num**2
+    shift = lam_bits + 2 * _SUB.bit_length() - 2 - _F  # (J + b/_SUB)² = low_part / _SUB²
+    u_min = (low >> shift) if shift >= 0 else low << -shift
+    g_min = u_min - np.array([o[1] for o in omega], dtype=np.int64)[:, None]
+    seen = np.array([j * j * lam.numerator <= _U_FAST * lam.denominator for j in range(j_max)])
+    g_min = np.where(seen[:, None], g_min, 0)  # ω_J is bounded only where the fast test can see J
+    cap = _exp_neg_fixed(np.maximum(g_min, 0).reshape(-1), True)
     return _Envelope(k, lam, j_max, c, w_tail, kappa, tuple(weights),
                      np.array([o[0] for o in omega], dtype=np.int64), np.array([o[1] for o in omega], dtype=np.int64),
-                     squeeze, threshold, alias)
+                     squeeze, cap, threshold, alias)
 
 
 @lru_cache(maxsize=1)
@@ -365,7 +379,7 @@ def _envelopes() -> tuple:
     j_off = np.cumsum([0] + [e.j_max for e in envs])[:-1]
     return (envs, np.concatenate([e.threshold for e in envs]), np.concatenate([e.alias for e in envs]),
             np.concatenate([e.omega_lo for e in envs]), np.concatenate([e.omega_hi for e in envs]),
-            np.concatenate([e.squeeze for e in envs]),
+            np.concatenate([e.squeeze for e in envs]), np.concatenate([e.cap for e in envs]),
             np.array(j_off, dtype=np.int64), np.array([e.j_max for e in envs], dtype=np.int64),
             np.array([e.k for e in envs], dtype=np.int64))
 
@@ -560,7 +574,7 @@ def _rejection_binomial(rng: np.random.Generator, n: np.ndarray) -> np.ndarray:
 
 def _rejection_offsets(rng, h, w, table) -> np.ndarray:
     """Y for each entry of one chunk (see :func:`_rejection_binomial`)."""
-    envs, thr_all, alias_all, om_lo_all, om_hi_all, sq_all, j_off, j_max, ks = _envelopes()
+    envs, thr_all, alias_all, om_lo_all, om_hi_all, sq_all, cap_all, j_off, j_max, ks = _envelopes()
     L = w >> ks[table]
     lemire = (1 << 32) % L  # Lemire's rejection threshold for an offset uniform in [0, L)
     out = np.empty(len(h), dtype=np.int64)
@@ -588,9 +602,10 @@ def _rejection_offsets(rng, h, w, table) -> np.ndarray:
         body = J < jm
         cell = j_off[tp] + np.minimum(J, jm - 1)
         y = np.where(body, J * Lp + o, 0) + sign
-        accept = body & (V + 1 <= sq_all[cell])
-        decided = accept | (J > jm)  # J = J_max + 1: the dummy entry, rejected
-        fine = np.flatnonzero(body & ~accept)
+        bucket = cell * _SUB + (o * _SUB) // Lp
+        accept = body & (V + 1 <= sq_all[bucket])
+        decided = accept | (J > jm) | (body & (V >= cap_all[bucket]))  # J_max + 1: the dummy entry
+        fine = np.flatnonzero(body & ~decided)
         if fine.size:
             hp = h[pending[fine]]
             u_lo, u_hi = _u_bounds(y[fine], hp)
