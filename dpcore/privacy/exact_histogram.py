@@ -251,10 +251,10 @@ class _Envelope:
     w_tail: int
     kappa: Fraction
     weights: tuple  # W_0 .. W_{J_max-1}
-    omega_lo: np.ndarray  # ⌊2^F ln(c / W_J)⌋ (int64)
+    omega_lo: np.ndarray  # ⌊2^F ln(c / W_J)⌋ (int64; 0 for J ≥ J_max and where never read)
     omega_hi: np.ndarray
     squeeze: np.ndarray  # [J·_SUB + b]: 2^31 × a lower bound of the acceptance over bucket b of cell J
-    cap: np.ndarray  # [J·_SUB + b]: 2^31 × an upper bound of it
+    cap: np.ndarray  # [J·_SUB + b]: 2^31 × an upper bound of it (rows J_max, J_max + 1: tail, dummy)
     threshold: np.ndarray  # alias tables over _COLS columns of capacity 2^_WBITS (int64)
     alias: np.ndarray
 
@@ -358,16 +358,23 @@ def _build_envelope(k: int, bw_min: int, body: int = _BODY) -> _Envelope:
     g -= np.array([o[0] for o in omega], dtype=np.int64)[:, None]
     g = np.where(u > _U_FAST << _F, 64 << _F, np.maximum(g, 0))
     squeeze = _exp_neg_fixed(g.reshape(-1), False)  # entry J·_SUB + b
-    # and a cap: in bucket b, u ≥ (J + b/_SUB)²λ (y ≥ J·L + bL/_SUB, λ ≤ L²/h), and φ ≥ u − 1/h
-    # (the envelope's bound), so γ = φ + 1/h − ω_J ≥ u − ω_J
-    lam_num, lam_bits = (1 << (bw_min - 1 - k)) - 1, 2 * (bw_min - 1)  # λ = lam_num² / 2^lam_bits
-    low = (_SUB * np.arange(j_max, dtype=np.int64)[:, None] + np.arange(_SUB, dtype=np.int64)) ** 2 * lam_num**2
-    shift = lam_bits + 2 * _SUB.bit_length() - 2 - _F  # (J + b/_SUB)² = low_part / _SUB²
-    u_min = (low >> shift) if shift >= 0 else low << -shift
+    # and a cap: in bucket b, u ≥ (J + b/_SUB − 1/L_min)²λ (y ≥ J·L + ⌊bL/_SUB⌋, λ ≤ L²/h), and
+    # φ ≥ u − 1/h (the envelope's bound), so γ = φ + 1/h − ω_J ≥ u − ω_J
+    # √u ≥ base·(L_min − 1)/D with D = _SUB·L_min²·2^k (λ = ((L_min − 1)/(L_min·2^k))²), floored
+    # to 2^−F before squaring so that nothing overflows int64
+    base = _SUB * l_min * np.arange(j_max, dtype=np.int64)[:, None] + np.arange(_SUB, dtype=np.int64) * l_min - _SUB
+    root = np.maximum(base, 0) * (l_min - 1)
+    shift = (_SUB.bit_length() - 1 + 2 * (bw_min - 1 - k) + k) - _F
+    root = (root >> shift) if shift >= 0 else root << -shift  # ⌊2^F √u_min⌋
+    u_min = (root * root) >> _F
     g_min = u_min - np.array([o[1] for o in omega], dtype=np.int64)[:, None]
     seen = np.array([j * j * lam.numerator <= _U_FAST * lam.denominator for j in range(j_max)])
     g_min = np.where(seen[:, None], g_min, 0)  # ω_J is bounded only where the fast test can see J
     cap = _exp_neg_fixed(np.maximum(g_min, 0).reshape(-1), True)
+    # two more rows: the tail entry (never settled by the tables) and the dummy (always rejected)
+    squeeze = np.concatenate([squeeze, np.zeros(2 * _SUB, dtype=np.int64)])
+    cap = np.concatenate([cap, np.full(_SUB, 1 << 31, dtype=np.int64), np.zeros(_SUB, dtype=np.int64)])
+    omega += [(0, 0), (0, 0)]
     return _Envelope(k, lam, j_max, c, w_tail, kappa, tuple(weights),
                      np.array([o[0] for o in omega], dtype=np.int64), np.array([o[1] for o in omega], dtype=np.int64),
                      squeeze, cap, threshold, alias)
@@ -376,7 +383,7 @@ def _build_envelope(k: int, bw_min: int, body: int = _BODY) -> _Envelope:
 @lru_cache(maxsize=1)
 def _envelopes() -> tuple:
     envs = tuple(_build_envelope(k, b) for k, b in _TABLE_SPECS)
-    j_off = np.cumsum([0] + [e.j_max for e in envs])[:-1]
+    j_off = np.cumsum([0] + [e.j_max + 2 for e in envs])[:-1]  # rows per table: cells, tail, dummy
     return (envs, np.concatenate([e.threshold for e in envs]), np.concatenate([e.alias for e in envs]),
             np.concatenate([e.omega_lo for e in envs]), np.concatenate([e.omega_hi for e in envs]),
             np.concatenate([e.squeeze for e in envs]), np.concatenate([e.cap for e in envs]),
@@ -577,35 +584,40 @@ def _rejection_offsets(rng, h, w, table) -> np.ndarray:
     envs, thr_all, alias_all, om_lo_all, om_hi_all, sq_all, cap_all, j_off, j_max, ks = _envelopes()
     L = w >> ks[table]
     lemire = (1 << 32) % L  # Lemire's rejection threshold for an offset uniform in [0, L)
+    first_col, first_row, last_body = table * _COLS, j_off[table], j_max[table]
     out = np.empty(len(h), dtype=np.int64)
     pending = np.arange(len(h))
     cols = np.uint64(_COLS - 1)
     while pending.size:
         m = pending.size
-        tp, Lp = table[pending], L[pending]
+        if m == len(h):
+            col0, row0, jm, Lp, lem = first_col, first_row, last_body, L, lemire
+        else:
+            col0, row0, jm, Lp, lem = (first_col[pending], first_row[pending], last_body[pending], L[pending],
+                                       lemire[pending])
         words = rng.integers(0, 1 << 64, 2 * m, dtype=np.uint64)
         w1, w2 = words[:m], words[m:]
         # every field below is < 2^63, so reading the bits as int64 is exact
         col = (w1 & cols).view(np.int64)
         r = ((w1 >> np.uint64(10)) & np.uint64((1 << _WBITS) - 1)).view(np.int64)
         sign = ((w1 >> np.uint64(50)) & np.uint64(1)).view(np.int64)
-        at = tp * _COLS + col
+        at = col0 + col
         J = np.where(r < thr_all[at], col, alias_all[at])
         V = (w2 & np.uint64((1 << 31) - 1)).view(np.int64)
-        prod = (w2 >> np.uint64(32)).view(np.int64) * Lp
-        redo = np.flatnonzero((prod & 0xFFFF_FFFF) < lemire[pending])
+        U = (w2 >> np.uint64(32)).view(np.int64)
+        prod = U * Lp
+        redo = np.flatnonzero((prod & 0xFFFF_FFFF) < lem)
         while redo.size:  # the biased low products of Lemire's method: draw again
-            prod[redo] = rng.integers(0, 1 << 32, redo.size, dtype=np.int64) * Lp[redo]
-            redo = redo[(prod[redo] & 0xFFFF_FFFF) < lemire[pending[redo]]]
+            U[redo] = rng.integers(0, 1 << 32, redo.size, dtype=np.int64)
+            prod[redo] = U[redo] * Lp[redo]
+            redo = redo[(prod[redo] & 0xFFFF_FFFF) < lem[redo]]
         o = prod >> 32
-        jm = j_max[tp]
-        body = J < jm
-        cell = j_off[tp] + np.minimum(J, jm - 1)
-        y = np.where(body, J * Lp + o, 0) + sign
-        bucket = cell * _SUB + (o * _SUB) // Lp
-        accept = body & (V + 1 <= sq_all[bucket])
-        decided = accept | (J > jm) | (body & (V >= cap_all[bucket]))  # J_max + 1: the dummy entry
-        fine = np.flatnonzero(body & ~decided)
+        y = J * Lp + o + sign  # (for the tail entry, redrawn below)
+        cell = row0 + J
+        bucket = cell * _SUB + (U >> (32 - _SUB.bit_length() + 1))  # o < (b+1)L/_SUB, o ≥ ⌊bL/_SUB⌋
+        accept = V + 1 <= sq_all[bucket]
+        decided = accept | (V >= cap_all[bucket])
+        fine = np.flatnonzero(~decided & (J < jm))
         if fine.size:
             hp = h[pending[fine]]
             u_lo, u_hi = _u_bounds(y[fine], hp)
@@ -618,10 +630,12 @@ def _rejection_offsets(rng, h, w, table) -> np.ndarray:
             accept[fine[yes]] = True
             decided[fine[yes | no]] = True
         for i in np.flatnonzero(~decided):  # the exact path: rare (tail, u > 36, or undecided)
-            env = envs[int(tp[i])]
+            env = envs[int(table[pending[i]])]
+            if J[i] > env.j_max:  # the dummy entry (its cap row rejects it already)
+                continue
             geo = None
             yi = int(y[i])
-            if J[i] == jm[i]:
+            if J[i] == env.j_max:
                 geo = _geometric_exact(rng, env.kappa)
                 yi = (env.j_max + geo) * int(Lp[i]) + int(o[i]) + int(sign[i])
                 y[i] = min(yi, 1 << 62)
