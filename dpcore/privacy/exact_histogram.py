@@ -263,12 +263,13 @@ class _Envelope:
 _TABLE_SPECS = ((2, 6), (3, 7), (4, 9), (5, 11), (6, 13), (6, 17))
 
 
-_TABLE_BITS = np.array([b for _, b in _TABLE_SPECS])
+#: table index by the bit length of ⌊√h⌋ (0..32): the last table whose smallest bit length fits
+_TABLE_BY_BITS = np.array([max(0, sum(b <= bw for _, b in _TABLE_SPECS) - 1) for bw in range(33)])
 
 
 def _table_of(bw: np.ndarray) -> np.ndarray:
-    """Table index for ⌊√h⌋ of bit length ``bw`` (≥ 6)."""
-    return np.searchsorted(_TABLE_BITS, bw, side="right") - 1
+    """Table index for ⌊√h⌋ of bit length ``bw`` (6 ≤ bw ≤ 32)."""
+    return _TABLE_BY_BITS[bw]
 
 
 def _alias(weights: list[int], total: int) -> tuple[np.ndarray, np.ndarray]:
@@ -718,13 +719,8 @@ def _bit_limbs(floors: list[int], prec: int) -> np.ndarray:
     """The first ``prec`` bits of each boundary, most significant first, in 64-bit limbs."""
     limbs = (prec + 63) // 64
     pad = limbs * 64 - prec
-    out = np.empty((len(floors), limbs), dtype=np.uint64)
-    mask = (1 << 64) - 1
-    for i, f in enumerate(floors):
-        v = f << pad
-        for j in range(limbs):
-            out[i, j] = (v >> (64 * (limbs - 1 - j))) & mask
-    return out
+    raw = b"".join((f << pad).to_bytes(8 * limbs, "big") for f in floors)
+    return np.frombuffer(raw, dtype=">u8").astype(np.uint64).reshape(len(floors), limbs)
 
 
 def _class_counts(rng: np.random.Generator, counts: np.ndarray, floors: Callable[[int], list[int]], n_bounds: int):
