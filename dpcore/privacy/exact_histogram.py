@@ -552,8 +552,8 @@ def _geometric_exact(rng, rate: Fraction) -> int:
     return g
 
 
-#: Entries handled together by one pass of the rejection sampler (cache-sized arrays).
-_CHUNK = 16384
+#: Entries handled together by one pass of the rejection sampler (bounds the temporary arrays).
+_CHUNK = 1 << 18
 
 
 def _rejection_binomial(rng: np.random.Generator, n: np.ndarray) -> np.ndarray:
