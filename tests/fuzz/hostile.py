@@ -396,3 +396,21 @@ def tiny_wide_table(name: str, seed: int = 0):
         attrs.append(Attribute(col, "categorical", levels=names, na=na and j == len(levels) - 1))
         cols[col] = pd.Series(values, dtype=object)
     return pd.DataFrame(cols), Domain(tuple(attrs)).declared()
+
+
+def release_or_one_line_error(data, bound_s: float, *args, **kwargs):
+    """``dpcore.synthesize(data, *args, **kwargs)``, or None after a one-line error; either within
+    ``bound_s`` seconds."""
+    import time
+
+    import dpcore
+
+    t = time.perf_counter()
+    try:
+        return dpcore.synthesize(data, *args, **kwargs)
+    except dpcore.DPCoreError as exc:
+        msg = str(exc)
+        assert len(msg.splitlines()) == 1 and len(msg) < 700, msg
+        return None
+    finally:
+        assert time.perf_counter() - t < bound_s

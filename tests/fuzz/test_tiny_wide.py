@@ -9,11 +9,9 @@ NA where the domain allows it); the release is labelled DP and its manifest is v
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
-import dpcore
 from dpcore.synthesizers import REGISTRY
 from tests.fuzz import hostile
 
@@ -30,15 +28,10 @@ CASES = [(name, method, notion, seed, eps)
                          ids=[f"{n}-{m}-{nb}-s{s}-e{e}" for n, m, nb, s, e in CASES])
 def test_tiny_tables_on_wide_domains_release_or_refuse_in_one_line(name, method, notion, seed, eps):
     df, dom = hostile.tiny_wide_table(name, seed)
-    t = time.perf_counter()
-    try:
-        rel = dpcore.synthesize(df, method=method, epsilon=eps, sets=2, seed=seed, domain=dom, neighbours=notion)
-    except dpcore.DPCoreError as exc:
-        msg = str(exc)
-        assert len(msg.splitlines()) == 1 and len(msg) < 700, msg
+    rel = hostile.release_or_one_line_error(df, TIME_BOUND_S, method=method, epsilon=eps, sets=2, seed=seed,
+                                            domain=dom, neighbours=notion)
+    if rel is None:
         return
-    finally:
-        assert time.perf_counter() - t < TIME_BOUND_S
     assert rel.dp, rel.dp_reason
     n_out = rel.record_count["value"]
     if notion == "replace":
