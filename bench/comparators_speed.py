@@ -8,7 +8,7 @@
     ``--naive-seeds`` seeds (default 3) the SAME noisy margins that (a) used for that
     seed are rebuilt (same RNG stream: ``dpcore.api._rng(seed)`` then
     ``ipf.noisy_margins``, the function ``synthesize`` calls first), and fitted by
-      - ``ours``: ``dpcore.synthesizers.ipf.ipf`` (the fit alone, tol 1e-3 on counts),
+      - ``ours``: ``dpcore.estimate.dense_ipf.ipf`` (the fit alone, tol 1e-3 on counts),
       - ``naive``: a plain loop over the margins on the full dense probability array
         (np.sum over the other axes, divide, broadcast-multiply), stopping when the
         largest cell change over a sweep is < 1e-6 / cells (cells = 147,000), capped at
@@ -46,9 +46,11 @@ from _machine import describe, machine  # noqa: E402
 from cps_data import cps_shaped  # noqa: E402
 
 import dpcore  # noqa: E402
-from dpcore.api import _encode, _rng  # noqa: E402
-from dpcore.privacy.ledger import Ledger  # noqa: E402
+from dpcore.api import _encode, _rng, privacy_setup, release_record_count  # noqa: E402
 from dpcore.data.datasets import load_sd2011, sd2011_extract  # noqa: E402
+from dpcore.estimate.dense_ipf import ipf  # noqa: E402
+from dpcore.privacy.definitions import ReleaseContext  # noqa: E402
+from dpcore.privacy.ledger import Ledger  # noqa: E402
 from dpcore.synthesizers import ipf as ipf_mod  # noqa: E402
 
 TARGETS = {"ipf_s7": 0.5, "privbayes_cps": 10.0}
@@ -62,12 +64,17 @@ def _load() -> list[float]:
 
 
 def s7_margins(s7, dom, seed: int, eps: float = 1.0):
-    """The noisy margins ``synthesize(s7, "ipf", eps, seed=seed)`` draws (same RNG stream)."""
+    """The noisy margins ``synthesize(s7, "ipf", eps, seed=seed)`` draws (same RNG stream: the
+    noisy record count first, then the margins of set 1)."""
     opts = ipf_mod.resolve(dom, "ipf")
     X = _encode(dom, s7)
     rng, _ = _rng(seed)
-    axes, targets, _ = ipf_mod.noisy_margins(X, dom, opts, eps, rng, Ledger("bench").group("set 1"))
-    return axes, targets, opts, len(X)
+    nb, share = privacy_setup("add_remove", None, None)
+    ledger = Ledger("bench", cap=eps)
+    n_out, count = release_record_count(len(X), nb, share, eps, rng, ledger)
+    margins = ipf_mod.noisy_margins(X, dom, opts, eps - count["epsilon"], rng, ledger.group("set 1"),
+                                    ReleaseContext(nb, n_out))
+    return [m.axes for m in margins], [m.values for m in margins], opts, len(X)
 
 
 def naive_ipf(targets, axes, shape, tol: float, max_sweeps: int):
@@ -140,7 +147,7 @@ def main() -> None:
         for s in range(args.naive_seeds):
             axes, targets, opts, n = s7_margins(s7, dom7, s)
             t0 = time.perf_counter()
-            p_ours, info_ours = ipf_mod.ipf(targets, axes, dom7.shape, opts.tol, opts.max_iter, total=float(n))
+            p_ours, info_ours = ipf(targets, axes, dom7.shape, opts.tol, opts.max_iter, total=float(n))
             t_ours = time.perf_counter() - t0
             t0 = time.perf_counter()
             p_same, info_same = naive_ipf(targets, axes, dom7.shape, tol=opts.tol / n, max_sweeps=args.naive_max_sweeps)

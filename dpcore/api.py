@@ -19,7 +19,7 @@ from dpcore.privacy.neighbours import ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_M
 from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
 from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
 from dpcore.release import Release
-from dpcore.studio.manifest_summary import created_now
+from dpcore.manifest_summary import created_now
 from dpcore.synthesizers import REGISTRY, steps
 from dpcore.synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
 

@@ -66,9 +66,9 @@ class Release:
 
     def manifest(self, private: bool = False) -> dict:
         """JSON-ready record of the release, opening with a short human summary
-        (:mod:`dpcore.studio.manifest_summary`). No raw counts; the seed and the table's
+        (:mod:`dpcore.manifest_summary`). No raw counts; the seed and the table's
         fingerprint only when ``private``."""
-        from dpcore.studio.manifest_summary import manifest_summary
+        from dpcore.manifest_summary import manifest_summary
 
         trees = [t.describe() if t is not None else None for t in self.trees]
         out = {

@@ -1,4 +1,4 @@
-"""The Survey page's releases through the workspace's budget book (dpcore.survey.book).
+"""The Survey page's releases through the workspace's budget book (dpcore.studio.survey_book).
 
 Each tab names the table its release reads (a bundled demo file or an upload); it is
 fingerprinted as the workspace fingerprints tables (dpcore.studio.workspace.table_fingerprint),
@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.errors import DPCoreError
-from dpcore.survey.book import record_survey_release
+from dpcore.studio.survey_book import record_survey_release
 from dpcore.studio.workspace import table_fingerprint
 from pages import _workspace
 

@@ -10,8 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.data.datasets import SD2011_LEVELS
-from dpcore.studio.manifest_summary import epsilon_phrase
-from dpcore.survey.book import IMPUTATION
+from dpcore.manifest_summary import epsilon_phrase
+from dpcore.studio.survey_book import IMPUTATION
 from pages import _common as ui
 from pages import _survey_book as book
 from pages import _survey_session as session

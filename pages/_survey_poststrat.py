@@ -8,8 +8,8 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dpcore.studio.manifest_summary import epsilon_phrase
-from dpcore.survey.book import POSTSTRAT
+from dpcore.manifest_summary import epsilon_phrase
+from dpcore.studio.survey_book import POSTSTRAT
 from pages import _common as ui
 from pages import _survey_book as book
 from pages import _survey_session as session

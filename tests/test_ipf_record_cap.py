@@ -1,4 +1,4 @@
-"""ipf's record fit above RECORD_FIT_MAX_RECORDS: m fitted records repeated up to n."""
+"""The record fit above RECORD_FIT_MAX_RECORDS (ipf's fit of wide tables): m fitted records repeated up to n."""
 from __future__ import annotations
 
 import itertools
@@ -6,8 +6,7 @@ import itertools
 import numpy as np
 
 from dpcore.counting.rows import margin_counts
-from dpcore.estimate.record_fit import fit_records
-from dpcore.synthesizers import ipf
+from dpcore.estimate.record_fit import fit_records, fit_records_capped
 
 SHAPE = (3, 4, 2, 5)
 AXES = list(itertools.combinations(range(len(SHAPE)), 2))
@@ -21,7 +20,7 @@ def _targets(seed: int):
 def test_at_most_cap_records_is_the_plain_record_fit():
     t = _targets(0)
     a, ia = fit_records(t, AXES, SHAPE, 400, np.random.default_rng(5))
-    b, ib = ipf.fit_records_capped(t, AXES, SHAPE, 400, np.random.default_rng(5), cap=400)
+    b, ib = fit_records_capped(t, AXES, SHAPE, 400, np.random.default_rng(5), cap=400)
     np.testing.assert_array_equal(a, b)
     assert ia == ib and "fitted_records" not in ib
 
@@ -30,7 +29,7 @@ def test_above_cap_the_fitted_records_are_repeated():
     t = _targets(1)
     n, cap = 1037, 200
     fitted, _ = fit_records(t, AXES, SHAPE, cap, np.random.default_rng(9))
-    codes, info = ipf.fit_records_capped(t, AXES, SHAPE, n, np.random.default_rng(9), cap=cap)
+    codes, info = fit_records_capped(t, AXES, SHAPE, n, np.random.default_rng(9), cap=cap)
     assert codes.shape == (n, len(SHAPE)) and info["fitted_records"] == cap
     q = n // cap
     for ax in AXES:

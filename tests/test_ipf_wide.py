@@ -16,9 +16,12 @@ import dpcore
 from dpcore.cli.commands import main
 from dpcore.data.datasets import load_sd2011, sd2011_extract
 from dpcore.errors import OptionError
-from dpcore.estimate.junction_tree import JunctionTree
-from dpcore.metrics import utility_tables
+from dpcore.estimate import denoise
+from dpcore.estimate.dense_ipf import ipf
+from dpcore.estimate.junction_tree import JunctionTree, JunctionTreeIPF
 from dpcore.estimate.record_fit import fit_records
+from dpcore.measure.margins import NoisyMargin
+from dpcore.metrics import utility_tables
 from dpcore.synthesizers import ipf as I
 
 
@@ -52,6 +55,12 @@ def _targets(shape, axes, rng, noisy=True):
     return out
 
 
+def _junction_tree_ipf(targets, axes, shape, tol=1e-3, max_iter=5000, total=1.0):
+    """ipf's junction-tree fit (the dense IPF's iterates on clique tables) of these targets."""
+    margins = [NoisyMargin(ax, t, 1.0) for ax, t in zip(axes, targets)]
+    return JunctionTreeIPF.like_dense(tol, max_iter).fit(shape, margins, total)
+
+
 @pytest.mark.parametrize("axes", [
     [(0, 1), (1, 2), (2, 3), (0, 4)],
     [(0, 1), (1, 2), (0, 2), (2, 3), (3, 4)],  # a triangle: one 3-clique
@@ -64,8 +73,8 @@ def test_clique_table_fit_is_the_dense_fit(axes):
     shape = (2, 3, 4, 3, 2)
     targets = _targets(shape, axes, rng)
     for sweeps in (1, 4, 25):
-        dense, _ = I.ipf(targets, axes, shape, tol=0.0, max_iter=sweeps, total=500.0)
-        model, info = I.ipf_junction_tree(targets, axes, shape, tol=0.0, max_iter=sweeps, total=500.0)
+        dense, _ = ipf(targets, axes, shape, tol=0.0, max_iter=sweeps, total=500.0)
+        model, info = _junction_tree_ipf(targets, axes, shape, tol=0.0, max_iter=sweeps, total=500.0)
         assert info["iterations"] == sweeps
         np.testing.assert_allclose(_full_table(model.tree, model.mu), dense, rtol=1e-9, atol=1e-9)
 
@@ -75,7 +84,7 @@ def test_forward_sampling_draws_from_the_fitted_model():
     rng = np.random.default_rng(4)
     shape = (2, 3, 4, 3, 2)
     axes = [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4)]
-    model, _ = I.ipf_junction_tree(_targets(shape, axes, rng), axes, shape, total=1.0)
+    model, _ = _junction_tree_ipf(_targets(shape, axes, rng), axes, shape, total=1.0)
     p = _full_table(model.tree, model.mu).ravel()
     n = 200_000
     codes = model.sample(n, np.random.default_rng(5))
@@ -110,16 +119,16 @@ def test_record_fit_matches_consistent_margins():
 
 def test_normsub_and_shrinkage():
     x = np.array([50.0, -20.0, 3.0, 10.0, -1.0])
-    y = I.normsub(x, 40.0)
+    y = denoise.normsub(x, 40.0)
     assert y.min() >= 0 and y.sum() == pytest.approx(40.0) and np.argmax(y) == 0
     # no noise: the margins come back as they are; huge noise: the independence table
     shape = (3, 4)
     rng = np.random.default_rng(8)
     m = rng.integers(1, 50, shape).astype(float)
     m *= 600 / m.sum()
-    out, lam = I.shrink_margins([m], [(0, 1)], shape, 1e-12, 600.0)
+    out, lam = denoise.shrink_margins([m], [(0, 1)], shape, 1e-12, 600.0)
     np.testing.assert_allclose(out[0], m, rtol=1e-6)
-    out, lam = I.shrink_margins([m], [(0, 1)], shape, 1e9, 600.0)
+    out, lam = denoise.shrink_margins([m], [(0, 1)], shape, 1e9, 600.0)
     assert lam == [0.0] and np.allclose(out[0], 50.0)  # one-way margins shrunk to uniform too
 
 
@@ -137,18 +146,18 @@ def test_noise_dominated_margins_get_the_independence_fit_of_the_one_way_margins
     q = [np.r_[0.8, np.full(d - 1, 0.2 / (d - 1))] for d in shape]
     n, sd = 5000.0, 1500.0
     axes = list(itertools.combinations(range(len(shape)), 2))
-    assert I.noise_ratio(axes, shape, sd ** 2, n) > I.NOISE_DOMINATED
-    assert I.noise_ratio(axes, shape, 30.0 ** 2, n) < I.NOISE_DOMINATED
+    assert denoise.noise_ratio(axes, shape, sd ** 2, n) > denoise.NOISE_DOMINATED
+    assert denoise.noise_ratio(axes, shape, 30.0 ** 2, n) < denoise.NOISE_DOMINATED
     tv = {False: [], True: []}
     for seed in range(20):
         axes, raw = _noisy_pairs(q, n, sd, np.random.default_rng(seed))
         for fit in (False, True):
-            one = I.one_way_margins(raw, axes, shape, sd ** 2, n, independence_fit=fit)
+            one = denoise.one_way_margins(raw, axes, shape, sd ** 2, n, independence_fit=fit)
             assert all(o.min() >= 0 and o.sum() == pytest.approx(n) for o in one)
             tv[fit].append(np.mean([0.5 * np.abs(o / n - t).sum() for o, t in zip(one, q)]))
     assert np.mean(tv[True]) < 0.8 * np.mean(tv[False]), (np.mean(tv[True]), np.mean(tv[False]))
     # the pooled λ: one shrinkage factor for every margin
-    _, lams = I.shrink_margins(raw, axes, shape, sd ** 2, n)
+    _, lams = denoise.shrink_margins(raw, axes, shape, sd ** 2, n)
     assert len(set(lams)) == 1
 
 

@@ -16,7 +16,7 @@ from dpcore.privacy.ledger import TOTAL_DIGITS, Ledger, readable_total
 from dpcore.cli.commands import main
 from dpcore.data.io import read_table
 from dpcore.studio.report import build_report_html, load_release_dir
-from dpcore.studio.manifest_summary import (FINGERPRINT_WITHHELD, epsilon_for_reading, epsilon_phrase,
+from dpcore.manifest_summary import (FINGERPRINT_WITHHELD, epsilon_for_reading, epsilon_phrase,
                                             rounded_epsilon)
 from dpcore.studio.workspace import Workspace, table_fingerprint
 

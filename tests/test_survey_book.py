@@ -1,4 +1,4 @@
-"""Survey releases in the workspace's budget book (dpcore.survey.book): recorded with the
+"""Survey releases in the workspace's budget book (dpcore.studio.survey_book): recorded with the
 ledger's ε, notion and method label; refused over the cap before any randomness."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dpcore.cli.commands import main
 from dpcore.errors import OptionError
 from dpcore.survey import imputation as I
 from dpcore.survey import knn_impute
-from dpcore.survey.book import IMPUTATION, POSTSTRAT, record_survey_release
+from dpcore.studio.survey_book import IMPUTATION, POSTSTRAT, record_survey_release
 from dpcore.studio.workspace import Workspace, table_fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -127,7 +127,7 @@ def test_survey_releases_on_the_cli_are_charged_to_the_workspace_book(survey, tm
     """--workspace: impute-release and poststrat-release are charged to the table's budget book with
     their ledgers' ε, and a release over the cap is refused before anything is drawn."""
     from dpcore.studio.budget_book import BudgetExceeded
-    from dpcore.survey.book import IMPUTATION, POSTSTRAT
+    from dpcore.studio.survey_book import IMPUTATION, POSTSTRAT
     from dpcore.studio.workspace import Workspace, table_fingerprint
     from dpcore.data.io import read_table
 

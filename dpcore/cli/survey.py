@@ -108,13 +108,13 @@ def _notion_label(notion: str) -> str:
 
 
 def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, dp: bool = True):
-    """``run()`` charged to the budget book of ``--workspace`` for the table read (dpcore.survey.book):
+    """``run()`` charged to the budget book of ``--workspace`` for the table read (dpcore.studio.survey_book):
     reserved before any randomness, refused over the table's cap. (release, note line or None)."""
     if not getattr(args, "workspace", None):
         return run(), None
     from dpcore.studio.workspace import Workspace
 
-    from dpcore.survey.book import record_survey_release
+    from dpcore.studio.survey_book import record_survey_release
 
     ws = Workspace(args.workspace)
     table = ws.add_table(df, Path(args.input).name, path=args.input)
@@ -255,7 +255,7 @@ def _impute_release(args) -> int:
     if args.query != "count" and bounds is None:
         raise OptionError(f"a {args.query} needs public bounds of the target: --bounds a,b")
     nb = args.neighbours
-    from dpcore.survey.book import IMPUTATION
+    from dpcore.studio.survey_book import IMPUTATION
 
     rel, booked = _through_book(args, df, lambda: _impute_query(args, I, imp, rng, bounds, where, target_where, nb),
                                 epsilon=args.epsilon, method=IMPUTATION, dp=not imp.domain_inferred)
@@ -335,10 +335,10 @@ def _poststrat_release(args) -> int:
     data, binnings = P.binnings_for(df, cols, totals, cands)
     wr = _pair(args.base_weight_range, "--base-weight-range") if args.base_weight_range else None
     rng = _rng(args.seed)
-    from dpcore.survey.book import POSTSTRAT
+    from dpcore.studio.survey_book import POSTSTRAT
 
     # the book reserves what the ledger will total: the ε's given (the selection and the table
-    # only where they run; a release that spends more is withheld, dpcore.survey.book)
+    # only where they run; a release that spends more is withheld, dpcore.studio.survey_book)
     eps = sum(e for e in (args.epsilon_select, args.epsilon_table, args.epsilon_count) if e)
     rel, booked = _through_book(
         args, df, lambda: P.poststratify_release(data, binnings, totals, mask, epsilon_select=args.epsilon_select,

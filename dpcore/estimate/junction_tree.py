@@ -26,7 +26,7 @@ cells). Memory is Σ over cliques of their cells.
   (fewer absorptions; what AIM and MST use). After the last sweep one pass from the
   active clique calibrates every clique. With consistent targets the fit converges to
   the maximum-entropy table with those margins (the ML fit of the decomposable model).
-* **Targets of noisy measurements** (:func:`fit_measurements`): repeated measurements of one
+* **Targets of noisy measurements** (:func:`pooled_targets`): repeated measurements of one
   set are combined by inverse-variance weighting (:func:`combine`), nested ones
   (A ⊂ B) are made to agree (:func:`reconcile_nested`), and each target is projected onto
   {t ≥ 0, Σt = total} (Euclidean projection onto the scaled simplex, Duchi et al. 2008).
@@ -45,14 +45,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Iterable, Sequence
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
 from dpcore.errors import ResourceError
+from dpcore.estimate.dense_ipf import scaled_targets
+from dpcore.estimate.estimator import check_margins
+from dpcore.measure.margins import NoisyMargin
 
-__all__ = ["BYTES_PER_CELL", "JunctionTree", "DecomposableModel", "elimination_cliques", "model_cells",
-           "project_simplex", "combine", "reconcile_nested", "fit_measurements"]
+__all__ = ["BYTES_PER_CELL", "JunctionTree", "DecomposableModel", "JunctionTreeIPF", "elimination_cliques",
+           "model_cells", "project_simplex", "combine", "reconcile_nested", "pooled_targets"]
 
 #: bytes per stored cell (float64), for model sizes in MB as AIM states them
 BYTES_PER_CELL = 8
@@ -191,15 +195,14 @@ def project_simplex(y: np.ndarray, total: float) -> np.ndarray:
     return np.maximum(v - theta, 0.0).reshape(np.shape(y))
 
 
-def combine(measurements) -> dict:
+def combine(measurements: Iterable[NoisyMargin]) -> dict:
     """Inverse-variance combination of repeated measurements of one set.
 
-    ``measurements``: iterable of (axes, noisy values, noise variance per cell).
     Returns {axes: (combined values, variance)}."""
     acc: dict = {}
-    for axes, y, var in measurements:
-        axes = tuple(axes)
-        w = 1.0 / var
+    for m in measurements:
+        axes, y = m.axes, m.values
+        w = 1.0 / m.variance
         if axes in acc:
             s, ws = acc[axes]
             acc[axes] = (s + w * np.asarray(y, float), ws + w)
@@ -401,11 +404,54 @@ class DecomposableModel:
         return out
 
 
-def fit_measurements(shape, measurements, total: float, sweeps: int) -> tuple[DecomposableModel, dict]:
-    """The model of noisy measurements [(axes, values, noise variance per cell), ...]: combined
-    (:func:`combine`), nested ones reconciled (:func:`reconcile_nested`), each projected onto
-    {t ≥ 0, Σt = total} (:func:`project_simplex`), then fitted (``order="tree"``, at most
-    ``sweeps`` sweeps). Post-processing of the noisy values."""
-    targets = {axes: project_simplex(y, total)
-               for axes, (y, _) in reconcile_nested(combine(measurements), shape).items()}
-    return DecomposableModel.fit(shape, targets, total, max_sweeps=sweeps)
+def pooled_targets(shape, margins: Sequence[NoisyMargin], total: float) -> dict:
+    """The targets of noisy margins that may repeat and nest: combined (:func:`combine`),
+    nested ones reconciled (:func:`reconcile_nested`), each projected onto
+    {t ≥ 0, Σt = total} (:func:`project_simplex`). {axes: target}. Post-processing."""
+    return {axes: project_simplex(y, total) for axes, (y, _) in reconcile_nested(combine(margins), shape).items()}
+
+
+@dataclass(frozen=True)
+class JunctionTreeIPF:
+    """IPF on the clique tables of the margins' junction tree (:class:`DecomposableModel`).
+
+    ``targets``: ``pooled`` (:func:`pooled_targets`: repeated measurements combined by inverse
+    variance, nested ones reconciled, each projected onto the simplex; what AIM and MST fit)
+    or ``scaled`` (each margin rescaled to the total, all-zero ones skipped, as the dense IPF
+    does: :func:`dpcore.estimate.dense_ipf.scaled_targets`). ``order``, ``stop``, ``tol`` and
+    ``max_sweeps`` are :meth:`DecomposableModel.fit`'s; ``tree``: the junction tree when the
+    caller has built it already (else built from the margins). :meth:`like_dense` gives the
+    options under which the iterates are the dense IPF's. Model: :class:`DecomposableModel`.
+    Diagnostics: iterations (sweeps), converged, max_gap (``stop="gap"``) or max_change
+    (``stop="change"``), skipped_margins, lost_mass."""
+
+    max_sweeps: int = 200
+    tol: float = 1e-3
+    targets: str = "pooled"
+    order: str = "tree"
+    stop: str = "gap"
+    tree: JunctionTree | None = None
+
+    @classmethod
+    def like_dense(cls, tol: float = 1e-3, max_sweeps: int = 5000, tree: JunctionTree | None = None) -> JunctionTreeIPF:
+        """The dense IPF (:class:`dpcore.estimate.dense_ipf.DenseIPF`) held on clique tables:
+        margins rescaled to the total and visited in the given order, mipfp's stopping rule."""
+        return cls(max_sweeps, tol, "scaled", "given", "change", tree)
+
+    def fit(self, shape: Sequence[int], margins: Sequence[NoisyMargin],
+            total: float) -> tuple[DecomposableModel, dict]:
+        shape = check_margins(shape, margins)
+        skipped, tree = 0, self.tree
+        if self.targets == "pooled":
+            targets = pooled_targets(shape, margins, total)
+        elif self.targets == "scaled":
+            scaled, skipped = scaled_targets([m.values for m in margins], [m.axes for m in margins], shape, total)
+            targets = dict(scaled)
+            tree = tree or JunctionTree.build(shape, [m.axes for m in margins])  # skipped margins included
+        else:
+            raise ValueError(f"targets must be 'pooled' or 'scaled'; got {self.targets!r}")
+        model, fit = DecomposableModel.fit(shape, targets, total, max_sweeps=self.max_sweeps, tol=self.tol, tree=tree,
+                                           order=self.order, stop=self.stop)
+        gap = {"max_change": fit["max_change"]} if self.stop == "change" else {"max_gap": fit["max_gap"]}
+        return model, {"iterations": fit["sweeps"], **gap, "converged": bool(fit["converged"]),
+                       "skipped_margins": skipped, "lost_mass": fit["lost_mass"]}

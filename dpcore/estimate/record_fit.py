@@ -23,8 +23,14 @@ One update for a margin S with target t (counts summing to n) and record counts 
 drawn from its one-way margin implied by the targets (the mean of the projections of the
 margins holding it), rounded by largest remainder. We stop when the mean total-variation
 distance between the records' margins and the targets has not fallen by ``rel_tol`` (a
-share of itself) over ``patience`` sweeps, or after ``max_sweeps``; that distance and the
-sweep count are reported.
+share of itself) over ``patience`` sweeps, when it is 0 (the records have the targets'
+margins exactly), or after ``max_sweeps``; that distance and the sweep count are reported.
+
+The cost is records × margins × sweeps, so :func:`fit_records_capped` fits at most
+``RECORD_FIT_MAX_RECORDS`` records and repeats them up to the count asked for.
+:class:`RecordFit` is the estimator (:mod:`dpcore.estimate.estimator`): noisy margins,
+optionally denoised first (:func:`dpcore.estimate.denoise.shrink_margins`), in; the fitted
+records (:class:`FittedRecords`) out.
 
 Privacy: reads only the (noisy) targets, the public domain and the released record count,
 plus its own randomness: post-processing (Dwork & Roth 2014, Prop 2.1). Used by
@@ -33,11 +39,22 @@ plus its own randomness: post-processing (Dwork & Roth 2014, Prop 2.1). Used by
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-__all__ = ["fit_records", "implied_one_way"]
+from dpcore.estimate.denoise import shrink_margins
+from dpcore.estimate.estimator import check_margins
+from dpcore.measure.margins import NoisyMargin
+
+__all__ = ["fit_records", "fit_records_capped", "implied_one_way", "RecordFit", "FittedRecords",
+           "RECORD_FIT_MAX_RECORDS"]
+
+#: the record fit updates at most this many synthetic records and repeats them up to the released
+#: count (:func:`fit_records_capped`): its cost is records × margins × sweeps (105 margins: 10 s of
+#: CPU per sweep at 10^6 records; bench/RESULTS.md)
+RECORD_FIT_MAX_RECORDS = 100_000
 
 
 def _apportion(weights: np.ndarray, total: int, rng: np.random.Generator) -> np.ndarray:
@@ -180,7 +197,9 @@ def fit_records(targets, axes, shape: Sequence[int], n: int, rng: np.random.Gene
             l1 += _update(R, ax, mshape, t, alpha, dup, rng)
         sweep += 1
         history.append(l1 / (2 * n * len(prepared)))
-        if len(history) > patience and history[-1] > (1 - rel_tol) * min(history[:-patience]):
+        # a distance of 0 is a fixed point (every margin exact: no record moves again); the relative
+        # rule alone never ends there, since 0 does not exceed (1 − rel_tol)·0
+        if history[-1] == 0.0 or (len(history) > patience and history[-1] > (1 - rel_tol) * min(history[:-patience])):
             converged = True
             break
     # the distance of the final records (the loop measures before each step)
@@ -188,3 +207,76 @@ def fit_records(targets, axes, shape: Sequence[int], n: int, rng: np.random.Gene
                 for ax, ms, t in prepared) / (2 * n * len(prepared))
     info.update(iterations=sweep, max_change=final, converged=converged, history=history)
     return R, info
+
+
+def fit_records_capped(targets, axes, shape, n: int, rng, cap: int = RECORD_FIT_MAX_RECORDS):
+    """The record fit (:func:`fit_records`) of ``n`` records, at most ``cap`` of
+    them fitted: above ``cap`` the m = ``cap`` fitted records are each repeated ⌊n/m⌋ times, the
+    n mod m left over drawn from them without replacement, and the result shuffled. The margins
+    of the n records are then the fitted ones (up to the left-over draw), so the fit to the noisy
+    margins is as close as the m-record fit's; the set has at most m distinct records. Up to
+    ``cap`` records nothing changes (same draws). Post-processing (no data access)."""
+    m = min(int(n), int(cap))
+    codes, info = fit_records(targets, axes, shape, m, rng)
+    if m == n or m == 0:
+        return codes, info
+    q, rest = divmod(int(n), m)
+    idx = np.concatenate([np.repeat(np.arange(m, dtype=np.int64), q), rng.choice(m, rest, replace=False)])
+    rng.shuffle(idx)
+    info["fitted_records"] = m
+    return codes[idx], info
+
+
+@dataclass(frozen=True, eq=False)
+class FittedRecords:
+    """The model of a record fit: the fitted records (attribute codes, (n, p)) of a domain of
+    ``shape``. Its law is their empirical distribution."""
+
+    records: np.ndarray
+    shape: tuple[int, ...]
+
+    def marginal(self, axes: Sequence[int]) -> np.ndarray:
+        """The records' count table on ``axes`` (increasing attribute order)."""
+        axes = tuple(sorted(int(a) for a in axes))
+        mshape = tuple(self.shape[a] for a in axes)
+        if not axes:
+            return np.array(float(len(self.records)))
+        cells = np.ravel_multi_index(tuple(self.records[:, a] for a in axes), mshape)
+        return np.bincount(cells, minlength=math.prod(mshape)).reshape(mshape).astype(float)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n records drawn uniformly, with replacement, from the fitted ones. (A synthesizer
+        releasing the fit releases :attr:`records` themselves: GUM's output is its sample.)"""
+        if not len(self.records):
+            raise ValueError("the record fit has no records to draw from")
+        return self.records[rng.integers(0, len(self.records), int(n))]
+
+
+@dataclass(frozen=True, eq=False)
+class RecordFit:
+    """The record fit (GUM) as an estimator: ``records`` synthetic records (None: the total,
+    rounded) fitted to the margins by :func:`fit_records_capped` (at most ``cap`` of them
+    updated), drawing from ``rng`` (post-processing randomness). With ``shrink`` the noisy
+    margins are first denoised by :func:`dpcore.estimate.denoise.shrink_margins` with their
+    noise variances and ``total``; without it they are fitted as given (each must then be
+    non-negative). Model: :class:`FittedRecords`. Diagnostics: those of :func:`fit_records`
+    (iterations, max_change, converged, skipped_margins, history, fit, and fitted_records
+    when capped) and, with ``shrink``, ``shrinkage``: the λ_S of each margin."""
+
+    rng: np.random.Generator
+    records: int | None = None
+    shrink: bool = True
+    cap: int = RECORD_FIT_MAX_RECORDS
+
+    def fit(self, shape: Sequence[int], margins: Sequence[NoisyMargin], total: float) -> tuple[FittedRecords, dict]:
+        shape = check_margins(shape, margins)
+        axes = [m.axes for m in margins]
+        targets = [m.values for m in margins]
+        lams = None
+        if self.shrink:
+            targets, lams = shrink_margins(targets, axes, shape, [m.variance for m in margins], total)
+        n = int(round(total)) if self.records is None else int(self.records)
+        codes, info = fit_records_capped(targets, axes, shape, n, self.rng, self.cap)
+        if lams is not None:
+            info["shrinkage"] = lams
+        return FittedRecords(codes, shape), info

@@ -1,4 +1,4 @@
-"""Noisy margins for the adaptive margin methods (AIM, MST): count, add noise, charge.
+"""Noisy margins: count, add noise, charge; the one measurement type estimation consumes.
 
 Privacy: a margin (the count table of a set of attributes over their declared
 levels) changes by 1 in L1 when one record is added or removed and by 2 when one is
@@ -6,12 +6,20 @@ replaced (it leaves one cell and enters another), the notion's
 ``histogram_sensitivity``. Discrete Laplace noise of scale Δ/ε per cell releases it
 with ε (Ghosh, Roughgarden & Sundararajan 2009); its cells are disjoint, so the
 margin costs ε once (parallel composition). Each call charges the ledger that ε.
-Proofs: docs/methods/aim.md, docs/methods/mst.md.
+Proofs: docs/methods/aim.md, docs/methods/mst.md, docs/methods/ipf.md.
+
+:func:`measure` returns a :class:`NoisyMargin`: the released values together with what
+an estimator needs to weigh them (the noise variance per cell) and the mechanism that
+drew the noise. Everything in :mod:`dpcore.estimate` fits to ``NoisyMargin`` s and
+never sees the counts behind them (as private-pgm's estimators see only its
+``LinearMeasurement`` s).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -20,6 +28,68 @@ from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.definitions import PureDP
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
+
+
+class NoiseMechanism(Protocol):
+    """What a :class:`NoisyMargin` keeps of the mechanism that noised it: its name, its
+    scale and the variance of the noise it adds to one cell."""
+
+    name: str
+
+    @property
+    def scale(self) -> float: ...
+
+    @property
+    def variance(self) -> float: ...
+
+
+@dataclass(frozen=True, eq=False)
+class NoisyMargin:
+    """One released margin: the table on ``axes`` plus independent noise in every cell.
+
+    ``axes``: the attributes (column indices of the domain), increasing; ``values``: the
+    released table, shape ``[shape[a] for a in axes]`` (read-only; post-processing makes a
+    new margin with :meth:`with_values`); ``variance``: the noise variance of one cell, σ²
+    (the same in every cell; 0 for a margin known exactly, e.g. public population totals);
+    ``mechanism``: what drew the noise (None for a margin known exactly).
+
+    A ``NoisyMargin`` is released information: any function of it (and of public facts) is
+    post-processing and keeps its guarantee (Dwork & Roth 2014, Prop 2.1).
+    """
+
+    axes: tuple[int, ...]
+    values: np.ndarray
+    variance: float
+    mechanism: NoiseMechanism | None = None
+
+    def __post_init__(self):
+        axes = tuple(int(a) for a in self.axes)
+        if list(axes) != sorted(set(axes)):
+            raise ValueError(f"a margin's axes must be increasing attribute indices; got {self.axes}")
+        values = np.asarray(self.values, dtype=float).view()
+        if values.ndim != len(axes):
+            raise ValueError(f"a margin on {len(axes)} attribute(s) needs a {len(axes)}-dimensional table; "
+                             f"got shape {values.shape}")
+        values.flags.writeable = False  # a view: the caller's array stays writable
+        if not (self.variance >= 0):
+            raise ValueError(f"a margin's noise variance must be ≥ 0; got {self.variance!r}")
+        object.__setattr__(self, "axes", axes)
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "variance", float(self.variance))
+
+    @classmethod
+    def exact(cls, axes, values) -> NoisyMargin:
+        """A margin known without noise (public totals): variance 0, no mechanism."""
+        return cls(tuple(axes), values, 0.0, None)
+
+    @property
+    def cells(self) -> int:
+        return int(self.values.size)
+
+    def with_values(self, values) -> NoisyMargin:
+        """The same measurement with post-processed ``values`` (a prior added, made
+        non-negative, ...): the axes, the noise variance and the mechanism are kept."""
+        return dataclasses.replace(self, values=np.asarray(values, dtype=float).reshape(self.values.shape))
 
 
 def margin_counts(X, shape, axes) -> np.ndarray:
@@ -45,12 +115,12 @@ SAMPLERS = {"discrete_laplace": EXACT_SAMPLER, "laplace": "discretised, floating
 
 def measure(X, shape, axes, epsilon: float, nb: Neighbours, rng, ledger: Ledger, label: str,
             note: str = "", *, noise: str = "discrete_laplace", subset: str | None = None,
-            definition=PureDP()) -> tuple[np.ndarray, Any]:
+            definition=PureDP()) -> NoisyMargin:
     """Release the margin on ``axes`` with ``noise`` (discrete Laplace by default) spending
     ``epsilon`` (a ρ under zCDP: discrete Gaussian noise), charging ``ledger`` first (the cells are
     disjoint: parallel composition).
 
-    Returns (noisy table as float, the mechanism)."""
+    Returns the :class:`NoisyMargin` (values as float, the mechanism's variance per cell)."""
     mech = definition.count_noise(epsilon, nb, None if definition.name != "pure" else noise)
     cells = counts_cells(shape, axes)
     query = Measurement.counts(label, mech, nb, cells=cells, subset=subset or f"{cells} cells (disjoint)", note=note,
@@ -58,7 +128,7 @@ def measure(X, shape, axes, epsilon: float, nb: Neighbours, rng, ledger: Ledger,
     counts = margin_counts(X, shape, axes)
     noisy = query.release(ledger, counts, rng).astype(float)
     del counts  # the raw counts go no further
-    return noisy, mech
+    return NoisyMargin(tuple(axes), noisy, mech.variance, mech)
 
 
 def counts_cells(shape, axes) -> int:

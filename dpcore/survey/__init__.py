@@ -5,7 +5,7 @@
   smooth-sensitivity releases of counts, means and variances, with Laplace baselines.
 * :mod:`.poststrat` (ch. 7): DP bin selection, DP IPF and post-stratified weighted counts.
 * :mod:`.context` (ch. 4): DP error next to sampling error, as a tidy frame and a figure.
-* :mod:`.book`: a survey release through the workspace's budget book (reserved against the
+* the budget book of survey releases is :mod:`dpcore.studio.survey_book` (reserved against the
   table's cap before any randomness, recorded with its ledger's ε).
 * :mod:`.cli`: ``add_survey_parsers`` for ``python -m dpcore``.
 

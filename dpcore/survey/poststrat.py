@@ -18,7 +18,8 @@ post-stratified weight of x under the set of bins 𝒮 is (Def 7.5.3)
 * DP IPF (Thm 7.3.2, §7.3): the counts of the join cells of the chosen bins plus
   independent count noise at ε_2 (one record is in one cell: parallel composition),
   a non-negative collapse (post-processing), then raking to the known marginal totals
-  (post-processing). The raked table T estimates the join-bin totals N̂(S) := T(S).
+  (post-processing; :class:`dpcore.estimate.raking.Raking`, whose :func:`rake` this module
+  names too). The raked table T estimates the join-bin totals N̂(S) := T(S).
 * Weighted count (Prop 7.4.2, Cor 7.4.3): q(D) = Σ_x wt(x)·q(x) plus
   2(γ−1)·SS_β(D)/ε_3 · X, X ~ GeneralizedCauchy(γ), β = ε_3/(2(γ−1)),
   SS_β = max_k e^{−βk} W_k; ε_3-DP for γ ≥ 2 (see :mod:`dpcore.survey._smooth`).
@@ -46,8 +47,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
+from dpcore.estimate.raking import Raking, rake
+from dpcore.measure.margins import NoisyMargin
+from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities, noise_for
 
@@ -70,6 +73,7 @@ __all__ = [
     "select_bins",
     "nonnegative_collapse",
     "rake",
+    "dp_ipf",
     "weighted_count",
     "expected_noise_sd",
     "PostStratRelease",
@@ -378,7 +382,7 @@ def select_bins(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon: float,
     return SelectedBins(b.column, b.candidates[idx][0], idx, eps, delta, tuple(probs), tuple(scores))
 
 
-# ------------------------------------------------------------------ DP IPF (post-processing parts)
+# ------------------------------------------------------------------ DP IPF
 
 
 def _collapse(T, groups):
@@ -434,37 +438,39 @@ def nonnegative_collapse(T_init: np.ndarray, structural: np.ndarray | None = Non
         groups = best[1]
 
 
-def rake(T0: np.ndarray, margins: Sequence[np.ndarray], tol: float = 1e-10, max_iter: int = 1000):
-    """IPF (Def 7.5.8) of T0 to the known one-way margins, T ← T·N̂(S^i)/T(S^i) per axis.
+def dp_ipf(codes, margins, shape, epsilon: float, ledger: Ledger, rng, *, structural_zeros=None,
+           noise: str | None = None, tol: float = 1e-10, max_iter: int = 1000):
+    """DP IPF (Thm 7.3.2, §7.3): the join table of the chosen bins (``codes``: each record's bin
+    per column; ``shape``: bins per column) released with count noise at ``epsilon`` (charged to
+    ``ledger``), made positive by :func:`nonnegative_collapse`, and raked to the known one-way
+    ``margins`` collapsed alike (:class:`dpcore.estimate.raking.Raking`). Returns (the raked
+    table, the collapsed groups, the raking's diagnostics)."""
+    counts = np.bincount(np.ravel_multi_index(tuple(codes), shape), minlength=int(np.prod(shape))).reshape(shape)
+    S = np.zeros(shape, bool) if structural_zeros is None else np.asarray(structural_zeros, bool)
+    if S.shape != shape:
+        raise OptionError(f"structural_zeros must have the join-table shape {shape}; got {S.shape}")
+    if (counts[S] > 0).any():
+        raise InputError("records fall in cells declared structural zeros; fix the data or the declaration")
+    mech = noise_for(noise, epsilon, 1.0)
+    table = Measurement("join table", mech, 1.0, "sample", label(ADD_REMOVE), parallel_over=int((~S).sum()),
+                        note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
+                             "is in one cell, so the cells compose in parallel; structural zeros are not noised")
+    noisy = np.where(S, 0.0, table.release(ledger, counts.astype(np.int64) if mech.name == "discrete_laplace"
+                                           else counts.astype(float), rng).astype(float))
+    T0, groups = nonnegative_collapse(noisy, S)
+    collapsed = [np.add.reduceat(mg, [gr[0] for gr in grp]) for mg, grp in zip(margins, groups)]
+    known = [NoisyMargin.exact((k,), mg) for k, mg in enumerate(collapsed)]  # public totals
+    model, info = Raking(T0, tol=tol, max_iter=max_iter).fit(T0.shape, known,
+                                                             total=max(float(mg.sum()) for mg in collapsed))
+    return model.table, groups, info
 
-    Stops when no cell moves by more than ``tol``·(grand total) over a full cycle.
-    Returns (T, info) with iterations, max_change and converged. Post-processing only.
-    """
-    T = np.array(T0, dtype=float)
-    nd = T.ndim
-    targets = [np.asarray(m, dtype=float) for m in margins]
-    if len(targets) != nd:
-        raise OptionError(f"need one margin per axis ({nd}); got {len(targets)}")
-    scale = max(float(max(t.sum() for t in targets)), 1.0)
-    change, it, converged = math.inf, 0, False
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for it in range(1, max_iter + 1):
-            prev = T.copy()
-            for ax, t in enumerate(targets):
-                other = tuple(i for i in range(nd) if i != ax)
-                cur = T.sum(axis=other) if other else T
-                f = np.where(cur > 0, t / cur, 0.0)
-                shape = [1] * nd
-                shape[ax] = len(t)
-                T *= f.reshape(shape)
-            change = float(np.abs(T - prev).max())
-            if change < tol * scale:
-                converged = True
-                break
-    totals = [float(t.sum()) for t in targets]
-    info = {"iterations": it, "max_change": change, "converged": converged,
-            "margins_consistent": bool(np.allclose(totals, totals[0], rtol=1e-9))}
-    return T, info
+
+def _group_codes(codes: np.ndarray, groups) -> np.ndarray:
+    """Each record's bin mapped to its collapsed group."""
+    lut = np.empty(sum(len(x) for x in groups), np.int64)
+    for j, x in enumerate(groups):
+        lut[list(x)] = j
+    return lut[codes]
 
 
 # ------------------------------------------------------------------ weighted count
@@ -629,32 +635,10 @@ def poststratify_release(data: pd.DataFrame, binnings: Sequence[Binning], totals
         bins_out = {binnings[0].column: tuple((x,) for x in labels[0])}
         pop = cell_totals
     else:
-        shape = tuple(len(x) for x in labels)
-        flat = np.ravel_multi_index(tuple(codes), shape)
-        counts = np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape)
-        S = np.zeros(shape, bool) if structural_zeros is None else np.asarray(structural_zeros, bool)
-        if S.shape != shape:
-            raise OptionError(f"structural_zeros must have the join-table shape {shape}; got {S.shape}")
-        if (counts[S] > 0).any():
-            raise InputError("records fall in cells declared structural zeros; fix the data or the declaration")
-        mech = noise_for(noise, eps2, 1.0)
-        table = Measurement("join table", mech, 1.0, "sample", label(ADD_REMOVE), parallel_over=int((~S).sum()),
-                            note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
-                                 "is in one cell, so the cells compose in parallel; structural zeros are not noised")
-        noisy = np.where(S, 0.0, table.release(ledger, counts.astype(np.int64) if mech.name == "discrete_laplace"
-                                               else counts.astype(float), rng).astype(float))
-        T0, groups = nonnegative_collapse(noisy, S)
-        coll_margins = [np.add.reduceat(mg, [gr[0] for gr in grp]) for mg, grp in zip(margins, groups)]
-        pop, ipf_info = rake(T0, coll_margins, tol=ipf_tol, max_iter=ipf_max_iter)
-        # map each record's chosen bin to its collapsed group
-        new_codes = []
-        for c, grp in zip(codes, groups):
-            lut = np.empty(sum(len(x) for x in grp), np.int64)
-            for j, x in enumerate(grp):
-                lut[list(x)] = j
-            new_codes.append(lut[c])
-        cshape = pop.shape
-        cell = np.ravel_multi_index(tuple(new_codes), cshape)
+        pop, groups, ipf_info = dp_ipf(codes, margins, tuple(len(x) for x in labels), eps2, ledger, rng,
+                                       structural_zeros=structural_zeros, noise=noise, tol=ipf_tol,
+                                       max_iter=ipf_max_iter)
+        cell = np.ravel_multi_index(tuple(_group_codes(c, grp) for c, grp in zip(codes, groups)), pop.shape)
         cell_totals = pop.ravel()
         if (cell_totals[cell] <= 0).any():
             raise OptionError("a record's join cell got an IPF total of 0; declare fewer structural zeros")

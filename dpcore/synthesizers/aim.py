@@ -33,8 +33,9 @@ compose sequentially (Dwork & Roth 2014, Thm 3.16; adaptive composition). The la
 round spends exactly ε_s − (ε spent), so each set spends ε_s exactly and the sets ε.
 The model fit and sampling are post-processing. Proof: docs/methods/aim.md.
 
-The estimation step is dpcore's own junction-tree IPF (:mod:`dpcore.estimate.junction_tree`),
-not Private-PGM (``mbi``): docs/methods/aim.md says why.
+The estimation step is dpcore's own junction-tree IPF
+(:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`, pooled targets), not Private-PGM
+(``mbi``): docs/methods/aim.md says why.
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from dpcore.privacy.ledger import Ledger
-from dpcore.estimate.junction_tree import BYTES_PER_CELL, fit_measurements, model_cells
+from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
 from dpcore.data.domain import Domain
 from dpcore.errors import real_number, whole_number
 from dpcore.measure.margin_spec import parse_margin_groups
@@ -54,7 +55,7 @@ from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
-from dpcore.synthesizers.options import check_known_options
+from dpcore.synthesizers.schema import Option, check_known, value
 
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
 #: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7, docs/methods/aim.md)
@@ -88,20 +89,32 @@ def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
     return parse_margin_groups(workload, domain.names, "workload")
 
 
+#: AIM's options (the registry's schema)
+OPTIONS = (
+    Option("rounds", "int", None, "rounds T of select-and-measure (ε/T is the starting round budget)", low=1,
+           high=100_000, default_text="4 × attributes; 16 × attributes under (ε, δ)", docs="methods/aim.md#options"),
+    Option("max_model_size", "float", DEFAULT_MAX_MODEL_SIZE, "largest fitted model, in megabytes", low=0,
+           high=100_000, low_open=True, hint=" (megabytes of the fitted model; AIM's default 80)",
+           docs="methods/aim.md#options"),
+    Option("workload", "text", None, 'the margins the release should serve, e.g. "a,b;b,c"',
+           default_text="all two-way margins", docs="methods/aim.md#options"),
+    Option("fit_sweeps", "int", 50, "IPF sweeps per model fit", low=1, high=100_000, hint=" (IPF sweeps per model fit)",
+           docs="methods/aim.md#options", advanced=True),
+)
+
+
 def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
     """Fill defaults and validate every option (messages name the option and the fix)."""
-    check_known_options(opts, AimOptions, "aim")
+    check_known(OPTIONS, opts, "aim")
     d = len(domain)
     rounds = opts.get("rounds")
     rounds = ROUNDS_PER_ATTRIBUTE * d if rounds is None else whole_number(
         "rounds", rounds, d, 100_000, f" (AIM's T: at least the number of attributes, {d}, since the one-way margins use 0.9·d/T of ε)")
-    size = real_number("max_model_size", opts.get("max_model_size", DEFAULT_MAX_MODEL_SIZE), 0, 100_000, lo_open=True,
-                       hint=" (megabytes of the fitted model; AIM's default 80)")
     return AimOptions(
         rounds=int(rounds),
-        max_model_size=float(size),
+        max_model_size=float(value(OPTIONS, opts, "max_model_size")),
         workload=parse_workload(opts.get("workload"), domain),
-        fit_sweeps=whole_number("fit_sweeps", opts.get("fit_sweeps", 50), 1, 100_000, " (IPF sweeps per model fit)"),
+        fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
     )
 
 
@@ -155,12 +168,10 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
     eps_round = eps / opts.rounds
-    meas = []
-    for j in range(d):
-        y, mech = measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
-                          note="AIM initialisation: every one-way margin", definition=definition)
-        meas.append(((j,), y, mech.variance))
-    model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
+    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
+    meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
+                    note="AIM initialisation: every one-way margin", definition=definition) for j in range(d)]
+    model, info = fit.fit(shape, meas, total)
     limit_cells = opts.max_model_size * 2**20 / BYTES_PER_CELL
     selected, annealed, t, final = [], 0, 0, False
     while not final:
@@ -172,7 +183,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         eps_meas = eps_round - eps_sel
         budget_after = group.spent + eps_round
         cliques = [set(c) for c in model.tree.cliques]
-        measured = list({m[0] for m in meas})
+        measured = list({m.axes for m in meas})
         allowed = []
         for r in cand:
             if any(set(r) <= c for c in cliques) or \
@@ -189,19 +200,19 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         r = allowed[k]
         # the last charge takes exactly what is left, so the set spends eps to the last bit
         eps_meas = eps - group.spent if final else eps_meas
-        y, mech = measure(X, shape, r, eps_meas, nb, rng, group, f"round {t}: margin {' × '.join(names[a] for a in r)}",
-                          note="final round: the rest of the budget" if final else "", definition=definition)
-        meas.append((r, y, mech.variance))
+        margin = measure(X, shape, r, eps_meas, nb, rng, group, f"round {t}: margin {' × '.join(names[a] for a in r)}",
+                         note="final round: the rest of the budget" if final else "", definition=definition)
+        meas.append(margin)
         before = model.marginal(r)
-        model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
+        model, info = fit.fit(shape, meas, total)
         selected.append([names[a] for a in r])
-        if not final and np.abs(model.marginal(r) - before).sum() <= expected_abs_noise(mech) * counts_cells(shape, r):
+        if not final and np.abs(model.marginal(r) - before).sum() <= expected_abs_noise(margin.mechanism) * counts_cells(shape, r):
             eps_round *= definition.halving_factor  # half the noise: ε × 2, or ρ × 4 under zCDP
             annealed += 1
     del answers
     codes = model.sample(ctx.n_out, rng)
     diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
-            "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["sweeps"],
+            "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "warnings": []}
     return codes, diag
 

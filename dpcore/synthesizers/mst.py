@@ -12,7 +12,7 @@ Per set, at budget ε_s = ε/m, for d ≥ 3 attributes, three equal thirds (MST'
 3. **Edge margins**: each of the d − 1 chosen two-way margins at ε_s/(3(d − 1)).
 
 Then fit the tree model to all the noisy margins (junction-tree IPF,
-:mod:`dpcore.estimate.junction_tree`) and sample ñ records. d = 2: one pair, no choice:
+:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`) and sample ñ records. d = 2: one pair, no choice:
 one-way margins at ε_s/4 each and the pair at ε_s/2. d = 1: the one-way margin at ε_s.
 
 **Privacy.** Sequential composition (adaptive: each choice depends only on earlier
@@ -29,7 +29,7 @@ import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
 from dpcore.privacy.ledger import Ledger
-from dpcore.estimate.junction_tree import fit_measurements
+from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
@@ -37,7 +37,7 @@ from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
-from dpcore.synthesizers.options import check_known_options
+from dpcore.synthesizers.schema import Option, check_known, value
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,16 @@ class MstOptions:
         return asdict(self)
 
 
+#: MST's options (the registry's schema)
+OPTIONS = (
+    Option("fit_sweeps", "int", 50, "IPF sweeps of the model fit", low=1, high=100_000, hint=" (IPF sweeps)",
+           docs="methods/mst.md", advanced=True),
+)
+
+
 def resolve(domain: Domain, method: str = "mst", **opts) -> MstOptions:
-    check_known_options(opts, MstOptions, "mst")
-    return MstOptions(fit_sweeps=whole_number("fit_sweeps", opts.get("fit_sweeps", 50), 1, 100_000, " (IPF sweeps)"))
+    check_known(OPTIONS, opts, "mst")
+    return MstOptions(fit_sweeps=value(OPTIONS, opts, "fit_sweeps"))
 
 
 def budget_split(d: int, eps: float) -> tuple[float, float, float]:
@@ -79,15 +86,13 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     group = ledger.group(set_label)
     total = float(max(ctx.n_out, 1))
     e1, e2, e3 = budget_split(d, eps)
-    meas = []
-    for j in range(d):
-        y, mech = measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}", definition=ctx.definition)
-        meas.append(((j,), y, mech.variance))
+    meas = [measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}", definition=ctx.definition)
+            for j in range(d)]
     edges = []
     if d == 2:
         edges = [(0, 1)]
     elif d >= 3:
-        model, _ = fit_measurements(shape, meas, total, 1)  # one-way margins only: one sweep is exact
+        model, _ = JunctionTreeIPF(max_sweeps=1).fit(shape, meas, total)  # one-way margins only: one sweep is exact
         pairs = list(combinations(range(d), 2))
         score = {p: quality(margin_counts(X, shape, p), model.marginal(p)) for p in pairs}  # raw: scored only
         joined = DisjointSet(range(d))
@@ -102,13 +107,11 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
             joined.merge(a, b)
             edges.append((a, b))
         del score
-    for a, b in edges:
-        y, mech = measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}",
-                          definition=ctx.definition)
-        meas.append(((a, b), y, mech.variance))
-    model, info = fit_measurements(shape, meas, total, opts.fit_sweeps)
+    meas += [measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}",
+                     definition=ctx.definition) for a, b in edges]
+    model, info = JunctionTreeIPF(max_sweeps=opts.fit_sweeps).fit(shape, meas, total)
     codes = model.sample(ctx.n_out, rng)
-    diag = {"edges": [[names[a], names[b]] for a, b in edges], "fit_sweeps": info["sweeps"],
+    diag = {"edges": [[names[a], names[b]] for a, b in edges], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "warnings": []}
     return codes, diag
 
