@@ -207,13 +207,9 @@ def _spent_line(rel) -> str:
 
 
 def _dp_line(rel) -> str:
-    """The release's DP status in one line; a release with the sparse-leaf caveat says so up front."""
-    from dpcore.measure.sparse_leaves import STATEMENT_CAVEAT
-
+    """The release's DP status in one line."""
     if not rel.dp:
         return "DP: NO — " + rel.dp_reason
-    if STATEMENT_CAVEAT in rel.dp_reason:
-        return "DP: yes, for the ideal noise law (caveat at the end) — " + rel.dp_reason
     return "DP: yes — " + rel.dp_reason
 
 

@@ -79,8 +79,8 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release).
 
     Above :data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
-    sparse path releases the same distribution from the non-empty cells, up to the float64
-    rounding of the empty cells' noise histogram, and its ledger charge says so
+    sparse path releases the same distribution from the non-empty cells, the empty cells'
+    noise drawn as its exact histogram; its ledger charge names that sampler
     (docs/sparse-leaves.md)."""
     if _sparse(domain.size, opts):
         return _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx)
