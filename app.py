@@ -1,8 +1,15 @@
 """Curator's dashboard of the differential-privacy release studio.
 
-Run with ``make run`` (``streamlit run app.py``). Five pages, in workflow order:
-Data → Design → Preview (spends nothing) → Release (spends ε) → Trade-offs.
+Run with ``make run`` (``streamlit run app.py``). It opens on the Start page; then, in workflow
+order: Data → Design → Preview (spends nothing) → Release (spends ε) → Trade-offs / Survey.
 All computation is done by ``dpcore``; the pages only call it.
+
+The navigation is drawn here as links (``client.showSidebarNavigation = false`` in
+.streamlit/config.toml): Streamlit's automatic list of the ``pages/`` folder would otherwise
+show the helper modules (charts, common, …, workspace) on the first load after a start.
+Nothing heavy is imported before the Start page has drawn its first lines, so the first screen
+is never blank for long (bench/cold_load.py); the imports run once, under a lock
+(pages/_imports.py).
 """
 from __future__ import annotations
 
@@ -15,49 +22,68 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pages import _common as ui  # noqa: E402
-from pages import _workspace as wsui  # noqa: E402
-
 st.set_page_config(page_title="DP release studio", page_icon=":material/lock:", layout="wide")
 
 css = ROOT / "assets" / "styles.css"
 if css.exists():
     st.markdown(f"<style>{css.read_text(encoding='utf-8')}</style>", unsafe_allow_html=True)
 
-with ui.guarded("starting the session"):
-    ui.init_state()
-
 pages = [
-    st.Page("pages/1_data.py", title="1 · Data", icon=":material/table_view:", default=True),
-    st.Page("pages/2_design.py", title="2 · Design", icon=":material/account_tree:"),
-    st.Page("pages/3_preview.py", title="3 · Preview (spends nothing)", icon=":material/visibility:"),
-    st.Page("pages/4_release.py", title="4 · Release (spends ε)", icon=":material/inventory_2:"),
-    st.Page("pages/5_tradeoffs.py", title="5 · Trade-offs", icon=":material/monitoring:"),
-    st.Page("pages/6_survey.py", title="6 · Survey estimates", icon=":material/query_stats:"),
+    st.Page("pages/0_start.py", title="Start", icon=":material/home:", default=True),
+    st.Page("pages/1_data.py", title="1 · Data", icon=":material/table_view:", url_path="data"),
+    st.Page("pages/2_design.py", title="2 · Design", icon=":material/account_tree:", url_path="design"),
+    st.Page("pages/3_preview.py", title="3 · Preview (spends nothing)", icon=":material/visibility:",
+            url_path="preview"),
+    st.Page("pages/4_release.py", title="4 · Release (spends ε)", icon=":material/inventory_2:", url_path="release"),
+    st.Page("pages/5_tradeoffs.py", title="5 · Trade-offs", icon=":material/monitoring:", url_path="tradeoffs"),
+    st.Page("pages/6_survey.py", title="6 · Survey estimates", icon=":material/query_stats:", url_path="survey"),
+    st.Page("pages/7_docs.py", title="Docs and glossary", icon=":material/menu_book:", url_path="docs"),
 ]
-nav = st.navigation(pages)
+nav = st.navigation(pages, position="hidden")
 
-with st.sidebar, ui.guarded("the sidebar"):
-    s = st.session_state
-    if "raw_df" in s:
-        st.caption(f"**Data:** {s.get('data_name', '')}  \n{len(s['raw_df']):,} rows × {s['raw_df'].shape[1]} columns")
-        dom, err = ui.domain_status()
-        if err:
-            st.caption(":red[Domain needs attention (see Data page)]")
-        elif dom.inferred:
-            st.caption(":red[Domain inferred from data — not yet confirmed: releases are NOT DP]")
-        else:
-            st.caption(":green[Domain declared public]")
-        c = s["cfg"]
-        st.caption(f"**ε = {c['epsilon']:g}**, m = {c['m']} sets, {ui.MODES[c['mode']].split(' (')[0]}")
-    st.caption("Curator-only views are marked :red[NOT FOR RELEASE]; only the synthetic sets and the "
-               "manifest are covered by ε.")
+with st.sidebar:
+    with st.container(key="studio_nav"):
+        for p in pages:
+            st.page_link(p, label=p.title, icon=p.icon)
+    summary_slot = st.empty()
 
-with st.sidebar, ui.guarded("the workspace"):
-    wsui.sidebar()
+from pages import _imports  # noqa: E402  (light: the heavy imports happen in _imports.ready)
 
+
+def sidebar_summary() -> None:
+    """The session's summary under the page links; drawn again after the page ran (the page may have
+    changed the design or the table), replacing the first drawing."""
+    from pages import _common as ui
+    from pages import _jobs, _sidebar
+    from pages import _workspace as wsui
+
+    with summary_slot.container(), ui.guarded("the sidebar"):
+        _sidebar.summary()
+        _jobs.sidebar_notice()
+        wsui.sidebar()
+
+
+if nav.title != "Start":  # the Start page draws its first lines, then waits for the imports itself
+    _imports.ready()
+    from pages import _common as ui
+
+    with ui.guarded("starting the session"):
+        ui.init_state()
+    sidebar_summary()  # stays if the page stops early (st.stop ends the run: nothing after it is drawn)
 try:
-    with ui.guarded(f"the page '{nav.title}'"):
-        nav.run()
+    nav.run()
+except Exception as exc:  # noqa: BLE001 - never a traceback; Streamlit's rerun/stop are BaseExceptions
+    _imports.ready()
+    from pages import _common as ui
+
+    ui.show_error(exc, f"the page '{nav.title}'")
 finally:  # also after st.stop() / st.rerun(): the workspace keeps the table, domain, design and release
-    wsui.persist()
+    _imports.ready()
+    from pages import _common as ui
+    from pages import _jobs
+    from pages import _workspace as wsui
+
+    with ui.guarded("the session"):
+        _jobs.collect_release()  # a release that finished while the curator was on another page
+        wsui.persist()
+    sidebar_summary()

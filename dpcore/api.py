@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -134,7 +134,8 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
 def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
                seed: int | None = None, domain=None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
                max_records: int | None = None, dp_bins: dict | None = None, bins_share: float | None = None,
-               delta: float | None = None, **options: Any) -> Release:
+               delta: float | None = None,
+               progress: Callable[[int, int], Any] | None = None, **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
     Privacy: the ledger of the returned :class:`Release` totals exactly ``epsilon``.
@@ -162,6 +163,10 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     does not exceed them, every share above is a share of that ρ, counts get discrete Gaussian
     noise, and the ledger composes in ρ (docs/privacy-model.md, "(ε, δ) through zero-concentrated
     DP"). A method that cannot run under zCDP refuses ``delta`` in one line.
+
+    ``progress(sets_done, sets)``, if given, is called before each set and once after the last;
+    an exception it raises stops the release before the next set, and nothing is returned (the
+    app's Cancel button). It sees no data, so the guarantee is unchanged.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
@@ -180,7 +185,8 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
 
     rel, codes_sets, rng = synthesize_codes(lambda d: _encode(d, data), dom, method, epsilon, sets=sets, seed=seed,
                                             neighbours=neighbours, count_share=count_share, max_records=max_records,
-                                            prepare=dp_edges if bin_specs else None, delta=delta, **options)
+                                            prepare=dp_edges if bin_specs else None, delta=delta, progress=progress,
+                                            **options)
     rel.sets = [rel.domain.decode(c, rng) for c in codes_sets]
     return rel
 
@@ -188,6 +194,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
 def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
                      seed: int | None = None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
                      max_records: int | None = None, keep=None, prepare=None, delta: float | None = None,
+                     progress: Callable[[int, int], Any] | None = None,
                      **options: Any) -> tuple[Release, list[np.ndarray], np.random.Generator]:
     """The release of :func:`synthesize` before decoding: ``(release with no sets yet, codes
     of each set, the generator positioned where decoding starts)``.
@@ -200,8 +207,8 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     (bincount, margins, mutual information from counts), so the release depends on the
     records only through their multiset: any row order of the codes gives the same
     release (``tests/test_engines.py`` checks it). ``keep``, if given, is applied to each
-    set's codes as soon as it is drawn (e.g. to store them compactly on disk). Same
-    privacy guarantee as :func:`synthesize`.
+    set's codes as soon as it is drawn (e.g. to store them compactly on disk). ``progress``
+    as in :func:`synthesize`. Same privacy guarantee as :func:`synthesize`.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
@@ -239,12 +246,16 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     plan = spec.plan(opts, dom, eps_sets, m)
     codes_sets, trees, diagnostics = [], [], []
     for s in range(m):
+        if progress is not None:
+            progress(s, m)
         out, tree, diag = spec.run_set(X, dom, opts, plan, eps_sets / m, rng, ledger, f"set {s + 1}", ctx)
         codes_sets.append(keep(out) if keep is not None else out)
         del out
         trees.append(tree)
         diagnostics.append(diag)
     del X  # raw codes go no further
+    if progress is not None:
+        progress(m, m)
     not_dp = spec.not_dp(opts)
     ledger.assert_total(budget)
     dp, why = _dp_status(dom, not_dp, eps, nb, ledger)
@@ -314,6 +325,30 @@ def _margin_rows(method: str, opts, dom: Domain, per_set: float, nb: Neighbours,
         from dpcore.synthesizers import aim, mst
         return (aim if method == "aim" else mst).preview_rows(opts, dom, per_set, nb, definition)
     raise OptionError(f"no preview for method {method!r}")
+
+
+def expected_noise(method: str, domain: Domain, epsilon: float, *, n: float, sets: int = 1,
+                   neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
+                   bins_share: float = 0.0, **options: Any) -> list:
+    """How large the noise on each kind of count ``method`` releases is against the count it is
+    added to: a list of :class:`dpcore.synthesizers.empty_share.NoiseRow` (noise SD per count, typical count
+    n/cells, whether the noise is larger). Spends nothing and reads no data: the public domain,
+    the options, ε, m, the neighbour notion and a record count ``n`` — the released noisy count
+    (public), or the curator's own n (then the answer is curator-only). ``bins_share``: the
+    share of ε the release spends on DP bin edges (``synthesize(..., dp_bins=...)``).
+    """
+    if method not in REGISTRY:
+        raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
+    eps = check_epsilon(epsilon)
+    m = check_sets(sets)
+    dom = domain if isinstance(domain, Domain) else Domain.from_dict(domain)
+    spec = REGISTRY[method]
+    opts = spec.resolve(dom, method, **options)
+    nb, share = privacy_setup(neighbours, count_share, max_records)
+    eps_sets = eps * (1.0 - (share or 0.0) - float(bins_share))
+    if eps_sets <= 0:
+        raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
+    return spec.noise_rows(opts, dom, eps_sets, m, max(float(n), 1.0), nb)
 
 
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,

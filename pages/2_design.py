@@ -8,16 +8,19 @@ import streamlit as st
 
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.errors import DPCoreError
+from dpcore.studio import adviser
 from pages import _common as ui
+from pages import _glossary as gl
+from pages import _noise
 from pages import _workspace as wsui
 
 s = st.session_state
 ui.init_state()
 cfg = ui.cfg()
 
-st.title("2 · Design")
-st.caption("Choose how the hierarchy is built and how ε is spent. Nothing is spent on this page; "
-           "the ledger chart shows the plan.")
+st.title("2 · Design", anchor=False)
+st.caption("Choose the release method, ε and the method's options. Nothing is spent on this page: the adviser, "
+           "the noise check and the ledger chart show what the release would do.")
 
 dom = ui.need_domain()
 if dom is None:
@@ -55,7 +58,8 @@ def _margin_ledger(pv, method: str, opts: dict) -> None:
     plan = pv.plan
     tab = pv.margins.assign(**{"ε over m sets": pv.margins["epsilon"] * plan["sets"]})
     st.dataframe(tab.rename(columns={"epsilon": "ε per set"}), hide_index=True, width="stretch",
-                 column_config={"ε per set": st.column_config.NumberColumn(format="%.4g"),
+                 column_config={"table": st.column_config.TextColumn(width="medium"),
+                                "ε per set": st.column_config.NumberColumn(format="%.4g"),
                                 "ε over m sets": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_scale": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_sd": st.column_config.NumberColumn(format="%.4g")})
@@ -66,22 +70,40 @@ def _margin_ledger(pv, method: str, opts: dict) -> None:
 
 
 p = len(dom)
-left, right = st.columns([3, 2], gap="large")
+eps_ok = True
+try:
+    check_epsilon(cfg["epsilon"])
+except DPCoreError:
+    eps_ok = False
+adviser_box = st.container()  # filled at the end, from the settings chosen below
+left, right = st.columns([1, 1], gap="large")
 
 with left:
     with ui.guarded("the release method"):
-        st.subheader("Release method")
+        st.subheader("Release method", anchor=False)
         if cfg.get("release_method") not in ui.RELEASE_METHODS:
-            cfg["release_method"] = "steps"
+            cfg["release_method"] = "auto"
+        picked = ui.resolved_method(dom)
+
+        def method_name(k: str) -> str:
+            if k == "auto":
+                return f"Recommended for this table: {adviser.NAMES.get(picked, picked)}"
+            return ui.RELEASE_METHODS[k]
+
         st.selectbox("Method of the release", list(ui.RELEASE_METHODS), key=bind("release_method"),
-                     format_func=lambda k: ui.RELEASE_METHODS[k].split(" — ")[0],
-                     help="Any method can be the release. The others can still run alongside as comparators.")
+                     format_func=method_name,
+                     help=gl.help_text("method-adviser", lead="The first entry follows the adviser's pick for this "
+                                                                "table and design (public facts only); choose a "
+                                                                "method by name to fix it."))
         cfg["release_method"] = s["w_release_method"]
-        st.caption(ui.RELEASE_METHODS[cfg["release_method"]])
-        if cfg["release_method"] == "ipf":
+        method_now = ui.resolved_method(dom)
+        family = "steps" if method_now in ("steps", "steps_lesda", "uh_random") else method_now
+        st.caption(adviser.WHAT.get(family, "") + " " + gl.method_link(method_now))
+        if method_now == "ipf":
             st.text_input("Margins", key=bind("ipf_margins"),
-                          help='"twoway" (all two-way margins, synthpop\'s default), "oneway", or groups like '
-                               '"sex,agegr;edu,income". Each margin gets ε/|M| of what the one-way share leaves.')
+                          help=gl.help_text("margins", lead='"twoway" (all two-way margins, synthpop\'s default), '
+                                                            '"oneway", or groups like "sex,agegr;edu,income". Each '
+                                                            'margin gets ε/|M| of what the one-way share leaves.'))
             cfg["ipf_margins"] = s["w_ipf_margins"]
             cfg.setdefault("ipf_one_way_share", "auto")  # a design saved before the option existed
             shares = ["auto", 0.0, 0.25, 0.5, 0.75]
@@ -91,48 +113,42 @@ with left:
                          key=bind("ipf_one_way_share"),
                          format_func=lambda v: ("auto (half when the margins are noise-dominated, else none)"
                                                 if v == "auto" else f"{v}" + (" (synthpop)" if v == 0 else "")),
-                         help="Measure every attribute's one-way margin with this share of ε; the margins above "
-                              "share the rest. On wide tables at small ε it keeps the one-way margins right "
-                              "(docs/methods/ipf.md).")
+                         help=gl.help_text("one-way-share"))
             cfg["ipf_one_way_share"] = s["w_ipf_one_way_share"]
-        if cfg["release_method"] in ("ipf", "flat_laplace"):
+        if method_now in ("ipf", "flat_laplace"):
             st.number_input("Prior (synthpop's priorn, spread over the cells)", min_value=0.0, step=0.5,
-                            key=bind("prior"), help="Added after the noise: post-processing, spends nothing.")
+                            key=bind("prior"), help=gl.help_text("prior"))
             cfg["prior"] = float(s["w_prior"])
-        if cfg["release_method"] == "privbayes":
+        if method_now == "privbayes":
             st.number_input("Degree k (parents per attribute)", min_value=1, max_value=5, step=1, key=bind("degree"),
-                            help="Larger k captures more dependence but each noisy table has more cells.")
+                            help=gl.help_text("degree-k"))
             cfg["degree"] = int(s["w_degree"])
-        if cfg["release_method"] == "aim":
+        if method_now == "aim":
             for k, v in (("aim_workload", "twoway"), ("aim_rounds", 0), ("aim_max_model_size", 80.0)):
                 cfg.setdefault(k, v)  # a design saved before AIM was offered
-            st.text_input("Workload", key=bind("aim_workload"),
-                          help='The margins the release should serve: "twoway" (all two-way margins, the default), '
-                               '"oneway", "threeway", or groups like "sex,agegr;edu,income".')
+            st.text_input("Workload", key=bind("aim_workload"), help=gl.help_text("workload"))
             cfg["aim_workload"] = s["w_aim_workload"]
             st.number_input("Rounds T (0: 4 × the number of attributes)", min_value=0, step=1, key=bind("aim_rounds"),
-                            help="ε/T is the budget of the first rounds; a round that barely changes the model doubles it.")
+                            help=gl.help_text("rounds-t"))
             cfg["aim_rounds"] = int(s["w_aim_rounds"])
             st.number_input("Largest model (MB)", min_value=0.001, step=10.0, key=bind("aim_max_model_size"),
-                            help="AIM's max_model_size: caps the junction tree, and so memory and time.")
+                            help=gl.help_text("largest-model"))
             cfg["aim_max_model_size"] = float(s["w_aim_max_model_size"])
 
-    if cfg["release_method"] == "steps":
+    if method_now in ("steps", "steps_lesda", "uh_random"):
         with ui.guarded("the hierarchy controls"):
-            st.subheader("Hierarchy")
+            st.subheader("Hierarchy", anchor=False)
+            gl.terms_line("layers-l", "mosda", "lesda", "uh-random-tree", "share-r", "phantom-padding", "fan-out")
             keys = list(ui.MODES)
             st.radio("How the tree is chosen", keys, format_func=ui.MODES.get, key=bind("mode"),
-                     help="Fixed order: you choose, nothing is spent on the tree. MoSDA/LeSDA: the attribute at each node "
-                          "is chosen by the exponential mechanism, spending a share r of ε. Random: chosen uniformly "
-                          "at random, independent of the data (the papers' 'modified UH').")
+                     help=gl.help_text("mosda", "lesda", "uh-random-tree",
+                                       lead="Fixed order: you choose, nothing is spent on the tree."))
             cfg["mode"] = s["w_mode"]
             if s.get("w_L") is not None and not 1 <= int(s["w_L"]) <= p:
                 s["w_L"] = max(1, min(p, int(s["w_L"])))
             cfg["L"] = max(1, min(p, int(cfg["L"])))
             st.number_input("Layers L", min_value=1, max_value=p, step=1, key=bind("L"),
-                            help="Number of partition layers above the leaf cells. Each noised layer shares the count "
-                                 "budget, so more layers means less ε per layer (more noise per node) but a tree that "
-                                 "can follow the data.")
+                            help=gl.help_text("layers-l"))
             cfg["L"] = int(s["w_L"])
             L = cfg["L"]
 
@@ -169,18 +185,19 @@ with left:
                     st.rerun()
             elif cfg["mode"] in ("mosda", "lesda"):
                 st.selectbox("Selection utility", list(ui.UTILITY_HELP), key=bind("utility"),
-                             help="Score that ranks attributes at each node. " +
-                                  " ".join(f"{k}: {v}" for k, v in ui.UTILITY_HELP.items()))
+                             format_func=lambda k: {"aic": "AIC (2021 paper)", "aic_gain": "AIC gain (2018 paper)",
+                                                    "l1_uniform": "L1 distance from uniform"}.get(k, k),
+                             help=gl.help_text("aic", "aicgain", "l1uniform",
+                                               lead="The score that ranks the attributes at each node."))
                 cfg["utility"] = s["w_utility"]
                 st.slider("Share r of ε spent choosing the tree", 0.01, 0.5, step=0.01, key=bind("r"),
-                          help="r·ε/m is split over the selection layers (exponential mechanism); the rest (1−r)·ε/m "
-                               "goes to noisy counts. Larger r: a better tree, noisier counts.")
+                          help=gl.help_text("share-r", lead="Larger r: a better tree, noisier counts."))
                 cfg["r"] = float(s["w_r"])
             else:
                 st.caption("Random selection reads no data to choose the tree, so it spends nothing on it (r = 0).")
 
     with ui.guarded("the budget controls"):
-        st.subheader("Privacy budget")
+        st.subheader("Privacy budget", anchor=False)
         if "w_eps_slider" not in s:
             s["w_eps_slider"] = nearest_grid(cfg["epsilon"])
         if "w_eps_typed" not in s:
@@ -188,25 +205,24 @@ with left:
         c1, c2 = st.columns([3, 1])
         c1.select_slider("ε (log scale)", options=ui.EPS_GRID, key="w_eps_slider", on_change=_eps_from_slider,
                          format_func=lambda v: f"{v:g}",
-                         help="ε: smaller means stronger privacy and more noise. It bounds how much any one "
-                              "person's record can change the release. The whole release (all m sets) spends ε.")
+                         help=gl.help_text("epsilon", lead="The whole release (all m sets) spends ε."))
         c2.number_input("or type ε", key="w_eps_typed", on_change=_eps_from_typed, step=0.1, format="%.4g",
                         help="Any ε > 0. Typical: 0.1 (strong privacy) … 1 … 10 (weak).")
-        try:
+        try:  # the one place an invalid ε is reported (the panels that need ε wait for a valid one)
             check_epsilon(cfg["epsilon"])
+            eps_ok = True
         except DPCoreError as exc:
+            eps_ok = False
             st.error(str(exc), icon=":material/warning:")
         st.radio("Neighbouring tables (what one person's data means)", list(ui.NEIGHBOURS), key=bind("neighbours"),
                  format_func=ui.NEIGHBOURS.get, horizontal=False,
-                 help="Add/remove (default): the release hides whether a person is in the table at all; the record "
-                      "count is private, so 5% of ε buys a noisy count and every set has that many records. "
-                      "Replace: hides a person's values when the table's size n is public (e.g. a census of a "
-                      "known population); every count then moves by up to 2, so it gets twice the noise.")
+                 help=gl.help_text("neighbouring-tables",
+                                   lead="Add/remove (default): 5% of ε buys a noisy record count, and every set has "
+                                        "that many records. Replace: every count moves by up to 2, so it gets twice "
+                                        "the noise."))
         cfg["neighbours"] = s["w_neighbours"]
         st.number_input("Synthetic sets m", min_value=1, max_value=50, step=1, key=bind("m"),
-                        help="Each set gets ε/m (sequential composition), so more sets means more noise per set. "
-                             "Analyses combine the m sets with the multiple-imputation rules (mean of the "
-                             "estimates; variance = between-set/m + within-set), which makes the uncertainty honest.")
+                        help=gl.help_text("synthetic-sets-m"))
         cfg["m"] = int(s["w_m"])
 
     with ui.guarded("the amplification calculator"):
@@ -215,77 +231,94 @@ with left:
         with st.expander("If you release only a random share β of the records to each non-colluding user…"):
             st.number_input("Share β of the records each user's release is computed on", min_value=0.001,
                             max_value=0.999, value=0.1, step=0.05, format="%.3g", key="w_amp_beta",
-                            help="β = n_i/n: a secret random permutation cuts the records into pieces of sizes "
-                                 "fixed in advance; each user gets answers computed on their pieces only. Because "
-                                 "nobody learns which records were in a piece, a release that is ε-DP on the piece "
-                                 "is ε'-DP for the whole table (Merrill 2021, Thm 5.5.1, bounded DP).")
+                            help=gl.help_text("amplification-by-sampling",
+                                              lead="β = n_i/n: a secret random permutation cuts the records into "
+                                                   "pieces of sizes fixed in advance (Merrill 2021, Thm 5.5.1)."))
             eps_now, beta = float(cfg["epsilon"]), float(s["w_amp_beta"])
-            eps_amp = amplified_epsilon(eps_now, beta)
-            c1, c2, c3 = st.columns(3)
-            c1.metric("ε' (amplified)", f"{eps_amp:.4g}",
-                      help="ε' = ln((e^ε·β + 1 − β)/(1 − β)) for the current design ε.")
-            c2.metric("min(ε, ε')", f"{min(eps_now, eps_amp):.4g}",
-                      help="The release is ε-DP anyway; sampling makes it ε'-DP too, so the smaller one holds.")
-            c3.metric("Max useful β", f"{max_useful_beta(eps_now):.4g}",
-                      help="(e^ε − 1)/(2e^ε − 1): for a larger β, ε' ≥ ε and sampling saves nothing.")
-            st.caption(f"At ε = {eps_now:g} and β = {beta:g}: ε' = {eps_amp:.4f}"
-                       + ("." if eps_amp < eps_now else " — no saving at this β.")
-                       + " Assumes the users of different pieces do **not** pool their answers: users who "
-                         "collude count as one user with their total share β, and the permutation must stay secret.")
-
-    with ui.guarded("the allocation controls"):
-        st.subheader("Allocation, consistency, synthesis")
-        alloc_opts = ["half", "equal", "custom"]
-        st.radio("Allocation of the count budget over layers", alloc_opts, key=bind("allocation"), horizontal=True,
-                 help="half: ½ to the leaf cells, ½ split over layers 1..L. equal: the same ε for every noised layer. "
-                      "custom: your weights. A layer with a larger share gets less noise.")
-        cfg["allocation"] = s["w_allocation"]
-        n_layers, leaf = ui.noised_layers(dom)
-        n_noised = n_layers + int(leaf)
-        if cfg["allocation"] == "custom":
-            if n_noised == 0:
-                st.info("Put attributes into layers first; then set their weights.")
+            if not eps_ok:
+                st.caption("Set a valid ε above to see what sampling saves.")
             else:
-                raw = (list(cfg.get("custom_weights", [])) + [1.0 / n_noised] * n_noised)[:n_noised]
-                names = [f"layer {k}" for k in range(1, n_layers + 1)] + (["leaf cells"] if leaf else [])
-                cols = st.columns(min(n_noised, 4))
-                new = []
-                for i, nm in enumerate(names):
-                    wk = f"w_cw_{n_noised}_{i}"
-                    if wk not in s:
-                        s[wk] = float(min(1.0, max(0.0, raw[i])))
-                    new.append(cols[i % len(cols)].slider(
-                        f"weight: {nm}", 0.0, 1.0, step=0.05, key=wk,
-                        help="Relative share of the count budget. Weights are normalised to sum to 1."))
-                cfg["custom_weights"] = new
-                norm = ui.normalised_weights(new, n_noised)
-                if norm is None:
-                    st.error("Custom allocation: at least one weight must be above 0.")
+                eps_amp = amplified_epsilon(eps_now, beta)
+                c1, c2, c3 = st.columns(3)
+                c1.metric("ε' (amplified)", f"{eps_amp:.4g}",
+                          help="ε' = ln((e^ε·β + 1 − β)/(1 − β)) for the current design ε.")
+                c2.metric("min(ε, ε')", f"{min(eps_now, eps_amp):.4g}",
+                          help="The release is ε-DP anyway; sampling makes it ε'-DP too, so the smaller one holds.")
+                c3.metric("Max useful β", f"{max_useful_beta(eps_now):.4g}",
+                          help="(e^ε − 1)/(2e^ε − 1): for a larger β, ε' ≥ ε and sampling saves nothing.")
+                st.caption(f"At ε = {eps_now:g} and β = {beta:g}: ε' = {eps_amp:.4f}"
+                           + ("." if eps_amp < eps_now else " — no saving at this β.")
+                           + " Assumes the users of different pieces do **not** pool their answers: users who "
+                             "collude count as one user with their total share β, and the permutation must stay "
+                             "secret.")
+
+    if method_now in ("steps", "steps_lesda", "uh_random"):
+        with ui.guarded("the allocation controls"):
+            st.subheader("Allocation, consistency, synthesis", anchor=False)
+            gl.terms_line("allocation", "nonneg", "wls", "uh-consistency", "synthesis")
+            alloc_opts = ["half", "equal", "custom"]
+            st.radio("Allocation of the count budget over layers", alloc_opts, key=bind("allocation"), horizontal=True,
+                     help=gl.help_text("allocation", lead="A layer with a larger share gets less noise."))
+            cfg["allocation"] = s["w_allocation"]
+            n_layers, leaf = ui.noised_layers(dom)
+            n_noised = n_layers + int(leaf)
+            if cfg["allocation"] == "custom":
+                if n_noised == 0:
+                    st.info("Put attributes into layers first; then set their weights.")
                 else:
-                    st.caption("Normalised (sum = 1): " + ", ".join(f"{nm} **{w:.3f}**" for nm, w in zip(names, norm)))
-        c1, c2 = st.columns(2)
-        c1.selectbox("Consistency", ["nonneg", "wls", "uh"], key=bind("consistency"),
-                     help="Post-processing (free: spends no ε) that makes parents equal the sum of their children. "
-                          "nonneg: least squares with non-negative counts (default); wls: exact weighted least "
-                          "squares; uh: Hay et al.'s universal-histogram rule.")
-        cfg["consistency"] = s["w_consistency"]
-        c2.radio("Synthesis", ["sample", "round"], key=bind("synthesis"), horizontal=True,
-                 help="Post-processing: sample n records from the noisy leaf counts, or round them so they sum to n.")
-        cfg["synthesis"] = s["w_synthesis"]
-        method, opts, problems = ui.design_call(dom)
-        others = [mth for mth in ui.methods() if not (mth == method and cfg["mode"] != "fixed")]
-        s["w_comparators"] = [x for x in s.get("w_comparators", cfg["comparators"]) if x in others]
-        st.multiselect("Comparators to run alongside", others, key="w_comparators",
-                       help="Other methods released at the same ε and m for comparison. Each comparator is a "
-                            "separate release and spends its own ε: publish only one of them.")
-        cfg["comparators"] = list(s["w_comparators"])
+                    raw = (list(cfg.get("custom_weights", [])) + [1.0 / n_noised] * n_noised)[:n_noised]
+                    names = [f"layer {k}" for k in range(1, n_layers + 1)] + (["leaf cells"] if leaf else [])
+                    cols = st.columns(min(n_noised, 4))
+                    new = []
+                    for i, nm in enumerate(names):
+                        wk = f"w_cw_{n_noised}_{i}"
+                        if wk not in s:
+                            s[wk] = float(min(1.0, max(0.0, raw[i])))
+                        new.append(cols[i % len(cols)].slider(
+                            f"weight: {nm}", 0.0, 1.0, step=0.05, key=wk,
+                            help="Relative share of the count budget. Weights are normalised to sum to 1."))
+                    cfg["custom_weights"] = new
+                    norm = ui.normalised_weights(new, n_noised)
+                    if norm is None:
+                        st.error("Custom allocation: at least one weight must be above 0.")
+                    else:
+                        st.caption("Normalised (sum = 1): " + ", ".join(f"{nm} **{w:.3f}**"
+                                                                        for nm, w in zip(names, norm)))
+            c1, c2 = st.columns(2)
+            c1.selectbox("Consistency", ["nonneg", "wls", "uh"], key=bind("consistency"),
+                         format_func={"nonneg": "nonneg (least squares, counts ≥ 0)",
+                                      "wls": "wls (weighted least squares)", "uh": "uh (Hay et al.)"}.get,
+                         help=gl.help_text("nonneg", "wls", "uh-consistency",
+                                           lead="Post-processing (spends no ε) that makes parents equal the sum of "
+                                                "their children."))
+            cfg["consistency"] = s["w_consistency"]
+            c2.radio("Synthesis", ["sample", "round"], key=bind("synthesis"), horizontal=True,
+                     help=gl.help_text("synthesis"))
+            cfg["synthesis"] = s["w_synthesis"]
+    elif method_now in ("ipf", "flat_laplace"):
+        with ui.guarded("the synthesis control"):
+            st.radio("Synthesis", ["sample", "round"], key=bind("synthesis"), horizontal=True,
+                     help=gl.help_text("synthesis"))
+            cfg["synthesis"] = s["w_synthesis"]
+
+method, opts, problems = ui.design_call(dom)
+
+with adviser_box, ui.guarded("the method adviser"):
+    if eps_ok:
+        _noise.adviser_panel(dom, method, opts)
 
 with right:
+    if not eps_ok:
+        st.info("Set a valid ε on the left: the adviser, the noise check and the ledger need one.",
+                icon=":material/info:")
+    elif not problems:
+        with ui.guarded("the noise check"):
+            _noise.noise_panel(dom, method, opts, ui.method_label(method, opts))
     with ui.guarded("the budget ledger"):
-        st.subheader("Budget ledger (planned)")
+        st.subheader("Budget ledger (planned)", anchor=False)
         for msg in problems:
             st.warning(msg, icon=":material/account_tree:")
-        if not problems:
+        if not problems and eps_ok:
             pv, method, opts = ui.preview_for_design(dom)
             if ui.is_margin_preview(pv):
                 _margin_ledger(pv, method, opts)
@@ -296,7 +329,8 @@ with right:
                                 config={"displaylogo": False})
                 rows = []
                 for k, e in enumerate(plan.get("selection_epsilon_per_layer", [])):
-                    rows.append({"part": f"tree selection, layer {k}→{k + 1}", "ε per set": e, "ε over m sets": e * plan["sets"]})
+                    rows.append({"part": f"tree selection, layer {k}→{k + 1}", "ε per set": e,
+                                 "ε over m sets": e * plan["sets"]})
                 for nm, e in zip(ui.preview_layer_names(pv), plan.get("count_epsilon_per_layer", [])):
                     rows.append({"part": f"counts, {nm}", "ε per set": e, "ε over m sets": e * plan["sets"]})
                 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
@@ -306,7 +340,8 @@ with right:
                            f"Per set ε/m = {plan['epsilon_per_set']:.4g}. Nodes within a layer are disjoint "
                            "(parallel composition: paid once); layers and sets add up (sequential composition). "
                            f"Fan-out after phantom padding b = {plan.get('fan_out')}.")
-            st.page_link("pages/3_preview.py", label="Preview the hierarchy (spends nothing)", icon=":material/visibility:")
+            st.page_link("pages/3_preview.py", label="Preview the hierarchy (spends nothing)",
+                         icon=":material/visibility:")
 
 with ui.guarded("the saved designs"):
     wsui.designs_panel()

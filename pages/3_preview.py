@@ -6,12 +6,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _common as ui
+from pages import _glossary as gl
+from pages import _noise
 
 s = st.session_state
 ui.init_state()
 cfg = ui.cfg()
 
-st.title("3 · Preview")
+st.title("3 · Preview", anchor=False)
 st.caption("Spends no budget. The structure and the expected errors depend only on the design, the public "
            "domain and ε; the panels marked NOT FOR RELEASE read the raw data and are for you, the curator, only.")
 
@@ -22,12 +24,15 @@ if dom is None:
 pv = None
 with ui.guarded("the preview"):
     pv, method, opts = ui.preview_for_design(dom)
+    with ui.guarded("the noise check"):
+        _noise.noise_panel(dom, method, opts, ui.method_label(method, opts))
     if ui.is_margin_preview(pv):
         # margin methods: what will be measured, with the noise per table (public facts, but for ipf's
         # one_way_share="auto", which the preview decides from the table's own size: curator-only)
         st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}: "
                     "the noisy tables each set measures")
-        st.dataframe(pv.margins, hide_index=True, width="stretch")
+        st.dataframe(pv.margins, hide_index=True, width="stretch",
+                     column_config={"table": st.column_config.TextColumn(width="large")})
         if pv.plan.get("one_way_share_auto"):
             st.caption(f"One-way share {pv.plan['one_way_share']:g} (auto): decided here from the table's own "
                        "record count (curator-only); the release decides from its noisy record count, so the two "
@@ -38,71 +43,72 @@ with ui.guarded("the preview"):
                       help="From the domain size, the table's size and the noise scale (curator-only).")
         if pv.plan.get("empty_cell_warning"):
             st.warning(pv.plan["empty_cell_warning"], icon=":material/warning:")
-        st.stop()
-    st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}, "
-                f"fan-out after padding b = {pv.tree.b}")
-    if pv.plan.get("private_selection"):
-        st.info("Private selection: the release draws the tree with the exponential mechanism, so the actual tree "
-                "may differ. Shown here is the most likely attribute at each node.", icon=":material/casino:")
+    else:
+        st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}, "
+                    f"fan-out after padding b = {pv.tree.b}", help=gl.help_text("fan-out", "phantom-padding"))
+        if pv.plan.get("private_selection"):
+            st.info("Private selection: the release draws the tree with the exponential mechanism, so the actual "
+                    "tree may differ. Shown here is the most likely attribute at each node.", icon=":material/casino:")
 
-if pv is None:
-    st.stop()
+# the tree's sections (STEPS and its variants); no st.stop(), so the sidebar is drawn after the page
+tree_preview = pv is not None and not ui.is_margin_preview(pv)
 
-with ui.guarded("the hierarchy chart"):
-    fig, note = ui.icicle_figure(pv, dom)
-    st.plotly_chart(fig, config={"displaylogo": False})
-    st.caption("Blue/green/orange: real nodes by layer; **grey: phantom** nodes that pad every node to the same "
-               "fan-out b. Phantoms are publicly empty: not noised, pinned at 0, never output. Yellow: the leaf "
-               "cells under each last-layer node." + (f" {note}" if note else ""))
+if tree_preview:
+    with ui.guarded("the hierarchy chart"):
+        fig, note = ui.icicle_figure(pv, dom)
+        st.plotly_chart(fig, config={"displaylogo": False})
+        st.caption("Blue/green/orange: real nodes by layer; **grey: phantom** nodes that pad every node to the same "
+                   "fan-out b. Phantoms are publicly empty: not noised, pinned at 0, never output. Yellow: the leaf "
+                   "cells under each last-layer node." + (f" {note}" if note else ""))
 
-with ui.guarded("the per-layer table"):
-    st.subheader("Per noised layer")
-    tab = pv.layers.rename(columns={
-        "layer": "layer", "attributes": "attributes", "real": "real nodes", "phantom": "phantom nodes",
-        "epsilon": "ε per set", "noise_scale": "noise scale (Δ/ε)", "noise_sd": "noise SD (records)",
-        "expected_se": "expected SE (records)",
-    })
-    st.dataframe(tab, hide_index=True, width="stretch", column_config={
-        c: st.column_config.NumberColumn(format="%.4g") for c in tab.columns if tab[c].dtype.kind == "f"})
-    st.caption("Expected SE: the standard error of a node's count after consistency, in records; they depend only on the structure and the "
-               "noise scales, not on the data, and use the WLS variance of the consistency step.")
-    fig = go.Figure()
-    fig.add_bar(x=[f"layer {v}" for v in pv.layers["layer"]], y=pv.layers["noise_sd"], name="noise SD before consistency",
-                marker_color=ui.OKABE_ITO[0])
-    fig.add_bar(x=[f"layer {v}" for v in pv.layers["layer"]], y=pv.layers["expected_se"],
-                name="expected SE after consistency", marker_color=ui.OKABE_ITO[3])
-    fig.update_layout(barmode="group", height=300, margin=dict(l=10, r=10, t=30, b=10),
-                      yaxis_title="error (records per node)", xaxis_title="noised layer",
-                      title="Noise per node, before and after consistency")
-    st.plotly_chart(fig, config={"displaylogo": False})
+    with ui.guarded("the per-layer table"):
+        st.subheader("Per noised layer", anchor=False)
+        tab = pv.layers.rename(columns={
+            "layer": "layer", "attributes": "attributes", "real": "real nodes", "phantom": "phantom nodes",
+            "epsilon": "ε per set", "noise_scale": "noise scale (Δ/ε)", "noise_sd": "noise SD (records)",
+            "expected_se": "expected SE (records)",
+        })
+        st.dataframe(tab, hide_index=True, width="stretch", column_config={
+            c: st.column_config.NumberColumn(format="%.4g") for c in tab.columns if tab[c].dtype.kind == "f"})
+        st.caption("Expected SE: the standard error of a node's count after consistency, in records; they depend only on the structure and the "
+                   "noise scales, not on the data, and use the WLS variance of the consistency step.")
+        fig = go.Figure()
+        fig.add_bar(x=[f"layer {v}" for v in pv.layers["layer"]], y=pv.layers["noise_sd"], name="noise SD before consistency",
+                    marker_color=ui.OKABE_ITO[0])
+        fig.add_bar(x=[f"layer {v}" for v in pv.layers["layer"]], y=pv.layers["expected_se"],
+                    name="expected SE after consistency", marker_color=ui.OKABE_ITO[3])
+        fig.update_layout(barmode="group", height=300, margin=dict(l=10, r=10, t=30, b=10),
+                          yaxis_title="error (records per node)", xaxis_title="noised layer",
+                          title="Noise per node, before and after consistency")
+        st.plotly_chart(fig, config={"displaylogo": False})
 
-if pv.selection is not None and len(pv.selection):
-    with ui.guarded("the selection probabilities"):
-        st.subheader("Selection probabilities per node")
-        ui.not_dp_label("NOT FOR RELEASE — computed from the raw data, curator only")
-        sel = pv.selection
-        for layer, sub in sel.groupby("layer"):
-            piv = sub.pivot_table(index="node", columns="attribute", values="probability", aggfunc="first").fillna(0.0)
-            piv = piv.head(40)
-            fig = go.Figure(go.Heatmap(z=piv.to_numpy(), x=list(piv.columns), y=list(piv.index), colorscale="Blues",
-                                       zmin=0, zmax=1, colorbar=dict(title="P(chosen)"),
-                                       hovertemplate="node %{y}<br>%{x}: %{z:.3f}<extra></extra>"))
-            fig.update_layout(height=max(200, 120 + 22 * len(piv)), margin=dict(l=10, r=10, t=30, b=10),
-                              title=f"Layer {layer}: probability each attribute splits the node",
-                              xaxis_title="attribute", yaxis_title="node")
-            st.plotly_chart(fig, config={"displaylogo": False})
+    if pv.selection is not None and len(pv.selection):
+        with ui.guarded("the selection probabilities"):
+            st.subheader("Selection probabilities per node", anchor=False)
+            ui.not_dp_label("NOT FOR RELEASE — computed from the raw data, curator only")
+            sel = pv.selection
+            for layer, sub in sel.groupby("layer"):
+                piv = sub.pivot_table(index="node", columns="attribute", values="probability", aggfunc="first").fillna(0.0)
+                piv = piv.head(40)
+                fig = go.Figure(go.Heatmap(z=piv.to_numpy(), x=list(piv.columns), y=list(piv.index), colorscale="Blues",
+                                           zmin=0, zmax=1, colorbar=dict(title="P(chosen)"),
+                                           hovertemplate="node %{y}<br>%{x}: %{z:.3f}<extra></extra>"))
+                fig.update_layout(height=max(200, 120 + 22 * len(piv)), margin=dict(l=10, r=10, t=30, b=10),
+                                  title=f"Layer {layer}: probability each attribute splits the node",
+                                  xaxis_title="attribute", yaxis_title="node")
+                st.plotly_chart(fig, config={"displaylogo": False})
 
-with ui.guarded("the true counts"):
-    with st.expander("True node counts", expanded=False):
-        ui.not_dp_label("NOT FOR RELEASE — true counts, curator only")
-        rows = []
-        for k, counts in enumerate(pv.true_counts):
-            if k == 0:
-                continue
-            lay = pv.tree.layers[k]
-            for r in range(min(lay.n_real, 500)):
-                rows.append({"layer": k, "node": dom.path_label(lay.fixed[r]), "true count": int(counts[r])})
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        st.caption("Shown to compare with the expected errors above. Never export or publish these numbers.")
+    with ui.guarded("the true counts"):
+        with st.expander("True node counts", expanded=False):
+            ui.not_dp_label("NOT FOR RELEASE — true counts, curator only")
+            rows = []
+            for k, counts in enumerate(pv.true_counts):
+                if k == 0:
+                    continue
+                lay = pv.tree.layers[k]
+                for r in range(min(lay.n_real, 500)):
+                    rows.append({"layer": k, "node": dom.path_label(lay.fixed[r]), "true count": int(counts[r])})
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+            st.caption("Shown to compare with the expected errors above. Never export or publish these numbers.")
 
 st.page_link("pages/4_release.py", label="Go to Release (spends ε)", icon=":material/inventory_2:")

@@ -1,15 +1,16 @@
 """Trade-offs: utility and disclosure risk against ε, per method, over repeated releases.
 
 All numbers come from dpcore.metrics (sweep, utility_tables, chisq_consistency,
-regression_overlap). They read the raw data: curator-only, NOT covered by ε.
+regression_overlap), measured on the public domain's cells. They read the raw data:
+curator-only, NOT covered by ε, and the evaluation releases are discarded (never downloadable,
+never in the budget book). The sweep runs as a background job (dpcore.studio.jobs) with
+progress, the time left and a Cancel button.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
 import json
-import logging
-import threading
 
 import numpy as np
 import pandas as pd
@@ -18,24 +19,31 @@ import streamlit as st
 
 import dpcore
 import dpcore.metrics as metrics
+from dpcore.metrics.evaluate import domain_cells
+from dpcore.studio import adviser, jobs
 from dpcore.studio.report import RAW_BANNER, figures_html
 from pages import _common as ui
-from pages._charts import MEASURES, band_figure, ci_figure, risk_utility_figure
+from pages import _glossary as gl
+from pages import _jobs
+from pages._charts import MEASURES, band_figure, ci_figure, risk_utility_figure, specks_saturated
 
-log = logging.getLogger("dpcore.app")
 s = st.session_state
 ui.init_state()
 cfg = ui.cfg()
 
-st.title("5 · Trade-offs")
+st.title("5 · Trade-offs", anchor=False)
 ui.not_dp_label("Curator evaluation — every measure here reads the raw data: NOT covered by ε, not for publication "
-                "as part of the release")
+                "as part of the release. The sweep's releases are for this comparison only: they are discarded, "
+                "never downloadable and not in the budget book.")
 
 dom = ui.need_domain()
 if dom is None:
     st.stop()
 
 sweep_fn = getattr(metrics, "sweep", None)
+#: The default sweep: short on the demo (about 12 releases); the full grid is one click away.
+DEFAULT_EPS, DEFAULT_REPS = [0.1, 1.0, 10.0], 2
+FULL_EPS, FULL_REPS = [0.1, 0.5, 1.0, 2.0, 5.0], 3
 
 # --------------------------------------------------------------------------- controls
 
@@ -49,24 +57,38 @@ for name in ui.methods():
     copts = ui.comparator_call(name, main_opts, dom)
     choices.setdefault(ui.method_label(name, copts), (name, copts))
 
+
+def _default_methods(labels: list[str]) -> list[str]:
+    """The design's method and the adviser's best-measured other method for this table."""
+    out = labels[:1]
+    eps = float(cfg["epsilon"]) if ui.valid_epsilon(cfg["epsilon"]) else 1.0
+    ranked = [r.method for r in adviser.study(adviser.comparable_table(dom), eps, int(cfg["m"]))]
+    for name in ranked:
+        lab = next((lab for lab in labels if choices[lab][0] == name and lab not in out), None)
+        if lab is not None:
+            out.append(lab)
+            break
+    return out
+
+
 with ui.guarded("the sweep controls"):
-    st.subheader("Sweep over ε")
+    st.subheader("Sweep over ε", anchor=False)
     c1, c2, c3, c4, c5 = st.columns([3, 3, 1, 1, 2])
     labels = list(choices)
-    default = [lab for lab in labels[:1]] + [lab for lab in labels if choices[lab][0] == "flat_laplace"]
     if "w_sw_methods" not in s:
-        s["w_sw_methods"] = s.get("sw_methods", default)
+        s["w_sw_methods"] = s.get("sw_methods", _default_methods(labels))
     s["w_sw_methods"] = [x for x in s["w_sw_methods"] if x in labels]
     picked = c1.multiselect("Methods", labels, key="w_sw_methods",
-                            help="Your design (first) and comparators, each with the design's shared options.")
+                            help="Your design (first) and other methods, each with the design's shared options. "
+                                 "By default the adviser's best-measured alternative for this table.")
     s["sw_methods"] = picked
     if "w_sw_eps" not in s:
-        s["w_sw_eps"] = s.get("sw_eps", [0.1, 0.5, 1.0, 2.0, 5.0])
+        s["w_sw_eps"] = s.get("sw_eps", DEFAULT_EPS)
     eps_grid = c2.multiselect("ε grid", ui.EPS_GRID, key="w_sw_eps", format_func=lambda v: f"{v:g}",
                               help="Each method is released at every ε of the grid, reps times.")
     s["sw_eps"] = eps_grid
     if "w_sw_reps" not in s:
-        s["w_sw_reps"] = s.get("sw_reps", 3)
+        s["w_sw_reps"] = s.get("sw_reps", DEFAULT_REPS)
     reps = c3.number_input("reps", 1, 50, step=1, key="w_sw_reps",
                            help="Independent releases per (method, ε); the bands show their range.")
     s["sw_reps"] = int(reps)
@@ -79,11 +101,21 @@ with ui.guarded("the sweep controls"):
     if "w_sw_model" not in s:
         s["w_sw_model"] = s.get("sw_model", "main")
     model = c5.selectbox("SPECKS model", ["main", "interactions"], key="w_sw_model",
-                         help="Propensity model for SPECKS: logistic regression on main effects (fast) or with all "
-                              "pairwise interactions (the 2021 paper's choice; several seconds per release).")
+                         format_func={"main": "main effects (fast)",
+                                      "interactions": "pairwise interactions (slow)"}.get,
+                         help=gl.help_text("specks", lead="The propensity model: main effects (fast), or with all "
+                                                          "pairwise interactions (the 2021 paper's choice; several "
+                                                          "seconds per release)."))
     s["sw_model"] = model
     n_runs = len(picked) * len(eps_grid) * int(reps)
-    st.caption(f"{n_runs} releases in total. Results are cached per data, domain and settings for this session.")
+    full_runs = len(picked) * len(FULL_EPS) * FULL_REPS
+    st.caption(f"{n_runs} releases in total. The default is short ({len(DEFAULT_EPS)} ε × {DEFAULT_REPS} reps); the "
+               f"full grid ({', '.join(f'{e:g}' for e in FULL_EPS)} × {FULL_REPS} reps) is {full_runs} releases. "
+               "Results are cached per data, domain and settings for this session.")
+
+
+def _full_grid():
+    s["w_sw_eps"], s["w_sw_reps"] = list(FULL_EPS), FULL_REPS
 
 params = {
     "data": ui.work_key(), "domain": dom.to_json(), "methods": [(lab, *choices[lab]) for lab in picked],
@@ -93,80 +125,67 @@ params = {
 pkey = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
 cache = s.setdefault("sweep_cache", {})
 job = s.get("sweep_job")
-running = bool(job and not job["finished"])
+running = bool(job and not job.finished)
 
 
-def start_sweep():
+def start_sweep() -> jobs.Job:
     data = ui.work_df()
-    event = threading.Event()
-    j = {"event": event, "done": 0, "total": n_runs, "msg": "starting …", "result": None, "error": None,
-         "finished": False, "key": pkey}
+    run = dict(params)
 
-    def progress(done, total, msg="", *args, **kwargs):
-        j.update(done=int(done), total=max(int(total), 1), msg=str(msg))
+    def work(j: jobs.Job):
+        return sweep_fn(data, methods=[(lab, m, o) for lab, m, o in run["methods"]], epsilons=run["epsilons"],
+                        reps=run["reps"], measures=tuple(run["measures"]), domain=dom, sets=run["sets"],
+                        specks_model=run["specks_model"], cancel=j.cancel_event,
+                        progress=lambda done, total, msg="", *a, **k: j.report(done, total, str(msg)))
 
-    def target():
-        try:
-            j["result"] = sweep_fn(
-                data, methods=[(lab, m, o) for lab, m, o in params["methods"]], epsilons=params["epsilons"],
-                reps=params["reps"], measures=tuple(params["measures"]), progress=progress, cancel=event, domain=dom,
-                sets=params["sets"], specks_model=params["specks_model"])
-        except dpcore.DPCoreError as exc:
-            j["error"] = str(exc)
-        except Exception as exc:  # noqa: BLE001 - reported on the page, never as a traceback
-            log.exception("sweep failed")
-            j["error"] = f"the sweep failed ({type(exc).__name__}: {exc})"
-        finally:
-            j["finished"] = True
-
-    j["thread"] = threading.Thread(target=target, name=f"sweep-{pkey}", daemon=True)
+    prior = s.get("_sweep_seconds_per_run")
+    j = jobs.start("sweep", work, total=max(n_runs, 1), expected_seconds=prior * n_runs if prior else None,
+                   info={"key": pkey})
     s["sweep_job"] = j
-    j["thread"].start()
+    return j
 
 
 with ui.guarded("the sweep"):
     if sweep_fn is None:
         st.warning("Sweep unavailable: this dpcore has no `dpcore.metrics.sweep` yet, so the ε curves are "
-                   "measure unavailable. The per-table heat map below works from the last release.", icon=":material/construction:")
-    b1, b2 = st.columns([1, 4])
-    go_clicked = b1.button("Run sweep", type="primary", disabled=sweep_fn is None or running or n_runs == 0 or bool(problems and not picked),
-                           help="Releases every method at every ε, reps times, and measures each release. "
-                                "Spends nothing publishable: these releases are for evaluation and are discarded.")
+                   "measure unavailable. The per-table heat map below works from the last release.",
+                   icon=":material/construction:")
+    b1, b3, b2 = st.columns([1, 1, 3])
+    b3.button("Use the full grid", key="w_sw_full", on_click=_full_grid, disabled=running,
+              help=f"ε = {', '.join(f'{e:g}' for e in FULL_EPS)}, {FULL_REPS} reps: tighter bands, a longer sweep.")
+    go_clicked = b1.button("Run sweep", type="primary",
+                           disabled=sweep_fn is None or running or n_runs == 0 or bool(problems and not picked),
+                           help="Releases every method at every ε, reps times, and measures each release. Spends "
+                                "nothing publishable: these releases are for evaluation only and are discarded.")
     if go_clicked:
         if pkey in cache:
             b2.caption("Cached: same data, domain and settings as an earlier sweep.")
         else:
-            start_sweep()
+            job = start_sweep()
             running = True
-            job = s["sweep_job"]
 
 if running:
-    @st.fragment(run_every=0.5)
-    def _progress():
-        j = s.get("sweep_job")
-        if not j:
-            return
-        if j["finished"]:
-            st.rerun()
-        frac = min(1.0, j["done"] / max(j["total"], 1))
-        st.progress(frac, text=f"Sweep: {j['done']}/{j['total']} — {j['msg']}")
-        if st.button("Cancel sweep", key="cancel_sweep", help="Stops after the release in progress; keeps partial results."):
-            j["event"].set()
-            st.caption("Cancelling …")
+    _jobs.job_panel("sweep_job", "Sweep", "Cancel sweep", "Stops after the release in progress; keeps the results so far.",
+                    "You can open other pages meanwhile; the sweep goes on and its charts appear here.",
+                    "Cancelling after the release in progress …")
 
-    _progress()
-
-if job and job["finished"] and not job.get("collected"):
-    job["collected"] = True
-    if job["error"]:
-        st.error(job["error"], icon=":material/warning:")
-    elif job["result"] is not None:
-        res = job["result"]
+if job and job.finished and not job.info.get("collected"):
+    job.info["collected"] = True
+    if job.state == jobs.DONE and job.result is not None:
+        res = job.result
         if not res.attrs.get("cancelled"):
-            cache[job["key"]] = res
+            cache[job.info["key"]] = res
         s["sweep_last"] = res
-if job and job["finished"] and job.get("error"):
-    st.error(job["error"], icon=":material/warning:")
+        if res.attrs.get("done"):
+            s["_sweep_seconds_per_run"] = job.elapsed() / max(res.attrs["done"], 1)
+if job and job.finished and job.state == jobs.DONE and job.result is not None and job.result.attrs.get("cancelled"):
+    st.warning(f"Sweep cancelled after {job.result.attrs.get('done', 0)} of {job.result.attrs.get('total', '?')} "
+               "releases" + (": the charts show the partial results." if len(job.result) else "."),
+               icon=":material/stop_circle:")
+if job and job.finished and job.state == jobs.FAILED:
+    err = job.error
+    st.error(str(err) if isinstance(err, dpcore.DPCoreError) else f"The sweep failed ({type(err).__name__}: {err}).",
+             icon=":material/warning:")
 
 res = cache.get(pkey, s.get("sweep_last"))
 stale = res is not None and pkey not in cache and not running
@@ -181,8 +200,6 @@ with ui.guarded("the trade-off charts"):
     if res is not None and len(res):
         if stale:
             st.caption("Showing the last sweep; the settings above changed since. Run the sweep again to update.")
-        if res.attrs.get("cancelled"):
-            st.warning("Sweep cancelled: the charts show the partial results.", icon=":material/stop_circle:")
         meths = list(dict.fromkeys(res["method"]))
         colours = ui.colour_map(meths)
         fmt = st.radio("Image format for the charts' camera button", ["png", "svg"], horizontal=True,
@@ -199,6 +216,12 @@ with ui.guarded("the trade-off charts"):
                 else:
                     figures[mkey] = fig
                     st.plotly_chart(fig, config=PLOT_CONFIG, key=f"chart_{mkey}")
+                    if mkey == "specks" and specks_saturated(res):
+                        st.caption(":orange[SPECKS is near 1 for every method and ε here: the propensity model "
+                                   "tells the synthetic records from the original ones almost perfectly, so it "
+                                   "cannot rank these releases.] S_pMSE (right) still separates them. This happens "
+                                   "when every release misses the table's joint structure (many cells per record) "
+                                   "— the noise check on the Design page says where.")
         with slots[3]:
             fig = risk_utility_figure(res, colours)
             if fig is None:
@@ -206,6 +229,8 @@ with ui.guarded("the trade-off charts"):
             else:
                 figures["risk_utility"] = fig
                 st.plotly_chart(fig, config=PLOT_CONFIG, key="chart_ru")
+        st.caption("Measured on the public domain's cells (numeric values as their bins): what a release can "
+                   "reproduce. " + " · ".join(gl.link(k) for k in ("specks", "spmse", "replicated-uniques")))
         st.download_button("Results (CSV)", res.to_csv(index=False), "tradeoffs.csv", "text/csv",
                            help="Tidy table: method, options, epsilon, rep, measure, value. Curator-only.")
     elif sweep_fn is not None:
@@ -218,16 +243,19 @@ if rel and rel.get("key") != ui.work_key():
     rel = None
 
 with ui.guarded("the per-table heat map"):
-    st.subheader("Two-way S_pMSE per table (last release)")
+    st.subheader("Two-way S_pMSE per table (last release)", anchor=False)
     if not rel or rel.get("main") is None:
         st.info("Release once on the **Release** page to see which pairs of attributes are reproduced worst.")
     else:
-        releases = {rel.get("label", rel["main"].method): rel["main"], **rel["comparators"]}
-        which = st.selectbox("Release", list(releases), help="The main release or a comparator from the Release page.")
+        releases = {rel.get("label", rel["main"].method): rel["main"], **(rel.get("comparators") or {})}
+        which = st.selectbox("Release", list(releases),
+                             help="The last release from the Release page (and, in a session saved before "
+                                  "comparators left that page, its comparators).")
         ut_cache = rel.setdefault("utility_tables", {})
         if which not in ut_cache:
             with st.status(f"{which}: two-way S_pMSE over {len(releases[which].sets)} set(s) …") as status:
-                ut_cache[which] = metrics.utility_tables(ui.work_df(), releases[which].sets, order=2)
+                ut_cache[which] = metrics.utility_tables(domain_cells(ui.work_df(), dom),
+                                                         [domain_cells(x, dom) for x in releases[which].sets], order=2)
                 status.update(label=f"{which}: two-way S_pMSE computed", state="complete")
         ut = ut_cache[which]
         pt = ut.per_table.copy()
@@ -252,7 +280,7 @@ with ui.guarded("the per-table heat map"):
 
 
 with ui.guarded("the analysis-specific measures"):
-    st.subheader("Analysis-specific utility (last release)")
+    st.subheader("Analysis-specific utility (last release)", anchor=False)
     if rel and rel.get("main") is not None:
         binary = [a.name for a in dom.attributes if a.size == 2]
         if not binary:
@@ -263,7 +291,7 @@ with ui.guarded("the analysis-specific measures"):
                                     "significance (synthetic sets combined by the D2 rule), and the CI overlap "
                                     "of each coefficient (Karr et al. 2006; 1 = identical intervals).")
         if outcome != "(choose an outcome)":
-            releases = {rel.get("label", rel["main"].method): rel["main"], **rel["comparators"]}
+            releases = {rel.get("label", rel["main"].method): rel["main"], **(rel.get("comparators") or {})}
             orig = ui.work_df()
             chisq_fn = getattr(metrics, "chisq_consistency", None)
             reg_fn = getattr(metrics, "regression_overlap", None)
@@ -318,7 +346,7 @@ with ui.guarded("the analysis-specific measures"):
 
 with ui.guarded("the chart export"):
     if figures:
-        st.subheader("Export")
+        st.subheader("Export", anchor=False)
         st.caption("Each chart's toolbar (top right) has a camera button that saves it as PNG or SVG (choose above). "
                    "The HTML file holds every chart on this page, interactive. Both are curator-only: they are "
                    "computed from the raw data.")

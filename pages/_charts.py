@@ -162,12 +162,34 @@ def colour_map(labels: list[str]) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- trade-off charts
 
-#: measure key -> (short name, chart title, log scale)
+#: measure key -> (short name, chart title, log scale, subtitle)
 MEASURES = {
-    "specks": ("SPECKS", "SPECKS (KS distance of propensity scores; 0 = indistinguishable)", False),
-    "s_pmse": ("mean two-way S_pMSE", "Mean two-way S_pMSE (1 = as good as a resample; log scale)", True),
-    "ru_pct_of_p1": ("replicated uniques", "Replicated uniques (% of the original's unique records)", False),
+    "specks": ("SPECKS", "SPECKS", False, "KS distance of propensity scores; 0 = indistinguishable"),
+    "s_pmse": ("mean two-way S_pMSE", "Mean two-way S_pMSE", True, "1 = as good as a resample; lower is better"),
+    "ru_pct_of_p1": ("replicated uniques", "Replicated uniques", False, "% of the original's unique records"),
 }
+#: SPECKS at or above this for every method and ε cannot rank the releases (explained on the page).
+SPECKS_SATURATED = 0.95
+
+
+def specks_saturated(df: pd.DataFrame) -> bool:
+    """Whether every SPECKS value of a sweep is at least SPECKS_SATURATED (it cannot separate them)."""
+    v = df.loc[df["measure"] == "specks", "value"].dropna()
+    return bool(len(v)) and bool((v >= SPECKS_SATURATED).all())
+
+
+def epsilon_ticks(eps: list[float], min_decades: float = 0.2) -> tuple[list[float], list[str]]:
+    """Tick values and labels for a log ε axis, leaving out labels closer than ``min_decades`` to the
+    previous labelled one (so 0.2 and 0.3 do not overlap on a half-width chart)."""
+    vals, text, last = [], [], None
+    for e in sorted(eps):
+        vals.append(e)
+        if last is None or np.log10(e) - np.log10(last) >= min_decades:
+            text.append(f"{e:g}")
+            last = e
+        else:
+            text.append("")
+    return vals, text
 
 
 def agg(df: pd.DataFrame, measure: str) -> pd.DataFrame:
@@ -179,7 +201,7 @@ def band_figure(df: pd.DataFrame, measure: str, colours: dict) -> go.Figure | No
     a = agg(df, measure)
     if a.empty or a["mean"].isna().all():
         return None
-    short, title, logy = MEASURES[measure]
+    short, title, logy, subtitle = MEASURES[measure]
     fig = go.Figure()
     for mth, d in a.groupby("method", sort=False):
         col = colours.get(mth, "#000000")
@@ -191,10 +213,11 @@ def band_figure(df: pd.DataFrame, measure: str, colours: dict) -> go.Figure | No
         fig.add_scatter(x=d["epsilon"], y=d["mean"], mode="lines+markers", name=mth, legendgroup=mth,
                         line=dict(color=col, width=2.5), marker=dict(size=7),
                         hovertemplate=f"{mth}<br>ε = %{{x:g}}<br>{short} = %{{y:.4g}}<extra></extra>")
-    fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.2))
-    eps = sorted(set(a["epsilon"]))
-    fig.update_xaxes(type="log", title="privacy budget ε (log scale)", tickvals=eps, ticktext=[f"{e:g}" for e in eps])
+    fig.update_layout(title=dict(text=title, subtitle=dict(text=subtitle + ("; log scale" if logy else ""))),
+                      height=400, margin=dict(l=10, r=10, t=70, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.22))
+    vals, text = epsilon_ticks(sorted(set(a["epsilon"])))
+    fig.update_xaxes(type="log", title="privacy budget ε (log scale)", tickvals=vals, ticktext=text)
     fig.update_yaxes(type="log" if logy else "linear",
                      title=short + (" (% of p1)" if measure == "ru_pct_of_p1" else " (ratio, log scale)" if logy
                                     else " (KS distance, 0–1)"))
@@ -214,14 +237,21 @@ def risk_utility_figure(df: pd.DataFrame, colours: dict) -> go.Figure | None:
         return None
     d = u.merge(r, on=["method", "epsilon"], suffixes=("_u", "_r"))
     fig = go.Figure()
-    for mth, g in d.groupby("method", sort=False):
+    positions = ["top right", "bottom left", "top left", "bottom right"]
+    for k, (mth, g) in enumerate(d.groupby("method", sort=False)):
         g = g.sort_values("epsilon")
-        fig.add_scatter(x=g["mean_u"], y=g["mean_r"], mode="lines+markers+text", name=mth,
-                        text=[f"ε={e:g}" for e in g["epsilon"]], textposition="top center",
+        eps = list(g["epsilon"])
+        # only the smallest and largest ε are written on the chart (the rest in the hover): no overlap
+        labels = [f"ε={e:g}" if i in (0, len(eps) - 1) else "" for i, e in enumerate(eps)]
+        fig.add_scatter(x=g["mean_u"], y=g["mean_r"], mode="lines+markers+text", name=mth, text=labels,
+                        customdata=[f"ε={e:g}" for e in eps], textposition=positions[k % len(positions)],
+                        textfont=dict(size=11, color=colours.get(mth, "#000")),
                         line=dict(color=colours.get(mth, "#000"), width=1.5, dash="dot"), marker=dict(size=9),
-                        hovertemplate=f"{mth}<br>%{{text}}<br>S_pMSE %{{x:.4g}}<br>ru %{{y:.3g}} % of p1<extra></extra>")
-    fig.update_layout(title="Risk–utility trade-off (lower left is better)", height=420,
-                      margin=dict(l=10, r=10, t=50, b=10), legend=dict(orientation="h", yanchor="top", y=-0.2))
+                        hovertemplate=f"{mth}<br>%{{customdata}}<br>S_pMSE %{{x:.4g}}<br>ru %{{y:.3g}} % of p1"
+                                      "<extra></extra>")
+    fig.update_layout(title=dict(text="Risk–utility trade-off", subtitle=dict(text="lower left is better")),
+                      height=420, margin=dict(l=10, r=10, t=70, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.22))
     fig.update_xaxes(type="log", title="mean two-way S_pMSE (ratio, log scale; lower = better utility)",
                      tickvals=log_ticks(d["mean_u"].min(), d["mean_u"].max()))
     fig.update_yaxes(title="replicated uniques (% of p1; lower = less risk)")

@@ -47,16 +47,22 @@ def guarded(what: str = "this page"):
     """
     try:
         yield
-    except DPCoreError as exc:
-        st.error(str(exc), icon=":material/warning:")
     except Exception as exc:  # noqa: BLE001 - the page must never show a traceback
-        log.exception("unexpected error in %s", what)
-        st.error(
-            f"Something went wrong in {what} ({type(exc).__name__}: {exc}). "
-            "Nothing was released. Check the inputs above, or reload the page; "
-            "the full details are in the server log.",
-            icon=":material/error:",
-        )
+        show_error(exc, what)
+
+
+def show_error(exc: Exception, what: str = "this page") -> None:
+    """dpcore's one-line message for a DPCoreError, a friendly error otherwise (logged)."""
+    if isinstance(exc, DPCoreError):
+        st.error(str(exc), icon=":material/warning:")
+        return
+    log.exception("unexpected error in %s", what, exc_info=exc)
+    st.error(
+        f"Something went wrong in {what} ({type(exc).__name__}: {exc}). "
+        "Nothing was released. Check the inputs above, or reload the page; "
+        "the full details are in the server log.",
+        icon=":material/error:",
+    )
 
 
 def not_dp_label(text: str) -> None:

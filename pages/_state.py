@@ -54,11 +54,10 @@ DEFAULT_CFG: dict[str, Any] = {
     "custom_weights": [],
     "consistency": "nonneg",
     "synthesis": "sample",
-    "comparators": ["flat_laplace"],
     "layers": [[], []],
     "seed": None,
     "neighbours": "add_remove",
-    "release_method": "steps",
+    "release_method": "auto",  # the adviser's pick for the table (dpcore/studio/adviser.py)
     "ipf_margins": "twoway",
     "ipf_one_way_share": "auto",
     "prior": 1.0,
@@ -68,21 +67,11 @@ DEFAULT_CFG: dict[str, Any] = {
     "aim_workload": "twoway",
 }
 
-#: The methods a curator can release with, STEPS first, each with a one-line "when it
-#: works well" from the measured benchmarks (bench/RESULTS.md, ε = 1, mean two-way S_pMSE).
-RELEASE_METHODS = {
-    "steps": "STEPS — a hierarchy of attributes; narrow tables (S7: S_pMSE ≈ 91). Tree and layers below "
-             "(random-order UH: choose 'Random selection').",
-    "ipf": "DP ipf — noisy two-way margins fitted by IPF; strong on narrow tables (S7: ≈ 14). "
-           "Needs the full table in memory.",
-    "privbayes": "PrivBayes — a private Bayesian network; the only method that releases the 20-attribute "
-                 "CPS table today (≈ 245).",
-    "flat_laplace": "Flat Laplace — noise on every cell of the full table; small domains only (S7: ≈ 152).",
-    "aim": "AIM — noisy margins chosen round by round for a workload, pure ε; the best measured on S7 (≈ 9.5), "
-           "the CPS voter extract (≈ 7) and the 22-attribute CPS table (≈ 25), in seconds.",
-    "mst": "MST — a private tree of noisy two-way margins, pure ε; fastest, good on narrow tables (S7: ≈ 11), "
-           "weak on wide ones (22 attributes: ≈ 143).",
-}
+#: The methods a curator can release with, as the Design page lists them: the adviser's pick for the
+#: table first ("auto", decided from public facts only), then each method by name. What each does,
+#: and what was measured on tables like this one, comes from dpcore.studio.adviser.
+RELEASE_METHODS = {"auto": "Recommended for this table", "aim": "AIM", "mst": "MST", "ipf": "DP ipf",
+                   "privbayes": "PrivBayes", "steps": "STEPS", "flat_laplace": "Flat Laplace"}
 
 NEIGHBOURS = {
     "add_remove": "Add or remove one person's record (the record count stays private)",
@@ -99,8 +88,9 @@ def ss() -> Any:
 
 def init_state() -> None:
     """First load of a session: the workspace's saved state, else the S7 demo and the default design."""
-    from pages import _workspace
+    from pages import _imports, _workspace
 
+    _imports.through_app()  # the first run after a start, opened on a page's address: rerun through app.py
     s = st.session_state
     _workspace.open_session()
     if "cfg" not in s:
@@ -270,7 +260,7 @@ def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
     """(method, options, problems) for the main release from the design settings."""
     c = cfg()
     problems: list[str] = []
-    release = c.get("release_method", "steps")
+    release = resolved_method(dom)
     if release != "steps":
         opts = {"neighbours": c.get("neighbours", "add_remove"), "synthesis": c["synthesis"]}
         if release == "ipf":
@@ -321,6 +311,30 @@ def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
     else:
         opts["allocation"] = alloc
     return method, opts, problems
+
+
+def resolved_method(dom: dpcore.Domain) -> str:
+    """The design's release method; for "auto", the adviser's pick for this table (public facts only:
+    the domain, ε and m, so the choice does not use the data)."""
+    c = cfg()
+    method = c.get("release_method") or "auto"
+    if method != "auto":
+        return method
+    from dpcore.studio.adviser import recommend
+
+    eps = float(c["epsilon"]) if valid_epsilon(c.get("epsilon")) else 1.0  # an invalid ε is refused elsewhere
+    return recommend(dom, eps, max(1, int(c.get("m") or 1)))
+
+
+def valid_epsilon(v) -> bool:
+    """Whether ``v`` is an ε a release accepts (dpcore.privacy.ledger.check_epsilon), without raising."""
+    from dpcore.privacy.ledger import check_epsilon
+
+    try:
+        check_epsilon(v)
+        return True
+    except DPCoreError:
+        return False
 
 
 def noised_layers(dom: dpcore.Domain) -> tuple[int, bool]:
@@ -416,13 +430,22 @@ def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, set
     workspace's budget book (refused over the table's cap before anything is spent)."""
     from pages import _workspace
 
+    run = release_call(dom, method, opts, epsilon, sets, seed)
+    return _workspace.recorded_release(run, method, epsilon, opts.get("neighbours", "add_remove"))
+
+
+def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):
+    """``run(progress=None)``: the release of the current table, named for its manifest. It reads the
+    session now, so a job thread may call it later (pages/_jobs.py)."""
     df = work_df()
     opts = dict(opts, **dp_bins_options(dom))
     name, fp = st.session_state.get("data_name"), st.session_state.get("table_fp")
-    return _workspace.recorded_release(
-        lambda: dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom,
-                                  **opts).for_table(name, fp),
-        method, epsilon, opts.get("neighbours", "add_remove"))
+
+    def run(progress=None):
+        return dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom,
+                                 progress=progress, **opts).for_table(name, fp)
+
+    return run
 
 
 def dp_bins_options(dom: dpcore.Domain) -> dict:

@@ -99,15 +99,36 @@ def restore(ws: Workspace) -> bool:
         try:
             s["release"] = {
                 "main": ws.stored_release(rel["main"]),
-                "comparators": {n: ws.stored_release(i) for n, i in rel["comparators"].items()},
+                # sessions saved before comparators left the Release page may name some: still restored
+                "comparators": {n: ws.stored_release(i) for n, i in (rel.get("comparators") or {}).items()},
                 "errors": rel.get("errors", {}), "times": rel.get("times", {}), "label": rel.get("label"),
                 # the release was made on this table and these columns (checked when it was saved)
                 "key": state.work_key() if rel.get("current") else None,
             }
         except (DPCoreError, OSError, ValueError) as exc:  # its files were removed: the rest still restores
             s["_ws_notice"] = f"The last release could not be restored ({exc}); it is still in the budget book."
+    known = [rel["main"], *(rel.get("comparators") or {}).values()] if rel else [0]
+    _restore_newer_release(ws, snap["table_fp"], max(known))
     s["_ws_saved"] = _text(snapshot())
     return True
+
+
+def _restore_newer_release(ws: Workspace, table_fp: str, saved_id: int) -> None:
+    """A release of this table that completed after the session was last saved (the tab was closed
+    or reloaded while it ran) is brought back as the last release, with a notice."""
+    for e in reversed(ws.releases(table_fp)):
+        if e["status"] != "complete" or e["id"] <= int(saved_id or 0):
+            continue
+        try:
+            stored = ws.stored_release(e["id"])
+        except (DPCoreError, OSError, ValueError):  # e.g. a survey estimate: no synthetic sets to show
+            continue
+        s = st.session_state
+        s["release"] = {"main": stored, "comparators": {}, "errors": {}, "times": {}, "label": e["method"],
+                        "key": state.work_key()}
+        s["_ws_notice"] = (f"Release {e['id']} finished after this page was last open; it is shown on the "
+                           "Release page.")
+        return
 
 
 def _restore_editor(snap: dict) -> None:
@@ -207,12 +228,22 @@ def check_budget(epsilon: float, label: str) -> None:
 
 def recorded_release(run, method: str, epsilon: float, neighbours: str):
     """``run()`` through the budget book; the release, handed out after its record is committed."""
-    ws, fp = current(), st.session_state.get("table_fp")
-    if ws is None or not fp:
-        return run()
-    entry, rel = ws.release(fp, epsilon, method, neighbours, run, table_name=st.session_state.get("data_name", ""))
-    rel.book_entry = entry
-    return rel
+    return release_recorder(method, epsilon, neighbours)(run)
+
+
+def release_recorder(method: str, epsilon: float, neighbours: str):
+    """A function ``record(run)`` that runs ``run()`` through this session's budget book. It reads
+    the session now, so it may be called later from a job thread (pages/_jobs.py)."""
+    ws, fp, name = current(), st.session_state.get("table_fp"), st.session_state.get("data_name", "")
+
+    def record(run):
+        if ws is None or not fp:
+            return run()
+        entry, rel = ws.release(fp, epsilon, method, neighbours, run, table_name=name)
+        rel.book_entry = entry
+        return rel
+
+    return record
 
 
 # --------------------------------------------------------------------------- the Release page's budget book
@@ -221,7 +252,7 @@ def recorded_release(run, method: str, epsilon: float, neighbours: str):
 def book_panel() -> None:
     """Spent / remaining of the current table as a bar and a table, and its cap."""
     ws, fp = current(), st.session_state.get("table_fp")
-    st.subheader("Budget book of this table")
+    st.subheader("Budget book of this table", anchor=False)
     if ws is None or not fp:
         st.warning(st.session_state.get("_ws_error", "No workspace is open: releases are not recorded."),
                    icon=":material/warning:")
@@ -257,11 +288,12 @@ def book_panel() -> None:
         if any(e["dp"] == 0 for e in entries):
             st.caption(":red[Releases marked NOT DP have a privacy loss that ε does not bound.]")
     c1, c2, c3 = st.columns([2, 1, 1])
-    cap = c1.number_input("Cap on this table's total ε", min_value=0.0, value=float(b["cap"] or 0.0), step=0.5,
+    cap = c1.number_input("Cap on this table's total ε", min_value=0.0,
+                          value=None if b["cap"] is None else float(b["cap"]), step=0.5, placeholder="no cap",
                           key="w_budget_cap", help="The lifetime budget of this table in this workspace. Setting it "
                                                    "below what is spent refuses every further release.")
     if c2.button("Set cap", key="w_budget_set", help="Store the cap in the workspace's budget book."):
-        if cap <= 0:
+        if cap is None or cap <= 0:
             st.error("The cap must be greater than 0; use Remove cap for no cap.", icon=":material/warning:")
         else:
             ws.book.set_cap(fp, cap)
@@ -305,7 +337,7 @@ def designs_panel() -> None:
     ws = current()
     if ws is None:
         return
-    st.subheader("Saved designs")
+    st.subheader("Saved designs", anchor=False)
     with st.container(border=True):
         name = st.text_input("Name", key="w_design_name", placeholder="e.g. S7 two layers",
                              help="Saves ε, m, the method and the hierarchy settings of the Design page.")

@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+#: the app's page links in the sidebar (app.py draws them; Streamlit's own page list is off)
+NAV_LINK = '[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]'
 #: every browser test is skipped, saying why, only when no Chromium binary is installed
 NEEDS_CHROMIUM = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (make chromium, or "
                                                              "apt-get install -y chromium); the browser tests need it")
@@ -108,7 +110,7 @@ def no_exception(page) -> None:
 
 def goto(page, label: str, ms: int = 800, timeout_ms: int = 30_000) -> None:
     """Open a page from the sidebar, wait for its run and check it raised nothing."""
-    page.locator('[data-testid="stSidebarNavLink"]', has_text=label).first.click()
+    page.locator(NAV_LINK, has_text=label).first.click()
     settle(page, ms, timeout_ms)
     no_exception(page)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.browser_support import (ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto,  # noqa: F401
+from tests.browser_support import (NAV_LINK, ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto,  # noqa: F401
                                    no_exception, open_app, settle, start_streamlit, stop, type_epsilon)
 
 pytestmark = [NEEDS_CHROMIUM]
@@ -42,7 +42,7 @@ def server():
 def page(server):
     with sync_api.sync_playwright() as p:
         browser, context, pg = open_app(p, server, 1500, 1000, TIMEOUT_MS, accept_downloads=True)
-        pg.wait_for_selector('[data-testid="stSidebarNavLink"]')
+        pg.wait_for_selector(NAV_LINK)
         yield pg
         context.close()
         browser.close()
@@ -95,8 +95,13 @@ def test_curator_flow(page):
     no_exception(page)
     shot(page, "data.png")
 
-    # 2. Design: fixed order, drag sex → Layer 1 and agegr → Layer 2, then type ε = 2.
+    # 2. Design: STEPS with a fixed order, drag sex → Layer 1 and agegr → Layer 2, then type ε = 2.
     goto(page, "2 · Design")
+    method = page.get_by_role("combobox", name="Method of the release")
+    method.click()
+    method.fill("STEPS")
+    page.get_by_role("option", name="STEPS").first.click()
+    settle(page)
     page.get_by_text("Fixed order (drag attributes into layers)").click()
     settle(page)
     drag(page, "sex", "Layer 1")
@@ -181,8 +186,8 @@ def test_sweep(page):
 
 
 def _small_sweep(page) -> None:
-    """Reduce the ε grid to 0.5 and 2 and the repetitions to 2 (short, yet the bands show)."""
-    for value in ("0.1", "1", "5"):
+    """Reduce the default ε grid (0.1, 1, 10) to 0.1 and 1, with 2 repetitions (short, yet the bands show)."""
+    for value in ("10",):
         remove = page.get_by_role("button", name=f"Remove {value}", exact=True)
         if remove.count():
             remove.first.click()
@@ -192,4 +197,4 @@ def _small_sweep(page) -> None:
     reps.press("Enter")
     settle(page)
     tags = page.locator('[data-testid="stMultiSelect"]', has_text="ε grid").locator("[data-tag] span[title]")
-    assert sorted(tags.all_inner_texts()) == ["0.5", "2"]
+    assert sorted(tags.all_inner_texts()) == ["0.1", "1"]

@@ -69,7 +69,7 @@ def test_numeric_columns_need_public_bounds_before_a_dp_release(server, tmp_path
     bad.write_text("a,b\n1,2\n3,4,5\n", encoding="utf-8")
     with sync_api.sync_playwright() as p:
         browser, context, page = bs.open_app(p, server, 1280, 1000, TIMEOUT_MS, accept_downloads=True)
-        page.locator('[data-testid="stSidebarNavLink"]', has_text="1 · Data").first.wait_for()
+        page.locator(bs.NAV_LINK, has_text="1 · Data").first.wait_for()
         settle(page)
         bs.goto(page, "1 · Data", 1000, TIMEOUT_MS)
         upload(page, csv)

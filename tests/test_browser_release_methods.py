@@ -26,7 +26,9 @@ def test_release_with_privbayes_chosen_on_the_design_page(page):  # noqa: F811
     page.get_by_text("declared public by the curator").first.wait_for()
 
     goto(page, "2 · Design")
-    page.locator('[data-testid="stSelectbox"]', has_text="Method of the release").first.click()
+    method = page.get_by_role("combobox", name="Method of the release")
+    method.click()
+    method.fill("PrivBayes")
     page.get_by_role("option", name="PrivBayes").first.click()
     settle(page)
     page.get_by_text("Degree k (parents per attribute)").first.wait_for()
@@ -35,7 +37,8 @@ def test_release_with_privbayes_chosen_on_the_design_page(page):  # noqa: F811
 
     goto(page, "3 · Preview")
     page.locator('[data-testid="stMarkdownContainer"]', has_text="PrivBayes").filter(has_text="ε = 1").first.wait_for()
-    page.locator('[data-testid="stDataFrame"]').first.wait_for()  # the margin method's noisy tables
+    page.get_by_text("the noisy tables each set measures").first.wait_for()
+    page.locator('[data-testid="stDataFrame"]:visible').first.wait_for()  # the margin method's noisy tables
     no_exception(page)
 
     goto(page, "4 · Release")

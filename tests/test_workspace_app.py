@@ -20,20 +20,27 @@ APP = str(ROOT / "app.py")
 CPS = "CPS voters (Current Population Survey 1994–2018, 6231 × 10)"
 
 
-def start(ws: str | None = None) -> AppTest:
-    """A new browser session; with ``ws`` it opens that workspace, as a reload of ``?ws=<id>`` does."""
+def start(ws: str | None = None, page: str | None = "pages/1_data.py") -> AppTest:
+    """A new browser session, then ``page`` (the app opens on its Start page); with ``ws`` it opens that
+    workspace, as a reload of ``?ws=<id>`` does."""
     at = AppTest.from_file(APP, default_timeout=60)
     if ws is not None:
         at.query_params["ws"] = ws
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    return at
+    return goto(at, page) if page else at
 
 
 def click(at: AppTest, prefix: str) -> AppTest:
+    """Click the button; a release runs as a background job, so wait for it if it outlived the page's wait."""
     next(b for b in at.button if b.label.startswith(prefix)).click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    job = at.session_state["release_job"] if "release_job" in at.session_state else None
+    if job is not None and not job.finished:
+        assert job.wait(120)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
     return at
 
 
@@ -45,7 +52,7 @@ def confirm(at: AppTest) -> None:
 
 def small_design(at: AppTest, epsilon: float = 1.0) -> None:
     cfg = at.session_state["cfg"]
-    cfg.update(mode="fixed", L=2, layers=[["sex"], ["agegr"]], epsilon=epsilon, m=2, comparators=[])
+    cfg.update(release_method="steps", mode="fixed", L=2, layers=[["sex"], ["agegr"]], epsilon=epsilon, m=2)
 
 
 # --------------------------------------------------------------------------- restore and isolation
@@ -98,7 +105,7 @@ def test_two_workspaces_in_parallel_keep_their_own_state():
 
 
 def test_a_malformed_workspace_id_opens_a_new_workspace_and_says_so():
-    at = start("../../etc")
+    at = start("../../etc", page=None)  # the first run: app.py draws the sidebar with its notice
     assert at.query_params["ws"] != "../../etc"
     assert "workspace id '../../etc' is not valid" in texts(at.caption)
     assert not (root_folder().parent / "etc" / "workspace.sqlite").exists()
@@ -134,16 +141,16 @@ def test_release_page_records_and_refuses_over_the_cap(monkeypatch):
     monkeypatch.setattr(dpcore, "synthesize", counting)
     at = start()
     confirm(at)
-    small_design(at)
-    at.session_state["cfg"]["comparators"] = ["flat_laplace"]
+    small_design(at, epsilon=2.0)
     goto(at, "pages/4_release.py")
     at.number_input(key="w_budget_cap").set_value(1.5).run()
     click(at, "Set cap")
-    click(at, "Release (spends")  # main + one comparator: 2 × ε = 2 > 1.5
+    click(at, "Release (spends ε = 2)")  # one release at the button's ε: 2 > 1.5
     assert "needs ε = 2 but only ε = 1.5 of this table's budget remains" in texts(at.error)
     assert "release" not in at.session_state and calls == []  # refused before any randomness
-    at.session_state["cfg"]["comparators"] = []
-    click(at, "Release (spends")
+    at.session_state["cfg"]["epsilon"] = 1.0
+    at.run()
+    click(at, "Release (spends ε = 1)")
     assert at.session_state["release"]["main"].dp
     ws = Workspace.in_root(at.query_params["ws"])
     fp = at.session_state["table_fp"]

@@ -12,7 +12,7 @@ import time
 import pandas as pd
 import pytest
 
-from tests.browser_support import (ARTIFACTS, NEEDS_CHROMIUM, ROOT, goto, no_exception, open_app, set_cap, settle,
+from tests.browser_support import (NAV_LINK, ARTIFACTS, NEEDS_CHROMIUM, ROOT, goto, no_exception, open_app, set_cap, settle,
                                    start_streamlit, stop, type_epsilon)
 
 pytestmark = [NEEDS_CHROMIUM]
@@ -54,12 +54,13 @@ def test_release_reload_restore_and_cap(server, tmp_path):
     data = small.to_csv(index=False).encode()
     with sync_api.sync_playwright() as p:
         browser, context, page = open_app(p, url, 1500, 1000, TIMEOUT_MS)
-        page.wait_for_selector('[data-testid="stSidebarNavLink"]')
+        page.wait_for_selector(NAV_LINK)
         page.wait_for_function("() => location.search.includes('ws=')")  # the app puts the id in the address
         settle(page)
         ws_id = page.url.split("ws=")[1].split("&")[0]
 
         # upload (stored as a copy in the workspace) and confirm the domain
+        goto(page, "1 · Data")
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
             files=[{"name": "s7small.csv", "mimeType": "text/csv", "buffer": data}])
         page.get_by_text("upload: s7small.csv").first.wait_for()
@@ -68,22 +69,22 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         settle(page)
         page.get_by_text("declared public by the curator").first.wait_for()
 
-        # design: ε = 0.4 (the default flat Laplace comparator runs too: 2 × 0.4 per click)
+        # design: ε = 0.4 (one click is one release at ε = 0.4)
         goto(page, "2 · Design")
         type_epsilon(page, "0.4")
 
-        # release page: cap 2, release once
+        # release page: cap 1, release once
         goto(page, "4 · Release")
-        set_cap(page, "2")
+        set_cap(page, "1")
         release(page)
         page.get_by_text("Released 5 set(s)").first.wait_for()
-        page.get_by_text("spent ε = 0.8 of the cap 2; remaining 1.2").first.wait_for()
+        page.get_by_text("spent ε = 0.4 of the cap 1; remaining 0.6").first.wait_for()
         assert "ws=" + ws_id in page.url
 
         # reload the browser: a new Streamlit session comes back to the same state
         t0 = time.perf_counter()
         page.reload()
-        page.get_by_text("spent ε = 0.8 of the cap 2; remaining 1.2").first.wait_for()
+        page.get_by_text("spent ε = 0.4 of the cap 1; remaining 0.6").first.wait_for()
         restore_s = time.perf_counter() - t0
         settle(page)
         no_exception(page)
@@ -99,23 +100,23 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         # restart the app: a new server process comes back to the same workspace from the address's id
         stop(proc)
         proc, url = start()
-        page.goto(f"{url}/?ws={ws_id}")
+        page.goto(f"{url}/data?ws={ws_id}")
         page.locator('[data-testid="stSidebar"]', has_text="upload: s7small.csv").first.wait_for()
         page.get_by_text("declared public by the curator").first.wait_for()  # the Data page: domain confirmed
         settle(page)
         goto(page, "4 · Release")
-        page.get_by_text("spent ε = 0.8 of the cap 2; remaining 1.2").first.wait_for()
+        page.get_by_text("spent ε = 0.4 of the cap 1; remaining 0.6").first.wait_for()
         page.get_by_text("ε-differentially private with ε = 0.4").first.wait_for()
         settle(page)
         no_exception(page)
 
         # release again until the cap refuses, naming what remains
         release(page)
-        page.get_by_text("spent ε = 1.6 of the cap 2; remaining 0.4").first.wait_for()
+        page.get_by_text("spent ε = 0.8 of the cap 1; remaining 0.2").first.wait_for()
         release(page)
         page.locator('[data-testid="stAlertContentError"]',
-                     has_text="needs ε = 0.8 but only ε = 0.4 of this table's budget remains").first.wait_for()
-        page.get_by_text("spent ε = 1.6 of the cap 2; remaining 0.4").first.wait_for()  # nothing spent
+                     has_text="needs ε = 0.4 but only ε = 0.2 of this table's budget remains").first.wait_for()
+        page.get_by_text("spent ε = 0.8 of the cap 1; remaining 0.2").first.wait_for()  # nothing spent
         page.mouse.move(5, 5)  # no tooltip in the screenshot
         page.wait_for_timeout(500)
         page.screenshot(path=str(ARTIFACTS / "budget_refused.png"), full_page=True)
@@ -123,7 +124,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
         # another tab without the id gets its own workspace: none of this table or its releases
         other = context.new_page()
         other.goto(url)
-        other.wait_for_selector('[data-testid="stSidebarNavLink"]')
+        other.wait_for_selector(NAV_LINK)
         other.wait_for_function("() => location.search.includes('ws=')")
         settle(other)
         assert ws_id not in other.url
@@ -138,5 +139,5 @@ def test_release_reload_restore_and_cap(server, tmp_path):
     [table] = [t for t in ws.tables() if t.kind == "copy"]
     assert table.name == "upload: s7small.csv" and (ws.folder / table.path).is_file()
     live = [e for e in ws.releases(table.fingerprint) if e["status"] != "aborted"]
-    assert len(live) == 4 and all(e["status"] == "complete" for e in live)
-    assert ws.budget(table.fingerprint)["spent"] == pytest.approx(1.6)
+    assert len(live) == 2 and all(e["status"] == "complete" for e in live)
+    assert ws.budget(table.fingerprint)["spent"] == pytest.approx(0.8)

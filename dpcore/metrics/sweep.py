@@ -32,7 +32,7 @@ import pandas as pd
 import dpcore
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.errors import DPCoreError, OptionError, whole_number
-from dpcore.metrics.evaluate import NOT_DP, canonical_measures, compute_measures
+from dpcore.metrics.evaluate import NOT_DP, canonical_measures, compute_measures, domain_cells
 
 __all__ = ["sweep", "clear_cache", "run_seed"]
 
@@ -163,7 +163,8 @@ def sweep(
     ``epsilon``, ``rep`` (1-based), ``measure``, ``value``.  ``df.attrs`` holds
     ``cancelled``, ``done``, ``total``, ``cache_hits``, ``releases`` (runs
     synthesised anew), ``errors`` (runs a method refused, whose values are NaN) and
-    ``not_dp``.
+    ``not_dp``. Every measure compares the domain's cells (numeric values as their bins,
+    :func:`dpcore.metrics.evaluate.domain_cells`), what the release reproduces.
 
     **The measures are NOT differentially private** (they read the raw data):
     curator-only evaluation.
@@ -181,6 +182,8 @@ def sweep(
     if cache_path is not None:
         cache_path.mkdir(parents=True, exist_ok=True)
 
+    # measured on the domain's cells (numeric values as their bins): see domain_cells
+    cells = domain_cells(data, dom)
     total = len(runs) * len(eps_list) * reps
     rows: list[tuple] = []
     done = cache_hits = releases = 0
@@ -199,7 +202,7 @@ def sweep(
                     break
                 t0 = time.perf_counter()
                 key = hashlib.sha256(_json(
-                    [data_hash, dom_json, name, opts, eps, rep, int(seed), int(sets), specks_model]
+                    [data_hash, dom_json, name, opts, eps, rep, int(seed), int(sets), specks_model, "cells"]
                 ).encode()).hexdigest()
                 values = dict(_MEMORY.get(key, {}))
                 if cache_path is not None and not all(m in values for m in measures):
@@ -219,11 +222,12 @@ def sweep(
                             seed=run_seed(seed, name, opts, eps, rep), domain=dom, **opts,
                         )
                         releases += 1
+                        syn_cells = [domain_cells(s, dom) for s in release.sets]
                         for measure in missing:
                             if is_cancelled():
                                 cancelled = True
                                 break
-                            means, _, _ = compute_measures(data, release.sets, [measure],
+                            means, _, _ = compute_measures(cells, syn_cells, [measure],
                                                            specks_model=specks_model, seed=0)
                             values[measure] = float(means[measure])
                     except DPCoreError as exc:

@@ -9,7 +9,9 @@ one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (
 None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
 ``reads_counts`` it takes the sparse count table (:class:`dpcore.counting.count_table.CountTable`)
 in place of the records. ``not_dp(opts)`` returns reasons the
-release is not DP (empty when it is).
+release is not DP (empty when it is). ``noise_rows(opts, domain, epsilon, m, n, neighbours)``
+says, from public facts and a record count n, how large the noise on each kind of released
+count is against the count it is added to (a list of :class:`dpcore.synthesizers.empty_share.NoiseRow`).
 """
 from __future__ import annotations
 
@@ -35,6 +37,9 @@ class Method:
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
+    #: noise_rows(opts, domain, epsilon, m, n, neighbours): the noise per released count against
+    #: the typical count (dpcore.synthesizers.empty_share.NoiseRow), from public facts and a record count n
+    noise_rows: Callable[..., list] | None = None
     #: run_set also takes the sparse count table (dpcore.counting.count_table.CountTable) instead of records
     reads_counts: bool = False
     #: the privacy definitions it can release under: "pure" (ε-DP) and "zcdp" ((ε, δ) through zCDP)
@@ -59,13 +64,15 @@ for _name in STEPS_METHODS:
         not_dp=lambda opts: (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
                              if opts.select == "nonprivate" else []),
         hierarchical=True, reads_counts=True, definitions=BOTH, for_definition=gaussian_counts,
+        noise_rows=steps.noise_rows,
     ))
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, "flat Laplace", flat_laplace.OPTIONS,
-                reads_counts=True, definitions=BOTH, for_definition=gaussian_counts))
+                reads_counts=True, definitions=BOTH, for_definition=gaussian_counts, noise_rows=flat_laplace.noise_rows))
 register(Method("ipf", ipf.resolve, ipf.run_set, "IPF", ipf.OPTIONS, reads_counts=True, definitions=BOTH,
-                for_definition=gaussian_counts))
+                for_definition=gaussian_counts, noise_rows=ipf.noise_rows))
 register(Method("privbayes", privbayes.resolve, privbayes.run_set, "PrivBayes", privbayes.OPTIONS, reads_counts=True,
-                definitions=BOTH, for_definition=gaussian_counts))
+                definitions=BOTH, for_definition=gaussian_counts, noise_rows=privbayes.noise_rows))
 register(Method("aim", aim.resolve, aim.run_set, "AIM", aim.OPTIONS, reads_counts=True, definitions=BOTH,
-                for_definition=aim.for_zcdp))
-register(Method("mst", mst.resolve, mst.run_set, "MST", mst.OPTIONS, reads_counts=True, definitions=BOTH))
+                for_definition=aim.for_zcdp, noise_rows=aim.noise_rows))
+register(Method("mst", mst.resolve, mst.run_set, "MST", mst.OPTIONS, reads_counts=True, definitions=BOTH,
+                noise_rows=mst.noise_rows))

@@ -56,6 +56,7 @@ from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.schema import Option, check_known, value
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
 #: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7, docs/methods/aim.md)
@@ -240,4 +241,21 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
     rows.append({"table": "each round at the start: the chosen margin (its budget doubles when it barely changes the "
                           "model; the last round takes what is left)", "cells": None, "epsilon": spend,
                  "mechanism": meas.name, "noise_scale": meas.scale, "noise_sd": float(np.sqrt(meas.variance))})
+    return rows
+
+
+def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+    """The one-way margins AIM measures first, and a workload margin measured in a round at the
+    starting round budget (the margins are chosen at release: the median size of the workload's
+    margins; a margin whose budget doubles gets half the noise)."""
+    sensitivity = neighbours.histogram_sensitivity
+    from dpcore.privacy.mechanisms import noise_for
+    eps_round = epsilon / m / opts.rounds
+    e = (1 - SELECTION_SHARE) * eps_round
+    meas = noise_for("discrete_laplace", e, sensitivity)
+    rows = [noise_row(f"one-way margin {a}", domain[a].size, domain[a].size, e, meas, n) for a in domain.names]
+    sizes = [math.prod(domain[a].size for a in g) for g in opts.workload] or [1]
+    cells = float(np.median(sizes))
+    rows.append(noise_row("a workload margin measured in a round (chosen at release)", int(cells), cells, e, meas, n,
+                          estimate=True))
     return rows

@@ -22,10 +22,13 @@ E(Z − t)^+ in closed form (:func:`positive_part_mean`).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
-__all__ = ["positive_part_mean", "flat_empty_share", "leaf_empty_share", "empty_share_warning", "WARN_ABOVE"]
+__all__ = ["positive_part_mean", "flat_empty_share", "leaf_empty_share", "empty_share_warning", "WARN_ABOVE",
+           "NoiseRow", "noise_row", "typical_cells"]
 
 #: Above this expected share the preview warns.
 WARN_ABOVE = 0.5
@@ -93,3 +96,61 @@ def empty_share_warning(share: float, method: str) -> str | None:
             f"data: the noise on the many empty cells outweighs the records themselves, so most of the release is "
             f"noise spread over combinations nobody has. What helps: method='ipf' or 'privbayes' "
             f"(they fit small margins), fewer or coarser attributes, {more}or a larger ε.")
+
+
+# --------------------------------------------------------------------------- noise against the counts
+
+
+@dataclass(frozen=True)
+class NoiseRow:
+    """One kind of noisy count a method releases, set against the count it is added to.
+
+    Computed before any budget is spent from public facts (the domain, the options, ε, m,
+    the neighbour notion) and a record count ``n``: the released noisy count, or the
+    curator's own n (then curator-only). ``counts`` noisy counts per set, each with noise of
+    standard deviation ``noise_sd`` (records) at ``epsilon``; a cell of the table they count
+    holds ``typical_count`` = n / ``cells`` records on average. ``estimate``: the tables are
+    chosen at release (private selection, PrivBayes' network, AIM's rounds), so ``cells`` is
+    a typical size rather than the exact one.
+    """
+
+    what: str
+    counts: int
+    cells: float
+    epsilon: float
+    noise_sd: float
+    typical_count: float
+    estimate: bool = False
+
+    @property
+    def ratio(self) -> float:
+        """Noise SD over the typical count: above 1 the noise is larger than what it is added to."""
+        return self.noise_sd / self.typical_count if self.typical_count > 0 else math.inf
+
+    @property
+    def swamped(self) -> bool:
+        return self.ratio > 1.0
+
+    def to_dict(self) -> dict:
+        return {"what": self.what, "counts": self.counts, "cells": self.cells, "epsilon": self.epsilon,
+                "noise_sd": self.noise_sd, "typical_count": self.typical_count, "ratio": self.ratio,
+                "swamped": self.swamped, "estimate": self.estimate}
+
+
+def noise_row(what: str, counts: int, cells: float, epsilon: float, mechanism, n: float,
+              estimate: bool = False) -> NoiseRow:
+    """A :class:`NoiseRow`: ``counts`` counts of a ``cells``-cell table, each noised by
+    ``mechanism`` (a calibrated count mechanism of :mod:`dpcore.mechanisms`) at ``epsilon``; n records."""
+    cells = max(float(cells), 1.0)
+    return NoiseRow(what, int(counts), cells, float(epsilon), float(math.sqrt(mechanism.variance)),
+                    float(n) / cells, estimate)
+
+
+def typical_cells(sizes, k: int) -> float:
+    """The typical number of cells of a table over k of the attributes whose level counts are
+    ``sizes``: the median over all k-subsets of the product of their sizes (public: the domain)."""
+    sizes = [int(v) for v in sizes]
+    k = max(1, min(int(k), len(sizes)))
+    if math.comb(len(sizes), k) <= 20_000:
+        return float(np.median([math.prod(c) for c in combinations(sizes, k)]))
+    return float(np.exp(k * np.mean(np.log(sizes))))  # many subsets: the geometric mean to the k-th power

@@ -23,8 +23,10 @@ from dpcore.counting.count_table import CountTable
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, noise_for
 from dpcore.privacy.definitions import ReleaseContext
+from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 
 
 @dataclass(frozen=True)
@@ -122,3 +124,12 @@ def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one flat-Laplace set."""
     return synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx), None, {}
+
+
+def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+    """The noise on every cell of the full table against its typical count n/cells (public facts and n)."""
+    sensitivity = neighbours.histogram_sensitivity
+    eps = epsilon / m
+    cells = domain.size
+    return [noise_row(f"every cell of the full table ({big_count(cells)} cells)", cells, cells, eps,
+                      noise_for(opts.noise, eps, sensitivity), n)]

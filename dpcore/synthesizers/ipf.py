@@ -63,10 +63,12 @@ from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import NoisyMargin, counts_cells, measure
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.mechanisms import noise_for
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, check_cells
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 
 POSITIVITY = ("clip", "makepos", "normsub")
 #: how the noisy margins are fitted: ``auto`` picks by size (see :func:`choose_fit`)
@@ -375,3 +377,17 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one DP-ipf set (ε = ``eps_set``, see :func:`synthesize_set`)."""
     codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
     return codes, None, diag
+
+
+def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+    """Per measured margin (:func:`measured_margins`): the noise on each cell against its typical
+    count n/cells. ``one_way_share="auto"`` is decided from ``n`` as at release."""
+    sensitivity = neighbours.histogram_sensitivity
+    eps = epsilon / m
+    share = one_way_share(domain, opts, eps, neighbours, n)
+    rows = []
+    for g, e, _ in measured_margins(domain, opts, eps, share):
+        cells = math.prod(domain[a].size for a in g)
+        rows.append(noise_row(("one-way margin " if len(g) == 1 else "margin ") + " × ".join(g), cells, cells, e,
+                              noise_for(opts.noise, e, sensitivity), n))
+    return rows

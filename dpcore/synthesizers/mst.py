@@ -38,6 +38,7 @@ from dpcore.privacy.mechanisms import ExponentialMechanism
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.schema import Option, check_known, value
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 
 
 @dataclass(frozen=True)
@@ -137,4 +138,20 @@ def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbour
         rows += [{"table": f"two-way margin of tree edge {i + 1} (pair chosen at release)", "cells": None, "epsilon": e3,
                   "mechanism": edge.name, "noise_scale": edge.scale, "noise_sd": float(np.sqrt(edge.variance))}
                  for i in range(d - 1)]
+    return rows
+
+
+def noise_rows(opts: MstOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+    """The one-way margins, then the d − 1 two-way margins of the tree (pairs chosen at release:
+    the typical pair's size)."""
+    sensitivity = neighbours.histogram_sensitivity
+    from dpcore.privacy.mechanisms import noise_for
+    d = len(domain)
+    e1, _, e3 = budget_split(d, epsilon / m)
+    one = noise_for("discrete_laplace", e1, sensitivity)
+    rows = [noise_row(f"one-way margin {a}", domain[a].size, domain[a].size, e1, one, n) for a in domain.names]
+    if e3 > 0:
+        cells = typical_cells(domain.shape, 2)
+        rows.append(noise_row(f"{d - 1} two-way margins of the tree (pairs chosen at release)", int((d - 1) * cells),
+                              cells, e3, noise_for("discrete_laplace", e3, sensitivity), n, estimate=True))
     return rows

@@ -75,6 +75,7 @@ from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.synthesizers.options import max_cells_option, noise_option
 from dpcore.synthesizers.schema import Option, check_known, value
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 
 SCORES = ("mi",)
 
@@ -407,3 +408,16 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one PrivBayes set (ε = ``eps_set``, see :func:`synthesize_set`)."""
     codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
     return codes, None, diag
+
+
+def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+    """The noise on each cell of the T conditional tables against the typical count of a table of
+    an attribute and ``degree`` parents (the network is chosen at release: a typical size)."""
+    sensitivity = neighbours.histogram_sensitivity
+    eps = epsilon / m
+    d = len(domain)
+    P, T = network_plan(d, opts.degree)
+    e = (eps - (opts.network_share * eps if P else 0.0)) / T
+    cells = min(typical_cells(domain.shape, min(opts.degree + 1, d)), float(domain.size))
+    return [noise_row(f"{T} conditional tables (an attribute and up to {opts.degree} parents, chosen at release)",
+                      int(T * cells), cells, e, noise_for(opts.noise, e, sensitivity), n, estimate=True)]

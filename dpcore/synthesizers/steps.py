@@ -39,12 +39,13 @@ from dpcore.privacy.neighbours import Neighbours
 from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
 from dpcore.measure.selection import sensitivity as utility_sensitivity
 from dpcore.measure.selection import utility as utility_scores
-from dpcore.synthesizers.cells import draw_cells
+from dpcore.synthesizers.cells import big_count, draw_cells
 from dpcore.measure import sparse_leaves
 from dpcore.counting.rows import rows as count_rows
 from dpcore.counting.rows import weighted_count
 from dpcore.counting.count_table import CountTable
 from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 
 
 def n_selection_layers(opts: StepsOptions, p: int) -> int:
@@ -280,3 +281,30 @@ def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one STEPS set."""
     codes, tree = synthesize_set(X, domain, opts, alloc, rng, ledger, label, ctx)
     return codes, tree, {}
+
+
+def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+    """Per noised layer: the noise on each node count against the typical node count n/nodes.
+
+    Public facts and n only. A fixed order gives each layer's node count exactly (the product of the
+    level counts of the attributes above it); a tree chosen at release (MoSDA, LeSDA, random) gives
+    the typical count of k attributes' combinations. The leaf layer always holds every cell of the
+    full table (its blocks partition it)."""
+    sensitivity = neighbours.histogram_sensitivity
+    alloc = plan_allocation(opts, len(domain), epsilon, m)
+    n_partition, has_leaf = noised_layers(opts.layers, opts.order, len(domain))
+    rows = []
+    for k, eps in enumerate(alloc.counts[:n_partition], 1):
+        mech = noise_for(opts.noise, eps, sensitivity)
+        if opts.order is not None:
+            nodes = float(np.prod([domain[a].size for g in opts.order[:k] for a in g], dtype=float))
+            what, estimate = f"layer {k} node counts ({', '.join(opts.order[k - 1])})", False
+        else:
+            nodes = min(typical_cells(domain.shape, k), float(domain.size))
+            what, estimate = f"layer {k} node counts (attributes chosen at release)", True
+        rows.append(noise_row(what, int(nodes), nodes, eps, mech, n, estimate))
+    if has_leaf:
+        eps = alloc.counts[-1]
+        rows.append(noise_row(f"leaf cells (every cell of the full table, {big_count(domain.size)} cells)", domain.size,
+                              float(domain.size), eps, noise_for(opts.noise, eps, sensitivity), n))
+    return rows

@@ -1,0 +1,146 @@
+"""Long jobs of the studio (releases, sweeps) in a background thread, with progress, an
+estimate of the time left, and cancellation.
+
+A :class:`Job` runs ``work(job)`` in a daemon thread. The work reports progress with
+:meth:`Job.report` and checks for cancellation with :meth:`Job.checkpoint` (which raises
+:class:`Cancelled`) or reads :attr:`Job.cancel_event` (an ``is_set()`` object, as
+:func:`dpcore.metrics.sweep` takes). The page that started the job only reads its state, so
+the job goes on when the curator opens another page, and its result is there when they
+come back. No Streamlit here (tests/test_architecture.py).
+
+Privacy: a job only runs what it is given; a release cancelled before it returns has
+produced no output (the budget book marks it aborted, :mod:`dpcore.studio.budget_book`), and
+progress messages carry counts of finished steps, never data.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["Cancelled", "Job", "start", "RUNNING", "DONE", "FAILED", "CANCELLED"]
+
+RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
+
+
+class Cancelled(Exception):
+    """Raised by :meth:`Job.checkpoint` once the job's Cancel was asked for."""
+
+
+@dataclass(eq=False)
+class Job:
+    """One background job. ``expected_seconds``: a prior estimate of its length (e.g. the last
+    run of the same kind), used for the time left until the first step has finished."""
+
+    name: str
+    total: int = 1
+    expected_seconds: float | None = None
+    done: int = 0
+    message: str = "starting …"
+    state: str = RUNNING
+    result: Any = None
+    error: BaseException | None = None
+    started: float = field(default_factory=time.monotonic)
+    finished_at: float | None = None
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+    info: dict = field(default_factory=dict)
+    _thread: threading.Thread | None = None
+    _first_step_at: float | None = None
+
+    # ------------------------------------------------------------------ called by the work
+
+    def report(self, done: int, total: int | None = None, message: str = "") -> None:
+        """Progress: ``done`` of ``total`` steps finished (``message`` in plain words, no data)."""
+        if total is not None:
+            self.total = max(int(total), 1)
+        self.done = max(0, min(int(done), self.total))
+        if self.done > 0 and self._first_step_at is None:
+            self._first_step_at = time.monotonic()
+        if message:
+            self.message = message
+
+    def checkpoint(self) -> None:
+        """Raise :class:`Cancelled` if the job was cancelled (call it between steps)."""
+        if self.cancel_event.is_set():
+            raise Cancelled(f"{self.name} cancelled")
+
+    # ------------------------------------------------------------------ called by the page
+
+    def cancel(self) -> None:
+        """Ask the work to stop at its next checkpoint (a step in progress finishes first)."""
+        self.cancel_event.set()
+
+    @property
+    def cancelling(self) -> bool:
+        return self.cancel_event.is_set() and self.state == RUNNING
+
+    @property
+    def finished(self) -> bool:
+        return self.state != RUNNING
+
+    def elapsed(self) -> float:
+        return (self.finished_at or time.monotonic()) - self.started
+
+    def fraction(self) -> float:
+        """Share done: finished steps, or (before the first step) the elapsed share of the prior estimate."""
+        if self.finished:
+            return 1.0
+        if self.done:
+            return self.done / self.total
+        if self.expected_seconds:
+            return min(0.95, self.elapsed() / self.expected_seconds) / self.total
+        return 0.0
+
+    def remaining(self) -> float | None:
+        """Estimated seconds left: the rate of the finished steps, else the prior estimate; None if unknown."""
+        if self.finished:
+            return 0.0
+        if self.done:
+            rate = self.elapsed() / self.done
+            return max(0.0, rate * (self.total - self.done))
+        if self.expected_seconds:
+            return max(0.0, self.expected_seconds - self.elapsed())
+        return None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the job; whether it has finished."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.finished
+
+    def status_line(self) -> str:
+        """'3/5 — set 3 of 5 … 4 s elapsed, about 3 s left' (plain words for the progress bar)."""
+        left = self.remaining()
+        est = ("estimating the time left" if left is None else
+               f"about {_seconds(left)} left" if left >= 1 else "almost done")
+        return f"{self.done}/{self.total} — {self.message} · {_seconds(self.elapsed())} elapsed, {est}"
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.0f} s" if s < 90 else f"{s / 60:.1f} min"
+
+
+def start(name: str, work: Callable[[Job], Any], total: int = 1, expected_seconds: float | None = None,
+          info: dict | None = None) -> Job:
+    """Run ``work(job)`` in a daemon thread and return the :class:`Job` at once.
+
+    The job ends ``done`` with ``work``'s return value as ``result``, ``cancelled`` if it
+    raised :class:`Cancelled`, else ``failed`` with the exception as ``error``."""
+    job = Job(name, max(int(total), 1), expected_seconds, info=dict(info or {}))
+
+    def run() -> None:
+        try:
+            job.result = work(job)
+            job.state = DONE
+        except Cancelled:
+            job.state = CANCELLED
+        except BaseException as exc:  # noqa: BLE001 - handed to the page, which shows it in one line
+            job.error = exc
+            job.state = FAILED
+        finally:
+            job.finished_at = time.monotonic()
+
+    job._thread = threading.Thread(target=run, name=f"job-{name}", daemon=True)
+    job._thread.start()
+    return job

@@ -1,0 +1,69 @@
+"""Start: what the studio does, the flow of its pages, the demo, and where the workspace lives.
+
+Its first lines need nothing but Streamlit, so the first screen after a cold start is never
+blank for long; the session (workspace, demo table) is opened after them."""
+from __future__ import annotations
+
+import streamlit as st
+
+st.title("DP release studio", anchor=False)
+st.markdown(
+    "Release **differentially private synthetic copies** of a sensitive table: you declare what is public "
+    "(the columns' levels and bin edges), choose a method and a privacy budget **ε**, and download synthetic "
+    "sets with a manifest that says where every part of ε went. Every release is recorded in the table's "
+    "**budget book**, and a cap on the total ε refuses a release that would pass it.")
+
+STEPS = [
+    ("1 · Data", "Upload a table or open a demo; confirm what is public.", "pages/1_data.py"),
+    ("2 · Design", "Method (the adviser recommends one), ε, sets; noise check.", "pages/2_design.py"),
+    ("3 · Preview", "What the release will measure and its noise. Spends nothing.", "pages/3_preview.py"),
+    ("4 · Release", "One click, one release at the ε on the button.", "pages/4_release.py"),
+    ("5 · Trade-offs", "Compare methods over ε: curator-only, never released.", "pages/5_tradeoffs.py"),
+    ("6 · Survey", "Survey estimates from the same table, charged to its budget book.", "pages/6_survey.py"),
+]
+cols = st.columns(len(STEPS), gap="small")
+for col, (title, text, page) in zip(cols, STEPS):
+    with col.container(border=True):
+        st.page_link(page, label=title)
+        st.caption(text)
+
+from pages import _imports  # noqa: E402
+
+_imports.ready()  # the heavy imports, after the first lines are on screen
+from pages import _common as ui  # noqa: E402
+
+ui.init_state()
+s = st.session_state
+
+c1, c2 = st.columns([1, 2], gap="large")
+with c1:
+    st.subheader("Try it on the demo", anchor=False)
+    st.caption(f"{ui.DEFAULT_DEMO}: a public extract of a social survey, with its provenance in assets/README.md.")
+    if st.button("Open the demo", type="primary", key="start_demo",
+                 help="Loads the demo table and opens the Data page; your workspace keeps it."):
+        with ui.guarded("opening the demo"):
+            if s.get("data_name") != ui.DEFAULT_DEMO:
+                ui.load_demo(ui.DEFAULT_DEMO)
+            st.switch_page("pages/1_data.py")
+    st.page_link("pages/7_docs.py", label="Docs and glossary", icon=":material/menu_book:")
+
+with c2:
+    st.subheader("Where your work is kept", anchor=False)
+    from pages import _workspace as wsui  # noqa: E402
+
+    ws = wsui.current()
+    if ws is None:
+        st.warning(s.get("_ws_error", "No workspace is open: nothing is saved across reloads."),
+                   icon=":material/warning:")
+    else:
+        from dpcore.studio.workspace import ENV_VAR
+
+        st.markdown(
+            f"This browser tab works in the workspace **`{ws.id}`**: its id is in the page address "
+            f"(`?ws={ws.id}`), so a reload or a bookmark comes back to the same table, design, releases and "
+            f"budget book. On the server it is the folder `{ws.folder}`, under the folder named by "
+            f"`{ENV_VAR}`. A tab opened without the id starts a new, empty workspace.")
+        st.caption("The id is a random token, not a password: anyone with the address and access to the server "
+                   "opens this workspace.")
+    if "raw_df" in s:
+        st.caption(f"Table now: **{s.get('data_name', '')}** — continue on the Data page.")

@@ -1,0 +1,150 @@
+"""The expected noise of the design's method against the counts it is added to (Design and
+Preview pages), and the method adviser's panel (Design page). The numbers come from
+dpcore.expected_noise (each method's noise_rows) and dpcore.studio.adviser; this module lays
+them out."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+import dpcore
+from dpcore.studio import adviser
+from pages import _glossary as gl
+from pages import _state as state
+
+
+def record_count(dom: dpcore.Domain) -> tuple[float, str, bool]:
+    """(n, where it comes from, curator-only?) for the noise figures. Under replace-one neighbours n
+    is public; else the noisy count of this table's last release (public once released); else the
+    table's own count, which only the curator may see."""
+    s = st.session_state
+    n = len(state.work_df())
+    if state.cfg().get("neighbours") == "replace":
+        return float(n), "the table's record count (public under replace-one neighbours)", False
+    rel = s.get("release")
+    if rel and rel.get("key") == state.work_key() and rel.get("main") is not None:
+        rc = rel["main"].record_count or {}
+        if rc.get("noisy"):
+            entry = getattr(rel["main"], "book_entry", None) or getattr(rel["main"], "entry_id", None)
+            return float(rc["value"]), ("the noisy record count of your last release"
+                                        + (f" (#{entry})" if entry else "")), False
+    return float(n), "your table's own record count — curator-only: it is not released", True
+
+
+def _options(opts: dict) -> dict:
+    return {k: v for k, v in opts.items() if k != "neighbours"}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _noise_rows(method: str, domain_json: str, epsilon: float, sets: int, n: float, neighbours: str,
+                options_json: str, bins_share: float) -> pd.DataFrame:
+    dom = dpcore.Domain.from_json(domain_json, declared=False)
+    rows = dpcore.expected_noise(method, dom, epsilon, n=n, sets=sets, neighbours=neighbours, bins_share=bins_share,
+                                 **json.loads(options_json))
+    return pd.DataFrame([r.to_dict() for r in rows])
+
+
+def noise_rows(dom: dpcore.Domain, method: str, opts: dict) -> tuple[pd.DataFrame, float, str, bool]:
+    c = state.cfg()
+    n, source, curator_only = record_count(dom)
+    bins = state.dp_bins_options(dom).get("bins_share", 0.0)
+    tab = _noise_rows(method, dom.to_json(), float(c["epsilon"]), int(c["m"]), n, c.get("neighbours", "add_remove"),
+                      json.dumps(_options(opts), sort_keys=True), float(bins))
+    return tab, n, source, curator_only
+
+
+def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None:
+    """The noise check of ``method``: one verdict line (red when the noise is larger than the
+    typical count on most released counts) and the table behind it."""
+    tab, n, source, curator_only = noise_rows(dom, method, opts)
+    st.markdown(f"**Noise against the counts — {label}**", help=gl.help_text("noise-sd", "typical-count"))
+    total = int(tab["counts"].sum())
+    swamped = int(tab.loc[tab["swamped"], "counts"].sum())
+    worst = tab.loc[tab["ratio"].idxmax()]
+    about = "about " if worst["estimate"] else ""
+    detail = (f"Largest: noise SD {worst['noise_sd']:,.3g} records per count on {worst['what']}, where a count "
+              f"holds {about}{worst['typical_count']:,.3g} on average.")
+    if swamped == 0:
+        st.success(f"The noise is smaller than the typical count on every released count. {detail}",
+                   icon=":material/check_circle:")
+    elif swamped * 2 > total:
+        st.error(f"**Noise larger than the data**: on {_count(swamped)} of {_count(total)} released counts the noise "
+                 f"SD exceeds the typical count. {detail} A larger ε, fewer sets m, fewer or coarser attributes, "
+                 "or another method (see the adviser) help.", icon=":material/warning:")
+    else:
+        st.warning(f"The noise is larger than the typical count on {_count(swamped)} of {_count(total)} released "
+                   f"counts. {detail}", icon=":material/warning:")
+    shown = tab.assign(**{"noise larger?": tab["swamped"].map({True: "YES", False: "no"})})
+    shown = shown[["what", "counts", "epsilon", "noise_sd", "typical_count", "noise larger?"]].rename(columns={
+        "what": "released counts", "counts": "how many", "epsilon": "ε each", "noise_sd": "noise SD (records)",
+        "typical_count": "typical count (records)"})
+    styled = shown.style.apply(lambda r: ["color: #C62828; font-weight: 600" if r["noise larger?"] == "YES" else ""
+                                          for _ in r], axis=1)
+    with st.expander(f"Noise per kind of released count ({len(tab)} rows)"):
+        st.dataframe(styled, hide_index=True, width="stretch", column_config={
+            "released counts": st.column_config.TextColumn(width="large"),
+            "ε each": st.column_config.NumberColumn(format="%.3g"),
+            "noise SD (records)": st.column_config.NumberColumn(format="%.3g"),
+            "typical count (records)": st.column_config.NumberColumn(format="%.3g")})
+    st.caption(f"Typical count = n / cells of the table counted, with n = {n:,.0f} ({source}). "
+               + ("“about”: the tables are chosen at release, so their size is a typical one. " if tab["estimate"].any()
+                  else "")
+               + (":red[Curator-only: computed from the table's own record count.]" if curator_only else ""))
+
+
+def _count(k: int) -> str:
+    return f"{k:,}" if k < 1e12 else f"{k:.2g}"
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _advice(domain_json: str, epsilon: float, sets: int, n: float, curator_only: bool, neighbours: str,
+            options_json: str) -> adviser.Advice:
+    dom = dpcore.Domain.from_json(domain_json, declared=False)
+    return adviser.advise(dom, epsilon, sets, n=n, curator_only=curator_only, neighbours=neighbours,
+                          options=json.loads(options_json))
+
+
+VERDICT = {"recommended": ":green[**recommended**]", "good": ":green[good]", "weak": ":orange[weak]",
+           "not measured": "not measured", "cannot run": ":red[cannot run]"}
+
+
+def adviser_panel(dom: dpcore.Domain, method: str, opts: dict) -> adviser.Advice:
+    """The adviser: its recommendation and why, then every method with its verdict, noise and the
+    figures bench/RESULTS.md measured on the comparable table."""
+    c = state.cfg()
+    n, source, curator_only = record_count(dom)
+    family = "steps" if method in ("steps", "steps_lesda", "uh_random") else method
+    options = {family: _options(opts)} if family in adviser.METHODS and method in adviser.METHODS else {}
+    adv = _advice(dom.to_json(), float(c["epsilon"]), int(c["m"]), n, curator_only, c.get("neighbours", "add_remove"),
+                  json.dumps(options, sort_keys=True))
+    with st.container(border=True, key="adviser_panel"):
+        c1, c2 = st.columns([1, 1], gap="large")
+        with c1:
+            st.markdown(f"**Method adviser** — recommended for this table: **{adviser.NAMES[adv.recommended]}**",
+                        help=gl.help_text("method-adviser"))
+            st.write(adv.summary)
+            for note in adv.notes:
+                st.caption(note)
+        with c2:
+            rows = []
+            for a in adv.methods:
+                rows.append({"method": a.name, "verdict": a.verdict,
+                             "measured S_pMSE": a.measured.s_pmse if a.measured else None,
+                             "noisy counts": (f"{a.swamped_counts / a.total_counts:.0%}"
+                                                          if a.total_counts else "—")})
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
+                "measured S_pMSE": st.column_config.NumberColumn(format="%.3g", help=gl.help_text("spmse")),
+                "noisy counts": st.column_config.TextColumn(
+                    help="Share of the released counts whose noise SD is larger than the typical count "
+                         "(n / cells of the table counted): the counts that are mostly noise.")})
+            st.caption(f"Noise figures use n = {n:,.0f}: {source}."
+                       + (" :red[Curator-only.]" if curator_only else "")
+                       + " The recommendation itself uses public facts only.")
+        with st.expander("Why, method by method"):
+            for a in adv.methods:
+                st.markdown(f"**{a.name}** — {VERDICT.get(a.verdict, a.verdict)}")
+                for line in a.why:
+                    st.markdown(f"- {line}")
+    return adv
