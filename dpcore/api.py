@@ -12,9 +12,8 @@ from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
 from dpcore.counting.count_table import CountTable
 from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain, not_public_message
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
-from dpcore.synthesizers.empty_share import empty_share_warning, flat_empty_share, leaf_empty_share
+from dpcore.synthesizers.empty_share import empty_share_warning, leaf_empty_share
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
-from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.privacy.neighbours import ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, check_count_share, check_neighbours
 from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
 from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
@@ -296,46 +295,17 @@ class MarginPreview:
     plan: dict
 
 
-def _margin_rows(method: str, opts, dom: Domain, per_set: float, nb: Neighbours, n: float,
-                 definition=PureDP()) -> list[dict]:
-    from dpcore.synthesizers import privbayes
-
-    def row(what, cells, eps, kind="discrete_laplace"):
-        mech = definition.count_noise(eps, nb, kind if definition.name == "pure" else None)
-        return {"table": what, "cells": cells, "epsilon": eps, "mechanism": mech.name,
-                "noise_scale": mech.scale, "noise_sd": float(np.sqrt(mech.variance))}
-
-    if method == "flat_laplace":
-        return [row("full cross-tabulation (" + " × ".join(dom.names) + ")", dom.size, per_set, opts.noise)]
-    if method == "ipf":
-        from dpcore.synthesizers.ipf import measured_margins, one_way_share
-        share = one_way_share(dom, opts, per_set, nb, n, definition=definition)
-        return [row(" × ".join(g) + (" (one-way)" if share > 0 and len(g) == 1 else ""),
-                    int(np.prod([dom[a].size for a in g])), e, opts.noise)
-                for g, e, _ in measured_margins(dom, opts, per_set, share)]
-    if method == "privbayes":
-        P, T = privbayes.network_plan(len(dom), opts.degree)
-        eps1 = opts.network_share * per_set if P else 0.0
-        rows = [{"table": f"network step {i + 1}: exponential mechanism (attribute and parents chosen privately)",
-                 "cells": None, "epsilon": eps1 / P, "mechanism": "exponential", "noise_scale": None, "noise_sd": None}
-                for i in range(P)]
-        return rows + [dict(row(f"conditional table {j + 1} (attribute + ≤{opts.degree} parents, chosen at release)",
-                                None, (per_set - eps1) / T, opts.noise)) for j in range(T)]
-    if method in ("aim", "mst"):
-        from dpcore.synthesizers import aim, mst
-        return (aim if method == "aim" else mst).preview_rows(opts, dom, per_set, nb, definition)
-    raise OptionError(f"no preview for method {method!r}")
-
-
 def expected_noise(method: str, domain: Domain, epsilon: float, *, n: float, sets: int = 1,
                    neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
-                   bins_share: float = 0.0, **options: Any) -> list:
+                   bins_share: float = 0.0, delta: float | None = None, **options: Any) -> list:
     """How large the noise on each kind of count ``method`` releases is against the count it is
     added to: a list of :class:`dpcore.synthesizers.empty_share.NoiseRow` (noise SD per count, typical count
     n/cells, whether the noise is larger). Spends nothing and reads no data: the public domain,
     the options, ε, m, the neighbour notion and a record count ``n`` — the released noisy count
     (public), or the curator's own n (then the answer is curator-only). ``bins_share``: the
-    share of ε the release spends on DP bin edges (``synthesize(..., dp_bins=...)``).
+    share of ε the release spends on DP bin edges (``synthesize(..., dp_bins=...)``). With ``delta``
+    the noise is what an (ε, δ) release through zCDP draws (discrete Gaussian at shares of its ρ), and
+    each row's ``epsilon`` is then that share of ρ.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
@@ -343,12 +313,15 @@ def expected_noise(method: str, domain: Domain, epsilon: float, *, n: float, set
     m = check_sets(sets)
     dom = domain if isinstance(domain, Domain) else Domain.from_dict(domain)
     spec = REGISTRY[method]
+    definition = definition_for(delta)
     opts = spec.resolve(dom, method, **options)
+    if definition.name != "pure":
+        opts = spec.for_definition(opts, definition, options, dom)
     nb, share = privacy_setup(neighbours, count_share, max_records)
-    eps_sets = eps * (1.0 - (share or 0.0) - float(bins_share))
+    eps_sets = definition.budget(eps) * (1.0 - (share or 0.0) - float(bins_share))
     if eps_sets <= 0:
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
-    return spec.noise_rows(opts, dom, eps_sets, m, max(float(n), 1.0), nb)
+    return spec.noise_rows(opts, dom, eps_sets, m, max(float(n), 1.0), nb, definition)
 
 
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
@@ -377,21 +350,13 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         nb, share = privacy_setup(neighbours, count_share, max_records)
         budget = definition.budget(eps)
         eps_sets = budget * (1.0 - share) if share is not None else budget
-        rows = _margin_rows(method, opts, dom, eps_sets / m, nb, float(len(data)), definition)
+        spec = REGISTRY[method]
+        # n: the table's own count (curator-only), where a release uses its noisy count (ipf's "auto" share)
+        args = (opts, dom, eps_sets / m, nb, float(len(data)), definition)
         plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
-                "record_count_epsilon": budget - eps_sets, "method": method, **_definition_plan(definition, budget)}
-        if method == "flat_laplace" and definition.name == "pure":  # worked out for discrete Laplace only
-            scale = definition.count_noise(eps_sets / m, nb, opts.noise).scale
-            share = flat_empty_share(dom.size, float(len(data)), scale, opts.prior)
-            plan.update(empty_cell_share=share, empty_cell_warning=empty_share_warning(share, method))
-        if method == "ipf":
-            from dpcore.synthesizers.ipf import choose_fit
-            plan["fit"] = choose_fit(dom, opts)  # public: the domain and the options only
-            from dpcore.synthesizers.ipf import one_way_share
-            # "auto" decides by the released record count at release; here by the data's (curator-only)
-            plan["one_way_share"] = one_way_share(dom, opts, eps_sets / m, nb, float(len(data)), definition=definition)
-            plan["one_way_share_auto"] = opts.one_way_share == "auto"
-        table = pd.DataFrame(rows)
+                "record_count_epsilon": budget - eps_sets, "method": method, **_definition_plan(definition, budget),
+                **spec.preview_plan(*args)}
+        table = pd.DataFrame(spec.preview_rows(*args))
         return MarginPreview(table if definition.name == "pure" else table.rename(columns={"epsilon": "rho"}), plan)
     eps = check_epsilon(epsilon)
     m = check_sets(sets)

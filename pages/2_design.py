@@ -8,10 +8,11 @@ import streamlit as st
 
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.errors import DPCoreError
-from dpcore.studio import adviser
+from dpcore.studio import adviser, design
+from dpcore.synthesizers import REGISTRY
 from pages import _common as ui
 from pages import _glossary as gl
-from pages import _noise
+from pages import _noise, _options
 from pages import _workspace as wsui
 
 s = st.session_state
@@ -35,6 +36,42 @@ def bind(name: str) -> str:
     return wk
 
 
+#: what each privacy definition promises, in plain words (dpcore.privacy.definitions)
+DEFINITIONS = {
+    "pure": "Pure ε (strongest): the bound holds for every possible result, with no exception",
+    "zcdp": "(ε, δ) through zCDP: more accurate when a method makes many measurements (AIM, MST, ipf); "
+            "the bound may fail with a tiny probability δ",
+}
+#: the δ offered, well below 1/n for any table the studio releases
+DELTAS = [1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12]
+
+
+def _definition_controls() -> None:
+    """Pure ε or (ε, δ) through zCDP, and δ with its warning (dpcore.privacy.zcdp.delta_warning)."""
+    st.radio("Privacy guarantee", list(DEFINITIONS), key=bind("definition"), format_func=DEFINITIONS.get,
+             help=gl.help_text("epsilon", lead="Pure ε is the default. (ε, δ) through zero-concentrated DP lets "
+                                               "noise over many measurements grow like √T instead of T; δ is the "
+                                               "chance the ε bound may fail, so it must be far below 1/n."))
+    cfg["definition"] = s["w_definition"]
+    if cfg["definition"] != "zcdp":
+        return
+    from dpcore.privacy.zcdp import delta_warning
+
+    if cfg.get("delta") not in DELTAS:
+        cfg["delta"] = 1e-9
+    st.selectbox("δ", DELTAS, key=bind("delta"), format_func=lambda d: f"{d:.0e}",
+                 help="Recommended 1e-9, and in any case well below 1/n (one over the number of records).")
+    cfg["delta"] = float(s["w_delta"])
+    warning = delta_warning(cfg["delta"], len(ui.work_df()))  # the curator's own n: shown to the curator only
+    if warning:
+        st.warning(warning, icon=":material/warning:")
+
+
+def _not(*names: str) -> tuple:
+    """Every option of STEPS but ``names`` (to draw just those)."""
+    return tuple(o.name for o in REGISTRY["steps"].options if o.name not in names)
+
+
 def nearest_grid(v: float) -> float:
     if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
         return 1.0
@@ -56,15 +93,16 @@ def _eps_from_typed():
 def _margin_ledger(pv, method: str, opts: dict) -> None:
     """The planned ledger of a margin method: one row per noisy table (no data values)."""
     plan = pv.plan
-    tab = pv.margins.assign(**{"ε over m sets": pv.margins["epsilon"] * plan["sets"]})
-    st.dataframe(tab.rename(columns={"epsilon": "ε per set"}), hide_index=True, width="stretch",
+    col, u = ("rho", "ρ") if "rho" in pv.margins.columns else ("epsilon", "ε")  # (ε, δ) designs budget in ρ
+    tab = pv.margins.assign(**{f"{u} over m sets": pv.margins[col] * plan["sets"]})
+    st.dataframe(tab.rename(columns={col: f"{u} per set"}), hide_index=True, width="stretch",
                  column_config={"table": st.column_config.TextColumn(width="medium"),
-                                "ε per set": st.column_config.NumberColumn(format="%.4g"),
-                                "ε over m sets": st.column_config.NumberColumn(format="%.4g"),
+                                f"{u} per set": st.column_config.NumberColumn(format="%.4g"),
+                                f"{u} over m sets": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_scale": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_sd": st.column_config.NumberColumn(format="%.4g")})
     st.caption(f"{ui.method_label(method, opts)}: {len(tab)} noisy tables per set, {plan['sets']} sets "
-               f"(sequential composition); ε for the record count: {plan['record_count_epsilon']:.4g}.")
+               f"(sequential composition); {u} for the record count: {plan['record_count_epsilon']:.4g}.")
     if plan.get("empty_cell_warning"):
         st.warning(plan["empty_cell_warning"], icon=":material/warning:")
 
@@ -99,43 +137,14 @@ with left:
         method_now = ui.resolved_method(dom)
         family = "steps" if method_now in ("steps", "steps_lesda", "uh_random") else method_now
         st.caption(adviser.WHAT.get(family, "") + " " + gl.method_link(method_now))
-        if method_now == "ipf":
-            st.text_input("Margins", key=bind("ipf_margins"),
-                          help=gl.help_text("margins", lead='"twoway" (all two-way margins, synthpop\'s default), '
-                                                            '"oneway", or groups like "sex,agegr;edu,income". Each '
-                                                            'margin gets ε/|M| of what the one-way share leaves.'))
-            cfg["ipf_margins"] = s["w_ipf_margins"]
-            cfg.setdefault("ipf_one_way_share", "auto")  # a design saved before the option existed
-            shares = ["auto", 0.0, 0.25, 0.5, 0.75]
-            if cfg["ipf_one_way_share"] not in shares:  # an imported design's own value stays offered
-                shares.append(cfg["ipf_one_way_share"])
-            st.selectbox("Share of ε on the one-way margins", shares,
-                         key=bind("ipf_one_way_share"),
-                         format_func=lambda v: ("auto (half when the margins are noise-dominated, else none)"
-                                                if v == "auto" else f"{v}" + (" (synthpop)" if v == 0 else "")),
-                         help=gl.help_text("one-way-share"))
-            cfg["ipf_one_way_share"] = s["w_ipf_one_way_share"]
-        if method_now in ("ipf", "flat_laplace"):
-            st.number_input("Prior (synthpop's priorn, spread over the cells)", min_value=0.0, step=0.5,
-                            key=bind("prior"), help=gl.help_text("prior"))
-            cfg["prior"] = float(s["w_prior"])
-        if method_now == "privbayes":
-            st.number_input("Degree k (parents per attribute)", min_value=1, max_value=5, step=1, key=bind("degree"),
-                            help=gl.help_text("degree-k"))
-            cfg["degree"] = int(s["w_degree"])
-        if method_now == "aim":
-            for k, v in (("aim_workload", "twoway"), ("aim_rounds", 0), ("aim_max_model_size", 80.0)):
-                cfg.setdefault(k, v)  # a design saved before AIM was offered
-            st.text_input("Workload", key=bind("aim_workload"), help=gl.help_text("workload"))
-            cfg["aim_workload"] = s["w_aim_workload"]
-            st.number_input("Rounds T (0: 4 × the number of attributes)", min_value=0, step=1, key=bind("aim_rounds"),
-                            help=gl.help_text("rounds-t"))
-            cfg["aim_rounds"] = int(s["w_aim_rounds"])
-            st.number_input("Largest model (MB)", min_value=0.001, step=10.0, key=bind("aim_max_model_size"),
-                            help=gl.help_text("largest-model"))
-            cfg["aim_max_model_size"] = float(s["w_aim_max_model_size"])
+        hierarchical = REGISTRY[method_now].hierarchical
+        if not hierarchical:  # every option of the method, from its schema (STEPS's are in its sections below)
+            _options.option_widgets(cfg, method_now)
+            with st.expander("Advanced options"):
+                _options.option_widgets(cfg, method_now, advanced=True)
 
-    if method_now in ("steps", "steps_lesda", "uh_random"):
+    tree_method = design.MODE_METHOD.get(cfg.get("mode", "mosda"), "steps")
+    if hierarchical:
         with ui.guarded("the hierarchy controls"):
             st.subheader("Hierarchy", anchor=False)
             gl.terms_line("layers-l", "mosda", "lesda", "uh-random-tree", "share-r", "phantom-padding", "fan-out")
@@ -184,12 +193,7 @@ with left:
                     s["sort_reset"] = s.get("sort_reset", 0) + 1
                     st.rerun()
             elif cfg["mode"] in ("mosda", "lesda"):
-                st.selectbox("Selection utility", list(ui.UTILITY_HELP), key=bind("utility"),
-                             format_func=lambda k: {"aic": "AIC (2021 paper)", "aic_gain": "AIC gain (2018 paper)",
-                                                    "l1_uniform": "L1 distance from uniform"}.get(k, k),
-                             help=gl.help_text("aic", "aicgain", "l1uniform",
-                                               lead="The score that ranks the attributes at each node."))
-                cfg["utility"] = s["w_utility"]
+                _options.option_widgets(cfg, tree_method, skip=_not("utility"))
                 st.slider("Share r of ε spent choosing the tree", 0.01, 0.5, step=0.01, key=bind("r"),
                           help=gl.help_text("share-r", lead="Larger r: a better tree, noisier counts."))
                 cfg["r"] = float(s["w_r"])
@@ -214,6 +218,7 @@ with left:
         except DPCoreError as exc:
             eps_ok = False
             st.error(str(exc), icon=":material/warning:")
+        _definition_controls()
         st.radio("Neighbouring tables (what one person's data means)", list(ui.NEIGHBOURS), key=bind("neighbours"),
                  format_func=ui.NEIGHBOURS.get, horizontal=False,
                  help=gl.help_text("neighbouring-tables",
@@ -252,7 +257,7 @@ with left:
                              "collude count as one user with their total share β, and the permutation must stay "
                              "secret.")
 
-    if method_now in ("steps", "steps_lesda", "uh_random"):
+    if hierarchical:
         with ui.guarded("the allocation controls"):
             st.subheader("Allocation, consistency, synthesis", anchor=False)
             gl.terms_line("allocation", "nonneg", "wls", "uh-consistency", "synthesis")
@@ -284,22 +289,10 @@ with left:
                     else:
                         st.caption("Normalised (sum = 1): " + ", ".join(f"{nm} **{w:.3f}**"
                                                                         for nm, w in zip(names, norm)))
-            c1, c2 = st.columns(2)
-            c1.selectbox("Consistency", ["nonneg", "wls", "uh"], key=bind("consistency"),
-                         format_func={"nonneg": "nonneg (least squares, counts ≥ 0)",
-                                      "wls": "wls (weighted least squares)", "uh": "uh (Hay et al.)"}.get,
-                         help=gl.help_text("nonneg", "wls", "uh-consistency",
-                                           lead="Post-processing (spends no ε) that makes parents equal the sum of "
-                                                "their children."))
-            cfg["consistency"] = s["w_consistency"]
-            c2.radio("Synthesis", ["sample", "round"], key=bind("synthesis"), horizontal=True,
-                     help=gl.help_text("synthesis"))
-            cfg["synthesis"] = s["w_synthesis"]
-    elif method_now in ("ipf", "flat_laplace"):
-        with ui.guarded("the synthesis control"):
-            st.radio("Synthesis", ["sample", "round"], key=bind("synthesis"), horizontal=True,
-                     help=gl.help_text("synthesis"))
-            cfg["synthesis"] = s["w_synthesis"]
+            # consistency, synthesis and the rest of STEPS's options, from its schema
+            _options.option_widgets(cfg, tree_method, skip=design.HIERARCHY_OPTIONS + ("utility",))
+            with st.expander("Advanced options"):
+                _options.option_widgets(cfg, tree_method, advanced=True)
 
 method, opts, problems = ui.design_call(dom)
 
@@ -324,8 +317,10 @@ with right:
                 _margin_ledger(pv, method, opts)
             else:
                 plan = pv.plan
-                st.plotly_chart(ui.ledger_figure(ui.plan_rows(plan, ui.preview_layer_names(pv)), plan["epsilon"],
-                                                 ui.method_label(method, opts)),
+                zc = plan.get("budget_unit") == "rho"  # an (ε, δ) design: the budgets are shares of ρ
+                st.plotly_chart(ui.ledger_figure(ui.plan_rows(plan, ui.preview_layer_names(pv)),
+                                                 plan["rho"] if zc else plan["epsilon"], ui.method_label(method, opts),
+                                                 "ρ" if zc else "ε"),
                                 config={"displaylogo": False})
                 rows = []
                 for k, e in enumerate(plan.get("selection_epsilon_per_layer", [])):

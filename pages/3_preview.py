@@ -9,6 +9,13 @@ from pages import _common as ui
 from pages import _glossary as gl
 from pages import _noise
 
+def _delta_text(plan: dict) -> str:
+    """", δ = 1e-09 (zCDP: ρ = …; budgets below are shares of ρ)" for an (ε, δ) design, else nothing."""
+    if plan.get("budget_unit") != "rho":
+        return ""
+    return f", δ = {plan['delta']:g} (zCDP: ρ = {plan['rho']:.4g}; the budgets below are shares of ρ)"
+
+
 s = st.session_state
 ui.init_state()
 cfg = ui.cfg()
@@ -29,8 +36,8 @@ with ui.guarded("the preview"):
     if ui.is_margin_preview(pv):
         # margin methods: what will be measured, with the noise per table (public facts, but for ipf's
         # one_way_share="auto", which the preview decides from the table's own size: curator-only)
-        st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}: "
-                    "the noisy tables each set measures")
+        st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}{_delta_text(pv.plan)}, "
+                    f"m = {cfg['m']}: the noisy tables each set measures")
         st.dataframe(pv.margins, hide_index=True, width="stretch",
                      column_config={"table": st.column_config.TextColumn(width="large")})
         if pv.plan.get("one_way_share_auto"):
@@ -44,8 +51,9 @@ with ui.guarded("the preview"):
         if pv.plan.get("empty_cell_warning"):
             st.warning(pv.plan["empty_cell_warning"], icon=":material/warning:")
     else:
-        st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}, "
-                    f"fan-out after padding b = {pv.tree.b}", help=gl.help_text("fan-out", "phantom-padding"))
+        st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}{_delta_text(pv.plan)}, "
+                    f"m = {cfg['m']}, fan-out after padding b = {pv.tree.b}",
+                    help=gl.help_text("fan-out", "phantom-padding"))
         if pv.plan.get("private_selection"):
             st.info("Private selection: the release draws the tree with the exponential mechanism, so the actual "
                     "tree may differ. Shown here is the most likely attribute at each node.", icon=":material/casino:")
@@ -65,7 +73,7 @@ if tree_preview:
         st.subheader("Per noised layer", anchor=False)
         tab = pv.layers.rename(columns={
             "layer": "layer", "attributes": "attributes", "real": "real nodes", "phantom": "phantom nodes",
-            "epsilon": "ε per set", "noise_scale": "noise scale (Δ/ε)", "noise_sd": "noise SD (records)",
+            "epsilon": "ε per set", "rho": "ρ per set (zCDP)", "noise_scale": "noise scale (Δ/ε)", "noise_sd": "noise SD (records)",
             "expected_se": "expected SE (records)",
         })
         st.dataframe(tab, hide_index=True, width="stretch", column_config={

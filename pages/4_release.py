@@ -35,13 +35,13 @@ for msg in problems:
 label = ui.method_label(method, opts)
 running = _jobs.running_job()
 c1, c2 = st.columns([1, 3])
-clicked = c1.button(f"Release (spends ε = {cfg['epsilon']:g})", type="primary", disabled=bool(problems) or bool(running),
-                    help="One release of the design's method: the m synthetic sets together spend exactly this ε, "
+spends = f"ε = {cfg['epsilon']:g}" + (f", δ = {opts['delta']:g}" if opts.get("delta") else "")
+clicked = c1.button(f"Release (spends {spends})", type="primary", disabled=bool(problems) or bool(running),
+                    help="One release of the design's method: the m synthetic sets together spend exactly this budget, "
                          "recorded in the table's budget book.")
-c2.markdown(f"**{label}**, ε = {cfg['epsilon']:g}, m = {cfg['m']}"
-            + (f", consistency {cfg['consistency']}" if method in ("steps", "steps_lesda", "uh_random") else "")
-            + (f", synthesis {cfg['synthesis']}" if method in ("steps", "steps_lesda", "uh_random", "ipf",
-                                                                  "flat_laplace") else "")
+c2.markdown(f"**{label}**, {spends}" + (" ((ε, δ) through zCDP)" if opts.get("delta") else " (pure ε)")
+            + f", m = {cfg['m']}"
+            + "".join(f", {k} {opts[k]}" for k in ("consistency", "synthesis") if k in opts)
             + ". Change it on the Design page.")
 refused = False
 if clicked:
@@ -51,7 +51,7 @@ if clicked:
                 raise dpcore.OptionError(" ".join(problems))
             eps, m = float(cfg["epsilon"]), int(cfg["m"])
             check_epsilon(eps)
-            wsui.check_budget(eps, f"this release (ε = {eps:g})")  # before any randomness
+            wsui.check_budget(eps, f"this release (ε = {eps:g})", opts.get("delta"))  # before any randomness
         except dpcore.DPCoreError:
             refused = True
             raise
@@ -175,7 +175,9 @@ def _show_release(rel: dict) -> None:
         with ui.guarded("the ledger"):
             st.subheader("Budget ledger (spent)", anchor=False)
             rows = ui.ledger_rows(led)
-            st.plotly_chart(ui.ledger_figure(rows, led["epsilon_total"], rel.get("label", release.method)),
+            zc = led.get("unit") == "rho"
+            st.plotly_chart(ui.ledger_figure(rows, led["rho_total"] if zc else led["epsilon_total"],
+                                             rel.get("label", release.method), "ρ" if zc else "ε"),
                             config={"displaylogo": False})
             with st.expander("All charges"):
                 st.dataframe(rows, hide_index=True, width="stretch")

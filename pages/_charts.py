@@ -46,27 +46,30 @@ def preview_layer_names(pv) -> list[str]:
 
 
 def ledger_rows(ledger_dict: dict) -> pd.DataFrame:
-    """One row per (set, charge) from Ledger.to_dict()["charges"]."""
+    """One row per (set, charge) from Ledger.to_dict()["charges"]; a ledger kept in ρ (an (ε, δ)
+    release through zCDP) gives each charge's ρ in the "epsilon" column (the budget it spent)."""
     rows = []
+    in_rho = ledger_dict.get("unit") == "rho"
     for ch in ledger_dict.get("charges", []):
         parts = ch["path"].split("/")
         set_label = next((p for p in parts if p.startswith("set ")), "release")
         rows.append({"set": set_label, "component": ch["label"], "kind": ch.get("mechanism", ""),
-                     "epsilon": ch["epsilon"], "mechanism": ch.get("mechanism", ""), "scale": ch.get("scale"),
+                     "epsilon": ch["rho"] if in_rho else ch["epsilon"], "mechanism": ch.get("mechanism", ""),
+                     "scale": ch.get("scale"),
                      "sensitivity": ch.get("sensitivity"), "subset": ch.get("subset", "")})
     return pd.DataFrame(rows)
 
 
-def ledger_figure(rows: pd.DataFrame, total: float, title: str) -> go.Figure:
+def ledger_figure(rows: pd.DataFrame, total: float, title: str, unit: str = "ε") -> go.Figure:
     fig = go.Figure()
     comps = list(dict.fromkeys(rows["component"])) if len(rows) else []
     for i, comp in enumerate(comps):
         sub = rows[rows["component"] == comp]
         fig.add_bar(x=sub["set"], y=sub["epsilon"], name=comp, marker_color=OKABE_ITO[i % (len(OKABE_ITO) - 1)],
-                    hovertemplate="%{x}<br>" + comp + "<br>ε = %{y:.4g}<extra></extra>")
+                    hovertemplate="%{x}<br>" + comp + f"<br>{unit} = " + "%{y:.4g}<extra></extra>")
     fig.update_layout(
-        barmode="stack", title=f"{title}: total ε = {total:g}", height=400, margin=dict(l=10, r=10, t=50, b=10),
-        yaxis_title="ε per set (stacked)", xaxis_title=None,
+        barmode="stack", title=f"{title}: total {unit} = {total:.4g}", height=400, margin=dict(l=10, r=10, t=50, b=10),
+        yaxis_title=f"{unit} per set (stacked)", xaxis_title=None,
         legend=dict(orientation="h", yanchor="top", y=-0.12, x=0, traceorder="normal", font=dict(size=11)),
     )
     return fig

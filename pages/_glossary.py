@@ -44,3 +44,21 @@ def method_link(method: str, label: str = "More about this method") -> str:
     """A link to a release method's glossary entry (method names as in dpcore.synthesizers)."""
     family = "steps" if method in ("steps_lesda", "uh_random") else method
     return link({"ipf": "dp-ipf", "flat_laplace": "flat-laplace"}.get(family, family), label)
+
+
+#: glossary entries of the options whose entry is not named after the option
+_OPTION_TERMS = {"degree": ("degree-k",), "rounds": ("rounds-t",), "max_model_size": ("largest-model",),
+                 "consistency": ("nonneg", "wls", "uh-consistency"), "utility": ("aic", "aicgain", "l1uniform"),
+                 "layers": ("layers-l",), "r": ("share-r",)}
+
+
+def option_help(option) -> str:
+    """Tooltip of a method option (dpcore.synthesizers.schema.Option): its sentence, default and
+    choices, then its glossary entry when the glossary has one, else a link to its docs page."""
+    from dpcore.studio.glossary import terms
+
+    keys = _OPTION_TERMS.get(option.name, (option.name.replace("_", "-"),))
+    if all(k in terms() for k in keys):
+        return help_text(*keys, lead=option.describe())
+    doc, _, anchor = option.docs.partition("#")
+    return option.describe() + (f"\n\n[More: {doc}]({docs_url(doc, anchor)})" if doc else "")

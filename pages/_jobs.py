@@ -30,7 +30,7 @@ def start_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, s
     """Start the release in a background thread, recorded in the budget book; the job."""
     s = st.session_state
     release = state.release_call(dom, method, opts, epsilon, sets)
-    record = _workspace.release_recorder(method, epsilon, opts.get("neighbours", "add_remove"))
+    record = _workspace.release_recorder(method, epsilon, opts.get("neighbours", "add_remove"), opts.get("delta"))
     key = state.work_key()
     times = s.setdefault("_release_seconds", {})
     prior = times.get((method, key, sets))

@@ -8,11 +8,8 @@ see each other's data.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
-import math
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +18,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.errors import DPCoreError
+from dpcore.studio import design
 
 log = logging.getLogger("dpcore.app")
 
@@ -43,29 +41,8 @@ MODES = {
     "random": "Random selection (data-independent, spends nothing)",
 }
 
-DEFAULT_CFG: dict[str, Any] = {
-    "mode": "mosda",
-    "epsilon": 1.0,
-    "L": 2,
-    "m": 5,
-    "r": 0.1,
-    "utility": "aic",
-    "allocation": "half",
-    "custom_weights": [],
-    "consistency": "nonneg",
-    "synthesis": "sample",
-    "layers": [[], []],
-    "seed": None,
-    "neighbours": "add_remove",
-    "release_method": "auto",  # the adviser's pick for the table (dpcore/studio/adviser.py)
-    "ipf_margins": "twoway",
-    "ipf_one_way_share": "auto",
-    "prior": 1.0,
-    "degree": 2,
-    "aim_rounds": 0,
-    "aim_max_model_size": 80.0,
-    "aim_workload": "twoway",
-}
+#: The design a new session starts from (dpcore.studio.design: one default per option, from the schemas).
+DEFAULT_CFG: dict[str, Any] = design.new_design()
 
 #: The methods a curator can release with, as the Design page lists them: the adviser's pick for the
 #: table first ("auto", decided from public facts only), then each method by name. What each does,
@@ -257,60 +234,8 @@ def layer_groups() -> list[list[str]]:
 
 
 def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
-    """(method, options, problems) for the main release from the design settings."""
-    c = cfg()
-    problems: list[str] = []
-    release = resolved_method(dom)
-    if release != "steps":
-        opts = {"neighbours": c.get("neighbours", "add_remove"), "synthesis": c["synthesis"]}
-        if release == "ipf":
-            opts.update(margins=c.get("ipf_margins", "twoway"), prior=float(c.get("prior", 1.0)),
-                        one_way_share=c.get("ipf_one_way_share", "auto"))
-        elif release == "flat_laplace":
-            opts.update(prior=float(c.get("prior", 1.0)))
-        elif release == "privbayes":
-            opts = {"neighbours": opts["neighbours"], "degree": int(c.get("degree", 2))}
-        elif release == "aim":
-            opts = {"neighbours": opts["neighbours"], "workload": c.get("aim_workload", "twoway"),
-                    "max_model_size": float(c.get("aim_max_model_size", 80.0))}
-            if int(c.get("aim_rounds", 0) or 0) > 0:  # 0: the default, 4 × attributes
-                opts["rounds"] = int(c["aim_rounds"])
-        elif release == "mst":
-            opts = {"neighbours": opts["neighbours"]}
-        return release, opts, problems
-    common = {"consistency": c["consistency"], "synthesis": c["synthesis"]}
-    mode = c["mode"]
-    if mode == "fixed":
-        groups = [[a for a in g if a in dom.names] for g in layer_groups()]
-        while groups and not groups[-1]:
-            groups.pop()
-        if not groups:
-            problems.append("Drag at least one attribute into Layer 1 on the Design page (or choose private or random selection).")
-        elif any(not g for g in groups):
-            k = next(i for i, g in enumerate(groups, 1) if not g)
-            problems.append(f"Layer {k} is empty but a later layer is not: move an attribute into Layer {k} or lower L.")
-        method, opts = "steps", {"order": groups, **common}
-        n_layers, leaf = len(groups), len({a for g in groups for a in g}) < len(dom)
-    else:
-        method = {"mosda": "steps", "lesda": "steps_lesda", "random": "uh_random"}[mode]
-        opts = {"layers": int(c["L"]), **common}
-        if mode == "mosda":
-            opts["select"] = "mosda"
-        if mode in ("mosda", "lesda"):
-            opts.update(utility=c["utility"], r=float(c["r"]))
-        n_layers, leaf = int(c["L"]), int(c["L"]) < len(dom)
-    opts["neighbours"] = c.get("neighbours", "add_remove")
-    alloc = c["allocation"]
-    if alloc == "custom":
-        w = normalised_weights(c.get("custom_weights", []), n_layers + int(leaf))
-        if w is None:
-            problems.append("Custom allocation: at least one layer weight must be above 0.")
-            opts["allocation"] = "equal"
-        else:
-            opts["allocation"] = w
-    else:
-        opts["allocation"] = alloc
-    return method, opts, problems
+    """(method, options, problems) for the release from the design settings (dpcore.studio.design)."""
+    return design.design_call(cfg(), dom, resolved_method(dom))
 
 
 def resolved_method(dom: dpcore.Domain) -> str:
@@ -347,39 +272,12 @@ def noised_layers(dom: dpcore.Domain) -> tuple[int, bool]:
     return count(int(c["L"]), None, len(dom))
 
 
-def normalised_weights(raw: list[float], n: int) -> list[float] | None:
-    w = [float(x) for x in (list(raw) + [1.0] * n)[:n]]
-    total = math.fsum(w)
-    if n == 0 or total <= 0:
-        return None
-    return [x / total for x in w]
+normalised_weights = design.normalised_weights
 
 
 def comparator_call(name: str, main_opts: dict, dom: dpcore.Domain | None = None) -> dict:
-    """Options for a comparator: the shared ones its method accepts, else its defaults."""
-    from dpcore.synthesizers import REGISTRY
-
-    spec = REGISTRY.get(name)
-    c = cfg()
-    # comparators are judged under the release's own neighbour notion
-    notion = {"neighbours": c.get("neighbours", "add_remove")}
-    if spec is not None and getattr(spec, "hierarchical", False):
-        layers = main_opts.get("layers") or len(main_opts.get("order") or []) or int(c["L"])
-        opts = {"layers": int(layers), "consistency": c["consistency"], "synthesis": c["synthesis"], **notion}
-        if isinstance(c["allocation"], str) and c["allocation"] != "custom":
-            opts["allocation"] = c["allocation"]
-        if name == "steps":
-            opts.update(select="mosda", utility=c["utility"], r=float(c["r"]))
-        if name == "steps_lesda":
-            opts.update(utility=c["utility"], r=float(c["r"]))
-        return opts
-    opts = {"synthesis": c["synthesis"]}
-    if spec is not None and dom is not None:
-        try:  # keep the shared synthesis option only where the method has it
-            spec.resolve(dom, name, **opts)
-        except DPCoreError:
-            return dict(notion)
-    return {**opts, **notion}
+    """Options for a method compared beside the design's release (dpcore.studio.design)."""
+    return design.comparator_call(cfg(), name, main_opts)
 
 
 def methods() -> list[str]:
@@ -391,13 +289,7 @@ def methods() -> list[str]:
         return list(dpcore.METHODS)
 
 
-def method_label(method: str, opts: dict) -> str:
-    if method == "steps" and opts.get("order"):
-        return "STEPS (fixed order " + " ; ".join(",".join(g) for g in opts["order"]) + ")"
-    if method == "steps":
-        return f"STEPS-{opts.get('layers', '')} MoSDA"
-    return {"steps_lesda": "STEPS LeSDA", "uh_random": "UH random", "flat_laplace": "flat Laplace",
-            "ipf": "IPF", "privbayes": "PrivBayes", "aim": "AIM", "mst": "MST"}.get(method, method)
+method_label = design.method_label
 
 
 # --------------------------------------------------------------------------- cached dpcore calls
@@ -431,7 +323,7 @@ def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, set
     from pages import _workspace
 
     run = release_call(dom, method, opts, epsilon, sets, seed)
-    return _workspace.recorded_release(run, method, epsilon, opts.get("neighbours", "add_remove"))
+    return _workspace.recorded_release(run, method, epsilon, opts.get("neighbours", "add_remove"), opts.get("delta"))
 
 
 def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):
@@ -463,13 +355,7 @@ def dp_bins_options(dom: dpcore.Domain) -> dict:
 # --------------------------------------------------------------------------- release outputs
 
 
-def release_zip(release) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for i, s in enumerate(release.sets, 1):
-            z.writestr(f"synthetic_{i}.csv", s.to_csv(index=False))
-        z.writestr("manifest.json", release.manifest_json())
-    return buf.getvalue()
+release_zip = design.release_zip
 
 
 

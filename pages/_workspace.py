@@ -20,7 +20,8 @@ import streamlit as st
 
 from dpcore.data.editing import recodes_from_json, recodes_to_json
 from dpcore.errors import DPCoreError
-from dpcore.studio.workspace import ENV_VAR, Workspace, check_workspace_id, new_workspace_id, root_folder, table_fingerprint
+from dpcore.studio import design as studio_design
+from dpcore.studio.workspace import ENV_VAR, Workspace, check_workspace_id, new_workspace_id, table_fingerprint
 from pages import _state as state
 from pages import _survey_session
 
@@ -93,7 +94,7 @@ def restore(ws: Workspace) -> bool:
         s[k] = snap[k]
     _restore_editor(snap)  # before work_key() below: the recodes are part of it
     _survey_session.restore(snap.get("survey"))  # the Survey page's inputs (absent in older snapshots)
-    s["cfg"] = {**json.loads(json.dumps(state.DEFAULT_CFG)), **snap["cfg"]}
+    s["cfg"] = studio_design.migrate(snap["cfg"])
     rel = snap.get("release")
     if rel:
         try:
@@ -219,19 +220,19 @@ def on_table_loaded(df: pd.DataFrame, name: str) -> None:
 # --------------------------------------------------------------------------- releases through the book
 
 
-def check_budget(epsilon: float, label: str) -> None:
+def check_budget(epsilon: float, label: str, delta: float | None = None) -> None:
     """Refuse (BudgetExceeded, remaining budget named) before anything runs."""
     ws, fp = current(), st.session_state.get("table_fp")
     if ws is not None and fp:
-        ws.book.check(fp, epsilon, state.cfg().get("neighbours", "add_remove"), label)
+        ws.book.check(fp, epsilon, state.cfg().get("neighbours", "add_remove"), label, delta)
 
 
-def recorded_release(run, method: str, epsilon: float, neighbours: str):
+def recorded_release(run, method: str, epsilon: float, neighbours: str, delta: float | None = None):
     """``run()`` through the budget book; the release, handed out after its record is committed."""
-    return release_recorder(method, epsilon, neighbours)(run)
+    return release_recorder(method, epsilon, neighbours, delta)(run)
 
 
-def release_recorder(method: str, epsilon: float, neighbours: str):
+def release_recorder(method: str, epsilon: float, neighbours: str, delta: float | None = None):
     """A function ``record(run)`` that runs ``run()`` through this session's budget book. It reads
     the session now, so it may be called later from a job thread (pages/_jobs.py)."""
     ws, fp, name = current(), st.session_state.get("table_fp"), st.session_state.get("data_name", "")
@@ -239,7 +240,7 @@ def release_recorder(method: str, epsilon: float, neighbours: str):
     def record(run):
         if ws is None or not fp:
             return run()
-        entry, rel = ws.release(fp, epsilon, method, neighbours, run, table_name=name)
+        entry, rel = ws.release(fp, epsilon, method, neighbours, run, table_name=name, delta=delta)
         rel.book_entry = entry
         return rel
 
@@ -264,6 +265,10 @@ def book_panel() -> None:
     st.caption("Every release of this table (same fingerprint, in this workspace) adds its ε: releases compose "
                "sequentially, so the table's privacy loss is at most the sum. A release that would exceed the cap "
                "is refused before anything is spent.")
+    if b.get("pure_epsilon") is None and entries:
+        st.caption(f"Some releases are (ε, δ) through zCDP, so the table's total is stated as (ε, δ) at this "
+                   f"workspace's δ = {b['delta']:g}: the smaller ε of basic composition and of the releases' ρ "
+                   f"(ρ = {b['rho']:.4g}, a pure ε release counting ε²/2) converted at that δ.")
     fig = go.Figure()
     fig.add_bar(y=["ε"], x=[done], name="spent", orientation="h", marker_color="#D55E00",
                 hovertemplate="spent %{x:.4g}<extra></extra>")
@@ -274,13 +279,16 @@ def book_panel() -> None:
                     hovertemplate="remaining %{x:.4g}<extra></extra>")
     title = (f"spent ε = {b['spent']:.4g}" + (" (no cap set)" if b["cap"] is None else
                                               f" of the cap {b['cap']:.4g}; remaining {b['remaining']:.4g}"))
+    if b.get("pure_epsilon") is None and entries:  # some release is (ε, δ): the total is stated at the book's δ
+        title += f" — as (ε, δ) = ({b['epsilon_at_delta']:.4g}, {b['delta']:g})"
     fig.update_layout(barmode="stack", height=170, title=dict(text=title, y=0.9), margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", y=-0.35), xaxis_title="ε")
     st.plotly_chart(fig, config={"displaylogo": False}, key="budget_book_bar")
     if entries:
         rows = pd.DataFrame([{
             "release": e["id"], "time (UTC)": e["completed_at"] or e["reserved_at"], "method": e["method"],
-            "ε": e["epsilon"], "neighbours": e["neighbours"], "status": e["status"],
+            "ε": e["epsilon"], "δ": "-" if e.get("delta") is None else f"{e['delta']:g}",
+            "neighbours": e["neighbours"], "status": e["status"],
             "DP": {1: "yes", 0: "NOT DP"}.get(e["dp"], "-"), "manifest SHA-256": (e["manifest_sha256"] or "")[:16],
         } for e in entries])
         st.dataframe(rows, hide_index=True, width="stretch",
@@ -313,7 +321,7 @@ def _load_design(name: str) -> None:
     except DPCoreError as exc:  # a callback must not raise into the page
         s["_ws_notice"] = str(exc)
         return
-    s["cfg"] = {**json.loads(json.dumps(state.DEFAULT_CFG)), **design}
+    s["cfg"] = studio_design.migrate(design)
     for k in [k for k in s.keys() if isinstance(k, str) and k.startswith("w_") and k[2:] in s["cfg"]]:
         del s[k]  # Design page widgets are seeded from cfg again
     for k in ("w_eps_slider", "w_eps_typed", "layers_items"):

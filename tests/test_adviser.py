@@ -131,6 +131,15 @@ def test_every_term_the_pages_use_is_in_the_glossary():
         text = page.read_text(encoding="utf-8")
         for call in re.findall(r"gl\.(?:help_text|terms_line|link)\(([^)]*)\)", text):
             used |= set(re.findall(r'"([a-z0-9-]+)"', call.split("lead=")[0]))
+    # the option widgets (pages/_options.py) take their terms from the option's name or _OPTION_TERMS
+    from dpcore.synthesizers import REGISTRY
+    from pages import _glossary as gl
+
+    for spec in REGISTRY.values():
+        for o in spec.options:
+            keys = gl._OPTION_TERMS.get(o.name, (o.name.replace("_", "-"),))
+            if o.name in gl._OPTION_TERMS or keys[0] in glossary.terms():
+                used |= set(keys)
     assert {"mosda", "lesda", "uh-random-tree", "aic", "phantom-padding", "fan-out", "nonneg", "wls",
             "uh-consistency", "one-way-share", "method-adviser"} <= used
     missing = sorted(k for k in used if k not in glossary.terms())

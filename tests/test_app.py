@@ -511,8 +511,8 @@ def test_aim_options_on_the_design_page_reach_the_release():
     confirm_domain(at)
     at = goto(at, "pages/2_design.py")
     at.selectbox(key="w_release_method").select("aim").run()
-    at.number_input(key="w_aim_rounds").set_value(10).run()
-    at.text_input(key="w_aim_workload").input("sex,agegr;edu,income").run()
+    at.number_input(key="w_opt_aim_rounds").set_value(10).run()
+    at.text_input(key="w_opt_aim_workload").input("sex,agegr;edu,income").run()
     assert not at.exception
     at = goto(at, "pages/3_preview.py")
     shown = next(d.value for d in at.dataframe if "table" in d.value.columns)
@@ -541,3 +541,33 @@ def test_a_refused_click_leaves_no_green_statement_under_it(tmp_path, monkeypatc
     assert not any("ε-differentially private" in str(e.value) for e in at.success)
     assert "Your previous release" in texts(at.markdown)
     assert ws.budget(fp)["spent"] == pytest.approx(0.5)
+
+
+def test_epsilon_delta_chosen_on_the_design_page_reaches_release_manifest_and_book(tmp_path, monkeypatch):
+    """[privacy-definitions] item 3: the Design page offers (ε, δ) through zCDP; the button names ε and δ,
+    the release is zCDP with that δ, and the budget book records it as such (not as pure ε)."""
+    monkeypatch.setenv("DPSTUDIO_WORKSPACE", str(tmp_path))
+    at = start()
+    confirm_domain(at)
+    at = goto(at, "pages/2_design.py")
+    at.selectbox(key="w_release_method").select("aim").run()
+    at.radio(key="w_definition").set_value("zcdp").run()
+    assert not at.exception
+    assert at.selectbox(key="w_delta").value == pytest.approx(1e-9)
+    at.selectbox(key="w_delta").select(1e-8).run()
+    at = goto(at, "pages/4_release.py")
+    [button] = [b for b in at.button if b.label.startswith("Release (spends")]
+    assert button.label == "Release (spends ε = 1, δ = 1e-08)"
+    ws, fp = at.session_state["_ws"], at.session_state["table_fp"]
+    at = release(at)
+    r = at.session_state["release"]["main"]
+    assert r.method == "aim" and r.delta == pytest.approx(1e-8)
+    assert r.manifest()["privacy_definition"]["delta"] == pytest.approx(1e-8)
+    [entry] = [e for e in ws.releases(fp) if e["status"] != "aborted"]
+    assert entry.get("delta") == pytest.approx(1e-8) and entry.get("rho", 0) > 0
+    assert "(ε, δ)-differentially private" in texts(at.success)
+    # back to pure ε: the next button says so and no δ is passed
+    at = goto(at, "pages/2_design.py")
+    at.radio(key="w_definition").set_value("pure").run()
+    at = goto(at, "pages/4_release.py")
+    assert any(b.label == "Release (spends ε = 1)" for b in at.button)

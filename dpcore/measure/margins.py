@@ -135,6 +135,19 @@ def counts_cells(shape, axes) -> int:
     return math.prod(int(shape[a]) for a in axes)
 
 
+def preview_row(what: str, cells, budget: float, mech) -> dict:
+    """One row of a margin method's preview: a noisy table of ``cells`` cells, the budget it spends
+    (ε, or ρ under zCDP) and its noise (public facts only)."""
+    return {"table": what, "cells": cells, "epsilon": budget, "mechanism": mech.name, "noise_scale": mech.scale,
+            "noise_sd": float(np.sqrt(mech.variance))}
+
+
+def selection_preview_row(what: str, budget: float) -> dict:
+    """A preview row for a private choice (exponential mechanism): no table, no noise scale."""
+    return {"table": what, "cells": None, "epsilon": budget, "mechanism": "exponential", "noise_scale": None,
+            "noise_sd": None}
+
+
 def one_way_preview_rows(domain, mech, epsilon: float) -> list[dict]:
     """Preview rows (public facts only) for the one-way margins that AIM and MST measure
     first, each with the noise of ``mech`` at ``epsilon``."""

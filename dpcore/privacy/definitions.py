@@ -83,8 +83,10 @@ class ZeroConcentratedDP:
         return mechanism.rho(sensitivity)
 
     def count_noise(self, budget: float, neighbours: Neighbours, kind: str | None = None) -> DiscreteGaussian:
-        """The discrete Gaussian for a count table (L2 sensitivity of the notion) that spends ρ = ``budget``."""
-        if kind not in (None, "discrete_gaussian"):
+        """The discrete Gaussian for a count table (L2 sensitivity of the notion) that spends ρ = ``budget``.
+        ``kind`` "discrete_laplace" (a method's default integer noise) means the same here; the real-valued
+        "laplace" is refused (it is a pure-ε mechanism)."""
+        if kind not in (None, "discrete_gaussian", "discrete_laplace"):
             raise OptionError(f"noise={kind!r} is for pure ε-DP; under (ε, δ) (delta given) counts get discrete "
                               "Gaussian noise: leave noise at its default")
         return DiscreteGaussian.calibrate_rho(budget, neighbours.histogram_l2_sensitivity)

@@ -9,7 +9,7 @@ one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (
 None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
 ``reads_counts`` it takes the sparse count table (:class:`dpcore.counting.count_table.CountTable`)
 in place of the records. ``not_dp(opts)`` returns reasons the
-release is not DP (empty when it is). ``noise_rows(opts, domain, epsilon, m, n, neighbours)``
+release is not DP (empty when it is). ``noise_rows(opts, domain, epsilon, m, n, neighbours, definition)``
 says, from public facts and a record count n, how large the noise on each kind of released
 count is against the count it is added to (a list of :class:`dpcore.synthesizers.empty_share.NoiseRow`).
 """
@@ -37,7 +37,12 @@ class Method:
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
-    #: noise_rows(opts, domain, epsilon, m, n, neighbours): the noise per released count against
+    #: preview_rows(opts, domain, budget per set, neighbours, n, definition): the noisy tables a margin method
+    #: measures per set, with their noise (public facts; the Preview page and dpcore.preview)
+    preview_rows: Callable[..., list] | None = None
+    #: preview_plan(same arguments): what else its preview says (e.g. ipf's fit); {} by default
+    preview_plan: Callable[..., dict] = lambda *args, **kw: {}
+    #: noise_rows(opts, domain, epsilon, m, n, neighbours, definition): the noise per released count against
     #: the typical count (dpcore.synthesizers.empty_share.NoiseRow), from public facts and a record count n
     noise_rows: Callable[..., list] | None = None
     #: run_set also takes the sparse count table (dpcore.counting.count_table.CountTable) instead of records
@@ -67,12 +72,15 @@ for _name in STEPS_METHODS:
         noise_rows=steps.noise_rows,
     ))
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, "flat Laplace", flat_laplace.OPTIONS,
-                reads_counts=True, definitions=BOTH, for_definition=gaussian_counts, noise_rows=flat_laplace.noise_rows))
+                reads_counts=True, definitions=BOTH, for_definition=gaussian_counts, noise_rows=flat_laplace.noise_rows,
+                preview_rows=flat_laplace.preview_rows, preview_plan=flat_laplace.preview_plan))
 register(Method("ipf", ipf.resolve, ipf.run_set, "IPF", ipf.OPTIONS, reads_counts=True, definitions=BOTH,
-                for_definition=gaussian_counts, noise_rows=ipf.noise_rows))
+                for_definition=gaussian_counts, noise_rows=ipf.noise_rows, preview_rows=ipf.preview_rows,
+                preview_plan=ipf.preview_plan))
 register(Method("privbayes", privbayes.resolve, privbayes.run_set, "PrivBayes", privbayes.OPTIONS, reads_counts=True,
-                definitions=BOTH, for_definition=gaussian_counts, noise_rows=privbayes.noise_rows))
+                definitions=BOTH, for_definition=gaussian_counts, noise_rows=privbayes.noise_rows,
+                preview_rows=privbayes.preview_rows))
 register(Method("aim", aim.resolve, aim.run_set, "AIM", aim.OPTIONS, reads_counts=True, definitions=BOTH,
-                for_definition=aim.for_zcdp, noise_rows=aim.noise_rows))
+                for_definition=aim.for_zcdp, noise_rows=aim.noise_rows, preview_rows=aim.preview_rows))
 register(Method("mst", mst.resolve, mst.run_set, "MST", mst.OPTIONS, reads_counts=True, definitions=BOTH,
-                noise_rows=mst.noise_rows))
+                noise_rows=mst.noise_rows, preview_rows=mst.preview_rows))

@@ -224,7 +224,8 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return codes, None, diag
 
 
-def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbours, definition=PureDP()) -> list[dict]:
+def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbours, n: float = 0.0,
+                 definition=PureDP()) -> list[dict]:
     """What AIM measures, knowable before any budget is spent: the one-way margins and the
     starting round budget (later rounds may double it: annealing; the margins are chosen at release).
     Budgets are in the definition's unit (ε, or ρ under zCDP)."""
@@ -244,7 +245,8 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
     return rows
 
 
-def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
+               definition=PureDP()) -> list[NoiseRow]:
     """The one-way margins AIM measures first, and a workload margin measured in a round at the
     starting round budget (the margins are chosen at release: the median size of the workload's
     margins; a margin whose budget doubles gets half the noise)."""
@@ -252,7 +254,7 @@ def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: floa
     from dpcore.privacy.mechanisms import noise_for
     eps_round = epsilon / m / opts.rounds
     e = (1 - SELECTION_SHARE) * eps_round
-    meas = noise_for("discrete_laplace", e, sensitivity)
+    meas = definition.count_noise(e, neighbours, "discrete_laplace")
     rows = [noise_row(f"one-way margin {a}", domain[a].size, domain[a].size, e, meas, n) for a in domain.names]
     sizes = [math.prod(domain[a].size for a in g) for g in opts.workload] or [1]
     cells = float(np.median(sizes))

@@ -17,16 +17,17 @@ from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.measure import sparse_leaves
+from dpcore.measure.margins import preview_row
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
 from dpcore.counting.rows import margin_counts
 from dpcore.counting.count_table import CountTable
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, noise_for
-from dpcore.privacy.definitions import ReleaseContext
+from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
-from dpcore.synthesizers.empty_share import NoiseRow, noise_row
+from dpcore.synthesizers.empty_share import NoiseRow, empty_share_warning, flat_empty_share, noise_row
 
 
 @dataclass(frozen=True)
@@ -126,10 +127,26 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx), None, {}
 
 
-def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
+               definition=PureDP()) -> list[NoiseRow]:
     """The noise on every cell of the full table against its typical count n/cells (public facts and n)."""
     sensitivity = neighbours.histogram_sensitivity
     eps = epsilon / m
     cells = domain.size
     return [noise_row(f"every cell of the full table ({big_count(cells)} cells)", cells, cells, eps,
-                      noise_for(opts.noise, eps, sensitivity), n)]
+                      definition.count_noise(eps, neighbours, opts.noise), n)]
+
+
+def preview_rows(opts: FlatOptions, domain: Domain, per_set: float, nb, n: float, definition=PureDP()) -> list[dict]:
+    """The one noisy table flat Laplace measures per set (public facts only)."""
+    mech = definition.count_noise(per_set, nb, opts.noise)
+    return [preview_row("full cross-tabulation (" + " × ".join(domain.names) + ")", domain.size, per_set, mech)]
+
+
+def preview_plan(opts: FlatOptions, domain: Domain, per_set: float, nb, n: float, definition=PureDP()) -> dict:
+    """The expected share of synthetic records from cells empty in the data (worked out for discrete
+    Laplace noise only; ``n`` is the curator's count in a preview)."""
+    if definition.name != "pure":
+        return {}
+    share = flat_empty_share(domain.size, float(n), definition.count_noise(per_set, nb, opts.noise).scale, opts.prior)
+    return {"empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, "flat_laplace")}

@@ -60,7 +60,7 @@ from dpcore.estimate.estimator import Estimator
 from dpcore.estimate.junction_tree import JunctionTree, JunctionTreeIPF, elimination_cliques
 from dpcore.estimate.record_fit import RecordFit
 from dpcore.measure.margin_spec import parse_margin_groups
-from dpcore.measure.margins import NoisyMargin, counts_cells, measure
+from dpcore.measure.margins import NoisyMargin, counts_cells, measure, preview_row
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.mechanisms import noise_for
@@ -379,7 +379,8 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return codes, None, diag
 
 
-def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
+               definition=PureDP()) -> list[NoiseRow]:
     """Per measured margin (:func:`measured_margins`): the noise on each cell against its typical
     count n/cells. ``one_way_share="auto"`` is decided from ``n`` as at release."""
     sensitivity = neighbours.histogram_sensitivity
@@ -389,5 +390,23 @@ def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: floa
     for g, e, _ in measured_margins(domain, opts, eps, share):
         cells = math.prod(domain[a].size for a in g)
         rows.append(noise_row(("one-way margin " if len(g) == 1 else "margin ") + " × ".join(g), cells, cells, e,
-                              noise_for(opts.noise, e, sensitivity), n))
+                              definition.count_noise(e, neighbours, opts.noise), n))
     return rows
+
+
+def preview_rows(opts: IpfOptions, domain: Domain, per_set: float, nb: Neighbours, n: float,
+                 definition=PureDP()) -> list[dict]:
+    """The margins ipf measures per set with their noise (public facts; ``one_way_share="auto"`` is
+    decided from ``n``: the curator's count in a preview, the released count at release)."""
+    share = one_way_share(domain, opts, per_set, nb, n, definition=definition)
+    return [preview_row(" × ".join(g) + (" (one-way)" if share > 0 and len(g) == 1 else ""),
+                        int(np.prod([domain[a].size for a in g])), e, definition.count_noise(e, nb, opts.noise))
+            for g, e, _ in measured_margins(domain, opts, per_set, share)]
+
+
+def preview_plan(opts: IpfOptions, domain: Domain, per_set: float, nb: Neighbours, n: float,
+                 definition=PureDP()) -> dict:
+    """The fit ipf will use (public: the domain and the options) and the one-way share."""
+    return {"fit": choose_fit(domain, opts),
+            "one_way_share": one_way_share(domain, opts, per_set, nb, n, definition=definition),
+            "one_way_share_auto": opts.one_way_share == "auto"}

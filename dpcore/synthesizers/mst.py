@@ -123,7 +123,8 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return codes, None, diag
 
 
-def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbours, definition=PureDP()) -> list[dict]:
+def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbours, n: float = 0.0,
+                 definition=PureDP()) -> list[dict]:
     """What MST measures, before any budget is spent (the tree's pairs are chosen at release).
     Budgets are in the definition's unit (ε, or ρ under zCDP)."""
     d = len(domain)
@@ -141,17 +142,18 @@ def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbour
     return rows
 
 
-def noise_rows(opts: MstOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+def noise_rows(opts: MstOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
+               definition=PureDP()) -> list[NoiseRow]:
     """The one-way margins, then the d − 1 two-way margins of the tree (pairs chosen at release:
     the typical pair's size)."""
     sensitivity = neighbours.histogram_sensitivity
     from dpcore.privacy.mechanisms import noise_for
     d = len(domain)
     e1, _, e3 = budget_split(d, epsilon / m)
-    one = noise_for("discrete_laplace", e1, sensitivity)
+    one = definition.count_noise(e1, neighbours, "discrete_laplace")
     rows = [noise_row(f"one-way margin {a}", domain[a].size, domain[a].size, e1, one, n) for a in domain.names]
     if e3 > 0:
         cells = typical_cells(domain.shape, 2)
         rows.append(noise_row(f"{d - 1} two-way margins of the tree (pairs chosen at release)", int((d - 1) * cells),
-                              cells, e3, noise_for("discrete_laplace", e3, sensitivity), n, estimate=True))
+                              cells, e3, definition.count_noise(e3, neighbours, "discrete_laplace"), n, estimate=True))
     return rows

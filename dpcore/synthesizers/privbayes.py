@@ -69,6 +69,7 @@ from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, ResourceError, whole_number
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from dpcore.counting.count_table import CountTable
+from dpcore.measure.margins import preview_row, selection_preview_row
 from dpcore.privacy.measurement import Measurement, record_unpaid
 from dpcore.privacy.mechanisms import ExponentialMechanism, noise_for
 from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
@@ -410,7 +411,8 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     return codes, None, diag
 
 
-def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
+               definition=PureDP()) -> list[NoiseRow]:
     """The noise on each cell of the T conditional tables against the typical count of a table of
     an attribute and ``degree`` parents (the network is chosen at release: a typical size)."""
     sensitivity = neighbours.histogram_sensitivity
@@ -420,4 +422,16 @@ def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n
     e = (eps - (opts.network_share * eps if P else 0.0)) / T
     cells = min(typical_cells(domain.shape, min(opts.degree + 1, d)), float(domain.size))
     return [noise_row(f"{T} conditional tables (an attribute and up to {opts.degree} parents, chosen at release)",
-                      int(T * cells), cells, e, noise_for(opts.noise, e, sensitivity), n, estimate=True)]
+                      int(T * cells), cells, e, definition.count_noise(e, neighbours, opts.noise), n, estimate=True)]
+
+
+def preview_rows(opts: PrivBayesOptions, domain: Domain, per_set: float, nb: Neighbours, n: float,
+                 definition=PureDP()) -> list[dict]:
+    """The network's private choices and the noisy conditional tables PrivBayes measures per set."""
+    P, T = network_plan(len(domain), opts.degree)
+    eps1 = opts.network_share * per_set if P else 0.0
+    rows = [selection_preview_row(f"network step {i + 1}: exponential mechanism (attribute and parents chosen "
+                                  "privately)", eps1 / P) for i in range(P)]
+    e = (per_set - eps1) / T
+    return rows + [preview_row(f"conditional table {j + 1} (attribute + ≤{opts.degree} parents, chosen at release)",
+                               None, e, definition.count_noise(e, nb, opts.noise)) for j in range(T)]

@@ -283,7 +283,8 @@ def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):
     return codes, tree, {}
 
 
-def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours) -> list[NoiseRow]:
+def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
+               definition=PureDP()) -> list[NoiseRow]:
     """Per noised layer: the noise on each node count against the typical node count n/nodes.
 
     Public facts and n only. A fixed order gives each layer's node count exactly (the product of the
@@ -295,7 +296,7 @@ def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: fl
     n_partition, has_leaf = noised_layers(opts.layers, opts.order, len(domain))
     rows = []
     for k, eps in enumerate(alloc.counts[:n_partition], 1):
-        mech = noise_for(opts.noise, eps, sensitivity)
+        mech = definition.count_noise(eps, neighbours, opts.noise)
         if opts.order is not None:
             nodes = float(np.prod([domain[a].size for g in opts.order[:k] for a in g], dtype=float))
             what, estimate = f"layer {k} node counts ({', '.join(opts.order[k - 1])})", False
@@ -306,5 +307,5 @@ def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: fl
     if has_leaf:
         eps = alloc.counts[-1]
         rows.append(noise_row(f"leaf cells (every cell of the full table, {big_count(domain.size)} cells)", domain.size,
-                              float(domain.size), eps, noise_for(opts.noise, eps, sensitivity), n))
+                              float(domain.size), eps, definition.count_noise(eps, neighbours, opts.noise), n))
     return rows

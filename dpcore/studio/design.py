@@ -1,0 +1,200 @@
+"""A release design, as the Design page edits it, and the dpcore call it stands for.
+
+A design is a JSON-ready dict (the app keeps it in its session and the workspace saves it): the
+release method (or ``"auto"``, the adviser's pick from public facts), ε, m, the neighbour notion,
+the privacy definition (pure ε, or (ε, δ) through zCDP with ``delta``), STEPS's hierarchy (how the
+tree is chosen, its layers, the allocation) and, under ``"options"``, each method's other options
+by name as its schema declares them (:mod:`dpcore.synthesizers.schema`). :func:`design_call`
+turns it into ``(method, options, problems)`` for :func:`dpcore.synthesize`; nothing here reads
+data or spends budget.
+"""
+from __future__ import annotations
+
+import copy
+import io
+import math
+import zipfile
+from typing import Any
+
+from dpcore.synthesizers import REGISTRY
+from dpcore.synthesizers.schema import find
+
+#: STEPS options the Design page edits with its own hierarchy controls (the drag-and-drop layers,
+#: the selection mode, the allocation); every other option is a widget built from the schema
+HIERARCHY_OPTIONS = ("layers", "order", "select", "r", "allocation")
+
+DEFAULT_DESIGN: dict[str, Any] = {
+    "release_method": "auto",  # the adviser's pick for the table (dpcore.studio.adviser)
+    "epsilon": 1.0,
+    "m": 5,
+    "neighbours": "add_remove",
+    "definition": "pure",  # or "zcdp": (ε, δ) through zero-concentrated DP, with "delta"
+    "delta": 1e-9,
+    "seed": None,
+    # STEPS's hierarchy
+    "mode": "mosda",
+    "L": 2,
+    "r": 0.1,
+    "layers": [[], []],
+    "allocation": "half",
+    "custom_weights": [],
+    # each method's other options, by name (absent: the schema's default)
+    "options": {},
+}
+
+#: The selection modes of STEPS's hierarchy and the method each stands for.
+MODE_METHOD = {"mosda": "steps", "lesda": "steps_lesda", "random": "uh_random", "fixed": "steps"}
+
+#: Keys of designs saved before the options schema, and where each went: (method or "*" for every
+#: method that has the option, option name). ``aim_rounds`` 0 meant "the default".
+_OLD_KEYS = {"ipf_margins": ("ipf", "margins"), "ipf_one_way_share": ("ipf", "one_way_share"),
+             "prior": ("*", "prior"), "degree": ("privbayes", "degree"), "aim_rounds": ("aim", "rounds"),
+             "aim_max_model_size": ("aim", "max_model_size"), "aim_workload": ("aim", "workload"),
+             "utility": ("*", "utility"), "consistency": ("*", "consistency"), "synthesis": ("*", "synthesis")}
+
+
+def new_design() -> dict:
+    return copy.deepcopy(DEFAULT_DESIGN)
+
+
+def migrate(design: dict) -> dict:
+    """A saved or imported design in today's form: defaults filled in, old flat option keys moved under
+    ``"options"`` (so every workspace saved before keeps its choices)."""
+    out = {**new_design(), **copy.deepcopy(design)}
+    options = out.setdefault("options", {})
+    for key, (method, name) in _OLD_KEYS.items():
+        if key not in design:
+            continue
+        value = design[key]
+        if key == "aim_rounds" and not value:
+            continue
+        if key in ("ipf_margins", "aim_workload") and value in ("twoway", "", None):
+            continue
+        for m, spec in REGISTRY.items():
+            if (method == "*" or m == method) and any(o.name == name for o in spec.options):
+                options.setdefault(m, {}).setdefault(name, value)
+        out.pop(key, None)
+    out.pop("comparators", None)  # comparator releases left the Release page ([honest-flow])
+    return out
+
+
+def option_value(design: dict, method: str, name: str):
+    """The design's value of ``method``'s option ``name``, or the schema's default."""
+    given = design.get("options", {}).get(method, {})
+    return given[name] if name in given else find(REGISTRY[method].options, name).default
+
+
+def set_option(design: dict, method: str, name: str, value) -> None:
+    """Set an option; setting it back to its default removes it (the design says only what was chosen)."""
+    opts = design.setdefault("options", {}).setdefault(method, {})
+    if value == find(REGISTRY[method].options, name).default:
+        opts.pop(name, None)
+    else:
+        opts[name] = value
+
+
+def privacy_options(design: dict) -> dict:
+    """The neighbour notion and, for an (ε, δ) design, δ: the options every release takes."""
+    out = {"neighbours": design.get("neighbours", "add_remove")}
+    if design.get("definition") == "zcdp":
+        out["delta"] = float(design.get("delta") or DEFAULT_DESIGN["delta"])
+    return out
+
+
+def method_options(design: dict, method: str, skip=()) -> dict:
+    """``method``'s options the design sets (its schema's names), for :func:`dpcore.synthesize`."""
+    names = {o.name for o in REGISTRY[method].options} - set(skip)
+    return {k: v for k, v in design.get("options", {}).get(method, {}).items() if k in names}
+
+
+def normalised_weights(raw: list[float], n: int) -> list[float] | None:
+    w = [float(x) for x in (list(raw) + [1.0] * n)[:n]]
+    total = math.fsum(w)
+    if n == 0 or total <= 0:
+        return None
+    return [x / total for x in w]
+
+
+def design_call(design: dict, domain, picked: str) -> tuple[str, dict, list[str]]:
+    """(method, options, problems) of the design; ``picked`` is the method the design releases
+    (the adviser's pick when the design says "auto")."""
+    if not REGISTRY[picked].hierarchical:
+        return picked, {**method_options(design, picked), **privacy_options(design)}, []
+    problems: list[str] = []
+    mode = design.get("mode", "mosda")
+    method = MODE_METHOD[mode]
+    opts = method_options(design, method, skip=HIERARCHY_OPTIONS)
+    if mode == "fixed":
+        groups = [[a for a in g if a in domain.names] for g in design.get("layers", [])]
+        while groups and not groups[-1]:
+            groups.pop()
+        if not groups:
+            problems.append("Drag at least one attribute into Layer 1 on the Design page (or choose private or "
+                            "random selection).")
+        elif any(not g for g in groups):
+            k = next(i for i, g in enumerate(groups, 1) if not g)
+            problems.append(f"Layer {k} is empty but a later layer is not: move an attribute into Layer {k} or "
+                            "lower L.")
+        opts["order"] = groups
+        n_layers, leaf = len(groups), len({a for g in groups for a in g}) < len(domain)
+    else:
+        opts["layers"] = int(design.get("L", 2))
+        if mode == "mosda":
+            opts["select"] = "mosda"
+        if mode in ("mosda", "lesda"):
+            opts["r"] = float(design.get("r", 0.1))
+        else:
+            opts.pop("utility", None)  # random selection scores nothing
+        n_layers, leaf = opts["layers"], opts["layers"] < len(domain)
+    alloc = design.get("allocation", "half")
+    if alloc == "custom":
+        w = normalised_weights(design.get("custom_weights", []), n_layers + int(leaf))
+        if w is None:
+            problems.append("Custom allocation: at least one layer weight must be above 0.")
+            opts["allocation"] = "equal"
+        else:
+            opts["allocation"] = w
+    else:
+        opts["allocation"] = alloc
+    return method, {**opts, **privacy_options(design)}, problems
+
+
+def comparator_call(design: dict, name: str, main_opts: dict) -> dict:
+    """Options for comparing ``name`` beside the design's release (the Trade-offs page): the
+    design's own choices for that method where it has any, under the same privacy options; a
+    STEPS variant keeps the design's layers."""
+    opts = {**method_options(design, name), **privacy_options(design)}
+    if REGISTRY[name].hierarchical:
+        opts.pop("order", None)
+        layers = main_opts.get("layers") or len(main_opts.get("order") or []) or int(design.get("L", 2))
+        opts["layers"] = int(layers)
+        alloc = design.get("allocation", "half")
+        if isinstance(alloc, str) and alloc != "custom":
+            opts["allocation"] = alloc
+        if name != "uh_random":
+            opts["r"] = float(design.get("r", 0.1))
+            if name == "steps":
+                opts["select"] = "mosda"
+        else:
+            opts.pop("utility", None)
+    return opts
+
+
+def method_label(method: str, opts: dict) -> str:
+    """The release's name for the curator: the registry's label, with STEPS's tree."""
+    spec = REGISTRY[method]
+    if spec.hierarchical and opts.get("order"):
+        return f"{spec.label} (fixed order " + " ; ".join(",".join(g) for g in opts["order"]) + ")"
+    if spec.hierarchical and opts.get("select") == "mosda":
+        return f"{spec.label}-{opts.get('layers', '')} MoSDA"
+    return spec.label
+
+
+def release_zip(release) -> bytes:
+    """The release as one zip: its synthetic sets as CSV and its published manifest."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for i, s in enumerate(release.sets, 1):
+            z.writestr(f"synthetic_{i}.csv", s.to_csv(index=False))
+        z.writestr("manifest.json", release.manifest_json())
+    return buf.getvalue()
