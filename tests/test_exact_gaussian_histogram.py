@@ -16,7 +16,8 @@ What is tested, with fixed seeds and stated tolerances (α = 1e-3 throughout):
 * agreement in distribution with i.i.d. ``DiscreteGaussian.sample`` draws: 5·10^13 histogram
   draws against 4·10^6 per-cell draws (two-sample chi-square), and the same test tells a σ 1% off;
 * huge blocks (2^62 cells) draw the values beyond T at their rate; the (group, value,
-  multiplicity) contract and its edge cases; the sparse leaf layer draws through the mechanism.
+  multiplicity) contract and its edge cases (the sparse leaf layer drawing through the mechanism:
+  tests/test_sparse_sampler_label.py).
 """
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ import pytest
 from scipy import stats
 
 import dpcore.privacy.exact_histogram as E
-from dpcore.measure import sparse_leaves as SL
 from dpcore.privacy.gaussian import DiscreteGaussian
+from tests.histogram_support import check_histogram_contract, check_pooled_classes, pooled, power_against_moving_mass, three_draw_outcomes, two_sample_p
 
 ALPHA = 1e-3
 getcontext().prec = 130
@@ -147,39 +148,11 @@ def test_all_histogram_outcomes_of_three_draws_follow_the_multinomial():
     mech = DiscreteGaussian(1.3)
     G = 1_000_000
     g, v, m = mech.sample_histogram(np.full(G, 3), np.random.default_rng(2025))
-    K = 7  # values beyond ±K are one "other" value: their outcomes fall in the pooled class
-    vals = np.clip(np.repeat(v, m), -K - 1, K + 1) + K + 1
-    assert np.bincount(np.repeat(g, m), minlength=G).tolist() == [3] * G
-    trip = np.sort(vals.reshape(G, 3), axis=1)  # entries are sorted by group: rows are groups
-    base = 2 * K + 3
-    seen = np.bincount((trip[:, 0] * base + trip[:, 1]) * base + trip[:, 2], minlength=base**3)
-
-    def chi2(law: DiscreteGaussian):
-        pk = law.pmf(np.arange(-K, K + 1))
-        codes, probs = [], []
-        for i in range(len(pk)):
-            for j in range(i, len(pk)):
-                for k in range(j, len(pk)):
-                    c = (i, j, k)
-                    mult = 6 // math.prod(math.factorial(c.count(x)) for x in set(c))
-                    codes.append(((i + 1) * base + j + 1) * base + k + 1)
-                    probs.append(mult * pk[i] * pk[j] * pk[k])
-        codes, probs = np.array(codes), np.array(probs)
-        keep = probs * G >= 20
-        obs = seen[codes[keep]]
-        p = np.r_[probs[keep], 1 - probs[keep].sum()]
-        return stats.chisquare(np.r_[obs, G - obs.sum()], p * G), p
-
-    res, p = chi2(mech)
+    chi2 = three_draw_outcomes(g, v, m, G, K=7)
+    res, p = chi2(mech.pmf)
     assert res.pvalue > ALPHA
-    df = len(p) - 1
-    crit = stats.chi2.isf(ALPHA, df)
-    for i in range(len(p)):
-        shifted = p * (1 - 0.01 / (1 - p[i]) * (np.arange(len(p)) != i)) + 0.01 * (np.arange(len(p)) == i)
-        shifted = shifted / shifted.sum()
-        lam = G * ((shifted - p) ** 2 / p).sum()
-        assert stats.ncx2.sf(crit, df, lam) >= 0.999
-    assert chi2(DiscreteGaussian(1.3 * 1.03))[0].pvalue < ALPHA
+    assert power_against_moving_mass(p, G, ALPHA) >= 0.999
+    assert chi2(DiscreteGaussian(1.3 * 1.03).pmf)[0].pvalue < ALPHA
 
 
 def test_pooled_value_classes_at_large_m_each_within_one_percent():
@@ -195,26 +168,7 @@ def test_pooled_value_classes_at_large_m_each_within_one_percent():
     K = int(ks[M * mech.pmf(ks) >= 1e6].max())
     ks = np.arange(-K, K + 1)
     pk = mech.pmf(ks)
-    count = {int(k): 0 for k in ks}
-    tail = 0
-    for vi, ci in zip(v.tolist(), c.tolist()):
-        if abs(vi) <= K:
-            count[vi] += ci
-        else:
-            tail += ci
-    assert tail > 0
-    tests = len(ks) + 1 + K
-    zc = stats.norm.isf(ALPHA / (2 * tests))
-    for obs, p in [*zip((count[int(k)] for k in ks), pk), (tail, _tail_probability(mech, K))]:
-        sd = math.sqrt(M * p * (1 - p))
-        assert abs(obs - M * p) / sd < zc
-        power = stats.norm.sf(zc - 0.01 * M * p / sd)
-        assert power >= 0.9
-        assert abs(obs - 1.01 * M * p) / sd >= zc or power < 0.99  # a 1% error would be caught
-    for k in range(1, K + 1):
-        n = count[k] + count[-k]
-        assert abs(count[k] - n / 2) / math.sqrt(n / 4) < zc
-    assert sum(count.values()) + tail == M
+    check_pooled_classes(v, c, M, K, pk, _tail_probability(mech, K), ALPHA)
 
 
 def _pooled_p_value(v, m, mech: DiscreteGaussian, lo: int, hi: int) -> float:
@@ -243,16 +197,6 @@ def test_small_blocks_reach_the_later_passes_and_keep_the_law(counts, hi):
     assert _pooled_p_value(v, m, DiscreteGaussian(2.5 * 1.05), -hi, hi) < ALPHA  # it can fail
 
 
-def _two_sample_p(a: dict, b: dict) -> float:
-    """Two-sample chi-square on value counts (values with expected ≥ 50 in both rows, the rest pooled)."""
-    keys = sorted(set(a) | set(b))
-    table = np.array([[a.get(k, 0) for k in keys], [b.get(k, 0) for k in keys]], dtype=np.float64)
-    expected = table.sum(axis=0) * table.sum(axis=1)[:, None] / table.sum()
-    big = expected.min(axis=0) >= 50
-    t = np.c_[table[:, big], table[:, ~big].sum(axis=1)]
-    return float(stats.chi2_contingency(t, correction=False)[1])
-
-
 def test_agrees_in_distribution_with_iid_per_cell_draws():
     """50 groups of 10^12 cells from the histogram sampler against 4·10^6 i.i.d. draws of
     ``DiscreteGaussian.sample`` (the per-cell sampler of the dense path), σ = 4.2, fixed seeds:
@@ -261,15 +205,12 @@ def test_agrees_in_distribution_with_iid_per_cell_draws():
     vals, cnt = np.unique(cells, return_counts=True)
     per_cell = dict(zip(vals.tolist(), cnt.tolist()))
 
-    def pooled(sigma, seed):
+    def histogram(sigma, seed):
         _, v, c = DiscreteGaussian(sigma).sample_histogram(np.full(50, 10**12), np.random.default_rng(seed))
-        out = {}
-        for vi, ci in zip(v.tolist(), c.tolist()):
-            out[vi] = out.get(vi, 0) + ci
-        return out
+        return pooled(v, c)
 
-    assert _two_sample_p(pooled(4.2, 6), per_cell) > ALPHA
-    assert _two_sample_p(pooled(4.2 * 1.01, 6), per_cell) < ALPHA
+    assert two_sample_p(histogram(4.2, 6), per_cell) > ALPHA
+    assert two_sample_p(histogram(4.2 * 1.01, 6), per_cell) < ALPHA
 
 
 @pytest.mark.parametrize("sigma", [3.0, 9.0])
@@ -287,30 +228,9 @@ def test_huge_blocks_draw_the_tail_at_its_rate(sigma):
 
 def test_histogram_contract_and_edge_cases():
     mech = DiscreteGaussian(2.0)
-    rng = np.random.default_rng(1)
-    g, v, c = mech.sample_histogram(np.array([0, 0]), rng)
-    assert g.size == v.size == c.size == 0
-    g, v, c = mech.sample_histogram(np.array([3, 0, 2**63 - 1, 1]), rng)
-    assert g.dtype == v.dtype == c.dtype == np.int64 and (c > 0).all()
-    totals = {}
-    for gi, ci in zip(g.tolist(), c.tolist()):
-        totals[gi] = totals.get(gi, 0) + ci
-    assert totals == {0: 3, 2: 2**63 - 1, 3: 1}
-    keys = list(zip(g.tolist(), v.tolist()))
-    assert keys == sorted(keys) and len(set(keys)) == len(keys)
-    with pytest.raises(ValueError):
-        mech.sample_histogram(np.array([-1]), rng)
-    with pytest.raises(TypeError):
+    check_histogram_contract(mech.sample_histogram)
+    with pytest.raises(TypeError):  # a seed is not a generator
         mech.sample_histogram(np.array([5]), 3)
     # σ at its smallest: everything is 0 (P(Z ≠ 0) < e^{−30000}), exactly
-    g, v, c = DiscreteGaussian(2.0**-8).sample_histogram(np.array([2**62]), rng)
+    g, v, c = DiscreteGaussian(2.0**-8).sample_histogram(np.array([2**62]), np.random.default_rng(1))
     assert v.tolist() == [0] and c.tolist() == [2**62]
-
-
-def test_the_sparse_leaf_layer_draws_its_histogram_through_the_mechanism():
-    """The empty cells' histogram is the mechanism's, draw for draw (same generator calls)."""
-    mech, n_empty = DiscreteGaussian(1.7), np.array([5000, 0, 12])
-    a = SL.empty_histogram(n_empty, mech, np.random.default_rng(3))
-    b = mech.sample_histogram(n_empty, np.random.default_rng(3))
-    for x, y in zip(a, b):
-        np.testing.assert_array_equal(x, y)
