@@ -62,8 +62,9 @@ from dpcore.privacy.mechanisms import DiscreteLaplace
 HistogramNoise = DiscreteLaplace | DiscreteGaussian
 
 __all__ = [
-    "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "HISTOGRAM_NOISE", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
+    "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
     "flat_release", "check_sparse_noise", "steps_release", "nonneg_shift",
+    "HISTOGRAM_NOISE",
 ]
 
 #: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
@@ -72,11 +73,11 @@ __all__ = [
 SPARSE_ABOVE = 1 << 16
 #: The sparse path counts cells in int64: blocks and leaf layers up to 2^62 cells.
 MAX_SPARSE_CELLS = 1 << 62
+#: Widest noise histogram per block (values in [−T, T]).
+MAX_HISTOGRAM_VALUES = 4_000_001
 #: Noise kinds whose mechanism draws the histogram of many i.i.d. draws exactly
 #: (``sample_histogram``): discrete Laplace under pure ε, the discrete Gaussian under (ε, δ).
 HISTOGRAM_NOISE = (DiscreteLaplace.name, DiscreteGaussian.name)
-#: Widest noise histogram per block (values in [−T, T]).
-MAX_HISTOGRAM_VALUES = 4_000_001
 
 
 def check_sparse_noise(noise: str, backend: str = "numpy", where: str = "the leaf layer") -> None:
