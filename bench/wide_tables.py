@@ -9,6 +9,8 @@ Cases:
 * ``cps_wide:<method>``: ``dpcore.data.datasets.cps_voter_wide()`` (6231 × 22, 6.5·10^17 cells),
   ε = 1, m = 5, declared inferred domain, defaults of the method;
 * ``huge:<method>``: 100 random rows over 15 attributes of 10 levels (10^15 cells), ε = 1, m = 1;
+* ``cps_wide+delta:<method>``, ``huge+delta:<method>``: the same under (ε, δ) = (1, 10^−9) through zCDP
+  (discrete Gaussian counts; the sparse path draws the empty cells' Gaussian histogram);
 * ``cross:<method>:<path>:<log2 cells>``: 2000 rows over a table of 2^k cells (k/2 + k/2 bits
   in two attributes plus 3 small ones), m = 1, dense or sparse path forced through
   ``dpcore.measure.sparse_leaves.SPARSE_ABOVE``: where the sparse path starts to win.
@@ -97,6 +99,9 @@ def run_case(name: str) -> dict:
     parts = name.split(":")
     kind, method = parts[0], parts[1]
     opts, m = {}, 5
+    if kind.endswith("+delta"):  # the same case under (ε, δ) = (1, 1e-9) through zCDP
+        kind = kind[: -len("+delta")]
+        opts["delta"] = 1e-9
     if kind in ("huge", "s7", "cps_shaped"):
         m = 1
     if kind == "cross":
@@ -189,6 +194,8 @@ def main() -> None:
         if args.baseline_root:
             cases.append((c, Path(args.baseline_root).resolve()))
     cases += [(f"huge:{m}", ROOT) for m in ("steps", "flat_laplace")]
+    # the sparse path under (ε, δ): the empty cells' discrete Gaussian noise as its exact histogram
+    cases += [(f"{k}+delta:{m}", ROOT) for k in ("cps_wide", "huge") for m in ("steps", "flat_laplace")]
     cases += [(f"cross:{m}:{p}:{k}", ROOT) for m in ("flat_laplace", "steps") for k in (14, 16, 18, 20, 22, 24)
               for p in ("dense", "sparse")]
     if args.only is not None:

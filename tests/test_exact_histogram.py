@@ -31,6 +31,7 @@ from scipy import stats
 
 import dpcore.privacy.exact_histogram as E
 from dpcore.privacy.mechanisms import _dyadic_scale
+from tests.histogram_support import check_histogram_contract, check_pooled_classes, pooled, power_against_moving_mass, three_draw_outcomes, two_sample_p
 
 getcontext().prec = 220
 ALPHA = 1e-3
@@ -290,42 +291,12 @@ def test_all_histogram_outcomes_of_three_draws_follow_the_multinomial():
     num, den, q = _dl(1.0)
     G = 1_000_000
     g, v, m = E.discrete_laplace_histogram(np.random.default_rng(2024), np.full(G, 3), num, den)
-    K = 12  # values beyond ±K are one "other" value: their outcomes fall in the pooled class
-    vals = np.clip(np.repeat(v, m), -K - 1, K + 1) + K + 1
-    assert np.bincount(np.repeat(g, m), minlength=G).tolist() == [3] * G
-    trip = np.sort(vals.reshape(G, 3), axis=1)  # entries are sorted by group: rows are groups
-    base = 2 * K + 3
-    code = (trip[:, 0] * base + trip[:, 1]) * base + trip[:, 2]
-    seen = np.bincount(code, minlength=base**3)
-
-    def chi2(qq):
-        ks = np.arange(-K, K + 1)
-        pk = _pmf(ks, qq)
-        codes, probs = [], []
-        for i in range(len(ks)):
-            for j in range(i, len(ks)):
-                for k in range(j, len(ks)):
-                    c = (i, j, k)
-                    mult = 6 // math.prod(math.factorial(c.count(x)) for x in set(c))
-                    codes.append(((i + 1) * base + j + 1) * base + k + 1)
-                    probs.append(mult * pk[i] * pk[j] * pk[k])
-        codes, probs = np.array(codes), np.array(probs)
-        keep = probs * G >= 20
-        obs = seen[codes[keep]]
-        p = np.r_[probs[keep], 1 - probs[keep].sum()]
-        return stats.chisquare(np.r_[obs, G - obs.sum()], p * G), p
-
-    res, p = chi2(q)
+    chi2 = three_draw_outcomes(g, v, m, G, K=12)
+    res, p = chi2(lambda ks: _pmf(ks, q))
     assert res.pvalue > ALPHA
-    df = len(p) - 1
-    crit = stats.chi2.isf(ALPHA, df)
-    for i in range(len(p)):
-        shifted = p * (1 - 0.01 / (1 - p[i]) * (np.arange(len(p)) != i)) + 0.01 * (np.arange(len(p)) == i)
-        shifted = shifted / shifted.sum()
-        lam = G * ((shifted - p) ** 2 / p).sum()
-        assert stats.ncx2.sf(crit, df, lam) >= 0.999
+    assert power_against_moving_mass(p, G, ALPHA) >= 0.999
     num2, den2 = _dyadic_scale(1.03)
-    assert chi2(_q(num2, den2))[0].pvalue < ALPHA
+    assert chi2(lambda ks: _pmf(ks, _q(num2, den2)))[0].pvalue < ALPHA
 
 
 def test_pooled_value_classes_at_large_m_each_within_one_percent():
@@ -340,27 +311,7 @@ def test_pooled_value_classes_at_large_m_each_within_one_percent():
     K = int(np.floor(np.log(1e6 / (M * (1 - q) / (1 + q))) / np.log(q)))  # M p_K ≥ 10^6
     ks = np.arange(-K, K + 1)
     pk = _pmf(ks, q)
-    count = {int(k): 0 for k in ks}
-    tail = 0
-    for vi, ci in zip(v.tolist(), c.tolist()):
-        if abs(vi) <= K:
-            count[vi] += ci
-        else:
-            tail += ci
-    tests = len(ks) + 1 + K
-    zc = stats.norm.isf(ALPHA / (2 * tests))
-    p_tail = 2 * q ** (K + 1) / (1 + q)
-    for obs, p in [*zip((count[int(k)] for k in ks), pk), (tail, p_tail)]:
-        sd = math.sqrt(M * p * (1 - p))
-        assert abs(obs - M * p) / sd < zc
-        power = stats.norm.sf(zc - 0.01 * M * p / sd)
-        assert power >= 0.9
-        # and a 1% error would be caught here: the observed count against the shifted law
-        assert abs(obs - 1.01 * M * p) / sd >= zc or power < 0.99
-    for k in range(1, K + 1):
-        n = count[k] + count[-k]
-        assert abs(count[k] - n / 2) / math.sqrt(n / 4) < zc
-    assert sum(count.values()) + tail == M
+    check_pooled_classes(v, c, M, K, pk, 2 * q ** (K + 1) / (1 + q), ALPHA)
 
 
 def test_histograms_of_different_groups_are_multinomial_not_independent():
@@ -415,18 +366,7 @@ def test_agrees_in_distribution_with_the_float_multinomial_it_replaces():
     def pooled_exact(scale, seed):
         num, den = _dyadic_scale(scale)
         _, v, c = E.discrete_laplace_histogram(np.random.default_rng(seed), counts, num, den)
-        out = {}
-        for vi, ci in zip(v.tolist(), c.tolist()):
-            out[vi] = out.get(vi, 0) + ci
-        return out
-
-    def two_sample_p(a, b):
-        keys = sorted(set(a) | set(b))
-        table = np.array([[a.get(k, 0) for k in keys], [b.get(k, 0) for k in keys]], dtype=np.float64)
-        expected = table.sum(axis=0) * table.sum(axis=1)[:, None] / table.sum()
-        big = expected.min(axis=0) >= 50
-        t = np.c_[table[:, big], table[:, ~big].sum(axis=1)]
-        return float(stats.chi2_contingency(t, correction=False)[1])
+        return pooled(v, c)
 
     ref = _float_multinomial_histogram(counts, 4.2, np.random.default_rng(5))
     assert two_sample_p(pooled_exact(4.2, 6), ref) > ALPHA
@@ -434,20 +374,8 @@ def test_agrees_in_distribution_with_the_float_multinomial_it_replaces():
 
 
 def test_histogram_contract_and_edge_cases():
-    rng = np.random.default_rng(1)
     num, den, _ = _dl(2.0)
-    g, v, c = E.discrete_laplace_histogram(rng, np.array([0, 0]), num, den)
-    assert g.size == v.size == c.size == 0
-    g, v, c = E.discrete_laplace_histogram(rng, np.array([3, 0, 2**63 - 1, 1]), num, den)
-    assert g.dtype == v.dtype == c.dtype == np.int64 and (c > 0).all()
-    totals = {}
-    for gi, ci in zip(g.tolist(), c.tolist()):
-        totals[gi] = totals.get(gi, 0) + ci
-    assert totals == {0: 3, 2: 2**63 - 1, 3: 1}
-    keys = list(zip(g.tolist(), v.tolist()))
-    assert keys == sorted(keys) and len(set(keys)) == len(keys)
-    with pytest.raises(ValueError):
-        E.discrete_laplace_histogram(rng, np.array([-1]), num, den)
+    check_histogram_contract(lambda counts, rng: E.discrete_laplace_histogram(rng, counts, num, den))
 
 
 def test_a_law_given_by_level_conditionals_gives_the_same_boundaries():

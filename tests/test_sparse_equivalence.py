@@ -18,6 +18,7 @@ from dpcore.synthesizers import hierarchy as H
 from dpcore.synthesizers.cells import draw_cells
 from dpcore.estimate.consistency import _project_children, make_consistent
 from dpcore.counting.count_table import CountTable
+from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.measure import sparse_leaves as SL
 from dpcore.privacy.ledger import Ledger
@@ -98,12 +99,13 @@ def _dense_flat(X, shape, mech, prior, synthesis, n_out, rng):
     return np.stack(np.unravel_index(picked, shape), axis=1)
 
 
-@pytest.mark.parametrize("synthesis", ["sample", "round"])
-def test_flat_sparse_matches_dense(synthesis):
+@pytest.mark.parametrize("synthesis, mech", [("sample", DiscreteLaplace(1.5)), ("round", DiscreteLaplace(1.5)),
+                                             ("sample", DiscreteGaussian(1.8))], ids=["sample", "round", "gaussian"])
+def test_flat_sparse_matches_dense(synthesis, mech):
+    """Discrete Laplace (pure ε) and the discrete Gaussian ((ε, δ) through zCDP) alike."""
     X = _table()
     data_cells = set(np.ravel_multi_index(tuple(X.T), SHAPE).tolist())
     table = CountTable.from_codes(X, SHAPE)
-    mech = DiscreteLaplace(1.5)
     n_out = N + 3
     dense = [_statistics(_dense_flat(X, SHAPE, mech, 1.0, synthesis, n_out, np.random.default_rng(s)), data_cells, SHAPE)
              for s in range(R)]
@@ -169,6 +171,25 @@ def test_steps_sparse_matches_dense(order, consistency, synthesis):
     layers = layer_measurements(tree, mechs, Neighbours(), "exact integer sampler", sparse=True)
     sparse = [_statistics(SL.steps_release(tree, table, layers, Ledger("set"), n_out, consistency, synthesis,
                                            np.random.default_rng(10_000 + s)), data_cells, SHAPE) for s in range(R)]
+    _compare(dense, sparse)
+
+
+@pytest.mark.parametrize("consistency", ["nonneg", "wls", "uh"])
+def test_steps_sparse_matches_dense_under_the_discrete_gaussian(consistency):
+    """The (ε, δ) release's leaf layer: discrete Gaussian noise on every layer, the empty leaf cells'
+    drawn as its exact histogram, consistency on blocks with the Gaussian's variance (M_b·Var Z)."""
+    X = _table(1)
+    data_cells = set(np.ravel_multi_index(tuple(X.T), SHAPE).tolist())
+    tree = _tree(X, ORDERS["L=2 a;b (phantoms)"])
+    table = CountTable.from_codes(X, SHAPE)
+    mechs = [None, DiscreteGaussian(2.0), DiscreteGaussian(1.2), DiscreteGaussian(1.6)]
+    n_out = N - 2
+    dense = [_statistics(_dense_steps(tree, X, mechs, n_out, consistency, "sample", np.random.default_rng(s)),
+                         data_cells, SHAPE) for s in range(R)]
+    layers = layer_measurements(tree, mechs, Neighbours(), "exact integer sampler", sparse=True)
+    sparse = [_statistics(SL.steps_release(tree, table, layers, Ledger("set", unit="rho", delta=1e-9), n_out, consistency,
+                                           "sample", np.random.default_rng(10_000 + s)), data_cells, SHAPE)
+              for s in range(R)]
     _compare(dense, sparse)
 
 

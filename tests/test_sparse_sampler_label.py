@@ -22,6 +22,7 @@ from scipy import stats
 
 import dpcore
 from dpcore.measure import sparse_leaves as SL
+from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace, _dyadic_scale
 from dpcore.privacy.exact_histogram import SAMPLER_NAME
 from dpcore.studio.report import plain_statement
@@ -92,9 +93,10 @@ def test_histogram_cutoff_puts_at_most_one_draw_beyond_it():
             assert T - least <= s * np.log(2) + 1
 
 
-def test_sparse_leaves_draws_its_histogram_through_the_mechanism():
+@pytest.mark.parametrize("mech", [DiscreteLaplace(1.7), DiscreteGaussian(1.7)], ids=["laplace", "gaussian"])
+def test_sparse_leaves_draws_its_histogram_through_the_mechanism(mech):
     """The empty cells' histogram is the mechanism's, draw for draw (same generator calls)."""
-    mech, n_empty = DiscreteLaplace(1.7), np.array([5000, 0, 12])
+    n_empty = np.array([5000, 0, 12])
     a = SL.empty_histogram(n_empty, mech, np.random.default_rng(3))
     b = mech.sample_histogram(n_empty, np.random.default_rng(3))
     for x, y in zip(a, b):

@@ -166,3 +166,45 @@ def test_composition_totals_by_hand():
     assert t["epsilon"] == pytest.approx(20.0)  # a pure book counts Σε, as it always did
     assert t["epsilon_at_delta"] == pytest.approx(zcdp.epsilon_of_rho(1.0, 1e-9))
     assert t["epsilon_at_delta"] < 20.0
+
+
+# --------------------------------------------------------------------------- the sparse path under delta
+
+@pytest.fixture(scope="module")
+def wide():
+    """8^6 = 262,144 cells: above dpcore.measure.sparse_leaves.SPARSE_ABOVE, so flat Laplace's table and the
+    STEPS leaf layer take the sparse path (the empty cells' Gaussian noise drawn as an exact histogram)."""
+    rng = np.random.default_rng(8)
+    df = pd.DataFrame({f"c{j}": rng.choice(list("abcdefgh"), 500) for j in range(6)})
+    return df, dpcore.infer_domain(df).declared()
+
+
+@pytest.mark.parametrize("method, opts", [("flat_laplace", {}), ("steps", dict(layers=1)),
+                                          ("steps", dict(order="c0;c1", consistency="wls")),
+                                          ("steps", dict(order="c0", consistency="uh", synthesis="round"))])
+@pytest.mark.parametrize("notion", ["add_remove", "replace"])
+def test_the_sparse_path_releases_under_zcdp(method, opts, notion, wide):
+    from dpcore.measure import sparse_leaves
+    from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER
+
+    df, dom = wide
+    assert dom.size > sparse_leaves.SPARSE_ABOVE
+    rel = dpcore.synthesize(df, method, 1.0, seed=4, domain=dom, delta=DELTA, neighbours=notion, **opts)
+    rho = zcdp.rho_of_epsilon_delta(1.0, DELTA)
+    assert rel.ledger.unit == "rho" and rel.ledger.rho == pytest.approx(rho, rel=1e-12)
+    assert rel.ledger.epsilon <= 1.0
+    assert rel.dp and rel.dp_reason.startswith(
+        f"(ε, δ)-differentially private with ε = 1, δ = 1e-09 (ρ-zCDP, ρ = {rho:.6g})")
+    charges = dict(rel.ledger.charges())
+    sparse = [c for p, c in charges.items() if HISTOGRAM_SAMPLER in c.mechanism]
+    assert len(sparse) == 1 and sparse[0].mechanism == f"discrete_gaussian ({HISTOGRAM_SAMPLER})"
+    leaf = sparse[0]  # the table (flat) or the leaf layer (STEPS): ρ = Δ₂²/(2σ²), no pure ε
+    assert leaf.epsilon is None and leaf.sensitivity == pytest.approx(1.0 if notion == "add_remove" else math.sqrt(2))
+    assert leaf.rho == pytest.approx(leaf.sensitivity**2 / (2 * leaf.scale**2), rel=1e-12)
+    assert not any(c.mechanism.startswith(("discrete_laplace", "laplace")) for c in charges.values())
+    manifest = json.loads(rel.manifest_json())
+    assert any(c["mechanism"] == f"discrete_gaussian ({HISTOGRAM_SAMPLER})" for c in manifest["ledger"]["charges"])
+    s = rel.sets[0]
+    assert len(s) == rel.record_count["value"] and set(s.columns) == set(df.columns)
+    assert all(s[c].isin(list("abcdefgh")).all() for c in s.columns)
+

@@ -4,7 +4,8 @@ The argument, step by step, with what is exact and what is not: docs/sparse-leav
 
 The dense algorithms give every cell u of a leaf block (the whole table for flat
 Laplace; the leaf cells under one layer-L node for STEPS) the value c_u + Z_u with
-Z_u i.i.d. discrete Laplace, make the values consistent, clip at 0 and draw records.
+Z_u i.i.d. discrete Laplace (pure ε) or discrete Gaussian ((ε, δ) through zCDP), make the
+values consistent, clip at 0 and draw records.
 Here only the non-empty cells (at most n) are kept individually. The empty cells of a
 block all have c_u = 0, so their noisy values are i.i.d. and, being exchangeable, are
 described completely by
@@ -12,7 +13,8 @@ described completely by
 1. the **histogram** H_b(k) = #{empty cells u of block b : Z_u = k}, the law of the
    multiset {Z_u}; the assignment of values to cells is a uniformly random
    permutation independent of it. It is drawn exactly (integer randomness only) by
-   :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram`
+   :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram` or
+   :meth:`dpcore.privacy.gaussian.DiscreteGaussian.sample_histogram`
    (:mod:`dpcore.privacy.exact_histogram`).
 2. **consistency** on (value, multiplicity) pairs. Every consistency mode acts on a
    leaf block through one number per block: ``wls`` and ``uh`` add the same shift
@@ -35,13 +37,15 @@ described completely by
 
 Given the histogram, each step reproduces the law of the dense step
 (tests/test_sparse_equivalence.py compares the released records). Memory and time
-depend on n, the non-empty cells, blocks × histogram width (≈ 2 s ln M + 1 values) and
+depend on n, the non-empty cells, blocks × histogram width (≈ 2 s ln M + 1 values, or
+2σ√(2 ln M) + 1 for the discrete Gaussian) and
 the released support, never on the number of cells.
 
 Privacy: nothing new is released; consistency and synthesis are post-processing. The
 non-empty cells' noise comes from the exact per-cell sampler and the empty cells' from the
-exact histogram sampler, so the sparse path is the dense mechanism, ε-DP as implemented
-(ledger text :data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`).
+exact histogram sampler, so the sparse path is the dense mechanism as implemented: ε-DP with
+discrete Laplace noise, ρ-zCDP with the discrete Gaussian (ledger text
+:data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`).
 """
 from __future__ import annotations
 
@@ -51,11 +55,16 @@ import numpy as np
 
 from dpcore.counting.count_table import CountTable, cell_keys
 from dpcore.errors import OptionError, ResourceError
+from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.mechanisms import DiscreteLaplace
+
+#: The count noise of the sparse path: either kind draws its empty cells as an exact histogram.
+HistogramNoise = DiscreteLaplace | DiscreteGaussian
 
 __all__ = [
     "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
     "flat_release", "check_sparse_noise", "steps_release", "nonneg_shift",
+    "HISTOGRAM_NOISE",
 ]
 
 #: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
@@ -66,15 +75,14 @@ SPARSE_ABOVE = 1 << 16
 MAX_SPARSE_CELLS = 1 << 62
 #: Widest noise histogram per block (values in [−T, T]).
 MAX_HISTOGRAM_VALUES = 4_000_001
+#: Noise kinds whose mechanism draws the histogram of many i.i.d. draws exactly
+#: (``sample_histogram``): discrete Laplace under pure ε, the discrete Gaussian under (ε, δ).
+HISTOGRAM_NOISE = (DiscreteLaplace.name, DiscreteGaussian.name)
 
 
 def check_sparse_noise(noise: str, backend: str = "numpy", where: str = "the leaf layer") -> None:
     """Refuse noise the sparse path cannot draw as a histogram, naming what works."""
-    if noise == "discrete_gaussian":
-        raise OptionError(
-            f"{where} is too large for a dense table, and under (ε, δ) its empty cells' Gaussian noise has no "
-            "histogram sampler yet; release it under pure ε (no delta), or use ipf, aim or mst, or fewer cells")
-    if noise != DiscreteLaplace.name:
+    if noise not in HISTOGRAM_NOISE:
         raise OptionError(
             f"{where} is too large for a dense table and noise={noise!r} cannot be drawn for its empty cells "
             "(its values lie on a fine grid, far too many to list per block); use noise='discrete_laplace' "
@@ -105,12 +113,13 @@ class Items:
         return Items(self.block, np.asarray(value, dtype=float), self.mult, self.row)
 
 
-def empty_histogram(n_empty: np.ndarray, mech: DiscreteLaplace, rng: np.random.Generator):
+def empty_histogram(n_empty: np.ndarray, mech: HistogramNoise, rng: np.random.Generator):
     """Noise values of the empty cells of each block, as (block, k, multiplicity) triples.
 
     ``n_empty[b]`` cells of block b each get an i.i.d. draw of ``mech``; returned is the
-    histogram of those draws (module docstring, step 1), drawn exactly by
-    :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram` (docs/sparse-leaves.md). Refuses a
+    histogram of those draws (module docstring, step 1), drawn exactly by the mechanism's
+    ``sample_histogram`` (:meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram`,
+    :meth:`dpcore.privacy.gaussian.DiscreteGaussian.sample_histogram`; docs/sparse-leaves.md). Refuses a
     histogram wider than :data:`MAX_HISTOGRAM_VALUES` values per block.
     """
     n_empty = np.asarray(n_empty, dtype=np.int64)
@@ -301,7 +310,7 @@ def _isin_sorted(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
     return sorted_keys[pos] == keys
 
 
-def flat_release(table: CountTable, mech: DiscreteLaplace, n_out: int, rng: np.random.Generator, *,
+def flat_release(table: CountTable, mech: HistogramNoise, n_out: int, rng: np.random.Generator, *,
                  prior: float = 0.0, synthesis: str = "sample", structural_zeros=()) -> np.ndarray:
     """Flat Laplace on the full cross-tabulation, sparse (one block: the table): the dense law
     (module docstring).

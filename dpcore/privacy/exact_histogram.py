@@ -18,9 +18,14 @@ Public pieces (all exact; ``rng`` is a ``numpy.random.Generator``):
 * :func:`magnitude_histogram` — the histogram of ``counts[g]`` i.i.d. draws of |Z| per group g,
   for any :class:`MagnitudeLaw` (a symmetric law on ℤ given by exact cumulative probabilities of
   |Z|, or by exact per-level conditional probabilities).
-* :func:`discrete_laplace_histogram` — the (group, value, multiplicity) histogram of the
-  discrete Laplace law P(k) ∝ exp(−|k|·den/num), the sampler behind
-  ``dpcore.mechanisms.DiscreteLaplace.sample_histogram``.
+* :func:`signed_histogram` — the (group, value, multiplicity) histogram of a symmetric law
+  (magnitudes, then a fair sign per draw);
+* :func:`discrete_laplace_histogram` — for the discrete Laplace law P(k) ∝ exp(−|k|·den/num),
+  the sampler behind ``dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram``;
+* :func:`discrete_gaussian_histogram` — for the discrete Gaussian P(k) ∝ exp(−k²/(2σ²)) at an
+  exact rational σ² (:class:`DiscreteGaussianLaw`: its boundaries by summing the terms with
+  integer bounds and a tail bound), the sampler behind
+  ``dpcore.privacy.gaussian.DiscreteGaussian.sample_histogram``.
 
 How a histogram is drawn (docs/sparse-leaves.md): each of the m draws is the inverse CDF of a
 uniform U in [0, 1); the m uniforms are distributed over the dyadic intervals of [0, 1) level by
@@ -45,7 +50,8 @@ import numpy as np
 
 __all__ = [
     "SAMPLER_NAME", "binomial_half", "binomial", "MagnitudeLaw", "DiscreteLaplaceLaw",
-    "magnitude_histogram", "discrete_laplace_histogram",
+    "DiscreteGaussianLaw", "magnitude_histogram", "signed_histogram", "discrete_laplace_histogram",
+    "discrete_gaussian_histogram",
 ]
 
 #: What a ledger charge names when its many identical cells were noised through this module.
@@ -916,6 +922,105 @@ class DiscreteLaplaceLaw(MagnitudeLaw):
         return (levels if start == 0 else start + levels)
 
 
+def _gaussian_tail_factor(num: int, den: int, n: int) -> Fraction:
+    """F(N) ≥ 1 with Σ_{k≥N} e^{−k²λ} ≤ e^{−N²λ}·F(N), λ = den/(2·num): F(N) = 1 + min(1/(2Nλ), 1.26·σ_hi).
+
+    e^{−k²λ} ≤ ∫_{k−1}^{k} e^{−λx²}dx for k ≥ N + 1 ≥ 1, and ∫_N^∞ e^{−λx²}dx = e^{−λN²}∫_0^∞ e^{−λ(2Ny + y²)}dy,
+    which is at most e^{−λN²}/(2λN) (drop y²) and at most e^{−λN²}·½√(π/λ) = e^{−λN²}·σ√(π/2) (drop 2Ny);
+    √(π/2) < 1.26 and σ_hi = ⌊√⌈σ²⌉⌋ + 1 > σ.
+    """
+    sigma_hi = math.isqrt(_ceil_div(num, den)) + 1
+    gauss = Fraction(63 * sigma_hi, 50)
+    return 1 + (gauss if n == 0 else min(Fraction(num, n * den), gauss))
+
+
+@lru_cache(maxsize=256)
+def _gaussian_level(num: int, den: int, start: int, target: Fraction) -> int:
+    """The least N ≥ start with e^{−(N² − start²)λ}·F(N) ≤ 1/target (λ = den/(2·num), F of
+    :func:`_gaussian_tail_factor`), so Σ_{k≥N} e^{−(k² − start²)λ} ≤ 1/target.
+
+    Decided in integers: (N² − start²)·den·2^32 ≥ 2·num·⌈2^32 ln(target·F(N))⌉ (an upper bound of the
+    logarithm). Both sides are monotone in N (F decreases), so the least N is found by doubling
+    and bisection.
+    """
+    def enough(n: int) -> bool:
+        x = target * _gaussian_tail_factor(num, den, n)
+        ln_hi = _ln_bounds(x.numerator, x.denominator, 32)[1]
+        return (n * n - start * start) * den << 32 >= 2 * num * ln_hi
+
+    if enough(start):
+        return start
+    lo, step = start, 1
+    while not enough(lo + step):
+        lo, step = lo + step, step * 2
+    hi = lo + step  # enough(hi) and not enough(lo): the least N lies in (lo, hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
+
+
+@dataclass(frozen=True)
+class DiscreteGaussianLaw(MagnitudeLaw):
+    """P(Z = k) ∝ exp(−k²/(2σ²)) on ℤ with σ² = num/den exactly: the discrete Gaussian
+    (Canonne, Kamath & Steinke 2020) at the rational σ² its exact sampler draws at.
+
+    With λ = 1/(2σ²) and u_k = e^{−(k² − s²)λ} (u_s = 1), P(|Z| ≤ j | |Z| ≥ s) = A_j/(A_j + R_j)
+    with A_j = Σ_{k=s}^{j} v_k, R_j = Σ_{k>j} v_k, v_k = u_k for k ≥ 1 and v_0 = ½u_0 (|Z| = k ≥ 1 has
+    two values, 0 one; the common factor cancels). The u_k are bounded in fixed point by the
+    recurrence u_{k+1} = u_k·e^{−(2k+1)λ}, e^{−(2k+3)λ} = e^{−(2k+1)λ}·e^{−2λ} (lower bounds rounded
+    down, upper up), to a level N whose tail Σ_{k≥N} u_k lies in [u_N, u_N·F(N)]
+    (:func:`_gaussian_tail_factor`) and is below 2^−(prec+8); A/(A + R) grows with A and falls
+    with R, so it is bounded by the bounds of A and R. Proof: docs/sparse-leaves.md, "The
+    discrete Gaussian".
+    """
+
+    num: int
+    den: int
+
+    def cdf_bounds(self, start: int, stop: int, prec: int) -> list[tuple[int, int]]:
+        num, den = self.num, self.den
+        n_top = max(stop, start + 1, _gaussian_level(num, den, start, Fraction(1 << (prec + 8))))
+        work = prec + 3 * (n_top - start + 1).bit_length() + 24  # the rounding errors grow at most like L³
+        one = 1 << work
+        step_lo, step_hi = _exp_neg_bounds(den, num, work)  # e^{−2λ}
+        r_lo, r_hi = _exp_neg_bounds((2 * start + 1) * den, 2 * num, work)  # e^{−(2s+1)λ}
+        # v at level 0 is half of u (one value against two): in units of ½, level 0 counts 1, others 2
+        half = start == 0
+        u_lo = u_hi = one
+        a_lo = a_hi = 0
+        partial = []
+        for k in range(start, n_top):
+            w = 1 if (half and k == 0) else 2
+            a_lo += w * u_lo
+            a_hi += w * u_hi
+            if k < stop:
+                partial.append((a_lo, a_hi))
+            u_lo, u_hi = (u_lo * r_lo) >> work, _ceil_div(u_hi * r_hi, one)
+            r_lo, r_hi = (r_lo * step_lo) >> work, _ceil_div(r_hi * step_hi, one)
+        # the tail from n_top on (n_top ≥ 1, so every weight there is 2) lies in [u_N, u_N·F(N)]
+        factor = _gaussian_tail_factor(num, den, n_top)
+        total_lo = a_lo + 2 * u_lo
+        total_hi = a_hi + 2 * _ceil_div(u_hi * factor.numerator, factor.denominator)
+        out = []
+        for p_lo, p_hi in partial:  # R_j = total − A_j for the lower and the upper sums alike
+            out.append(((p_lo << prec) // (p_lo + total_hi - p_hi), _ceil_div(p_hi << prec, p_hi + total_lo - p_lo)))
+        return out
+
+    def cutoff(self, start: int, n_max: int) -> int:
+        """stop = T + 1 with n_max·P(|Z| > T) ≤ 1 (start 0), or n_max·P(|Z| > T | |Z| ≥ start) ≤ ¼
+        (start ≥ 1: the few draws beyond a pass), by the tail bound of :func:`_gaussian_level`:
+        P(|Z| > T) = 2Σ_{k>T} e^{−k²λ}/Θ with Θ = Σ_{k∈ℤ} e^{−k²λ} ≥ √(π/λ) − 1 = σ√(2π) − 1 (a sum of a
+        unimodal symmetric function against its integral), so Θ ≥ ⌊5⌊σ⌋/2⌋ − 1;
+        given |Z| ≥ s ≥ 1, the conditional tail is at most Σ_{k>T} e^{−(k² − s²)λ} (the mass from s on
+        is at least its first term)."""
+        n = max(1, int(n_max))
+        if start == 0:
+            theta_lo = max(1, (5 * math.isqrt(self.num // self.den)) // 2 - 1)  # √(2π) > 5/2; and Θ ≥ 1
+            return max(1, _gaussian_level(self.num, self.den, 0, Fraction(2 * n, theta_lo)))
+        return max(start + 1, _gaussian_level(self.num, self.den, start, Fraction(4 * n)))
+
+
 def magnitude_histogram(rng: np.random.Generator, counts, law: MagnitudeLaw):
     """Histogram of ``counts[g]`` i.i.d. draws of |Z| per group g: (group, magnitude, count) int64.
 
@@ -946,14 +1051,15 @@ def magnitude_histogram(rng: np.random.Generator, counts, law: MagnitudeLaw):
     return key // width, key % width, c
 
 
-def discrete_laplace_histogram(rng: np.random.Generator, counts, num: int, den: int):
-    """Histogram of ``counts[g]`` i.i.d. draws of the discrete Laplace P(k) ∝ exp(−|k|·den/num).
+def signed_histogram(rng: np.random.Generator, counts, law: MagnitudeLaw):
+    """Histogram of ``counts[g]`` i.i.d. draws of Z per group g, for a law on ℤ symmetric about 0.
 
     Returns (group, value, multiplicity) int64 arrays, multiplicity > 0, sorted by group then
     value: the exact Multinomial(counts[g], p) over ℤ per group (magnitudes by
-    :func:`magnitude_histogram`, then each magnitude k ≥ 1 split into ±k by Binomial(·, ½)).
+    :func:`magnitude_histogram`, then each magnitude k ≥ 1 split into ±k by Binomial(·, ½):
+    given |Z| = k ≥ 1 the sign is fair and independent across draws).
     """
-    g, k, c = magnitude_histogram(rng, counts, DiscreteLaplaceLaw(int(num), int(den)))
+    g, k, c = magnitude_histogram(rng, counts, law)
     pos = k > 0
     plus = binomial_half(rng, c[pos])
     minus = c[pos] - plus
@@ -966,3 +1072,16 @@ def discrete_laplace_histogram(rng: np.random.Generator, counts, num: int, den: 
     width = 2 * top + 1
     key, mult = _sorted_unique(group * width + value + top, mult, int(np.size(counts)) * width)
     return key // width, key % width - top, mult
+
+
+def discrete_laplace_histogram(rng: np.random.Generator, counts, num: int, den: int):
+    """Histogram of ``counts[g]`` i.i.d. draws of the discrete Laplace P(k) ∝ exp(−|k|·den/num)
+    (:func:`signed_histogram` of :class:`DiscreteLaplaceLaw`): (group, value, multiplicity)."""
+    return signed_histogram(rng, counts, DiscreteLaplaceLaw(int(num), int(den)))
+
+
+def discrete_gaussian_histogram(rng: np.random.Generator, counts, sigma2: Fraction):
+    """Histogram of ``counts[g]`` i.i.d. draws of the discrete Gaussian P(k) ∝ exp(−k²/(2σ²)) at the
+    exact rational σ² = ``sigma2`` (:func:`signed_histogram` of :class:`DiscreteGaussianLaw`)."""
+    sigma2 = Fraction(sigma2)
+    return signed_histogram(rng, counts, DiscreteGaussianLaw(sigma2.numerator, sigma2.denominator))

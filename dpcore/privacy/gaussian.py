@@ -36,6 +36,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpcore.errors import OptionError
+from dpcore.privacy.exact_histogram import DiscreteGaussianLaw, signed_histogram
 from dpcore.privacy.mechanisms import _bernoulli_exp, _check_rng, _discrete_laplace_exact, _nonnegative_finite, positive_finite
 from dpcore.privacy.zcdp import check_delta, check_rho, epsilon_of_rho, rho_of_epsilon_delta
 
@@ -226,6 +227,34 @@ class DiscreteGaussian:
     def sample(self, rng: np.random.Generator, size=None) -> np.ndarray:
         """Integer noise (int64), exact (module docstring)."""
         return _discrete_gaussian_exact(_check_rng(rng), *self._rational, size)
+
+    @cached_property
+    def _law(self) -> DiscreteGaussianLaw:
+        s2 = self.sampler_sigma2
+        return DiscreteGaussianLaw(s2.numerator, s2.denominator)
+
+    def histogram_cutoff(self, n_max: int) -> int:
+        """T of :meth:`sample_histogram`: its first pass draws the values in [−T, T], T the first
+        with n_max·P(|Z| > T) ≤ 1 by a rigorous tail bound at the sampler's own σ², decided in
+        integer arithmetic (:meth:`dpcore.privacy.exact_histogram.DiscreteGaussianLaw.cutoff`)."""
+        return self._law.cutoff(0, max(1, int(n_max))) - 1
+
+    def sample_histogram(self, counts, rng: np.random.Generator):
+        """Histogram of ``counts[g]`` i.i.d. draws per group g, as (group, value, multiplicity) int64 arrays.
+
+        Exact: for each group the Multinomial(counts[g], p) over ℤ, p the discrete Gaussian at the
+        sampler's own σ² (:attr:`sampler_sigma2`, the one :meth:`sample` draws at), drawn by
+        :func:`dpcore.privacy.exact_histogram.signed_histogram` of
+        :class:`~dpcore.privacy.exact_histogram.DiscreteGaussianLaw` with integer randomness only
+        (counts up to 2^63 − 1). Entries of multiplicity 0 are left out; sorted by group, then value.
+
+        Privacy: this is the law of the multiset of ``counts[g]`` i.i.d. draws of :meth:`sample`,
+        so noising identical cells through it is the same mechanism as noising each cell with
+        :meth:`sample`: ρ = Δ₂²/(2σ²)-zCDP, for the implementation itself (proof:
+        docs/sparse-leaves.md, "The discrete Gaussian"). Ledger charges that use it name it
+        (:data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`).
+        """
+        return signed_histogram(_check_rng(rng), np.asarray(counts, dtype=np.int64), self._law)
 
     def release(self, values, rng: np.random.Generator) -> np.ndarray:
         """values + noise: int64 for integer input, float64 for integral float input."""

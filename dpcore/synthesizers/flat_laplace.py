@@ -103,9 +103,10 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
 
 
 def _sparse(cells: int, opts: FlatOptions) -> bool:
-    # discrete Laplace goes sparse above the measured crossover; other noise only when it must
+    # discrete Laplace and the discrete Gaussian (under delta) go sparse above the measured crossover;
+    # other noise only when it must (and is then refused by check_sparse_noise)
     big = cells > min(sparse_leaves.SPARSE_ABOVE, opts.max_cells)
-    return big and (opts.noise == "discrete_laplace" or cells > opts.max_cells)
+    return big and (opts.noise in sparse_leaves.HISTOGRAM_NOISE or cells > opts.max_cells)
 
 
 def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray:

@@ -274,7 +274,7 @@ def sparse_leaf_layer(tree: H.PhantomPaddedTree, opts: StepsOptions) -> bool:
     big = tree.n_leaves > min(sparse_leaves.SPARSE_ABOVE, opts.max_cells)
     if big and tree.n_leaves > opts.max_cells:
         sparse_leaves.check_sparse_noise(opts.noise, opts.noise_backend)
-    return big and opts.noise == "discrete_laplace" and opts.noise_backend == "numpy"
+    return big and opts.noise in sparse_leaves.HISTOGRAM_NOISE and opts.noise_backend == "numpy"
 
 
 def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):

@@ -2,7 +2,8 @@
 over declared domains of 10^5 to 10^10 cells, through every registered method, both neighbour
 notions and several seeds (tests/fuzz/hostile.py, TINY_WIDE).
 
-Every case ends in a release or a one-line error: each set has exactly the released record
+The sparse-path methods run again under (ε, δ) (delta = 1e-9), where the empty cells get the discrete
+Gaussian histogram. Every case ends in a release or a one-line error: each set has exactly the released record
 count of rows (0 is an ordinary outcome), the domain's columns, and only declared levels (or
 NA where the domain allows it); the release is labelled DP and its manifest is valid JSON.
 """
@@ -45,3 +46,26 @@ def test_tiny_tables_on_wide_domains_release_or_refuse_in_one_line(name, method,
             values = s[a.name]
             assert set(values.dropna()) <= allowed, (a.name, set(values.dropna()) - allowed)
             assert a.na or not values.isna().any(), a.name
+
+
+#: the sparse-path methods again under (ε, δ) = (ε, 1e-9): the empty cells' discrete Gaussian histogram
+DELTA_CASES = [(name, method, notion, seed, eps)
+               for name in sorted(hostile.TINY_WIDE) for method in sorted(SPARSE)
+               for notion in ("add_remove", "replace") for seed, eps in ((0, 1.0), (1, 0.3))]
+
+
+@pytest.mark.parametrize("name,method,notion,seed,eps", DELTA_CASES,
+                         ids=[f"{n}-{m}-{nb}-s{s}-e{e}-delta" for n, m, nb, s, e in DELTA_CASES])
+def test_tiny_tables_on_wide_domains_under_delta_release_or_refuse_in_one_line(name, method, notion, seed, eps):
+    df, dom = hostile.tiny_wide_table(name, seed)
+    rel = hostile.release_or_one_line_error(df, TIME_BOUND_S, method=method, epsilon=eps, sets=2, seed=seed,
+                                            domain=dom, neighbours=notion, delta=1e-9)
+    if rel is None:
+        return
+    assert rel.dp and rel.dp_reason.startswith("(ε, δ)-differentially private"), rel.dp_reason
+    n_out = rel.record_count["value"]
+    json.loads(rel.manifest_json())
+    for s in rel.sets:
+        assert len(s) == n_out and list(s.columns) == [a.name for a in dom.attributes]
+        for a in dom.attributes:
+            assert set(s[a.name].dropna()) <= set(a.levels), a.name

@@ -74,8 +74,9 @@ def test_under_noised_dp_bins_are_caught(monkeypatch):
 
 #: (ε, δ) releases through zCDP: events far more likely than δ must keep the bound at or below ε
 DELTA = 1e-9
-#: (the forced sparse paths are left out: their Gaussian empty cells have no histogram sampler yet)
-ZCDP = [(label, n) for label, m, o in METHODS if "max_cells" not in o for n in NOTIONS]
+#: every audited method, the forced sparse paths included (their empty cells' Gaussian noise is drawn
+#: by the exact histogram sampler in D, where the audited cell (y, q) is empty)
+ZCDP = [(label, n) for label, m, o in METHODS for n in NOTIONS]
 
 
 @pytest.mark.parametrize("label,notion", ZCDP, ids=[f"{m}|{n}" for m, n in ZCDP])
@@ -131,4 +132,22 @@ def test_an_under_noised_empty_cell_histogram_is_caught(monkeypatch):
     monkeypatch.setattr(mechanisms.DiscreteLaplace, "sample_histogram", under_noised)
     a, b = run_pair(statistics("flat_laplace", {"max_cells": 2}, "add_remove", EPS), *PAIRS["add_remove"], RUNS, seed0=7)
     r = epsilon_lower_bound(*events(a, b))
+    assert r.epsilon_lower_bound > EPS and "(y,q)" in r.event, r
+
+
+def test_an_under_noised_gaussian_empty_cell_histogram_is_caught(monkeypatch):
+    """The zCDP audit sees the Gaussian histogram sampler: empty cells noised at a twentieth of the
+    σ the ledger records (the per-cell sampler left as it is) are caught on the (y, q) count of the
+    forced sparse flat Laplace release under δ, whose (y, q) cell is empty in D only."""
+    from dpcore.privacy.gaussian import DiscreteGaussian
+
+    real = DiscreteGaussian.sample_histogram
+
+    def under_noised(self, counts, rng):
+        return real(DiscreteGaussian(self.sigma / 20), counts, rng)
+
+    monkeypatch.setattr(DiscreteGaussian, "sample_histogram", under_noised)
+    a, b = run_pair(statistics("flat_laplace", {"max_cells": 2, "delta": DELTA}, "add_remove", EPS),
+                    *PAIRS["add_remove"], RUNS, seed0=7)
+    r = epsilon_lower_bound(*events(a, b), delta=DELTA)
     assert r.epsilon_lower_bound > EPS and "(y,q)" in r.event, r
