@@ -53,7 +53,7 @@ import numpy as np
 
 from dpcore.data.domain import code_dtype
 
-__all__ = ["CHUNK_ROWS", "SetDraw", "IIDDraw", "CellDraw", "FixedDraw", "chunk_sizes", "part_sizes", "part_stream",
+__all__ = ["CHUNK_ROWS", "SetDraw", "IIDDraw", "CellDraw", "FixedDraw", "chunk_sizes", "part_sizes", "part_stream", "partition_stream",
            "deal", "cell_draw", "records", "compact"]
 
 #: records drawn, and held, at a time (a public rule: it depends on nothing but the set's length)
@@ -86,6 +86,11 @@ def part_stream(seed: int, set_index: int, *key: int) -> np.random.Generator:
     ``SeedSequence`` child keyed (set, namespace, …), i.e. ``SeedSequence(seed).spawn``'s
     children taken at those indices. Independent of the release's own generator (the root)."""
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(int(set_index), *map(int, key))))
+
+
+def partition_stream(seed: int, set_index: int, part: int) -> np.random.Generator:
+    """The generator partition ``part`` of set ``set_index`` draws its records (and their values) with."""
+    return part_stream(seed, set_index, _PART, part)
 
 
 def _uniform_subset(total: int, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -162,6 +162,22 @@ def _arrow_levels(a: Attribute) -> pa.Array:
     return pa.array([cast(v) for v in a.levels] + ([None] if a.na else []), type=t)
 
 
+def arrow_chunk(dom: Domain, block: np.ndarray, generator, levels=None, schema=None) -> pa.Table:
+    """Records (int64 codes) as an Arrow table of the domain's values: a categorical column is a
+    ``take`` of its levels, a numeric one ``Attribute.decode`` with ``generator(j)`` (a value drawn
+    inside its bin: post-processing)."""
+    levels = levels or [_arrow_levels(a) if a.kind == "categorical" else None for a in dom.attributes]
+    schema = schema or pa.schema([(a.name, _arrow_type(a)) for a in dom.attributes])
+    return pa.Table.from_arrays([levels[j].take(pa.array(block[:, j])) if a.kind == "categorical" else
+                                 _arrow_column(a, a.decode(block[:, j], generator(j)))
+                                 for j, a in enumerate(dom.attributes)], schema=schema)
+
+
+def arrow_schema(dom: Domain) -> pa.Schema:
+    """The Arrow schema of a set's columns (the types :func:`arrow_chunk` writes)."""
+    return pa.schema([(a.name, _arrow_type(a)) for a in dom.attributes])
+
+
 def _csv_text(frame: pd.DataFrame) -> pa.Table:
     """A decoded chunk as text columns holding what pandas' ``to_csv`` writes for each field
     (floats in shortest repr, True/False, missing and empty text as an empty field), for
@@ -189,7 +205,7 @@ def _decoded(codes: SpooledSet, dom: Domain, state: dict, offset: int, fmt: str,
     an Arrow table for Parquet, a DataFrame for pandas' CSV writer, text columns for DuckDB's."""
     n = codes.n
     numeric = [j for j, a in enumerate(dom.attributes) if a.kind == "numeric"]
-    schema = pa.schema([(a.name, _arrow_type(a)) for a in dom.attributes])
+    schema = arrow_schema(dom)
     levels = [_arrow_levels(a) if a.kind == "categorical" else None for a in dom.attributes]
     for start in range(0, max(n, 1), chunk_rows):
         stop = min(n, start + chunk_rows)
@@ -199,9 +215,7 @@ def _decoded(codes: SpooledSet, dom: Domain, state: dict, offset: int, fmt: str,
             return _generator_at(state, offset + numeric.index(j) * n + start)
 
         if fmt == "parquet":
-            yield stop, pa.Table.from_arrays([levels[j].take(pa.array(block[:, j])) if a.kind == "categorical" else
-                                              _arrow_column(a, a.decode(block[:, j], gen(j)))
-                                              for j, a in enumerate(dom.attributes)], schema=schema)
+            yield stop, arrow_chunk(dom, block, gen, levels, schema)
             continue
         cols = {}
         for j, a in enumerate(dom.attributes):
@@ -281,7 +295,7 @@ def write_sets(codes_sets: list, dom: Domain, rng: np.random.Generator, out_dir:
         raise TypeError("chunked decoding needs the release's PCG64 generator")
     state = bg.state
     numeric = [j for j, a in enumerate(dom.attributes) if a.kind == "numeric"]
-    schema = pa.schema([(a.name, _arrow_type(a)) for a in dom.attributes])
+    schema = arrow_schema(dom)
     offset, paths = 0, []
     for s, codes in enumerate(codes_sets, 1):
         codes = _as_set(codes, dom)

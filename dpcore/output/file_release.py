@@ -92,45 +92,66 @@ def file_count_table(path, dom: Domain, engine: str, **engine_opts):
 INCOMPLETE, FAILED, SUCCESS = "_INCOMPLETE", "_FAILED", "_SUCCESS"
 
 
+class LocalFolder:
+    """A release folder on this machine (the markers, the manifest, the sets' paths)."""
+
+    def __init__(self, out: Path):
+        self.out = Path(out)
+
+    def path(self, name: str) -> Path:
+        return self.out / name
+
+    def write_text(self, name: str, text: str) -> None:
+        (self.out / name).write_text(text, encoding="utf-8")
+
+    def remove(self, name: str) -> bool:
+        import shutil
+
+        p = self.out / name
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+            return True
+        existed = p.exists()
+        p.unlink(missing_ok=True)
+        return existed
+
+
 class ReleaseFolder:
     """The release's output folder and its markers ([scale-out] item 5): ``_INCOMPLETE`` from the
     start (a release that dies leaves it: do not publish), ``_FAILED`` with the reason after a
     failure (the partly written sets removed), ``_SUCCESS`` once every set and ``manifest.json``
-    are written. A folder never holds ``_SUCCESS`` beside a half-written set."""
+    are written. A folder never holds ``_SUCCESS`` beside a half-written set. ``store``: a
+    :class:`LocalFolder`, or a :class:`dpcore.output.spark_writer.HadoopFolder` for a cluster URI."""
 
-    def __init__(self, out: Path, fmt: str):
-        self.out, self.fmt = Path(out), fmt
+    def __init__(self, store, fmt: str):
+        self.store, self.fmt = store, fmt
         for stale in (SUCCESS, FAILED):
-            (self.out / stale).unlink(missing_ok=True)
-        (self.out / INCOMPLETE).write_text("a release is being written here, or stopped before it finished: "
-                                           "do not publish these files\n", encoding="utf-8")
+            store.remove(stale)
+        store.write_text(INCOMPLETE, "a release is being written here, or stopped before it finished: "
+                                     "do not publish these files\n")
 
-    def set_paths(self, sets: int) -> list[Path]:
-        return [self.out / f"synthetic_{s}.{self.fmt}" for s in range(1, sets + 1)]
+    @property
+    def out(self):
+        return self.store.out if isinstance(self.store, LocalFolder) else self.store.uri
+
+    def set_paths(self, sets: int) -> list:
+        return [self.store.path(f"synthetic_{s}.{self.fmt}") for s in range(1, sets + 1)]
 
     def failed(self, reason: str, sets: int) -> None:
         """Remove what was written of the sets (space on a full disk), say why in ``_FAILED``."""
-        import shutil
-
-        removed = []
-        for p in self.set_paths(sets):
-            if p.is_dir():
-                shutil.rmtree(p, ignore_errors=True)
-                removed.append(p.name)
-            elif p.exists():
-                p.unlink(missing_ok=True)
-                removed.append(p.name)
-        (self.out / "manifest.json").unlink(missing_ok=True)
+        removed = [f"synthetic_{s}.{self.fmt}" for s in range(1, sets + 1)
+                   if self.store.remove(f"synthetic_{s}.{self.fmt}")]
+        self.store.remove("manifest.json")
         text = f"the release failed: {reason}\n" + (f"removed the partly written {', '.join(removed)}\n" if removed else "")
         try:
-            (self.out / FAILED).write_text(text, encoding="utf-8")
-            (self.out / INCOMPLETE).unlink(missing_ok=True)
-        except OSError:
-            pass  # _INCOMPLETE stays: the folder still says the release did not finish
+            self.store.write_text(FAILED, text)
+            self.store.remove(INCOMPLETE)
+        except Exception:  # noqa: BLE001 - a full disk: _INCOMPLETE stays, the folder still says so
+            pass
 
     def done(self) -> None:
-        (self.out / SUCCESS).write_text("", encoding="utf-8")
-        (self.out / INCOMPLETE).unlink(missing_ok=True)
+        self.store.write_text(SUCCESS, "")
+        self.store.remove(INCOMPLETE)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -171,10 +192,15 @@ def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, 
         raise OptionError("--partitions is for --engine spark (the executors' part files)")
     if engine == "spark" and format != "parquet":
         raise OptionError("--engine spark writes Parquet part files; add --format parquet")
-    out = prepare_out_dir(out_dir)
+    if engine == "spark" and _is_uri(out_dir):  # a cluster path: written through Spark's file system
+        from dpcore.output.spark_writer import HadoopFolder
+
+        store = HadoopFolder(str(out_dir), opts["spark_master"])
+    else:
+        store = LocalFolder(prepare_out_dir(out_dir))
     if record is not None:
         record.reserve()  # refused over the table's cap, before anything is read or drawn
-    folder = ReleaseFolder(out, format)
+    folder = ReleaseFolder(store, format)
     state = {"counted": False}
     try:
         rel = _release_into(folder, path, dom_arg=domain, method=method, epsilon=epsilon, sets=sets, seed=seed,
@@ -194,9 +220,12 @@ def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, 
     return rel
 
 
+def _is_uri(path) -> bool:
+    return "://" in str(path)
+
+
 def _release_into(folder: ReleaseFolder, path, *, dom_arg, method, epsilon, sets, seed, engine, opts, fmt, chunk_rows,
                   progress, state, partitions, neighbours, count_share, max_records, options) -> Release:
-    out = folder.out
     t0 = time.perf_counter()
     dom = load_domain(path, dom_arg, engine, progress, **opts)
     t_domain = time.perf_counter() - t0
@@ -224,11 +253,12 @@ def _release_into(folder: ReleaseFolder, path, *, dom_arg, method, epsilon, sets
         if engine == "spark":
             from dpcore.output import spark_writer
 
-            paths = spark_writer.write_sets(codes_sets, dom, rel.seed, folder.set_paths(sets),
+            set_paths = [p if isinstance(p, str) else str(Path(p).resolve()) for p in folder.set_paths(sets)]
+            paths = spark_writer.write_sets(codes_sets, dom, rel.seed, set_paths,
                                             spark_master=opts["spark_master"], partitions=partitions,
                                             progress=progress)
         else:
-            paths = write_sets(codes_sets, dom, rng, out, fmt, chunk_rows, progress,
+            paths = write_sets(codes_sets, dom, rng, folder.out, fmt, chunk_rows, progress,
                                writer="duckdb" if engine == "duckdb" else "arrow",
                                memory_limit=opts.get("memory_limit"))
         timings["write"] = time.perf_counter() - t
@@ -237,10 +267,10 @@ def _release_into(folder: ReleaseFolder, path, *, dom_arg, method, epsilon, sets
     rel.sets = paths
     rel.for_table(Path(str(path)).name)  # the manifest's summary names the file (no fingerprint: see its note)
     try:
-        (out / "manifest.json").write_text(rel.manifest_json(), encoding="utf-8")
+        folder.store.write_text("manifest.json", rel.manifest_json())
     except OSError as exc:
-        raise InputError(f"cannot write '{out / 'manifest.json'}' ({exc.strerror}); check the output folder's "
-                         "free space and permissions") from None
+        raise InputError(f"cannot write '{folder.store.path('manifest.json')}' ({exc.strerror}); check the output "
+                         "folder's free space and permissions") from None
     timings["domain"] = t_domain
     rel.timings = timings
     return rel
