@@ -251,7 +251,17 @@ def _write_duckdb(path: Path, fmt: str, schema: pa.Schema, chunks, memory_limit=
     duckdb = duckdb_engine._duckdb()
     if fmt == "csv":
         schema = pa.schema([(f.name, pa.string()) for f in schema])
-    reader = pa.RecordBatchReader.from_batches(schema, (b for t in chunks for b in t.to_batches()))
+    raised = []  # an error (or interrupt) in our own chunks: re-raised as itself, not as DuckDB's
+
+    def batches():
+        try:
+            for t in chunks:
+                yield from t.to_batches()
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+
+    reader = pa.RecordBatchReader.from_batches(schema, batches())
     target = "'" + str(path).replace("'", "''") + "'"
     options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
     # one writing thread under a small memory limit: each thread buffers a row group
@@ -262,6 +272,8 @@ def _write_duckdb(path: Path, fmt: str, schema: pa.Schema, chunks, memory_limit=
         try:
             con.execute(f"COPY synthetic_set TO {target} ({options})")
         except duckdb.Error as exc:
+            if raised:
+                raise raised[0] from None
             raise InputError(f"cannot write '{path}': DuckDB stopped ({duckdb_engine._first_line(exc)}); "
                              "check the output folder's free space and permissions") from None
 
