@@ -162,14 +162,15 @@ def _one_line(exc: BaseException) -> str:
 
 
 def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, seed=None,
-                    domain=None, engine: str = "duckdb", memory_limit=None, spark_master=None, format: str = "csv",
+                    domain=None, engine: str = "duckdb", memory_limit=None, spark_master=None, format: str | None = None,
                     chunk_rows: int = CHUNK_ROWS, progress=None, neighbours: str = "add_remove", count_share=None,
                     max_records=None, record=None, partitions=None, **options) -> Release:
     """Release ``sets`` synthetic sets of the table at ``path`` into ``out_dir``.
 
     Same arguments and privacy as :func:`dpcore.synthesize` (the ledger totals ε), plus
     ``engine`` (pandas | duckdb | spark), ``memory_limit`` (DuckDB), ``spark_master``
-    (Spark: URL or SparkSession) and ``format`` (csv | parquet). Returns the release
+    (Spark: URL or SparkSession) and ``format`` (csv | parquet; default csv, parquet on Spark,
+    which writes only Parquet). Returns the release
     with ``sets`` holding the written paths; ``manifest.json`` is written beside them.
     ``release.timings`` holds seconds per step (curator-side, not in the manifest).
 
@@ -186,6 +187,7 @@ def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, 
     and still counted as spent — when it stops after, completed with the manifest's SHA-256 on
     success. The folder's markers say the same (:class:`ReleaseFolder`). Errors are one line.
     """
+    format = format or ("parquet" if engine == "spark" else "csv")
     check_format(format)
     opts = engine_options(engine, memory_limit, spark_master)
     if partitions is not None and engine != "spark":
@@ -254,9 +256,10 @@ def _release_into(folder: ReleaseFolder, path, *, dom_arg, method, epsilon, sets
             from dpcore.output import spark_writer
 
             set_paths = [p if isinstance(p, str) else str(Path(p).resolve()) for p in folder.set_paths(sets)]
-            paths = spark_writer.write_sets(codes_sets, dom, rel.seed, set_paths,
+            spark_writer.write_sets(codes_sets, dom, rel.seed, set_paths,
                                             spark_master=opts["spark_master"], partitions=partitions,
                                             progress=progress)
+            paths = folder.set_paths(sets)  # folders of part files (Path here, the URI on a cluster)
         else:
             paths = write_sets(codes_sets, dom, rng, folder.out, fmt, chunk_rows, progress,
                                writer="duckdb" if engine == "duckdb" else "arrow",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,7 +146,9 @@ def write_sets(draws: list, dom: Domain, seed: int, paths: list, spark_master=No
         if progress:
             progress(f"set {s + 1}: {draw.n:,} records drawn by Spark in {parts} partition(s), written to {uri}")
         try:
-            frame = spark.range(0, parts, 1, numPartitions=parts).mapInArrow(_partition_batches(task), struct)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # pyspark's pandas-version notice
+                frame = spark.range(0, parts, 1, numPartitions=parts).mapInArrow(_partition_batches(task), struct)
             frame.write.mode("overwrite").parquet(uri)
         except Exception as exc:  # Py4J and Spark errors: one line
             text = _first_line(exc)
@@ -168,8 +171,14 @@ class HadoopFolder:
         jvm = self.spark.sparkContext._jvm
         self._Path = jvm.org.apache.hadoop.fs.Path
         self.uri = str(uri).rstrip("/")
-        self._fs = self._Path(self.uri).getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
-        self._fs.mkdirs(self._Path(self.uri))
+        try:
+            self._fs = self._Path(self.uri).getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
+            made = self._fs.mkdirs(self._Path(self.uri))
+        except Exception as exc:  # Py4J: an unknown scheme, an unreachable cluster
+            raise InputError(f"--out '{uri}': Spark cannot use this path ({_first_line(exc)}); give a folder the "
+                             "cluster can write (hdfs://…, s3a://…, file:///…)") from None
+        if not made:
+            raise InputError(f"--out '{uri}': Spark cannot create this folder; give a folder the cluster can write")
 
     def path(self, name: str) -> str:
         return f"{self.uri}/{name}"
