@@ -59,7 +59,7 @@ from dpcore.estimate.dense_ipf import DenseIPF
 from dpcore.estimate.draws import FixedDraw, IIDDraw
 from dpcore.estimate.estimator import Estimator
 from dpcore.estimate.junction_tree import JunctionTree, JunctionTreeIPF, elimination_cliques
-from dpcore.estimate.record_fit import RecordFit
+from dpcore.estimate.record_fit import FittedRecords, RecordFit
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import NoisyMargin, counts_cells, measure
 from dpcore.privacy.definitions import PureDP, ReleaseContext
@@ -326,8 +326,10 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
         info["shrinkage_mean"] = float(np.mean(info.pop("shrinkage")))
     info["fit"] = path
     diag = dict(info, margins=len(margins), one_way_share=share, warnings=fit_warnings(domain, opts, info, margins))
-    if path == "records":
+    if path == "records" and isinstance(model, FittedRecords):
         return FixedDraw(model.records), diag  # GUM's records are its sample
+    if path == "records":  # above the cap: drawn from the fitted records' weighted cells, in chunks
+        return model.draw(ctx.n_out, rng), diag
     if path == "dense":  # cell counts now, records dealt in chunks
         return model.draw(ctx.n_out, rng, opts.synthesis), diag
     return IIDDraw(model, ctx.n_out), diag  # the junction tree's records, drawn in chunks
