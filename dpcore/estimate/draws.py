@@ -131,7 +131,7 @@ class SetDraw(Protocol):
     n: int
 
     def chunks(self, rng: np.random.Generator, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
-        """The records (int64 codes), ``chunk_rows`` at a time, drawn from ``rng``."""
+        """The records (integer codes, (≤ chunk_rows, p)), ``chunk_rows`` at a time, drawn from ``rng``."""
         ...
 
     def part(self, k: int, parts: int, seed: int, set_index: int) -> "SetDraw":
@@ -168,8 +168,9 @@ class CellDraw:
 
     def _expand(self, take: np.ndarray, rng) -> np.ndarray:
         idx = np.repeat(np.arange(len(take)), take)
-        # the whole draw's permutation (draw_cells; the sparse layer's in-place shuffle draws the same)
-        return self.codes[idx[rng.permutation(len(idx))]].astype(np.int64)
+        # the whole draw's permutation (draw_cells; the sparse layer's in-place shuffle draws the same);
+        # the codes stay compact (one byte a value): whoever needs int64 converts
+        return self.codes[idx[rng.permutation(len(idx))]]
 
     def chunks(self, rng, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
         sizes = chunk_sizes(self.n, chunk_rows)
@@ -230,7 +231,7 @@ def records(draw: SetDraw, rng: np.random.Generator, width: int, chunk_rows: int
     pieces = draw.chunks(rng, chunk_rows)
     first = next(pieces)
     if len(first) == draw.n:  # one chunk: the whole set
-        return first
+        return np.asarray(first, dtype=np.int64)
     out = np.empty((draw.n, width), dtype=np.int64)
     out[: len(first)] = first
     at = len(first)

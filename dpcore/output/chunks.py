@@ -36,8 +36,12 @@ from dpcore.errors import InputError, OptionError
 
 FORMATS = ("csv", "parquet")
 WRITERS = ("arrow", "duckdb")
-#: rows decoded and written at a time
-CHUNK_ROWS = 1_000_000
+#: rows decoded and written at a time (the records are drawn in chunks of
+#: dpcore.estimate.draws.CHUNK_ROWS; smaller pieces keep the writer's buffers small: bench/RESULTS.md)
+CHUNK_ROWS = 200_000
+#: DuckDB's writer runs on one thread under at most this memory (its row-group buffers; measured:
+#: two threads on this 2-core machine were slower and held twice the memory)
+WRITER_MEMORY = 256 << 20
 #: sets with more code bytes than this are spooled to a temporary file as they are drawn
 SPILL_BYTES = 64 << 20
 
@@ -89,7 +93,7 @@ class Spool:
             for chunk in draw.chunks(rng):
                 out[at:at + len(chunk)] = chunk
                 at += len(chunk)
-                seen |= (chunk == self.na_code).any(axis=0)
+                seen |= self._na_seen(chunk)
             return SpooledSet(n, p, dtype, seen, array=out)
         if self._dir is None:
             self._dir = tempfile.TemporaryDirectory(prefix="dpcore-sets-")
@@ -97,12 +101,17 @@ class Spool:
         try:
             with open(path, "wb") as fh:
                 for chunk in draw.chunks(rng):
-                    fh.write(chunk.astype(dtype).tobytes())
-                    seen |= (chunk == self.na_code).any(axis=0)
+                    fh.write(np.ascontiguousarray(chunk, dtype=dtype).tobytes())
+                    seen |= self._na_seen(chunk)
         except OSError as exc:
             raise InputError(f"cannot keep the drawn records in the temporary folder {self._dir.name} "
                              f"({exc.strerror}); free disk space there or set TMPDIR to a folder with room") from None
         return SpooledSet(n, p, dtype, seen, path=path)
+
+    def _na_seen(self, chunk: np.ndarray) -> np.ndarray:
+        """Whether each attribute's NA code occurs in the chunk (column by column: no (n, p) mask)."""
+        return np.array([code >= 0 and bool((chunk[:, j] == code).any()) for j, code in enumerate(self.na_code)],
+                        dtype=bool)
 
     def close(self) -> None:
         if self._dir is not None:
@@ -264,9 +273,10 @@ def _write_duckdb(path: Path, fmt: str, schema: pa.Schema, chunks, memory_limit=
     reader = pa.RecordBatchReader.from_batches(schema, batches())
     target = "'" + str(path).replace("'", "''") + "'"
     options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
-    # one writing thread under a small memory limit: each thread buffers a row group
-    small = _limit_bytes(memory_limit) is not None and _limit_bytes(memory_limit) < (256 << 20)
-    with duckdb_engine.connect(memory_limit, threads=1 if small else None) as con:
+    # one writing thread (each thread buffers row groups), at most WRITER_MEMORY or the limit given
+    given = _limit_bytes(memory_limit)
+    limit = f"{max(1, min(given or WRITER_MEMORY, WRITER_MEMORY) >> 20)}MB"
+    with duckdb_engine.connect(limit, threads=1) as con:
         con.execute("SET preserve_insertion_order = true")  # the rows in the order they were drawn
         con.register("synthetic_set", reader)
         try:
