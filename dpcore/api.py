@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from dpcore.synthesizers import hierarchy as H
-from dpcore.measure import sparse_leaves
 from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
 from dpcore.counting.count_table import CountTable
 from dpcore.estimate.draws import records
@@ -253,8 +252,6 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     not_dp = spec.not_dp(opts)
     ledger.assert_total(budget)
     dp, why = _dp_status(dom, not_dp, eps, nb, ledger)
-    if dp and sparse_leaves.statement_caveat(ledger):  # the empty cells' float histogram (docs/sparse-leaves.md)
-        why += "; " + sparse_leaves.statement_caveat(ledger)
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
     diag.update(pre_diag)
     rel = Release(method, eps, opts.to_dict(), dom, ledger, [], trees, dp, why, seed, diag,

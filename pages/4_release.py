@@ -85,10 +85,6 @@ orig = ui.work_df()
 with ui.guarded("the release status"):
     if release.dp:
         st.success(f"{release.dp_reason}.", icon=":material/lock:")
-        if ui.sparse_caveat(release.dp_reason):
-            st.warning("Proved for the ideal noise law: the noise of this release's many empty cells was drawn by a "
-                       "floating-point sampler that follows that law only up to rounding (docs/sparse-leaves.md).",
-                       icon=":material/warning:")
     else:
         st.markdown(
             f'<div class="not-dp" style="border:2px solid {ui.NOT_DP_RED};border-radius:6px;padding:0.6rem 0.9rem;'

@@ -59,13 +59,6 @@ def guarded(what: str = "this page"):
         )
 
 
-def sparse_caveat(dp_reason: str) -> bool:
-    """Whether a DP release carries the sparse leaf layer's float-sampler caveat (docs/sparse-leaves.md)."""
-    from dpcore.measure.sparse_leaves import STATEMENT_CAVEAT
-
-    return STATEMENT_CAVEAT in (dp_reason or "")
-
-
 def not_dp_label(text: str) -> None:
     """A red label for anything that is not covered by ε."""
     st.markdown(f":red[**{text}**]")

@@ -273,7 +273,7 @@ def test_resolve_defaults_and_forms(domain):
     ({"prior": -1}, "prior must be a finite number ≥ 0"),
     ({"prior": "x"}, "prior must be a finite number ≥ 0"),
     ({"prior": float("nan")}, "prior must be a finite number ≥ 0"),
-    ({"tol": 0}, "tol must be a number > 0"),
+    ({"tol": 0}, "tol must be a finite number > 0"),
     ({"max_iter": 0}, "max_iter must be a whole number ≥ 1"),
     ({"max_iter": 2.5}, "max_iter must be a whole number ≥ 1"),
     ({"noise": "gauss"}, "noise must be one of"),

@@ -1,12 +1,15 @@
-"""The sparse leaf layer says what drew its empty cells' noise (docs/sparse-leaves.md).
+"""The sparse leaf layer's empty cells are noised by the exact histogram sampler, and say so
+(docs/sparse-leaves.md).
 
-* ``DiscreteLaplace.sample_histogram`` (numpy's float64 multinomial, exact tail values) follows
-  the discrete Laplace law: chi-square goodness of fit on pooled values, fixed seeds,
-  asserted p > ALPHA = 1e-3, and the same test rejects a wrong scale (it can fail).
-* A release that takes the sparse path (a wide table, no threshold patched) carries
-  :data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER` in the ledger charge of the leaf layer
-  (STEPS) or of the full table (flat Laplace), in the published manifest and in its DP
-  statement; the charges of exactly sampled noise and every dense release do not.
+* ``DiscreteLaplace.sample_histogram`` (:mod:`dpcore.privacy.exact_histogram`) follows the
+  discrete Laplace law: chi-square goodness of fit on pooled values, fixed seeds, asserted
+  p > ALPHA = 1e-3, and the same test rejects a scale 15% off (it can fail). The law itself is
+  tested with stated power in tests/test_exact_histogram.py.
+* A release that takes the sparse path (a wide table, no threshold patched) names the exact
+  histogram sampler (:data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`) in the ledger charge of the
+  leaf layer (STEPS) or of the full table (flat Laplace) and in the published manifest; its DP
+  statement, report, command line and app carry no floating-point caveat any more; dense
+  releases keep their "exact sampler" labels.
 """
 from __future__ import annotations
 
@@ -19,10 +22,13 @@ from scipy import stats
 
 import dpcore
 from dpcore.measure import sparse_leaves as SL
-from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace, _dyadic_scale
+from dpcore.privacy.exact_histogram import SAMPLER_NAME
 from dpcore.studio.report import plain_statement
 
 ALPHA = 1e-3
+#: words that belonged to the floating-point caveat and must not come back
+CAVEAT_WORDS = ("float", "ideal noise law", "rounding", "not the exact", "caveat")
 
 
 def _pooled_p_value(group, value, mult, mech_for_law: DiscreteLaplace, lo: int, hi: int) -> float:
@@ -40,8 +46,8 @@ def _pooled_p_value(group, value, mult, mech_for_law: DiscreteLaplace, lo: int, 
 
 
 @pytest.mark.parametrize("counts, lo, hi", [
-    (np.full(40_000, 5), -10, 10),  # T = 3: a third of the draws come from the geometric tail
-    (np.array([300_000, 100_000, 0, 7]), -14, 14),  # T large: the multinomial carries nearly all
+    (np.full(40_000, 5), -10, 10),  # T = 3: many draws come from the later passes beyond T
+    (np.array([300_000, 100_000, 0, 7]), -14, 14),  # T large: the first pass carries nearly all
 ])
 def test_sample_histogram_follows_the_discrete_laplace_law(counts, lo, hi):
     mech = DiscreteLaplace(2.0)
@@ -51,8 +57,8 @@ def test_sample_histogram_follows_the_discrete_laplace_law(counts, lo, hi):
     assert np.bincount(g, weights=m, minlength=len(counts)).astype(np.int64).tolist() == counts.tolist()
     T = mech.histogram_cutoff(int(counts.max()))
     a = np.exp(-1.0 / 2.0)
-    if counts.sum() * 2 * a ** (T + 1) / (1 + a) > 20:  # ~1 tail draw per largest block: here many
-        assert np.abs(v).max() > T  # the tail is drawn, not cut
+    if counts.sum() * 2 * a ** (T + 1) / (1 + a) > 20:  # ~1 draw beyond T per largest block: here many
+        assert np.abs(v).max() > T  # the values beyond T are drawn, not cut
     assert _pooled_p_value(g, v, m, mech, lo, hi) > ALPHA
     # the same test rejects the law of a scale 15% off: it can fail
     assert _pooled_p_value(g, v, m, DiscreteLaplace(2.3), lo, hi) < ALPHA
@@ -60,67 +66,30 @@ def test_sample_histogram_follows_the_discrete_laplace_law(counts, lo, hi):
 
 @pytest.mark.parametrize("scale", [1.0, 5.0])
 def test_huge_blocks_draw_the_tail_at_its_rate(scale):
-    """Blocks of 2^62 cells: the tail class |Z| > T has probability ~1/2^62, far below the
-    float64 rounding of a running 1 − Σp. Drawn first, it comes out at its rate (Poisson,
-    within 5 sd over 200 blocks); as numpy's last (remainder) class it came out ~2000-fold."""
+    """Blocks of 2^62 cells: the values beyond T have probability ~1/2^62 per cell. They come out
+    at their rate (Poisson, within 5 sd over 200 blocks). The float sampler this replaced drew
+    them ~2000-fold too often before its class order was fixed."""
     mech, n = DiscreteLaplace(scale), 2**62
     T = mech.histogram_cutoff(n)
     _, v, m = mech.sample_histogram(np.full(200, n), np.random.default_rng(8))
-    a = np.exp(-1.0 / scale)
+    num, den = _dyadic_scale(scale)
+    a = np.exp(-den / num)
     expected = 200 * n * 2 * a ** (T + 1) / (1 + a)
     assert abs(int(m[np.abs(v) > T].sum()) - expected) < 5 * np.sqrt(expected)
 
 
-def _chain_class_probabilities(pvals: np.ndarray) -> list:
-    """The class probabilities numpy's multinomial realises from float64 ``pvals``, in 60-digit
-    arithmetic. Model (numpy's random_multinomial): class j is Binomial(rest, c_j) with
-    c_j = fl(p_j / r_j), r_{j+1} = fl(r_j − p_j), r_0 = 1, and the last class takes the rest;
-    the binomials are taken as ideal (their own float error is not modelled)."""
-    from decimal import Decimal, localcontext
-
-    with localcontext() as ctx:
-        ctx.prec = 60
-        rest, survive, out = 1.0, Decimal(1), []
-        for pj in pvals[:-1]:
-            c = pj / rest
-            out.append(survive * Decimal(c))
-            survive *= 1 - Decimal(c)
-            rest -= pj
-        return out + [survive]
-
-
-@pytest.mark.parametrize("scale, n", [(2.0, 10**6), (20.0, 2**40), (5.0, 2**62), (1.0, 2**62)])
-def test_the_class_order_keeps_every_class_probability_to_float_precision(scale, n):
-    """Through numpy's chain of conditional binomials every class, the tail included, gets its
-    ideal probability within 1e-12 relative (the tail first, k = 0 last). Put the tail last
-    and it is off by a factor of thousands at 2^62 cells (checked below: the test can fail)."""
-    from decimal import Decimal, localcontext
-
-    mech = DiscreteLaplace(scale)
-    T = mech.histogram_cutoff(n)
-    ks, pvals = mech._histogram_classes(T)
-    with localcontext() as ctx:
-        ctx.prec = 60
-        s = Decimal(mech._sampler_scale)
-        a, c = (-1 / s).exp(), ((1 / s).exp() - 1) / ((1 / s).exp() + 1)  # e^{-1/s}, tanh(1/(2s))
-        ideal = [2 * a ** (T + 1) / (1 + a)] + [c * a ** abs(int(k)) for k in ks]
-        got = _chain_class_probabilities(pvals)
-        worst = max(abs(g / i - 1) for g, i in zip(got, ideal))
-        assert worst < Decimal("1e-12"), worst
-        # the former order: values −T..T, then the tail as numpy's remainder class
-        by_value = np.argsort(ks)
-        old = np.r_[pvals[1:][by_value], pvals[0]]
-        old_ideal = [ideal[1 + i] for i in by_value] + [ideal[0]]
-        tail_error = abs(_chain_class_probabilities(old)[-1] / old_ideal[-1] - 1)
-        assert (tail_error > 100) == (n == 2**62), tail_error
-
-
-def test_histogram_cutoff_puts_about_one_draw_in_the_tail():
-    mech = DiscreteLaplace(3.0)
-    for n in (10, 10**4, 10**9):
-        T = mech.histogram_cutoff(n)
-        tail = lambda t: 2 * np.exp(-(t + 1) / 3.0) / (1 + np.exp(-1 / 3.0))  # P(|Z| > t)
-        assert n * tail(T) <= 1 + 1e-9 and (T == 0 or n * tail(T - 1) > 1)
+def test_histogram_cutoff_puts_at_most_one_draw_beyond_it():
+    """n·P(|Z| > T) ≤ 1, and T is at most one level (s·ln 2 values of slack) above the least such T."""
+    for scale in (0.7, 3.0, 11.7):
+        mech = DiscreteLaplace(scale)
+        num, den = _dyadic_scale(scale)
+        s = num / den
+        tail = lambda t: 2 * np.exp(-(t + 1) / s) / (1 + np.exp(-1 / s))  # P(|Z| > t)
+        for n in (1, 10, 10**4, 10**9, 2**62):
+            T = mech.histogram_cutoff(n)
+            assert n * tail(T) <= 1 + 1e-9
+            least = next(t for t in range(0, T + 1) if n * tail(t) <= 1)
+            assert T - least <= s * np.log(2) + 1
 
 
 def test_sparse_leaves_draws_its_histogram_through_the_mechanism():
@@ -158,29 +127,31 @@ def test_wide_tables_take_the_sparse_path():
     assert 8**6 > SL.SPARSE_ABOVE and 3**3 <= SL.SPARSE_ABOVE
 
 
-def test_sparse_flat_laplace_says_its_empty_cells_are_not_the_exact_sampler():
+def test_the_histogram_sampler_label_names_the_exact_sampler():
+    assert SAMPLER_NAME in HISTOGRAM_SAMPLER and "exact" in SAMPLER_NAME
+    assert not any(w in HISTOGRAM_SAMPLER.lower() for w in CAVEAT_WORDS)
+
+
+def test_sparse_flat_laplace_names_the_exact_histogram_sampler_and_states_plain_dp():
+    from dpcore.cli.commands import _dp_line
+
     df, dom = _wide()
     rel = dpcore.synthesize(df, method="flat_laplace", epsilon=1.0, seed=1, domain=dom)
     charges = _charges(rel)
     table = [m for p, m in charges.items() if p.endswith("full cross-tabulation counts")]
     assert table == [f"discrete_laplace ({HISTOGRAM_SAMPLER})"]
-    assert "not the exact sampler" in table[0] and "float64" in table[0]
-    # the record count is exact and says so, without the caveat
-    assert HISTOGRAM_SAMPLER not in charges["release (flat_laplace)/record count"]
-    assert rel.dp and SL.STATEMENT_CAVEAT in rel.dp_reason
-    assert rel.dp_reason.startswith("ε-differentially private")
+    assert charges["release (flat_laplace)/record count"] == "discrete_laplace (exact sampler)"
+    assert rel.dp and rel.dp_reason.startswith("ε-differentially private")
     manifest = json.loads(rel.manifest_json())
-    assert SL.STATEMENT_CAVEAT in manifest["dp_reason"]
-    assert any(SL.STATEMENT_CAVEAT in para for para in plain_statement(manifest))  # the report's wording
-    # ... and its opening sentence does not claim more than the caveat allows
-    assert "for the ideal noise law" in plain_statement(manifest)[0]
-    from dpcore.cli.commands import _dp_line
-
-    assert _dp_line(rel).startswith("DP: yes, for the ideal noise law (caveat at the end)")
+    statement = " ".join(plain_statement(manifest))
+    for text in (rel.dp_reason, manifest["dp_reason"], statement, _dp_line(rel)):
+        assert not any(w in text.lower() for w in CAVEAT_WORDS), text
+    assert plain_statement(manifest)[0].startswith(f"This release is differentially private with ε = {rel.epsilon:g}")
+    assert _dp_line(rel) == "DP: yes — " + rel.dp_reason
 
 
 @pytest.mark.parametrize("opts", [dict(layers=1), dict(order="c0;c1", consistency="nonneg")])
-def test_sparse_steps_labels_only_its_leaf_layer(opts):
+def test_sparse_steps_names_the_histogram_sampler_on_its_leaf_layer_only(opts):
     df, dom = _wide()
     rel = dpcore.synthesize(df, method="steps", epsilon=1.0, seed=2, domain=dom, **opts)
     charges = {p: m for p, m in _charges(rel).items() if "/node counts/" in p}
@@ -188,7 +159,7 @@ def test_sparse_steps_labels_only_its_leaf_layer(opts):
     upper = [m for p, m in charges.items() if "(leaf cells)" not in p]
     assert leaf == [f"discrete_laplace ({HISTOGRAM_SAMPLER})"]
     assert upper and all(m == "discrete_laplace (exact integer sampler)" for m in upper)
-    assert rel.dp and rel.dp_reason.endswith(SL.STATEMENT_CAVEAT)
+    assert rel.dp and not any(w in rel.dp_reason.lower() for w in CAVEAT_WORDS)
 
 
 @pytest.mark.parametrize("method, opts", [("flat_laplace", {}), ("steps", dict(layers=1)), ("steps", dict(layers=2))])
@@ -200,33 +171,22 @@ def test_dense_releases_keep_the_exact_sampler_label(method, opts):
     counts = [m for p, m in charges.items() if "counts" in p]
     assert counts and all(m in ("discrete_laplace (exact sampler)", "discrete_laplace (exact integer sampler)")
                           for m in counts)
-    assert rel.dp and SL.STATEMENT_CAVEAT not in rel.dp_reason
-    assert SL.statement_caveat(rel.ledger) == ""
+    assert rel.dp
 
 
-def test_a_not_dp_release_is_not_given_the_caveat_instead_of_its_reason():
+def test_a_not_dp_release_keeps_its_reason():
     df, _ = _wide()
     rel = dpcore.synthesize(df, method="flat_laplace", epsilon=1.0, seed=1)  # inferred domain: NOT DP
     assert not rel.dp and rel.dp_reason.startswith("NOT differentially private")
-    assert any(HISTOGRAM_SAMPLER in m for m in _charges(rel).values())  # the ledger still says it
+    assert any(HISTOGRAM_SAMPLER in m for m in _charges(rel).values())  # the ledger still names the sampler
 
 
-def test_the_tail_values_come_from_the_exact_geometric():
-    """The histogram's tail values beyond T use the exact sampler's geometric: P(Y = y) ∝ e^{−y/s}
-    on {0, 1, ...} (chi-square at α = 1e-3, fixed seed), drawn with integer randomness only."""
-    from scipy import stats
+def test_no_floating_point_caveat_is_left_in_the_code_or_the_app():
+    """The caveat's machinery is gone: no module of dpcore or page of the app words it."""
+    from pathlib import Path
 
-    from dpcore.privacy.mechanisms import _dyadic_scale, _geometric_dyadic
-
-    num, den = _dyadic_scale(2.5)
-    y = _geometric_dyadic(np.random.default_rng(5), num, den, 200_000)
-    assert y.dtype == np.int64 and y.min() >= 0
-    a = np.exp(-den / num)
-    k = np.arange(0, 15)
-    expected = (1 - a) * a ** k * len(y)
-    observed = np.bincount(np.minimum(y, 15), minlength=16)
-    exp_all = np.append(expected, len(y) - expected.sum())
-    assert stats.chisquare(observed, exp_all).pvalue > 1e-3
-    # and a wrong scale is rejected by the same test
-    wrong = (1 - a ** 1.15) * (a ** 1.15) ** k * len(y)
-    assert stats.chisquare(observed, np.append(wrong, len(y) - wrong.sum())).pvalue < 1e-3
+    root = Path(__file__).resolve().parents[1]
+    for path in [*sorted((root / "dpcore").rglob("*.py")), *sorted((root / "pages").glob("*.py")), root / "app.py"]:
+        text = path.read_text(encoding="utf-8")
+        for phrase in ("ideal noise law", "STATEMENT_CAVEAT", "sparse_caveat", "float64 multinomial"):
+            assert phrase not in text, f"{path.relative_to(root)}: {phrase}"

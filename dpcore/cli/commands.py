@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from dpcore.api import METHODS, MarginPreview, preview, synthesize
+from dpcore.synthesizers import REGISTRY
 from dpcore.data.domain import Domain, infer_domain
 from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
 from dpcore.data.io import read_table
@@ -56,31 +57,39 @@ def _share_or_auto(text: str):
         raise argparse.ArgumentTypeError(f"{text!r} is neither auto nor a number") from None
 
 
-# option name on the command line -> keyword of dpcore.synthesize
-_TREE_OPTIONS = {
-    "layers": int, "order": str, "select": str, "utility": str, "r": float, "allocation": str,
-    "consistency": str, "synthesis": str, "noise": str,
-}
-_COMPARATOR_OPTIONS = {"prior": float, "margins": str, "degree": int, "fit": str, "rounds": int,
-                       "max_model_size": float, "workload": str, "one_way_share": float}
+#: how each kind of method option is read from the command line (the library checks the value)
+_OPTION_TYPES = {"int": _int_text, "float": _float_text, "float_or_auto": _share_or_auto}
 
 
-def _add_tree_options(p: argparse.ArgumentParser) -> None:
+def _method_options() -> dict:
+    """Every method option of the registry's schemas, by name: (the option, the methods that take it)."""
+    out: dict = {}
+    for name, method in REGISTRY.items():
+        for o in method.options:
+            if o.cli:
+                out.setdefault(o.name, (o, []))[1].append(name)
+    return out
+
+
+def _add_method_options(p: argparse.ArgumentParser) -> None:
+    """One flag per method option, built from the registry's schemas (dpcore.synthesizers.schema):
+    help, choices and defaults are the ones the methods declare."""
+    for o, methods in _method_options().values():
+        which = "all methods" if len(methods) == len(REGISTRY) else "/".join(methods)
+        p.add_argument(o.flag, dest=o.name, type=_OPTION_TYPES.get(o.kind, str), help=f"{which}: {o.describe()}")
+
+
+def _given_method_options(args) -> dict:
+    return _options(args, list(_method_options()))
+
+
+def _add_release_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="steps", help=f"one of {', '.join(METHODS)}")
     p.add_argument("--epsilon", type=_float_text, default=1.0, help="total privacy budget ε (> 0); smaller is more private")
     p.add_argument("--delta", type=_float_text,
                    help="(ε, δ)-DP through zCDP with this δ (0 < δ < 1, e.g. 1e-9, well below 1/n): more accurate "
                         "when a method makes many measurements; leave it out for pure ε-DP (the default, strongest)")
-    p.add_argument("--layers", type=_int_text, help="number of partition layers L (1..p)")
-    p.add_argument("--order", help='fixed tree, e.g. "a;b,c": ";" separates layers, "," joins attributes in a layer')
-    p.add_argument("--select", help="mosda | lesda | random | nonprivate (NOT DP)")
-    p.add_argument("--utility", help="aic | aic_gain | l1_uniform")
-    p.add_argument("--r", type=_float_text, help="share of ε spent on choosing the tree, in [0, 1)")
-    p.add_argument("--allocation", help="equal | half | w1,w2,... (one weight per noised layer, summing to 1)")
     p.add_argument("--sets", type=_int_text, default=1, help="number m of synthetic sets (each gets ε/m)")
-    p.add_argument("--consistency", help="nonneg | wls | uh")
-    p.add_argument("--synthesis", help="sample | round")
-    p.add_argument("--noise", help="discrete_laplace | laplace")
     p.add_argument("--domain", help="domain.json declaring the public levels and bin edges")
     p.add_argument("--seed", type=_int_text, help="seed for reproducibility (kept out of the published manifest)")
     p.add_argument("--neighbours", default="add_remove",
@@ -131,7 +140,7 @@ def cmd_synth(args) -> int:
         check_out_dir(Path(args.private_manifest).parent, "--private-manifest")
         if Path(args.private_manifest).is_dir():
             raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
-    opts = _options(args, list(_TREE_OPTIONS) + list(_COMPARATOR_OPTIONS))
+    opts = _given_method_options(args)
     opts.update(_dp_bins_options(args))
     if args.engine is None:
         from dpcore.output.file_release import default_engine
@@ -201,13 +210,9 @@ def _spent_line(rel) -> str:
 
 
 def _dp_line(rel) -> str:
-    """The release's DP status in one line; a release with the sparse-leaf caveat says so up front."""
-    from dpcore.measure.sparse_leaves import STATEMENT_CAVEAT
-
+    """The release's DP status in one line."""
     if not rel.dp:
         return "DP: NO — " + rel.dp_reason
-    if STATEMENT_CAVEAT in rel.dp_reason:
-        return "DP: yes, for the ideal noise law (caveat at the end) — " + rel.dp_reason
     return "DP: yes — " + rel.dp_reason
 
 
@@ -277,9 +282,7 @@ def _synth_file(args, opts) -> int:
 
 def cmd_preview(args) -> int:
     df, domain = _load(args)
-    opts = _options(args, list(_TREE_OPTIONS))
-    if args.method not in ("steps", "uh_random", "steps_lesda"):
-        opts = _options(args, list(_COMPARATOR_OPTIONS))
+    opts = _given_method_options(args)
     pv = preview(df, method=args.method, epsilon=args.epsilon, sets=args.sets, domain=domain, **_privacy_options(args),
                  **opts)
     if isinstance(pv, MarginPreview):
@@ -396,17 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("synth", help="release m synthetic sets and a manifest")
     s.add_argument("input", help="CSV or Parquet file")
     s.add_argument("--out", required=True, help="output directory")
-    _add_tree_options(s)
-    s.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells (synthpop priorn)")
-    s.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
-    s.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
-    s.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
-                    help="ipf: share of ε measuring every attribute's one-way margin, the rest for --margins "
-                         "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
-    s.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
-    s.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
-    s.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
-    s.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
+    _add_release_options(s)
+    _add_method_options(s)
     s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
     s.add_argument("--workspace", help="workspace folder: record the release in its budget book (refused, with "
                                        "nothing spent, if it would exceed the table's cap)")
@@ -428,17 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
     v.add_argument("input", help="CSV or Parquet file")
-    _add_tree_options(v)
-    v.add_argument("--prior", type=_float_text, help="flat_laplace/ipf: prior count spread over cells")
-    v.add_argument("--margins", help='ipf: margins to fit, e.g. "a,b;c,d" (default all two-way)')
-    v.add_argument("--fit", help="ipf: auto (by size) | dense | junction_tree | records")
-    v.add_argument("--one-way-share", dest="one_way_share", type=_share_or_auto,
-                    help="ipf: share of ε measuring every attribute's one-way margin, the rest for --margins "
-                         "(0 to 0.9; default auto: 0.5 when the margins are noise-dominated, else 0)")
-    v.add_argument("--degree", type=_int_text, help="privbayes: degree k (parents per attribute)")
-    v.add_argument("--rounds", type=_int_text, help="aim: rounds T (ε/T is the starting round budget; default 4 × attributes)")
-    v.add_argument("--max-model-size", dest="max_model_size", type=_float_text, help="aim: largest model in MB (default 80)")
-    v.add_argument("--workload", help='aim: margins the release should serve, e.g. "a,b;b,c" (default all two-way)')
+    _add_release_options(v)
+    _add_method_options(v)
     v.add_argument("--json", action="store_true", help="print JSON")
     v.set_defaults(func=cmd_preview)
 

@@ -11,10 +11,9 @@ described completely by
 
 1. the **histogram** H_b(k) = #{empty cells u of block b : Z_u = k}, the law of the
    multiset {Z_u}; the assignment of values to cells is a uniformly random
-   permutation independent of it. It is drawn by
-   :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram` (one multinomial over
-   k ∈ [−T, T] plus a geometric tail), which is numpy's float64 multinomial (the tail
-   values exact): the dense law only up to floating-point rounding, NOT the exact sampler.
+   permutation independent of it. It is drawn exactly (integer randomness only) by
+   :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram`
+   (:mod:`dpcore.privacy.exact_histogram`).
 2. **consistency** on (value, multiplicity) pairs. Every consistency mode acts on a
    leaf block through one number per block: ``wls`` and ``uh`` add the same shift
    δ_b = (n̄_b − Σ_u z_u)/M_b to every leaf of block b (the RTS gain V_u/V_S = 1/M_b
@@ -40,10 +39,9 @@ depend on n, the non-empty cells, blocks × histogram width (≈ 2 s ln M + 1 va
 the released support, never on the number of cells.
 
 Privacy: nothing new is released; consistency and synthesis are post-processing. The
-non-empty cells' noise comes from the exact sampler; the empty cells' noise follows
-the dense law up to float64 rounding only, so the ε-DP proof covers the ideal
-sampler, and every ledger charge and DP statement of a sparse release says so
-(:data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`, :func:`statement_caveat`).
+non-empty cells' noise comes from the exact per-cell sampler and the empty cells' from the
+exact histogram sampler, so the sparse path is the dense mechanism, ε-DP as implemented
+(ledger text :data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`).
 """
 from __future__ import annotations
 
@@ -54,12 +52,11 @@ import numpy as np
 from dpcore.counting.count_table import CountTable, cell_keys
 from dpcore.data.domain import code_dtype
 from dpcore.errors import OptionError, ResourceError
-from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace
+from dpcore.privacy.mechanisms import DiscreteLaplace
 
 __all__ = [
     "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
-    "flat_release", "flat_support", "check_sparse_noise", "steps_release", "steps_support", "nonneg_shift", "statement_caveat",
-    "STATEMENT_CAVEAT",
+    "flat_release", "flat_support", "check_sparse_noise", "steps_release", "steps_support", "nonneg_shift",
 ]
 
 #: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
@@ -95,20 +92,6 @@ def check_sparse_noise(noise: str, backend: str = "numpy", where: str = "the lea
         )
 
 
-#: The DP statement's caveat for a release whose ledger used the histogram sampler.
-STATEMENT_CAVEAT = (
-    "the noise of the empty cells of the sparse leaf layer (or sparse full table) was drawn by numpy's "
-    "floating-point multinomial, not the exact sampler: it follows the ideal noise law, for which "
-    "ε-DP is proved, only up to float64 rounding (docs/sparse-leaves.md)"
-)
-
-
-def statement_caveat(ledger) -> str:
-    """``STATEMENT_CAVEAT`` if any charge of ``ledger`` drew noise through the histogram
-    sampler (its mechanism text carries :data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`), else ""."""
-    return STATEMENT_CAVEAT if any(HISTOGRAM_SAMPLER in c.mechanism for _, c in ledger.charges()) else ""
-
-
 @dataclass(frozen=True)
 class Items:
     """Leaf cells grouped into items of equal value.
@@ -131,9 +114,8 @@ def empty_histogram(n_empty: np.ndarray, mech: DiscreteLaplace, rng: np.random.G
     """Noise values of the empty cells of each block, as (block, k, multiplicity) triples.
 
     ``n_empty[b]`` cells of block b each get an i.i.d. draw of ``mech``; returned is the
-    histogram of those draws (module docstring, step 1), drawn by
-    :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram`: numpy's float64
-    multinomial (tail values exact), NOT the exact sampler (docs/sparse-leaves.md). Refuses a
+    histogram of those draws (module docstring, step 1), drawn exactly by
+    :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram` (docs/sparse-leaves.md). Refuses a
     histogram wider than :data:`MAX_HISTOGRAM_VALUES` values per block.
     """
     n_empty = np.asarray(n_empty, dtype=np.int64)
@@ -211,6 +193,9 @@ def draw_items(x: np.ndarray, mult: np.ndarray, n: int, mode: str, rng: np.rando
     """
     x = np.clip(np.asarray(x, dtype=float), 0, None)
     mult = np.asarray(mult, dtype=np.int64)
+    if n <= 0:  # a noisy record count of 0 is an ordinary outcome: no records, no cells
+        none = np.zeros(0, dtype=np.int64)
+        return none, none, none
     total = float(np.dot(x, mult.astype(float)))
     if total <= 0:
         x = np.ones_like(x)
@@ -368,8 +353,8 @@ def flat_release(table: CountTable, mech: DiscreteLaplace, n_out: int, rng: np.r
 
 def flat_support(table: CountTable, mech: DiscreteLaplace, n_out: int, rng: np.random.Generator, *,
                  prior: float = 0.0, synthesis: str = "sample", structural_zeros=()) -> tuple[np.ndarray, np.ndarray]:
-    """Flat Laplace on the full cross-tabulation, sparse (one block: the table): the dense law,
-    up to the empty cells' float histogram (module docstring).
+    """Flat Laplace on the full cross-tabulation, sparse (one block: the table): the dense law
+    (module docstring).
 
     Dense: noisy_u = c_u + Z_u + α/live for live cells, 0 for structural zeros; clip,
     draw ``n_out`` records. Returns the distinct cells that get records (codes, compact) and their
@@ -460,9 +445,9 @@ def steps_support(tree, table: CountTable, layers: list, ledger, n_out: int, con
     (module docstring, step 2). Returns the distinct cells that get records (codes, compact)
     and their record counts: the set before its records exist (:func:`steps_release` shuffles them).
 
-    Privacy: the dense path's noise, with the empty leaf cells' drawn by the float
-    histogram (the ideal law only up to float64 rounding; module docstring); everything
-    after the noise is post-processing of noisy counts and public structure.
+    Privacy: the dense path's noise (the empty leaf cells' drawn as their exact histogram;
+    module docstring); everything after the noise is post-processing of noisy counts and
+    public structure.
     """
     from dpcore.estimate.consistency import make_consistent
     from dpcore.synthesizers.hierarchy import record_ranks, slot_values

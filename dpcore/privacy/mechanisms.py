@@ -17,9 +17,9 @@ Privacy guarantees (pure epsilon-DP, neighbours differ by one record):
   * ``GeneralizedCauchy`` is the noise for smooth-sensitivity releases (Nissim,
     Raskhodnikova & Smith 2007); see its docstring for the bound.
 
-Every sampler here but one (below) is exact: its output distribution is the ideal one,
-given uniform random integers from the ``Generator`` (numpy's ``integers`` is exact, by
-rejection).
+Every sampler here but ``GeneralizedCauchy`` (numpy's float gammas; the survey tools that
+use it say so in their ledger) is exact: its output distribution is the ideal one, given uniform
+random integers from the ``Generator`` (numpy's ``integers`` is exact, by rejection).
 
   * Discrete Laplace is sampled with integer arithmetic only (Canonne, Kamath &
     Steinke 2020, Algorithm 2, vectorised), so its support is all of Z. The scale is
@@ -32,12 +32,10 @@ rejection).
     calibration absorbs, so ``Laplace.calibrate(eps, D)`` is exactly eps-DP.
   * The exponential mechanism samples the exact softmax by rejection from uniform
     proposals, with exact Bernoulli(exp(-gamma)) draws on quantised scores.
-
-One sampler here is NOT exact, and says so: ``DiscreteLaplace.sample_histogram`` draws
-the histogram of many i.i.d. discrete Laplace values with numpy's floating-point
-multinomial (its tail values by the exact geometric; the sparse leaf layer's empty cells;
-docs/sparse-leaves.md).
-Every charge that uses it carries :data:`HISTOGRAM_SAMPLER` in its ledger text.
+  * ``DiscreteLaplace.sample_histogram`` draws the histogram of many i.i.d. discrete
+    Laplace values (the sparse leaf layer's empty cells) exactly too, by
+    :mod:`dpcore.privacy.exact_histogram` (proof: docs/sparse-leaves.md); charges that use it
+    name it (:data:`HISTOGRAM_SAMPLER`).
 
 Scales the exact samplers cannot represent (epsilon too small) are refused with an
 :class:`~dpcore.errors.OptionError`, never approximated. Proofs: docs/mechanisms.md.
@@ -54,6 +52,7 @@ import numpy as np
 from scipy import special
 
 from dpcore.errors import OptionError
+from dpcore.privacy.exact_histogram import SAMPLER_NAME, DiscreteLaplaceLaw, discrete_laplace_histogram
 from dpcore.privacy.zcdp import rho_of_exponential, rho_of_pure
 
 __all__ = [
@@ -71,11 +70,7 @@ __all__ = [
 
 #: Ledger sampler text of a discrete Laplace charge whose many identical cells (the empty
 #: cells of a sparse leaf layer) were noised through :meth:`DiscreteLaplace.sample_histogram`.
-HISTOGRAM_SAMPLER = ("exact integer sampler for non-empty cells; empty cells' noise drawn as a histogram by numpy's "
-                     "float64 multinomial (tail values exact): the same law only up to floating-point rounding, not "
-                     "the exact sampler")
-#: Histogram entries (groups × values) drawn per multinomial call, to bound memory.
-_HISTOGRAM_CHUNK = 8_000_000
+HISTOGRAM_SAMPLER = f"exact integer sampler for non-empty cells, {SAMPLER_NAME} for the empty cells"
 
 
 class BackendUnavailableError(OptionError, ImportError):
@@ -198,16 +193,6 @@ def _geometric_round(rng, num: int, den: int, m: int) -> tuple[np.ndarray, np.nd
     return keep, (u[keep] + num * _geometric_exp1(rng, int(keep.sum()))) // den
 
 
-def _geometric_dyadic(rng, num: int, den: int, size: int) -> np.ndarray:
-    """``size`` exact draws of Y on {0, 1, ...} with P(Y = y) ∝ exp(−y·den/num)."""
-    out, got = np.empty(int(size), dtype=np.int64), 0
-    while got < size:
-        _, y = _geometric_round(rng, num, den, int(size) - got)
-        out[got:got + y.size] = y
-        got += y.size
-    return out
-
-
 def _discrete_laplace_exact(rng: np.random.Generator, scale: float, size) -> np.ndarray:
     """Exact discrete Laplace of scale >= ``scale`` (Canonne, Kamath & Steinke 2020, Alg. 2).
 
@@ -319,84 +304,28 @@ class DiscreteLaplace:
         return np.where(k == np.rint(k), p, 0.0)
 
     def histogram_cutoff(self, n_max: int) -> int:
-        """T of :meth:`sample_histogram`: the smallest T >= 0 with n_max · P(|Z| > T) <= 1, at the
-        scale the exact sampler draws from (rounded up to a dyadic rational)."""
-        s = self._sampler_scale
-        a = math.exp(-1.0 / s)
-        # P(|Z| > T) = 2 a^(T+1) / (1 + a)
-        return max(0, math.ceil(s * math.log(2.0 * int(n_max) / (1.0 + a))) - 1)
-
-    @property
-    def _sampler_scale(self) -> float:
-        num, den = _dyadic_scale(self.scale)
-        return num / den
-
-    def _histogram_classes(self, T: int) -> tuple[np.ndarray, np.ndarray]:
-        """(values, pvals) of the multinomial of :meth:`sample_histogram`: pvals[0] is the tail
-        |Z| > T, pvals[1 + i] the probability of values[i].
-
-        numpy's multinomial draws class j with probability p_j / (1 − Σ_{i<j} p_i), that
-        denominator being a running float64 difference, and gives the last class the rest.
-        So the rare classes go first (their conditional probabilities keep float64 relative
-        precision) and the largest, k = 0, goes last: put last, the tail (probability
-        ~1/counts) came out ~2000 times too often for blocks of 2^62 cells.
-        """
-        s = self._sampler_scale
-        a = math.exp(-1.0 / s)
-        p_tail = 2.0 * math.exp(-(T + 1) / s) / (1.0 + a)  # P(|Z| > T), closed form
-        ks = np.r_[np.arange(-T, 0), np.arange(1, T + 1), 0].astype(np.int64)
-        return ks, np.r_[p_tail, DiscreteLaplace(s).pmf(ks)]  # the last (k = 0) gets 1 − Σ the others
+        """T of :meth:`sample_histogram`: its first pass draws the values in [−T, T], T the first
+        with 2·n_max·e^{−(T+1)/s} ≤ 1 at the sampler's own dyadic scale s (so n_max·P(|Z| > T) ≤ 1),
+        decided in integer arithmetic (:meth:`dpcore.privacy.exact_histogram.DiscreteLaplaceLaw.cutoff`)."""
+        return DiscreteLaplaceLaw(*_dyadic_scale(self.scale)).cutoff(0, max(1, int(n_max))) - 1
 
     def sample_histogram(self, counts, rng: np.random.Generator):
         """Histogram of ``counts[g]`` i.i.d. draws per group g, as (group, value, multiplicity) int64 arrays.
 
-        NOT the exact sampler: numpy's float64 ``multinomial`` over the values in [−T, T]
-        (T = :meth:`histogram_cutoff` of the largest count) with probabilities from
-        :meth:`pmf` and a tail class |Z| > T (rarest classes first, 0 last), each tail
-        value then drawn exactly as T + 1 + Y, Y geometric with P(Y = y) ∝ e^{−y/s} (the
-        exact sampler's own geometric, integer randomness only), with a fair sign
-        (memorylessness). Entries of multiplicity 0 are dropped; tail values come as
-        multiplicity-1 entries.
+        Exact: for each group the Multinomial(counts[g], p) over ℤ, p the discrete Laplace law at
+        the sampler's own dyadic scale num/den (the one :meth:`sample` draws from), drawn by
+        :func:`dpcore.privacy.exact_histogram.discrete_laplace_histogram` with integer randomness
+        only (counts up to 2^63 − 1). Entries of multiplicity 0 are left out; sorted by group, then
+        value.
 
-        Privacy: in exact arithmetic this is the law of the multiset of ``counts[g]``
-        i.i.d. draws, so noising identical cells through it is the same mechanism as
-        :meth:`sample` per cell. As run, the law differs from that by floating-point
-        effects: the probabilities are rounded to float64, numpy's multinomial takes
-        conditional probabilities from a running float64 difference, and its binomials
-        turn float64 uniforms into integers. (The tail values are exact: unbounded support.)
-        The outputs are integers, so there are no low-order bits for a Mironov (2012)
-        attack to read; but pure ε-DP is proved for the ideal law only, not for this
-        implementation (docs/sparse-leaves.md, "Where exactness stops"). Ledger charges
-        that use it say so (:data:`HISTOGRAM_SAMPLER`).
+        Privacy: this is the law of the multiset of ``counts[g]`` i.i.d. draws of :meth:`sample`,
+        so noising identical cells through it is the same mechanism as noising each cell with
+        :meth:`sample`: (Δ/s)-DP for sensitivity Δ, for the implementation itself (proof:
+        docs/sparse-leaves.md). Ledger charges that use it name it (:data:`HISTOGRAM_SAMPLER`).
         """
         counts = np.asarray(counts, dtype=np.int64)
-        rng = _check_rng(rng)
-        groups = len(counts)
-        none = (np.zeros(0, np.int64),) * 3
-        if groups == 0 or counts.max() <= 0:
-            return none
-        T = self.histogram_cutoff(int(counts.max()))
-        ks, pvals = self._histogram_classes(T)
-        per = max(1, _HISTOGRAM_CHUNK // len(pvals))
-        group, value, mult, tail = [], [], [], np.zeros(groups, dtype=np.int64)
-        for lo in range(0, groups, per):
-            H = rng.multinomial(counts[lo:lo + per], pvals)
-            tail[lo:lo + per] = H[:, 0]
-            gi, ki = np.nonzero(H[:, 1:])
-            group.append(gi + lo)
-            value.append(ks[ki])
-            mult.append(H[gi, ki + 1])
-        t = int(tail.sum())
-        if t:
-            # |Z| > T: |Z| − T ~ Geometric(1 − a) on {1, 2, ...} by memorylessness; sign fair
-            # exact (integer randomness only), at the sampler's own dyadic scale num/den = s
-            mag = T + 1 + _geometric_dyadic(rng, *_dyadic_scale(self.scale), t)
-            sign = np.where(rng.integers(0, 2, t) == 1, 1, -1)
-            group.append(np.repeat(np.arange(groups), tail))
-            value.append(sign * mag)
-            mult.append(np.ones(t, dtype=np.int64))
-        return (np.concatenate(group).astype(np.int64), np.concatenate(value).astype(np.int64),
-                np.concatenate(mult).astype(np.int64))
+        num, den = _dyadic_scale(self.scale)
+        return discrete_laplace_histogram(_check_rng(rng), counts, num, den)
 
     def describe(self) -> dict:
         return {"mechanism": self.name, "scale": self.scale, "variance": self.variance}

@@ -111,16 +111,8 @@ def plain_statement(manifest: Mapping) -> list[str]:
     else:
         whose = ("whether or not that person's record is in the table at all (the number of records itself is "
                  "released only with noise)")
-    from dpcore.measure.sparse_leaves import STATEMENT_CAVEAT
-
     first = (f"This release is differentially private with ε = {eps:g} "
              f"({manifest.get('neighbours', {}).get('description', notion)}).")
-    if STATEMENT_CAVEAT in str(manifest.get("dp_reason", "")):
-        first = (f"This release is differentially private with ε = {eps:g} "
-                 f"({manifest.get('neighbours', {}).get('description', notion)}) for the ideal noise law, with one "
-                 "caveat: the noise of its many empty cells was drawn by a floating-point sampler that follows that "
-                 "law only up to rounding, so the guarantee below is proved for the ideal sampler, not for this "
-                 "implementation (see \"Formally\" below).")
     return [
         first,
         f"What this means for a person in the data: anything an observer concludes about that person from "

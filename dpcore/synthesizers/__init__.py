@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from dpcore.synthesizers import aim, flat_laplace, ipf, mst, privbayes, steps
-from dpcore.synthesizers.options import STEPS_METHODS, gaussian_counts, resolve_steps_options
+from dpcore.synthesizers.options import STEPS_METHODS, STEPS_OPTIONS, gaussian_counts, resolve_steps_options
 
 BOTH = ("pure", "zcdp")
 
@@ -29,6 +29,11 @@ class Method:
     name: str
     resolve: Callable[..., Any]
     run_set: Callable[..., tuple]
+    #: the method's name for the curator (the app, reports)
+    label: str = ""
+    #: its options schema (dpcore.synthesizers.schema.Option): one default, range and help per option; the
+    #: CLI's flags and the Design page's widgets are built from it
+    options: tuple = ()
     plan: Callable[..., Any] = lambda opts, domain, epsilon, m: None
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
@@ -48,18 +53,21 @@ def register(method: Method) -> None:
     REGISTRY[method.name] = method
 
 
+_STEPS_LABELS = {"steps": "STEPS", "uh_random": "UH random", "steps_lesda": "STEPS LeSDA"}
 for _name in STEPS_METHODS:
     register(Method(
-        _name, resolve_steps_options, steps.run_set,
+        _name, resolve_steps_options, steps.run_set, _STEPS_LABELS[_name], STEPS_OPTIONS,
         plan=lambda opts, domain, epsilon, m: steps.plan_allocation(opts, len(domain), epsilon, m),
         not_dp=lambda opts: (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
                              if opts.select == "nonprivate" else []),
         hierarchical=True, reads_counts=True, definitions=BOTH, for_definition=gaussian_counts,
     ))
-register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, reads_counts=True, definitions=BOTH,
+register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, "flat Laplace", flat_laplace.OPTIONS,
+                reads_counts=True, definitions=BOTH, for_definition=gaussian_counts))
+register(Method("ipf", ipf.resolve, ipf.run_set, "IPF", ipf.OPTIONS, reads_counts=True, definitions=BOTH,
                 for_definition=gaussian_counts))
-register(Method("ipf", ipf.resolve, ipf.run_set, reads_counts=True, definitions=BOTH, for_definition=gaussian_counts))
-register(Method("privbayes", privbayes.resolve, privbayes.run_set, reads_counts=True, definitions=BOTH,
-                for_definition=gaussian_counts))
-register(Method("aim", aim.resolve, aim.run_set, reads_counts=True, definitions=BOTH, for_definition=aim.for_zcdp))
-register(Method("mst", mst.resolve, mst.run_set, reads_counts=True, definitions=BOTH))
+register(Method("privbayes", privbayes.resolve, privbayes.run_set, "PrivBayes", privbayes.OPTIONS, reads_counts=True,
+                definitions=BOTH, for_definition=gaussian_counts))
+register(Method("aim", aim.resolve, aim.run_set, "AIM", aim.OPTIONS, reads_counts=True, definitions=BOTH,
+                for_definition=aim.for_zcdp))
+register(Method("mst", mst.resolve, mst.run_set, "MST", mst.OPTIONS, reads_counts=True, definitions=BOTH))

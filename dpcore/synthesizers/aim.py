@@ -56,7 +56,7 @@ from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
-from dpcore.synthesizers.options import check_known_options
+from dpcore.synthesizers.schema import Option, check_known, value
 
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
 #: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7, docs/methods/aim.md)
@@ -90,20 +90,32 @@ def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
     return parse_margin_groups(workload, domain.names, "workload")
 
 
+#: AIM's options (the registry's schema)
+OPTIONS = (
+    Option("rounds", "int", None, "rounds T of select-and-measure (ε/T is the starting round budget)", low=1,
+           high=100_000, default_text="4 × attributes; 16 × attributes under (ε, δ)", docs="methods/aim.md#options"),
+    Option("max_model_size", "float", DEFAULT_MAX_MODEL_SIZE, "largest fitted model, in megabytes", low=0,
+           high=100_000, low_open=True, hint=" (megabytes of the fitted model; AIM's default 80)",
+           docs="methods/aim.md#options"),
+    Option("workload", "text", None, 'the margins the release should serve, e.g. "a,b;b,c"',
+           default_text="all two-way margins", docs="methods/aim.md#options"),
+    Option("fit_sweeps", "int", 50, "IPF sweeps per model fit", low=1, high=100_000, hint=" (IPF sweeps per model fit)",
+           docs="methods/aim.md#options", advanced=True),
+)
+
+
 def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
     """Fill defaults and validate every option (messages name the option and the fix)."""
-    check_known_options(opts, AimOptions, "aim")
+    check_known(OPTIONS, opts, "aim")
     d = len(domain)
     rounds = opts.get("rounds")
     rounds = ROUNDS_PER_ATTRIBUTE * d if rounds is None else whole_number(
         "rounds", rounds, d, 100_000, f" (AIM's T: at least the number of attributes, {d}, since the one-way margins use 0.9·d/T of ε)")
-    size = real_number("max_model_size", opts.get("max_model_size", DEFAULT_MAX_MODEL_SIZE), 0, 100_000, lo_open=True,
-                       hint=" (megabytes of the fitted model; AIM's default 80)")
     return AimOptions(
         rounds=int(rounds),
-        max_model_size=float(size),
+        max_model_size=float(value(OPTIONS, opts, "max_model_size")),
         workload=parse_workload(opts.get("workload"), domain),
-        fit_sweeps=whole_number("fit_sweeps", opts.get("fit_sweeps", 50), 1, 100_000, " (IPF sweeps per model fit)"),
+        fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
     )
 
 

@@ -23,7 +23,8 @@ from dpcore.counting.count_table import CountTable
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, noise_for
 from dpcore.privacy.definitions import ReleaseContext
-from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
+from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
+from dpcore.synthesizers.schema import Option, check_known, value
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,23 @@ class FlatOptions:
         return asdict(self)
 
 
+#: flat Laplace's options (the registry's schema)
+OPTIONS = (
+    Option("prior", "float", 1.0, "prior count spread over the cells before normalising (synthpop's priorn)", low=0,
+           hint=" (synthpop's priorn, spread over cells)", docs="methods/flat_laplace.md"),
+    Option("structural_zeros", "text", (), "cells known to be impossible, kept at 0 (a list of {attribute: level})",
+           docs="methods/flat_laplace.md", advanced=True, cli=False),
+    synthesis_option(),
+    noise_option(),
+    max_cells_option(DEFAULT_MAX_CELLS),
+)
+
+
 def resolve(domain: Domain, method: str = "flat_laplace", **opts) -> FlatOptions:
-    check_known_options(opts, FlatOptions, "flat_laplace")
-    prior = real_number("prior", opts.get("prior", 1.0), 0, hint=" (synthpop's priorn, spread over cells)")
-    zeros = tuple(_zero_cell(domain, z) for z in opts.get("structural_zeros", ()))
-    return FlatOptions(prior, zeros, _choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),
-                       _choice("noise", opts.get("noise", "discrete_laplace"), NOISE), whole_number("max_cells", opts.get("max_cells", DEFAULT_MAX_CELLS), 1))
+    check_known(OPTIONS, opts, "flat_laplace")
+    zeros = tuple(_zero_cell(domain, z) for z in value(OPTIONS, opts, "structural_zeros"))
+    return FlatOptions(value(OPTIONS, opts, "prior"), zeros, value(OPTIONS, opts, "synthesis"),
+                       value(OPTIONS, opts, "noise"), value(OPTIONS, opts, "max_cells"))
 
 
 def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
@@ -66,8 +78,8 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release).
 
     Above :data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
-    sparse path releases the same distribution from the non-empty cells, up to the float64
-    rounding of the empty cells' noise histogram, and its ledger charge says so
+    sparse path releases the same distribution from the non-empty cells, the empty cells'
+    noise drawn as its exact histogram; its ledger charge names that sampler
     (docs/sparse-leaves.md)."""
     if _sparse(domain.size, opts):
         return _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx)

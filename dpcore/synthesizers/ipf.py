@@ -66,7 +66,8 @@ from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, check_cells
-from dpcore.synthesizers.options import NOISE, SYNTHESIS, _choice, check_known_options
+from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
+from dpcore.synthesizers.schema import Option, check_known, value
 
 POSITIVITY = ("clip", "makepos", "normsub")
 #: how the noisy margins are fitted: ``auto`` picks by size (see :func:`choose_fit`)
@@ -130,36 +131,47 @@ def parse_margins(margins, domain: Domain) -> tuple[tuple[str, ...], ...]:
     return parse_margin_groups(margins, domain.names, "margins")
 
 
+#: ipf's options (the registry's schema)
+OPTIONS = (
+    Option("margins", "text", None, 'the margins to measure and fit, e.g. "a,b;c,d" ("oneway", "twoway" or lists)',
+           default_text="all two-way margins", docs="methods/ipf.md"),
+    Option("prior", "float", 1.0, "prior count spread over each margin's cells (synthpop's priorn)", low=0,
+           hint=" (synthpop's priorn, spread over each margin's cells; 1 as synthpop does, or 0 for none)",
+           docs="methods/ipf.md"),
+    noise_option(),
+    Option("positivity", "choice", "clip", "how negative noisy counts are handled before fitting", choices=POSITIVITY,
+           docs="methods/ipf.md", advanced=True),
+    Option("tol", "float", 1e-3, "IPF stops when no fitted cell count changes by this much in a sweep", low=0,
+           low_open=True, hint=" (largest change of a fitted cell count per IPF sweep; synthpop uses 1e-3)",
+           docs="methods/ipf.md", advanced=True),
+    Option("max_iter", "int", 5000, "most IPF sweeps", low=1, hint=" (IPF sweeps)", docs="methods/ipf.md",
+           advanced=True),
+    synthesis_option(),
+    max_cells_option(DEFAULT_MAX_CELLS),
+    Option("fit", "choice", "auto", "how the margins are fitted: auto (by size), dense, junction_tree or records",
+           choices=FITS, docs="methods/ipf.md"),
+    Option("one_way_share", "float_or_auto", "auto", "share of ε that measures every attribute's one-way margin "
+           "besides the listed margins (auto: half where the margins are noise-dominated)", low=0, high=0.9,
+           hint=" (the share of ε for the one-way margins; 0 measures only the listed margins, as synthpop does, or "
+                "'auto')", docs="methods/ipf.md"),
+)
+
+
 def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
     """Fill defaults and validate every option against the domain."""
-    check_known_options(opts, IpfOptions, "ipf")
-    margins = parse_margins(opts.get("margins"), domain)
-    prior = real_number("prior", opts.get("prior", 1.0), 0,
-                        hint=" (synthpop's priorn, spread over each margin's cells; 1 as synthpop does, or 0 for none)")
-    tol = opts.get("tol", 1e-3)
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not math.isfinite(tol) or tol <= 0:
-        raise OptionError(f"tol must be a number > 0 (largest change of a fitted cell count per IPF sweep); got {tol!r}. synthpop uses 1e-3")
-    max_iter = opts.get("max_iter", 5000)
-    max_iter = whole_number("max_iter", max_iter, 1, None, " (IPF sweeps)")
-    max_cells = opts.get("max_cells", DEFAULT_MAX_CELLS)
-    max_cells = whole_number("max_cells", max_cells, 1)
-    fit = _choice("fit", opts.get("fit", "auto"), FITS)
-    synthesis = _choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS)
-    share = opts.get("one_way_share", "auto")
-    if share != "auto":
-        share = real_number("one_way_share", share, 0, 0.9,
-                            hint=" (the share of ε for the one-way margins; 0 measures only the listed margins, "
-                                 "as synthpop does, or 'auto')")
+    check_known(OPTIONS, opts, "ipf")
+    share = value(OPTIONS, opts, "one_way_share")
+    synthesis = value(OPTIONS, opts, "synthesis")
     out = IpfOptions(
-        margins=margins,
-        prior=prior,
-        noise=_choice("noise", opts.get("noise", "discrete_laplace"), NOISE),
-        positivity=_choice("positivity", opts.get("positivity", "clip"), POSITIVITY),
-        tol=float(tol),
-        max_iter=int(max_iter),
+        margins=parse_margins(opts.get("margins"), domain),
+        prior=value(OPTIONS, opts, "prior"),
+        noise=value(OPTIONS, opts, "noise"),
+        positivity=value(OPTIONS, opts, "positivity"),
+        tol=float(value(OPTIONS, opts, "tol")),
+        max_iter=int(value(OPTIONS, opts, "max_iter")),
         synthesis=synthesis,
-        max_cells=int(max_cells),
-        fit=fit,
+        max_cells=int(value(OPTIONS, opts, "max_cells")),
+        fit=value(OPTIONS, opts, "fit"),
         one_way_share=share if share == "auto" else float(share),
     )
     if share != "auto" and share > 0 and not _joint(out):

@@ -38,7 +38,7 @@ from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
-from dpcore.synthesizers.options import check_known_options
+from dpcore.synthesizers.schema import Option, check_known, value
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,16 @@ class MstOptions:
         return asdict(self)
 
 
+#: MST's options (the registry's schema)
+OPTIONS = (
+    Option("fit_sweeps", "int", 50, "IPF sweeps of the model fit", low=1, high=100_000, hint=" (IPF sweeps)",
+           docs="methods/mst.md", advanced=True),
+)
+
+
 def resolve(domain: Domain, method: str = "mst", **opts) -> MstOptions:
-    check_known_options(opts, MstOptions, "mst")
-    return MstOptions(fit_sweeps=whole_number("fit_sweeps", opts.get("fit_sweeps", 50), 1, 100_000, " (IPF sweeps)"))
+    check_known(OPTIONS, opts, "mst")
+    return MstOptions(fit_sweeps=value(OPTIONS, opts, "fit_sweeps"))
 
 
 def budget_split(d: int, eps: float) -> tuple[float, float, float]:

@@ -9,6 +9,7 @@ from dpcore.privacy.ledger import check_epsilon
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.measure.selection import UTILITIES
+from dpcore.synthesizers.schema import Option, check_known, find, value
 
 SELECTIONS = ("mosda", "lesda", "random", "nonprivate", "user")
 PRIVATE_SELECTIONS = ("mosda", "lesda")
@@ -17,6 +18,23 @@ SYNTHESIS = ("sample", "round")
 NOISE = ("discrete_laplace", "laplace")
 BACKENDS = ("numpy", "opendp")
 STEPS_METHODS = {"steps": None, "uh_random": "random", "steps_lesda": "lesda"}
+
+
+def synthesis_option(default: str = "sample") -> Option:
+    return Option("synthesis", "choice", default, "how records are drawn from the fitted counts: sample (multinomial, "
+                  "as synthpop) or round (the counts themselves, rounded)", choices=SYNTHESIS,
+                  docs="methods/steps.md#options")
+
+
+def noise_option() -> Option:
+    return Option("noise", "choice", "discrete_laplace", "count noise under pure ε: discrete_laplace (exact, "
+                  "integer) or laplace (discretised real noise); under (ε, δ) counts get the discrete Gaussian",
+                  choices=NOISE, docs="mechanisms.md", advanced=True)
+
+
+def max_cells_option(default: int) -> Option:
+    return Option("max_cells", "int", default, "largest table the method builds densely; above it the sparse path "
+                  "runs or the release is refused with the size named", low=1, docs="sparse-leaves.md", advanced=True)
 
 
 def _choice(name: str, value, allowed: Sequence[str]) -> str:
@@ -102,6 +120,34 @@ class StepsOptions:
         return d
 
 
+#: STEPS's options (steps, uh_random, steps_lesda): the registry's schema, the CLI's flags and the Design page's widgets
+STEPS_OPTIONS = (
+    Option("layers", "int", 2, "number L of partition layers of the tree (the rest of the attributes form the leaf "
+           "layer)", low=1, hint=" (at most the number of attributes)", default_text="2, or the order's layers",
+           docs="methods/steps.md#the-tree"),
+    Option("order", "text", None, 'a fixed tree: ";" separates layers, "," joins attributes in one layer, e.g. '
+           '"sex;agegr,edu"; spends nothing on choosing the tree', docs="methods/steps.md#choosing-the-tree"),
+    Option("select", "choice", "mosda", "how each node's split is chosen: MoSDA (the best-scoring attribute, "
+           "privately), LeSDA (the worst), random (no data), or nonprivate (NOT DP)", choices=SELECTIONS,
+           docs="methods/steps.md#choosing-the-tree"),
+    Option("utility", "choice", "aic", "the score MoSDA/LeSDA rank attributes by", choices=UTILITIES,
+           docs="methods/steps.md#choosing-the-tree"),
+    Option("r", "float", None, "share of ε spent on choosing the tree", low=0, high=1, high_open=True,
+           hint=" (r must be in [0, 1))", default_text="0.1 with private selection, else 0",
+           docs="methods/steps.md#allocation"),
+    Option("allocation", "text", "half", "how the count budget is split over the noised layers: equal, half "
+           "(half to the leaf layer) or weights w1,w2,... summing to 1", docs="methods/steps.md#allocation"),
+    Option("consistency", "choice", "nonneg", "how noisy node counts are made to add up: nonneg (least squares, "
+           "non-negative), wls (least squares) or uh (Hay et al.)", choices=CONSISTENCY,
+           docs="methods/steps.md#consistency"),
+    synthesis_option(),
+    noise_option(),
+    Option("noise_backend", "choice", "numpy", "the discrete Laplace sampler: numpy (exact, seeded) or opendp "
+           "(OpenDP's, for audited releases; not seeded)", choices=BACKENDS, docs="mechanisms.md", advanced=True),
+    max_cells_option(20_000_000),
+)
+
+
 def check_known_options(opts: dict, options_class, method: str) -> None:
     """Refuse, in one line naming them, options that ``options_class`` (a method's frozen
     options dataclass) does not have."""
@@ -113,7 +159,7 @@ def check_known_options(opts: dict, options_class, method: str) -> None:
 
 def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> StepsOptions:
     """Fill defaults and check every option against the domain."""
-    check_known_options(opts, StepsOptions, method)
+    check_known(STEPS_OPTIONS, opts, method)
     p = len(domain)
     order = parse_order(opts.get("order"), domain)
     forced = STEPS_METHODS.get(method)
@@ -126,7 +172,7 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
         if select not in (None, "user"):
             raise OptionError(f"an explicit order fixes the tree; it cannot be combined with select='{select}'")
         select = "user"
-    select = _choice("select", select or "mosda", SELECTIONS)
+    select = value(STEPS_OPTIONS, {"select": select}, "select")
     if select == "user" and order is None:
         raise OptionError("select='user' needs an order, e.g. order=\"a;b,c\"")
 
@@ -135,7 +181,7 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
         if layers is not None and int(layers) != len(order):
             raise OptionError(f"the order has {len(order)} layers but layers={layers}; drop one of them or make them agree")
         layers = len(order)
-    layers = 2 if layers is None else layers
+    layers = find(STEPS_OPTIONS, "layers").default if layers is None else layers  # checked against p below
     layers = whole_number("the number of layers L (layers, --layers)", layers, 1, p, " (at most the number of attributes)")
 
     r = opts.get("r")
@@ -151,23 +197,23 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
     if n_sel > 0 and r == 0:
         raise OptionError(f"select='{select}' chooses the tree privately and needs r > 0 (default 0.1)")
 
-    allocation = opts.get("allocation", "half")
+    allocation = value(STEPS_OPTIONS, opts, "allocation")
     if not isinstance(allocation, str):
         if not isinstance(allocation, (list, tuple)) or not all(
                 isinstance(x, (int, float)) and not isinstance(x, bool) for x in allocation):
             raise OptionError(f"allocation must be equal, half or a list of layer weights (numbers); got {allocation!r}")
         allocation = tuple(float(x) for x in allocation)
-    max_cells = whole_number("max_cells", opts.get("max_cells", StepsOptions.max_cells), 1)
+    noise = value(STEPS_OPTIONS, opts, "noise")
     return StepsOptions(
         layers=layers,
         order=order,
         select=select,
-        utility=_choice("utility", opts.get("utility", "aic"), UTILITIES),
+        utility=value(STEPS_OPTIONS, opts, "utility"),
         r=r,
         allocation=allocation,
-        consistency=_choice("consistency", opts.get("consistency", "nonneg"), CONSISTENCY),
-        synthesis=_choice("synthesis", opts.get("synthesis", "sample"), SYNTHESIS),
-        noise=_choice("noise", opts.get("noise", "discrete_laplace"), NOISE),
-        noise_backend=check_backend(opts.get("noise_backend", "numpy"), opts.get("noise", "discrete_laplace")),
-        max_cells=max_cells,
+        consistency=value(STEPS_OPTIONS, opts, "consistency"),
+        synthesis=value(STEPS_OPTIONS, opts, "synthesis"),
+        noise=noise,
+        noise_backend=check_backend(value(STEPS_OPTIONS, opts, "noise_backend"), noise),
+        max_cells=value(STEPS_OPTIONS, opts, "max_cells"),
     )

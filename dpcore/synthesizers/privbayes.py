@@ -74,7 +74,8 @@ from dpcore.privacy.measurement import Measurement, record_unpaid
 from dpcore.privacy.mechanisms import ExponentialMechanism, noise_for
 from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
 from dpcore.privacy.definitions import PureDP, ReleaseContext
-from dpcore.synthesizers.options import NOISE, _choice, check_known_options
+from dpcore.synthesizers.options import max_cells_option, noise_option
+from dpcore.synthesizers.schema import Option, check_known, value
 
 SCORES = ("mi",)
 
@@ -98,24 +99,34 @@ def _whole(name, value, lo, hint=""):
     return whole_number(name, value, lo, None, hint)
 
 
+#: PrivBayes's options (the registry's schema)
+OPTIONS = (
+    Option("degree", "int", 2, "parents per attribute in the Bayesian network (PrivBayes' k)", low=1,
+           hint=" (the number of parents per attribute; PrivBayes' k, default 2)", docs="methods/privbayes.md"),
+    Option("network_share", "float", 0.5, "share of ε spent learning the network (the rest noises its tables)",
+           low=0, high=1, low_open=True, high_open=True, hint=" (the share of ε spent learning the network)",
+           docs="methods/privbayes.md"),
+    Option("score", "choice", "mi", "the network score: mutual information", choices=SCORES,
+           docs="methods/privbayes.md", advanced=True),
+    Option("max_candidates", "int", 2000, "most (attribute, parents) candidates scored per step (sampled without "
+           "looking at the data beyond that)", low=1, docs="methods/privbayes.md", advanced=True),
+    noise_option(),
+    max_cells_option(DEFAULT_MAX_CELLS),
+)
+
+
 def resolve(domain: Domain, method: str = "privbayes", **opts) -> PrivBayesOptions:
     """Fill defaults and validate (messages name the option and the fix)."""
-    check_known_options(opts, PrivBayesOptions, "privbayes")
-    degree = _whole("degree", opts.get("degree", 2), 1, " (the number of parents per attribute; PrivBayes' k, default 2)")
-    share = opts.get("network_share", 0.5)
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not math.isfinite(share) or not 0 < share < 1:
-        raise OptionError(f"network_share must be a number strictly between 0 and 1 (the share of ε spent learning the network; default 0.5); got {share!r}")
-    score = opts.get("score", "mi")
-    if score == "R":
+    check_known(OPTIONS, opts, "privbayes")
+    if opts.get("score") == "R":
         raise OptionError("score='R' (Zhang et al.'s R function) is not implemented; use score='mi'")
-    score = _choice("score", score, SCORES)
     return PrivBayesOptions(
-        degree=degree,
-        network_share=float(share),
-        score=score,
-        max_candidates=_whole("max_candidates", opts.get("max_candidates", 2000), 1),
-        noise=_choice("noise", opts.get("noise", "discrete_laplace"), NOISE),
-        max_cells=_whole("max_cells", opts.get("max_cells", DEFAULT_MAX_CELLS), 1),
+        degree=value(OPTIONS, opts, "degree"),
+        network_share=float(value(OPTIONS, opts, "network_share")),
+        score=value(OPTIONS, opts, "score"),
+        max_candidates=value(OPTIONS, opts, "max_candidates"),
+        noise=value(OPTIONS, opts, "noise"),
+        max_cells=value(OPTIONS, opts, "max_cells"),
     )
 
 

@@ -358,3 +358,59 @@ API_ARGUMENTS: dict[str, list] = {
     "neighbours": [None, "", "add", 1, True],
     "domain": [{"attributes": None}, {"attributes": []}, 3, "/nonexistent/domain.json", {"x": 1}, [1, 2]],
 }
+
+
+# ------------------------------------------------------------ tiny tables on wide domains
+
+#: name → (records, attributes and their level counts): a handful of records over a domain
+#: far wider than the table ([exact-sparse]). The noisy record count is often 0 here, and the
+#: leaf layer of STEPS and flat Laplace's table take the sparse path (2^16 cells and more).
+TINY_WIDE = {
+    "0rec_17bin": (0, [2] * 17),
+    "1rec_17bin": (1, [2] * 17),
+    "2rec_20bin": (2, [2] * 20),
+    "5rec_24bin": (5, [2] * 24),
+    "20rec_17bin": (20, [2] * 17),
+    "3rec_6x40": (3, [40] * 6),
+    "8rec_mixed_na": (8, [2] * 12 + [7, 300]),
+}
+
+
+def tiny_wide_table(name: str, seed: int = 0):
+    """(records, declared domain) of a TINY_WIDE case; the last attribute of "…_na" cases allows
+    NA and holds it once; levels absent from the records are declared all the same."""
+    import pandas as pd
+
+    from dpcore.data.domain import Attribute, Domain
+
+    n, levels = TINY_WIDE[name]
+    rng = np.random.default_rng(seed)
+    na = name.endswith("_na")
+    attrs, cols = [], {}
+    for j, k in enumerate(levels):
+        col = f"v{j:02d}"
+        names = tuple(f"l{i}" for i in range(k))
+        values = [names[i] for i in rng.integers(0, k, n)]
+        if na and j == len(levels) - 1 and n:
+            values[0] = None
+        attrs.append(Attribute(col, "categorical", levels=names, na=na and j == len(levels) - 1))
+        cols[col] = pd.Series(values, dtype=object)
+    return pd.DataFrame(cols), Domain(tuple(attrs)).declared()
+
+
+def release_or_one_line_error(data, bound_s: float, *args, **kwargs):
+    """``dpcore.synthesize(data, *args, **kwargs)``, or None after a one-line error; either within
+    ``bound_s`` seconds."""
+    import time
+
+    import dpcore
+
+    t = time.perf_counter()
+    try:
+        return dpcore.synthesize(data, *args, **kwargs)
+    except dpcore.DPCoreError as exc:
+        msg = str(exc)
+        assert len(msg.splitlines()) == 1 and len(msg) < 700, msg
+        return None
+    finally:
+        assert time.perf_counter() - t < bound_s

@@ -25,6 +25,11 @@ METHODS = [
     ("uh_random", "uh_random", {"layers": 1}),
     ("steps_lesda", "steps_lesda", {"layers": 1}),
     ("flat_laplace", "flat_laplace", {}),
+    # the sparse path forced (max_cells below the table): the audited cell (y, q) is empty in D,
+    # so its noise comes from the exact histogram sampler there and from the per-cell sampler
+    # in the neighbour that holds a record in it
+    ("flat_laplace sparse path", "flat_laplace", {"max_cells": 2}),
+    ("steps sparse leaves", "steps", {"order": "a", "max_cells": 1}),
     ("ipf", "ipf", {}),
     # the record fit with every one-way margin measured too (one_way_share)
     ("ipf one-way share", "ipf", {"fit": "records", "one_way_share": 0.5}),
