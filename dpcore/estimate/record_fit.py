@@ -257,6 +257,16 @@ def support_ipf(support: np.ndarray, start: np.ndarray, targets, axes, shape, to
                "support_distance": final / (2 * total * len(prepared)) if prepared else 0.0}
 
 
+def _records_table(records: np.ndarray, weights, shape, axes) -> np.ndarray:
+    """The table on ``axes`` (sorted) of records, each counted once or with its weight."""
+    axes = tuple(sorted(int(a) for a in axes))
+    mshape = tuple(shape[a] for a in axes)
+    if not axes:
+        return np.array(float(len(records) if weights is None else np.sum(weights)))
+    cells = np.ravel_multi_index(tuple(records[:, a].astype(np.int64) for a in axes), mshape)
+    return np.bincount(cells, weights=weights, minlength=math.prod(mshape)).reshape(mshape).astype(float)
+
+
 @dataclass(frozen=True, eq=False)
 class FittedRecords:
     """The model of a record fit: the fitted records (attribute codes, (n, p)) of a domain of
@@ -267,12 +277,7 @@ class FittedRecords:
 
     def marginal(self, axes: Sequence[int]) -> np.ndarray:
         """The records' count table on ``axes`` (increasing attribute order)."""
-        axes = tuple(sorted(int(a) for a in axes))
-        mshape = tuple(self.shape[a] for a in axes)
-        if not axes:
-            return np.array(float(len(self.records)))
-        cells = np.ravel_multi_index(tuple(self.records[:, a] for a in axes), mshape)
-        return np.bincount(cells, minlength=math.prod(mshape)).reshape(mshape).astype(float)
+        return _records_table(self.records, None, self.shape, axes)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """n records drawn uniformly, with replacement, from the fitted ones. (A synthesizer
@@ -293,12 +298,7 @@ class WeightedRecords:
 
     def marginal(self, axes: Sequence[int]) -> np.ndarray:
         """The weights' table on ``axes`` (increasing attribute order)."""
-        axes = tuple(sorted(int(a) for a in axes))
-        mshape = tuple(self.shape[a] for a in axes)
-        if not axes:
-            return np.array(float(self.weights.sum()))
-        cells = np.ravel_multi_index(tuple(self.records[:, a].astype(np.int64) for a in axes), mshape)
-        return np.bincount(cells, weights=self.weights, minlength=math.prod(mshape)).reshape(mshape)
+        return _records_table(self.records, self.weights, self.shape, axes)
 
     def draw(self, n: int, rng: np.random.Generator):
         """n i.i.d. records from the weights, before they exist: multinomial counts per cell now,
