@@ -43,7 +43,9 @@ ROOT = HERE.parent
 OUT = HERE / "out"
 sys.path.insert(0, str(ROOT))
 
-SIZES = {"1e6": 10**6, "1e7": 10**7, "5e7": 5 * 10**7}
+SIZES = {"1e6": 10**6, "2e6": 2 * 10**6, "1e7": 10**7, "5e7": 5 * 10**7, "1e8": 10**8}
+#: where the generated inputs go (``--data-dir``; bench/out by default, /tmp for the 10^8-row file)
+DATA = OUT
 CATS = [("sex", ["F", "M"]), ("region", [1, 2, 3, 4]), ("urban", [True, False]), ("tenure", ["own", "rent", "other"]),
         ("married", ["yes", "no"]), ("educ", ["primary", "secondary", "tertiary"]), ("work", ["employed", "unemployed", "inactive"]),
         ("health", [1, 2, 3]), ("car", ["0", "1"]), ("internet", ["yes", "no"]), ("born", ["here", "abroad"]),
@@ -98,7 +100,7 @@ def write_file(rows: int, path: Path) -> None:
 
 
 def data_file(size: str) -> Path:
-    return OUT / f"engines_{size}.parquet"
+    return DATA / f"engines_{size}.parquet"
 
 
 def run_case(case: str) -> dict:
@@ -117,6 +119,19 @@ def run_case(case: str) -> dict:
 
         t0, c0 = time.perf_counter(), time.process_time()
         table = count_table(path, dom, engine="duckdb", memory_limit="512MB")
+    elif kind == "spark":  # synthesize_file on Spark local[2]: the executors draw and write the set
+        from dpcore.counting import spark_engine as spark_counts
+        from dpcore.output import synthesize_file
+
+        spark = spark_counts.session("local[2]")
+        out = OUT / f"engines_spark_{what}_{size}"
+        t0, c0 = time.perf_counter(), time.process_time()
+        rel = synthesize_file(path, out, what, 1.0, sets=1, seed=0, domain=dom, engine="spark", spark_master=spark)
+        import pyarrow.parquet as pq
+        extra = {"rows_out": rel.record_count["value"], "timings": rel.timings,
+                 "parts": len(list(Path(rel.sets[0]).glob("part-*.parquet"))),
+                 "rows_written": pq.read_metadata(next(Path(rel.sets[0]).glob("part-*.parquet"))).num_rows}
+        shutil.rmtree(out, ignore_errors=True)
     elif kind == "cli":  # end to end through the command line, steps defaults
         from dpcore.cli import commands as cli
 
@@ -155,7 +170,8 @@ def run_case(case: str) -> dict:
 
 
 def child(case: str) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--case", case], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, __file__, "--case", case, "--data-dir", str(DATA)], capture_output=True,
+                          text=True,
                           cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     if proc.returncode:
         return {"case": case, "error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
@@ -168,15 +184,23 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", help="comma-separated case names")
     ap.add_argument("--reps", type=int, default=1, help="runs per case (fresh child each); medians reported")
+    ap.add_argument("--data-dir", help="where the generated input files are written and read (default bench/out)")
+    ap.add_argument("--results", default="engines.json", help="file name of the results in bench/out")
     args = ap.parse_args()
+    global DATA
+    if args.data_dir:
+        DATA = Path(args.data_dir)
+        DATA.mkdir(parents=True, exist_ok=True)
     if args.case:
         print(json.dumps(run_case(args.case)))
         return
     OUT.mkdir(exist_ok=True)
     sizes = ["1e6"] if args.quick else ["1e6", "1e7", "5e7"]
+    if args.only:
+        sizes = sorted({c.rsplit(":", 1)[1] for c in args.only.split(",")}, key=lambda z: SIZES[z])
     if args.only:  # write only the files the named cases read
         sizes = [s for s in sizes if any(c.endswith(":" + s) for c in args.only.split(","))]
-    print(subprocess.run(["df", "-h", str(OUT)], capture_output=True, text=True).stdout.strip())
+    print(subprocess.run(["df", "-h", str(DATA)], capture_output=True, text=True).stdout.strip())
     for s in sizes:
         if not data_file(s).exists():
             t = time.perf_counter()
@@ -201,7 +225,7 @@ def main() -> None:
                     r[k + "_runs"] = [x[k] for x in runs]
         results.append(r)
         print(json.dumps(r), flush=True)
-        (OUT / "engines.json").write_text(json.dumps(results, indent=1))
+        (OUT / args.results).write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

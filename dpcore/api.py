@@ -10,6 +10,7 @@ import pandas as pd
 from dpcore.synthesizers import hierarchy as H
 from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
 from dpcore.counting.count_table import CountTable
+from dpcore.estimate.draws import records
 from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain, not_public_message
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
 from dpcore.synthesizers.empty_share import empty_share_warning, leaf_empty_share
@@ -206,8 +207,10 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     (bincount, margins, mutual information from counts), so the release depends on the
     records only through their multiset: any row order of the codes gives the same
     release (``tests/test_engines.py`` checks it). ``keep``, if given, is applied to each
-    set's codes as soon as it is drawn (e.g. to store them compactly on disk). ``progress``
-    as in :func:`synthesize`. Same privacy guarantee as :func:`synthesize`.
+    set's draw (:mod:`dpcore.estimate.draws`) as soon as its model is fitted, with the release's
+    generator: ``keep(draw, rng)`` returns what stands for the set (its records written to disk in
+    chunks, or the draw itself for executors to draw); without it each set's records are drawn in
+    chunks into one array. ``progress`` as in :func:`synthesize`. Same privacy guarantee as :func:`synthesize`.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
@@ -247,9 +250,10 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     for s in range(m):
         if progress is not None:
             progress(s, m)
-        out, tree, diag = spec.run_set(X, dom, opts, plan, eps_sets / m, rng, ledger, f"set {s + 1}", ctx)
-        codes_sets.append(keep(out) if keep is not None else out)
-        del out
+        draw, tree, diag = spec.run_set(X, dom, opts, plan, eps_sets / m, rng, ledger, f"set {s + 1}", ctx)
+        # the set's records are drawn here, in chunks, from the release's generator (post-processing)
+        codes_sets.append(keep(draw, rng) if keep is not None else records(draw, rng, len(dom)))
+        del draw
         trees.append(tree)
         diagnostics.append(diag)
     del X  # raw codes go no further

@@ -111,14 +111,20 @@ class Release:
 
     def write(self, out_dir) -> list[Path]:
         """Write ``synthetic_1.csv … synthetic_m.csv`` and ``manifest.json`` (published form)."""
+        from dpcore.errors import InputError
+
         d = prepare_out_dir(out_dir)
         paths = []
-        for i, s in enumerate(self.sets, 1):
-            p = d / f"synthetic_{i}.csv"
-            s.to_csv(p, index=False)
-            paths.append(p)
-        mp = d / "manifest.json"
-        mp.write_text(self.manifest_json(), encoding="utf-8")
+        try:
+            for i, s in enumerate(self.sets, 1):
+                p = d / f"synthetic_{i}.csv"
+                s.to_csv(p, index=False)
+                paths.append(p)
+            mp = d / "manifest.json"
+            mp.write_text(self.manifest_json(), encoding="utf-8")
+        except OSError as exc:  # a full disk: one line, naming the folder
+            raise InputError(f"cannot write the release into '{d}' ({exc.strerror or exc}); free space there or "
+                             "choose another folder") from None
         paths.append(mp)
         return paths
 

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from dpcore.api import synthesize_codes
+from dpcore.estimate.draws import records
 from dpcore.privacy.ledger import Ledger
 from dpcore.counting.rows import margin_counts
 from dpcore.counting.count_table import CountTable
@@ -72,8 +73,9 @@ def test_count_table_input_gives_the_records_release(data, method, options, noti
     out = []
     for source in (X, table):
         ledger = Ledger("release")
-        codes, _, diag = spec.run_set(source, dom, opts, plan, 1.0, np.random.default_rng(3), ledger, "set 1", ctx)
-        out.append((codes, diag, _ledger_rows(ledger)))
+        rng = np.random.default_rng(3)
+        draw, _, diag = spec.run_set(source, dom, opts, plan, 1.0, rng, ledger, "set 1", ctx)
+        out.append((records(draw, rng, len(dom)), diag, _ledger_rows(ledger)))
     (ca, da, la), (cb, db, lb) = out
     np.testing.assert_array_equal(ca, cb)
     assert da == db

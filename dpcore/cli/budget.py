@@ -57,8 +57,13 @@ def _find_table(ws: "Workspace", which: str | None) -> TableRecord:
     if not hits and Path(which).is_file():
         from dpcore.data.io import read_table
 
-        fp = table_fingerprint(read_table(which))
-        hits = [t for t in tables if t.fingerprint == fp]
+        from dpcore.studio.workspace import file_fingerprint
+
+        by_file = file_fingerprint(which)  # a file released on an engine is keyed by its bytes
+        hits = [t for t in tables if t.fingerprint == by_file]
+        if not hits:
+            fp = table_fingerprint(read_table(which))
+            hits = [t for t in tables if t.fingerprint == fp]
     if len(hits) != 1:
         raise OptionError(f"--table {which!r} matches {len(hits)} tables of the workspace; give the name or more of "
                           f"the fingerprint ({', '.join(f'{t.name} {t.fingerprint[:12]}' for t in tables) or 'none'})")

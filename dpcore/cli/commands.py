@@ -146,11 +146,14 @@ def cmd_synth(args) -> int:
         from dpcore.output.file_release import default_engine
 
         args.engine = default_engine(args.input)  # DuckDB above 256 MB
+    if args.format is None:
+        args.format = "parquet" if args.engine == "spark" else "csv"
+    if args.partitions is not None and args.engine != "spark":
+        raise OptionError("--partitions is for --engine spark (the executors' part files)")
     if args.engine != "pandas" or args.format != "csv":
-        for flag, given in (("--workspace", args.workspace), ("--dp-bins", opts.get("dp_bins"))):
-            if given:
-                raise OptionError(f"{flag} works with tables read in memory; drop it, or use --engine pandas "
-                                  "--format csv (the engine path does not support it yet)")
+        if opts.get("dp_bins"):
+            raise OptionError("--dp-bins works with tables read in memory; drop it, or use --engine pandas "
+                              "--format csv (the engine path does not support it yet)")
         return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
     df, domain = _load(args)
     table_name, fingerprint = Path(args.input).name, None
@@ -246,9 +249,20 @@ def _synth_file(args, opts) -> int:
     from dpcore.output import synthesize_file
 
     domain = Domain.load(args.domain) if args.domain else None
+    record = None
+    if args.workspace:  # the budget book, step by step: a failure after counting stays counted as spent
+        from dpcore.privacy.ledger import check_epsilon
+        from dpcore.privacy.neighbours import check_neighbours
+        from dpcore.studio.budget_book import BookEntry
+        from dpcore.studio.workspace import Workspace
+
+        ws = Workspace(args.workspace)
+        fp = ws.add_file_table(args.input).fingerprint
+        record = BookEntry(ws.book, fp, check_epsilon(args.epsilon), args.method, check_neighbours(args.neighbours),
+                           Path(args.input).name, delta=args.delta)
     rel = synthesize_file(args.input, args.out, args.method, args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
                           engine=args.engine, memory_limit=args.memory_limit, spark_master=args.spark_master,
-                          format=args.format, **_privacy_options(args), **opts)
+                          format=args.format, record=record, partitions=args.partitions, **_privacy_options(args), **opts)
     _write_private_manifest(args, rel)
     rc = rel.record_count
     t = rel.timings
@@ -258,6 +272,11 @@ def _synth_file(args, opts) -> int:
           f"written in {t.get('write', 0):.1f} s")
     print(_spent_line(rel))
     print(_dp_line(rel))
+    if record is not None:
+        b = ws.budget(record.table_fp)
+        print(f"recorded as release {record.entry_id} of {Path(args.input).name} in the budget book of {args.workspace}: "
+              f"spent ε = {b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining "
+                                                                       f"{b['remaining']:g})"))
     return 0
 
 
@@ -395,7 +414,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "memory; default above 256 MB) | spark")
     s.add_argument("--spark-master", dest="spark_master", help="spark: master URL (default local[*])")
     s.add_argument("--memory-limit", dest="memory_limit", help="duckdb: memory cap such as 512MB or 4GB (default 1GB)")
-    s.add_argument("--format", default="csv", choices=("csv", "parquet"), help="synthetic sets as csv (default) or parquet")
+    s.add_argument("--format", choices=("csv", "parquet"),
+                   help="synthetic sets as csv (default) or parquet (the default, and the only one, with --engine spark)")
+    s.add_argument("--partitions", type=_int_text,
+                   help="spark: partitions (part files) per set; default one per million records (public rule)")
     s.set_defaults(func=cmd_synth)
 
     v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")

@@ -30,6 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
+from dpcore.data.domain import code_dtype
 from dpcore.errors import OptionError
 
 __all__ = ["CountTable", "cell_keys", "fits_int64", "DENSE_MARGIN_LIMIT"]
@@ -173,9 +174,7 @@ class CountTable:
         """The records (n, p) as compact codes: each non-empty cell repeated by its count, in
         sorted cell order, in the smallest unsigned dtype holding every code (n·p bytes for
         attributes of at most 256 levels, against 8·n·p as int64)."""
-        top = max(self.shape, default=1)
-        dtype = np.uint8 if top <= 2**8 else np.uint16 if top <= 2**16 else np.uint32 if top <= 2**32 else np.int64
-        return np.repeat(self.codes.astype(dtype), self.counts, axis=0)
+        return np.repeat(self.codes.astype(code_dtype(self.shape)), self.counts, axis=0)
 
     def dense(self, limit: int = DENSE_MARGIN_LIMIT) -> np.ndarray:
         """The full table as a flat dense array (only for small domains)."""

@@ -95,7 +95,12 @@ def session(spark_master=None):
                .config("spark.sql.session.timeZone", "UTC"))
     if master.startswith("local"):
         builder = (builder.config("spark.sql.shuffle.partitions", "8").config("spark.driver.memory", "2g")
+                   # local executors run this interpreter (its numpy and pyarrow) to draw the synthetic sets
+                   .config("spark.pyspark.python", sys.executable)
                    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1"))
+    if master.startswith("local"):
+        # PySpark's workers start PYSPARK_PYTHON (else python3): this interpreter, unless the curator set one
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     log = None
     try:
         with _jvm_output_to_log() as log:

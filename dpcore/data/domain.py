@@ -604,6 +604,13 @@ def _short(value, limit: int = 60) -> str:
 MAX_ATTRIBUTES = 1000
 
 
+def code_dtype(shape: Sequence[int]) -> np.dtype:
+    """The smallest unsigned dtype holding every code of attributes of ``shape`` levels (NA included):
+    one byte per value up to 256 levels, against eight as int64."""
+    top = max((int(s) for s in shape), default=1)
+    return np.dtype(np.uint8 if top <= 2**8 else np.uint16 if top <= 2**16 else np.uint32 if top <= 2**32 else np.int64)
+
+
 def check_width(n_columns: int) -> None:
     """Refuse more than MAX_ATTRIBUTES columns (called by the readers before typing every column)."""
     if n_columns > MAX_ATTRIBUTES:

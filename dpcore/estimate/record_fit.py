@@ -26,11 +26,17 @@ distance between the records' margins and the targets has not fallen by ``rel_to
 share of itself) over ``patience`` sweeps, when it is 0 (the records have the targets'
 margins exactly), or after ``max_sweeps``; that distance and the sweep count are reported.
 
-The cost is records × margins × sweeps, so :func:`fit_records_capped` fits at most
-``RECORD_FIT_MAX_RECORDS`` records and repeats them up to the count asked for.
+The cost is records × margins × sweeps, so at most ``RECORD_FIT_MAX_RECORDS`` records are
+fitted. A longer output is not those records repeated (a set of at most 10^5 distinct
+records whose margins are the fitted ones scaled up): the fitted records' distinct cells
+become the support of a weighted model, the weights are fitted to the margins by IPF on that
+support (:func:`support_ipf`: the I-projection of the records' own distribution onto the
+margins, among distributions on its cells), and the n records are drawn i.i.d. from the
+weights, in chunks (:class:`WeightedRecords`; docs/methods/ipf.md, "Long outputs").
 :class:`RecordFit` is the estimator (:mod:`dpcore.estimate.estimator`): noisy margins,
 optionally denoised first (:func:`dpcore.estimate.denoise.shrink_margins`), in; the fitted
-records (:class:`FittedRecords`) out.
+records (:class:`FittedRecords`), or above the cap the weighted support
+(:class:`WeightedRecords`), out.
 
 Privacy: reads only the (noisy) targets, the public domain and the released record count,
 plus its own randomness: post-processing (Dwork & Roth 2014, Prop 2.1). Used by
@@ -48,12 +54,12 @@ from dpcore.estimate.denoise import shrink_margins
 from dpcore.estimate.estimator import check_margins
 from dpcore.measure.margins import NoisyMargin
 
-__all__ = ["fit_records", "fit_records_capped", "implied_one_way", "RecordFit", "FittedRecords",
+__all__ = ["fit_records", "support_ipf", "implied_one_way", "RecordFit", "FittedRecords", "WeightedRecords",
            "RECORD_FIT_MAX_RECORDS"]
 
-#: the record fit updates at most this many synthetic records and repeats them up to the released
-#: count (:func:`fit_records_capped`): its cost is records × margins × sweeps (105 margins: 10 s of
-#: CPU per sweep at 10^6 records; bench/RESULTS.md)
+#: the record fit updates at most this many synthetic records; a longer output is drawn from their
+#: cells weighted by IPF (:class:`WeightedRecords`): its cost is records × margins × sweeps (105
+#: margins: 10 s of CPU per sweep at 10^6 records; bench/RESULTS.md)
 RECORD_FIT_MAX_RECORDS = 100_000
 
 
@@ -209,22 +215,56 @@ def fit_records(targets, axes, shape: Sequence[int], n: int, rng: np.random.Gene
     return R, info
 
 
-def fit_records_capped(targets, axes, shape, n: int, rng, cap: int = RECORD_FIT_MAX_RECORDS):
-    """The record fit (:func:`fit_records`) of ``n`` records, at most ``cap`` of
-    them fitted: above ``cap`` the m = ``cap`` fitted records are each repeated ⌊n/m⌋ times, the
-    n mod m left over drawn from them without replacement, and the result shuffled. The margins
-    of the n records are then the fitted ones (up to the left-over draw), so the fit to the noisy
-    margins is as close as the m-record fit's; the set has at most m distinct records. Up to
-    ``cap`` records nothing changes (same draws). Post-processing (no data access)."""
-    m = min(int(n), int(cap))
-    codes, info = fit_records(targets, axes, shape, m, rng)
-    if m == n or m == 0:
-        return codes, info
-    q, rest = divmod(int(n), m)
-    idx = np.concatenate([np.repeat(np.arange(m, dtype=np.int64), q), rng.choice(m, rest, replace=False)])
-    rng.shuffle(idx)
-    info["fitted_records"] = m
-    return codes[idx], info
+def support_ipf(support: np.ndarray, start: np.ndarray, targets, axes, shape, total: float, max_sweeps: int = 100,
+                rel_tol: float = 0.01, patience: int = 5) -> tuple[np.ndarray, dict]:
+    """Weights on the cells ``support`` (codes (D, p)), from ``start``, fitted to the margins by IPF
+    restricted to those cells: w ← w · t_S(x_S)/w_S(x_S) margin after margin (0 where w_S is 0), each
+    target rescaled to ``total``, all-zero ones skipped. It converges to the I-projection of
+    ``start`` onto the margins among weights on the support, when one exists; a target cell no
+    support cell reaches stays unmet. Stopped as :func:`fit_records` is (the mean total-variation
+    distance to the targets not falling by ``rel_tol`` over ``patience`` sweeps, or 0), or after
+    ``max_sweeps``. Returns (weights summing to ``total``, info). Post-processing, no randomness."""
+    w = np.asarray(start, dtype=float) * (total / max(float(np.sum(start)), 1e-300))
+    shape = tuple(int(d) for d in shape)
+    prepared = []
+    for t, ax in zip(targets, axes):
+        t = np.asarray(t, dtype=float).ravel()
+        if not t.sum() > 0:
+            continue
+        ax = tuple(int(a) for a in ax)
+        idx = np.ravel_multi_index(tuple(support[:, a].astype(np.int64) for a in ax), [shape[a] for a in ax])
+        prepared.append((idx, t * (total / t.sum())))
+    history, sweep, converged = [], 0, not prepared
+    with np.errstate(divide="ignore", invalid="ignore"):
+        while prepared and sweep < max_sweeps:
+            gap = 0.0
+            for idx, t in prepared:
+                cur = np.bincount(idx, weights=w, minlength=len(t))
+                gap += float(np.abs(cur - t).sum())
+                w *= np.where(cur > 0, t / np.where(cur > 0, cur, 1.0), 0.0)[idx]
+            sweep += 1
+            history.append(gap / (2 * total * len(prepared)))
+            if history[-1] == 0.0 or (len(history) > patience and history[-1] > (1 - rel_tol) * min(history[:-patience])):
+                converged = True
+                break
+    s = w.sum()
+    if not s > 0:  # the targets' zeros exclude every support cell: keep the records' own weights
+        w = np.asarray(start, dtype=float) * (total / max(float(np.sum(start)), 1e-300))
+    else:
+        w *= total / s
+    final = sum(float(np.abs(np.bincount(idx, weights=w, minlength=len(t)) - t).sum()) for idx, t in prepared)
+    return w, {"support_sweeps": sweep, "support_converged": bool(converged),
+               "support_distance": final / (2 * total * len(prepared)) if prepared else 0.0}
+
+
+def _records_table(records: np.ndarray, weights, shape, axes) -> np.ndarray:
+    """The table on ``axes`` (sorted) of records, each counted once or with its weight."""
+    axes = tuple(sorted(int(a) for a in axes))
+    mshape = tuple(shape[a] for a in axes)
+    if not axes:
+        return np.array(float(len(records) if weights is None else np.sum(weights)))
+    cells = np.ravel_multi_index(tuple(records[:, a].astype(np.int64) for a in axes), mshape)
+    return np.bincount(cells, weights=weights, minlength=math.prod(mshape)).reshape(mshape).astype(float)
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,12 +277,7 @@ class FittedRecords:
 
     def marginal(self, axes: Sequence[int]) -> np.ndarray:
         """The records' count table on ``axes`` (increasing attribute order)."""
-        axes = tuple(sorted(int(a) for a in axes))
-        mshape = tuple(self.shape[a] for a in axes)
-        if not axes:
-            return np.array(float(len(self.records)))
-        cells = np.ravel_multi_index(tuple(self.records[:, a] for a in axes), mshape)
-        return np.bincount(cells, minlength=math.prod(mshape)).reshape(mshape).astype(float)
+        return _records_table(self.records, None, self.shape, axes)
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """n records drawn uniformly, with replacement, from the fitted ones. (A synthesizer
@@ -253,15 +288,47 @@ class FittedRecords:
 
 
 @dataclass(frozen=True, eq=False)
+class WeightedRecords:
+    """The model of a record fit above its cap: the fitted records' distinct cells (codes, (D, p))
+    with weights summing to the total (:func:`support_ipf`). Its law is the weights normalised."""
+
+    records: np.ndarray
+    weights: np.ndarray
+    shape: tuple[int, ...]
+
+    def marginal(self, axes: Sequence[int]) -> np.ndarray:
+        """The weights' table on ``axes`` (increasing attribute order)."""
+        return _records_table(self.records, self.weights, self.shape, axes)
+
+    def draw(self, n: int, rng: np.random.Generator):
+        """n i.i.d. records from the weights, before they exist: multinomial counts per cell now,
+        the records dealt in chunks (:class:`dpcore.estimate.draws.CellDraw`)."""
+        from dpcore.estimate.draws import CellDraw, compact
+
+        counts = rng.multinomial(int(n), self.weights / self.weights.sum())
+        keep = counts > 0
+        return CellDraw(compact(self.records[keep], self.shape), counts[keep])
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """n i.i.d. records from the weights (codes, (n, p)), in random order."""
+        from dpcore.estimate.draws import records
+
+        return records(self.draw(n, rng), rng, len(self.shape))
+
+
+@dataclass(frozen=True, eq=False)
 class RecordFit:
     """The record fit (GUM) as an estimator: ``records`` synthetic records (None: the total,
-    rounded) fitted to the margins by :func:`fit_records_capped` (at most ``cap`` of them
-    updated), drawing from ``rng`` (post-processing randomness). With ``shrink`` the noisy
-    margins are first denoised by :func:`dpcore.estimate.denoise.shrink_margins` with their
-    noise variances and ``total``; without it they are fitted as given (each must then be
-    non-negative). Model: :class:`FittedRecords`. Diagnostics: those of :func:`fit_records`
-    (iterations, max_change, converged, skipped_margins, history, fit, and fitted_records
-    when capped) and, with ``shrink``, ``shrinkage``: the λ_S of each margin."""
+    rounded) fitted to the margins by :func:`fit_records`, drawing from ``rng`` (post-processing
+    randomness). Above ``cap`` records, ``cap`` are fitted and their distinct cells weighted by
+    :func:`support_ipf` (model :class:`WeightedRecords`, from which the records are drawn);
+    otherwise the model is the fitted records themselves (:class:`FittedRecords`). With
+    ``shrink`` the noisy margins are first denoised by
+    :func:`dpcore.estimate.denoise.shrink_margins` with their noise variances and ``total``;
+    without it they are fitted as given (each must then be non-negative). Diagnostics: those of
+    :func:`fit_records` (iterations, max_change, converged, skipped_margins, history, fit), above
+    the cap fitted_records, support (distinct cells) and those of :func:`support_ipf`, and with
+    ``shrink`` ``shrinkage``: the λ_S of each margin."""
 
     rng: np.random.Generator
     records: int | None = None
@@ -276,7 +343,13 @@ class RecordFit:
         if self.shrink:
             targets, lams = shrink_margins(targets, axes, shape, [m.variance for m in margins], total)
         n = int(round(total)) if self.records is None else int(self.records)
-        codes, info = fit_records_capped(targets, axes, shape, n, self.rng, self.cap)
+        m = min(n, int(self.cap))
+        codes, info = fit_records(targets, axes, shape, m, self.rng)
         if lams is not None:
             info["shrinkage"] = lams
-        return FittedRecords(codes, shape), info
+        if m == n or m == 0:
+            return FittedRecords(codes, shape), info
+        support, counts = np.unique(codes, axis=0, return_counts=True)
+        weights, fit = support_ipf(support, counts, targets, axes, shape, float(n))
+        info.update(fit, fitted_records=m, support=len(support))
+        return WeightedRecords(support, weights, shape), info

@@ -18,11 +18,13 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["DenseTable", "draw_cells", "cell_codes"]
+from dpcore.estimate.draws import CellDraw, cell_draw
+
+__all__ = ["DenseTable", "cell_counts", "draw_cells", "cell_codes"]
 
 
-def draw_cells(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator) -> np.ndarray:
-    """Post-processing: n record cells from non-negative cell estimates, shuffled.
+def cell_counts(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator) -> np.ndarray:
+    """Post-processing: how many of n records each cell gets, from non-negative cell estimates.
 
     ``sample``: multinomial(n, clip(x, 0)/Σ) (Raab steps 5–7); ``round``: clip, rescale to n
     and round by largest remainder, as the STEPS papers release leaf counts, ties between
@@ -35,16 +37,23 @@ def draw_cells(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator
         x = np.ones_like(x)
         total = x.sum()
     if mode == "sample":
-        counts = rng.multinomial(n, x / total)
-    else:
-        scaled = x * (n / total)
-        counts = np.floor(scaled).astype(np.int64)
-        short = n - int(counts.sum())
-        if short > 0:
-            # random order first, then a stable sort by remainder: uniform among ties
-            perm = rng.permutation(len(x))
-            counts[perm[np.argsort(-(scaled - counts)[perm], kind="stable")[:short]]] += 1
-    cells = np.repeat(np.arange(len(x)), counts)
+        return rng.multinomial(n, x / total)
+    scaled = x * (n / total)
+    counts = np.floor(scaled).astype(np.int64)
+    short = n - int(counts.sum())
+    if short > 0:
+        # random order first, then a stable sort by remainder: uniform among ties
+        perm = rng.permutation(len(x))
+        counts[perm[np.argsort(-(scaled - counts)[perm], kind="stable")[:short]]] += 1
+    return counts
+
+
+def draw_cells(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generator) -> np.ndarray:
+    """Post-processing: n record cells from non-negative cell estimates (:func:`cell_counts`),
+    shuffled. A released set is drawn in chunks from the same counts
+    (:func:`dpcore.estimate.draws.cell_draw`); this is its one-chunk form."""
+    counts = cell_counts(estimate, n, mode, rng)
+    cells = np.repeat(np.arange(len(counts)), counts)
     return cells[rng.permutation(len(cells))]
 
 
@@ -81,3 +90,9 @@ class DenseTable:
         """n records whose cell counts round the table rescaled to n (largest remainder; not an
         i.i.d. sample: every cell gets ⌊n·p⌋ or ⌈n·p⌉ records; :func:`draw_cells`, ``round``)."""
         return cell_codes(draw_cells(self.table.ravel(), n, "round", rng), self.table.shape)
+
+    def draw(self, n: int, rng: np.random.Generator, mode: str = "sample") -> CellDraw:
+        """The set of :meth:`sample` (``mode="sample"``) or :meth:`round` before its records exist:
+        the cell counts drawn now, the records dealt in chunks (:mod:`dpcore.estimate.draws`)."""
+        shape = self.table.shape
+        return cell_draw(cell_counts(self.table.ravel(), n, mode, rng), lambda cells: cell_codes(cells, shape), shape)

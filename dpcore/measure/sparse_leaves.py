@@ -54,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.counting.count_table import CountTable, cell_keys
+from dpcore.data.domain import code_dtype
 from dpcore.errors import OptionError, ResourceError
 from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.mechanisms import DiscreteLaplace
@@ -63,7 +64,7 @@ HistogramNoise = DiscreteLaplace | DiscreteGaussian
 
 __all__ = [
     "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
-    "flat_release", "check_sparse_noise", "steps_release", "nonneg_shift",
+    "flat_release", "flat_support", "check_sparse_noise", "steps_release", "steps_support", "nonneg_shift",
     "HISTOGRAM_NOISE",
 ]
 
@@ -73,6 +74,10 @@ __all__ = [
 SPARSE_ABOVE = 1 << 16
 #: The sparse path counts cells in int64: blocks and leaf layers up to 2^62 cells.
 MAX_SPARSE_CELLS = 1 << 62
+#: A draw of more records than this (or more empty cells) is done in batches of this many:
+#: memory then depends on the items and the cells that get records, not on the output's length
+#: (the one-chunk draw of :mod:`dpcore.estimate.draws`, so shorter sets are drawn as before)
+DRAW_BATCH = 1_000_000
 #: Widest noise histogram per block (values in [−T, T]).
 MAX_HISTOGRAM_VALUES = 4_000_001
 #: Noise kinds whose mechanism draws the histogram of many i.i.d. draws exactly
@@ -204,6 +209,8 @@ def draw_items(x: np.ndarray, mult: np.ndarray, n: int, mode: str, rng: np.rando
     if total <= 0:
         x = np.ones_like(x)
         total = float(mult.sum())
+    if mode == "sample" and n > DRAW_BATCH:
+        return _sample_items_batched(rng.multinomial(n, x * mult / total), mult, rng)
     if mode == "sample":
         R = rng.multinomial(n, x * mult / total)
         item = np.repeat(np.arange(len(x)), R)
@@ -244,6 +251,42 @@ def draw_items(x: np.ndarray, mult: np.ndarray, n: int, mode: str, rng: np.rando
     counts = fi[item] + (slot < extra[item])
     keep = counts > 0
     return item[keep], slot[keep], counts[keep].astype(np.int64)
+
+
+def _sample_items_batched(R: np.ndarray, mult: np.ndarray, rng: np.random.Generator):
+    """:func:`draw_items`' ``sample`` step for a long output, without one entry per record: a
+    single-cell item's R_i records all go to its cell; each record of a class picks a uniform
+    cell (slot) of the class, drawn :data:`DRAW_BATCH` records at a time and counted per slot.
+    The same law as the one-pass draw (each record's slot uniform and independent); memory
+    O(items + distinct slots + batch)."""
+    R = np.asarray(R, dtype=np.int64)
+    single = (mult == 1) & (R > 0)
+    items, slots, counts = [np.flatnonzero(single)], [np.zeros(int(single.sum()), np.int64)], [R[single]]
+    many = np.flatnonzero((mult > 1) & (R > 0))
+    Rm = R[many]
+    end = np.cumsum(Rm)  # the classes' records, numbered in class order: class j holds [end_j − R_j, end_j)
+    start = end - Rm
+    total = int(end[-1]) if len(end) else 0
+    for a in range(0, total, DRAW_BATCH):
+        b = min(a + DRAW_BATCH, total)
+        lo, hi = int(np.searchsorted(end, a, side="right")), int(np.searchsorted(end, b - 1, side="right"))
+        per = np.minimum(end[lo:hi + 1], b) - np.maximum(start[lo:hi + 1], a)
+        item = np.repeat(many[lo:hi + 1], per)
+        slot = rng.integers(0, mult[item])  # uniform cell of the class, with replacement
+        key = np.lexsort((slot, item))
+        item, slot = item[key], slot[key]
+        new = np.r_[True, (item[1:] != item[:-1]) | (slot[1:] != slot[:-1])]
+        starts = np.flatnonzero(new)
+        items.append(item[starts])
+        slots.append(slot[starts])
+        counts.append(np.diff(np.r_[starts, len(item)]))
+    item, slot, count = (np.concatenate(a).astype(np.int64) for a in (items, slots, counts))
+    # a (item, slot) met in two batches is one cell: merge, in (item, slot) order as the one-pass draw
+    key = np.lexsort((slot, item))
+    item, slot, count = item[key], slot[key], count[key]
+    new = np.r_[True, (item[1:] != item[:-1]) | (slot[1:] != slot[:-1])] if len(item) else np.zeros(0, bool)
+    starts = np.flatnonzero(new)
+    return item[starts], slot[starts], np.add.reduceat(count, starts) if len(starts) else count[:0]
 
 
 def draw_empty_cells(block: np.ndarray, fixed: np.ndarray, shape, exclude: np.ndarray, n_cells: np.ndarray,
@@ -312,11 +355,19 @@ def _isin_sorted(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
 
 def flat_release(table: CountTable, mech: HistogramNoise, n_out: int, rng: np.random.Generator, *,
                  prior: float = 0.0, synthesis: str = "sample", structural_zeros=()) -> np.ndarray:
+    """:func:`flat_support`'s records (n_out, p), in random order (the set as one chunk)."""
+    return _shuffled(*flat_support(table, mech, n_out, rng, prior=prior, synthesis=synthesis,
+                                   structural_zeros=structural_zeros), rng)
+
+
+def flat_support(table: CountTable, mech: HistogramNoise, n_out: int, rng: np.random.Generator, *,
+                 prior: float = 0.0, synthesis: str = "sample", structural_zeros=()) -> tuple[np.ndarray, np.ndarray]:
     """Flat Laplace on the full cross-tabulation, sparse (one block: the table): the dense law
     (module docstring).
 
     Dense: noisy_u = c_u + Z_u + α/live for live cells, 0 for structural zeros; clip,
-    draw ``n_out`` records. Returns their codes (n_out, p). ``structural_zeros``: codes
+    draw ``n_out`` records. Returns the distinct cells that get records (codes, compact) and their
+    counts (the set before its records exist; :func:`flat_release` shuffles them). ``structural_zeros``: codes
     (z, p) of cells that stay 0; they are excluded from the empty-cell pool.
     """
     cells = table.cells
@@ -337,20 +388,36 @@ def flat_release(table: CountTable, mech: HistogramNoise, n_out: int, rng: np.ra
     exclude = np.union1d(table.keys, zkeys) if len(zkeys) else table.keys
     fixed = np.full((1, len(table.shape)), -1, dtype=np.int64)
     n_empty = n_cells - table.nonempty
-    return _release(items, x, table, fixed, n_cells, n_empty, exclude, n_out, synthesis, rng)
+    return _support(items, x, table, fixed, n_cells, n_empty, exclude, n_out, synthesis, rng)
 
 
-def _release(items: Items, x: np.ndarray, table: CountTable, fixed: np.ndarray, n_cells, n_empty,
-             exclude: np.ndarray, n_out: int, mode: str, rng) -> np.ndarray:
-    """Records (codes) from consistent item values ``x``: draw, place the empty-cell records, shuffle."""
+def _support(items: Items, x: np.ndarray, table: CountTable, fixed: np.ndarray, n_cells, n_empty,
+             exclude: np.ndarray, n_out: int, mode: str, rng) -> tuple[np.ndarray, np.ndarray]:
+    """The released set from consistent item values ``x``, before its records exist: the distinct
+    cells that get records (codes, compact) and their record counts. Post-processing."""
     item, slot, count = draw_items(x, items.mult, n_out, mode, rng)
     rows = items.row[item]
-    codes = np.empty((len(item), len(table.shape)), dtype=np.int64)
+    codes = np.empty((len(item), len(table.shape)), dtype=code_dtype(table.shape))
     ne = rows >= 0
     codes[ne] = table.codes[rows[ne]]
-    codes[~ne] = draw_empty_cells(items.block[item[~ne]], fixed, table.shape, exclude, n_cells, n_empty, rng)
-    rec = np.repeat(codes, count, axis=0)
-    # in place: the same draws and order as rec[rng.permutation(len(rec))], without a second n × p copy
+    empty = np.flatnonzero(~ne)
+    taken = exclude[:0]
+    for start in range(0, max(len(empty), 1), DRAW_BATCH):  # one batch unless very many empty cells get records
+        part = empty[start:start + DRAW_BATCH]
+        blocks = items.block[item[part]]
+        left = n_empty - np.bincount(items.block[item[empty[:start]]], minlength=len(n_empty)) if start else n_empty
+        got = draw_empty_cells(blocks, fixed, table.shape, np.union1d(exclude, taken) if start else exclude,
+                               n_cells, left, rng)
+        codes[part] = got
+        if start + DRAW_BATCH < len(empty):
+            taken = np.concatenate([taken, cell_keys(got, table.shape)])
+    return codes, count.astype(np.int64)
+
+
+def _shuffled(codes: np.ndarray, count: np.ndarray, rng) -> np.ndarray:
+    """The records (int64 codes) of a support, in random order: each cell repeated by its count, shuffled
+    in place (the draws of ``rec[rng.permutation(len(rec))]`` without a second n × p copy)."""
+    rec = np.repeat(codes.astype(np.int64), count, axis=0)
     rng.shuffle(rec)
     return rec
 
@@ -370,6 +437,12 @@ def _upper_slot_structure(tree):
 
 def steps_release(tree, table: CountTable, layers: list, ledger, n_out: int, consistency: str, synthesis: str,
                   rng: np.random.Generator) -> np.ndarray:
+    """:func:`steps_support`'s records (n_out, p), in random order (the set as one chunk)."""
+    return _shuffled(*steps_support(tree, table, layers, ledger, n_out, consistency, synthesis, rng), rng)
+
+
+def steps_support(tree, table: CountTable, layers: list, ledger, n_out: int, consistency: str, synthesis: str,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """One STEPS set from a built tree with a leaf layer, without materialising leaf cells.
 
     ``layers[k]`` is the count measurement of layer k (1..L) and ``layers[-1]`` the leaf
@@ -378,7 +451,8 @@ def steps_release(tree, table: CountTable, layers: list, ledger, n_out: int, con
     1..L are noised and made consistent as in the dense path, with each leaf block b
     standing in as one pseudo-leaf carrying its exact summaries (Σ_u z_u, M_b σ², and
     for ``uh`` the fan-out M_b): those are all the layers above see of a block
-    (module docstring, step 2). Returns the codes (n_out, p) of the records.
+    (module docstring, step 2). Returns the distinct cells that get records (codes, compact)
+    and their record counts: the set before its records exist (:func:`steps_release` shuffles them).
 
     Privacy: the dense path's noise (the empty leaf cells' drawn as their exact histogram;
     module docstring); everything after the noise is post-processing of noisy counts and
@@ -418,7 +492,7 @@ def steps_release(tree, table: CountTable, layers: list, ledger, n_out: int, con
     else:  # wls (RTS gain 1/M_b) and uh (equal share of the residual): one shift per block
         x = items.value + ((target - S) / n_cells)[items.block]
     nonempty = np.bincount(block_of_row, minlength=B)
-    return _release(items, x, table, last.fixed, n_cells, n_cells - nonempty, table.keys, n_out, synthesis, rng)
+    return _support(items, x, table, last.fixed, n_cells, n_cells - nonempty, table.keys, n_out, synthesis, rng)
 
 
 def posterior_variances_blocks(tree, real_var: list, leaf_variance: float) -> list:

@@ -16,7 +16,9 @@ Accounting is conservative and crash-safe (reserve, release, commit):
 A release's outputs are handed out only after step 3 has committed. A pending entry
 counts as spent: if the process dies between 2 and 3 the book over-counts, never
 under-counts. Only a release that raised before returning any output is marked
-*aborted* (nothing left the process, so nothing was spent).
+*aborted* (nothing left the process, so nothing was spent). A release that writes its output
+as it goes (a long table released from a file) and stops after reading the data is marked
+*failed*: part of it may have been written, so its ε stays counted (:class:`BookEntry`).
 
 The book is kept in one neighbour notion per table (that of its first release): ε under
 add/remove and ε under replace-one neighbours do not add up to a bound in either notion,
@@ -48,7 +50,10 @@ CAP_TOLERANCE = 1e-9
 #: How long a writer waits for another's transaction before giving up (seconds).
 BUSY_TIMEOUT_S = 30.0
 
-PENDING, COMPLETE, ABORTED = "pending", "complete", "aborted"
+PENDING, COMPLETE, ABORTED, FAILED = "pending", "complete", "aborted", "failed"
+#: the statuses whose ε counts as spent: a failed release drew its noise (and may have written part
+#: of its sets) before it stopped, so it counts like a complete one
+SPENT = (PENDING, COMPLETE, FAILED)
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS budget_caps (
@@ -63,7 +68,7 @@ CREATE TABLE IF NOT EXISTS budget_entries (
     epsilon         REAL NOT NULL CHECK (epsilon > 0),
     method          TEXT NOT NULL,
     neighbours      TEXT NOT NULL,
-    status          TEXT NOT NULL CHECK (status IN ('{PENDING}', '{COMPLETE}', '{ABORTED}')),
+    status          TEXT NOT NULL CHECK (status IN ('{PENDING}', '{COMPLETE}', '{ABORTED}', '{FAILED}')),
     reserved_at     TEXT NOT NULL,
     completed_at    TEXT,
     dp              INTEGER,
@@ -115,6 +120,25 @@ def composition_totals(rows, delta: float) -> dict:
                    basic_eps if basic_delta <= delta else math.inf)
     return {"epsilon": basic_eps if pure else at_delta, "pure_epsilon": basic_eps if pure else None, "rho": rho,
             "delta": delta, "epsilon_at_delta": at_delta}
+
+
+def _allow_failed(conn: sqlite3.Connection) -> None:
+    """A book written before the ``failed`` status: its table is rebuilt with the new status
+    check (SQLite cannot alter a CHECK), every entry copied as it is, in one transaction."""
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'budget_entries'").fetchone()[0]
+    if f"'{FAILED}'" in sql:
+        return
+    cols = ", ".join(r["name"] for r in conn.execute("PRAGMA table_info(budget_entries)"))
+    create = SCHEMA[SCHEMA.index("CREATE TABLE IF NOT EXISTS budget_entries"):]
+    create = create[:create.index(");") + 2]
+    with transaction(conn):
+        conn.execute("ALTER TABLE budget_entries RENAME TO budget_entries_old")
+        conn.execute(create)
+        for col, kind in _MIGRATIONS:
+            conn.execute(f"ALTER TABLE budget_entries ADD COLUMN {col} {kind}")
+        conn.execute(f"INSERT INTO budget_entries ({cols}) SELECT {cols} FROM budget_entries_old")
+        conn.execute("DROP TABLE budget_entries_old")
+        conn.execute("CREATE INDEX IF NOT EXISTS budget_entries_by_table ON budget_entries (table_fp)")
 
 
 class BudgetExceeded(OptionError):
@@ -180,6 +204,7 @@ class BudgetBook:
             for col, kind in _MIGRATIONS:
                 if col not in have:  # a book written before (ε, δ) releases: its entries are pure
                     conn.execute(f"ALTER TABLE budget_entries ADD COLUMN {col} {kind}")
+            _allow_failed(conn)
 
     @contextmanager
     def _conn(self) -> Iterator[sqlite3.Connection]:
@@ -193,8 +218,8 @@ class BudgetBook:
 
     @staticmethod
     def _live(conn, table_fp: str) -> list:
-        return conn.execute("SELECT epsilon, delta, rho FROM budget_entries WHERE table_fp = ? AND status IN (?, ?)",
-                            (table_fp, PENDING, COMPLETE)).fetchall()
+        return conn.execute("SELECT epsilon, delta, rho FROM budget_entries WHERE table_fp = ? AND status IN (?, ?, ?)",
+                            (table_fp, *SPENT)).fetchall()
 
     @classmethod
     def _spent(cls, conn, table_fp: str, extra: tuple | None = None) -> float:
@@ -214,8 +239,8 @@ class BudgetBook:
 
     @staticmethod
     def _notion(conn, table_fp: str) -> str | None:
-        row = conn.execute("SELECT neighbours FROM budget_entries WHERE table_fp = ? AND status IN (?, ?) "
-                           "ORDER BY id LIMIT 1", (table_fp, PENDING, COMPLETE)).fetchone()
+        row = conn.execute("SELECT neighbours FROM budget_entries WHERE table_fp = ? AND status IN (?, ?, ?) "
+                           "ORDER BY id LIMIT 1", (table_fp, *SPENT)).fetchone()
         return None if row is None else row["neighbours"]
 
     def spent(self, table_fp: str) -> float:
@@ -259,7 +284,7 @@ class BudgetBook:
             return None if cap is None else max(0.0, cap - self._spent(conn, table_fp))
 
     def entries(self, table_fp: str | None = None) -> list[dict]:
-        """Every entry (pending, complete and aborted), oldest first."""
+        """Every entry (pending, complete, failed and aborted), oldest first."""
         with self._conn() as conn:
             if table_fp is None:
                 rows = conn.execute("SELECT * FROM budget_entries ORDER BY id").fetchall()
@@ -283,7 +308,7 @@ class BudgetBook:
             delta = self._delta(conn)
             for fp in fps:
                 rows = conn.execute("SELECT * FROM budget_entries WHERE table_fp = ? ORDER BY id", (fp,)).fetchall()
-                live = [r for r in rows if r["status"] in (PENDING, COMPLETE)]
+                live = [r for r in rows if r["status"] in SPENT]
                 cap = self._cap(conn, fp)
                 both = composition_totals([(r["epsilon"], r["delta"], r["rho"]) for r in live], delta)
                 spent = both["epsilon"]
@@ -292,6 +317,7 @@ class BudgetBook:
                     "table_name": next((r["table_name"] for r in reversed(rows) if r["table_name"]), ""),
                     "releases": sum(r["status"] == COMPLETE for r in rows),
                     "pending": sum(r["status"] == PENDING for r in rows),
+                    "failed": sum(r["status"] == FAILED for r in rows),
                     "not_dp": sum(r["status"] == COMPLETE and r["dp"] == 0 for r in rows),
                     "neighbours": live[0]["neighbours"] if live else None,
                     "spent": spent,
@@ -386,6 +412,13 @@ class BudgetBook:
             conn.execute("UPDATE budget_entries SET status = ?, completed_at = ?, note = ? WHERE id = ? AND status = ?",
                          (ABORTED, now(), note[:500], int(entry_id), PENDING))
 
+    def fail(self, entry_id: int, note: str) -> None:
+        """Mark a pending entry failed: the release stopped after drawing its noise (or writing part
+        of its output). Its ε stays counted as spent."""
+        with self._conn() as conn, transaction(conn):
+            conn.execute("UPDATE budget_entries SET status = ?, completed_at = ?, note = ? WHERE id = ? AND status = ?",
+                         (FAILED, now(), note[:500], int(entry_id), PENDING))
+
     def record(self, table_fp: str, epsilon, method: str, neighbours: str, run: Callable[[], object],
                store: Callable[[int, object], None] | None = None, table_name: str = "", delta: float | None = None):
         """Reserve, run the release, store it, commit the record; then ``(entry_id, release)``.
@@ -406,3 +439,29 @@ class BudgetBook:
             store(entry_id, release)
         self.complete(entry_id, manifest_sha256(release.manifest_json()), release.dp, release.ledger.epsilon)
         return entry_id, release
+
+
+class BookEntry:
+    """One release of a table through the book, step by step, for a release that writes its output
+    as it goes (:func:`dpcore.output.synthesize_file`): :meth:`reserve` (refused over the cap),
+    then :meth:`complete`, :meth:`abort` (stopped before reading the data: nothing spent) or
+    :meth:`fail` (stopped after: counted as spent)."""
+
+    def __init__(self, book: BudgetBook, table_fp: str, epsilon, method: str, neighbours: str, table_name: str = "",
+                 delta: float | None = None):
+        self.book, self.table_fp, self.epsilon, self.method = book, table_fp, epsilon, method
+        self.neighbours, self.table_name, self.delta = neighbours, table_name, delta
+        self.entry_id: int | None = None
+
+    def reserve(self) -> None:
+        self.entry_id = self.book.reserve(self.table_fp, self.epsilon, self.method, self.neighbours, self.table_name,
+                                          self.delta)
+
+    def abort(self, note: str) -> None:
+        self.book.abort(self.entry_id, note)
+
+    def fail(self, note: str) -> None:
+        self.book.fail(self.entry_id, note)
+
+    def complete(self, release) -> None:
+        self.book.complete(self.entry_id, manifest_sha256(release.manifest_json()), release.dp, release.ledger.epsilon)

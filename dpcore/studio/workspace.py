@@ -114,6 +114,25 @@ def table_fingerprint(df: pd.DataFrame) -> str:
     return h.hexdigest()
 
 
+#: the prefix of a file's fingerprint (:func:`file_fingerprint`)
+FILE_FINGERPRINT = "file-sha256:"
+
+
+def file_fingerprint(path, block: int = 1 << 22) -> str:
+    """The budget book's key for a table released from its file on an engine (DuckDB, Spark), where
+    reading it into pandas for :func:`table_fingerprint` is what the engine avoids: SHA-256 of the
+    file's bytes, streamed. The same file gives the same key; a copy of the same records in another
+    format or order is another file, and another table for the book (docs/engines.md)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for piece in iter(lambda: fh.read(block), b""):
+                h.update(piece)
+    except OSError as exc:
+        raise InputError(f"cannot read '{path}' to fingerprint it for the budget book ({exc.strerror})") from None
+    return FILE_FINGERPRINT + h.hexdigest()
+
+
 @dataclass(frozen=True)
 class TableRecord:
     """A table known to the workspace: a reference to its file, or a stored copy."""
@@ -256,6 +275,20 @@ class Workspace:
                          (rec.fingerprint, rec.name, rec.kind, rec.path, rec.n_rows, rec.n_cols, rec.added_at))
         return rec
 
+    def add_file_table(self, path, name: str | None = None) -> TableRecord:
+        """Register a file released on an engine (DuckDB, Spark) by reference, keyed by
+        :func:`file_fingerprint` (the file is never read into pandas; its size in rows is not known
+        here: -1). Idempotent per fingerprint."""
+        fp = file_fingerprint(path)
+        known = self.table(fp)
+        if known is not None:
+            return known
+        rec = TableRecord(fp, str(name or Path(path).name), "file", str(Path(path).resolve()), -1, -1, now())
+        with self._conn() as conn, transaction(conn):
+            conn.execute("INSERT OR REPLACE INTO tables VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (rec.fingerprint, rec.name, rec.kind, rec.path, rec.n_rows, rec.n_cols, rec.added_at))
+        return rec
+
     def table(self, fingerprint: str) -> TableRecord | None:
         with self._conn() as conn:
             row = conn.execute("SELECT * FROM tables WHERE fingerprint = ?", (fingerprint,)).fetchone()
@@ -284,8 +317,11 @@ class Workspace:
             from dpcore.data.io import read_table as reader
         if not Path(rec.path).exists():
             raise InputError(f"table '{rec.name}': the file {rec.path} is gone; load it again")
+        if verify and fingerprint.startswith(FILE_FINGERPRINT) and file_fingerprint(rec.path) != fingerprint:
+            raise InputError(f"table '{rec.name}': the file {rec.path} changed since it was added (its fingerprint "
+                             "differs); load it again: it is a new table for the budget book")
         df = reader(rec.path)
-        if verify and table_fingerprint(df) != fingerprint:
+        if verify and not fingerprint.startswith(FILE_FINGERPRINT) and table_fingerprint(df) != fingerprint:
             raise InputError(f"table '{rec.name}': the file {rec.path} changed since it was added (its fingerprint "
                              "differs); load it again: it is a new table for the budget book")
         return df

@@ -5,8 +5,10 @@ options into a frozen dataclass with ``to_dict()``; ``plan(opts, domain, epsilon
 returns whatever per-release state is computed once (e.g. the budget allocation);
 ``run_set(X, domain, opts, plan, epsilon_per_set, rng, ledger, label, ctx)`` releases
 one set of ``ctx.n_out`` records under the neighbour notion ``ctx.neighbours`` (a
-:class:`dpcore.privacy.neighbours.ReleaseContext`) and returns ``(codes (n_out, p), tree or
-None, diagnostics dict)``, charging ``ledger`` for every mechanism it applies; with
+:class:`dpcore.privacy.neighbours.ReleaseContext`) and returns ``(draw, tree or None,
+diagnostics dict)``, charging ``ledger`` for every mechanism it applies. The draw
+(:mod:`dpcore.estimate.draws`) is the set before its records exist: the fitted model and n,
+drawn in chunks (or partitions) by the caller; sampling is post-processing. With
 ``reads_counts`` it takes the sparse count table (:class:`dpcore.counting.count_table.CountTable`)
 in place of the records. ``not_dp(opts)`` returns reasons the
 release is not DP (empty when it is). ``noise_rows(opts, domain, epsilon, m, n, neighbours, definition)``

@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from dpcore.privacy.ledger import Ledger
+from dpcore.estimate.draws import IIDDraw
 from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
 from dpcore.data.domain import Domain
 from dpcore.errors import real_number, whole_number
@@ -211,17 +212,17 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
             eps_round *= definition.halving_factor  # half the noise: ε × 2, or ρ × 4 under zCDP
             annealed += 1
     del answers
-    codes = model.sample(ctx.n_out, rng)
+    draw = IIDDraw(model, ctx.n_out)  # n records from the model, drawn in chunks (post-processing)
     diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
             "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "warnings": []}
-    return codes, diag
+    return draw, diag
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one AIM set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
-    return codes, None, diag
+    draw, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
+    return draw, None, diag
 
 
 def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbours, n: float = 0.0,

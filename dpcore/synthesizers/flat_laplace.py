@@ -18,7 +18,7 @@ from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.measure import sparse_leaves
 from dpcore.measure.margins import preview_row
-from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, cell_codes, check_cells, draw_cells
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, CellDraw, big_count, cell_codes, cell_counts, cell_draw, check_cells
 from dpcore.counting.rows import margin_counts
 from dpcore.counting.count_table import CountTable
 from dpcore.privacy.measurement import Measurement
@@ -75,8 +75,9 @@ def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
 
 
 def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str,
-                   ctx: ReleaseContext) -> np.ndarray:
-    """One set: codes of ``ctx.n_out`` records drawn from the noisy full table. ``X``: records
+                   ctx: ReleaseContext) -> CellDraw:
+    """One set: the draw of ``ctx.n_out`` records from the noisy full table (cell counts drawn
+    now, records dealt in chunks: :mod:`dpcore.estimate.draws`; post-processing). ``X``: records
     (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release).
 
     Above :data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
@@ -98,8 +99,8 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
         live[idx] = False
     noisy[live] += opts.prior / live.sum()
     noisy[~live] = 0.0
-    picked = draw_cells(noisy, ctx.n_out, opts.synthesis, rng)
-    return cell_codes(picked, domain.shape)
+    shape = domain.shape
+    return cell_draw(cell_counts(noisy, ctx.n_out, opts.synthesis, rng), lambda c: cell_codes(c, shape), shape)
 
 
 def _sparse(cells: int, opts: FlatOptions) -> bool:
@@ -109,7 +110,7 @@ def _sparse(cells: int, opts: FlatOptions) -> bool:
     return big and (opts.noise in sparse_leaves.HISTOGRAM_NOISE or cells > opts.max_cells)
 
 
-def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray:
+def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> CellDraw:
     cells = domain.size
     sparse_leaves.check_sparse_noise(opts.noise, where=f"the full cross-tabulation ({big_count(cells)} cells)")
     mech = ctx.definition.count_noise(eps, ctx.neighbours, opts.noise)
@@ -118,13 +119,14 @@ def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> np.ndarray
         subset=f"{cells} cells of the full cross-tabulation (disjoint; empty cells noised as a histogram)")
     table = X if isinstance(X, CountTable) else CountTable.from_codes(X, domain.shape)
     # one charge for every cell: the non-empty cells are noised one by one, the empty ones as a histogram
-    return query.draw(ledger.group(set_label), lambda: sparse_leaves.flat_release(
+    codes, counts = query.draw(ledger.group(set_label), lambda: sparse_leaves.flat_support(
         table, mech, ctx.n_out, rng, prior=opts.prior, synthesis=opts.synthesis,
         structural_zeros=opts.structural_zeros))
+    return CellDraw(codes, counts)
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
-    """Registry adapter: one flat-Laplace set."""
+    """Registry adapter: one flat-Laplace set (its draw)."""
     return synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx), None, {}
 
 

@@ -56,9 +56,10 @@ from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, ResourceError, real_number, whole_number
 from dpcore.estimate.denoise import NOISE_DOMINATED, makepos, noise_ratio, normsub
 from dpcore.estimate.dense_ipf import DenseIPF
+from dpcore.estimate.draws import FixedDraw, IIDDraw
 from dpcore.estimate.estimator import Estimator
 from dpcore.estimate.junction_tree import JunctionTree, JunctionTreeIPF, elimination_cliques
-from dpcore.estimate.record_fit import RecordFit
+from dpcore.estimate.record_fit import FittedRecords, RecordFit
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import NoisyMargin, counts_cells, measure, preview_row
 from dpcore.privacy.definitions import PureDP, ReleaseContext
@@ -319,7 +320,8 @@ def estimator(path: str, opts: IpfOptions, tree: JunctionTree | None, n_out: int
 
 def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
-    """One DP-ipf set at ``eps`` (= ε/m): codes (n, p) and diagnostics.
+    """One DP-ipf set at ``eps`` (= ε/m): its draw (:mod:`dpcore.estimate.draws`: the records
+    are drawn in chunks from the fitted model, post-processing) and diagnostics.
 
     ε-cost: ``eps`` exactly, as |M| sequentially composed margin releases at
     eps/|M| (module docstring). Everything after the noisy margins is post-processing.
@@ -338,11 +340,13 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
         info["shrinkage_mean"] = float(np.mean(info.pop("shrinkage")))
     info["fit"] = path
     diag = dict(info, margins=len(margins), one_way_share=share, warnings=fit_warnings(domain, opts, info, margins))
-    if path == "records":
-        return model.records, diag  # GUM's records are its sample
-    if opts.synthesis == "round":
-        return model.round(ctx.n_out, rng), diag
-    return model.sample(ctx.n_out, rng), diag
+    if path == "records" and isinstance(model, FittedRecords):
+        return FixedDraw(model.records), diag  # GUM's records are its sample
+    if path == "records":  # above the cap: drawn from the fitted records' weighted cells, in chunks
+        return model.draw(ctx.n_out, rng), diag
+    if path == "dense":  # cell counts now, records dealt in chunks
+        return model.draw(ctx.n_out, rng, opts.synthesis), diag
+    return IIDDraw(model, ctx.n_out), diag  # the junction tree's records, drawn in chunks
 
 
 def fit_warnings(domain: Domain, opts: IpfOptions, info: dict, margins: list[NoisyMargin]) -> list[str]:
@@ -375,8 +379,9 @@ def fit_warnings(domain: Domain, opts: IpfOptions, info: dict, margins: list[Noi
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one DP-ipf set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
-    return codes, None, diag
+    draw, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
+    return draw, None, diag
+
 
 
 def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,

@@ -29,6 +29,7 @@ import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
 from dpcore.privacy.ledger import Ledger
+from dpcore.estimate.draws import IIDDraw
 from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
@@ -111,16 +112,16 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     meas += [measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}",
                      definition=ctx.definition) for a, b in edges]
     model, info = JunctionTreeIPF(max_sweeps=opts.fit_sweeps).fit(shape, meas, total)
-    codes = model.sample(ctx.n_out, rng)
+    draw = IIDDraw(model, ctx.n_out)  # n records from the model, drawn in chunks (post-processing)
     diag = {"edges": [[names[a], names[b]] for a, b in edges], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "warnings": []}
-    return codes, diag
+    return draw, diag
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one MST set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
-    return codes, None, diag
+    draw, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
+    return draw, None, diag
 
 
 def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbours, n: float = 0.0,

@@ -67,6 +67,7 @@ import numpy as np
 from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, ResourceError, whole_number
+from dpcore.estimate.draws import IIDDraw
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from dpcore.counting.count_table import CountTable
 from dpcore.measure.margins import preview_row, selection_preview_row
@@ -345,6 +346,19 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class BayesNet:
+    """The fitted network as a model: ``sample(n, rng)`` draws n records by :func:`ancestral_sample`
+    (so a set is drawn in chunks, or in partitions, as :class:`dpcore.estimate.draws.IIDDraw`)."""
+
+    network: list
+    conditionals: list
+    shape: tuple
+
+    def sample(self, n: int, rng) -> np.ndarray:
+        return ancestral_sample(self.network, self.conditionals, self.shape, n, rng)
+
+
 def ancestral_sample(network, conditionals, shape, n: int, rng) -> np.ndarray:
     """n records (codes, (n, d)) drawn attribute by attribute in network order.
 
@@ -370,7 +384,8 @@ def ancestral_sample(network, conditionals, shape, n: int, rng) -> np.ndarray:
 
 def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
-    """One PrivBayes set at ``eps`` (= ε/m): codes (n, d) and diagnostics.
+    """One PrivBayes set at ``eps`` (= ε/m): its draw (n i.i.d. records from the network, drawn
+    in chunks: :class:`dpcore.estimate.draws.IIDDraw`) and diagnostics.
 
     ε-cost: ``eps`` = ε₁ + ε₂: the network (exponential mechanism, replace-one
     neighbours) and the conditionals (noisy counts, replace-one), see the module
@@ -384,7 +399,7 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
     network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"), ctx.neighbours, ctx.definition)
     conds = noisy_conditionals(X, domain, network, opts, eps2, rng, group.group("conditionals"), ctx.neighbours,
                                ctx.definition)
-    codes = ancestral_sample(network, conds, domain.shape, n, rng)
+    draw = IIDDraw(BayesNet(network, conds, tuple(domain.shape)), n)  # sampling: post-processing
     names = domain.names
     sampled = [s["step"] for s in steps if s["sampled"]]
     diag = {
@@ -402,13 +417,14 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
         )
     if not P:
         diag["warnings"].append("the network is forced (d ≤ 2 or d − 1 ≤ k): all of ε went to the conditionals")
-    return codes, diag
+    return draw, diag
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
     """Registry adapter: one PrivBayes set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    codes, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
-    return codes, None, diag
+    draw, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
+    return draw, None, diag
+
 
 
 def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,

@@ -12,7 +12,8 @@ One synthetic set, at budget ε/m:
    node per layer: Δ = 1 under add/remove, 2 under replace); phantoms are not
    noised and the root is the released record count;
 3. make the counts consistent (post-processing, free);
-4. draw n records (``sample``) or round the leaves (``round``) (post-processing).
+4. draw n records (``sample``) or round the leaves (``round``) (post-processing): the leaf
+   counts are drawn at once and the records dealt in chunks (:mod:`dpcore.estimate.draws`).
 
 Privacy: nodes within a layer are disjoint, so each layer costs its ε once
 (parallel composition); layers and selection compose sequentially and adaptively,
@@ -39,7 +40,7 @@ from dpcore.privacy.neighbours import Neighbours
 from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
 from dpcore.measure.selection import sensitivity as utility_sensitivity
 from dpcore.measure.selection import utility as utility_scores
-from dpcore.synthesizers.cells import big_count, draw_cells
+from dpcore.synthesizers.cells import CellDraw, big_count, cell_counts, cell_draw
 from dpcore.measure import sparse_leaves
 from dpcore.counting.rows import rows as count_rows
 from dpcore.counting.rows import weighted_count
@@ -220,7 +221,8 @@ def _sampler(opts) -> str:
 
 def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
-    """One STEPS set of ``ctx.n_out`` records: returns (codes, tree). Charges ``ledger``
+    """One STEPS set of ``ctx.n_out`` records: returns (the set's draw, tree): a
+    :class:`dpcore.estimate.draws.CellDraw` whose records are dealt in chunks. Charges ``ledger``
     for everything spent, at the count sensitivity of ``ctx.neighbours``. ``X``: records
     (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release)."""
     shape, names = domain.shape, tuple(domain.names)
@@ -237,8 +239,9 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     if sparse:
         # same law as below without one entry per leaf cell (dpcore.measure.sparse_leaves)
         table = X if isinstance(X, CountTable) else CountTable.from_codes(X, shape)
-        codes = sparse_leaves.steps_release(tree, table, layers, cg, n_out, opts.consistency, opts.synthesis, rng)
-        return codes, tree
+        codes, counts = sparse_leaves.steps_support(tree, table, layers, cg, n_out, opts.consistency, opts.synthesis,
+                                                    rng)
+        return CellDraw(codes, counts), tree
     counts, leaves = H.count_nodes(tree, X)
     backend = {} if opts.noise_backend == "numpy" else {"backend": opts.noise_backend}
     # the root is the released record count (noisy under add/remove, public under replace)
@@ -256,8 +259,8 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     variances = H.slot_values(tree, var, leaf_var)
     nbar = make_consistent(parents, values, variances, phantom, opts.consistency)
     final = nbar[-1] if tree.has_leaf_layer else nbar[-1][tree.layers[-1].real_slots]
-    cells = draw_cells(final, n_out, opts.synthesis, rng)
-    return H.leaf_codes(tree, cells), tree
+    # the set before its records exist: leaf counts now, records dealt in chunks (post-processing)
+    return cell_draw(cell_counts(final, n_out, opts.synthesis, rng), lambda c: H.leaf_codes(tree, c), shape), tree
 
 
 def leaf_cell_limit(opts: StepsOptions) -> int:
@@ -278,9 +281,10 @@ def sparse_leaf_layer(tree: H.PhantomPaddedTree, opts: StepsOptions) -> bool:
 
 
 def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):
-    """Registry adapter: one STEPS set."""
-    codes, tree = synthesize_set(X, domain, opts, alloc, rng, ledger, label, ctx)
-    return codes, tree, {}
+    """Registry adapter: one STEPS set (its draw, the tree, no diagnostics)."""
+    draw, tree = synthesize_set(X, domain, opts, alloc, rng, ledger, label, ctx)
+    return draw, tree, {}
+
 
 
 def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
