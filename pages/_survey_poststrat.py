@@ -9,11 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.manifest_summary import epsilon_phrase
+from dpcore.studio.survey import poststrat_epsilon, poststrat_release
 from dpcore.studio.survey_book import POSTSTRAT
 from pages import _common as ui
 from pages import _survey_book as book
 from pages import _survey_session as session
-from pages._survey_state import (CPS_WEIGHTED, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat, parse_totals, poststrat_release, read_totals_file, read_upload_cached, show_ledger)
+from pages._survey_state import (CPS_WEIGHTED, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat, parse_totals, read_totals_file, read_upload_cached, show_ledger)
 
 s = st.session_state
 #: the CPS demo file as the budget book names it
@@ -216,7 +217,7 @@ def render() -> None:
         if not ps_problems and gamma <= 3:
             st.warning(f"γ = {gamma:g} ≤ 3: the weighted count's noise has **infinite variance** — single "
                        "releases can be far off. γ = 4 gives unit variance.", icon=":material/error:")
-        total_eps = (eps_select or 0.0) + (eps_table or 0.0) + float(e3)
+        total_eps = poststrat_epsilon(eps_select, eps_table, e3)
         ps_key = json.dumps([source, cols, {c: list(v) for c, v in cands.items()}, query_label, eps_select,
                              eps_table, e3, gamma, g_lo, g_hi, weights, int(mask.sum()),
                              totals_df.to_csv(index=False)], default=str)

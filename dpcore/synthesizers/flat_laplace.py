@@ -16,7 +16,7 @@ import numpy as np
 from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, real_number, whole_number
-from dpcore.measure import sparse_leaves
+from dpcore.synthesizers import sparse_leaves
 from dpcore.measure.margins import preview_row
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, CellDraw, big_count, cell_codes, cell_counts, cell_draw, check_cells
 from dpcore.counting.rows import margin_counts
@@ -80,7 +80,7 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     now, records dealt in chunks: :mod:`dpcore.estimate.draws`; post-processing). ``X``: records
     (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release).
 
-    Above :data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
+    Above :data:`dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
     sparse path releases the same distribution from the non-empty cells, the empty cells'
     noise drawn as its exact histogram; its ledger charge names that sampler
     (docs/sparse-leaves.md)."""
