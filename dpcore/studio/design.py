@@ -164,20 +164,36 @@ def comparator_call(design: dict, name: str, main_opts: dict) -> dict:
     design's own choices for that method where it has any, under the same privacy options; a
     STEPS variant keeps the design's layers."""
     opts = {**method_options(design, name), **privacy_options(design)}
-    if REGISTRY[name].hierarchical:
+    spec = REGISTRY[name]
+    if spec.hierarchical:
         opts.pop("order", None)
         layers = main_opts.get("layers") or len(main_opts.get("order") or []) or int(design.get("L", 2))
         opts["layers"] = int(layers)
         alloc = design.get("allocation", "half")
         if isinstance(alloc, str) and alloc != "custom":
             opts["allocation"] = alloc
-        if name != "uh_random":
-            opts["r"] = float(design.get("r", 0.1))
-            if name == "steps":
-                opts["select"] = "mosda"
-        else:
+        if spec.tree_select == "random":  # a random tree spends nothing on selection: no share r, no utility
             opts.pop("utility", None)
+        else:
+            opts["r"] = float(design.get("r", 0.1))
+            if spec.tree_select is None:  # plain STEPS is compared with its private selection, MoSDA
+                opts["select"] = "mosda"
     return opts
+
+
+def comparison_choices(design: dict, method: str, main_opts: dict, problems=()) -> dict[str, tuple[str, dict]]:
+    """The releases a sweep can compare, by label: the design's own (when it has no problems) first,
+    then every registered method with :func:`comparator_call`'s options (the design's method again
+    only when the design fixed an order, i.e. differs from its comparator)."""
+    choices: dict[str, tuple[str, dict]] = {}
+    if not problems:
+        choices[method_label(method, main_opts)] = (method, main_opts)
+    for name in REGISTRY:
+        if name == method and not main_opts.get("order"):
+            continue
+        opts = comparator_call(design, name, main_opts)
+        choices.setdefault(method_label(name, opts), (name, opts))
+    return choices
 
 
 def method_label(method: str, opts: dict) -> str:

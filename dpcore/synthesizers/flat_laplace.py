@@ -29,6 +29,12 @@ from dpcore.synthesizers.options import max_cells_option, noise_option, synthesi
 from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, empty_share_warning, flat_empty_share, noise_row
 
+#: What the method does, in one or two plain sentences (the Design page and the method adviser).
+SUMMARY = (
+    "Adds noise to every cell of the full cross-tabulation and draws records from it: only "
+    "sensible when the table has few cells per record."
+)
+
 
 @dataclass(frozen=True)
 class FlatOptions:
@@ -152,4 +158,4 @@ def preview_plan(opts: FlatOptions, domain: Domain, per_set: float, nb, n: float
     if definition.name != "pure":
         return {}
     share = flat_empty_share(domain.size, float(n), definition.count_noise(per_set, nb, opts.noise).scale, opts.prior)
-    return {"empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, "flat_laplace")}
+    return {"empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, more="method='steps', ")}

@@ -48,6 +48,13 @@ from dpcore.counting.count_table import CountTable
 from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 
+#: What the method does, in one or two plain sentences (the Design page and the method adviser).
+SUMMARY = (
+    "Splits the table into a tree of attributes (layers) and adds noise to every node's count; "
+    "its last layer holds every cell of the full table, so on tables with many cells per record "
+    "most of that layer's counts are noise."
+)
+
 
 def n_selection_layers(opts: StepsOptions, p: int) -> int:
     """Layers whose split is a real (non-forced) private choice: min(L, p−1)."""
