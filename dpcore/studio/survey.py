@@ -24,14 +24,12 @@ from dpcore.errors import OptionError
 from dpcore.survey import context as C
 
 __all__ = [
-    "IMPUTATION_METHODS", "parts_of", "release_imputed", "exact_on", "imputation_context", "poststrat_release",
+    "parts_of", "release_imputed", "imputation_context", "poststrat_release",
     "poststrat_epsilon", "synthetic_marginal_release", "imputation_problems", "infinite_variance_warning",
-    "context_grid", "SMOOTH_MIN_PER_PART", "FINITE_VARIANCE_PER_PART",
+    "context_grid", "SMOOTH_MIN_PER_PART", "FINITE_VARIANCE_PER_PART", "LN2",
 ]
 
 LN2 = math.log(2.0)
-#: The imputation tab's release methods (``global`` is the thesis's NOT-DP comparator).
-IMPUTATION_METHODS = ("smooth", "ignore", "global")
 
 
 def parts_of(query: str, method: str, public_size: bool) -> int:
@@ -69,7 +67,7 @@ def release_imputed(imp, query: str, method: str, eps: float, rng, *, bounds, wh
     return I.release_variance(imp, eps, rng, bounds=bounds, where=where, size=size)
 
 
-def exact_on(values: pd.Series, mask: np.ndarray, query: str, bounds, threshold) -> float:
+def _exact_on(values: pd.Series, mask: np.ndarray, query: str, bounds, threshold) -> float:
     """The non-private value of the query on imputed values (curator only, NOT DP)."""
     if query == "count":
         return float((mask & (pd.to_numeric(values, errors="coerce") < threshold).to_numpy()).sum())
@@ -92,7 +90,7 @@ def imputation_context(pop: pd.DataFrame, full_imputed, impute: Callable, where:
 
     def estimator(sample):
         imp = impute(sample.drop(columns=[C.WEIGHT], errors="ignore"))
-        return scale * exact_on(imp.values, where(sample.reset_index(drop=True)), query, bounds, threshold)
+        return scale * _exact_on(imp.values, where(sample.reset_index(drop=True)), query, bounds, threshold)
 
     def release(sample, eps, rng):
         imp = impute(sample.drop(columns=[C.WEIGHT], errors="ignore"))
@@ -101,7 +99,7 @@ def imputation_context(pop: pd.DataFrame, full_imputed, impute: Callable, where:
                               public_size=public_size)
         return scale * float(rel.value)
 
-    truth = exact_on(full_imputed.values, where(pop), query, bounds, threshold)
+    truth = _exact_on(full_imputed.values, where(pop), query, bounds, threshold)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: the page warns about it
         return C.noise_in_context(pop, C.Design(rate), None, list(eps_grid), reps, np.random.default_rng(seed),
@@ -156,8 +154,8 @@ def synthetic_marginal_release(where: Callable, *, method: str = "steps", scale:
 SMOOTH_MIN_PER_PART = 2 * LN2
 FINITE_VARIANCE_PER_PART = 4 * LN2
 #: The simulation's ε grid: multiples of ln 2 per part for the smooth release, plain values otherwise.
-SMOOTH_GRID_LN2 = (2, 3, 4.5, 6, 10, 16)
-PLAIN_GRID = (0.5, 1.0, 2.0, 4.0, 8.0)
+_SMOOTH_GRID_LN2 = (2, 3, 4.5, 6, 10, 16)
+_PLAIN_GRID = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def imputation_problems(eps, parts: int, *, method: str, query: str, lo: float, hi: float, match) -> list[str]:
@@ -191,7 +189,7 @@ def infinite_variance_warning(eps: float, parts: int, method: str) -> str | None
 
 def context_grid(method: str, parts: int, eps: float | None) -> list[float]:
     """The simulation's ε grid, with the release's own ε added when given (None: not valid)."""
-    grid = [parts * g * LN2 for g in SMOOTH_GRID_LN2] if method == "smooth" else list(PLAIN_GRID)
+    grid = [parts * g * LN2 for g in _SMOOTH_GRID_LN2] if method == "smooth" else list(_PLAIN_GRID)
     if eps is not None and all(abs(g - eps) > 1e-3 * eps for g in grid):
         grid = sorted(grid + [float(eps)])
     return grid

@@ -88,10 +88,10 @@ def leaf_empty_share(block_cells: np.ndarray, n: float, scale: float, consistenc
 
 
 #: What else helps a hierarchical release (STEPS's leaf layer) whose records come mostly from empty cells.
-MORE_LAYERS = "more layers (fewer cells per leaf block), "
+_MORE_LAYERS = "more layers (fewer cells per leaf block), "
 
 
-def empty_share_warning(share: float, more: str = MORE_LAYERS) -> str | None:
+def empty_share_warning(share: float, more: str = _MORE_LAYERS) -> str | None:
     """Plain words when more than half the synthetic records are expected from empty cells; ``more``:
     what else helps this method (given by the method: flat Laplace suggests STEPS instead)."""
     if share <= WARN_ABOVE:
