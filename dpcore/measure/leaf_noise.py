@@ -78,40 +78,6 @@ def empty_histogram(n_empty: np.ndarray, mech: HistogramNoise, rng: np.random.Ge
     """Noise values of the empty cells of each block, as (block, k, multiplicity) triples.
 
     ``n_empty[b]`` cells of block b each get an i.i.d. draw of ``mech``; returned is the
-    histogram of those draws (module docstring, step 1), drawn exactly by the mechanism's
-    ``sample_histogram`` (:meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram`,
-    :meth:`dpcore.privacy.gaussian.DiscreteGaussian.sample_histogram`; docs/sparse-leaves.md). Refuses a
-    histogram wider than :data:`MAX_HISTOGRAM_VALUES` values per block.
-    """
-    n_empty = np.asarray(n_empty, dtype=np.int64)
-    if len(n_empty) and n_empty.max() > 0:
-        T = mech.histogram_cutoff(int(n_empty.max()))
-        if 2 * T + 1 > MAX_HISTOGRAM_VALUES:
-            raise OptionError(
-                f"the noise scale {mech.scale:.3g} is too large for the sparse leaf layer ({2 * T + 1:,} noise values "
-                "per block); use a larger epsilon or fewer cells per leaf block (more layers, fewer attributes)"
-            )
-    return mech.sample_histogram(n_empty, rng)
-
-
-def _noisy_items(block_of_row: np.ndarray, counts: np.ndarray, n_cells: np.ndarray, mech, rng) -> Items:
-    """Non-empty cells (noised individually by the mechanism's sampler) and the empty cells'
-    histogram, per block."""
-    nonempty = np.bincount(block_of_row, minlength=len(n_cells)).astype(np.int64)
-    noisy = counts.astype(np.int64) + np.asarray(mech.sample(rng, len(counts)), dtype=np.int64)
-    hb, hk, hm = empty_histogram(n_cells - nonempty, mech, rng)
-    return Items(
-        block=np.concatenate([block_of_row.astype(np.int64), hb]),
-        value=np.concatenate([noisy, hk]).astype(float),
-        mult=np.concatenate([np.ones(len(counts), np.int64), hm]),
-        row=np.concatenate([np.arange(len(counts), dtype=np.int64), np.full(len(hb), -1, np.int64)]),
-    )
-
-
-def empty_histogram(n_empty: np.ndarray, mech: HistogramNoise, rng: np.random.Generator):
-    """Noise values of the empty cells of each block, as (block, k, multiplicity) triples.
-
-    ``n_empty[b]`` cells of block b each get an i.i.d. draw of ``mech``; returned is the
     histogram of those draws (module docstring), drawn exactly by the mechanism's
     ``sample_histogram`` (:meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram`,
     :meth:`dpcore.privacy.gaussian.DiscreteGaussian.sample_histogram`; docs/sparse-leaves.md). Refuses a

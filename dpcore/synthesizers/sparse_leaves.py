@@ -63,7 +63,7 @@ from dpcore.estimate.consistency import make_consistent, posterior_variances
 from dpcore.measure.leaf_noise import (
     HISTOGRAM_NOISE, MAX_HISTOGRAM_VALUES, HistogramNoise, Items, check_sparse_noise, empty_histogram, noisy_items,
 )
-from dpcore.synthesizers.hierarchy import record_ranks, slot_values
+from dpcore.synthesizers.hierarchy import record_ranks, slot_values, upper_slot_structure
 
 __all__ = [
     "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
@@ -353,19 +353,6 @@ def _shuffled(codes: np.ndarray, count: np.ndarray, rng) -> np.ndarray:
     return rec
 
 
-def _upper_slot_structure(tree):
-    """Slot parents and phantom masks of layers 0..L (:func:`dpcore.synthesizers.hierarchy.slot_structure`
-    without the leaf layer)."""
-    parents, phantom = [None], []
-    for k, lay in enumerate(tree.layers):
-        ph = np.ones(lay.n_slots, dtype=bool)
-        ph[lay.real_slots] = False
-        phantom.append(ph)
-        if k > 0:
-            parents.append(tree.layers[k - 1].real_slots[np.arange(lay.n_slots) // tree.b])
-    return parents, phantom
-
-
 def steps_release(tree, table: CountTable, layers: list, ledger, n_out: int, consistency: str, synthesis: str,
                   rng: np.random.Generator) -> np.ndarray:
     """:func:`steps_support`'s records (n_out, p), in random order (the set as one chunk)."""
@@ -404,7 +391,7 @@ def steps_support(tree, table: CountTable, layers: list, ledger, n_out: int, con
     # one charge for every leaf cell: non-empty cells noised one by one, empty ones as a histogram
     items = layers[-1].draw(ledger, lambda: noisy_items(block_of_row, table.counts, n_cells, leaf, rng))
     S = block_summaries(items, B)
-    parents, phantom = _upper_slot_structure(tree)
+    parents, phantom = upper_slot_structure(tree)
     last = tree.layers[-1]
     parents.append(last.real_slots)  # one pseudo-leaf per block
     phantom.append(np.zeros(B, dtype=bool))
@@ -431,7 +418,7 @@ def posterior_variances_blocks(tree, real_var: list, leaf_variance: float) -> li
     P = σ² + (P_v − M_b σ²)/M_b² (gain 1/M_b), P_v its layer-L node's.
     """
     M = np.diff(tree.leaf_offsets).astype(float)
-    parents, _ = _upper_slot_structure(tree)
+    parents, _ = upper_slot_structure(tree)
     last = tree.layers[-1]
     parents.append(last.real_slots)
     post = posterior_variances(parents, slot_values(tree, real_var, M * leaf_variance))
