@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.manifest_summary import epsilon_phrase
-from dpcore.studio.survey import poststrat_epsilon, poststrat_release
+from dpcore.studio.survey import poststrat_epsilon, poststrat_parts, poststrat_release, selects_bins
 from dpcore.studio.survey_book import POSTSTRAT
 from pages import _common as ui
 from pages import _survey_book as book
@@ -154,7 +154,7 @@ def render() -> None:
             query_label = expr
             wr_default = (1.0, 10000.0)
 
-        multi = any(len(v) > 1 for v in cands.values())
+        multi = selects_bins(cands)
         st.markdown("**Privacy budget**")
         c1, c2, c3, c4 = st.columns(4)
         e1 = c1.number_input(
@@ -191,8 +191,7 @@ def render() -> None:
             help="Largest base weight the design allows (public). Every base weight in the file must lie in "
                  "[G', G]; a wider range means more noise.")
 
-        eps_select = float(e1) if multi else None
-        eps_table = float(e2) if len(cols) >= 2 else None
+        eps_select, eps_table, _ = poststrat_parts(e1, e2, e3, candidates=cands, columns=cols)
         ps_problems = []
         from dpcore.privacy.ledger import check_epsilon
         from dpcore.errors import DPCoreError

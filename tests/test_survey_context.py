@@ -100,3 +100,7 @@ def test_the_survey_pages_epsilon_arithmetic():
     assert S.context_grid("ignore", 1, 3.0) == [0.5, 1.0, 2.0, 3.0, 4.0, 8.0]
     assert S.context_grid("ignore", 1, 2.0) == [0.5, 1.0, 2.0, 4.0, 8.0]  # already on the grid
     assert S.poststrat_epsilon(None, 0.2, 1.5) == pytest.approx(1.7)
+    one, two = {"agegr": ["a"]}, {"agegr": ["a", "b"], "sex": ["s"]}
+    assert S.poststrat_parts(0.3, 0.2, 1.0, candidates=one, columns=["agegr"]) == (None, None, 1.0)
+    assert S.poststrat_parts(0.3, 0.2, 1.0, candidates=two, columns=["agegr", "sex"]) == (0.3, 0.2, 1.0)
+    assert not S.selects_bins(one) and S.selects_bins(two)

@@ -25,7 +25,7 @@ from dpcore.survey import context as C
 
 __all__ = [
     "parts_of", "release_imputed", "imputation_context", "poststrat_release",
-    "poststrat_epsilon", "synthetic_marginal_release", "imputation_problems", "infinite_variance_warning",
+    "poststrat_epsilon", "poststrat_parts", "selects_bins", "synthetic_marginal_release", "imputation_problems", "infinite_variance_warning",
     "context_grid", "SMOOTH_MIN_PER_PART", "FINITE_VARIANCE_PER_PART", "LN2",
 ]
 
@@ -104,6 +104,20 @@ def imputation_context(pop: pd.DataFrame, full_imputed, impute: Callable, where:
         warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: the page warns about it
         return C.noise_in_context(pop, C.Design(rate), None, list(eps_grid), reps, np.random.default_rng(seed),
                                   release=release, estimator=estimator, truth=truth)
+
+
+def poststrat_parts(e1, e2, e3, *, candidates: dict, columns) -> tuple[float | None, float | None, float]:
+    """The ε of each part of a post-stratified release that runs (None: the part does not run and
+    spends nothing): ε₁ only when some column has several candidate sets of bins to choose from
+    (:func:`selects_bins`), ε₂ only with two or more columns (the noisy join table IPF rakes), ε₃
+    always (the weighted count)."""
+    return (float(e1) if selects_bins(candidates) else None, float(e2) if len(columns) >= 2 else None,
+            float(e3))
+
+
+def selects_bins(candidates: dict) -> bool:
+    """Whether the bins are chosen privately (ε₁ spent): some column has more than one candidate set."""
+    return any(len(v) > 1 for v in candidates.values())
 
 
 def poststrat_epsilon(eps_select: float | None, eps_table: float | None, eps_count: float) -> float:
