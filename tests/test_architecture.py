@@ -6,7 +6,9 @@
   (no ``_name``, no ``dpcore.x._private`` module, no CLI module);
 * only the privacy layer writes ledger charges; synthesizers never import each other;
 * estimators (``dpcore/estimate``) import no privacy layer, counting or data reader;
-* every module imports only its own layer or lower ones (no known crossings left).
+* every module imports only its own layer or lower ones (no known crossings left);
+* the app's own modules (app.py, pages/*.py) import each other in no circle;
+* no module outside a method's own names the method (per-method facts are registry fields).
 """
 from __future__ import annotations
 
