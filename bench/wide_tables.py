@@ -13,7 +13,7 @@ Cases:
   (discrete Gaussian counts; the sparse path draws the empty cells' Gaussian histogram);
 * ``cross:<method>:<path>:<log2 cells>``: 2000 rows over a table of 2^k cells (k/2 + k/2 bits
   in two attributes plus 3 small ones), m = 1, dense or sparse path forced through
-  ``dpcore.measure.sparse_leaves.SPARSE_ABOVE``: where the sparse path starts to win.
+  ``dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE``: where the sparse path starts to win.
 * ``boot64k:<method>``: a 64,600-row bootstrap (seed 0) of ``cps_voter_wide``'s first 15
   attributes, ε = 1, m = 5, defaults of the method;
 * ``s7:ipf``, ``cps_shaped:ipf``: SD2011 S7 and ``bench/cps_data.cps_shaped()`` (44,821 × 15),
@@ -94,7 +94,7 @@ def _data(kind: str, log2: int = 0):
 
 def run_case(name: str) -> dict:
     import dpcore
-    from dpcore.measure import sparse_leaves
+    from dpcore.synthesizers import sparse_leaves
 
     parts = name.split(":")
     kind, method = parts[0], parts[1]

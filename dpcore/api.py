@@ -408,7 +408,7 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         "count_epsilon_per_layer": list(alloc.counts), "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
         "neighbours": nb.notion, "record_count_epsilon": budget - eps_sets,
-        "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, method),
+        "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share),
         **_definition_plan(definition, budget),
     }
     return Preview(tree, table, plan, pd.DataFrame(sel_rows) if sel_rows else None, counts)

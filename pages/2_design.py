@@ -135,8 +135,7 @@ with left:
                                                                 "method by name to fix it."))
         cfg["release_method"] = s["w_release_method"]
         method_now = ui.resolved_method(dom)
-        family = "steps" if method_now in ("steps", "steps_lesda", "uh_random") else method_now
-        st.caption(adviser.WHAT.get(family, "") + " " + gl.method_link(method_now))
+        st.caption(REGISTRY[method_now].summary + " " + gl.method_link(method_now))
         hierarchical = REGISTRY[method_now].hierarchical
         if not hierarchical:  # every option of the method, from its schema (STEPS's are in its sections below)
             _options.option_widgets(cfg, method_now)

@@ -20,7 +20,7 @@ import streamlit as st
 import dpcore
 import dpcore.metrics as metrics
 from dpcore.metrics.evaluate import domain_cells
-from dpcore.studio import adviser, jobs
+from dpcore.studio import adviser, design, jobs
 from dpcore.studio.report import RAW_BANNER, figures_html
 from pages import _common as ui
 from pages import _glossary as gl
@@ -48,14 +48,7 @@ FULL_EPS, FULL_REPS = [0.1, 0.5, 1.0, 2.0, 5.0], 3
 # --------------------------------------------------------------------------- controls
 
 method, main_opts, problems = ui.design_call(dom)
-choices = {}
-if not problems:
-    choices[ui.method_label(method, main_opts)] = (method, main_opts)
-for name in ui.methods():
-    if name == method and not main_opts.get("order"):
-        continue
-    copts = ui.comparator_call(name, main_opts, dom)
-    choices.setdefault(ui.method_label(name, copts), (name, copts))
+choices = design.comparison_choices(cfg, method, main_opts, problems)
 
 
 def _default_methods(labels: list[str]) -> list[str]:
@@ -129,18 +122,7 @@ running = bool(job and not job.finished)
 
 
 def start_sweep() -> jobs.Job:
-    data = ui.work_df()
-    run = dict(params)
-
-    def work(j: jobs.Job):
-        return sweep_fn(data, methods=[(lab, m, o) for lab, m, o in run["methods"]], epsilons=run["epsilons"],
-                        reps=run["reps"], measures=tuple(run["measures"]), domain=dom, sets=run["sets"],
-                        specks_model=run["specks_model"], cancel=j.cancel_event,
-                        progress=lambda done, total, msg="", *a, **k: j.report(done, total, str(msg)))
-
-    prior = s.get("_sweep_seconds_per_run")
-    j = jobs.start("sweep", work, total=max(n_runs, 1), expected_seconds=prior * n_runs if prior else None,
-                   info={"key": pkey})
+    j = jobs.start_sweep(ui.work_df(), dom, dict(params), key=pkey, seconds_per_run=s.get("_sweep_seconds_per_run"))
     s["sweep_job"] = j
     return j
 
@@ -169,15 +151,11 @@ if running:
                     "You can open other pages meanwhile; the sweep goes on and its charts appear here.",
                     "Cancelling after the release in progress …")
 
-if job and job.finished and not job.info.get("collected"):
-    job.info["collected"] = True
-    if job.state == jobs.DONE and job.result is not None:
-        res = job.result
-        if not res.attrs.get("cancelled"):
-            cache[job.info["key"]] = res
-        s["sweep_last"] = res
-        if res.attrs.get("done"):
-            s["_sweep_seconds_per_run"] = job.elapsed() / max(res.attrs["done"], 1)
+collected = jobs.collect_sweep(job, cache) if job else None
+if collected:
+    s["sweep_last"], per_run = collected
+    if per_run:
+        s["_sweep_seconds_per_run"] = per_run
 if job and job.finished and job.state == jobs.DONE and job.result is not None and job.result.attrs.get("cancelled"):
     st.warning(f"Sweep cancelled after {job.result.attrs.get('done', 0)} of {job.result.attrs.get('total', '?')} "
                "releases" + (": the charts show the partial results." if len(job.result) else "."),

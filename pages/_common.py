@@ -21,6 +21,7 @@ from pages._charts import NOT_DP_RED, OKABE_ITO, PHANTOM_GREY  # noqa: F401
 from pages._state import *  # noqa: F401,F403
 from pages._state import (ASSETS, DEFAULT_CFG, DEFAULT_DEMO, DEMOS, MAX_UPLOAD_MB, MODES, NEIGHBOURS,  # noqa: F401
                           ROOT, _read_table_cached)
+from pages._session import init_state, load_demo, set_data  # noqa: F401 - the pages call them as ui.<name>
 
 log = logging.getLogger("dpcore.app")
 

@@ -41,9 +41,10 @@ def terms_line(*keys: str) -> None:
 
 
 def method_link(method: str, label: str = "More about this method") -> str:
-    """A link to a release method's glossary entry (method names as in dpcore.synthesizers)."""
-    family = "steps" if method in ("steps_lesda", "uh_random") else method
-    return link({"ipf": "dp-ipf", "flat_laplace": "flat-laplace"}.get(family, family), label)
+    """A link to a release method's glossary entry (the registry's ``glossary``, dpcore.synthesizers)."""
+    from dpcore.synthesizers import REGISTRY
+
+    return link(REGISTRY[method].glossary, label)
 
 
 #: glossary entries of the options whose entry is not named after the option

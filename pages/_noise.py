@@ -115,8 +115,8 @@ def adviser_panel(dom: dpcore.Domain, method: str, opts: dict) -> adviser.Advice
     figures bench/RESULTS.md measured on the comparable table."""
     c = state.cfg()
     n, source, curator_only = record_count(dom)
-    family = "steps" if method in ("steps", "steps_lesda", "uh_random") else method
-    options = {family: _options(opts)} if family in adviser.METHODS and method in adviser.METHODS else {}
+    # the design's options reach the adviser for the methods it lists (a STEPS variant is advised as STEPS)
+    options = {method: _options(opts)} if method in adviser.METHODS else {}
     adv = _advice(dom.to_json(), float(c["epsilon"]), int(c["m"]), n, curator_only, c.get("neighbours", "add_remove"),
                   json.dumps(options, sort_keys=True))
     with st.container(border=True, key="adviser_panel"):

@@ -18,7 +18,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.errors import DPCoreError
-from dpcore.studio import design
+from dpcore.studio import adviser, design
 
 log = logging.getLogger("dpcore.app")
 
@@ -47,8 +47,7 @@ DEFAULT_CFG: dict[str, Any] = design.new_design()
 #: The methods a curator can release with, as the Design page lists them: the adviser's pick for the
 #: table first ("auto", decided from public facts only), then each method by name. What each does,
 #: and what was measured on tables like this one, comes from dpcore.studio.adviser.
-RELEASE_METHODS = {"auto": "Recommended for this table", "aim": "AIM", "mst": "MST", "ipf": "DP ipf",
-                   "privbayes": "PrivBayes", "steps": "STEPS", "flat_laplace": "Flat Laplace"}
+RELEASE_METHODS = {"auto": "Recommended for this table", **adviser.NAMES_OFFERED}
 
 NEIGHBOURS = {
     "add_remove": "Add or remove one person's record (the record count stays private)",
@@ -63,22 +62,6 @@ def ss() -> Any:
     return st.session_state
 
 
-def init_state() -> None:
-    """First load of a session: the workspace's saved state, else the S7 demo and the default design."""
-    from pages import _imports, _workspace
-
-    _imports.through_app()  # the first run after a start, opened on a page's address: rerun through app.py
-    s = st.session_state
-    _workspace.open_session()
-    if "cfg" not in s:
-        s["cfg"] = json.loads(json.dumps(DEFAULT_CFG))
-    if "raw_df" not in s:
-        try:
-            load_demo(DEFAULT_DEMO)
-        except DPCoreError as exc:  # assets missing: the Data page will say so
-            s["load_error"] = str(exc)
-
-
 def cfg() -> dict:
     return st.session_state["cfg"]
 
@@ -91,8 +74,9 @@ def data_hash(df: pd.DataFrame) -> str:
     return h.hexdigest()[:16]
 
 
-def set_data(df: pd.DataFrame, name: str) -> None:
-    """Replace the session's table; forget everything derived from the previous one."""
+def reset_data(df: pd.DataFrame, name: str) -> None:
+    """Replace the session's table; forget everything derived from the previous one (the workspace is
+    told by :func:`pages._session.set_data`, which calls this)."""
     s = st.session_state
     s["raw_df"] = df
     s["data_name"] = name
@@ -110,9 +94,6 @@ def set_data(df: pd.DataFrame, name: str) -> None:
     if c is not None:
         c["layers"] = [[] for _ in range(max(1, int(c.get("L", 2))))]
         c["custom_weights"] = []
-    from pages import _workspace
-
-    _workspace.on_table_loaded(df, name)  # the workspace remembers it (and the budget book charges it)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -120,10 +101,6 @@ def _read_table_cached(path: str) -> pd.DataFrame:
     from dpcore.data.io import read_table
 
     return read_table(path)
-
-
-def load_demo(name: str) -> None:
-    set_data(_read_table_cached(str(DEMOS[name])), name)
 
 
 def read_upload(data: bytes, name: str) -> pd.DataFrame:
@@ -275,20 +252,6 @@ def noised_layers(dom: dpcore.Domain) -> tuple[int, bool]:
 normalised_weights = design.normalised_weights
 
 
-def comparator_call(name: str, main_opts: dict, dom: dpcore.Domain | None = None) -> dict:
-    """Options for a method compared beside the design's release (dpcore.studio.design)."""
-    return design.comparator_call(cfg(), name, main_opts)
-
-
-def methods() -> list[str]:
-    try:
-        from dpcore.synthesizers import REGISTRY
-
-        return list(REGISTRY)
-    except Exception:  # noqa: BLE001
-        return list(dpcore.METHODS)
-
-
 method_label = design.method_label
 
 
@@ -317,18 +280,9 @@ def is_margin_preview(pv) -> bool:
     return isinstance(pv, dpcore.MarginPreview)
 
 
-def run_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):
-    """Spend ε: not cached, every click is a fresh release with fresh randomness. Recorded in the
-    workspace's budget book (refused over the table's cap before anything is spent)."""
-    from pages import _workspace
-
-    run = release_call(dom, method, opts, epsilon, sets, seed)
-    return _workspace.recorded_release(run, method, epsilon, opts.get("neighbours", "add_remove"), opts.get("delta"))
-
-
 def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):
     """``run(progress=None)``: the release of the current table, named for its manifest. It reads the
-    session now, so a job thread may call it later (pages/_jobs.py)."""
+    session now, so a job thread may call it later (pages/_jobs.py records it in the budget book)."""
     df = work_df()
     opts = dict(opts, **dp_bins_options(dom))
     name, fp = st.session_state.get("data_name"), st.session_state.get("table_fp")

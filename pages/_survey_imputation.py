@@ -15,7 +15,9 @@ from dpcore.studio.survey_book import IMPUTATION
 from pages import _common as ui
 from pages import _survey_book as book
 from pages import _survey_session as session
-from pages._survey_state import (DEFAULT_MATCH, IMPUTE_RULES, LN2, METHODS, SD2011, cached_context, cached_impute, load_sd2011, parts_of, release_once, show_ledger)
+from dpcore.studio.survey import (LN2, context_grid, imputation_problems, infinite_variance_warning, parts_of,
+                                  release_imputed)
+from pages._survey_state import (DEFAULT_MATCH, IMPUTE_RULES, METHODS, SD2011, cached_context, cached_impute, load_sd2011, show_ledger)
 
 s = st.session_state
 #: the table the imputation tab reads, as the budget book names it
@@ -102,28 +104,12 @@ def render() -> None:
                             "sensitivity of imputation is unbounded). Comparator only — never publish it.")
 
         parts = parts_of(query, method, public_size)
-        problems = []
-        if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
-            problems.append(f"ε must be a finite number greater than 0; got {eps!r}.")
-        elif method == "smooth" and eps / parts < 2 * LN2 * (1 - 1e-12):
-            split = f" (split into {parts} equal parts, ε/{parts} = {eps / parts:.4g} each)" if parts > 1 else ""
-            problems.append(
-                f"ε = {eps:g}{split} is too small for the smooth-sensitivity release: it is only proven DP for "
-                f"ε ≥ 2 ln 2 ≈ {2 * LN2:.4f} per part, so this needs ε ≥ {parts * 2 * LN2:.4f}. Raise ε, "
-                "or use the 'ignore missing' Laplace baseline. Nothing was released.")
-        if query != "count" and not hi > lo:
-            problems.append(f"The upper bound ({hi:g}) must be above the lower bound ({lo:g}).")
-        if query == "variance" and method != "smooth":
-            problems.append("A variance is only released with the smooth-sensitivity method (Cor 6.4.9).")
-        if not match:
-            problems.append("Choose at least one matching attribute.")
+        problems = imputation_problems(eps, parts, method=method, query=query, lo=lo, hi=hi, match=match)
         for p in problems:
             st.error(p, icon=":material/warning:")
-        if not problems and method == "smooth" and eps / parts <= 4 * LN2:
-            st.warning(f"ε per part = {eps / parts:.4g} ≤ 4 ln 2 ≈ {4 * LN2:.4f}: the generalized Cauchy noise "
-                       f"(γ = {1 + eps / parts / (2 * LN2):.3g} ≤ 3) has **infinite variance** — single releases "
-                       "can be far off. Use ε > " + f"{parts * 4 * LN2:.4f} for finite variance.",
-                       icon=":material/error:")
+        warning = None if problems else infinite_variance_warning(eps, parts, method)
+        if warning:
+            st.warning(warning, icon=":material/error:")
 
         levels = {c: SD2011_LEVELS[c] for c in match if c in SD2011_LEVELS}
         levels_json = json.dumps(levels, sort_keys=True)
@@ -144,8 +130,8 @@ def render() -> None:
                 def run():
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: warned on the page
-                        return release_once(imp, query, method, float(eps), np.random.default_rng(), bounds=(lo, hi),
-                                            where=where, threshold=threshold, public_size=public_size)
+                        return release_imputed(imp, query, method, float(eps), np.random.default_rng(), bounds=(lo, hi),
+                                               where=where, threshold=threshold, public_size=public_size)
 
                 # charged to SD2011's budget book: refused over its cap before any randomness
                 rel, entry = book.recorded(run, table, epsilon=float(eps), method=IMPUTATION,
@@ -210,13 +196,7 @@ def render() -> None:
         rate = float(c2.select_slider("Sampling rate", [0.05, 0.1, 0.2, 0.3, 0.5], value=0.2, key="sv_rate",
                                       help="Share of the population in each sample (public design). Smaller "
                                            "samples: more sampling noise and more DP noise per estimate."))
-        if method == "smooth":
-            base = [2, 3, 4.5, 6, 10, 16]
-            grid = [parts * g * LN2 for g in base]
-        else:
-            grid = [0.5, 1.0, 2.0, 4.0, 8.0]
-        if not problems and all(abs(g - eps) > 1e-3 * eps for g in grid):
-            grid = sorted(grid + [float(eps)])
+        grid = context_grid(method, parts, None if problems else float(eps))
         c3.caption("ε grid: " + ", ".join(f"{g:.3g}" for g in grid) + (" (multiples of ln 2)" if method == "smooth" else ""))
         run = st.button("Run the simulation", key="sv_ctx_go", disabled=bool(problems),
                         help="Runs R × (grid size) releases on simulated samples; cached for the same inputs.")

@@ -9,11 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.manifest_summary import epsilon_phrase
+from dpcore.studio.survey import poststrat_epsilon, poststrat_parts, poststrat_release, selects_bins
 from dpcore.studio.survey_book import POSTSTRAT
 from pages import _common as ui
 from pages import _survey_book as book
 from pages import _survey_session as session
-from pages._survey_state import (CPS_WEIGHTED, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat, parse_totals, poststrat_release, read_totals_file, read_upload_cached, show_ledger)
+from pages._survey_state import (CPS_WEIGHTED, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat, parse_totals, read_totals_file, read_upload_cached, show_ledger)
 
 s = st.session_state
 #: the CPS demo file as the budget book names it
@@ -153,7 +154,7 @@ def render() -> None:
             query_label = expr
             wr_default = (1.0, 10000.0)
 
-        multi = any(len(v) > 1 for v in cands.values())
+        multi = selects_bins(cands)
         st.markdown("**Privacy budget**")
         c1, c2, c3, c4 = st.columns(4)
         e1 = c1.number_input(
@@ -190,8 +191,7 @@ def render() -> None:
             help="Largest base weight the design allows (public). Every base weight in the file must lie in "
                  "[G', G]; a wider range means more noise.")
 
-        eps_select = float(e1) if multi else None
-        eps_table = float(e2) if len(cols) >= 2 else None
+        eps_select, eps_table, _ = poststrat_parts(e1, e2, e3, candidates=cands, columns=cols)
         ps_problems = []
         from dpcore.privacy.ledger import check_epsilon
         from dpcore.errors import DPCoreError
@@ -216,7 +216,7 @@ def render() -> None:
         if not ps_problems and gamma <= 3:
             st.warning(f"γ = {gamma:g} ≤ 3: the weighted count's noise has **infinite variance** — single "
                        "releases can be far off. γ = 4 gives unit variance.", icon=":material/error:")
-        total_eps = (eps_select or 0.0) + (eps_table or 0.0) + float(e3)
+        total_eps = poststrat_epsilon(eps_select, eps_table, e3)
         ps_key = json.dumps([source, cols, {c: list(v) for c, v in cands.items()}, query_label, eps_select,
                              eps_table, e3, gamma, g_lo, g_hi, weights, int(mask.sum()),
                              totals_df.to_csv(index=False)], default=str)

@@ -1,22 +1,19 @@
-"""Data handling of the Survey page: loading the demo surveys, cached dpcore.survey calls.
+"""Data handling of the Survey page: loading the demo surveys, cached dpcore.survey calls (the
+releases, simulations and ε arithmetic themselves are dpcore.studio.survey).
 
 No widgets here; the page modules (_survey_imputation.py, _survey_poststrat.py) draw them.
 """
 from __future__ import annotations
 
 import json
-import math
-import warnings
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-import dpcore
 from dpcore.data.datasets import CPS_POSTSTRAT_AGE_LEVELS
+from dpcore.studio.survey import imputation_context
 from pages import _common as ui
 
-LN2 = math.log(2.0)
 SD2011 = ui.ASSETS / "sd2011.csv"
 #: the weighted CPS sample of the post-stratification demo, bundled (provenance: assets/README.md)
 CPS_WEIGHTED = ui.ASSETS / "cps_vrs_weighted.csv"
@@ -55,88 +52,27 @@ def cached_impute(path: str, target: str, match: tuple, k: int, rule: str, level
     return knn_impute(df, target, list(match), k=k, method=rule, ordinal=ordinal, levels=json.loads(levels_json))
 
 
-def parts_of(query: str, method: str, public_size: bool) -> int:
-    """How many equal shares of ε the smooth release splits into (size, centre, value)."""
-    if method != "smooth" or query == "count":
-        return 1
-    return 1 + (not public_size) + (query == "variance")
-
-
-def release_once(imp, query: str, method: str, eps: float, rng, *, bounds, where, threshold, public_size: bool):
-    """One dpcore.survey release (spends ε). Returns the release object."""
-    from dpcore.survey import imputation as I
-
-    target_where = None
-    if query == "count":
-        def target_where(values, _t=threshold):
-            return (pd.to_numeric(values, errors="coerce") < _t).to_numpy()
-
-        fn = {"smooth": I.release_count, "ignore": I.release_count_ignoring_missing,
-              "global": I.release_count_global}[method]
-        return fn(imp, eps, rng, where=where, target_where=target_where)
-    if query == "mean":
-        if method == "smooth":
-            size = float(where.sum()) if public_size else None
-            return I.release_mean(imp, eps, rng, bounds=bounds, where=where, size=size)
-        if method == "ignore":
-            size = float((where & ~imp.incomplete).sum()) if public_size else None
-            return I.release_mean_ignoring_missing(imp, eps, rng, bounds=bounds, where=where, size=size)
-        size = float(where.sum()) if public_size else None
-        return I.release_mean_global(imp, eps, rng, bounds=bounds, where=where, size=size)
-    if method != "smooth":
-        raise dpcore.OptionError("a variance is only released with the smooth-sensitivity method (Cor 6.4.9); "
-                                 "choose it, or ask for a count or a mean")
-    size = float(where.sum()) if public_size else None
-    return I.release_variance(imp, eps, rng, bounds=bounds, where=where, size=size)
-
-
-def exact_on(values: pd.Series, mask: np.ndarray, query: str, bounds, threshold) -> float:
-    """The non-private value of the query on imputed values (curator only)."""
-    if query == "count":
-        return float((mask & (pd.to_numeric(values, errors="coerce") < threshold).to_numpy()).sum())
-    y = np.clip(pd.to_numeric(values, errors="coerce").to_numpy(float), *bounds)[mask]
-    if query == "mean":
-        return float(y.mean()) if len(y) else float("nan")
-    return float(y.var(ddof=1)) if len(y) > 1 else float("nan")
-
-
 @st.cache_data(show_spinner=False, max_entries=8)
 def cached_context(path: str, target: str, match: tuple, k: int, rule: str, levels_json: str, query: str,
                    method: str, bounds: tuple, ages: tuple, threshold: float, public_size: bool, eps_grid: tuple,
                    reps: int, rate: float, seed: int) -> pd.DataFrame:
     """Simulation of ch. 4: SD2011 as the population, R SRS samples at ``rate``; per sample the
     non-private estimate and one DP release per ε (no ε spent on anything published)."""
-    from dpcore.survey import context as C
     from dpcore.survey import knn_impute
 
     pop = load_sd2011(path)
     levels = json.loads(levels_json)
     ordinal = [c for c in match if c in ORDINAL and c in levels]
-    scale = 1.0 / rate if query == "count" else 1.0  # a sample count → population count (design weight)
 
     def where(df):
         return df["age"].between(*ages).to_numpy()
 
     def impute(df):
-        return knn_impute(df.drop(columns=[C.WEIGHT], errors="ignore"), target, list(match), k=k, method=rule,
-                          ordinal=ordinal, levels=levels)
+        return knn_impute(df, target, list(match), k=k, method=rule, ordinal=ordinal, levels=levels)
 
-    def estimator(sample):
-        imp = impute(sample)
-        return scale * exact_on(imp.values, where(sample.reset_index(drop=True)), query, bounds, threshold)
-
-    def release(sample, eps, rng):
-        imp = impute(sample)
-        rel = release_once(imp, query, method, eps, rng, bounds=bounds, where=where(sample.reset_index(drop=True)),
-                           threshold=threshold, public_size=public_size)
-        return scale * float(rel.value)
-
-    full = cached_impute(path, target, match, k, rule, levels_json)
-    truth = exact_on(full.values, where(pop), query, bounds, threshold)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: the page warns about it
-        return C.noise_in_context(pop, C.Design(rate), None, list(eps_grid), reps, np.random.default_rng(seed),
-                                  release=release, estimator=estimator, truth=truth)
+    return imputation_context(pop, cached_impute(path, target, match, k, rule, levels_json), impute, where,
+                              query=query, method=method, bounds=bounds, threshold=threshold,
+                              public_size=public_size, eps_grid=eps_grid, reps=reps, rate=rate, seed=seed)
 
 
 # --------------------------------------------------------------------------- post-stratification
@@ -190,19 +126,6 @@ def read_totals_file(path: str) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=4)
 def read_upload_cached(data: bytes, name: str) -> pd.DataFrame:
     return ui.read_upload(data, name)
-
-
-def poststrat_release(data: pd.DataFrame, cols: list, totals: dict, cands: dict, mask: np.ndarray, *,
-                      eps_select, eps_table, eps_count: float, gamma: float, weights: str, weight_range):
-    """One dpcore.survey.poststrat release (spends ε), set up as ``poststrat-release`` does."""
-    from dpcore.survey import poststrat as P
-
-    data, binnings = P.binnings_for(data, cols, totals, cands)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: warned on the page
-        return P.poststratify_release(data, binnings, totals, mask, epsilon_select=eps_select,
-                                      epsilon_table=eps_table, epsilon_count=eps_count, gamma=gamma,
-                                      weights=weights, weight_range=weight_range, rng=np.random.default_rng())
 
 
 def show_ledger(ledger, key: str | None = None) -> dict:

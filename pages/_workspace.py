@@ -227,11 +227,6 @@ def check_budget(epsilon: float, label: str, delta: float | None = None) -> None
         ws.book.check(fp, epsilon, state.cfg().get("neighbours", "add_remove"), label, delta)
 
 
-def recorded_release(run, method: str, epsilon: float, neighbours: str, delta: float | None = None):
-    """``run()`` through the budget book; the release, handed out after its record is committed."""
-    return release_recorder(method, epsilon, neighbours, delta)(run)
-
-
 def release_recorder(method: str, epsilon: float, neighbours: str, delta: float | None = None):
     """A function ``record(run)`` that runs ``run()`` through this session's budget book. It reads
     the session now, so it may be called later from a job thread (pages/_jobs.py)."""

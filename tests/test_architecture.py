@@ -6,7 +6,9 @@
   (no ``_name``, no ``dpcore.x._private`` module, no CLI module);
 * only the privacy layer writes ledger charges; synthesizers never import each other;
 * estimators (``dpcore/estimate``) import no privacy layer, counting or data reader;
-* every module imports only its own layer or lower ones (known crossings listed).
+* every module imports only its own layer or lower ones (no known crossings left);
+* the app's own modules (app.py, pages/*.py) import each other in no circle;
+* no module outside a method's own names the method (per-method facts are registry fields).
 """
 from __future__ import annotations
 
@@ -235,7 +237,7 @@ def test_estimators_see_only_released_measurements():
     """[architecture]: dpcore/estimate fits models to released measurements (NoisyMargins, noisy
     trees) and public facts; it draws no privacy noise, charges nothing, and reads no counts
     or files. (Measurement hands it NoisyMargins and does not import it: the layer order below,
-    with the sparse leaf layer's known crossing.)"""
+    with no known crossing.)"""
     estimate = sorted((PKG / "estimate").rglob("*.py"))
     assert len(estimate) >= 8
     assert not _forbidden_imports(estimate, ESTIMATION_MUST_NOT_IMPORT)
@@ -268,15 +270,10 @@ LAYERS = [
     {"studio"},
     {"cli", "__main__"},
 ]
-#: Known crossings, each with the reason it is allowed; the list may only shrink.
-ALLOWED_UPWARD = {
-    # the sparse leaf layer draws its noise and runs consistency and the STEPS tree's arrays: it is moved
-    # under synthesizers once [exact-sparse] lands (the same file is being rewritten there)
-    ("measure", "estimate"): "measure/sparse_leaves.py (STEPS consistency on blocks)",
-    ("measure", "synthesizers"): "measure/sparse_leaves.py (the STEPS tree)",
-    # the survey's DP-noise-beside-sampling-noise context runs a release to compare with
-    ("survey", "api"): "survey/context.py runs dpcore.synthesize for its figure",
-}
+#: Known crossings, each with the reason it is allowed; the list may only shrink. It is empty:
+#: the sparse leaf layer's record drawing moved to synthesizers/ (its noise to measure/leaf_noise.py),
+#: the survey context's synthetic-set release to studio/survey.py.
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
 
 def _layer_of(module: str) -> int:
@@ -297,3 +294,89 @@ def test_every_module_imports_only_its_own_layer_or_lower():
             if lt > lm and pair not in ALLOWED_UPWARD:
                 bad.append(f"{m} → {t}")
     assert not bad, bad
+
+
+def _page_graph(files: list[Path]) -> dict[str, set[str]]:
+    """Imports among the app's own modules (app.py and pages/*.py; lazy imports inside functions
+    included): module → the page modules it imports."""
+    def name(path: Path) -> str:
+        return "app" if path.parent == ROOT and path.stem == "app" else f"pages.{path.stem}"
+
+    modules = {name(p) for p in files}
+    graph: dict[str, set[str]] = {}
+    for path in files:
+        targets = set()
+        for mod, names in _imports(path):
+            targets |= ({mod} | {f"{mod}.{n}" for n in names}) & modules
+        graph[name(path)] = targets - {name(path)}
+    return graph
+
+
+def test_no_import_cycles_among_the_pages():
+    """[architecture]: pages/_state.py and pages/_workspace.py once imported each other; the app's
+    own modules form no circle (the session's first run and table changes, which touch both, are
+    pages/_session.py, above them)."""
+    graph = _page_graph([ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))])
+    assert "pages._state" in graph and "pages._workspace" in graph["pages._session"]
+    cycle = _cycle(graph)
+    assert cycle is None, " → ".join(cycle)
+
+
+def test_the_page_cycle_check_can_fail(tmp_path):
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "_a.py").write_text("def f():\n    from pages import _b\n", encoding="utf-8")
+    (pages / "_b.py").write_text("from pages._a import f\n", encoding="utf-8")
+    (pages / "_c.py").write_text("import pages._a\n", encoding="utf-8")
+    graph = _page_graph(sorted(pages.glob("*.py")))
+    assert graph == {"pages._a": {"pages._b"}, "pages._b": {"pages._a"}, "pages._c": {"pages._a"}}
+    assert _cycle(graph) == ["pages._a", "pages._b", "pages._a"]
+
+
+def _method_name_uses(path: Path, names: set[str]) -> list[str]:
+    """Where a file compares a value with a method's name (``method == "aim"``, ``m in ("steps",
+    "uh_random")``) or writes a dict keyed by two or more method names (a per-method table)."""
+    def strings(node) -> set[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return {node.value}
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        return set()
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare):
+            hit = set().union(*(strings(x) for x in (node.left, *node.comparators))) & names
+            if hit:
+                out.append((node.lineno, f"{_shown(path)}:{node.lineno} compares with {sorted(hit)}"))
+        elif isinstance(node, ast.Dict):
+            hit = {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)} & names
+            if len(hit) >= 2:
+                out.append((node.lineno, f"{_shown(path)}:{node.lineno} dict keyed by {sorted(hit)}"))
+    return [text for _, text in sorted(out)]
+
+
+def test_no_module_outside_a_method_compares_method_names():
+    """[architecture] step 3: what is particular to a method (its options, preview and noise rows,
+    display name, summary, glossary entry, a STEPS variant's tree selection) is a field of its
+    registry entry (dpcore.synthesizers.Method), read from there; only the method's own module
+    and the registry itself name methods. The registry's package holds the STEPS variants'
+    shared options (synthesizers/options.py: ``STEPS_METHODS``), which counts as STEPS's own."""
+    from dpcore.synthesizers import REGISTRY
+
+    names = set(REGISTRY)
+    own = {Path(__import__(m.run_set.__module__, fromlist=["_"]).__file__).resolve() for m in REGISTRY.values()}
+    own |= {(PKG / "synthesizers" / "__init__.py").resolve(), (PKG / "synthesizers" / "options.py").resolve()}
+    files = [*PKG.rglob("*.py"), ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    bad = [u for p in files if p.resolve() not in own for u in _method_name_uses(p, names)]
+    assert not bad, bad
+
+
+def test_the_method_name_check_can_fail(tmp_path):
+    f = tmp_path / "page.py"
+    f.write_text('family = "steps" if method in ("steps_lesda", "uh_random") else method\n'
+                 'ok = method == "aim"\nterm = {"ipf": "dp-ipf", "flat_laplace": "flat-laplace"}\n'
+                 'diag = {"ipf": 1, "rows": 2}\nquery = q == "count"\n', encoding="utf-8")
+    assert _method_name_uses(f, {"steps", "steps_lesda", "uh_random", "aim", "ipf", "flat_laplace"}) == [
+        "page.py:1 compares with ['steps_lesda', 'uh_random']", "page.py:2 compares with ['aim']",
+        "page.py:3 dict keyed by ['flat_laplace', 'ipf']"]

@@ -14,7 +14,7 @@ from scipy import stats
 
 from dpcore.estimate.draws import CellDraw, FixedDraw, IIDDraw, chunk_sizes, deal, part_sizes, records
 from dpcore.estimate.table import DenseTable, draw_cells, cell_codes
-from dpcore.measure import sparse_leaves as SL
+from dpcore.synthesizers import sparse_leaves as SL
 
 ALPHA = 1e-3
 COUNTS = np.array([9, 1, 14, 0, 5, 21])  # 50 records in 5 cells (one empty)

@@ -30,6 +30,8 @@ import pytest
 from scipy import stats
 
 import dpcore.privacy.exact_histogram as E
+import dpcore.privacy.exact_binomial as B
+import dpcore.privacy.exact_bounds as XB
 from dpcore.privacy.mechanisms import _dyadic_scale
 from tests.histogram_support import check_histogram_contract, check_pooled_classes, pooled, power_against_moving_mass, three_draw_outcomes, two_sample_p
 
@@ -49,14 +51,14 @@ def test_exp_and_ln_bounds_contain_the_true_values():
     rng = np.random.default_rng(0)
     for _ in range(300):
         num, den, P = int(rng.integers(0, 10**6)), int(rng.integers(1, 10**5)), int(rng.choice([31, 64, 130, 250]))
-        lo, hi = E._exp_neg_bounds(num, den, P)
+        lo, hi = XB.exp_neg_bounds(num, den, P)
         true = (-(Decimal(num) / Decimal(den))).exp() * (Decimal(2) ** P)
         assert lo <= true <= hi and hi - lo <= 6, (num, den, P)
     for _ in range(300):
         n = int(rng.integers(1, 10**18)) * int(rng.integers(1, 10**6))
         d = int(rng.integers(1, 10**12))
         P = int(rng.choice([24, 64, 150]))
-        lo, hi = E._ln_bounds(n, d, P)
+        lo, hi = XB.ln_bounds(n, d, P)
         true = (Decimal(n) / Decimal(d)).ln() * (Decimal(2) ** P)
         assert lo <= true <= hi and hi - lo <= 6, (n, d, P)
 
@@ -67,7 +69,7 @@ def test_log_factorial_bounds_contain_ln_n_factorial(n):
     below the series' threshold."""
     exact = sum((Decimal(i).ln() for i in range(2, n + 1)), Decimal(0)) - (2 * PI).ln() / 2
     for P in (40, 120, 400):
-        lo, hi = E._log_factorial_bounds(n, P)
+        lo, hi = XB.log_factorial_bounds(n, P)
         true = exact * (Decimal(2) ** P)
         assert lo <= true <= hi and hi - lo <= 64, (n, P)
 
@@ -85,7 +87,7 @@ def _acceptance_exponent(h: int, y: int, env, cell: int) -> Decimal:
     if h <= 200_000:
         phi = _phi_exact(h, y)
     else:  # the big-integer bounds at 300 bits (themselves checked against ln n! above)
-        lo, hi = E._phi_bounds(h, y, 300)
+        lo, hi = B._phi_bounds(h, y, 300)
         phi = Decimal(lo + hi) / 2 / Decimal(2) ** 300
     return phi + Decimal(1) / h - (Decimal(env.c).ln() - Decimal(env.weights[cell]).ln())
 
@@ -96,12 +98,12 @@ def test_the_fast_acceptance_bounds_contain_the_exact_exponent(h_range):
     """For random proposals (h, cell J, offset o, sign) in the body of h's envelope, y = J·L + o +
     sign: the ⌊2^F u⌋ bounds, the γ bounds, the exp tables and the bucket's squeeze and cap all
     bound the exact acceptance probability (the squeeze from below, the cap from above)."""
-    envs, *_ = E._envelopes()
+    envs, *_ = B._envelopes()
     rng = np.random.default_rng(h_range[0] % 9973)
     for _ in range(40):
         h = int(rng.integers(*h_range))
         w = math.isqrt(h)
-        t = int(E._table_of(np.array([w.bit_length()]))[0])
+        t = int(B._table_of(np.array([w.bit_length()]))[0])
         env = envs[t]
         L = w >> env.k
         z = abs(rng.normal(0, 0.8)) if rng.random() < 0.8 else rng.uniform(0, 6.5)
@@ -111,24 +113,24 @@ def test_the_fast_acceptance_bounds_contain_the_exact_exponent(h_range):
         y = J * L + o + sign
         gamma = _acceptance_exponent(h, y, env, J)
         a = (-gamma).exp() * 2**31
-        bucket = J * E._SUB + (U >> 29)
+        bucket = J * B._SUB + (U >> 29)
         assert int(env.squeeze[bucket]) <= a <= int(env.cap[bucket]), (h, y, J, o)
-        u_lo, u_hi = E._u_bounds(np.array([y]), np.array([h]))
+        u_lo, u_hi = B._u_bounds(np.array([y]), np.array([h]))
         u = Decimal(y) ** 2 / h
-        assert Decimal(int(u_lo[0])) <= u * 2**E._F <= Decimal(int(u_hi[0])), (h, y)
-        if u_hi[0] > E._U_FAST << E._F:
+        assert Decimal(int(u_lo[0])) <= u * 2**B._F <= Decimal(int(u_hi[0])), (h, y)
+        if u_hi[0] > B._U_FAST << B._F:
             continue
-        g_lo, g_hi = E._gamma_bounds(u_lo, u_hi, np.array([h]), env.omega_lo[[J]], env.omega_hi[[J]])
-        assert Decimal(int(g_lo[0])) <= gamma * 2**E._F <= Decimal(int(g_hi[0])), (h, y, J)
-        assert int(E._exp_neg_fixed(g_hi, False)[0]) <= a <= int(E._exp_neg_fixed(g_lo, True)[0])
+        g_lo, g_hi = B._gamma_bounds(u_lo, u_hi, np.array([h]), env.omega_lo[[J]], env.omega_hi[[J]])
+        assert Decimal(int(g_lo[0])) <= gamma * 2**B._F <= Decimal(int(g_hi[0])), (h, y, J)
+        assert int(B._exp_neg_fixed(g_hi, False)[0]) <= a <= int(B._exp_neg_fixed(g_lo, True)[0])
 
 
 def test_the_envelope_dominates_the_binomial():
     """Acceptance probabilities are ≤ 1: e^{−γ} ≤ 1 for every y in a cell, tested at the
     largest offset of every cell of every envelope for the smallest h of the table."""
-    envs, *_ = E._envelopes()
+    envs, *_ = B._envelopes()
     for t, env in enumerate(envs):
-        h = max(E._POPCOUNT_BELOW // 2, 1 << (2 * (E._TABLE_SPECS[t][1] - 1)))
+        h = max(B._POPCOUNT_BELOW // 2, 1 << (2 * (B._TABLE_SPECS[t][1] - 1)))
         L = math.isqrt(h) >> env.k
         for J in range(0, env.j_max, max(1, env.j_max // 16)):
             for y in (J * L, J * L + L - 1, J * L + L):
@@ -178,18 +180,18 @@ def test_binomial_half_mean_and_variance_near_2_to_62(n):
 def test_the_exact_path_alone_gives_the_binomial(monkeypatch):
     """With the squeeze and the fast integer test switched off, every proposal is decided by the
     big-integer path (:func:`_accept_exact`), and the law is still Binomial(n, ½)."""
-    envs = E._envelopes()
+    envs = B._envelopes()
     no_squeeze = (np.zeros_like(envs[5]), np.full_like(envs[6], 1 << 31))  # neither squeeze nor cap decides
-    monkeypatch.setattr(E, "_envelopes", lambda: envs[:5] + no_squeeze + envs[7:])
-    monkeypatch.setattr(E, "_U_FAST", -1)
+    monkeypatch.setattr(B, "_envelopes", lambda: envs[:5] + no_squeeze + envs[7:])
+    monkeypatch.setattr(B, "_U_FAST", -1)
     calls = {"n": 0}
-    exact = E._accept_exact
+    exact = B._accept_exact
 
     def counting(*a, **k):
         calls["n"] += 1
         return exact(*a, **k)
 
-    monkeypatch.setattr(E, "_accept_exact", counting)
+    monkeypatch.setattr(B, "_accept_exact", counting)
     n = 5_001
     x = E.binomial_half(np.random.default_rng(17), np.full(6_000, n))
     assert calls["n"] >= 6_000
@@ -202,18 +204,18 @@ def test_the_envelope_tail_is_drawn_exactly(monkeypatch):
     (exact geometric, exact acceptance): the law is still Binomial(n, ½)."""
     import functools
 
-    short = functools.partial(E._build_envelope, body=2)  # body cells up to z ≈ 2
+    short = functools.partial(B._build_envelope, body=2)  # body cells up to z ≈ 2
 
     tails = {"n": 0}
-    geo = E._geometric_exact
+    geo = B._geometric_exact
 
     def counting(*a):
         tails["n"] += 1
         return geo(*a)
 
-    E._envelopes.cache_clear()
-    monkeypatch.setattr(E, "_build_envelope", short)
-    monkeypatch.setattr(E, "_geometric_exact", counting)
+    B._envelopes.cache_clear()
+    monkeypatch.setattr(B, "_build_envelope", short)
+    monkeypatch.setattr(B, "_geometric_exact", counting)
     try:
         n = 40_001
         # (seed 5 gave p = 3·10⁻⁴ here, a 1-in-3000 event: 2·10⁶ draws with a body ending at z = 1,
@@ -223,7 +225,7 @@ def test_the_envelope_tail_is_drawn_exactly(monkeypatch):
         assert _chi2_binomial_p(x, n) > ALPHA
         assert _chi2_binomial_p(x + 25, n) < ALPHA  # a quarter of a standard deviation off is seen
     finally:
-        E._envelopes.cache_clear()
+        B._envelopes.cache_clear()
 
 
 def test_binomial_half_takes_any_shape_and_rejects_negative_counts():
@@ -240,7 +242,7 @@ def _exp_floors(num: int, den: int):
     def floors(P):
         guard = 32
         while True:
-            lo, hi = E._exp_neg_bounds(num, den, P + guard)
+            lo, hi = XB.exp_neg_bounds(num, den, P + guard)
             if lo >> guard == hi >> guard:
                 return lo >> guard
             guard *= 2

@@ -115,3 +115,55 @@ def test_a_release_cancelled_between_sets_returns_nothing_and_spends_nothing(s7,
     entries = ws.releases(fp)
     assert [e["status"] for e in entries] == ["complete", "aborted"]
     assert ws.budget(fp)["spent"] == pytest.approx(0.5)
+
+
+def test_a_sweep_job_is_collected_once_into_the_cache(s7, monkeypatch):
+    """dpcore.studio.jobs.start_sweep / collect_sweep (the Trade-offs page's job runner): the sweep's
+    arguments reach dpcore.metrics.sweep, the finished result is cached under the job's key once,
+    and a cancelled sweep's partial result is shown but not cached."""
+    df, dom = s7
+    seen = {}
+
+    def fake_sweep(data, *, methods, epsilons, reps, cancel, progress, **kw):
+        seen.update(methods=methods, epsilons=epsilons, reps=reps, **kw)
+        progress(1, 2, "half")
+        out = pd.DataFrame({"eps": epsilons})
+        out.attrs.update(done=2, cancelled=kw["sets"] == 9)
+        return out
+
+    import dpcore.metrics
+
+    monkeypatch.setattr(dpcore.metrics, "sweep", fake_sweep)
+    run = {"methods": [("STEPS", "steps", {})], "epsilons": [0.5, 1.0], "reps": 1, "measures": ["pmse"],
+           "sets": 1, "specks_model": "main"}
+    job = jobs.start_sweep(df, dom, run, key="k1", seconds_per_run=2.0)
+    assert job.expected_seconds == 4.0  # 2 runs × 2 s
+    assert job.wait(5)
+    cache = {}
+    res, per_run = jobs.collect_sweep(job, cache)
+    assert list(res["eps"]) == [0.5, 1.0] and cache == {"k1": res} and per_run >= 0
+    assert seen["methods"] == [("STEPS", "steps", {})] and seen["domain"] is dom and seen["measures"] == ("pmse",)
+    assert jobs.collect_sweep(job, cache) is None  # once
+    cancelled = jobs.start_sweep(df, dom, {**run, "sets": 9}, key="k2")
+    assert cancelled.wait(5)
+    res2, _ = jobs.collect_sweep(cancelled, cache)
+    assert res2.attrs["cancelled"] and "k2" not in cache
+
+
+def test_the_comparison_choices_of_a_design(s7):
+    """dpcore.studio.design.comparison_choices: the design's release first, every other method with its
+    comparator options; a STEPS variant with a random tree drops the selection share r."""
+    from dpcore.studio import design
+
+    _, dom = s7
+    d = design.new_design()
+    method, opts, problems = design.design_call(d, dom, "aim")
+    choices = design.comparison_choices(d, method, opts, problems)
+    first = next(iter(choices.values()))
+    assert first == (method, opts)
+    by_method = {m: o for m, o in choices.values()}
+    assert set(by_method) >= {"aim", "mst", "ipf", "privbayes", "steps", "flat_laplace", "uh_random"}
+    assert by_method["steps"]["select"] == "mosda" and "r" in by_method["steps_lesda"]
+    assert "r" not in by_method["uh_random"] and "utility" not in by_method["uh_random"]
+    # a design with problems is not offered; its method then appears only as a comparator would (not for AIM)
+    assert "aim" not in {m for m, _ in design.comparison_choices(d, method, opts, ["bad"]).values()}

@@ -1,4 +1,4 @@
-"""The sparse leaves (dpcore.measure.sparse_leaves) release the SAME distribution as the dense paths.
+"""The sparse leaves (dpcore.synthesizers.sparse_leaves) release the SAME distribution as the dense paths.
 
 Small tables, where both run: each path is run R times with fixed seeds and the
 distributions of released statistics are compared with two-sample chi-square tests on
@@ -20,7 +20,7 @@ from dpcore.estimate.consistency import _project_children, make_consistent
 from dpcore.counting.count_table import CountTable
 from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.mechanisms import DiscreteLaplace
-from dpcore.measure import sparse_leaves as SL
+from dpcore.synthesizers import sparse_leaves as SL
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.steps import layer_measurements

@@ -21,7 +21,7 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore.measure import sparse_leaves as SL
+from dpcore.synthesizers import sparse_leaves as SL
 from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace, _dyadic_scale
 from dpcore.privacy.exact_histogram import SAMPLER_NAME
@@ -107,7 +107,7 @@ def test_sparse_leaves_draws_its_histogram_through_the_mechanism(mech):
 
 
 def _wide(seed=0, n=300) -> tuple[pd.DataFrame, dpcore.Domain]:
-    """8^6 = 262,144 cells: above dpcore.measure.sparse_leaves.SPARSE_ABOVE, so flat Laplace and the
+    """8^6 = 262,144 cells: above dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE, so flat Laplace and the
     STEPS leaf layer take the sparse path without any patching."""
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({f"c{j}": rng.choice(list("abcdefgh"), n) for j in range(6)})

@@ -68,13 +68,13 @@ def test_over_a_tiny_cap_the_page_refuses_and_draws_nothing(monkeypatch):
     import pages._survey_imputation as tab
 
     calls = []
-    real = tab.release_once
+    real = tab.release_imputed
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(tab, "release_once", counting)
+    monkeypatch.setattr(tab, "release_imputed", counting)
     at = survey_page()
     at.number_input(key="sv_book_cap").set_value(1.0)
     click(at, "sv_book_cap_set")

@@ -172,7 +172,7 @@ def test_composition_totals_by_hand():
 
 @pytest.fixture(scope="module")
 def wide():
-    """8^6 = 262,144 cells: above dpcore.measure.sparse_leaves.SPARSE_ABOVE, so flat Laplace's table and the
+    """8^6 = 262,144 cells: above dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE, so flat Laplace's table and the
     STEPS leaf layer take the sparse path (the empty cells' Gaussian noise drawn as an exact histogram)."""
     rng = np.random.default_rng(8)
     df = pd.DataFrame({f"c{j}": rng.choice(list("abcdefgh"), 500) for j in range(6)})
@@ -184,7 +184,7 @@ def wide():
                                           ("steps", dict(order="c0", consistency="uh", synthesis="round"))])
 @pytest.mark.parametrize("notion", ["add_remove", "replace"])
 def test_the_sparse_path_releases_under_zcdp(method, opts, notion, wide):
-    from dpcore.measure import sparse_leaves
+    from dpcore.synthesizers import sparse_leaves
     from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER
 
     df, dom = wide

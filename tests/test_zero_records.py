@@ -94,7 +94,7 @@ def test_the_reported_case_releases_empty_sets_without_patching(method, tmp_path
     """17 binary attributes, 20 records, ε = 1: the seeds that draw a count of 0 release empty
     sets on the sparse path instead of raising IndexError."""
     df, dom = _tiny_wide()
-    assert dom.size > dpcore.measure.sparse_leaves.SPARSE_ABOVE
+    assert dom.size > dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE
     found = _seeds_with_zero_count(df, dom, method)
     assert len(found) == 2
     reference = dpcore.synthesize(df, method=method, epsilon=1.0, seed=1000, domain=dom, neighbours="replace").sets[0]
@@ -103,7 +103,7 @@ def test_the_reported_case_releases_empty_sets_without_patching(method, tmp_path
 
 
 def test_draw_items_with_no_records_returns_nothing():
-    from dpcore.measure.sparse_leaves import draw_items
+    from dpcore.synthesizers.sparse_leaves import draw_items
 
     for mode in ("sample", "round"):
         item, slot, count = draw_items(np.array([2.0, 0.5]), np.array([1, 10**12]), 0, mode, np.random.default_rng(0))

@@ -29,7 +29,7 @@ def cell_counts(estimate: np.ndarray, n: int, mode: str, rng: np.random.Generato
     ``sample``: multinomial(n, clip(x, 0)/Σ) (Raab steps 5–7); ``round``: clip, rescale to n
     and round by largest remainder, as the STEPS papers release leaf counts, ties between
     equal remainders broken uniformly at random (so the sparse leaf path,
-    :mod:`dpcore.measure.sparse_leaves`, can reproduce the same law without cell indices).
+    :mod:`dpcore.synthesizers.sparse_leaves`, can reproduce the same law without cell indices).
     """
     x = np.clip(np.asarray(estimate, dtype=float), 0, None)
     total = x.sum()

@@ -108,6 +108,47 @@ def _domain(data, domain):
 MAX_REPS = 1000
 
 
+def _run_key(parts: list) -> str:
+    """The cache key of one run: SHA-256 of its data, domain, method, options, ε, rep, seed, sets
+    and SPECKS model (measured on the domain's cells)."""
+    return hashlib.sha256(_json([*parts, "cells"]).encode()).hexdigest()
+
+
+def _cached_values(key: str, measures: Sequence[str], cache_path: Path | None) -> dict:
+    """The measures known for a run: in memory, else (for the ones missing) its JSON file in the cache."""
+    values = dict(_MEMORY.get(key, {}))
+    if cache_path is not None and not all(m in values for m in measures):
+        f = cache_path / f"{key}.json"
+        if f.exists():
+            try:
+                values.update(json.loads(f.read_text()))
+            except (OSError, ValueError):
+                pass
+    return values
+
+
+def _remember(key: str, values: dict, cache_path: Path | None) -> None:
+    """Keep a run's measures in memory and (atomically) in its JSON file of the cache."""
+    _MEMORY[key] = {**_MEMORY.get(key, {}), **values}
+    if cache_path is not None:
+        tmp = cache_path / f"{key}.json.tmp"
+        tmp.write_text(json.dumps(_MEMORY[key]))
+        os.replace(tmp, cache_path / f"{key}.json")
+
+
+def _measure_into(values: dict, release, dom, cells, missing: Sequence[str], specks_model: str,
+                  is_cancelled: Callable[[], bool]) -> bool:
+    """Add the ``missing`` measures of a release's sets to ``values``, one by one; whether the sweep
+    was cancelled in between (the measures so far are then dropped by the caller)."""
+    syn_cells = [domain_cells(s, dom) for s in release.sets]
+    for measure in missing:
+        if is_cancelled():
+            return True
+        means, _, _ = compute_measures(cells, syn_cells, [measure], specks_model=specks_model, seed=0)
+        values[measure] = float(means[measure])
+    return False
+
+
 def sweep(
     data: pd.DataFrame,
     methods: Sequence,
@@ -201,17 +242,8 @@ def sweep(
                     cancelled = True
                     break
                 t0 = time.perf_counter()
-                key = hashlib.sha256(_json(
-                    [data_hash, dom_json, name, opts, eps, rep, int(seed), int(sets), specks_model, "cells"]
-                ).encode()).hexdigest()
-                values = dict(_MEMORY.get(key, {}))
-                if cache_path is not None and not all(m in values for m in measures):
-                    f = cache_path / f"{key}.json"
-                    if f.exists():
-                        try:
-                            values.update(json.loads(f.read_text()))
-                        except (OSError, ValueError):
-                            pass
+                key = _run_key([data_hash, dom_json, name, opts, eps, rep, int(seed), int(sets), specks_model])
+                values = _cached_values(key, measures, cache_path)
                 missing = [m for m in measures if m not in values]
                 how = "cached"
                 if missing:
@@ -222,14 +254,7 @@ def sweep(
                             seed=run_seed(seed, name, opts, eps, rep), domain=dom, **opts,
                         )
                         releases += 1
-                        syn_cells = [domain_cells(s, dom) for s in release.sets]
-                        for measure in missing:
-                            if is_cancelled():
-                                cancelled = True
-                                break
-                            means, _, _ = compute_measures(cells, syn_cells, [measure],
-                                                           specks_model=specks_model, seed=0)
-                            values[measure] = float(means[measure])
+                        cancelled = _measure_into(values, release, dom, cells, missing, specks_model, is_cancelled)
                     except DPCoreError as exc:
                         msg = f"{label} ε={eps:g} rep {rep}: {exc}"
                         errors.append(msg)
@@ -238,11 +263,7 @@ def sweep(
                     if cancelled:
                         break
                     if not how.startswith("failed"):
-                        _MEMORY[key] = {**_MEMORY.get(key, {}), **values}
-                        if cache_path is not None:
-                            tmp = cache_path / f"{key}.json.tmp"
-                            tmp.write_text(json.dumps(_MEMORY[key]))
-                            os.replace(tmp, cache_path / f"{key}.json")
+                        _remember(key, values, cache_path)
                 else:
                     cache_hits += 1
                     _MEMORY[key] = {**_MEMORY.get(key, {}), **values}

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from dpcore.data.domain import Domain
 from dpcore.errors import DPCoreError
+from dpcore.synthesizers import REGISTRY
 
 __all__ = ["BenchTable", "Measurement", "MethodAdvice", "Advice", "BENCH_TABLES", "MEASURED", "METHODS",
            "comparable_table", "study", "recommend", "advise", "noise_summary"]
@@ -36,25 +37,14 @@ __all__ = ["BenchTable", "Measurement", "MethodAdvice", "Advice", "BENCH_TABLES"
 #: The methods the Design page offers, in the order the adviser lists them.
 METHODS = ("aim", "mst", "ipf", "privbayes", "steps", "flat_laplace")
 
-NAMES = {"aim": "AIM", "mst": "MST", "ipf": "DP ipf", "privbayes": "PrivBayes", "steps": "STEPS",
-         "flat_laplace": "Flat Laplace", "uh_random": "STEPS, random tree (UH)", "steps_lesda": "STEPS, LeSDA"}
+#: Each method's name as the Design page and the adviser show it (the registry's ``display_name``).
+NAMES = {name: spec.display_name for name, spec in REGISTRY.items()}
+#: The methods the Design page offers with their names, in :data:`METHODS`' order.
+NAMES_OFFERED = {name: NAMES[name] for name in METHODS}
 
-#: What each method does, in one or two plain sentences (no figures: those depend on the table).
-WHAT = {
-    "aim": "Measures every attribute's counts, then, round by round, picks the combination of attributes "
-           "the model gets most wrong and measures it; the synthetic records are drawn from the fitted model.",
-    "mst": "Measures every attribute's counts and a tree of pairs of attributes (chosen privately), and "
-           "draws records from that tree; fast, but relations between attributes off the tree are lost.",
-    "ipf": "Measures the counts of every pair of attributes (or the combinations you list) and fits one "
-           "table that agrees with them all (synthpop's DP catall with ipf); each pair gets a share of ε.",
-    "privbayes": "Learns a Bayesian network privately (each attribute with a few parents), measures each "
-                 "attribute's table given its parents, and draws records along the network.",
-    "steps": "Splits the table into a tree of attributes (layers) and adds noise to every node's count; "
-             "its last layer holds every cell of the full table, so on tables with many cells per record "
-             "most of that layer's counts are noise.",
-    "flat_laplace": "Adds noise to every cell of the full cross-tabulation and draws records from it: "
-                    "only sensible when the table has few cells per record.",
-}
+#: What each method does, in one or two plain sentences (no figures: those depend on the table); the
+#: registry's ``summary``, written in each method's own module.
+WHAT = {name: REGISTRY[name].summary for name in METHODS}
 
 
 @dataclass(frozen=True)

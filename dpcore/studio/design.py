@@ -93,7 +93,7 @@ def set_option(design: dict, method: str, name: str, value) -> None:
         opts[name] = value
 
 
-def privacy_options(design: dict) -> dict:
+def _privacy_options(design: dict) -> dict:
     """The neighbour notion and, for an (ε, δ) design, δ: the options every release takes."""
     out = {"neighbours": design.get("neighbours", "add_remove")}
     if design.get("definition") == "zcdp":
@@ -119,7 +119,7 @@ def design_call(design: dict, domain, picked: str) -> tuple[str, dict, list[str]
     """(method, options, problems) of the design; ``picked`` is the method the design releases
     (the adviser's pick when the design says "auto")."""
     if not REGISTRY[picked].hierarchical:
-        return picked, {**method_options(design, picked), **privacy_options(design)}, []
+        return picked, {**method_options(design, picked), **_privacy_options(design)}, []
     problems: list[str] = []
     mode = design.get("mode", "mosda")
     method = MODE_METHOD[mode]
@@ -156,28 +156,44 @@ def design_call(design: dict, domain, picked: str) -> tuple[str, dict, list[str]
             opts["allocation"] = w
     else:
         opts["allocation"] = alloc
-    return method, {**opts, **privacy_options(design)}, problems
+    return method, {**opts, **_privacy_options(design)}, problems
 
 
-def comparator_call(design: dict, name: str, main_opts: dict) -> dict:
+def _comparator_call(design: dict, name: str, main_opts: dict) -> dict:
     """Options for comparing ``name`` beside the design's release (the Trade-offs page): the
     design's own choices for that method where it has any, under the same privacy options; a
     STEPS variant keeps the design's layers."""
-    opts = {**method_options(design, name), **privacy_options(design)}
-    if REGISTRY[name].hierarchical:
+    opts = {**method_options(design, name), **_privacy_options(design)}
+    spec = REGISTRY[name]
+    if spec.hierarchical:
         opts.pop("order", None)
         layers = main_opts.get("layers") or len(main_opts.get("order") or []) or int(design.get("L", 2))
         opts["layers"] = int(layers)
         alloc = design.get("allocation", "half")
         if isinstance(alloc, str) and alloc != "custom":
             opts["allocation"] = alloc
-        if name != "uh_random":
-            opts["r"] = float(design.get("r", 0.1))
-            if name == "steps":
-                opts["select"] = "mosda"
-        else:
+        if spec.tree_select == "random":  # a random tree spends nothing on selection: no share r, no utility
             opts.pop("utility", None)
+        else:
+            opts["r"] = float(design.get("r", 0.1))
+            if spec.tree_select is None:  # plain STEPS is compared with its private selection, MoSDA
+                opts["select"] = "mosda"
     return opts
+
+
+def comparison_choices(design: dict, method: str, main_opts: dict, problems=()) -> dict[str, tuple[str, dict]]:
+    """The releases a sweep can compare, by label: the design's own (when it has no problems) first,
+    then every registered method with :func:`_comparator_call`'s options (the design's method again
+    only when the design fixed an order, i.e. differs from its comparator)."""
+    choices: dict[str, tuple[str, dict]] = {}
+    if not problems:
+        choices[method_label(method, main_opts)] = (method, main_opts)
+    for name in REGISTRY:
+        if name == method and not main_opts.get("order"):
+            continue
+        opts = _comparator_call(design, name, main_opts)
+        choices.setdefault(method_label(name, opts), (name, opts))
+    return choices
 
 
 def method_label(method: str, opts: dict) -> str:

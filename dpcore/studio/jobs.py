@@ -144,3 +144,40 @@ def start(name: str, work: Callable[[Job], Any], total: int = 1, expected_second
     job._thread = threading.Thread(target=run, name=f"job-{name}", daemon=True)
     job._thread.start()
     return job
+
+
+def start_sweep(data, domain, run: dict, *, key: str, seconds_per_run: float | None = None) -> Job:
+    """A sweep (:func:`dpcore.metrics.sweep`) as a background job: every ``(label, method, options)``
+    of ``run["methods"]`` released at every ε of ``run["epsilons"]``, ``run["reps"]`` times, each
+    release measured by ``run["measures"]`` (``run["sets"]`` sets, ``run["specks_model"]``).
+    Cancelling stops after the release in progress and keeps the results so far. ``key`` names the
+    settings (for :func:`collect_sweep`'s cache); ``seconds_per_run`` (from an earlier sweep) gives
+    the time-left estimate. The sweep's releases are curator evaluation: discarded, never recorded."""
+    from dpcore.metrics import sweep
+
+    n_runs = len(run["methods"]) * len(run["epsilons"]) * int(run["reps"])
+
+    def work(j: Job):
+        return sweep(data, methods=[(lab, m, o) for lab, m, o in run["methods"]], epsilons=run["epsilons"],
+                     reps=run["reps"], measures=tuple(run["measures"]), domain=domain, sets=run["sets"],
+                     specks_model=run["specks_model"], cancel=j.cancel_event,
+                     progress=lambda done, total, msg="", *a, **k: j.report(done, total, str(msg)))
+
+    return start("sweep", work, total=max(n_runs, 1),
+                 expected_seconds=seconds_per_run * n_runs if seconds_per_run else None, info={"key": key})
+
+
+def collect_sweep(job: Job, cache: dict) -> tuple[Any, float | None] | None:
+    """A finished sweep job's result, once: ``(result, seconds per release)`` (None when it ran none),
+    the complete result stored in ``cache`` under the job's key; None if the job is still running,
+    failed or was collected before."""
+    if not job.finished or job.info.get("collected"):
+        return None
+    job.info["collected"] = True
+    if job.state != DONE or job.result is None:
+        return None
+    res = job.result
+    if not res.attrs.get("cancelled"):
+        cache[job.info["key"]] = res
+    done = res.attrs.get("done")
+    return res, (job.elapsed() / max(done, 1) if done else None)

@@ -13,7 +13,8 @@ Every DP release it calls states its own ε.
 ``release(sample, epsilon, rng) -> float`` can be any DP mechanism: the built-in Laplace
 releases for counts, proportions and means (:func:`laplace_release`), the k-NN imputation
 releases (:func:`imputation_release`), the post-stratified count (:func:`poststrat_release`)
-or a marginal of a STEPS/IPF synthetic set (:func:`synthetic_marginal_release`).
+or a marginal of a STEPS/IPF synthetic set (:func:`dpcore.studio.survey.synthetic_marginal_release`, in the
+studio because it calls the release API).
 """
 from __future__ import annotations
 
@@ -34,7 +35,6 @@ __all__ = [
     "laplace_release",
     "imputation_release",
     "poststrat_release",
-    "synthetic_marginal_release",
     "noise_in_context",
     "summarize",
     "context_figure",
@@ -205,26 +205,6 @@ def poststrat_release(binnings, totals, where: Callable, *, epsilon_share=(0.01,
             epsilon_count=sh[2] * eps, weights=WEIGHT if use_design_weights else None,
             weight_range=weight_range)
         return rel.value
-
-    return release
-
-
-def synthetic_marginal_release(where: Callable, *, method: str = "steps", scale: str = "count", domain=None,
-                               **options) -> Callable:
-    """The share (``scale='proportion'``) or the count scaled to the population by the design
-    weight (``scale='count'``, assuming equal weights) of ``where`` in one synthetic set made
-    by :func:`dpcore.synthesize` at ε (STEPS, IPF, ...). The ε-DP of the set carries over to
-    any marginal of it (post-processing)."""
-    from dpcore.api import synthesize
-
-    def release(sample: pd.DataFrame, epsilon: float, rng: np.random.Generator) -> float:
-        data = sample.drop(columns=[WEIGHT])
-        seed = int(rng.integers(0, 2**63 - 1))
-        rel = synthesize(data, method=method, epsilon=epsilon, seed=seed, domain=domain, **options)
-        share = float(np.asarray(where(rel.sets[0])).mean())
-        if scale == "proportion":
-            return share
-        return share * float(sample[WEIGHT].sum())
 
     return release
 

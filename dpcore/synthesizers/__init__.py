@@ -54,6 +54,14 @@ class Method:
     #: (opts, definition, the options given, domain) -> the options as they run under a zCDP
     #: definition (e.g. Gaussian count noise); pure releases never call it
     for_definition: Callable[[Any, Any, dict, Any], Any] = lambda opts, definition, given, domain: opts
+    #: the name the Design page's menu and the method adviser show ("DP ipf", "STEPS, LeSDA")
+    display_name: str = ""
+    #: what it does, in one or two plain sentences (the method's own SUMMARY)
+    summary: str = ""
+    #: its entry in docs/glossary.md (dpcore.studio.glossary), where the app's "more about" links go
+    glossary: str = ""
+    #: a STEPS variant's fixed tree selection ("random": UH random, "lesda"); None lets the options choose
+    tree_select: str | None = None
 
 
 REGISTRY: dict[str, Method] = {}
@@ -64,9 +72,11 @@ def register(method: Method) -> None:
 
 
 _STEPS_LABELS = {"steps": "STEPS", "uh_random": "UH random", "steps_lesda": "STEPS LeSDA"}
+_STEPS_DISPLAY = {"steps": "STEPS", "uh_random": "STEPS, random tree (UH)", "steps_lesda": "STEPS, LeSDA"}
 for _name in STEPS_METHODS:
     register(Method(
         _name, resolve_steps_options, steps.run_set, _STEPS_LABELS[_name], STEPS_OPTIONS,
+        display_name=_STEPS_DISPLAY[_name], summary=steps.SUMMARY, glossary="steps", tree_select=STEPS_METHODS[_name],
         plan=lambda opts, domain, epsilon, m: steps.plan_allocation(opts, len(domain), epsilon, m),
         not_dp=lambda opts: (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
                              if opts.select == "nonprivate" else []),
@@ -74,15 +84,20 @@ for _name in STEPS_METHODS:
         noise_rows=steps.noise_rows,
     ))
 register(Method("flat_laplace", flat_laplace.resolve, flat_laplace.run_set, "flat Laplace", flat_laplace.OPTIONS,
+                display_name="Flat Laplace", summary=flat_laplace.SUMMARY, glossary="flat-laplace",
                 reads_counts=True, definitions=BOTH, for_definition=gaussian_counts, noise_rows=flat_laplace.noise_rows,
                 preview_rows=flat_laplace.preview_rows, preview_plan=flat_laplace.preview_plan))
 register(Method("ipf", ipf.resolve, ipf.run_set, "IPF", ipf.OPTIONS, reads_counts=True, definitions=BOTH,
+                display_name="DP ipf", summary=ipf.SUMMARY, glossary="dp-ipf",
                 for_definition=gaussian_counts, noise_rows=ipf.noise_rows, preview_rows=ipf.preview_rows,
                 preview_plan=ipf.preview_plan))
 register(Method("privbayes", privbayes.resolve, privbayes.run_set, "PrivBayes", privbayes.OPTIONS, reads_counts=True,
+                display_name="PrivBayes", summary=privbayes.SUMMARY, glossary="privbayes",
                 definitions=BOTH, for_definition=gaussian_counts, noise_rows=privbayes.noise_rows,
                 preview_rows=privbayes.preview_rows))
 register(Method("aim", aim.resolve, aim.run_set, "AIM", aim.OPTIONS, reads_counts=True, definitions=BOTH,
+                display_name="AIM", summary=aim.SUMMARY, glossary="aim",
                 for_definition=aim.for_zcdp, noise_rows=aim.noise_rows, preview_rows=aim.preview_rows))
 register(Method("mst", mst.resolve, mst.run_set, "MST", mst.OPTIONS, reads_counts=True, definitions=BOTH,
+                display_name="MST", summary=mst.SUMMARY, glossary="mst",
                 noise_rows=mst.noise_rows, preview_rows=mst.preview_rows))

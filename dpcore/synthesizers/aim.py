@@ -59,6 +59,12 @@ from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 
+#: What the method does, in one or two plain sentences (the Design page and the method adviser).
+SUMMARY = (
+    "Measures every attribute's counts, then, round by round, picks the combination of attributes "
+    "the model gets most wrong and measures it; the synthetic records are drawn from the fitted model."
+)
+
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's zCDP default is 16·d; Laplace noise grows
 #: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7, docs/methods/aim.md)
 ROUNDS_PER_ATTRIBUTE = 4

@@ -87,11 +87,15 @@ def leaf_empty_share(block_cells: np.ndarray, n: float, scale: float, consistenc
     return float(empty.sum() / tot.sum()) if tot.sum() > 0 else 0.0
 
 
-def empty_share_warning(share: float, method: str) -> str | None:
-    """Plain words when more than half the synthetic records are expected from empty cells."""
+#: What else helps a hierarchical release (STEPS's leaf layer) whose records come mostly from empty cells.
+_MORE_LAYERS = "more layers (fewer cells per leaf block), "
+
+
+def empty_share_warning(share: float, more: str = _MORE_LAYERS) -> str | None:
+    """Plain words when more than half the synthetic records are expected from empty cells; ``more``:
+    what else helps this method (given by the method: flat Laplace suggests STEPS instead)."""
     if share <= WARN_ABOVE:
         return None
-    more = "more layers (fewer cells per leaf block), " if method != "flat_laplace" else "method='steps', "
     return (f"about {100 * share:.0f}% of the synthetic records are expected to come from cells that are empty in the "
             f"data: the noise on the many empty cells outweighs the records themselves, so most of the release is "
             f"noise spread over combinations nobody has. What helps: method='ipf' or 'privbayes' "

@@ -16,7 +16,7 @@ import numpy as np
 from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, real_number, whole_number
-from dpcore.measure import sparse_leaves
+from dpcore.synthesizers import sparse_leaves
 from dpcore.measure.margins import preview_row
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, CellDraw, big_count, cell_codes, cell_counts, cell_draw, check_cells
 from dpcore.counting.rows import margin_counts
@@ -28,6 +28,12 @@ from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, empty_share_warning, flat_empty_share, noise_row
+
+#: What the method does, in one or two plain sentences (the Design page and the method adviser).
+SUMMARY = (
+    "Adds noise to every cell of the full cross-tabulation and draws records from it: only "
+    "sensible when the table has few cells per record."
+)
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,7 @@ def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger
     now, records dealt in chunks: :mod:`dpcore.estimate.draws`; post-processing). ``X``: records
     (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release).
 
-    Above :data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
+    Above :data:`dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE` cells the table is never built: the
     sparse path releases the same distribution from the non-empty cells, the empty cells'
     noise drawn as its exact histogram; its ledger charge names that sampler
     (docs/sparse-leaves.md)."""
@@ -152,4 +158,4 @@ def preview_plan(opts: FlatOptions, domain: Domain, per_set: float, nb, n: float
     if definition.name != "pure":
         return {}
     share = flat_empty_share(domain.size, float(n), definition.count_noise(per_set, nb, opts.noise).scale, opts.prior)
-    return {"empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, "flat_laplace")}
+    return {"empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, more="method='steps', ")}

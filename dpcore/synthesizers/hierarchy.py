@@ -277,12 +277,9 @@ def leaf_codes(tree: PhantomPaddedTree, cells: np.ndarray) -> np.ndarray:
     return out
 
 
-def slot_structure(tree: PhantomPaddedTree):
-    """Parents and phantom masks of the padded slot layout, layers 0..L(+1).
-
-    Slot s of layer k has as parent the real node of rank s // b in layer k-1;
-    leaf cells hang under their layer-L node. Built once per tree.
-    """
+def upper_slot_structure(tree: PhantomPaddedTree):
+    """Parents and phantom masks of the padded slot layout of layers 0..L (without the leaf layer;
+    the sparse leaf layer, :mod:`dpcore.synthesizers.sparse_leaves`, stands a block in for its leaves)."""
     parents, phantom = [None], []
     for k, lay in enumerate(tree.layers):
         ph = np.ones(lay.n_slots, dtype=bool)
@@ -290,6 +287,16 @@ def slot_structure(tree: PhantomPaddedTree):
         phantom.append(ph)
         if k > 0:
             parents.append(tree.layers[k - 1].real_slots[np.arange(lay.n_slots) // tree.b])
+    return parents, phantom
+
+
+def slot_structure(tree: PhantomPaddedTree):
+    """Parents and phantom masks of the padded slot layout, layers 0..L(+1).
+
+    Slot s of layer k has as parent the real node of rank s // b in layer k-1;
+    leaf cells hang under their layer-L node. Built once per tree.
+    """
+    parents, phantom = upper_slot_structure(tree)
     if tree.has_leaf_layer:
         parents.append(np.repeat(tree.layers[-1].real_slots, np.diff(tree.leaf_offsets)))
         phantom.append(np.zeros(tree.n_leaves, dtype=bool))

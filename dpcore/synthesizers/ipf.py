@@ -71,6 +71,12 @@ from dpcore.synthesizers.options import max_cells_option, noise_option, synthesi
 from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 
+#: What the method does, in one or two plain sentences (the Design page and the method adviser).
+SUMMARY = (
+    "Measures the counts of every pair of attributes (or the combinations you list) and fits one "
+    "table that agrees with them all (synthpop's DP catall with ipf); each pair gets a share of ε."
+)
+
 POSITIVITY = ("clip", "makepos", "normsub")
 #: how the noisy margins are fitted: ``auto`` picks by size (see :func:`choose_fit`)
 FITS = ("auto", "dense", "junction_tree", "records")

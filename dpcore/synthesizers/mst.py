@@ -41,6 +41,12 @@ from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 
+#: What the method does, in one or two plain sentences (the Design page and the method adviser).
+SUMMARY = (
+    "Measures every attribute's counts and a tree of pairs of attributes (chosen privately), and "
+    "draws records from that tree; fast, but relations between attributes off the tree are lost."
+)
+
 
 @dataclass(frozen=True)
 class MstOptions:

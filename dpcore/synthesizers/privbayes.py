@@ -79,6 +79,12 @@ from dpcore.synthesizers.options import max_cells_option, noise_option
 from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 
+#: What the method does, in one or two plain sentences (the Design page and the method adviser).
+SUMMARY = (
+    "Learns a Bayesian network privately (each attribute with a few parents), measures each "
+    "attribute's table given its parents, and draws records along the network."
+)
+
 SCORES = ("mi",)
 
 

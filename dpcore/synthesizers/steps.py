@@ -41,12 +41,19 @@ from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedD
 from dpcore.measure.selection import sensitivity as utility_sensitivity
 from dpcore.measure.selection import utility as utility_scores
 from dpcore.synthesizers.cells import CellDraw, big_count, cell_counts, cell_draw
-from dpcore.measure import sparse_leaves
+from dpcore.synthesizers import sparse_leaves
 from dpcore.counting.rows import rows as count_rows
 from dpcore.counting.rows import weighted_count
 from dpcore.counting.count_table import CountTable
 from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
+
+#: What the method does, in one or two plain sentences (the Design page and the method adviser).
+SUMMARY = (
+    "Splits the table into a tree of attributes (layers) and adds noise to every node's count; "
+    "its last layer holds every cell of the full table, so on tables with many cells per record "
+    "most of that layer's counts are noise."
+)
 
 
 def n_selection_layers(opts: StepsOptions, p: int) -> int:
@@ -237,7 +244,7 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     sparse = sparse_leaf_layer(tree, opts)
     layers = layer_measurements(tree, mechs, nb, _sampler(opts), sparse)
     if sparse:
-        # same law as below without one entry per leaf cell (dpcore.measure.sparse_leaves)
+        # same law as below without one entry per leaf cell (dpcore.synthesizers.sparse_leaves)
         table = X if isinstance(X, CountTable) else CountTable.from_codes(X, shape)
         codes, counts = sparse_leaves.steps_support(tree, table, layers, cg, n_out, opts.consistency, opts.synthesis,
                                                     rng)
@@ -271,7 +278,7 @@ def leaf_cell_limit(opts: StepsOptions) -> int:
 
 def sparse_leaf_layer(tree: H.PhantomPaddedTree, opts: StepsOptions) -> bool:
     """Whether the leaf layer is drawn sparsely: above the measured crossover
-    (:data:`dpcore.measure.sparse_leaves.SPARSE_ABOVE`), or above ``max_cells``."""
+    (:data:`dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE`), or above ``max_cells``."""
     if not tree.has_leaf_layer:
         return False
     big = tree.n_leaves > min(sparse_leaves.SPARSE_ABOVE, opts.max_cells)

@@ -1,5 +1,8 @@
 """Sparse leaves: flat Laplace and STEPS' leaf layer without one array entry per cell.
 
+The noise itself (step 1 below) is measured by :mod:`dpcore.measure.leaf_noise`; this module
+makes the values consistent and draws the records (steps 2–4), post-processing only.
+
 The argument, step by step, with what is exact and what is not: docs/sparse-leaves.md.
 
 The dense algorithms give every cell u of a leaf block (the whole table for flat
@@ -15,7 +18,7 @@ described completely by
    permutation independent of it. It is drawn exactly (integer randomness only) by
    :meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram` or
    :meth:`dpcore.privacy.gaussian.DiscreteGaussian.sample_histogram`
-   (:mod:`dpcore.privacy.exact_histogram`).
+   (:mod:`dpcore.privacy.exact_histogram`); :mod:`dpcore.measure.leaf_noise`.
 2. **consistency** on (value, multiplicity) pairs. Every consistency mode acts on a
    leaf block through one number per block: ``wls`` and ``uh`` add the same shift
    δ_b = (n̄_b − Σ_u z_u)/M_b to every leaf of block b (the RTS gain V_u/V_S = 1/M_b
@@ -49,23 +52,23 @@ discrete Laplace noise, ρ-zCDP with the discrete Gaussian (ledger text
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from dpcore.counting.count_table import CountTable, cell_keys
 from dpcore.data.domain import code_dtype
-from dpcore.errors import OptionError, ResourceError
-from dpcore.privacy.gaussian import DiscreteGaussian
-from dpcore.privacy.mechanisms import DiscreteLaplace
-
-#: The count noise of the sparse path: either kind draws its empty cells as an exact histogram.
-HistogramNoise = DiscreteLaplace | DiscreteGaussian
+from dpcore.errors import ResourceError
+from dpcore.estimate.consistency import make_consistent, posterior_variances
+# the measurement step (noise per non-empty cell, the empty cells' histogram), re-exported here
+# because the sparse path's tests and benches reach the whole path through this module
+from dpcore.measure.leaf_noise import (
+    HISTOGRAM_NOISE, MAX_HISTOGRAM_VALUES, HistogramNoise, Items, check_sparse_noise, empty_histogram, noisy_items,
+)
+from dpcore.synthesizers.hierarchy import record_ranks, slot_values, upper_slot_structure
 
 __all__ = [
     "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
     "flat_release", "flat_support", "check_sparse_noise", "steps_release", "steps_support", "nonneg_shift",
-    "HISTOGRAM_NOISE",
+    "HISTOGRAM_NOISE", "MAX_HISTOGRAM_VALUES", "HistogramNoise", "block_summaries", "posterior_variances_blocks",
 ]
 
 #: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
@@ -78,78 +81,6 @@ MAX_SPARSE_CELLS = 1 << 62
 #: memory then depends on the items and the cells that get records, not on the output's length
 #: (the one-chunk draw of :mod:`dpcore.estimate.draws`, so shorter sets are drawn as before)
 DRAW_BATCH = 1_000_000
-#: Widest noise histogram per block (values in [−T, T]).
-MAX_HISTOGRAM_VALUES = 4_000_001
-#: Noise kinds whose mechanism draws the histogram of many i.i.d. draws exactly
-#: (``sample_histogram``): discrete Laplace under pure ε, the discrete Gaussian under (ε, δ).
-HISTOGRAM_NOISE = (DiscreteLaplace.name, DiscreteGaussian.name)
-
-
-def check_sparse_noise(noise: str, backend: str = "numpy", where: str = "the leaf layer") -> None:
-    """Refuse noise the sparse path cannot draw as a histogram, naming what works."""
-    if noise not in HISTOGRAM_NOISE:
-        raise OptionError(
-            f"{where} is too large for a dense table and noise={noise!r} cannot be drawn for its empty cells "
-            "(its values lie on a fine grid, far too many to list per block); use noise='discrete_laplace' "
-            "(the default), whose empty cells the sparse leaf layer draws as a histogram"
-        )
-    if backend != "numpy":
-        raise OptionError(
-            f"{where} is too large for a dense table and noise_backend={backend!r} cannot draw its empty cells' "
-            "noise as a histogram; use noise_backend='numpy'"
-        )
-
-
-@dataclass(frozen=True)
-class Items:
-    """Leaf cells grouped into items of equal value.
-
-    Item i is ``mult[i]`` cells of block ``block[i]``, each with noisy value
-    ``value[i]``. ``row[i] >= 0``: a single non-empty cell (row of the count table);
-    ``row[i] == -1``: a class of empty cells (which cells is decided lazily).
-    """
-
-    block: np.ndarray  # int64
-    value: np.ndarray  # float64
-    mult: np.ndarray  # int64
-    row: np.ndarray  # int64
-
-    def with_value(self, value) -> "Items":
-        return Items(self.block, np.asarray(value, dtype=float), self.mult, self.row)
-
-
-def empty_histogram(n_empty: np.ndarray, mech: HistogramNoise, rng: np.random.Generator):
-    """Noise values of the empty cells of each block, as (block, k, multiplicity) triples.
-
-    ``n_empty[b]`` cells of block b each get an i.i.d. draw of ``mech``; returned is the
-    histogram of those draws (module docstring, step 1), drawn exactly by the mechanism's
-    ``sample_histogram`` (:meth:`dpcore.privacy.mechanisms.DiscreteLaplace.sample_histogram`,
-    :meth:`dpcore.privacy.gaussian.DiscreteGaussian.sample_histogram`; docs/sparse-leaves.md). Refuses a
-    histogram wider than :data:`MAX_HISTOGRAM_VALUES` values per block.
-    """
-    n_empty = np.asarray(n_empty, dtype=np.int64)
-    if len(n_empty) and n_empty.max() > 0:
-        T = mech.histogram_cutoff(int(n_empty.max()))
-        if 2 * T + 1 > MAX_HISTOGRAM_VALUES:
-            raise OptionError(
-                f"the noise scale {mech.scale:.3g} is too large for the sparse leaf layer ({2 * T + 1:,} noise values "
-                "per block); use a larger epsilon or fewer cells per leaf block (more layers, fewer attributes)"
-            )
-    return mech.sample_histogram(n_empty, rng)
-
-
-def _noisy_items(block_of_row: np.ndarray, counts: np.ndarray, n_cells: np.ndarray, mech, rng) -> Items:
-    """Non-empty cells (noised individually by the mechanism's sampler) and the empty cells'
-    histogram, per block."""
-    nonempty = np.bincount(block_of_row, minlength=len(n_cells)).astype(np.int64)
-    noisy = counts.astype(np.int64) + np.asarray(mech.sample(rng, len(counts)), dtype=np.int64)
-    hb, hk, hm = empty_histogram(n_cells - nonempty, mech, rng)
-    return Items(
-        block=np.concatenate([block_of_row.astype(np.int64), hb]),
-        value=np.concatenate([noisy, hk]).astype(float),
-        mult=np.concatenate([np.ones(len(counts), np.int64), hm]),
-        row=np.concatenate([np.arange(len(counts), dtype=np.int64), np.full(len(hb), -1, np.int64)]),
-    )
 
 
 def block_summaries(items: Items, n_blocks: int) -> np.ndarray:
@@ -382,7 +313,7 @@ def flat_support(table: CountTable, mech: HistogramNoise, n_out: int, rng: np.ra
     n_zero_empty = len(zkeys) - int(zero_ne.sum())
     live = cells - len(zkeys)
     n_cells = np.array([cells - n_zero_empty], dtype=np.int64)  # the pool excludes empty structural zeros
-    items = _noisy_items(np.zeros(table.nonempty, np.int64), table.counts, n_cells, mech, rng)
+    items = noisy_items(np.zeros(table.nonempty, np.int64), table.counts, n_cells, mech, rng)
     x = items.value + (prior / live if live > 0 else 0.0)
     x[: table.nonempty][zero_ne] = 0.0
     exclude = np.union1d(table.keys, zkeys) if len(zkeys) else table.keys
@@ -422,19 +353,6 @@ def _shuffled(codes: np.ndarray, count: np.ndarray, rng) -> np.ndarray:
     return rec
 
 
-def _upper_slot_structure(tree):
-    """Slot parents and phantom masks of layers 0..L (:func:`dpcore.synthesizers.hierarchy.slot_structure`
-    without the leaf layer)."""
-    parents, phantom = [None], []
-    for k, lay in enumerate(tree.layers):
-        ph = np.ones(lay.n_slots, dtype=bool)
-        ph[lay.real_slots] = False
-        phantom.append(ph)
-        if k > 0:
-            parents.append(tree.layers[k - 1].real_slots[np.arange(lay.n_slots) // tree.b])
-    return parents, phantom
-
-
 def steps_release(tree, table: CountTable, layers: list, ledger, n_out: int, consistency: str, synthesis: str,
                   rng: np.random.Generator) -> np.ndarray:
     """:func:`steps_support`'s records (n_out, p), in random order (the set as one chunk)."""
@@ -458,9 +376,6 @@ def steps_support(tree, table: CountTable, layers: list, ledger, n_out: int, con
     module docstring); everything after the noise is post-processing of noisy counts and
     public structure.
     """
-    from dpcore.estimate.consistency import make_consistent
-    from dpcore.synthesizers.hierarchy import record_ranks, slot_values
-
     n_cells = np.diff(tree.leaf_offsets).astype(np.int64)
     if int(tree.leaf_offsets[-1]) > MAX_SPARSE_CELLS:
         raise ResourceError("the leaf layer has more than 2^62 cells; use more layers or fewer attributes")
@@ -474,9 +389,9 @@ def steps_support(tree, table: CountTable, layers: list, ledger, n_out: int, con
     leaf = layers[-1].mechanism
     block_of_row = ranks[-1]
     # one charge for every leaf cell: non-empty cells noised one by one, empty ones as a histogram
-    items = layers[-1].draw(ledger, lambda: _noisy_items(block_of_row, table.counts, n_cells, leaf, rng))
+    items = layers[-1].draw(ledger, lambda: noisy_items(block_of_row, table.counts, n_cells, leaf, rng))
     S = block_summaries(items, B)
-    parents, phantom = _upper_slot_structure(tree)
+    parents, phantom = upper_slot_structure(tree)
     last = tree.layers[-1]
     parents.append(last.real_slots)  # one pseudo-leaf per block
     phantom.append(np.zeros(B, dtype=bool))
@@ -502,11 +417,8 @@ def posterior_variances_blocks(tree, real_var: list, leaf_variance: float) -> li
     the last entry is (P_b, M_b): every leaf of block b has the RTS variance
     P = σ² + (P_v − M_b σ²)/M_b² (gain 1/M_b), P_v its layer-L node's.
     """
-    from dpcore.estimate.consistency import posterior_variances
-    from dpcore.synthesizers.hierarchy import slot_values
-
     M = np.diff(tree.leaf_offsets).astype(float)
-    parents, _ = _upper_slot_structure(tree)
+    parents, _ = upper_slot_structure(tree)
     last = tree.layers[-1]
     parents.append(last.real_slots)
     post = posterior_variances(parents, slot_values(tree, real_var, M * leaf_variance))

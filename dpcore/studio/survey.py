@@ -1,0 +1,209 @@
+"""The Survey page's releases and simulations, as the studio runs them (no widgets).
+
+The survey tools themselves live in :mod:`dpcore.survey` (Merrill 2021, ch. 4–7); this module
+holds what the Survey page once did itself: which :mod:`dpcore.survey.imputation` release a
+(query, method) choice calls, how many equal shares of ε the smooth release splits into, the
+simulation "sampling noise vs sampling + DP noise" on an imputed survey, the post-stratified
+release set up as ``poststrat-release`` does, its total ε (ε₁ + ε₂ + ε₃), and a marginal of a
+synthetic set as a release for :func:`dpcore.survey.context.noise_in_context`.
+
+Privacy: every release called here states its own guarantee and charges its own ledger
+(docs/survey-privacy.md); the simulations run on data the curator already holds and publish
+nothing. This module adds no mechanism.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from dpcore.errors import OptionError
+from dpcore.survey import context as C
+
+__all__ = [
+    "parts_of", "release_imputed", "imputation_context", "poststrat_release",
+    "poststrat_epsilon", "poststrat_parts", "selects_bins", "synthetic_marginal_release", "imputation_problems", "infinite_variance_warning",
+    "context_grid", "SMOOTH_MIN_PER_PART", "FINITE_VARIANCE_PER_PART", "LN2",
+]
+
+LN2 = math.log(2.0)
+
+
+def parts_of(query: str, method: str, public_size: bool) -> int:
+    """How many equal shares of ε the smooth release splits into (size, centre, value)."""
+    if method != "smooth" or query == "count":
+        return 1
+    return 1 + (not public_size) + (query == "variance")
+
+
+def release_imputed(imp, query: str, method: str, eps: float, rng, *, bounds, where, threshold, public_size: bool):
+    """One :mod:`dpcore.survey.imputation` release (spends ε) of ``query`` (count of target <
+    ``threshold``, mean or variance) by ``method``. Returns the release object."""
+    from dpcore.survey import imputation as I
+
+    if query == "count":
+        def target_where(values, _t=threshold):
+            return (pd.to_numeric(values, errors="coerce") < _t).to_numpy()
+
+        fn = {"smooth": I.release_count, "ignore": I.release_count_ignoring_missing,
+              "global": I.release_count_global}[method]
+        return fn(imp, eps, rng, where=where, target_where=target_where)
+    if query == "mean":
+        if method == "smooth":
+            size = float(where.sum()) if public_size else None
+            return I.release_mean(imp, eps, rng, bounds=bounds, where=where, size=size)
+        if method == "ignore":
+            size = float((where & ~imp.incomplete).sum()) if public_size else None
+            return I.release_mean_ignoring_missing(imp, eps, rng, bounds=bounds, where=where, size=size)
+        size = float(where.sum()) if public_size else None
+        return I.release_mean_global(imp, eps, rng, bounds=bounds, where=where, size=size)
+    if method != "smooth":
+        raise OptionError("a variance is only released with the smooth-sensitivity method (Cor 6.4.9); "
+                          "choose it, or ask for a count or a mean")
+    size = float(where.sum()) if public_size else None
+    return I.release_variance(imp, eps, rng, bounds=bounds, where=where, size=size)
+
+
+def _exact_on(values: pd.Series, mask: np.ndarray, query: str, bounds, threshold) -> float:
+    """The non-private value of the query on imputed values (curator only, NOT DP)."""
+    if query == "count":
+        return float((mask & (pd.to_numeric(values, errors="coerce") < threshold).to_numpy()).sum())
+    y = np.clip(pd.to_numeric(values, errors="coerce").to_numpy(float), *bounds)[mask]
+    if query == "mean":
+        return float(y.mean()) if len(y) else float("nan")
+    return float(y.var(ddof=1)) if len(y) > 1 else float("nan")
+
+
+def imputation_context(pop: pd.DataFrame, full_imputed, impute: Callable, where: Callable, *, query: str,
+                       method: str, bounds, threshold: float, public_size: bool, eps_grid, reps: int, rate: float,
+                       seed: int) -> pd.DataFrame:
+    """Simulation of ch. 4 for an imputed estimate: ``pop`` as the population, ``reps`` SRS
+    samples at ``rate``; per sample the non-private estimate and one DP release per ε of
+    ``eps_grid`` (:func:`dpcore.survey.context.noise_in_context`; nothing is published).
+
+    ``impute(df)`` imputes a sample (its design-weight column dropped), ``full_imputed`` is the
+    population imputed, ``where(df)`` the subpopulation mask."""
+    scale = 1.0 / rate if query == "count" else 1.0  # a sample count → population count (design weight)
+
+    def estimator(sample):
+        imp = impute(sample.drop(columns=[C.WEIGHT], errors="ignore"))
+        return scale * _exact_on(imp.values, where(sample.reset_index(drop=True)), query, bounds, threshold)
+
+    def release(sample, eps, rng):
+        imp = impute(sample.drop(columns=[C.WEIGHT], errors="ignore"))
+        rel = release_imputed(imp, query, method, eps, rng, bounds=bounds,
+                              where=where(sample.reset_index(drop=True)), threshold=threshold,
+                              public_size=public_size)
+        return scale * float(rel.value)
+
+    truth = _exact_on(full_imputed.values, where(pop), query, bounds, threshold)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: the page warns about it
+        return C.noise_in_context(pop, C.Design(rate), None, list(eps_grid), reps, np.random.default_rng(seed),
+                                  release=release, estimator=estimator, truth=truth)
+
+
+def poststrat_parts(e1, e2, e3, *, candidates: dict, columns) -> tuple[float | None, float | None, float]:
+    """The ε of each part of a post-stratified release that runs (None: the part does not run and
+    spends nothing): ε₁ only when some column has several candidate sets of bins to choose from
+    (:func:`selects_bins`), ε₂ only with two or more columns (the noisy join table IPF rakes), ε₃
+    always (the weighted count)."""
+    return (float(e1) if selects_bins(candidates) else None, float(e2) if len(columns) >= 2 else None,
+            float(e3))
+
+
+def selects_bins(candidates: dict) -> bool:
+    """Whether the bins are chosen privately (ε₁ spent): some column has more than one candidate set."""
+    return any(len(v) > 1 for v in candidates.values())
+
+
+def poststrat_epsilon(eps_select: float | None, eps_table: float | None, eps_count: float) -> float:
+    """The total ε of a post-stratified release, ε₁ + ε₂ + ε₃ (sequential composition; an
+    unused part is None and spends nothing)."""
+    return (eps_select or 0.0) + (eps_table or 0.0) + float(eps_count)
+
+
+def poststrat_release(data: pd.DataFrame, cols: list, totals: dict, cands: dict, mask: np.ndarray, *,
+                      eps_select, eps_table, eps_count: float, gamma: float, weights: str, weight_range, rng=None):
+    """One :func:`dpcore.survey.poststrat.poststratify_release` (spends
+    :func:`poststrat_epsilon`), its bins set up as ``poststrat-release`` does."""
+    from dpcore.survey import poststrat as P
+
+    data, binnings = P.binnings_for(data, cols, totals, cands)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: warned on the page
+        return P.poststratify_release(data, binnings, totals, mask, epsilon_select=eps_select,
+                                      epsilon_table=eps_table, epsilon_count=eps_count, gamma=gamma,
+                                      weights=weights, weight_range=weight_range,
+                                      rng=np.random.default_rng() if rng is None else rng)
+
+
+def synthetic_marginal_release(where: Callable, *, method: str = "steps", scale: str = "count", domain=None,
+                               **options) -> Callable:
+    """A release for :func:`dpcore.survey.context.noise_in_context`: the share
+    (``scale='proportion'``) or the count scaled to the population by the design weight
+    (``scale='count'``, assuming equal weights) of ``where`` in one synthetic set made by
+    :func:`dpcore.synthesize` at ε (STEPS, IPF, ...). The ε-DP of the set carries over to any
+    marginal of it (post-processing). (It lives in the studio, not in :mod:`dpcore.survey`,
+    because it calls the release API, a layer above the survey tools.)"""
+    from dpcore.api import synthesize
+
+    def release(sample: pd.DataFrame, epsilon: float, rng: np.random.Generator) -> float:
+        data = sample.drop(columns=[C.WEIGHT])
+        seed = int(rng.integers(0, 2**63 - 1))
+        rel = synthesize(data, method=method, epsilon=epsilon, seed=seed, domain=domain, **options)
+        share = float(np.asarray(where(rel.sets[0])).mean())
+        if scale == "proportion":
+            return share
+        return share * float(sample[C.WEIGHT].sum())
+
+    return release
+
+
+#: ε per part from which the smooth release is proven DP (Merrill Cor 6.4.3), and above which its
+#: generalized Cauchy noise has finite variance (γ = 1 + ε/(2 ln 2) > 3).
+SMOOTH_MIN_PER_PART = 2 * LN2
+FINITE_VARIANCE_PER_PART = 4 * LN2
+#: The simulation's ε grid: multiples of ln 2 per part for the smooth release, plain values otherwise.
+_SMOOTH_GRID_LN2 = (2, 3, 4.5, 6, 10, 16)
+_PLAIN_GRID = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+def imputation_problems(eps, parts: int, *, method: str, query: str, lo: float, hi: float, match) -> list[str]:
+    """Why an imputed release cannot run with these inputs, one sentence each (empty: it can)."""
+    problems = []
+    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
+        problems.append(f"ε must be a finite number greater than 0; got {eps!r}.")
+    elif method == "smooth" and eps / parts < SMOOTH_MIN_PER_PART * (1 - 1e-12):
+        split = f" (split into {parts} equal parts, ε/{parts} = {eps / parts:.4g} each)" if parts > 1 else ""
+        problems.append(
+            f"ε = {eps:g}{split} is too small for the smooth-sensitivity release: it is only proven DP for "
+            f"ε ≥ 2 ln 2 ≈ {SMOOTH_MIN_PER_PART:.4f} per part, so this needs ε ≥ {parts * SMOOTH_MIN_PER_PART:.4f}. "
+            "Raise ε, or use the 'ignore missing' Laplace baseline. Nothing was released.")
+    if query != "count" and not hi > lo:
+        problems.append(f"The upper bound ({hi:g}) must be above the lower bound ({lo:g}).")
+    if query == "variance" and method != "smooth":
+        problems.append("A variance is only released with the smooth-sensitivity method (Cor 6.4.9).")
+    if not match:
+        problems.append("Choose at least one matching attribute.")
+    return problems
+
+
+def infinite_variance_warning(eps: float, parts: int, method: str) -> str | None:
+    """The warning for a smooth release whose noise has infinite variance (None: finite)."""
+    if method != "smooth" or eps / parts > FINITE_VARIANCE_PER_PART:
+        return None
+    return (f"ε per part = {eps / parts:.4g} ≤ 4 ln 2 ≈ {FINITE_VARIANCE_PER_PART:.4f}: the generalized Cauchy noise "
+            f"(γ = {1 + eps / parts / (2 * LN2):.3g} ≤ 3) has **infinite variance** — single releases "
+            "can be far off. Use ε > " + f"{parts * FINITE_VARIANCE_PER_PART:.4f} for finite variance.")
+
+
+def context_grid(method: str, parts: int, eps: float | None) -> list[float]:
+    """The simulation's ε grid, with the release's own ε added when given (None: not valid)."""
+    grid = [parts * g * LN2 for g in _SMOOTH_GRID_LN2] if method == "smooth" else list(_PLAIN_GRID)
+    if eps is not None and all(abs(g - eps) > 1e-3 * eps for g in grid):
+        grid = sorted(grid + [float(eps)])
+    return grid

@@ -1,0 +1,38 @@
+"""A session's first run and its table changes: the two steps that touch both the session state
+(pages/_state.py) and the workspace (pages/_workspace.py). They live here, above both, so that the
+workspace may read the state and the state never imports the workspace (no import circle)."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from dpcore.errors import DPCoreError
+from pages import _imports, _workspace
+from pages import _state as state
+
+
+def init_state() -> None:
+    """First load of a session: the workspace's saved state, else the S7 demo and the default design."""
+    _imports.through_app()  # the first run after a start, opened on a page's address: rerun through app.py
+    s = st.session_state
+    _workspace.open_session()
+    if "cfg" not in s:
+        s["cfg"] = json.loads(json.dumps(state.DEFAULT_CFG))
+    if "raw_df" not in s:
+        try:
+            load_demo(state.DEFAULT_DEMO)
+        except DPCoreError as exc:  # assets missing: the Data page will say so
+            s["load_error"] = str(exc)
+
+
+def set_data(df: pd.DataFrame, name: str) -> None:
+    """Replace the session's table (forgetting everything derived from the previous one); the
+    workspace remembers it and the budget book charges it."""
+    state.reset_data(df, name)
+    _workspace.on_table_loaded(df, name)
+
+
+def load_demo(name: str) -> None:
+    set_data(state._read_table_cached(str(state.DEMOS[name])), name)
