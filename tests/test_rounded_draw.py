@@ -120,9 +120,15 @@ def test_the_draw_has_exactly_n_records_and_the_stated_law(model):
     assert max(np.abs(_margin(iid, cax) - _expected(model, cax)).max() for cax in t.cliques) > 3
 
 
-def test_records_realise_the_tables_whole_in_chunks_and_in_partitions(model):
+@pytest.mark.parametrize("exact_deal", [False, True])
+def test_records_realise_the_tables_whole_in_chunks_and_in_partitions(model, exact_deal, monkeypatch):
     """The records' clique margins are the draw's tables, whether the set is drawn whole, in chunks of
-    50 records or in 3 partitions (each partition of its public size)."""
+    50 records or in 3 partitions (each partition of its public size); the tables dealt by numpy's
+    hypergeometric sampler or, above its population limit, by the exact :func:`deal`."""
+    import dpcore.estimate.draws as D
+
+    if exact_deal:
+        monkeypatch.setattr(D, "_HYPERGEOMETRIC_MAX", 1)
     d = TreeCountDraw.from_model(model, N, np.random.default_rng(1))
     t = model.tree
     whole = records(d, np.random.default_rng(2), len(SHAPE))

@@ -267,6 +267,25 @@ def _group_sizes(tree, tables, c: int) -> np.ndarray:
     return np.asarray(m, dtype=np.int64).reshape(-1)
 
 
+#: numpy's hypergeometric sampler takes populations below this size
+_HYPERGEOMETRIC_MAX = 10**9
+
+
+def _hypergeometric(counts: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Counts per cell of a uniformly random ``size``-subset of the records (multivariate
+    hypergeometric), by numpy's marginal method (one hypergeometric draw per cell: O(cells), not
+    O(size) as :func:`deal`'s exact subset of positions); :func:`deal` above its population limit."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    if size >= total:
+        return counts.copy()
+    if size <= 0:
+        return np.zeros_like(counts)
+    if total >= _HYPERGEOMETRIC_MAX:
+        return deal(counts, size, rng)
+    return rng.multivariate_hypergeometric(counts, size, method="marginals").astype(np.int64)
+
+
 @dataclass(frozen=True, eq=False)
 class TreeCountDraw:
     """A junction-tree model's records by controlled rounding: ``counts[c]`` is clique c's
@@ -305,8 +324,8 @@ class TreeCountDraw:
 
     def _take(self, tables, size: int, rng) -> list:
         """The tables of a uniformly random ``size``-subset of the records of ``tables``: the root's
-        cells dealt (:func:`deal`), then per clique and separator cell the subset's records of that
-        cell dealt from the row (hypergeometric; what a uniformly random subset of a uniformly
+        cells dealt (:func:`_hypergeometric`), then per clique and separator cell the subset's
+        records of that cell dealt from the row (what a uniformly random subset of a uniformly
         random matching takes)."""
         t = self.tree
         if size >= int(tables[t.order[0]].sum()):
@@ -315,20 +334,20 @@ class TreeCountDraw:
         for c in t.order:
             tab = tables[c]
             if t.parent[c] < 0:
-                take[c] = deal(tab.reshape(-1), size, rng).reshape(tab.shape)
+                take[c] = _hypergeometric(tab.reshape(-1), size, rng).reshape(tab.shape)
                 continue
             want = _group_sizes(t, take, c)
             got = np.zeros_like(tab)
             for g in np.flatnonzero(want):
-                got[g] = deal(tab[g], int(want[g]), rng)
+                got[g] = _hypergeometric(tab[g], int(want[g]), rng)
             take[c] = got
         return take
 
     def _records(self, tables, rng) -> np.ndarray:
-        """The random matching of ``tables``: records (m, p) int64."""
+        """The random matching of ``tables``: records (m, p), compact codes (:func:`compact`'s dtype)."""
         t = self.tree
         m = int(tables[t.order[0]].sum())
-        out = np.zeros((m, len(t.shape)), dtype=np.int64)
+        out = np.zeros((m, len(t.shape)), dtype=code_dtype(t.shape))  # compact codes: one byte a value
         for c in t.order:
             sep, rest = _layout(t, c)
             tab = tables[c]
@@ -339,6 +358,7 @@ class TreeCountDraw:
             perm = rng.permutation(m)
             if sep:
                 key = np.ravel_multi_index(tuple(out[:, a] for a in sep), [t.shape[a] for a in sep])
+                key = key.astype(np.min_scalar_type(max(rows - 1, 0)), copy=False)  # small keys: a radix sort
                 at = perm[np.argsort(key[perm], kind="stable")]  # records by separator cell, random within
             else:
                 at = perm
