@@ -22,7 +22,9 @@ Ours: ``dpcore.synthesize(df, method, epsilon=ε, seed, domain=declared)`` for
 ``steps``, ``privbayes`` and ``ipf``, and dpcore's pure-ε AIM and MST as ``dp_aim`` and ``dp_mst``
 (``method="aim"|"mst"``; the names ``aim``/``mst`` here are smartnoise's). The same methods
 released as (ε, δ)-DP through zCDP (``delta=δ``, the same δ as the peers) are the labels
-``dp_aim_zcdp``, ``dp_mst_zcdp``, ``ipf_zcdp``, ``privbayes_zcdp`` and ``steps_zcdp``.
+``dp_aim_zcdp``, ``dp_mst_zcdp``, ``ipf_zcdp``, ``privbayes_zcdp`` and ``steps_zcdp`` (AIM and MST
+draw their records by controlled rounding there, their default under δ); ``dp_aim_zcdp_iid`` and
+``dp_mst_zcdp_iid`` are the same releases with the records drawn i.i.d. (``synthesis="sample"``).
 Data: ``s7`` (SD2011 S7), ``cps`` (the CPS-shaped table), ``voter`` (``dpcore.data.datasets.cps_voter_extract``), ``wide`` (``dpcore.data.datasets.cps_voter_wide``,
 22 attributes, 6.5e17 cells).
 
@@ -72,7 +74,9 @@ sys.path.insert(0, str(HERE))
 PURE = ("steps", "privbayes", "ipf", "dp_aim", "dp_mst")
 #: dpcore's methods released as (ε, δ)-DP through zCDP (``delta=`` the run's δ)
 ZCDP = tuple(f"{m}_zcdp" for m in PURE)
-OURS = PURE + ZCDP
+#: AIM and MST under zCDP with their records drawn i.i.d. (``synthesis="sample"``; the default under δ is "round")
+ZCDP_IID = ("dp_aim_zcdp_iid", "dp_mst_zcdp_iid")
+OURS = PURE + ZCDP + ZCDP_IID
 #: bench label -> dpcore method
 DPCORE_METHOD = {"dp_aim": "aim", "dp_mst": "mst"}
 #: peer label -> the module that must be importable (dpmm: in its own venv, see ``dpmm_python``)
@@ -80,12 +84,13 @@ PEERS = {"datasynthesizer": "DataSynthesizer", "mst": "snsynth", "aim": "snsynth
          "dpmm_aim": "dpmm", "dpmm_mst": "dpmm", "dpmm_privbayes": "dpmm"}
 DPMM_PIPELINE = {"dpmm_aim": "AIMPipeline", "dpmm_mst": "MSTPipeline", "dpmm_privbayes": "PrivBayesPipeline"}
 #: the (ε, δ) peers, and dpcore's zCDP labels
-WITH_DELTA = {"mst", "aim", *DPMM_PIPELINE, *ZCDP}
+WITH_DELTA = {"mst", "aim", *DPMM_PIPELINE, *ZCDP, *ZCDP_IID}
 FIELDS = ["data", "method", "epsilon", "delta", "rep", "status", "seconds", "mean_s_pmse", "ru_pct", "specks_main",
           "peak_mb", "load1", "note"]
 
 
 def dpcore_method(label: str) -> str:
+    label = label[:-len("_iid")] if label in ZCDP_IID else label
     base = label[:-len("_zcdp")] if label.endswith("_zcdp") else label
     return DPCORE_METHOD.get(base, base)
 
@@ -203,12 +208,13 @@ def one(data: str, method: str, eps: float, rep: int, delta: float = 1e-9) -> di
     peak_mb = None
     if method in OURS:
         t0 = time.perf_counter()
+        zcdp = method in ZCDP or method in ZCDP_IID
         rel = dpcore.synthesize(df, method=dpcore_method(method), epsilon=eps, seed=seed, domain=dom,
-                                delta=delta if method in ZCDP else None)
+                                delta=delta if zcdp else None, **({"synthesis": "sample"} if method in ZCDP_IID else {}))
         secs = time.perf_counter() - t0
         syn = rel.sets[0] if hasattr(rel, "sets") else rel.frames[0]
-        if method in ZCDP:
-            note += f" via zCDP, ρ = {rel.rho:.4g}"
+        if zcdp:
+            note += f" via zCDP, ρ = {rel.rho:.4g}" + (", records i.i.d." if method in ZCDP_IID else "")
     elif method in DPMM_PIPELINE:
         tok, _ = tokens(df, dom)
         out, secs, peak_mb = run_dpmm(method, tok, dom.shape, eps, delta, seed)

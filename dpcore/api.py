@@ -150,8 +150,8 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     ``method``: ``steps`` (options: layers, order, select, utility, r, allocation,
     consistency, synthesis, noise, max_cells), ``uh_random``, ``steps_lesda``, ``ipf``, ``privbayes``,
     ``flat_laplace`` (options: prior, structural_zeros, synthesis, noise, max_cells), ``aim`` (options:
-    rounds, max_model_size, workload, fit_sweeps; docs/methods/aim.md) or ``mst`` (fit_sweeps;
-    docs/methods/mst.md).
+    rounds, max_model_size, workload, fit_sweeps, synthesis; docs/methods/aim.md) or ``mst`` (fit_sweeps,
+    synthesis; docs/methods/mst.md).
 
     ``dp_bins={"age": {"bins": 5, "lower": 0, "upper": 100}}`` replaces the named
     attributes' bin edges by DP quantiles over the public bounds, computed inside the
@@ -162,7 +162,9 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     is (ε, δ)-DP through zero-concentrated DP: it gets the largest ρ whose conversion to (ε, δ)
     does not exceed them, every share above is a share of that ρ, counts get discrete Gaussian
     noise, and the ledger composes in ρ (docs/privacy-model.md, "(ε, δ) through zero-concentrated
-    DP"). A method that cannot run under zCDP refuses ``delta`` in one line.
+    DP"). A method that cannot run under zCDP refuses ``delta`` in one line. AIM and MST then draw
+    their records by controlled rounding unless ``synthesis="sample"`` (post-processing;
+    docs/engines.md, "The rounded draw").
 
     ``progress(sets_done, sets)``, if given, is called before each set and once after the last;
     an exception it raises stops the release before the next set, and nothing is returned (the

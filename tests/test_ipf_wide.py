@@ -199,8 +199,13 @@ def test_sparse_margins_on_a_wide_table_use_the_junction_tree(wide):
     assert d["fit"] == "junction_tree" and d["converged"] and max(len(c) for c in d["cliques"]) == 2
     s = rel.sets[0]
     assert (s["a03"] == s["b03"]).mean() > 0.6
-    with pytest.raises(OptionError, match="synthesis='sample'"):
-        dpcore.synthesize(df, "ipf", 1.0, seed=2, domain=dom, margins=margins, synthesis="round")
+    # round on the junction tree: controlled rounding of the clique tables (same measurements)
+    r = dpcore.synthesize(df, "ipf", 2.0, seed=2, domain=dom, margins=margins, synthesis="round")
+    assert r.diagnostics["per_set"][0]["fit"] == "junction_tree" and len(r.sets[0]) == r.record_count["value"]
+    assert r.ledger.to_dict() == rel.ledger.to_dict() and not r.sets[0].equals(s)
+    assert (r.sets[0]["a03"] == r.sets[0]["b03"]).mean() > 0.6
+    with pytest.raises(OptionError, match="synthesis='sample'"):  # the record fit has no table to round
+        dpcore.synthesize(df, "ipf", 1.0, seed=2, domain=dom, margins=margins, synthesis="round", fit="records")
 
 
 def test_same_measurements_and_ledger_whatever_the_fit(wide):

@@ -75,8 +75,13 @@ def _add_method_options(p: argparse.ArgumentParser) -> None:
     """One flag per method option, built from the registry's schemas (dpcore.synthesizers.schema):
     help, choices and defaults are the ones the methods declare."""
     for o, methods in _method_options().values():
-        which = "all methods" if len(methods) == len(REGISTRY) else "/".join(methods)
-        p.add_argument(o.flag, dest=o.name, type=_OPTION_TYPES.get(o.kind, str), help=f"{which}: {o.describe()}")
+        # methods may declare an option of one name differently (synthesis: AIM/MST's "auto"): each says its own
+        kinds: dict = {}
+        for m in methods:
+            kinds.setdefault(next(x for x in REGISTRY[m].options if x.name == o.name).describe(), []).append(m)
+        help_text = "; ".join(f"{'all methods' if len(ms) == len(REGISTRY) else '/'.join(ms)}: {text}"
+                              for text, ms in kinds.items())
+        p.add_argument(o.flag, dest=o.name, type=_OPTION_TYPES.get(o.kind, str), help=help_text)
 
 
 def _given_method_options(args) -> dict:

@@ -21,6 +21,13 @@ chunk law"). Three kinds:
   puts in the first piece a uniformly random c_1-subset of the records, in uniformly random
   order, and, given it, the rest is a uniformly random permutation of what is left; by
   induction the chunked set has exactly the whole draw's law (for any chunk sizes).
+* :class:`TreeCountDraw`: a junction-tree model's records by **controlled rounding**
+  (:meth:`TreeCountDraw.from_model`): every clique's cell counts are fixed at construction,
+  rounded from n times the model's clique tables along the tree, and the records are a random
+  matching of those counts (docs/engines.md, "The rounded draw"). Chunk k deals a uniformly
+  random c_k-subset of the records not yet dealt *at the level of the clique tables*
+  (hypergeometric, root first, then per separator cell) and matches it; the chunked set has the
+  whole draw's law (same argument as for cells, applied per group).
 * :class:`FixedDraw`: records already drawn (the record fit's own records: GUM's output is its
   sample); chunks are slices.
 
@@ -46,6 +53,7 @@ its seed; none from global randomness.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Iterator, Protocol, Sequence, runtime_checkable
 
@@ -53,7 +61,8 @@ import numpy as np
 
 from dpcore.data.domain import code_dtype
 
-__all__ = ["CHUNK_ROWS", "SetDraw", "IIDDraw", "CellDraw", "FixedDraw", "chunk_sizes", "part_sizes", "part_stream", "partition_stream",
+__all__ = ["CHUNK_ROWS", "SetDraw", "IIDDraw", "CellDraw", "TreeCountDraw", "FixedDraw", "SYNTHESIS_DRAWS",
+           "controlled_round", "model_draw", "chunk_sizes", "part_sizes", "part_stream", "partition_stream",
            "deal", "cell_draw", "records", "compact"]
 
 #: records drawn, and held, at a time (a public rule: it depends on nothing but the set's length)
@@ -194,6 +203,206 @@ class CellDraw:
             left = deal(counts, sum(sizes[lo:mid]), part_stream(seed, set_index, _NODE, lo, hi))
             counts, lo, hi = (left, lo, mid) if k < mid else (counts - left, mid, hi)
         return CellDraw(self.codes, counts)
+
+
+def controlled_round(k: np.ndarray, weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Controlled rounding of k[g] records over the cells of each group g (rows of ``weights``).
+
+    With q = weights[g]/Σ weights[g] (uniform where the row has no mass) and w = k[g]·q, cell j
+    gets floor(w_j) records, and the k[g] − Σ floor(w) records left go to cells by systematic
+    sampling of the fractional parts f_j = w_j − floor(w_j): one uniform u per group, the points
+    u, u + 1, …, u + left − 1 on the cumulative fractional parts (which end at ``left``), a cell
+    getting the points in its interval. An interval is shorter than 1, so it holds 0 or 1 point,
+    1 with probability exactly f_j. Hence, for every cell: the count is floor(w_j) or
+    floor(w_j) + 1 (within 1 of k·q_j), its expectation is k[g]·q_j (unbiased), and every
+    row sums to k[g]. (Madow 1949's systematic sampling; Cox 1987's unbiased controlled rounding
+    in one dimension.) Returns (G, R) int64. Post-processing: reads weights and counts only."""
+    k = np.asarray(k, dtype=np.int64).reshape(-1)
+    w = np.clip(np.asarray(weights, dtype=float).reshape(len(k), -1), 0.0, None)
+    rows, width = w.shape
+    mass = w.sum(axis=1, keepdims=True)
+    q = np.where(mass > 0, w / np.where(mass > 0, mass, 1.0), 1.0 / width)
+    want = k[:, None] * q
+    out = np.floor(want).astype(np.int64)
+    left = k - out.sum(axis=1)
+    if left.min(initial=0) < 0:  # Σ floor(w) > k only if the floats sum past k + 1: not with q ≥ 0 summing to 1
+        raise ArithmeticError("controlled rounding: the floors exceed the group's records")
+    grow = np.flatnonzero(left > 0)
+    if len(grow) == 0:
+        return out
+    frac = want[grow] - out[grow]
+    cum = np.cumsum(frac, axis=1)
+    cum *= (left[grow] / cum[:, -1])[:, None]  # the fractional parts sum to `left`; make it exact
+    cum[:, -1] = left[grow]
+    start = np.cumsum(left[grow]) - left[grow]  # groups laid end to end: group g on [start, start + left)
+    flat = (cum + start[:, None]).ravel()
+    u = rng.random(len(grow))  # one uniform per group with records left
+    points = np.repeat(start + u, left[grow]) + (np.arange(int(left[grow].sum())) - np.repeat(start, left[grow]))
+    hit = np.searchsorted(flat, points, side="right")  # the cell whose interval holds the point
+    extra = np.bincount(np.minimum(hit, flat.size - 1), minlength=flat.size).reshape(len(grow), width)
+    out[grow] += extra
+    return out
+
+
+def _layout(tree, c: int) -> tuple[tuple, tuple]:
+    """(separator, the clique's other attributes) of clique ``c``: its table's rows and columns."""
+    sep = tree.separator(c)
+    return sep, tuple(a for a in tree.cliques[c] if a not in sep)
+
+
+def _group_sizes(tree, tables, c: int) -> np.ndarray:
+    """Records per separator cell of clique ``c``: its parent's table summed to the separator
+    (the root: one group, all the records)."""
+    p = tree.parent[c]
+    if p < 0:
+        return np.array([int(tables[c].sum())], dtype=np.int64)
+    sep = tree.separator(c)
+    psep, prest = _layout(tree, p)
+    axes = psep + prest
+    full = tables[p].reshape([tree.shape[a] for a in axes])
+    kept = tuple(a for a in axes if a in sep)
+    drop = tuple(i for i, a in enumerate(axes) if a not in sep)
+    m = full.sum(axis=drop) if drop else full
+    m = np.transpose(m, [kept.index(a) for a in sep]) if sep else m
+    return np.asarray(m, dtype=np.int64).reshape(-1)
+
+
+#: numpy's hypergeometric sampler takes populations below this size
+_HYPERGEOMETRIC_MAX = 10**9
+
+
+def _hypergeometric(counts: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Counts per cell of a uniformly random ``size``-subset of the records (multivariate
+    hypergeometric), by numpy's marginal method (one hypergeometric draw per cell: O(cells), not
+    O(size) as :func:`deal`'s exact subset of positions); :func:`deal` above its population limit."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    if size >= total:
+        return counts.copy()
+    if size <= 0:
+        return np.zeros_like(counts)
+    if total >= _HYPERGEOMETRIC_MAX:
+        return deal(counts, size, rng)
+    return rng.multivariate_hypergeometric(counts, size, method="marginals").astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class TreeCountDraw:
+    """A junction-tree model's records by controlled rounding: ``counts[c]`` is clique c's
+    table of record counts laid out (separator cells, other cells) (:func:`_layout`); every
+    clique's table sums, per separator cell, to its parent's table summed to that separator.
+    The records are the random matching of these tables: root cells expanded in a random order,
+    then, clique after clique, the records of each separator cell get that row's counts of the
+    clique's other attributes in a uniformly random order. ``tree``: the
+    :class:`dpcore.estimate.junction_tree.JunctionTree` (shape, cliques, parent, order)."""
+
+    tree: object
+    counts: tuple
+
+    @property
+    def n(self) -> int:
+        return int(self.counts[self.tree.order[0]].sum())
+
+    @classmethod
+    def from_model(cls, model, n: int, rng: np.random.Generator) -> "TreeCountDraw":
+        """Round ``n`` records through the model's clique tables μ_C, root first (k = n), then per
+        clique and separator cell s: k_s = the records the parent's rounded table gives s, rounded
+        over μ_C(· | s) by :func:`controlled_round`. So E[count of cell (s, r)] = n·P(s, r) along
+        the tree (induction: E k_s = n·P(s), the calibrated tree's cliques agree on separators)
+        and every group's count is within 1 of k_s·P(r | s). One uniform per group with a
+        remainder, from ``rng``. Post-processing of the model (docs/engines.md, "The rounded draw")."""
+        t = model.tree
+        tables = [None] * len(t.cliques)
+        for c in t.order:
+            sep, rest = _layout(t, c)
+            cax = t.cliques[c]
+            mu = np.transpose(model.mu[c], [cax.index(a) for a in sep + rest])
+            width = math.prod(t.shape[a] for a in rest)
+            k = np.array([int(n)], dtype=np.int64) if t.parent[c] < 0 else _group_sizes(t, tables, c)
+            tables[c] = controlled_round(k, mu.reshape(len(k), width), rng)
+        return cls(t, tuple(tables))
+
+    def _take(self, tables, size: int, rng) -> list:
+        """The tables of a uniformly random ``size``-subset of the records of ``tables``: the root's
+        cells dealt (:func:`_hypergeometric`), then per clique and separator cell the subset's
+        records of that cell dealt from the row (what a uniformly random subset of a uniformly
+        random matching takes)."""
+        t = self.tree
+        if size >= int(tables[t.order[0]].sum()):
+            return [tab.copy() for tab in tables]
+        take = [None] * len(tables)
+        for c in t.order:
+            tab = tables[c]
+            if t.parent[c] < 0:
+                take[c] = _hypergeometric(tab.reshape(-1), size, rng).reshape(tab.shape)
+                continue
+            want = _group_sizes(t, take, c)
+            got = np.zeros_like(tab)
+            for g in np.flatnonzero(want):
+                got[g] = _hypergeometric(tab[g], int(want[g]), rng)
+            take[c] = got
+        return take
+
+    def _records(self, tables, rng) -> np.ndarray:
+        """The random matching of ``tables``: records (m, p), compact codes (:func:`compact`'s dtype)."""
+        t = self.tree
+        m = int(tables[t.order[0]].sum())
+        out = np.zeros((m, len(t.shape)), dtype=code_dtype(t.shape))  # compact codes: one byte a value
+        for c in t.order:
+            sep, rest = _layout(t, c)
+            tab = tables[c]
+            if not rest:
+                continue
+            rows, width = tab.shape
+            values = np.repeat(np.tile(np.arange(width, dtype=np.int64), rows), tab.reshape(-1))  # by separator cell
+            perm = rng.permutation(m)
+            if sep:
+                key = np.ravel_multi_index(tuple(out[:, a] for a in sep), [t.shape[a] for a in sep])
+                key = key.astype(np.min_scalar_type(max(rows - 1, 0)), copy=False)  # small keys: a radix sort
+                at = perm[np.argsort(key[perm], kind="stable")]  # records by separator cell, random within
+            else:
+                at = perm
+            for a, v in zip(rest, np.unravel_index(values, [t.shape[a] for a in rest])):
+                out[at, a] = v
+        return out
+
+    def chunks(self, rng, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
+        sizes = chunk_sizes(self.n, chunk_rows)
+        if len(sizes) == 1:
+            yield self._records(self.counts, rng)
+            return
+        left = [tab.astype(np.int64, copy=True) for tab in self.counts]
+        for size in sizes:
+            take = self._take(left, size, rng)
+            for c, tab in enumerate(take):
+                left[c] -= tab
+            yield self._records(take, rng)
+
+    def part(self, k: int, parts: int, seed: int, set_index: int) -> "TreeCountDraw":
+        """Partition k's tables, dealt down a binary tree over the partitions as
+        :meth:`CellDraw.part` deals cells (each node's split from its own spawned stream)."""
+        sizes = part_sizes(self.n, parts)
+        tables, lo, hi = list(self.counts), 0, int(parts)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            left = self._take(tables, sum(sizes[lo:mid]), part_stream(seed, set_index, _NODE, lo, hi))
+            tables, lo, hi = (left, lo, mid) if k < mid else ([a - b for a, b in zip(tables, left)], mid, hi)
+        return TreeCountDraw(self.tree, tuple(tables))
+
+
+#: how a junction-tree model's records are drawn: i.i.d. (:class:`IIDDraw`) or by controlled rounding
+SYNTHESIS_DRAWS = ("sample", "round")
+
+
+def model_draw(model, n: int, synthesis: str, rng: np.random.Generator) -> SetDraw:
+    """The set of ``n`` records of a junction-tree model: ``sample``, i.i.d. (:class:`IIDDraw`:
+    nothing is drawn now, so releases made before the rounded draw are unchanged); ``round``,
+    by controlled rounding (:class:`TreeCountDraw`, its counts rounded now from ``rng``)."""
+    if synthesis == "sample":
+        return IIDDraw(model, int(n))
+    if synthesis == "round":
+        return TreeCountDraw.from_model(model, int(n), rng)
+    raise ValueError(f"synthesis must be one of {SYNTHESIS_DRAWS}; got {synthesis!r}")
 
 
 @dataclass(frozen=True, eq=False)

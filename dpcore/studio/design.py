@@ -45,12 +45,14 @@ DEFAULT_DESIGN: dict[str, Any] = {
 #: The selection modes of STEPS's hierarchy and the method each stands for.
 MODE_METHOD = {"mosda": "steps", "lesda": "steps_lesda", "random": "uh_random", "fixed": "steps"}
 
-#: Keys of designs saved before the options schema, and where each went: (method or "*" for every
-#: method that has the option, option name). ``aim_rounds`` 0 meant "the default".
+#: Keys of designs saved before the options schema, and where each went: (method, "*" for every
+#: method that has the option, or a tuple of methods; option name). ``aim_rounds`` 0 meant "the default".
 _OLD_KEYS = {"ipf_margins": ("ipf", "margins"), "ipf_one_way_share": ("ipf", "one_way_share"),
              "prior": ("*", "prior"), "degree": ("privbayes", "degree"), "aim_rounds": ("aim", "rounds"),
              "aim_max_model_size": ("aim", "max_model_size"), "aim_workload": ("aim", "workload"),
-             "utility": ("*", "utility"), "consistency": ("*", "consistency"), "synthesis": ("*", "synthesis")}
+             "utility": ("*", "utility"), "consistency": ("*", "consistency"),
+             # the flat key predates AIM's and MST's synthesis option (auto): it was the count methods' choice
+             "synthesis": (("steps", "uh_random", "steps_lesda", "flat_laplace", "ipf"), "synthesis")}
 
 
 def new_design() -> dict:
@@ -71,7 +73,7 @@ def migrate(design: dict) -> dict:
         if key in ("ipf_margins", "aim_workload") and value in ("twoway", "", None):
             continue
         for m, spec in REGISTRY.items():
-            if (method == "*" or m == method) and any(o.name == name for o in spec.options):
+            if (m in method if isinstance(method, tuple) else method in ("*", m)) and any(o.name == name for o in spec.options):
                 options.setdefault(m, {}).setdefault(name, value)
         out.pop(key, None)
     out.pop("comparators", None)  # comparator releases left the Release page ([honest-flow])

@@ -100,4 +100,4 @@ register(Method("aim", aim.resolve, aim.run_set, "AIM", aim.OPTIONS, reads_count
                 for_definition=aim.for_zcdp, noise_rows=aim.noise_rows, preview_rows=aim.preview_rows))
 register(Method("mst", mst.resolve, mst.run_set, "MST", mst.OPTIONS, reads_counts=True, definitions=BOTH,
                 display_name="MST", summary=mst.SUMMARY, glossary="mst",
-                noise_rows=mst.noise_rows, preview_rows=mst.preview_rows))
+                for_definition=mst.for_zcdp, noise_rows=mst.noise_rows, preview_rows=mst.preview_rows))

@@ -23,7 +23,10 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
 3. Measure r at 0.9·ε_r, refit. Annealing (AIM's rule, for pure ε): if the model's
    margin on r moved by no more than the expected L1 noise of the measurement,
    E|Z|·cells(r), double ε_r (halves the noise scale and doubles the selection ε).
-4. After the last round, sample ñ records from the model.
+4. After the last round, draw ñ records from the model: i.i.d. (``synthesis="sample"``) or by
+   controlled rounding (``"round"``: every clique's counts rounded from ñ × the model's,
+   unbiased; :class:`dpcore.estimate.draws.TreeCountDraw`). ``"auto"`` (default) rounds under
+   (ε, δ) and samples under pure ε.
 
 **Privacy.** Every measurement and selection is ε-DP at the ε charged to the ledger
 (discrete Laplace: Ghosh et al. 2009; exponential mechanism: McSherry & Talwar
@@ -31,7 +34,7 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
 annealing, the size limit) is a function of earlier outputs only, so the rounds
 compose sequentially (Dwork & Roth 2014, Thm 3.16; adaptive composition). The last
 round spends exactly ε_s − (ε spent), so each set spends ε_s exactly and the sets ε.
-The model fit and sampling are post-processing. Proof: docs/methods/aim.md.
+The model fit and the draw (either kind) are post-processing. Proof: docs/methods/aim.md.
 
 The estimation step is dpcore's own junction-tree IPF
 (:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`, pooled targets), not Private-PGM
@@ -46,7 +49,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from dpcore.privacy.ledger import Ledger
-from dpcore.estimate.draws import IIDDraw
+from dpcore.estimate.draws import model_draw
 from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
 from dpcore.data.domain import Domain
 from dpcore.errors import real_number, whole_number
@@ -58,6 +61,7 @@ from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
+from dpcore.synthesizers.options import model_draw_option, pure_draw, zcdp_draw
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
@@ -78,12 +82,15 @@ DEFAULT_MAX_MODEL_SIZE = 80.0
 class AimOptions:
     """Resolved options of ``method="aim"``: ``rounds`` T (ε_s/T is the starting round
     budget; at least d), ``max_model_size`` (MB), ``workload`` (attribute-name tuples),
-    ``fit_sweeps`` (IPF sweeps per model fit)."""
+    ``fit_sweeps`` (IPF sweeps per model fit), ``synthesis`` (how the records are drawn:
+    ``sample`` or ``round`` once resolved; ``auto`` resolves to ``sample`` under pure ε and
+    to ``round`` under (ε, δ))."""
 
     rounds: int
     max_model_size: float = DEFAULT_MAX_MODEL_SIZE
     workload: tuple = ()
     fit_sweeps: int = 50
+    synthesis: str = "auto"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -108,6 +115,7 @@ OPTIONS = (
            default_text="all two-way margins", docs="methods/aim.md#options", label="Workload (margins to serve)"),
     Option("fit_sweeps", "int", 50, "IPF sweeps per model fit", low=1, high=100_000, hint=" (IPF sweeps per model fit)",
            docs="methods/aim.md#options", advanced=True, label="IPF sweeps per fit"),
+    model_draw_option("methods/aim.md#options"),
 )
 
 
@@ -123,6 +131,7 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         max_model_size=float(value(OPTIONS, opts, "max_model_size")),
         workload=parse_workload(opts.get("workload"), domain),
         fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
+        synthesis=pure_draw(value(OPTIONS, opts, "synthesis")),
     )
 
 
@@ -133,7 +142,9 @@ ZCDP_ROUNDS_PER_ATTRIBUTE = 16
 def for_zcdp(opts: AimOptions, definition, given: dict, domain: Domain) -> AimOptions:
     """AIM as McKenna et al. (2022) run it under zCDP: Gaussian margins (the definition's count
     noise) and, unless ``rounds`` was given, T = 16·d rounds: under zCDP the noise of T rounds
-    grows like √T, so more, finer rounds pay (docs/methods/aim.md)."""
+    grows like √T, so more, finer rounds pay (docs/methods/aim.md); ``synthesis="auto"`` draws
+    the records by controlled rounding."""
+    opts = zcdp_draw(opts, given)
     if given.get("rounds") is None:
         return replace(opts, rounds=ZCDP_ROUNDS_PER_ATTRIBUTE * len(domain))
     return opts
@@ -218,7 +229,8 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
             eps_round *= definition.halving_factor  # half the noise: ε × 2, or ρ × 4 under zCDP
             annealed += 1
     del answers
-    draw = IIDDraw(model, ctx.n_out)  # n records from the model, drawn in chunks (post-processing)
+    # n records from the model, drawn in chunks (post-processing): i.i.d., or rounded now from rng
+    draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
     diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
             "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "warnings": []}

@@ -56,7 +56,7 @@ from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, ResourceError, real_number, whole_number
 from dpcore.estimate.denoise import NOISE_DOMINATED, makepos, noise_ratio, normsub
 from dpcore.estimate.dense_ipf import DenseIPF
-from dpcore.estimate.draws import FixedDraw, IIDDraw
+from dpcore.estimate.draws import FixedDraw, model_draw
 from dpcore.estimate.estimator import Estimator
 from dpcore.estimate.junction_tree import JunctionTree, JunctionTreeIPF, elimination_cliques
 from dpcore.estimate.record_fit import FittedRecords, RecordFit
@@ -105,7 +105,9 @@ class IpfOptions:
     :func:`dpcore.estimate.denoise.shrink_margins`);
     ``tol``: stop when no fitted cell count (table scaled to n) moves by ``tol`` or
     more over a sweep; ``max_iter``: sweep cap (synthpop: 1e-3 and 5000);
-    ``synthesis``: ``sample`` (multinomial) or ``round``; ``fit``: ``auto`` (by size),
+    ``synthesis``: ``sample`` (multinomial; i.i.d. on the junction tree) or ``round`` (the dense
+    table's counts rounded by largest remainder; on the junction tree, controlled rounding,
+    :class:`dpcore.estimate.draws.TreeCountDraw`; refused on the record fit); ``fit``: ``auto`` (by size),
     ``dense`` (the full table), ``junction_tree`` (exact, on clique tables) or ``records``
     (GUM: synthetic records updated to the margins); see :func:`choose_fit`.
     ``one_way_share``: the share of each set's ε spent on measuring every attribute's
@@ -186,9 +188,9 @@ def resolve(domain: Domain, method: str = "ipf", **opts) -> IpfOptions:
         raise OptionError(f"one_way_share={share:g} splits ε between one-way margins and margins of two or more "
                           "attributes, and margins lists only one-way margins; drop one_way_share (or set it to 0)")
     path = choose_fit(domain, out)
-    if synthesis == "round" and path != "dense":
-        raise OptionError(f"synthesis='round' needs the dense fit of the full table, and this table is fitted by "
-                          f"fit='{path}' ({big_count(domain.size)} cells); use synthesis='sample'")
+    if synthesis == "round" and path == "records":
+        raise OptionError(f"synthesis='round' needs the dense fit of the full table or its junction tree, and this "
+                          f"table is fitted by fit='{path}' ({big_count(domain.size)} cells); use synthesis='sample'")
     return out
 
 
@@ -352,7 +354,8 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
         return model.draw(ctx.n_out, rng), diag
     if path == "dense":  # cell counts now, records dealt in chunks
         return model.draw(ctx.n_out, rng, opts.synthesis), diag
-    return IIDDraw(model, ctx.n_out), diag  # the junction tree's records, drawn in chunks
+    # the junction tree's records, drawn in chunks: i.i.d., or by controlled rounding (rounded now from rng)
+    return model_draw(model, ctx.n_out, opts.synthesis, rng), diag
 
 
 def fit_warnings(domain: Domain, opts: IpfOptions, info: dict, margins: list[NoisyMargin]) -> list[str]:

@@ -12,12 +12,15 @@ Per set, at budget ε_s = ε/m, for d ≥ 3 attributes, three equal thirds (MST'
 3. **Edge margins**: each of the d − 1 chosen two-way margins at ε_s/(3(d − 1)).
 
 Then fit the tree model to all the noisy margins (junction-tree IPF,
-:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`) and sample ñ records. d = 2: one pair, no choice:
+:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`) and draw ñ records from it: i.i.d.
+(``synthesis="sample"``) or by controlled rounding (``"round"``,
+:class:`dpcore.estimate.draws.TreeCountDraw`); ``"auto"`` (default) rounds under (ε, δ) and
+samples under pure ε. d = 2: one pair, no choice:
 one-way margins at ε_s/4 each and the pair at ε_s/2. d = 1: the one-way margin at ε_s.
 
 **Privacy.** Sequential composition (adaptive: each choice depends only on earlier
 outputs) of d + 2(d − 1) ε-DP steps whose charges add to ε_s; the ledger records
-each. Fit and sampling are post-processing. Unlike the reference MST we do not
+each. Fit and the draw (either kind) are post-processing. Unlike the reference MST we do not
 compress rare levels (the domain stays the declared one). Proof: docs/methods/mst.md.
 """
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
 from dpcore.privacy.ledger import Ledger
-from dpcore.estimate.draws import IIDDraw
+from dpcore.estimate.draws import model_draw
 from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
@@ -40,6 +43,7 @@ from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
+from dpcore.synthesizers.options import model_draw_option, pure_draw, zcdp_draw
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
@@ -50,9 +54,12 @@ SUMMARY = (
 
 @dataclass(frozen=True)
 class MstOptions:
-    """Resolved options of ``method="mst"``: ``fit_sweeps`` (IPF sweeps of the final fit)."""
+    """Resolved options of ``method="mst"``: ``fit_sweeps`` (IPF sweeps of the final fit),
+    ``synthesis`` (``sample`` or ``round`` once resolved; ``auto``: ``sample`` under pure ε,
+    ``round`` under (ε, δ))."""
 
     fit_sweeps: int = 50
+    synthesis: str = "auto"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -62,12 +69,20 @@ class MstOptions:
 OPTIONS = (
     Option("fit_sweeps", "int", 50, "IPF sweeps of the model fit", low=1, high=100_000, hint=" (IPF sweeps)",
            docs="methods/mst.md", advanced=True, label="IPF sweeps per fit"),
+    model_draw_option("methods/mst.md#options"),
 )
 
 
 def resolve(domain: Domain, method: str = "mst", **opts) -> MstOptions:
     check_known(OPTIONS, opts, "mst")
-    return MstOptions(fit_sweeps=value(OPTIONS, opts, "fit_sweeps"))
+    return MstOptions(fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
+                      synthesis=pure_draw(value(OPTIONS, opts, "synthesis")))
+
+
+def for_zcdp(opts: MstOptions, definition, given: dict, domain: Domain) -> MstOptions:
+    """MST's options under (ε, δ): ``synthesis="auto"`` draws the records by controlled rounding
+    (the measurements' Gaussian noise is the definition's; nothing else changes)."""
+    return zcdp_draw(opts, given)
 
 
 def budget_split(d: int, eps: float) -> tuple[float, float, float]:
@@ -118,7 +133,8 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     meas += [measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}",
                      definition=ctx.definition) for a, b in edges]
     model, info = JunctionTreeIPF(max_sweeps=opts.fit_sweeps).fit(shape, meas, total)
-    draw = IIDDraw(model, ctx.n_out)  # n records from the model, drawn in chunks (post-processing)
+    # n records from the model, drawn in chunks (post-processing): i.i.d., or rounded now from rng
+    draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
     diag = {"edges": [[names[a], names[b]] for a, b in edges], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "warnings": []}
     return draw, diag

@@ -26,6 +26,29 @@ def synthesis_option(default: str = "sample") -> Option:
                   docs="methods/steps.md#options", label="Drawing records")
 
 
+#: how a junction-tree model's records are drawn (AIM, MST): i.i.d., by controlled rounding, or auto
+MODEL_DRAWS = ("auto", "sample", "round")
+
+
+def model_draw_option(docs: str) -> Option:
+    """``synthesis`` of the junction-tree methods: ``auto`` rounds under (ε, δ) and samples under pure ε
+    (so pure-ε releases stay what they were)."""
+    return Option("synthesis", "choice", "auto", "how records are drawn from the fitted model: sample (i.i.d.), "
+                  "round (controlled rounding: each clique's counts rounded from n × the model's, unbiased) or auto "
+                  "(round under (ε, δ), sample under pure ε)", choices=MODEL_DRAWS, docs=docs,
+                  label="Drawing records")
+
+
+def pure_draw(synthesis: str) -> str:
+    """The draw a resolved ``synthesis`` names under pure ε: ``auto`` is ``sample``."""
+    return "sample" if synthesis == "auto" else synthesis
+
+
+def zcdp_draw(opts, given: dict):
+    """``opts`` with ``synthesis`` as it runs under (ε, δ): ``auto`` (or not given) is ``round``."""
+    return replace(opts, synthesis="round") if given.get("synthesis") in (None, "auto") else opts
+
+
 def noise_option() -> Option:
     return Option("noise", "choice", "discrete_laplace", "count noise under pure ε: discrete_laplace (exact, "
                   "integer) or laplace (discretised real noise); under (ε, δ) counts get the discrete Gaussian",
