@@ -113,6 +113,20 @@ def test_statement_matches_epsilon_and_notion(curator_html, release, table):
     assert "whatever values that person" in text
 
 
+def test_statement_of_an_epsilon_delta_release_names_delta_and_rho(release, table):
+    """[privacy-definitions] item 2: the report says what the manifest says, (ε, δ) through ρ-zCDP, and
+    that the e^ε bound may fail with probability δ; a pure release's words do not mention δ."""
+    rel = dpcore.synthesize(table, "aim", 1.0, seed=2, domain=release.domain, delta=1e-9)
+    text = release_report_html(rel)
+    rho = rel.manifest()["privacy_definition"]["rho"]
+    assert "(ε, δ)-differentially private with ε = 1 and δ = 1e-09" in text
+    assert f"ρ = {rho:.4g}" in text and "at most δ = 1e-09" in text and "1 in 1,000,000,000" in text
+    assert "adds (ε, δ) releases up in ρ" in text
+    pure = release_report_html(release)
+    assert "δ" not in pure.split("What this means")[1].split("Formally")[0]
+    assert "the guarantees add up" in pure
+
+
 def test_not_dp_release_says_so(table):
     rel = dpcore.synthesize(table, "flat_laplace", 1.0, seed=1,
                             domain=dpcore.infer_domain(table, numeric={"age": {"bounds": [0, 120], "bins": 6}}))
