@@ -14,7 +14,7 @@ _AUTO_GRID = 5
 
 
 def _label(o) -> str:
-    return o.name.replace("_", " ").capitalize()
+    return o.title
 
 
 def _help(o) -> str:

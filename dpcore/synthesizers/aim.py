@@ -94,14 +94,14 @@ def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
 #: AIM's options (the registry's schema)
 OPTIONS = (
     Option("rounds", "int", None, "rounds T of select-and-measure (ε/T is the starting round budget)", low=1,
-           high=100_000, default_text="4 × attributes; 16 × attributes under (ε, δ)", docs="methods/aim.md#options"),
+           high=100_000, default_text="4 × attributes; 16 × attributes under (ε, δ)", docs="methods/aim.md#options", label="Rounds T"),
     Option("max_model_size", "float", DEFAULT_MAX_MODEL_SIZE, "largest fitted model, in megabytes", low=0,
            high=100_000, low_open=True, hint=" (megabytes of the fitted model; AIM's default 80)",
-           docs="methods/aim.md#options"),
+           docs="methods/aim.md#options", label="Largest model (MB)"),
     Option("workload", "text", None, 'the margins the release should serve, e.g. "a,b;b,c"',
-           default_text="all two-way margins", docs="methods/aim.md#options"),
+           default_text="all two-way margins", docs="methods/aim.md#options", label="Workload (margins to serve)"),
     Option("fit_sweeps", "int", 50, "IPF sweeps per model fit", low=1, high=100_000, hint=" (IPF sweeps per model fit)",
-           docs="methods/aim.md#options", advanced=True),
+           docs="methods/aim.md#options", advanced=True, label="IPF sweeps per fit"),
 )
 
 

@@ -136,26 +136,26 @@ def parse_margins(margins, domain: Domain) -> tuple[tuple[str, ...], ...]:
 #: ipf's options (the registry's schema)
 OPTIONS = (
     Option("margins", "text", None, 'the margins to measure and fit, e.g. "a,b;c,d" ("oneway", "twoway" or lists)',
-           default_text="all two-way margins", docs="methods/ipf.md"),
+           default_text="all two-way margins", docs="methods/ipf.md", label="Margins to measure"),
     Option("prior", "float", 1.0, "prior count spread over each margin's cells (synthpop's priorn)", low=0,
            hint=" (synthpop's priorn, spread over each margin's cells; 1 as synthpop does, or 0 for none)",
-           docs="methods/ipf.md"),
+           docs="methods/ipf.md", label="Prior count per cell"),
     noise_option(),
     Option("positivity", "choice", "clip", "how negative noisy counts are handled before fitting", choices=POSITIVITY,
-           docs="methods/ipf.md", advanced=True),
+           docs="methods/ipf.md", advanced=True, label="Negative noisy counts"),
     Option("tol", "float", 1e-3, "IPF stops when no fitted cell count changes by this much in a sweep", low=0,
            low_open=True, hint=" (largest change of a fitted cell count per IPF sweep; synthpop uses 1e-3)",
-           docs="methods/ipf.md", advanced=True),
+           docs="methods/ipf.md", advanced=True, label="IPF tolerance"),
     Option("max_iter", "int", 5000, "most IPF sweeps", low=1, hint=" (IPF sweeps)", docs="methods/ipf.md",
-           advanced=True),
+           advanced=True, label="Most IPF sweeps"),
     synthesis_option(),
     max_cells_option(DEFAULT_MAX_CELLS),
     Option("fit", "choice", "auto", "how the margins are fitted: auto (by size), dense, junction_tree or records",
-           choices=FITS, docs="methods/ipf.md"),
+           choices=FITS, docs="methods/ipf.md", label="Fit"),
     Option("one_way_share", "float_or_auto", "auto", "share of ε that measures every attribute's one-way margin "
            "besides the listed margins (auto: half where the margins are noise-dominated)", low=0, high=0.9,
            hint=" (the share of ε for the one-way margins; 0 measures only the listed margins, as synthpop does, or "
-                "'auto')", docs="methods/ipf.md"),
+                "'auto')", docs="methods/ipf.md", label="Share of ε for one-way margins"),
 )
 
 

@@ -55,7 +55,7 @@ class MstOptions:
 #: MST's options (the registry's schema)
 OPTIONS = (
     Option("fit_sweeps", "int", 50, "IPF sweeps of the model fit", low=1, high=100_000, hint=" (IPF sweeps)",
-           docs="methods/mst.md", advanced=True),
+           docs="methods/mst.md", advanced=True, label="IPF sweeps per fit"),
 )
 
 

@@ -23,18 +23,18 @@ STEPS_METHODS = {"steps": None, "uh_random": "random", "steps_lesda": "lesda"}
 def synthesis_option(default: str = "sample") -> Option:
     return Option("synthesis", "choice", default, "how records are drawn from the fitted counts: sample (multinomial, "
                   "as synthpop) or round (the counts themselves, rounded)", choices=SYNTHESIS,
-                  docs="methods/steps.md#options")
+                  docs="methods/steps.md#options", label="Drawing records")
 
 
 def noise_option() -> Option:
     return Option("noise", "choice", "discrete_laplace", "count noise under pure ε: discrete_laplace (exact, "
                   "integer) or laplace (discretised real noise); under (ε, δ) counts get the discrete Gaussian",
-                  choices=NOISE, docs="mechanisms.md", advanced=True)
+                  choices=NOISE, docs="mechanisms.md", advanced=True, label="Count noise")
 
 
 def max_cells_option(default: int) -> Option:
     return Option("max_cells", "int", default, "largest table the method builds densely; above it the sparse path "
-                  "runs or the release is refused with the size named", low=1, docs="sparse-leaves.md", advanced=True)
+                  "runs or the release is refused with the size named", low=1, docs="sparse-leaves.md", advanced=True, label="Largest dense table (cells)")
 
 
 def _choice(name: str, value, allowed: Sequence[str]) -> str:
@@ -124,26 +124,26 @@ class StepsOptions:
 STEPS_OPTIONS = (
     Option("layers", "int", 2, "number L of partition layers of the tree (the rest of the attributes form the leaf "
            "layer)", low=1, hint=" (at most the number of attributes)", default_text="2, or the order's layers",
-           docs="methods/steps.md#the-tree"),
+           docs="methods/steps.md#the-tree", label="Partition layers L"),
     Option("order", "text", None, 'a fixed tree: ";" separates layers, "," joins attributes in one layer, e.g. '
-           '"sex;agegr,edu"; spends nothing on choosing the tree', docs="methods/steps.md#choosing-the-tree"),
+           '"sex;agegr,edu"; spends nothing on choosing the tree', docs="methods/steps.md#choosing-the-tree", label="Fixed tree (layers of attributes)"),
     Option("select", "choice", "mosda", "how each node's split is chosen: MoSDA (the best-scoring attribute, "
            "privately), LeSDA (the worst), random (no data), or nonprivate (NOT DP)", choices=SELECTIONS,
-           docs="methods/steps.md#choosing-the-tree"),
+           docs="methods/steps.md#choosing-the-tree", label="Tree chosen by"),
     Option("utility", "choice", "aic", "the score MoSDA/LeSDA rank attributes by", choices=UTILITIES,
-           docs="methods/steps.md#choosing-the-tree"),
+           docs="methods/steps.md#choosing-the-tree", label="Score for choosing attributes"),
     Option("r", "float", None, "share of ε spent on choosing the tree", low=0, high=1, high_open=True,
            hint=" (r must be in [0, 1))", default_text="0.1 with private selection, else 0",
-           docs="methods/steps.md#allocation"),
+           docs="methods/steps.md#allocation", label="Share of ε for choosing the tree (r)"),
     Option("allocation", "text", "half", "how the count budget is split over the noised layers: equal, half "
-           "(half to the leaf layer) or weights w1,w2,... summing to 1", docs="methods/steps.md#allocation"),
+           "(half to the leaf layer) or weights w1,w2,... summing to 1", docs="methods/steps.md#allocation", label="Count budget over layers"),
     Option("consistency", "choice", "nonneg", "how noisy node counts are made to add up: nonneg (least squares, "
            "non-negative), wls (least squares) or uh (Hay et al.)", choices=CONSISTENCY,
-           docs="methods/steps.md#consistency"),
+           docs="methods/steps.md#consistency", label="Consistency step"),
     synthesis_option(),
     noise_option(),
     Option("noise_backend", "choice", "numpy", "the discrete Laplace sampler: numpy (exact, seeded) or opendp "
-           "(OpenDP's, for audited releases; not seeded)", choices=BACKENDS, docs="mechanisms.md", advanced=True),
+           "(OpenDP's, for audited releases; not seeded)", choices=BACKENDS, docs="mechanisms.md", advanced=True, label="Discrete Laplace sampler"),
     max_cells_option(20_000_000),
 )
 

@@ -104,14 +104,14 @@ def _whole(name, value, lo, hint=""):
 #: PrivBayes's options (the registry's schema)
 OPTIONS = (
     Option("degree", "int", 2, "parents per attribute in the Bayesian network (PrivBayes' k)", low=1,
-           hint=" (the number of parents per attribute; PrivBayes' k, default 2)", docs="methods/privbayes.md"),
+           hint=" (the number of parents per attribute; PrivBayes' k, default 2)", docs="methods/privbayes.md", label="Degree k (parents per attribute)"),
     Option("network_share", "float", 0.5, "share of ε spent learning the network (the rest noises its tables)",
            low=0, high=1, low_open=True, high_open=True, hint=" (the share of ε spent learning the network)",
-           docs="methods/privbayes.md"),
+           docs="methods/privbayes.md", label="Share of ε for the network"),
     Option("score", "choice", "mi", "the network score: mutual information", choices=SCORES,
-           docs="methods/privbayes.md", advanced=True),
+           docs="methods/privbayes.md", advanced=True, label="Network score"),
     Option("max_candidates", "int", 2000, "most (attribute, parents) candidates scored per step (sampled without "
-           "looking at the data beyond that)", low=1, docs="methods/privbayes.md", advanced=True),
+           "looking at the data beyond that)", low=1, docs="methods/privbayes.md", advanced=True, label="Most candidates per step"),
     noise_option(),
     max_cells_option(DEFAULT_MAX_CELLS),
 )

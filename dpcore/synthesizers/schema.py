@@ -48,12 +48,19 @@ class Option:
     advanced: bool = False
     #: whether the command line offers it (a structured value such as a list of cells cannot be typed)
     cli: bool = True
+    #: the curator's name for it on the Design page (the name in words when empty)
+    label: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"option {self.name}: kind must be one of {KINDS}, not {self.kind!r}")
         if self.kind == "choice" and not self.choices:
             raise ValueError(f"option {self.name}: a choice needs its choices")
+
+    @property
+    def title(self) -> str:
+        """The widget label: ``label``, or the name in words."""
+        return self.label or self.name.replace("_", " ").capitalize()
 
     @property
     def flag(self) -> str:

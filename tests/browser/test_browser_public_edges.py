@@ -115,7 +115,7 @@ def test_numeric_columns_need_public_bounds_before_a_dp_release(server, tmp_path
         page.get_by_role("button", name="Confirm: these names, levels and bin edges are public").click()
         settle(page)
         page.get_by_text("Domain declared public by the curator").first.wait_for()
-        assert page.locator('[data-testid="stAlert"]', has_text="Not confirmed").count() == 0
+        sync_api.expect(page.locator('[data-testid="stAlert"]', has_text="Not confirmed")).to_have_count(0)  # retries
         for width in (1280, 1920):
             whole_page(page, f"data-public-bounds-{width}.png", width)
         page.set_viewport_size({"width": 1280, "height": 1000})

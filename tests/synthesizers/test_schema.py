@@ -93,3 +93,12 @@ def test_option_checks_name_the_option():
     assert defaults([o, c]) == {"k": 2, "mode": "a"}
     with pytest.raises(ValueError):
         Option("x", "choice", "a", "no choices")
+
+
+def test_every_option_has_a_curator_label_distinct_within_its_method():
+    """The Design page labels each generated widget with the option's ``label`` (its words, not its
+    identifier): every option has one, and no two options of a method share one."""
+    for name, spec in REGISTRY.items():
+        labels = [o.title for o in spec.options]
+        assert all(o.label for o in spec.options), (name, [o.name for o in spec.options if not o.label])
+        assert len(set(labels)) == len(labels), (name, labels)
