@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 
-.PHONY: run test venv dev bench clean chromium docs java
+.PHONY: run test check lint venv dev bench clean chromium docs java
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -37,8 +37,19 @@ java:
 	  echo "installing Debian's openjdk-17-jre-headless for the Spark engine"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
 
+# Everything CI runs: the whole suite (unit, AppTest, Chromium, Spark, privacy audits).
 test: $(DEV_STAMP) chromium java
 	$(BIN)/python -m pytest -q tests
+
+# The fast lane while working: lint and every test that is neither slow, nor in Chromium, nor on Spark,
+# on two workers (a few minutes; `make test` before merging).
+check: $(DEV_STAMP)
+	$(BIN)/python -m pytest -q -n 2 -m "not slow and not browser and not spark" tests
+
+# ruff's rules and mypy's settings are in pyproject.toml (mypy checks the privacy layer).
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # The method and its proofs as a static site in site/ (mkdocs, strict: warnings fail).
 docs: $(DEV_STAMP)

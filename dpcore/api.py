@@ -208,7 +208,7 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     charged to the ledger, manifest diagnostics)`` (the DP bin edges of :func:`synthesize`). Every method counts
     (bincount, margins, mutual information from counts), so the release depends on the
     records only through their multiset: any row order of the codes gives the same
-    release (``tests/test_engines.py`` checks it). ``keep``, if given, is applied to each
+    release (``tests/counting/test_engines.py`` checks it). ``keep``, if given, is applied to each
     set's draw (:mod:`dpcore.estimate.draws`) as soon as its model is fitted, with the release's
     generator: ``keep(draw, rng)`` returns what stands for the set (its records written to disk in
     chunks, or the draw itself for executors to draw); without it each set's records are drawn in

@@ -118,5 +118,5 @@ def test_the_reference_checker_can_fail():
     assert CODE.findall(FENCE.sub("", after_fence)) == ["dpcore/synthesizers/cells.py", "pages/_gone.py"]
     assert not _resolves_dotted("dpcore.privacy.mechanisms.NoSuchThing")
     assert not _resolves_path("dpcore/no_such_module.py")
-    assert not _resolves_path("tests/test_selection.py::no_such_test")
-    assert _resolves_path("tests/test_selection.py::test_paper_aic_sensitivity_of_two_is_violated")
+    assert not _resolves_path("tests/measure/test_selection.py::no_such_test")
+    assert _resolves_path("tests/measure/test_selection.py::test_paper_aic_sensitivity_of_two_is_violated")

@@ -167,7 +167,7 @@ def expand_records(table: CountTable) -> np.ndarray:
     """Records (n, p) as compact codes from the count table (:meth:`CountTable.records`).
 
     Every method reads the records only through counts, so this row order gives the same
-    release as the file's own order (``tests/test_engines.py``). Memory: n·p bytes for
+    release as the file's own order (``tests/counting/test_engines.py``). Memory: n·p bytes for
     attributes of at most 256 levels (10^7 × 15: 150 MB), against 8·n·p for int64 codes.
     """
     return table.records()

@@ -13,7 +13,7 @@ name           u_j(v) (MoSDA maximises, LeSDA -u)      Δu (N: see below)
 
 Δu is for add/remove neighbours with N = ``max_records`` and for replace with N = n; K_j is
 declared, hence fixed. The 2021 paper's Δu = 2 for AIC is too small (docs/paper-errata.md).
-``tests/test_selection.py`` checks every Δu by brute force over all neighbours of small tables.
+``tests/measure/test_selection.py`` checks every Δu by brute force over all neighbours of small tables.
 Proof: docs/methods/steps.md.
 
 These functions only score; the choice itself is made by

@@ -12,7 +12,7 @@ attribute, set after set. Decoding a chunk of rows must draw the same uniforms: 
 NumPy's PCG64 one double is one step of the stream, so the generator for rows
 [a, b) of the k-th numeric attribute of a set is the decode start state advanced by
 ``offset + k·n + a`` (:func:`_generator_at`); at the end the release's generator is
-advanced past everything, as after a whole decode. ``tests/test_engines.py`` checks
+advanced past everything, as after a whole decode. ``tests/counting/test_engines.py`` checks
 the files against :func:`dpcore.synthesize`'s sets.
 
 Two writers: ``arrow`` (pyarrow's Parquet writer, pandas' CSV; the pandas engine) and

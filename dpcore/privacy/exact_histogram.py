@@ -38,6 +38,7 @@ cell with the exact per-cell sampler (docs/sparse-leaves.md).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -72,7 +73,8 @@ class _Sums:
     def __init__(self, size: int):
         self.size = size
         self.dense = np.zeros(size, dtype=np.int64) if size <= _DENSE_LIMIT else None
-        self.keys, self.vals = [], []
+        self.keys: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
 
     def add(self, keys: np.ndarray, vals: np.ndarray) -> None:
         if self.dense is not None:
@@ -422,7 +424,7 @@ def magnitude_histogram(rng: np.random.Generator, counts, law: MagnitudeLaw):
     while counts.size and counts.max() > 0:
         stop = law.cutoff(start, int(counts.max()))
         B = stop - start
-        g, cls, cnt = _class_counts(rng, counts, lambda P, s=start, t=stop: law.cdf_floors(s, t, P), B)
+        g, cls, cnt = _class_counts(rng, counts, functools.partial(law.cdf_floors, start, stop), B)
         inside = cls < B
         out.append((g[inside], start + cls[inside], cnt[inside]))
         counts = np.zeros_like(counts)

@@ -200,7 +200,7 @@ class Ledger:
         floating-point shares reads 1, not 0.9999999999999999; the charges keep their exact
         values, and the exact sum is what :meth:`assert_total` checks against the request. A
         ledger kept in ρ adds its unit, ρ and δ; a pure one is written as it always was."""
-        out = {"epsilon_total": readable_total(self.epsilon)}
+        out: dict[str, object] = {"epsilon_total": readable_total(self.epsilon)}
         if self.root.unit == RHO:
             out.update(unit=RHO, rho_total=readable_total(self.spent), delta=self.root.delta)
         out["composition"] = self._tree()

@@ -645,7 +645,8 @@ class ExponentialMechanism:
         return exponential_probabilities(scores, self.epsilon(sensitivity), sensitivity, axis)
 
 
-NOISE_KINDS = {DiscreteLaplace.name: DiscreteLaplace, Laplace.name: Laplace}
+NOISE_KINDS: dict[str, type[DiscreteLaplace] | type[Laplace]] = {DiscreteLaplace.name: DiscreteLaplace,
+                                                                Laplace.name: Laplace}
 
 
 def noise_for(kind: str | None, epsilon: float, sensitivity: float = 1.0):

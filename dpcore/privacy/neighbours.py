@@ -103,7 +103,7 @@ class Neighbours:
         )
 
     def to_dict(self) -> dict:
-        d = {"notion": self.notion, "description": self.label}
+        d: dict[str, object] = {"notion": self.notion, "description": self.label}
         if self.notion == ADD_REMOVE:
             d["max_records"] = self.max_records
         return d

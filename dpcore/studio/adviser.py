@@ -20,7 +20,7 @@ How the recommendation is made (docs/methods/adviser.md):
    twice its figure is "good", one further away "weak", one not measured there "not measured".
 
 Every figure in :data:`MEASURED` is copied from ``bench/RESULTS.md`` with its section and
-date; ``tests/test_adviser.py`` checks that each one is there.
+date; ``tests/studio/test_adviser.py`` checks that each one is there.
 """
 from __future__ import annotations
 

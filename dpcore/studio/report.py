@@ -111,16 +111,29 @@ def plain_statement(manifest: Mapping) -> list[str]:
     else:
         whose = ("whether or not that person's record is in the table at all (the number of records itself is "
                  "released only with noise)")
-    first = (f"This release is differentially private with ε = {eps:g} "
-             f"({manifest.get('neighbours', {}).get('description', notion)}).")
+    definition = manifest.get("privacy_definition") or {}
+    delta = definition.get("delta")
+    described = manifest.get("neighbours", {}).get("description", notion)
+    if delta is None:
+        first = f"This release is differentially private with ε = {eps:g} ({described})."
+        exception, adds_up = "", "Every further release of the same data spends its own ε: the guarantees add up."
+    else:
+        # (ε, δ) through ρ-zCDP ([privacy-definitions]): the same words plus the small chance δ the bound fails
+        first = (f"This release is (ε, δ)-differentially private with ε = {eps:g} and δ = {delta:g}, through "
+                 f"zero-concentrated differential privacy (ρ = {float(definition.get('rho', 0.0)):.4g}) "
+                 f"({described}).")
+        exception = (f", except with a probability of at most δ = {delta:g} that this bound does not hold "
+                     f"(about 1 in {1 / delta:,.0f})")
+        adds_up = ("Every further release of the same data spends its own budget: the budget book adds (ε, δ) "
+                   "releases up in ρ and converts the total back to (ε, δ).")
     return [
         first,
         f"What this means for a person in the data: anything an observer concludes about that person from "
         f"this release — with any background knowledge — is at most {factor:.3g} times (e^ε) more or less likely "
-        f"than it would be {whose}. The smaller ε, the closer that factor is to 1 and the stronger the protection; "
-        "ε = 1 gives a factor of 2.72, ε = 0.1 a factor of 1.11.",
+        f"than it would be {whose}{exception}. The smaller ε, the closer that factor is to 1 and the stronger the "
+        "protection; ε = 1 gives a factor of 2.72, ε = 0.1 a factor of 1.11.",
         "The guarantee is given the public facts listed below (the declared domain of attribute names, levels "
-        "and bin edges). Every further release of the same data spends its own ε: the guarantees add up.",
+        f"and bin edges). {adds_up}",
         f"Formally: {manifest.get('dp_reason', '')}.",
     ]
 
@@ -143,21 +156,28 @@ def _fig_html(fig) -> str:
 
 
 def ledger_figure(manifest: Mapping):
-    """Horizontal bars: ε of every charge in the ledger, grouped by where it was spent."""
+    """Horizontal bars: ε of every charge in the ledger (ρ for an (ε, δ) release, whose ledger composes in
+    ρ), grouped by where it was spent."""
     go, _ = _plotly()
-    charges = manifest["ledger"]["charges"]
+    ledger = manifest["ledger"]
+    charges = ledger["charges"]
+    unit = "ρ" if ledger.get("unit") == "rho" else "ε"
+    key = "rho" if unit == "ρ" else "epsilon"
     labels = [c["path"].split("/", 1)[-1] for c in charges]
     groups = [lab.split("/")[0] if "/" in lab else lab for lab in labels]
     colour = {g: PALETTE[1 + i % (len(PALETTE) - 1)] for i, g in enumerate(dict.fromkeys(groups))}
     fig = go.Figure(go.Bar(
-        y=labels, x=[c["epsilon"] for c in charges], orientation="h",
+        y=labels, x=[c[key] for c in charges], orientation="h",
         marker_color=[colour[g] for g in groups],
-        hovertemplate="%{y}<br>ε = %{x:.4g}<extra></extra>",
-        text=[f"{c['epsilon']:.3g}" for c in charges], textposition="auto"))
-    total = manifest["ledger"]["epsilon_total"]
-    fig.update_layout(title=f"Where ε went (total ε = {total:.6g}, requested {manifest['epsilon']:g})",
-                      height=max(260, 30 * len(charges) + 120), margin=dict(l=10, r=10, t=50, b=40),
-                      xaxis_title="ε", yaxis=dict(autorange="reversed", automargin=True))
+        hovertemplate="%{y}<br>" + unit + " = %{x:.4g}<extra></extra>",
+        text=[f"{c[key]:.3g}" for c in charges], textposition="auto"))
+    if unit == "ρ":
+        title = (f"Where ρ went (total ρ = {ledger['rho_total']:.6g}: (ε, δ) = "
+                 f"({manifest['epsilon']:g}, {ledger['delta']:g}))")
+    else:
+        title = f"Where ε went (total ε = {ledger['epsilon_total']:.6g}, requested {manifest['epsilon']:g})"
+    fig.update_layout(title=title, height=max(260, 30 * len(charges) + 120), margin=dict(l=10, r=10, t=50, b=40),
+                      xaxis_title=unit, yaxis=dict(autorange="reversed", automargin=True))
     return fig
 
 

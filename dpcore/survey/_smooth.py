@@ -4,7 +4,7 @@ Merrill (2021), Theorem 2.2.5 (citing Nissim, Raskhodnikova & Smith 2007, Lemma 
 if S is a β-smooth upper bound on the local sensitivity of q with β = ε/(2(γ−1)),
 then q(D) + 2(γ−1)·S(D)/ε · X, X ~ GeneralizedCauchy(γ), is claimed ε-DP.
 
-Privacy map used here (proved below; tested numerically in tests/test_survey_smooth.py).
+Privacy map used here (proved below; tested numerically in tests/survey/test_survey_smooth.py).
 Write the release as q + (S/α)·Z with density h(z) ∝ 1/(1 + |z|^γ). For neighbours
 D, D' put s = α(q(D') − q(D))/S(D), |s| ≤ α (S ≥ LS), and t = ln(S(D')/S(D)), |t| ≤ β.
 The log density ratio at z is  log h(z) − log h((z − s)e^{−t}) + t.

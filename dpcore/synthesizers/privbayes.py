@@ -28,7 +28,7 @@ changes it by d(c_xπ+1) − d(c_x+1) − d(c_π+1) + d(n+1), d(y) = F(y) − F(
 increasing with d(1) = 0 and d(y) ≤ log₂ y + log₂ e. The first pair of terms is in
 [−d(n+1), 0] and the second in [0, d(n+1)], so |Δ| ≤ log₂(N+1) + log₂ e for any
 table of at most N = ``max_records`` records (checked by brute force in
-``tests/test_privbayes.py``).
+``tests/synthesizers/test_privbayes.py``).
 Each step with a real choice costs ε₁/P (P = steps with more than one candidate;
 a step with a single candidate is forced and free): exponential mechanism,
 McSherry & Talwar 2007; sequential composition over the steps. Which candidates

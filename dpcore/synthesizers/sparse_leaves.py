@@ -39,7 +39,7 @@ described completely by
    cells that receive records.
 
 Given the histogram, each step reproduces the law of the dense step
-(tests/test_sparse_equivalence.py compares the released records). Memory and time
+(tests/synthesizers/test_sparse_equivalence.py compares the released records). Memory and time
 depend on n, the non-empty cells, blocks × histogram width (≈ 2 s ln M + 1 values, or
 2σ√(2 ln M) + 1 for the discrete Gaussian) and
 the released support, never on the number of cells.

@@ -70,7 +70,7 @@ def test_discrete_gaussian_counts(eps, delta, sens):
     over ±4σ have probabilities ≥ 10⁻⁴, far above δ, so δ barely helps them; the bound must stay
     at or below the converted ε. (It cannot come close: at δ this small most of ε pays for tails
     no audit of this size sees; the exact curve is checked on the pmfs in
-    tests/test_discrete_gaussian.py.)"""
+    tests/privacy/test_discrete_gaussian.py.)"""
     mech = DiscreteGaussian.calibrate(eps, sens, delta=delta)
     claimed = mech.epsilon(sens, delta=delta)
     assert claimed <= eps

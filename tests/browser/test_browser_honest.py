@@ -1,0 +1,348 @@
+"""[honest-flow] in a real browser (Playwright driving Debian's Chromium): the studio's default path does
+what it says.
+
+* a cold start opens on the Start page and the sidebar never lists internal modules;
+* done-when (a): upload a categorical table, confirm its domain, release with the defaults — the budget
+  book's increase equals the ε on the button that was clicked;
+* the Design page's method adviser (recommendation, bench figures with their source, tooltips that link
+  to the docs);
+* the noise warnings on Design and Preview, and one message for an invalid ε;
+* Cancel for a long release and for a sweep; a release started before leaving the page is shown on return.
+
+Screenshots of the pages at 1280 and 1920 px go to tests/artifacts/ (git-ignored); the README's new
+screenshots (assets/screenshots/start.png, design-adviser.png, …) are copies of some of them.
+Skipped only when no Chromium binary is installed (``make chromium``).
+"""
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.browser import browser_support as bs
+from tests.browser.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NAV_LINK, NEEDS_CHROMIUM
+
+pytestmark = NEEDS_CHROMIUM
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+TIMEOUT_MS = 60_000
+PAGE_TITLES = {"Start", "1 · Data", "2 · Design", "3 · Preview (spends nothing)", "4 · Release (spends ε)",
+               "5 · Trade-offs", "6 · Survey estimates", "Docs and glossary"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A fresh ``streamlit run app.py`` (cold: the first test sees its first session); (url, workspace root)."""
+    root = tmp_path_factory.mktemp("honest-workspaces")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with open(ARTIFACTS / "streamlit-honest.log", "w") as log:
+        proc, url = bs.start_streamlit(log, DPSTUDIO_WORKSPACE=str(root))
+        yield url, root
+        bs.stop(proc)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+def settle(page, ms: int = 600) -> None:
+    bs.settle(page, ms, TIMEOUT_MS)
+    bs.no_exception(page)
+
+
+def goto(page, label: str) -> None:
+    page.mouse.move(700, 5)  # no tooltip left open over the sidebar
+    page.wait_for_timeout(300)
+    bs.goto(page, label, 1000, TIMEOUT_MS)
+
+
+def shot(page, name: str, widths=(1280, 1920)) -> None:
+    """The whole page at each width (the viewport grows to the page's height: Streamlit scrolls inside)."""
+    page.mouse.move(5, 5)
+    for w in widths:
+        page.set_viewport_size({"width": w, "height": 1000})
+        page.wait_for_timeout(800)
+        h = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+        page.set_viewport_size({"width": w, "height": int(min(max(h, 1000), 7000))})
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(ARTIFACTS / f"{name}-{w}.png"), full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.wait_for_timeout(500)
+
+
+def new_page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    return context, page
+
+
+def open_app(browser, url: str, label: str | None = None):
+    """A new tab (a new session and workspace) on the app, then on the page ``label``."""
+    context, page = new_page(browser)
+    page.goto(url)
+    settle(page)
+    if label:
+        goto(page, label)
+    return context, page
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick the option starting with ``option`` in the select box labelled ``label`` (typed, then chosen)."""
+    page.mouse.move(5, 5)
+    box = page.get_by_role("combobox", name=label).first
+    box.scroll_into_view_if_needed()
+    box.click()
+    box.fill(option)
+    page.get_by_role("option", name=re.compile("^" + re.escape(option))).first.click()
+    settle(page)
+
+
+def workspace(page, root):
+    from dpcore.studio.workspace import Workspace
+
+    page.wait_for_function("() => location.search.includes('ws=')")
+    ws_id = re.search(r"ws=([^&]+)", page.url).group(1)
+    return Workspace(root / ws_id)
+
+
+def spent_on_page(page) -> float:
+    text = page.locator('[data-testid="stPlotlyChart"]', has_text="spent ε =").first.inner_text()
+    return float(re.search(r"spent ε = ([0-9.e+-]+)", text).group(1))
+
+
+def test_cold_start_opens_on_the_start_page_and_lists_no_internal_module(server, browser):
+    url, root = server
+    context, page = new_page(browser)
+    # every link the sidebar ever shows, sampled from the first paint on
+    page.add_init_script("""window.__links = new Set(); setInterval(() => {
+        document.querySelectorAll('[data-testid="stSidebar"] a, [data-testid="stSidebarNav"] a')
+          .forEach(a => { const t = a.innerText.trim().split('\\n').pop(); if (t) window.__links.add(t); });
+      }, 20);""")
+    page.goto(url)
+    page.get_by_role("heading", name="DP release studio").wait_for()
+    settle(page, 1500)
+    links = set(page.evaluate("() => Array.from(window.__links)"))
+    assert links and links <= PAGE_TITLES, f"the sidebar showed {sorted(links - PAGE_TITLES)}"
+    ws = workspace(page, root)
+    page.get_by_text("This browser tab works in the workspace").first.wait_for()
+    settle(page)
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert ws.id in main and "DPSTUDIO_WORKSPACE" in main and f"?ws={ws.id}" in main
+    for step in ("1 · Data", "2 · Design", "3 · Preview", "4 · Release", "5 · Trade-offs"):
+        assert step in main
+    assert page.locator("h1 a, h2 a, h3 a").count() == 0  # no heading anchors in the keyboard's way
+    shot(page, "start")
+    page.get_by_role("button", name="Open the demo").click()
+    page.get_by_role("heading", name="1 · Data").wait_for()
+    settle(page)
+    context.close()
+
+
+def _categorical_csv(path):
+    rng = np.random.default_rng(18)
+    n = 400
+    region = rng.choice(["north", "south", "east", "west"], n)
+    employed = np.where(rng.random(n) < 0.6, "yes", "no")
+    pd.DataFrame({"region": region, "sex": rng.choice(["F", "M"], n),
+                  "agegroup": rng.choice(["16-29", "30-49", "50-64", "65+"], n),
+                  "employed": employed}).to_csv(path, index=False)
+    return path
+
+
+def test_done_when_a_one_click_spends_the_epsilon_on_the_button(server, browser, tmp_path):
+    """Upload a categorical table, confirm the domain, release with the defaults: the budget book's
+    increase equals the ε on the button."""
+    url, root = server
+    context, page = new_page(browser)
+    page.goto(url)
+    page.get_by_role("heading", name="DP release studio").wait_for()
+    settle(page)
+    goto(page, "1 · Data")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+        str(_categorical_csv(tmp_path / "survey.csv")))
+    page.get_by_text("upload: survey.csv").first.wait_for()
+    settle(page, 1000)
+    page.get_by_role("button", name=re.compile("^Confirm")).first.click()
+    settle(page, 1000)
+    page.get_by_text("declared public by the curator").first.wait_for()
+
+    goto(page, "4 · Release")
+    button = page.get_by_role("button", name=re.compile(r"^Release \(spends ε = "))
+    eps_on_button = float(re.search(r"ε = ([0-9.e+-]+)\)", button.inner_text()).group(1))
+    ws = workspace(page, root)
+    [table] = [t for t in ws.tables() if t.name == "upload: survey.csv"]
+    before_book, before_page = ws.budget(table.fingerprint)["spent"], spent_on_page(page)
+    button.click()
+    page.get_by_text(re.compile(r"Released \d+ set\(s\)")).first.wait_for()
+    settle(page, 1000)
+    after_book = ws.budget(table.fingerprint)["spent"]
+    assert after_book - before_book == pytest.approx(eps_on_button, abs=1e-9)
+    page.get_by_text(f"spent ε = {before_page + eps_on_button:g} (no cap set)").first.wait_for()
+    live = [e for e in ws.releases(table.fingerprint) if e["status"] != "aborted"]
+    assert len(live) == 1 and live[0]["epsilon"] == pytest.approx(eps_on_button)
+    assert page.get_by_text("Comparators").count() == 0
+    page.get_by_text(f"ε-differentially private with ε = {eps_on_button:g}").first.wait_for()
+    shot(page, "release")
+    context.close()
+
+
+def test_the_adviser_recommends_with_its_sources_and_the_terms_link_to_the_docs(server, browser):
+    url, _ = server
+    context, page = open_app(browser, url, "2 · Design")
+    panel = page.locator(".st-key-adviser_panel")
+    panel.get_by_text("Method adviser").first.wait_for()
+    assert "recommended for this table: AIM" in panel.inner_text()  # the S7 demo
+    assert page.get_by_role("combobox", name="Method of the release").input_value() == \
+        "Recommended for this table: AIM"
+    panel.get_by_text("Why, method by method").click()
+    settle(page)
+    why = panel.inner_text()
+    assert "bench/RESULTS.md" in why and "2026-11-24" in why and "SD2011 S7 extract" in why
+    for name in ("AIM", "MST", "DP ipf", "PrivBayes", "STEPS", "Flat Laplace"):
+        assert name in why
+    # a term's tooltip: its sentence and a link to its docs page
+    page.locator('[data-testid="stTooltipIcon"]').first.hover()
+    tip = page.locator('[data-testid="stTooltipContent"]').first
+    tip.wait_for()
+    assert "More:" in tip.inner_text()
+    page.mouse.move(5, 5)
+    # STEPS shows its terms, each a link into the docs viewer
+    choose(page, "Method of the release", "STEPS")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("STEPS-2 MoSDA").first.wait_for()  # the rerun may still be drawing on a loaded machine
+    assert "AIM" not in sidebar.inner_text()  # never stale
+    terms = page.locator('[data-testid="stCaptionContainer"]', has_text="Terms:").first
+    for term in ("MoSDA", "LeSDA", "Phantom padding", "Fan-out"):
+        assert term in terms.inner_text()
+    with context.expect_page() as popup:
+        terms.get_by_role("link", name="MoSDA").click()
+    docs = popup.value
+    docs.get_by_role("heading", name="Docs and glossary").wait_for(timeout=TIMEOUT_MS)
+    docs.get_by_text("Most-informative-first selection").first.wait_for(timeout=TIMEOUT_MS)
+    assert "doc=methods/steps.md" in unquote(docs.url) and "ws=" in docs.url
+    docs.close()
+    shot(page, "design-steps")
+    choose(page, "Method of the release", "Recommended for this table")
+    assert "AIM (the adviser's pick)" in page.locator('[data-testid="stSidebar"]').inner_text()
+    panel.get_by_text("Why, method by method").click()  # folded again for the picture
+    settle(page)
+    shot(page, "design")
+    context.close()
+
+
+def test_noise_warnings_on_design_and_preview_and_one_message_for_a_bad_epsilon(server, browser):
+    url, _ = server
+    context, page = open_app(browser, url, "1 · Data")  # the sidebar's summary follows a dropped column at once
+    drop = page.get_by_role("combobox", name="Drop columns")
+    drop.click()
+    drop.fill("marital")
+    page.get_by_role("option", name="marital").first.click()
+    settle(page, 1000)
+    page.locator('[data-testid="stSidebar"]', has_text="5,000 rows × 6 columns (1 dropped)").first.wait_for()
+    goto(page, "2 · Design")
+    bs.type_epsilon(page, "0.05", settle)
+    alert = page.locator('[data-testid="stAlertContentError"]', has_text="Noise larger than the data").first
+    alert.wait_for()
+    assert "released counts" in alert.inner_text()
+    goto(page, "3 · Preview (spends nothing)")
+    page.locator('[data-testid="stAlertContentError"]', has_text="Noise larger than the data").first.wait_for()
+    page.get_by_text("Noise per kind of released count").first.click()
+    settle(page)
+    shot(page, "preview")
+    goto(page, "2 · Design")
+    for bad in ("0", "-1"):
+        bs.type_epsilon(page, bad, settle)
+        errors = page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]')
+        assert errors.count() == 1 and "epsilon" in errors.first.inner_text()
+        assert "ε not valid" in page.locator('[data-testid="stSidebar"]').inner_text()
+    bs.type_epsilon(page, "1", settle)
+    assert page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]').count() == 0
+    groups = page.evaluate("() => Array.from(document.querySelectorAll('[role=radiogroup]'))"
+                           ".map(g => g.getAttribute('aria-label') || g.getAttribute('aria-labelledby') || '')")
+    assert groups and all(groups)
+    context.close()
+
+
+def test_cancel_a_long_release_and_come_back_to_a_finished_one(server, browser):
+    url, root = server
+    context, page = open_app(browser, url, "1 · Data")
+    page.get_by_role("button", name=re.compile("^Confirm")).first.click()
+    settle(page, 1000)
+    goto(page, "2 · Design")
+    m = page.get_by_role("spinbutton", name="Synthetic sets m")
+    m.fill("50")
+    m.press("Enter")
+    settle(page)
+    goto(page, "4 · Release (spends ε)")
+    ws = workspace(page, root)
+    fp = next(t.fingerprint for t in ws.tables() if t.name.startswith("SD2011"))
+    spent = ws.budget(fp)["spent"]
+    page.get_by_role("button", name=re.compile(r"^Release \(spends")).click()
+    cancel = page.get_by_role("button", name="Cancel the release")
+    cancel.wait_for(timeout=3_000)  # at once: the release runs in the background
+    page.locator('[data-testid="stProgress"]').first.wait_for(timeout=3_000)
+    cancel.click()
+    page.locator('[data-testid="stAlertContentWarning"]', has_text="Release cancelled").first.wait_for()
+    settle(page)
+    assert ws.budget(fp)["spent"] == pytest.approx(spent)
+    assert [e["status"] for e in ws.releases(fp)][-1] == "aborted"
+
+    # leave while a release runs: the sidebar says so; back on the Release page it is shown
+    page.get_by_role("button", name=re.compile(r"^Release \(spends")).click()
+    page.get_by_role("button", name="Cancel the release").wait_for(timeout=3_000)
+    goto(page, "2 · Design")
+    page.locator('[data-testid="stSidebar"]', has_text="A release is running").first.wait_for()
+    job_done = re.compile(r"Released 50 set\(s\)")
+    for _ in range(120):
+        if ws.releases(fp)[-1]["status"] == "complete":
+            break
+        page.wait_for_timeout(500)
+    goto(page, "4 · Release (spends ε)")
+    page.get_by_text(job_done).first.wait_for()
+    page.get_by_text("ε-differentially private with ε = 1").first.wait_for()
+    assert ws.budget(fp)["spent"] == pytest.approx(spent + 1)
+    m_back = "5"
+    goto(page, "2 · Design")
+    m = page.get_by_role("spinbutton", name="Synthetic sets m")
+    m.fill(m_back)
+    m.press("Enter")
+    settle(page)
+    context.close()
+
+
+def test_sweep_cancel_and_charts(server, browser):
+    url, _ = server
+    context, page = open_app(browser, url, "5 · Trade-offs")
+    reps = page.get_by_role("spinbutton", name="reps")
+    reps.fill("40")
+    reps.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    cancel = page.get_by_role("button", name="Cancel sweep")
+    cancel.wait_for(timeout=3_000)
+    page.locator('[data-testid="stProgress"]').first.wait_for(timeout=3_000)
+    cancel.click()
+    page.locator('[data-testid="stAlertContentWarning"]', has_text="Sweep cancelled").first.wait_for()
+    settle(page)
+    reps = page.get_by_role("spinbutton", name="reps")
+    reps.fill("2")
+    reps.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 4", timeout=120_000)
+    settle(page, 1500)
+    for title in ("SPECKS", "S_pMSE", "Replicated uniques", "Risk–utility"):
+        page.locator('[data-testid="stPlotlyChart"]', has_text=title).first.wait_for()
+    shot(page, "tradeoffs")
+    goto(page, "Docs and glossary")
+    page.get_by_role("heading", name="Glossary").first.wait_for()
+    shot(page, "docs")
+    context.close()

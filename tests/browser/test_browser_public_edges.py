@@ -1,0 +1,151 @@
+"""[honest-flow] done-when (b) in a real browser (Playwright driving Debian's Chromium):
+
+1. upload a table with numeric columns; try to confirm without public bounds: refused, naming
+   the columns; a rejected upload afterwards keeps that table in use, under its own name;
+2. give public bounds with the one-click control, confirm, release: recorded DP (manifest);
+3. the report's default download holds no CURATOR-ONLY panel (a publishable report).
+
+Screenshots of the Data page at 1280 and 1920 px wide go to tests/artifacts/
+(data-public-bounds-1280.png, data-public-bounds-1920.png, data-refused-1280.png).
+Skipped only when no Chromium binary is installed (``make chromium``).
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.studio.report import RAW_BANNER
+from tests.browser import browser_support as bs
+from tests.browser.browser_support import ARTIFACTS, NEEDS_CHROMIUM
+
+pytestmark = NEEDS_CHROMIUM
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+TIMEOUT_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with bs.app_server(tmp_path_factory.mktemp("public-edges-workspaces"), "streamlit-public-edges.log") as url:
+        yield url
+
+
+def settle(page, ms: int = 600) -> None:
+    bs.settle(page, ms, TIMEOUT_MS)
+    bs.no_exception(page)
+
+
+def people_csv(path: Path) -> Path:
+    rng = np.random.default_rng(12)
+    n = 400
+    pd.DataFrame({"age": rng.integers(17, 84, n), "income": np.round(rng.gamma(2.0, 9000.0, n), 1),
+                  "sex": rng.choice(["F", "M"], n), "region": rng.choice(["N", "S", "E"], n)}).to_csv(path, index=False)
+    return path
+
+
+def whole_page(page, name: str, width: int) -> None:
+    """The whole Data page at ``width`` px: the app scrolls inside its main block, so the
+    viewport is made tall enough for everything instead of a full-page capture."""
+    page.set_viewport_size({"width": width, "height": 3000})
+    page.mouse.move(5, 5)
+    settle(page, 800)
+    page.screenshot(path=str(ARTIFACTS / name))
+
+
+def upload(page, path: Path) -> None:
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
+    settle(page, 2000)
+
+
+def test_numeric_columns_need_public_bounds_before_a_dp_release(server, tmp_path):
+    csv = people_csv(tmp_path / "people.csv")
+    bad = tmp_path / "broken.csv"
+    bad.write_text("a,b\n1,2\n3,4,5\n", encoding="utf-8")
+    with sync_api.sync_playwright() as p:
+        browser, context, page = bs.open_app(p, server, 1280, 1000, TIMEOUT_MS, accept_downloads=True)
+        page.locator(bs.NAV_LINK, has_text="1 · Data").first.wait_for()
+        settle(page)
+        bs.goto(page, "1 · Data", 1000, TIMEOUT_MS)
+        upload(page, csv)
+        page.get_by_text("Schema: 400 rows × 4 columns").wait_for()
+
+        # 1. confirm without bounds: refused with one line naming both columns and the fix
+        page.get_by_role("button", name="Confirm: these names, levels and bin edges are public").click()
+        settle(page)
+        refusal = page.locator('[data-testid="stAlert"]', has_text="Not confirmed").first
+        refusal.wait_for()
+        assert "the bins of age, income span the data's own min–max" in refusal.inner_text()
+        assert "Use these public bounds" in refusal.inner_text()
+        assert "not yet confirmed" in page.locator('[data-testid="stSidebar"]').inner_text()
+        whole_page(page, "data-refused-1280.png", 1280)
+        page.set_viewport_size({"width": 1280, "height": 1000})
+
+        # a rejected upload: the table in use stays, under its own name
+        upload(page, bad)
+        page.get_by_text("Not loaded: the table in use is still “upload: people.csv” (400 rows × 4 columns)").wait_for()
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        assert "upload: people.csv" in sidebar and "broken.csv" not in sidebar
+        page.get_by_text("Schema: 400 rows × 4 columns").wait_for()
+
+        # every radio group and dropdown on the page has a name, and no label shows backticks
+        for role in ("radiogroup", "combobox"):
+            group = page.get_by_role(role)
+            for i in range(group.count()):
+                name = group.nth(i).get_attribute("aria-label") or ""
+                assert name.strip() and "`" not in name, (role, i, name)
+
+        # 2. one click per column: the round suggestion (not the data's min and max), then confirm
+        lower = page.get_by_role("spinbutton", name="lower bound")
+        upper = page.get_by_role("spinbutton", name="upper bound")
+        assert (lower.nth(0).input_value(), upper.nth(0).input_value()) == ("0.00", "100.00")
+        buttons = page.get_by_role("button", name="Use these public bounds")
+        assert buttons.count() == 2
+        buttons.nth(0).click()
+        settle(page)
+        page.get_by_text("public bounds [0, 100], 10 bins").first.wait_for()
+        page.get_by_role("button", name="Use these public bounds").nth(1).click()
+        settle(page)
+        page.get_by_text("public bounds [0, 100000], 10 bins").first.wait_for()
+        page.get_by_role("button", name="Confirm: these names, levels and bin edges are public").click()
+        settle(page)
+        page.get_by_text("Domain declared public by the curator").first.wait_for()
+        sync_api.expect(page.locator('[data-testid="stAlert"]', has_text="Not confirmed")).to_have_count(0)  # retries
+        for width in (1280, 1920):
+            whole_page(page, f"data-public-bounds-{width}.png", width)
+        page.set_viewport_size({"width": 1280, "height": 1000})
+
+        # release: recorded DP, the manifest opens with its summary naming the table
+        bs.goto(page, "4 · Release", 1000, TIMEOUT_MS)
+        page.get_by_role("button", name=re.compile(r"^Release \(spends ε")).first.click()
+        page.get_by_text(re.compile(r"Released \d+ set")).first.wait_for()
+        settle(page)
+        with page.expect_download() as dl:
+            page.get_by_role("button", name="All sets + manifest (zip)").click()
+        with zipfile.ZipFile(io.BytesIO(Path(dl.value.path()).read_bytes())) as z:
+            text = z.read("manifest.json").decode("utf-8")
+            first = pd.read_csv(io.BytesIO(z.read("synthetic_1.csv")))
+        manifest = json.loads(text)
+        assert manifest["dp"] is True, manifest["dp_reason"]
+        assert text.lstrip().startswith('{\n  "summary"')
+        assert manifest["summary"]["table"] == "upload: people.csv" and manifest["summary"]["dp"] == "yes"
+        origins = {a["name"]: a.get("origin") for a in manifest["domain"]["attributes"]}
+        assert origins["age"] == origins["income"] == "public_bounds"
+        assert first["age"].between(0, 100).all() and first["income"].between(0, 100_000).all()
+
+        # 3. the report's default download is the publishable one
+        page.get_by_role("button", name="Build the report").click()
+        settle(page, 1500)
+        with page.expect_download() as dl:
+            page.get_by_role("button", name="Download report (HTML)").click()
+        assert dl.value.suggested_filename == "release_report.html"
+        report = Path(dl.value.path()).read_text(encoding="utf-8")
+        assert RAW_BANNER not in report and "CURATOR-ONLY" not in report
+        assert "differentially private with ε" in report
+        context.close()
+        browser.close()

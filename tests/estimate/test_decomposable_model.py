@@ -1,0 +1,112 @@
+"""The junction-tree model behind ipf (wide tables), AIM and MST (dpcore.estimate.junction_tree): its
+junction trees, its IPF equals dense IPF on small tables, its marginals on sets no clique covers are
+exact, and its samples follow it. ipf's use of it (margins in ipf's order, the dense iterates) is
+tested in tests/synthesizers/test_ipf_wide.py."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, model_cells, project_simplex
+
+SHAPE = (2, 3, 2, 4, 3)
+
+
+def _dense_ipf(targets, total, sweeps=3000):
+    q = np.full(SHAPE, total / np.prod(SHAPE))
+    for _ in range(sweeps):
+        for s, t in targets.items():
+            other = tuple(i for i in range(len(SHAPE)) if i not in s)
+            cur = q.sum(axis=other, keepdims=True)
+            q *= t.reshape(cur.shape) / cur
+    return q
+
+
+def _targets(seed=1, total=1000.0):
+    p = np.random.default_rng(seed).dirichlet(np.ones(np.prod(SHAPE))).reshape(SHAPE) * total
+    sets = [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4), (4,)]
+    return {s: p.sum(axis=tuple(i for i in range(len(SHAPE)) if i not in s)) for s in sets}
+
+
+def test_junction_tree_ipf_equals_dense_ipf_on_every_margin():
+    targets = _targets()
+    model, info = DecomposableModel.fit(SHAPE, targets, 1000.0, max_sweeps=2000, tol=1e-10)
+    assert info["converged"]
+    dense = _dense_ipf(targets, 1000.0)
+    for s in [(0, 1), (1, 3), (0, 2, 4), (1, 4), (0,), (2, 3, 4)]:
+        other = tuple(i for i in range(len(SHAPE)) if i not in s)
+        assert np.abs(model.marginal(s) - dense.sum(axis=other)).max() < 1e-8, s
+
+
+def _running_intersection(jt):
+    """Every attribute's cliques form a connected subtree (the junction-tree property)."""
+    for a in range(len(jt.shape)):
+        holders = {i for i, c in enumerate(jt.cliques) if a in c}
+        roots = [i for i in holders if jt.parent[i] not in holders]
+        assert len(roots) == 1, (a, jt)
+
+
+def test_junction_tree_is_a_running_intersection_tree():
+    sets = [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4)]
+    tree = JunctionTree.build(SHAPE, sets)
+    _running_intersection(tree)
+    assert model_cells(SHAPE, sets) == tree.cells
+
+
+def test_junction_tree_of_a_chain_a_cycle_and_all_pairs():
+    shape = (2, 3, 4, 3, 2, 5)
+    chain = JunctionTree.build(shape, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)])
+    assert sorted(chain.cliques) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    _running_intersection(chain)
+    cycle = JunctionTree.build(shape, [(0, 1), (1, 2), (2, 3), (0, 3), (4,), (5,)])
+    assert max(len(c) for c in cycle.cliques) == 3  # a 4-cycle needs one chord
+    assert all(set(c) <= {0, 1, 2, 3} or len(c) == 1 for c in cycle.cliques)
+    _running_intersection(cycle)
+    full = JunctionTree.build(shape, list(itertools.combinations(range(6), 2)))
+    assert full.cliques == [tuple(range(6))] and full.cells == math.prod(shape)
+
+
+def test_samples_follow_the_model():
+    model, _ = DecomposableModel.fit(SHAPE, _targets(2), 1000.0, max_sweeps=500)
+    X = model.sample(20000, np.random.default_rng(0))
+    for s in [(0, 1), (1, 3), (2, 4)]:
+        expected = model.marginal(s).ravel() / 1000.0 * len(X)
+        observed = np.bincount(np.ravel_multi_index(tuple(X[:, a] for a in s), [SHAPE[a] for a in s]),
+                               minlength=expected.size)
+        keep = expected > 0
+        assert observed[~keep].sum() == 0
+        assert stats.chisquare(observed[keep], expected[keep] * observed.sum() / expected[keep].sum()).pvalue > 0.001
+
+
+def test_simplex_projection():
+    y = np.array([5.0, -3.0, 2.0, 0.5])
+    t = project_simplex(y, 4.0)
+    assert t.min() >= 0 and t.sum() == pytest.approx(4.0)
+    # the projection is the closest such point: no random feasible point is closer
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        z = rng.dirichlet(np.ones(4)) * 4.0
+        assert np.sum((y - t) ** 2) <= np.sum((y - z) ** 2) + 1e-12
+
+
+def test_reconcile_nested_combines_by_inverse_variance_and_keeps_consistent_tables():
+    from dpcore.estimate.junction_tree import reconcile_nested
+    shape = (2, 3)
+    rng = np.random.default_rng(5)
+    pair = rng.uniform(0, 10, shape)
+    # consistent inputs are left as they are
+    out = reconcile_nested({(0, 1): (pair, 4.0), (0,): (pair.sum(axis=1), 1.0)}, shape)
+    assert np.allclose(out[(0, 1)][0], pair) and np.allclose(out[(0,)][0], pair.sum(axis=1))
+    # inconsistent ones: A gets the inverse-variance mean of its own table and B's A-margin
+    # (variance 3·4 = 12 over the 3 summed cells), and B's A-margin then equals it
+    one = pair.sum(axis=1) + np.array([6.0, -3.0])
+    out = reconcile_nested({(0, 1): (pair, 4.0), (0,): (one, 1.0)}, shape)
+    expected = (one / 1.0 + pair.sum(axis=1) / 12.0) / (1.0 + 1 / 12.0)
+    assert np.allclose(out[(0,)][0], expected)
+    assert out[(0,)][1] == pytest.approx(1 / (1 + 1 / 12))
+    assert np.allclose(out[(0, 1)][0].sum(axis=1), expected)
+    # the change to B is spread evenly over the cells of each A-level (least squares)
+    diff = out[(0, 1)][0] - pair
+    assert np.allclose(diff, diff[:, :1])
