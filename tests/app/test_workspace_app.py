@@ -33,11 +33,12 @@ def start(ws: str | None = None, page: str | None = "pages/1_data.py") -> AppTes
 
 def click(at: AppTest, prefix: str) -> AppTest:
     """Click the button; a release runs as a background job, so wait for it if it outlived the page's wait."""
+    before = at.session_state["release_job"] if "release_job" in at.session_state else None
     next(b for b in at.button if b.label.startswith(prefix)).click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     job = at.session_state["release_job"] if "release_job" in at.session_state else None
-    if job is not None:  # finished or not: the page collects a job's release on its next run
+    if job is not None and job is not before:  # this click's job, finished or not: collected on the next run
         assert job.wait(120)
         at.run()
         assert not at.exception, [e.value for e in at.exception]
