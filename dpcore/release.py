@@ -44,7 +44,7 @@ class Release:
     table_name: str | None = None
     table_sha256: str | None = None
 
-    def for_table(self, name: str | None, sha256: str | None = None) -> "Release":
+    def for_table(self, name: str | None, sha256: str | None = None) -> Release:
         """Name the table the release was made from (and its fingerprint, written only to the
         private manifest); returns the release itself."""
         self.table_name = None if name is None else str(name)

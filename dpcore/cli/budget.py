@@ -30,14 +30,14 @@ def add_budget_parser(sub) -> None:
     b.set_defaults(func=cmd_budget)
 
 
-def _existing(folder) -> "Workspace":
+def _existing(folder) -> Workspace:
     if not (Path(folder).expanduser() / DB_NAME).is_file():
         raise InputError(f"--workspace '{folder}' holds no workspace ({DB_NAME} is missing): check the path, or "
                          "record a release into it first with synth --workspace")
     return Workspace(folder)
 
 
-def _workspaces(folder) -> list["Workspace"]:
+def _workspaces(folder) -> list[Workspace]:
     if folder:
         return [_existing(folder)]
     root = root_folder()
@@ -46,7 +46,7 @@ def _workspaces(folder) -> list["Workspace"]:
     return [Workspace(p) for p in sorted(root.iterdir()) if (p / DB_NAME).is_file()]
 
 
-def _find_table(ws: "Workspace", which: str | None) -> TableRecord:
+def _find_table(ws: Workspace, which: str | None) -> TableRecord:
     tables = ws.tables()
     if which is None:
         if len(tables) == 1:

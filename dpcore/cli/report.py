@@ -8,7 +8,6 @@ report says CURATOR-ONLY on every page, and its file names must say so too
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from dpcore.errors import InputError

@@ -7,7 +7,7 @@ Privacy: TRUE counts, curator-only (docs/privacy-model.md).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -12,7 +12,7 @@ data: both are curator-only (NOT DP) until noised or declared public
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -68,7 +68,7 @@ class Dialect:
 DUCKDB, SPARK = Dialect("duckdb"), Dialect("spark")
 
 
-def literal(text: str, d: "Dialect | None" = None) -> str:
+def literal(text: str, d: Dialect | None = None) -> str:
     """A SQL string literal. DuckDB: quotes doubled, backslashes literal. Spark reads
     backslashes as escapes and two adjacent literals as one, so both are escaped."""
     text = str(text)

@@ -25,8 +25,9 @@ from __future__ import annotations
 import json
 import os
 import math
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -181,7 +182,7 @@ class Attribute:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Attribute":
+    def from_dict(cls, d: Mapping) -> Attribute:
         """Strict: every field must have its JSON type; nothing is coerced (a string
         "false" is not a boolean, a string "uv" is not a list of levels). A numeric
         attribute without ``"origin"`` (a file from before origins were recorded) is read
@@ -473,7 +474,7 @@ class Domain:
         parts = [f"{a.name}={a.labels[int(c)]}" for a, c in zip(self.attributes, codes) if c >= 0]
         return ", ".join(parts) or "(root)"
 
-    def declared(self) -> "Domain":
+    def declared(self) -> Domain:
         """The same domain, recorded as declared public by the curator.
 
         Raises :class:`DomainError` naming every numeric attribute whose bin edges came
@@ -484,7 +485,7 @@ class Domain:
                               "(dp_bins), or drop the column")
         return replace(self, source=DECLARED)
 
-    def project(self, names: Iterable[str]) -> "Domain":
+    def project(self, names: Iterable[str]) -> Domain:
         return Domain(tuple(self[n] for n in names), self.source)
 
     # -- codes --------------------------------------------------------------------
@@ -519,7 +520,7 @@ class Domain:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, d: Mapping, declared: bool | None = None) -> "Domain":
+    def from_dict(cls, d: Mapping, declared: bool | None = None) -> Domain:
         """Build from a parsed domain file. ``declared=None`` honours the file's own
         ``source``: a file written by ``python -m dpcore domain`` says it was inferred
         and stays inferred (NOT DP) until the curator reviews it and sets
@@ -540,7 +541,7 @@ class Domain:
         return cls(attrs, DECLARED if declared else INFERRED)
 
     @classmethod
-    def from_json(cls, text: str, declared: bool | None = None) -> "Domain":
+    def from_json(cls, text: str, declared: bool | None = None) -> Domain:
         if len(text) > MAX_DOMAIN_CHARS:
             raise DomainError(f"domain file is too large ({len(text):,} characters; at most {MAX_DOMAIN_CHARS:,})")
         try:
@@ -555,7 +556,7 @@ class Domain:
         return cls.from_dict(d, declared=declared)
 
     @classmethod
-    def load(cls, path) -> "Domain":
+    def load(cls, path) -> Domain:
         """Read ``domain.json`` (UTF-8, or UTF-16 with a byte-order mark), honouring its ``source``."""
         if not isinstance(path, (str, os.PathLike)):
             # an int would be taken by open() as a file descriptor

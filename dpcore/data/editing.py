@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -62,7 +62,7 @@ class Recode:
     def to_dict(self) -> dict:
         return {"attribute": self.attribute, "mapping": dict(self.mapping), "missing_to": self.missing_to}
 
-    def then(self, later: "Recode") -> "Recode":
+    def then(self, later: Recode) -> Recode:
         """This recode followed by ``later`` (which names levels after this one), as one recode
         of the original values."""
         mapping = {k: later.mapping.get(v, v) for k, v in self.mapping.items()}

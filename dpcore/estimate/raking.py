@@ -22,7 +22,7 @@ Privacy: the seed is already noisy and the margins are public totals: post-proce
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -14,7 +14,7 @@ post-processing (Dwork & Roth 2014, Prop 2.1).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -117,7 +118,7 @@ class BinSpec:
     grid: int | None = None
 
     @classmethod
-    def parse(cls, name: str, spec: Any) -> "BinSpec":
+    def parse(cls, name: str, spec: Any) -> BinSpec:
         if not isinstance(spec, Mapping):
             raise OptionError(f"dp_bins['{name}'] must be a dict like {{\"bins\": 5, \"lower\": 0, \"upper\": 100}}; "
                               f"got {spec!r}")

@@ -23,7 +23,7 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

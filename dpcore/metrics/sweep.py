@@ -24,7 +24,8 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd

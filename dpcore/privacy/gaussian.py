@@ -164,7 +164,7 @@ class DiscreteGaussian:
         object.__setattr__(self, "sigma", s)
 
     @classmethod
-    def calibrate_rho(cls, rho: float, l2_sensitivity: float = 1.0) -> "DiscreteGaussian":
+    def calibrate_rho(cls, rho: float, l2_sensitivity: float = 1.0) -> DiscreteGaussian:
         """The σ = Δ₂/√(2ρ) whose map gives at most ``rho`` at ``l2_sensitivity`` (σ is raised
         by ulps until ``rho(Δ₂) ≤ ρ`` holds in floating point too)."""
         r = check_rho(rho)
@@ -181,7 +181,7 @@ class DiscreteGaussian:
         return mech
 
     @classmethod
-    def calibrate(cls, epsilon: float, l2_sensitivity: float = 1.0, *, delta: float) -> "DiscreteGaussian":
+    def calibrate(cls, epsilon: float, l2_sensitivity: float = 1.0, *, delta: float) -> DiscreteGaussian:
         """Noise for one release that is (ε, δ)-DP through zCDP: the largest ρ whose conversion
         (``dpcore.privacy.zcdp.rho_of_epsilon_delta``) does not exceed (ε, δ), then
         :meth:`calibrate_rho`. ``delta`` is keyword-only so a pure-ε call cannot land here."""

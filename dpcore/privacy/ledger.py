@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass, field
-from typing import Iterator
+from collections.abc import Iterator
 
 from dpcore.errors import DPCoreError, OptionError
 from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, REPLACE

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from dpcore.errors import InputError
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 __all__ = ["Cancelled", "Job", "start", "RUNNING", "DONE", "FAILED", "CANCELLED"]
 

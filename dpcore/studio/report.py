@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -275,7 +275,7 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
         raise InputError("the report needs the release's synthetic sets; none were given")
     dom = Domain.from_dict(manifest["domain"])
     eps = float(manifest["epsilon"])
-    when = generated or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     curator_only = original is not None
     title = title or f"Release report: {manifest['method']} at ε = {eps:g}"
     if curator_only and CURATOR_ONLY not in title:

@@ -28,7 +28,7 @@ import secrets
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import pandas as pd
 
@@ -236,7 +236,7 @@ class Workspace:
         self.book = BudgetBook(self.db_path)
 
     @classmethod
-    def in_root(cls, ws_id: str, root=None) -> "Workspace":
+    def in_root(cls, ws_id: str, root=None) -> Workspace:
         """The workspace ``ws_id`` under the app's root folder (created if new)."""
         return cls(Path(root if root is not None else root_folder()) / check_workspace_id(ws_id))
 

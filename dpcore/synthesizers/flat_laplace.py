@@ -15,14 +15,14 @@ import numpy as np
 
 from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import Domain
-from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.errors import OptionError
 from dpcore.measure import sparse_leaves
 from dpcore.measure.margins import preview_row
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, CellDraw, big_count, cell_codes, cell_counts, cell_draw, check_cells
 from dpcore.counting.rows import margin_counts
 from dpcore.counting.count_table import CountTable
 from dpcore.privacy.measurement import Measurement
-from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, noise_for
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option

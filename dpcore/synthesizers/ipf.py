@@ -53,7 +53,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dpcore.data.domain import Domain
-from dpcore.errors import OptionError, ResourceError, real_number, whole_number
+from dpcore.errors import OptionError, ResourceError
 from dpcore.estimate.denoise import NOISE_DOMINATED, makepos, noise_ratio, normsub
 from dpcore.estimate.dense_ipf import DenseIPF
 from dpcore.estimate.draws import FixedDraw, IIDDraw
@@ -64,7 +64,6 @@ from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import NoisyMargin, counts_cells, measure, preview_row
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
-from dpcore.privacy.mechanisms import noise_for
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, check_cells
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option

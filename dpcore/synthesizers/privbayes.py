@@ -72,7 +72,6 @@ from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from dpcore.counting.count_table import CountTable
 from dpcore.measure.margins import preview_row, selection_preview_row
 from dpcore.privacy.measurement import Measurement, record_unpaid
-from dpcore.privacy.mechanisms import ExponentialMechanism, noise_for
 from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.synthesizers.options import max_cells_option, noise_option

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from tests.browser import browser_support as bs
-from tests.browser.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NAV_LINK, NEEDS_CHROMIUM
+from tests.browser.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM
 
 pytestmark = NEEDS_CHROMIUM
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")

@@ -3,7 +3,6 @@ DP-labelled release (dpcore/data/io.py states the rules)."""
 import io
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest

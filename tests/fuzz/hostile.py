@@ -11,7 +11,7 @@ import datetime
 import decimal
 import io
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa

@@ -17,7 +17,7 @@ import pytest
 
 from dpcore.errors import DomainError
 from dpcore.output import synthesize_file
-from dpcore.output.file_release import FAILED, INCOMPLETE, SUCCESS
+from dpcore.output.file_release import FAILED, SUCCESS
 from dpcore.studio.budget_book import BookEntry
 from dpcore.studio.workspace import Workspace, file_fingerprint
 

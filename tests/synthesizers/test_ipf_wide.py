@@ -4,7 +4,6 @@ junction tree exists, and none of them allocates by cells of the full cross-tabu
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import tracemalloc
 
@@ -18,7 +17,7 @@ from dpcore.data.datasets import load_sd2011, sd2011_extract
 from dpcore.errors import OptionError
 from dpcore.estimate import denoise
 from dpcore.estimate.dense_ipf import ipf
-from dpcore.estimate.junction_tree import JunctionTree, JunctionTreeIPF
+from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.estimate.record_fit import fit_records
 from dpcore.measure.margins import NoisyMargin
 from dpcore.metrics import utility_tables
