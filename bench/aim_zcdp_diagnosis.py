@@ -184,8 +184,9 @@ def main() -> None:
     ap.add_argument("--pgm", action="store_true", help="also fit Private-PGM (mbi) to the same measurements")
     ap.add_argument("--out", default=str(HERE / "out" / "aim_zcdp_diagnosis.csv"))
     args = ap.parse_args()
-    from _machine import describe, machine
     from peers import load_data
+
+    from _machine import describe, machine
     print("machine:", describe(machine()), "| load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
     df, dom = load_data(args.data)
     rows = []

@@ -42,7 +42,6 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import describe, machine  # noqa: E402
 from cps_data import cps_shaped  # noqa: E402
 
 import dpcore  # noqa: E402
@@ -52,6 +51,8 @@ from dpcore.estimate.dense_ipf import ipf  # noqa: E402
 from dpcore.privacy.definitions import ReleaseContext  # noqa: E402
 from dpcore.privacy.ledger import Ledger  # noqa: E402
 from dpcore.synthesizers import ipf as ipf_mod  # noqa: E402
+
+from _machine import describe, machine  # noqa: E402
 
 TARGETS = {"ipf_s7": 0.5, "privbayes_cps": 10.0}
 

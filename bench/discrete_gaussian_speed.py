@@ -40,8 +40,8 @@ def main() -> None:
     import numpy as np
 
     from bench._machine import describe, machine
-    from dpcore.privacy.mechanisms import DiscreteLaplace
     from dpcore.privacy.gaussian import DiscreteGaussian
+    from dpcore.privacy.mechanisms import DiscreteLaplace
 
     print(describe(machine()))
     cases = []

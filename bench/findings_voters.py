@@ -43,6 +43,7 @@ sys.path.insert(0, str(HERE))
 
 import dpcore  # noqa: E402
 from dpcore.metrics import sweep  # noqa: E402
+
 from _machine import describe, machine  # noqa: E402
 
 CSV = HERE / "findings-voters.csv"

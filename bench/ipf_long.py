@@ -39,10 +39,10 @@ def main() -> None:
 
     from dpcore.counting.engines import count_table
     from dpcore.counting.rows import margin_counts
+    from dpcore.estimate.denoise import shrink_margins
     from dpcore.estimate.dense_ipf import DenseIPF
     from dpcore.estimate.draws import CellDraw
     from dpcore.estimate.record_fit import RecordFit, fit_records
-    from dpcore.estimate.denoise import shrink_margins
     from dpcore.privacy.definitions import ReleaseContext
     from dpcore.privacy.ledger import Ledger
     from dpcore.privacy.neighbours import Neighbours

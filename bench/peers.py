@@ -130,8 +130,9 @@ def dpmm_child(src: str, dst: str, method: str, eps: float, delta: float, seed: 
     """Runs inside dpmm's venv (no dpcore): fit + generate on the token CSV ``src``, write ``dst``.
     Prints one JSON line with its own seconds (imports excluded) and peak RSS."""
     import resource
-    import pandas as pd
+
     import dpmm.pipelines as pipelines
+    import pandas as pd
     tok = pd.read_csv(src, dtype=str, keep_default_na=False)
     domain = {a: {"categories": [f"x{c}" for c in range(int(k))]} for a, k in zip(tok.columns, sizes.split(","))}
     t0 = time.perf_counter()
@@ -194,7 +195,9 @@ def run_peer(method: str, tok, eps: float, seed: int, delta: float):
 def one(data: str, method: str, eps: float, rep: int, delta: float = 1e-9) -> dict:
     """One run, in this process: synthesise, time it, score it. Prints one JSON line."""
     import resource
+
     import numpy as np
+
     import dpcore
     from dpcore.metrics import disclosure, specks, utility_tables
     df, dom = load_data(data)

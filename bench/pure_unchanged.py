@@ -31,9 +31,10 @@ ROOT = HERE.parent
 def releases(data: list[str], eps: float, seed: int) -> dict:
     """In this process (dpcore from PYTHONPATH): every method on every table."""
     sys.path.insert(0, str(HERE))
+    from peers import load_data
+
     import dpcore
     from dpcore.synthesizers import REGISTRY
-    from peers import load_data
     out = {}
     for name in data:
         df, dom = load_data(name)

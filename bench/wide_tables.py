@@ -149,7 +149,14 @@ def utility(method: str, seeds=(0,), **options) -> list[float]:
 def fit_comparison(seeds=range(5)) -> dict:
     """ipf's dense fit against the record fit on the tables where both run (same margins per seed)."""
     import dpcore
-    from dpcore.data.datasets import bundled_cps_table, cps_voter_extract, default_cps_path, load_cps_vrs, load_sd2011, sd2011_extract
+    from dpcore.data.datasets import (
+        bundled_cps_table,
+        cps_voter_extract,
+        default_cps_path,
+        load_cps_vrs,
+        load_sd2011,
+        sd2011_extract,
+    )
     from dpcore.metrics import utility_tables
 
     out = {}

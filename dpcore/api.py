@@ -1,27 +1,34 @@
 """The two entry points: :func:`synthesize` (spends ε) and :func:`preview` (spends nothing)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from dpcore.synthesizers import hierarchy as H
-from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
 from dpcore.counting.count_table import CountTable
-from dpcore.estimate.draws import records
 from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain, not_public_message
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
-from dpcore.synthesizers.empty_share import empty_share_warning, leaf_empty_share
-from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
-from dpcore.privacy.neighbours import ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, check_count_share, check_neighbours
-from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
-from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
-from dpcore.release import Release
+from dpcore.estimate.draws import records
 from dpcore.manifest_summary import created_now
+from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
+from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
+from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.neighbours import (
+    ADD_REMOVE,
+    DEFAULT_COUNT_SHARE,
+    DEFAULT_MAX_RECORDS,
+    Neighbours,
+    check_count_share,
+    check_neighbours,
+)
+from dpcore.release import Release
 from dpcore.synthesizers import REGISTRY, steps
+from dpcore.synthesizers import hierarchy as H
+from dpcore.synthesizers.empty_share import empty_share_warning, leaf_empty_share
 from dpcore.synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
 
 METHODS = tuple(REGISTRY)

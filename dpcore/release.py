@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import Domain
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
 
 

@@ -7,13 +7,18 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.data.domain import (DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, numeric_spec_attribute,
-                                suggest_public_bounds)
+from dpcore.data.domain import (
+    DEFAULT_MAX_INT_LEVELS,
+    DEFAULT_MAX_LEVELS,
+    DEFAULT_NUMERIC_BINS,
+    numeric_spec_attribute,
+    suggest_public_bounds,
+)
 from dpcore.data.editing import replace_attribute
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
-from pages._domain_editor import render_domain_editor
 from pages import _data_server
+from pages._domain_editor import render_domain_editor
 
 s = st.session_state
 ui.init_state()

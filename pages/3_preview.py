@@ -9,6 +9,7 @@ from pages import _common as ui
 from pages import _glossary as gl
 from pages import _noise
 
+
 def _delta_text(plan: dict) -> str:
     """", δ = 1e-09 (zCDP: ρ = …; budgets below are shares of ρ)" for an (ε, δ) design, else nothing."""
     if plan.get("budget_unit") != "rho":

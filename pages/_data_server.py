@@ -11,9 +11,9 @@ import datetime as dt
 import streamlit as st
 
 import dpcore
-from dpcore.data.domain import Domain, not_public_message
 from dpcore.counting import duckdb_engine as duckdb_counts
 from dpcore.data import server_files
+from dpcore.data.domain import Domain, not_public_message
 from dpcore.output import synthesize_file
 from pages import _common as ui
 

@@ -10,9 +10,22 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.data.editing import (NA_CHOICES, NA_LEVEL_CHOICE, NA_NONE_CHOICE, NA_RECODE_CHOICE, Recode,
-                                apply_edges_table, apply_level_table, check_edit, edges_table, edit_summary,
-                                level_table, placeholder_attribute, recodes_to_json, replace_attribute)
+from dpcore.data.editing import (
+    NA_CHOICES,
+    NA_LEVEL_CHOICE,
+    NA_NONE_CHOICE,
+    NA_RECODE_CHOICE,
+    Recode,
+    apply_edges_table,
+    apply_level_table,
+    check_edit,
+    edges_table,
+    edit_summary,
+    level_table,
+    placeholder_attribute,
+    recodes_to_json,
+    replace_attribute,
+)
 from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, BinSpec
 
 EDGE_MODES = ("public edges", "DP quantile edges")

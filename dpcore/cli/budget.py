@@ -10,7 +10,15 @@ from pathlib import Path
 import pandas as pd
 
 from dpcore.errors import InputError, OptionError
-from dpcore.studio.workspace import DB_NAME, DEFAULT_ROOT, ENV_VAR, TableRecord, Workspace, root_folder, table_fingerprint
+from dpcore.studio.workspace import (
+    DB_NAME,
+    DEFAULT_ROOT,
+    ENV_VAR,
+    TableRecord,
+    Workspace,
+    root_folder,
+    table_fingerprint,
+)
 
 
 def add_budget_parser(sub) -> None:
@@ -56,7 +64,6 @@ def _find_table(ws: Workspace, which: str | None) -> TableRecord:
     hits = [t for t in tables if t.name == which or t.fingerprint.startswith(which.lower())]
     if not hits and Path(which).is_file():
         from dpcore.data.io import read_table
-
         from dpcore.studio.workspace import file_fingerprint
 
         by_file = file_fingerprint(which)  # a file released on an engine is keyed by its bytes

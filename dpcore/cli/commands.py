@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 from dpcore.api import METHODS, MarginPreview, preview, synthesize
-from dpcore.synthesizers import REGISTRY
 from dpcore.data.domain import Domain, infer_domain
-from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
 from dpcore.data.io import read_table
+from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
 from dpcore.release import check_out_dir
+from dpcore.synthesizers import REGISTRY
 
 
 class _Parser(argparse.ArgumentParser):

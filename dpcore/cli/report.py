@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpcore.errors import InputError
 from dpcore.data.io import read_table
+from dpcore.errors import InputError
 from dpcore.studio.report import CURATOR_ONLY, CURATOR_SUFFIX, build_report_html, html_to_pdf, load_release_dir
 
 

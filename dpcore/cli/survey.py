@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.errors import InputError, OptionError
 from dpcore.data.io import read_table
+from dpcore.errors import InputError, OptionError
 from dpcore.survey.expressions import row_mask
 
 __all__ = ["add_survey_parsers", "cmd_amplify", "cmd_impute_release", "cmd_poststrat_release"]
@@ -112,9 +112,8 @@ def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, d
     reserved before any randomness, refused over the table's cap. (release, note line or None)."""
     if not getattr(args, "workspace", None):
         return run(), None
-    from dpcore.studio.workspace import Workspace
-
     from dpcore.studio.survey_book import record_survey_release
+    from dpcore.studio.workspace import Workspace
 
     ws = Workspace(args.workspace)
     table = ws.add_table(df, Path(args.input).name, path=args.input)

@@ -24,9 +24,9 @@ Privacy: these are TRUE counts (curator-only). They must be noised before releas
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from collections.abc import Sequence
 
 import numpy as np
 

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from dpcore.counting.count_table import CountTable
-from dpcore.data.domain import Domain, check_width
-from dpcore.errors import InputError, OptionError
-from dpcore.data.io import PARQUET_SUFFIXES, decode_bytes, sniff_delimiter
 from dpcore.counting import on_engine
 from dpcore.counting import sql as S
+from dpcore.counting.count_table import CountTable
+from dpcore.data.domain import Domain, check_width
+from dpcore.data.io import PARQUET_SUFFIXES, decode_bytes, sniff_delimiter
+from dpcore.errors import InputError, OptionError
 
 #: DuckDB's memory cap when none is given
 DEFAULT_MEMORY_LIMIT = "1GB"

@@ -11,17 +11,26 @@ data: both are curator-only (NOT DP) until noised or declared public
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
+from dpcore.counting import sql as S
 from dpcore.counting.count_table import CountTable
 from dpcore.data.domain import (
-    DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, INFERRED, Attribute, Domain, _json_scalar,
-    _key, data_range_attribute, numeric_spec_attribute)
+    DEFAULT_MAX_INT_LEVELS,
+    DEFAULT_MAX_LEVELS,
+    DEFAULT_NUMERIC_BINS,
+    INFERRED,
+    Attribute,
+    Domain,
+    _json_scalar,
+    _key,
+    data_range_attribute,
+    numeric_spec_attribute,
+)
 from dpcore.errors import DomainError
-from dpcore.counting import sql as S
 
 
 @dataclass

@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dpcore.counting.count_table import CountTable
-from dpcore.data.domain import Domain, check_width
-from dpcore.errors import InputError, OptionError
-from dpcore.data.io import PARQUET_SUFFIXES
 from dpcore.counting import on_engine
 from dpcore.counting import sql as S
+from dpcore.counting.count_table import CountTable
 from dpcore.counting.duckdb_engine import _header
+from dpcore.data.domain import Domain, check_width
+from dpcore.data.io import PARQUET_SUFFIXES
+from dpcore.errors import InputError, OptionError
 
 DEFAULT_MASTER = "local[*]"
 #: the JVM's own output (log4j lines, Java stack traces) goes to a private log file per session

@@ -23,11 +23,11 @@ Numeric attributes are cut into bins ``[e0,e1), [e1,e2), ..., [e_{k-1}, e_k]``.
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd

@@ -17,14 +17,24 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from dpcore.data.domain import (DECLARED_EDGES, INFERRED, NA_LEVEL, PUBLIC_BOUNDS, Attribute, Domain, _dtype_kind,
-                                _key, _series_keys, numeric_attribute)
+from dpcore.data.domain import (
+    DECLARED_EDGES,
+    INFERRED,
+    NA_LEVEL,
+    PUBLIC_BOUNDS,
+    Attribute,
+    Domain,
+    _dtype_kind,
+    _key,
+    _series_keys,
+    numeric_attribute,
+)
 from dpcore.errors import DomainError
 
 #: NA handling choices of a categorical attribute

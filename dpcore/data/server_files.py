@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dpcore.errors import InputError
 from dpcore.data.io import PARQUET_SUFFIXES
+from dpcore.errors import InputError
 
 DATA_DIR_ENV = "DPSTUDIO_DATA_DIR"
 OUTPUT_DIR_ENV = "DPSTUDIO_OUTPUT_DIR"

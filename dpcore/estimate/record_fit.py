@@ -45,8 +45,8 @@ plus its own randomness: post-processing (Dwork & Roth 2014, Prop 2.1). Used by
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 

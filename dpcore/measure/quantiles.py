@@ -26,17 +26,17 @@ Proof and discussion: docs/methods/dp-quantiles.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
-from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import DP_QUANTILES, Domain, _dtype_kind, numeric_attribute
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.privacy.definitions import PureDP
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities
 

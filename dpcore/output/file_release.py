@@ -25,9 +25,8 @@ from dpcore.api import synthesize_codes
 from dpcore.counting.engines import ENGINE_NAMES, count_table
 from dpcore.data.domain import Domain
 from dpcore.errors import InputError, OptionError
-from dpcore.release import Release, prepare_out_dir
 from dpcore.output.chunks import CHUNK_ROWS, Spool, check_format, write_sets
-
+from dpcore.release import Release, prepare_out_dir
 
 #: files above this size are counted by DuckDB when no engine is named (the CLI's default)
 AUTO_DUCKDB_BYTES = 256 * 2**20

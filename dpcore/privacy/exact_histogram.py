@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from collections.abc import Callable
 
 import numpy as np
 

@@ -37,7 +37,13 @@ import numpy as np
 
 from dpcore.errors import OptionError
 from dpcore.privacy.exact_histogram import DiscreteGaussianLaw, signed_histogram
-from dpcore.privacy.mechanisms import _bernoulli_exp, _check_rng, _discrete_laplace_exact, _nonnegative_finite, positive_finite
+from dpcore.privacy.mechanisms import (
+    _bernoulli_exp,
+    _check_rng,
+    _discrete_laplace_exact,
+    _nonnegative_finite,
+    positive_finite,
+)
 from dpcore.privacy.zcdp import check_delta, check_rho, epsilon_of_rho, rho_of_epsilon_delta
 
 __all__ = ["DiscreteGaussian", "MAX_SIGMA", "MIN_SIGMA"]

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import asdict, dataclass, field
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
 
 from dpcore.errors import DPCoreError, OptionError
 from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, REPLACE

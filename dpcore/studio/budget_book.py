@@ -38,10 +38,10 @@ from __future__ import annotations
 import hashlib
 import math
 import sqlite3
-from contextlib import contextmanager
-from datetime import datetime, UTC
-from pathlib import Path
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
 
 from dpcore.errors import OptionError
 

@@ -28,8 +28,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from pathlib import Path
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd

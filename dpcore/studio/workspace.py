@@ -26,14 +26,14 @@ import os
 import re
 import secrets
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 
 import pandas as pd
 
-from dpcore.studio.budget_book import BudgetBook, connect, now, transaction
 from dpcore.errors import InputError, OptionError
+from dpcore.studio.budget_book import BudgetBook, connect, now, transaction
 
 #: Environment variable naming the root folder of the app's workspaces.
 ENV_VAR = "DPSTUDIO_WORKSPACE"

@@ -46,11 +46,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore.privacy.ledger import UNBOUNDED, Ledger, check_epsilon
 from dpcore.errors import OptionError
+from dpcore.privacy.ledger import UNBOUNDED, Ledger, check_epsilon
 from dpcore.privacy.measurement import record_stated
 from dpcore.privacy.mechanisms import GeneralizedCauchy
-
 from dpcore.survey._privacy import ADD_REMOVE, public_grid, snap, statement
 
 LN2 = math.log(2.0)

@@ -34,8 +34,8 @@ product of the declared levels (+ NA) and must stay below ``max_grid`` points.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd

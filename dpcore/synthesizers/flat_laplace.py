@@ -13,21 +13,29 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dpcore.privacy.ledger import Ledger
+from dpcore.counting.count_table import CountTable
+from dpcore.counting.rows import margin_counts
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError
 from dpcore.measure import sparse_leaves
 from dpcore.measure.margins import preview_row
-from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, CellDraw, big_count, cell_codes, cell_counts, cell_draw, check_cells
-from dpcore.counting.rows import margin_counts
-from dpcore.counting.count_table import CountTable
+from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER
-from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers.cells import (
+    DEFAULT_MAX_CELLS,
+    CellDraw,
+    big_count,
+    cell_codes,
+    cell_counts,
+    cell_draw,
+    check_cells,
+)
+from dpcore.synthesizers.empty_share import NoiseRow, empty_share_warning, flat_empty_share, noise_row
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
-from dpcore.synthesizers.empty_share import NoiseRow, empty_share_warning, flat_empty_share, noise_row
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,14 @@ itself. :func:`count_nodes` returns TRUE counts: curator-only, never released.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpcore.counting.rows import rows, weighted_count
-from dpcore.synthesizers.cells import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
 from dpcore.errors import ResourceError
+from dpcore.synthesizers.cells import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
 
 # (k, fixed_real (nr, p), record_rank (n,)) -> split id per real node, into `splits`
 Chooser = Callable[[int, np.ndarray, np.ndarray], np.ndarray]

@@ -66,9 +66,9 @@ from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, check_cells
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
-from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 
 POSITIVITY = ("clip", "makepos", "normsub")
 #: how the noisy margins are fitted: ``auto`` picks by size (see :func:`choose_fit`)

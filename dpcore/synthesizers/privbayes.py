@@ -64,19 +64,19 @@ from itertools import combinations
 
 import numpy as np
 
-from dpcore.privacy.ledger import Ledger
+from dpcore.counting.count_table import CountTable
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, ResourceError, whole_number
 from dpcore.estimate.draws import IIDDraw
-from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
-from dpcore.counting.count_table import CountTable
 from dpcore.measure.margins import preview_row, selection_preview_row
+from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import Measurement, record_unpaid
 from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
-from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 from dpcore.synthesizers.options import max_cells_option, noise_option
 from dpcore.synthesizers.schema import Option, check_known, value
-from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 
 SCORES = ("mi",)
 

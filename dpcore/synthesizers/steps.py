@@ -29,24 +29,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.synthesizers import hierarchy as H
-from dpcore.privacy.ledger import Ledger
-from dpcore.synthesizers.allocation import Allocation, allocate_budget
-from dpcore.estimate.consistency import make_consistent, posterior_variances
+from dpcore.counting.count_table import CountTable
+from dpcore.counting.rows import rows as count_rows
+from dpcore.counting.rows import weighted_count
 from dpcore.data.domain import Domain
+from dpcore.estimate.consistency import make_consistent, posterior_variances
+from dpcore.measure import sparse_leaves
+from dpcore.measure.selection import sensitivity as utility_sensitivity
+from dpcore.measure.selection import utility as utility_scores
+from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import Measurement, record_unpaid
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, exponential_mechanism, noise_for
 from dpcore.privacy.neighbours import Neighbours
-from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
-from dpcore.measure.selection import sensitivity as utility_sensitivity
-from dpcore.measure.selection import utility as utility_scores
+from dpcore.synthesizers import hierarchy as H
+from dpcore.synthesizers.allocation import Allocation, allocate_budget
 from dpcore.synthesizers.cells import CellDraw, big_count, cell_counts, cell_draw
-from dpcore.measure import sparse_leaves
-from dpcore.counting.rows import rows as count_rows
-from dpcore.counting.rows import weighted_count
-from dpcore.counting.count_table import CountTable
-from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
+from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
 
 
 def n_selection_layers(opts: StepsOptions, p: int) -> int:

@@ -12,12 +12,11 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.privacy.ledger import TOTAL_DIGITS, Ledger, readable_total
 from dpcore.cli.commands import main
 from dpcore.data.io import read_table
+from dpcore.manifest_summary import FINGERPRINT_WITHHELD, epsilon_for_reading, epsilon_phrase, rounded_epsilon
+from dpcore.privacy.ledger import TOTAL_DIGITS, Ledger, readable_total
 from dpcore.studio.report import build_report_html, load_release_dir
-from dpcore.manifest_summary import (FINGERPRINT_WITHHELD, epsilon_for_reading, epsilon_phrase,
-                                            rounded_epsilon)
 from dpcore.studio.workspace import Workspace, table_fingerprint
 
 SUMMARY_KEYS = ["table", "table_sha256", "table_sha256_note", "created_utc", "method", "epsilon", "epsilon_note",

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.synthesizers.empty_share import NoiseRow, typical_cells
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.synthesizers import REGISTRY
+from dpcore.synthesizers.empty_share import NoiseRow, typical_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = [("steps", {"order": "sex;agegr"}), ("steps", {}), ("uh_random", {}), ("flat_laplace", {}), ("ipf", {}),

@@ -27,9 +27,8 @@ import pandas as pd
 import pytest
 
 from dpcore.data import domain as dpcore_domain
-
 from tests.browser import browser_support as bs
-from tests.browser.browser_support import NAV_LINK, ARTIFACTS, NEEDS_CHROMIUM, type_epsilon
+from tests.browser.browser_support import ARTIFACTS, NAV_LINK, NEEDS_CHROMIUM, type_epsilon
 
 pytestmark = NEEDS_CHROMIUM
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")

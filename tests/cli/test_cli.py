@@ -11,9 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.data import domain as dpcore_domain
-
 from dpcore.cli.commands import main
+from dpcore.data import domain as dpcore_domain
 from dpcore.data.datasets import load_sd2011, sd2011_extract
 
 ROOT = Path(__file__).resolve().parents[2]

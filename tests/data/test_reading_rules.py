@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpcore
-from dpcore.errors import InputError
 from dpcore.data.io import read_csv_bytes, read_parquet_bytes
+from dpcore.errors import InputError
 
 
 def _release_values(df, col, eps=50.0):

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from dpcore.estimate.draws import CellDraw, FixedDraw, IIDDraw, chunk_sizes, deal, part_sizes, records
-from dpcore.estimate.table import DenseTable, draw_cells, cell_codes
+from dpcore.estimate.table import DenseTable, cell_codes, draw_cells
 from dpcore.measure import sparse_leaves as SL
 
 ALPHA = 1e-3

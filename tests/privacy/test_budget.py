@@ -15,13 +15,13 @@ import pandas as pd
 import pytest
 
 import dpcore
+from dpcore.errors import OptionError
+from dpcore.measure.selection import sensitivity
 from dpcore.privacy.ledger import BudgetExceededError, Charge, Ledger
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace
-from dpcore.synthesizers.allocation import allocate_budget, layer_weights
-from dpcore.errors import OptionError
 from dpcore.privacy.neighbours import DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS
-from dpcore.measure.selection import sensitivity
+from dpcore.synthesizers.allocation import allocate_budget, layer_weights
 
 # ----------------------------------------------------------------------------------------
 # a small random table: 300 rows, 4 attributes with 2-4 levels (declared public)

@@ -22,9 +22,9 @@ from scipy import stats
 
 import dpcore
 from dpcore.measure import sparse_leaves as SL
+from dpcore.privacy.exact_histogram import SAMPLER_NAME
 from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace, _dyadic_scale
-from dpcore.privacy.exact_histogram import SAMPLER_NAME
 from dpcore.studio.report import plain_statement
 
 ALPHA = 1e-3

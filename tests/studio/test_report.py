@@ -13,8 +13,15 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.studio.report import (RAW_BANNER, build_report_html, figures_html, find_chromium, html_to_pdf,
-                                  release_report_html, report_filename)
+from dpcore.studio.report import (
+    RAW_BANNER,
+    build_report_html,
+    figures_html,
+    find_chromium,
+    html_to_pdf,
+    release_report_html,
+    report_filename,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 

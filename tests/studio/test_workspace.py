@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.studio.budget_book import BudgetBook, BudgetExceeded, manifest_sha256
-from dpcore.errors import InputError, OptionError
 from dpcore.data.io import read_table
+from dpcore.errors import InputError, OptionError
+from dpcore.studio.budget_book import BudgetBook, BudgetExceeded, manifest_sha256
 from dpcore.studio.workspace import StoredRelease, Workspace, check_workspace_id, table_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]

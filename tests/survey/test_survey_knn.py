@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore.data.datasets import SD2011_LEVELS
 from dpcore.errors import InputError, OptionError
 from dpcore.survey.knn import knn_impute
-from dpcore.data.datasets import SD2011_LEVELS
 
 # ---------------------------------------------------------------- brute force
 # A record is (codes tuple, label float, complete bool). Donor order for donee x:

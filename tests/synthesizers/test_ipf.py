@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.privacy.neighbours import Neighbours
-from dpcore.privacy.definitions import ReleaseContext
-from dpcore.privacy.ledger import Ledger
 from dpcore.errors import OptionError
-from dpcore.synthesizers import REGISTRY
 from dpcore.estimate import dense_ipf as D
 from dpcore.estimate.denoise import makepos
+from dpcore.privacy.definitions import ReleaseContext
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers import ipf as I
 
 # ---------------------------------------------------------------------------- fixtures

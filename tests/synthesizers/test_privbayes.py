@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore.privacy.ledger import BOUNDED, Ledger
 from dpcore.errors import OptionError
+from dpcore.privacy.ledger import BOUNDED, Ledger
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers import privbayes as PB
 

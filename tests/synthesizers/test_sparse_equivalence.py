@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpcore.counting.count_table import CountTable
+from dpcore.estimate.consistency import _project_children, make_consistent
+from dpcore.measure import sparse_leaves as SL
+from dpcore.privacy.gaussian import DiscreteGaussian
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.mechanisms import DiscreteLaplace
+from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers import hierarchy as H
 from dpcore.synthesizers.cells import draw_cells
-from dpcore.estimate.consistency import _project_children, make_consistent
-from dpcore.counting.count_table import CountTable
-from dpcore.privacy.gaussian import DiscreteGaussian
-from dpcore.privacy.mechanisms import DiscreteLaplace
-from dpcore.measure import sparse_leaves as SL
-from dpcore.privacy.ledger import Ledger
-from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.steps import layer_measurements
 
 ALPHA = 1e-3
