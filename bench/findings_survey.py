@@ -165,7 +165,7 @@ def fig64_simulated(d, rng):
     print(f"population: {len(pop)} complete records, ages 20-59: {int(mask.sum())}, true mean = {truth:.2f}; "
           f"simulated missing rate {p.mean():.3f} (ages 20-59: {p[mask].mean():.3f})")
     t = time.perf_counter()
-    rows, L1s, imputed_err = [], [], []
+    rows, L1s = [], []
     for r in range(REPS):
         miss = rng.random(len(pop)) < p
         df = pop.assign(income=pop["income"].where(~miss))

@@ -401,7 +401,7 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         table = table.rename(columns={"epsilon": "rho"})
     sel_rows = []
     for rec in sel.probabilities:
-        for v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
+        for _v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
             path = dom.path_label(fx)
             for j in np.flatnonzero(pr > 0):
                 sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j], "probability": float(pr[j])})

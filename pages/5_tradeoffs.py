@@ -332,7 +332,7 @@ with ui.guarded("the analysis-specific measures"):
                     st.error(f"{lab}: {e}", icon=":material/warning:")
             st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch")
             cols = st.columns(min(len(releases), 2))
-            for i, (lab, r) in enumerate(releases.items()):
+            for i, (lab, _r) in enumerate(releases.items()):
                 res_c, res_r, _ = an_cache[(lab, outcome)]
                 if res_r is not None and len(res_r.table):
                     fig = ci_figure(res_r.table, f"{lab}: logistic regression of {outcome}")

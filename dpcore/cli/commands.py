@@ -178,7 +178,7 @@ def cmd_synth(args) -> int:
 
             fingerprint = table_fingerprint(df)
         rel = run()
-    paths = rel.write(args.out)
+    rel.write(args.out)
     _write_private_manifest(args, rel)
     rc = rel.record_count
     print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records {_count_note(rc)} and manifest.json to {args.out}")

@@ -281,25 +281,25 @@ def _impute_release(args) -> int:
     return 0
 
 
-def _impute_query(args, I, imp, rng, bounds, where, target_where, nb):
+def _impute_query(args, imputation, imp, rng, bounds, where, target_where, nb):
     """The DP count, mean or variance of the imputed target (the release itself)."""
     if args.query == "count":
-        fn = {"smooth": I.release_count, "ignore": I.release_count_ignoring_missing,
-              "global": I.release_count_global}[args.method]
+        fn = {"smooth": imputation.release_count, "ignore": imputation.release_count_ignoring_missing,
+              "global": imputation.release_count_global}[args.method]
         rel = fn(imp, args.epsilon, rng, where=where, target_where=target_where, neighbours=nb)
     elif args.query == "mean":
         if args.method == "smooth":
-            rel = I.release_mean(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
+            rel = imputation.release_mean(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
                                  size=args.size, neighbours=nb)
         else:
             if target_where is not None:
                 raise OptionError("--target-where with a mean is only supported by --method smooth")
-            fn = I.release_mean_ignoring_missing if args.method == "ignore" else I.release_mean_global
+            fn = imputation.release_mean_ignoring_missing if args.method == "ignore" else imputation.release_mean_global
             rel = fn(imp, args.epsilon, rng, bounds=bounds, where=where, size=args.size, neighbours=nb)
     else:
         if args.method != "smooth":
             raise OptionError("a variance is only released with --method smooth (Cor 6.4.9)")
-        rel = I.release_variance(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
+        rel = imputation.release_variance(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
                                  size=args.size, neighbours=nb)
     return rel
 

@@ -141,7 +141,6 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
 def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
                definition=PureDP()) -> list[NoiseRow]:
     """The noise on every cell of the full table against its typical count n/cells (public facts and n)."""
-    sensitivity = neighbours.histogram_sensitivity
     eps = epsilon / m
     cells = domain.size
     return [noise_row(f"every cell of the full table ({big_count(cells)} cells)", cells, cells, eps,

@@ -180,7 +180,6 @@ def build_tree(
 
     b = max([_fanout(s, shape) for s in splits] or [1])
     layers = []
-    prev_real_slots = np.zeros(1, dtype=np.int64)
     for k, (fx, sp, cs, pr, cd) in enumerate(raw):
         if k == 0:
             n_slots, real_slots = 1, np.zeros(1, dtype=np.int64)
@@ -188,7 +187,6 @@ def build_tree(
             n_slots = raw[k - 1][0].shape[0] * b
             real_slots = pr * b + cd
         layers.append(Layer(fx, sp, cs, pr, cd, n_slots, real_slots))
-        prev_real_slots = real_slots
 
     # leaf layer: cells of the remaining attributes under each layer-L node
     free = fixed < 0

@@ -387,7 +387,6 @@ def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: floa
                definition=PureDP()) -> list[NoiseRow]:
     """Per measured margin (:func:`measured_margins`): the noise on each cell against its typical
     count n/cells. ``one_way_share="auto"`` is decided from ``n`` as at release."""
-    sensitivity = neighbours.histogram_sensitivity
     eps = epsilon / m
     share = one_way_share(domain, opts, eps, neighbours, n)
     rows = []

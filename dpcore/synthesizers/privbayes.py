@@ -240,7 +240,7 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
     """
     add_remove = neighbours.notion == ADD_REMOVE
     X, w, n = _records(X)  # records, or the count table's cells weighted by their counts
-    shape, names = domain.shape, domain.names
+    shape = domain.shape
     d, k = len(shape), opts.degree
     P, _ = network_plan(d, k)
     eps_step = eps1 / P if P else 0.0
@@ -430,7 +430,6 @@ def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n
                definition=PureDP()) -> list[NoiseRow]:
     """The noise on each cell of the T conditional tables against the typical count of a table of
     an attribute and ``degree`` parents (the network is chosen at release: a typical size)."""
-    sensitivity = neighbours.histogram_sensitivity
     eps = epsilon / m
     d = len(domain)
     P, T = network_plan(d, opts.degree)

@@ -179,7 +179,7 @@ def expected_errors(tree: H.PhantomPaddedTree, mechs: list, sensitivity: float =
         post = posterior_variances(parents, variances)
     sizes = tree.layer_sizes()
     out = []
-    for i, row in enumerate(sizes):
+    for _i, row in enumerate(sizes):
         k = row["layer"]
         m = mechs[k]
         w = None
@@ -295,7 +295,6 @@ def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: fl
     level counts of the attributes above it); a tree chosen at release (MoSDA, LeSDA, random) gives
     the typical count of k attributes' combinations. The leaf layer always holds every cell of the
     full table (its blocks partition it)."""
-    sensitivity = neighbours.histogram_sensitivity
     alloc = plan_allocation(opts, len(domain), epsilon, m)
     n_partition, has_leaf = noised_layers(opts.layers, opts.order, len(domain))
     rows = []

@@ -85,7 +85,7 @@ def test_histogram_cutoff_puts_at_most_one_draw_beyond_it():
         mech = DiscreteLaplace(scale)
         num, den = _dyadic_scale(scale)
         s = num / den
-        tail = lambda t: 2 * np.exp(-(t + 1) / s) / (1 + np.exp(-1 / s))  # P(|Z| > t)
+        tail = lambda t, s=s: 2 * np.exp(-(t + 1) / s) / (1 + np.exp(-1 / s))  # P(|Z| > t)
         for n in (1, 10, 10**4, 10**9, 2**62):
             T = mech.histogram_cutoff(n)
             assert n * tail(T) <= 1 + 1e-9

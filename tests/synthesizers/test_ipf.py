@@ -55,7 +55,7 @@ def naive_ipf(targets, axes, shape, tol, max_iter, total):
     t = [np.asarray(x, float) * (total / np.sum(x)) for x in targets]
     p = {c: total / len(cells) for c in cells}
     converged = False
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - the iteration count is returned after the loop
         old = dict(p)
         for tj, ax in zip(t, axes):
             cur = {}

@@ -141,7 +141,7 @@ def test_network_is_a_valid_dag(k, seed):
     net, steps = PB.learn_network(dom.encode(df), dom, opts, 1.0, np.random.default_rng(seed), led)
     order = [x for x, _ in net]
     assert sorted(order) == list(range(6))  # every attribute once
-    for pos, (x, pi) in enumerate(net):
+    for pos, (_x, pi) in enumerate(net):
         assert len(pi) == min(k, pos) and len(set(pi)) == len(pi)
         assert set(pi) <= set(order[:pos])  # parents placed before the child
     assert len(steps) == 5 and led.epsilon == pytest.approx(1.0, abs=1e-12)
