@@ -16,7 +16,8 @@ from dpcore.synthesizers.allocation import allocate_budget
 from dpcore.synthesizers.hierarchy import PhantomPaddedTree
 
 __all__ = [
-    "synthesize", "preview", "expected_noise", "Release", "Preview", "MarginPreview", "METHODS", "Domain", "Attribute", "infer_domain",
+    "synthesize", "preview", "expected_noise", "Release", "Preview", "MarginPreview", "METHODS", "Domain", "Attribute",
+    "infer_domain",
     "Ledger", "allocate_budget", "PhantomPaddedTree",
     "DPCoreError", "InputError", "DomainError", "OptionError", "ResourceError",
 ]

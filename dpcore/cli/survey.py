@@ -121,7 +121,8 @@ def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, d
                                 neighbours=args.neighbours, table_name=table.name, dp=dp)
     b = ws.budget(table.fingerprint)
     note = (f"recorded as entry {rec.entry_id} of {table.name} in the budget book of {args.workspace}: spent ε = "
-            f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
+            f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} "
+                                                             f"(remaining {b['remaining']:g})"))
     return rec.release, note
 
 

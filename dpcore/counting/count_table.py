@@ -165,7 +165,8 @@ class CountTable:
         attrs = [int(j) for j in attrs]
         sub = tuple(self.shape[j] for j in attrs)
         if math.prod(sub) <= dense_limit:
-            flat = np.ravel_multi_index(tuple(self.codes[:, attrs].T), sub) if attrs else np.zeros(self.nonempty, np.int64)
+            flat = (np.ravel_multi_index(tuple(self.codes[:, attrs].T), sub) if attrs
+                    else np.zeros(self.nonempty, np.int64))
             return np.bincount(flat, weights=self.counts, minlength=math.prod(sub)).astype(np.int64).reshape(sub)
         return CountTable.from_cells(self.codes[:, attrs], self.counts, sub)
 

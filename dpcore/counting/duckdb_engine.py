@@ -86,7 +86,8 @@ def _header(path: Path, sep: str | None) -> tuple[str, list[str]]:
     if dup:
         raise InputError(f"'{path.name}' has duplicate column name(s) {', '.join(map(repr, dup))}; rename them")
     if any(h == "" for h in header):
-        raise InputError(f"'{path.name}' has a column without a name (column {header.index('') + 1}); name every column")
+        raise InputError(f"'{path.name}' has a column without a name (column "
+                         f"{header.index('') + 1}); name every column")
     return sep, header
 
 

@@ -157,9 +157,9 @@ def open_source(spark, path, sep: str | None = None, progress=None) -> on_engine
             for field, n_null in zip(df.schema.fields, nulls):
                 kind, tname = _kind(field.dataType), type(field.dataType).__name__
                 if not kind:
-                    raise InputError(f"'{p.name}': column '{field.name}' has type {field.dataType.simpleString()}, which "
-                                     "is not a table value (lists, structs, maps and binary data cannot be synthesised); "
-                                     "flatten it or drop it")
+                    raise InputError(f"'{p.name}': column '{field.name}' has type {field.dataType.simpleString()}, "
+                                     "which is not a table value (lists, structs, maps and binary data cannot be "
+                                     "synthesised); flatten it or drop it")
                 columns[field.name] = S.Column(field.name, kind, False)
                 dtypes[field.name] = {S.INT: "float64" if n_null else _PANDAS_INT.get(tname, "int64"),
                                       S.FLOAT: "float32" if tname == "FloatType" else "float64",

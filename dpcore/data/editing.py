@@ -205,7 +205,8 @@ def apply_level_table(attr: Attribute, table: pd.DataFrame, na: str = NA_LEVEL_C
     dropped = [k for k in old_keys if k not in seen_old]
     if dropped:
         raise DomainError(f"{where}: level(s) {', '.join(map(repr, dropped[:3]))} were deleted from the table; a level "
-                          "held by the data cannot disappear: merge it into another level by giving it that level's name")
+                          "held by the data cannot disappear: merge it into another level "
+                          "by giving it that level's name")
     if na == NA_RECODE_CHOICE:
         missing_to = _clean(missing_to)
         if missing_to is None or missing_to not in order:

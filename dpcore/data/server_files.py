@@ -29,7 +29,8 @@ def data_dir(environ=None) -> Path | None:
         return None
     d = Path(raw).expanduser().resolve()
     if not d.is_dir():
-        raise InputError(f"{DATA_DIR_ENV}={raw!r} is not a folder on this server; set it to the folder holding the tables")
+        raise InputError(f"{DATA_DIR_ENV}={raw!r} is not a folder on this server; "
+                         "set it to the folder holding the tables")
     return d
 
 

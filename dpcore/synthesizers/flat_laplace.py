@@ -53,7 +53,8 @@ class FlatOptions:
 #: flat Laplace's options (the registry's schema)
 OPTIONS = (
     Option("prior", "float", 1.0, "prior count spread over the cells before normalising (synthpop's priorn)", low=0,
-           hint=" (synthpop's priorn, spread over cells)", docs="methods/flat_laplace.md", label="Prior count per cell"),
+           hint=" (synthpop's priorn, spread over cells)", docs="methods/flat_laplace.md",
+           label="Prior count per cell"),
     Option("structural_zeros", "text", (), "cells known to be impossible, kept at 0 (a list of {attribute: level})",
            docs="methods/flat_laplace.md", advanced=True, cli=False, label="Impossible cells (structural zeros)"),
     synthesis_option(),

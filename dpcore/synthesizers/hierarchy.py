@@ -197,12 +197,13 @@ def build_tree(
     if total > max_cells:
         raise ResourceError(
             f"the leaf layer would have {big_count(total)} cells (limit {max_cells:,}, about "
-            f"{big_count(total * BYTES_PER_LEAF_CELL // 2**30).removeprefix('about ')} GB); drop attributes with many levels "
-            f"({', '.join(_largest(names, shape))}) or coarsen their bins"
+            f"{big_count(total * BYTES_PER_LEAF_CELL // 2**30).removeprefix('about ')} GB); drop attributes with many "
+            f"levels ({', '.join(_largest(names, shape))}) or coarsen their bins"
         )
     leaf_sizes = np.array([int(sizes[g]) for g in leaf_group.ravel()], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(leaf_sizes)]).astype(np.int64)
-    return PhantomPaddedTree(tuple(names), shape, splits, tuple(layers), b, offsets, leaf_group.ravel().astype(np.int64), remaining)
+    return PhantomPaddedTree(tuple(names), shape, splits, tuple(layers), b, offsets,
+                             leaf_group.ravel().astype(np.int64), remaining)
 
 
 def _largest(names, shape, k: int = 3) -> list[str]:

@@ -363,7 +363,8 @@ def fit_warnings(domain: Domain, opts: IpfOptions, info: dict, margins: list[Noi
         )
     if info["skipped_margins"]:
         out.append(
-            f"{info['skipped_margins']} noisy margin(s) were all zero after clipping and were left out of the fit; raise ε or the prior"
+            f"{info['skipped_margins']} noisy margin(s) were all zero after clipping and were left out "
+            "of the fit; raise ε or the prior"
         )
     if info.get("lost_mass"):
         out.append("the noisy margins' zero cells exclude every cell of the table; records were drawn uniformly")
@@ -371,7 +372,8 @@ def fit_warnings(domain: Domain, opts: IpfOptions, info: dict, margins: list[Noi
     missed = [a for a in domain.names if a not in used]
     if missed:
         out.append(
-            f"attribute(s) {', '.join(missed)} are in no margin, so they are synthesised as uniform and independent of the rest"
+            f"attribute(s) {', '.join(missed)} are in no margin, so they are synthesised as "
+            "uniform and independent of the rest"
         )
     return out
 

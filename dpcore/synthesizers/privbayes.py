@@ -103,14 +103,16 @@ def _whole(name, value, lo, hint=""):
 #: PrivBayes's options (the registry's schema)
 OPTIONS = (
     Option("degree", "int", 2, "parents per attribute in the Bayesian network (PrivBayes' k)", low=1,
-           hint=" (the number of parents per attribute; PrivBayes' k, default 2)", docs="methods/privbayes.md", label="Degree k (parents per attribute)"),
+           hint=" (the number of parents per attribute; PrivBayes' k, default 2)", docs="methods/privbayes.md",
+           label="Degree k (parents per attribute)"),
     Option("network_share", "float", 0.5, "share of ε spent learning the network (the rest noises its tables)",
            low=0, high=1, low_open=True, high_open=True, hint=" (the share of ε spent learning the network)",
            docs="methods/privbayes.md", label="Share of ε for the network"),
     Option("score", "choice", "mi", "the network score: mutual information", choices=SCORES,
            docs="methods/privbayes.md", advanced=True, label="Network score"),
     Option("max_candidates", "int", 2000, "most (attribute, parents) candidates scored per step (sampled without "
-           "looking at the data beyond that)", low=1, docs="methods/privbayes.md", advanced=True, label="Most candidates per step"),
+           "looking at the data beyond that)", low=1, docs="methods/privbayes.md", advanced=True,
+           label="Most candidates per step"),
     noise_option(),
     max_cells_option(DEFAULT_MAX_CELLS),
 )
@@ -369,7 +371,8 @@ def ancestral_sample(network, conditionals, shape, n: int, rng) -> np.ndarray:
     codes = np.zeros((n, len(shape)), dtype=np.int64)
     for (x, pi), (_, cond) in zip(network, conditionals):
         kx = cond.shape[1]
-        rows = np.ravel_multi_index(tuple(codes[:, p] for p in pi), [shape[p] for p in pi]) if pi else np.zeros(n, np.int64)
+        rows = (np.ravel_multi_index(tuple(codes[:, p] for p in pi), [shape[p] for p in pi]) if pi
+                else np.zeros(n, np.int64))
         cdf = np.cumsum(cond, axis=1)
         cdf[:, -1] = 1.0
         flat = (cdf + np.arange(len(cdf))[:, None]).ravel()
