@@ -165,7 +165,8 @@ with ui.guarded("the sweep"):
             running = True
 
 if running:
-    _jobs.job_panel("sweep_job", "Sweep", "Cancel sweep", "Stops after the release in progress; keeps the results so far.",
+    _jobs.job_panel("sweep_job", "Sweep", "Cancel sweep",
+                    "Stops after the release in progress; keeps the results so far.",
                     "You can open other pages meanwhile; the sweep goes on and its charts appear here.",
                     "Cancelling after the release in progress …")
 

@@ -16,8 +16,9 @@ import threading
 _LOCK = threading.Lock()
 _DONE = threading.Event()
 
-MODULES = ("pandas", "numpy", "plotly.graph_objects", "dpcore", "dpcore.metrics", "dpcore.survey", "dpcore.studio.report",
-           "dpcore.studio.workspace", "dpcore.studio.adviser", "dpcore.studio.jobs", "dpcore.studio.glossary",
+MODULES = ("pandas", "numpy", "plotly.graph_objects", "dpcore", "dpcore.metrics", "dpcore.survey",
+           "dpcore.studio.report", "dpcore.studio.workspace", "dpcore.studio.adviser", "dpcore.studio.jobs",
+           "dpcore.studio.glossary",
            "pages._common", "pages._workspace", "pages._jobs", "pages._noise", "pages._glossary", "pages._sidebar")
 
 
