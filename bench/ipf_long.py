@@ -76,7 +76,8 @@ def main() -> None:
     out = {}
     # repeat: the old capped fit
     t = time.perf_counter()
-    targets, _ = shrink_margins([m.values for m in raw], [m.axes for m in raw], shape, [m.variance for m in raw], float(n))
+    targets, _ = shrink_margins([m.values for m in raw], [m.axes for m in raw], shape, [m.variance for m in raw],
+                                float(n))
     fitted, _ = fit_records(targets, [m.axes for m in raw], shape, 100_000, np.random.default_rng(1))
     q, rest = divmod(n, 100_000)
     counts = np.bincount(np.ravel_multi_index(fitted.T, shape), minlength=0)

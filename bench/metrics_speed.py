@@ -66,7 +66,8 @@ def main() -> None:
     load_before = _load()
     print("machine:", describe(info), flush=True)
     print("load average before:", load_before, flush=True)
-    print("env threads:", {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")})
+    print("env threads:",
+          {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")})
 
     orig = cps_shaped()
     dom = dpcore.infer_domain(orig).declared()
