@@ -221,7 +221,8 @@ def test_cli_duckdb_parquet_matches_pandas(table, tmp_path, capsys):
     (tmp_path / "domain.json").write_text(dom.to_json())
     common = [str(csv), "--domain", str(tmp_path / "domain.json"), "--seed", "4", "--sets", "2"]
     assert cli.main(["synth", *common, "--out", str(tmp_path / "a")]) == 0
-    assert cli.main(["synth", *common, "--out", str(tmp_path / "b"), "--engine", "duckdb", "--memory-limit", "256MB"]) == 0
+    assert cli.main(["synth", *common, "--out", str(tmp_path / "b"), "--engine", "duckdb",
+                     "--memory-limit", "256MB"]) == 0
     assert cli.main(["synth", *common, "--out", str(tmp_path / "c"), "--engine", "duckdb", "--format", "parquet"]) == 0
     assert "engine duckdb: counted in" in capsys.readouterr().out
     for i in (1, 2):

@@ -283,4 +283,5 @@ def test_app_dp_quantile_bounds_have_no_default_from_the_data():
     next(b for b in at.button if b.label == "Use DP quantile edges").click()
     at.run()
     assert not at.exception and at.session_state["dp_bins"] == {}
-    assert any("'age': type the public lower and upper bounds" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("'age': type the public lower and upper bounds" in e.value for e in at.error), \
+        [e.value for e in at.error]

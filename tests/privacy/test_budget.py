@@ -181,7 +181,8 @@ STEPS_CASES = [
 def test_sweep_covers_every_option_value():
     seen = defaultdict(set)
     for case in STEPS_CASES:
-        for name, v in zip(("method", "select", "alloc", "L", "eps", "cons", "synth", "m", "util", "noise", "r", "nb"), case):
+        for name, v in zip(("method", "select", "alloc", "L", "eps", "cons", "synth", "m", "util", "noise", "r", "nb"),
+                           case):
             seen[name].add(v)
     assert seen["nb"] == set(NOTIONS)
     assert seen["cons"] == set(CONSISTENCY) and seen["synth"] == set(SYNTHESIS) and seen["m"] == set(SETS)

@@ -146,7 +146,8 @@ def test_two_workspaces_never_see_each_others_data(tmp_path, small):
     a.release(fp, 0.5, "steps", "add_remove", _release(small, 0.5))
     a.book.set_cap(fp, 3.0)
     assert b.tables() == [] and b.designs() == [] and b.load_state("session") is None
-    assert b.releases() == [] and b.book.summary() == [] and {k: b.budget(fp)[k] for k in ("spent", "cap", "remaining")} == {"spent": 0.0, "cap": None, "remaining": None}
+    assert b.releases() == [] and b.book.summary() == []
+    assert {k: b.budget(fp)[k] for k in ("spent", "cap", "remaining")} == {"spent": 0.0, "cap": None, "remaining": None}
     assert a.folder != b.folder and not (b.folder / "tables" / f"{fp}.parquet").exists()
 
 
