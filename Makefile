@@ -37,13 +37,13 @@ java:
 	  echo "installing Debian's openjdk-17-jre-headless for the Spark engine"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
 
-# Everything CI runs: the whole suite (unit, AppTest, Chromium, Spark, privacy audits).
-test: $(DEV_STAMP) chromium java
+# Everything CI runs: lint, types, then the whole suite (unit, AppTest, Chromium, Spark, privacy audits).
+test: $(DEV_STAMP) chromium java lint
 	$(BIN)/python -m pytest -q tests
 
 # The fast lane while working: lint and every test that is neither slow, nor in Chromium, nor on Spark,
 # on two workers (a few minutes; `make test` before merging).
-check: $(DEV_STAMP)
+check: $(DEV_STAMP) lint
 	$(BIN)/python -m pytest -q -n 2 -m "not slow and not browser and not spark" tests
 
 # ruff's rules and mypy's settings are in pyproject.toml (mypy checks the privacy layer).

@@ -21,7 +21,8 @@ def _cpu_model() -> str:
 
 def _mem_total() -> str:
     try:
-        return subprocess.run(["free", "-h"], capture_output=True, text=True, check=True).stdout.splitlines()[1].split()[1]
+        return subprocess.run(["free", "-h"], capture_output=True, text=True,
+                              check=True).stdout.splitlines()[1].split()[1]
     except Exception:
         return "unknown"
 
@@ -29,8 +30,10 @@ def _mem_total() -> str:
 def _git_head() -> str:
     try:
         here = os.path.dirname(os.path.abspath(__file__))
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "../dpcore"], capture_output=True, text=True, cwd=here).stdout.strip()
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=here).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "../dpcore"], capture_output=True, text=True,
+                               cwd=here).stdout.strip()
         return head + (" (dpcore/ has uncommitted changes)" if dirty else "")
     except Exception:
         return "unknown"

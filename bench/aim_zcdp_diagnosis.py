@@ -157,7 +157,8 @@ def run(df, dom, eps, delta, seed, opts, pgm: bool) -> dict:
         "seconds": round(secs, 3),
         "s_pmse": float(utility_tables(df, syn).mean_s_pmse),
         "model_s_pmse": float(np.nanmean([_tab_stats(exact[p], mod[p])[0] for p in pairs])),
-        "rounded_s_pmse": float(utility_tables(df, dom.decode(rounded_sample(model, len(syn), np.random.default_rng(seed)),
+        "rounded_s_pmse": float(utility_tables(df, dom.decode(rounded_sample(model, len(syn),
+                                                                             np.random.default_rng(seed)),
                                                               np.random.default_rng(seed))).mean_s_pmse),
         "meas_l1": float(np.mean([l1(comb[r][0] / comb[r][1], exact[r]) for r in measured2])) if measured2 else np.nan,
         "model_l1_meas": float(np.mean([l1(mod[r], exact[r]) for r in measured2])) if measured2 else np.nan,
@@ -184,8 +185,9 @@ def main() -> None:
     ap.add_argument("--pgm", action="store_true", help="also fit Private-PGM (mbi) to the same measurements")
     ap.add_argument("--out", default=str(HERE / "out" / "aim_zcdp_diagnosis.csv"))
     args = ap.parse_args()
-    from _machine import describe, machine
     from peers import load_data
+
+    from _machine import describe, machine
     print("machine:", describe(machine()), "| load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
     df, dom = load_data(args.data)
     rows = []
@@ -204,8 +206,8 @@ def main() -> None:
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
-    cols = ["s_pmse", "rounded_s_pmse", "model_s_pmse", "pgm_s_pmse", "meas_l1", "model_l1_meas", "model_l1_all", "pgm_l1_all",
-            "syn_l1_all", "rounds", "annealed", "pairs_measured", "sigma_first", "sigma_last", "seconds"]
+    cols = ["s_pmse", "rounded_s_pmse", "model_s_pmse", "pgm_s_pmse", "meas_l1", "model_l1_meas", "model_l1_all",
+            "pgm_l1_all", "syn_l1_all", "rounds", "annealed", "pairs_measured", "sigma_first", "sigma_last", "seconds"]
     print(f"\n{args.data}, ε = {args.eps:g}, δ = {args.delta:g} for zcdp configs; medians over {args.seeds} seeds\n")
     print("| config | " + " | ".join(cols) + " |")
     print("|---|" + "---:|" * len(cols))

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import dpcore  # noqa: E402
+
 from _machine import describe, machine  # noqa: E402
 
 DEMOS = {"SD2011 S7": ROOT / "assets" / "sd2011_s7.csv", "CPS voters": ROOT / "assets" / "cps_voters.csv"}

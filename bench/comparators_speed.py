@@ -42,7 +42,6 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import describe, machine  # noqa: E402
 from cps_data import cps_shaped  # noqa: E402
 
 import dpcore  # noqa: E402
@@ -52,6 +51,8 @@ from dpcore.estimate.dense_ipf import ipf  # noqa: E402
 from dpcore.privacy.definitions import ReleaseContext  # noqa: E402
 from dpcore.privacy.ledger import Ledger  # noqa: E402
 from dpcore.synthesizers import ipf as ipf_mod  # noqa: E402
+
+from _machine import describe, machine  # noqa: E402
 
 TARGETS = {"ipf_s7": 0.5, "privbayes_cps": 10.0}
 
@@ -153,11 +154,14 @@ def main() -> None:
             p_same, info_same = naive_ipf(targets, axes, dom7.shape, tol=opts.tol / n, max_sweeps=args.naive_max_sweeps)
             t_same = time.perf_counter() - t0
             t0 = time.perf_counter()
-            p_naive, info_naive = naive_ipf(targets, axes, dom7.shape, tol=1e-6 / cells, max_sweeps=args.naive_max_sweeps)
+            p_naive, info_naive = naive_ipf(targets, axes, dom7.shape, tol=1e-6 / cells,
+                                            max_sweeps=args.naive_max_sweeps)
             t_naive = time.perf_counter() - t0
             row = {
-                "seed": s, "ours_fit_s": t_ours, "ours_sweeps": info_ours["iterations"], "ours_converged": info_ours["converged"],
-                "naive_same_tol_s": t_same, "naive_same_tol_sweeps": info_same["sweeps"], "naive_same_tol_converged": info_same["converged"],
+                "seed": s, "ours_fit_s": t_ours, "ours_sweeps": info_ours["iterations"],
+                "ours_converged": info_ours["converged"],
+                "naive_same_tol_s": t_same, "naive_same_tol_sweeps": info_same["sweeps"],
+                "naive_same_tol_converged": info_same["converged"],
                 "naive_s": t_naive, "naive_sweeps": info_naive["sweeps"], "naive_converged": info_naive["converged"],
                 "naive_max_change": info_naive["max_change"],
                 "synth_s": ipf_times[s],
@@ -205,21 +209,23 @@ def main() -> None:
         print(f"| naive dense IPF, same tol (1e-3 on counts) | {len(r)} | {med('naive_same_tol_s'):.2f} s | "
               f"{min(x['naive_same_tol_s'] for x in r):.2f}–{max(x['naive_same_tol_s'] for x in r):.2f} s | — | — |")
         print(f"| naive dense IPF, max change < 1e-6/cells (cap {args.naive_max_sweeps} sweeps) | {len(r)} | "
-              f"{med('naive_s'):.2f} s | {min(x['naive_s'] for x in r):.2f}–{max(x['naive_s'] for x in r):.2f} s | — | — |")
+              f"{med('naive_s'):.2f} s | "
+              f"{min(x['naive_s'] for x in r):.2f}–{max(x['naive_s'] for x in r):.2f} s | — | — |")
         print()
-        print("| seed | ours synth s | ours fit s (sweeps) | naive same-tol s (sweeps) | naive 1e-6/cells s (sweeps, conv.) "
-              "| naive ÷ ours synth | naive ÷ ours fit | same-tol ÷ ours fit |")
+        print("| seed | ours synth s | ours fit s (sweeps) | naive same-tol s (sweeps) | naive 1e-6/cells s (sweeps, "
+              "conv.) | naive ÷ ours synth | naive ÷ ours fit | same-tol ÷ ours fit |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for x in r:
             print(f"| {x['seed']} | {x['synth_s']:.3f} | {x['ours_fit_s']:.3f} ({x['ours_sweeps']}) | "
-                  f"{x['naive_same_tol_s']:.2f} ({x['naive_same_tol_sweeps']}) | {x['naive_s']:.2f} ({x['naive_sweeps']}, "
-                  f"{'yes' if x['naive_converged'] else 'no'}) | {x['naive_s'] / x['synth_s']:.0f}× | "
-                  f"{x['naive_s'] / x['ours_fit_s']:.0f}× | {x['naive_same_tol_s'] / x['ours_fit_s']:.0f}× |")
+                  f"{x['naive_same_tol_s']:.2f} ({x['naive_same_tol_sweeps']}) | {x['naive_s']:.2f} "
+                  f"({x['naive_sweeps']}, {'yes' if x['naive_converged'] else 'no'}) | "
+                  f"{x['naive_s'] / x['synth_s']:.0f}× | {x['naive_s'] / x['ours_fit_s']:.0f}× | "
+                  f"{x['naive_same_tol_s'] / x['ours_fit_s']:.0f}× |")
     if "privbayes_cps" in res:
         c = res["privbayes_cps"]
         print()
-        print(f"| PrivBayes, CPS-shaped ({c['shape'][0]:,} × {c['shape'][1]}, ε = 1) | {len(c['times'])} | {c['median']:.2f} s | "
-              f"{min(c['times']):.2f}–{max(c['times']):.2f} s | ≤ {TARGETS['privbayes_cps']} s | "
+        print(f"| PrivBayes, CPS-shaped ({c['shape'][0]:,} × {c['shape'][1]}, ε = 1) | {len(c['times'])} | "
+              f"{c['median']:.2f} s | {min(c['times']):.2f}–{max(c['times']):.2f} s | ≤ {TARGETS['privbayes_cps']} s | "
               f"{'met' if c['median'] <= TARGETS['privbayes_cps'] else 'MISSED'} |")
     print(f"\nload average before {res['load_before']}, after {res['load_after']}")
 

@@ -19,7 +19,8 @@ VmRSS / VmHWM (from /proc/self/status) after imports + data generation + domain
 (the baseline) and VmHWM after the release (the peak); the parent also reads each
 child's ru_maxrss (os.wait4) and ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``
 (max over all children) as cross-checks. The memory children run first, while the
-parent is small, because a child's ru_maxrss includes its pre-exec copy of the parent. Results go to bench/out/cps_shaped.json.
+parent is small, because a child's ru_maxrss includes its pre-exec copy of the parent.
+Results go to bench/out/cps_shaped.json.
 """
 from __future__ import annotations
 
@@ -180,15 +181,18 @@ def main() -> None:
             "peak_target_met": mb(mm["peak_hwm_kb"]) <= TARGET_PEAK_MB,
         })
 
-    hdr = f"{'case':<18} {'median s':>9} {'min s':>7} {'max s':>7} {'cpu s':>7}  {'target':<7} {'met':<4} {'base MB':>8} {'peak MB':>8} {'incr MB':>8} {'wait4 MB':>8}"
+    hdr = (f"{'case':<18} {'median s':>9} {'min s':>7} {'max s':>7} {'cpu s':>7}  {'target':<7} {'met':<4} "
+           f"{'base MB':>8} {'peak MB':>8} {'incr MB':>8} {'wait4 MB':>8}")
     print()
-    print(f"ε = {EPS}, m = {M}, median of {runs} run(s) (wall; 'cpu s' = median process CPU time); memory: one child process per case, m = {M}, seed 0")
+    print(f"ε = {EPS}, m = {M}, median of {runs} run(s) (wall; 'cpu s' = median process CPU time); memory: one child "
+          f"process per case, m = {M}, seed 0")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
         met = "" if r["target_met"] is None else ("yes" if r["target_met"] else "NO")
-        print(f"{r['case']:<18} {r['median_s']:9.3f} {r['min_s']:7.3f} {r['max_s']:7.3f} {r['median_cpu_s']:7.3f}  {r['target']:<7} {met:<4} "
-              f"{r['baseline_rss_mb']:8.1f} {r['peak_hwm_mb']:8.1f} {r['increment_mb']:8.1f} {r['wait4_maxrss_mb']:8.1f}")
+        print(f"{r['case']:<18} {r['median_s']:9.3f} {r['min_s']:7.3f} {r['max_s']:7.3f} {r['median_cpu_s']:7.3f}  "
+              f"{r['target']:<7} {met:<4} {r['baseline_rss_mb']:8.1f} {r['peak_hwm_mb']:8.1f} "
+              f"{r['increment_mb']:8.1f} {r['wait4_maxrss_mb']:8.1f}")
     heaviest = max(rows, key=lambda r: r["peak_hwm_mb"])
     steps_l = [r for r in rows if r["method"] == "steps" and r["case"] != "STEPS-2 defaults"]
     summary = {

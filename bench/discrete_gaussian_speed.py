@@ -40,8 +40,8 @@ def main() -> None:
     import numpy as np
 
     from bench._machine import describe, machine
-    from dpcore.privacy.mechanisms import DiscreteLaplace
     from dpcore.privacy.gaussian import DiscreteGaussian
+    from dpcore.privacy.mechanisms import DiscreteLaplace
 
     print(describe(machine()))
     cases = []
@@ -52,7 +52,7 @@ def main() -> None:
                   (sigma, f"discrete Laplace s = {s_same:.4g} (same sd)", DiscreteLaplace(s_same))]
     wall = {i: [] for i in range(len(cases))}
     cpu = {i: [] for i in range(len(cases))}
-    for i, (_, _, mech) in enumerate(cases):  # warm-up
+    for _i, (_, _, mech) in enumerate(cases):  # warm-up
         mech.sample(np.random.default_rng(0), 1000)
     for run in range(a.runs):
         for i, (_, _, mech) in enumerate(cases):

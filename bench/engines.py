@@ -47,7 +47,8 @@ SIZES = {"1e6": 10**6, "2e6": 2 * 10**6, "1e7": 10**7, "5e7": 5 * 10**7, "1e8": 
 #: where the generated inputs go (``--data-dir``; bench/out by default, /tmp for the 10^8-row file)
 DATA = OUT
 CATS = [("sex", ["F", "M"]), ("region", [1, 2, 3, 4]), ("urban", [True, False]), ("tenure", ["own", "rent", "other"]),
-        ("married", ["yes", "no"]), ("educ", ["primary", "secondary", "tertiary"]), ("work", ["employed", "unemployed", "inactive"]),
+        ("married", ["yes", "no"]), ("educ", ["primary", "secondary", "tertiary"]),
+        ("work", ["employed", "unemployed", "inactive"]),
         ("health", [1, 2, 3]), ("car", ["0", "1"]), ("internet", ["yes", "no"]), ("born", ["here", "abroad"]),
         ("lang", ["a", "b"]), ("voted", ["yes", "no"])]
 AGE_EDGES = [0, 18, 30, 45, 65, 100]
@@ -205,7 +206,8 @@ def main() -> None:
         if not data_file(s).exists():
             t = time.perf_counter()
             write_file(SIZES[s], data_file(s))
-            print(f"wrote {data_file(s).name}: {data_file(s).stat().st_size / 2**20:.0f} MB in {time.perf_counter() - t:.0f} s",
+            print(f"wrote {data_file(s).name}: {data_file(s).stat().st_size / 2**20:.0f} MB in "
+                  f"{time.perf_counter() - t:.0f} s",
                   flush=True)
     (OUT / "engines_domain.json").write_text(domain().to_json())
     cases = [f"count:duckdb:{s}" for s in sizes]

@@ -30,12 +30,12 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from dpcore.data.datasets import SD2011_LEVELS  # noqa: E402
 from dpcore.survey import context as C  # noqa: E402
 from dpcore.survey import imputation as I  # noqa: E402
 from dpcore.survey import poststrat as ps  # noqa: E402
 from dpcore.survey.knn import knn_impute  # noqa: E402
 from dpcore.survey.partition import amplification_table  # noqa: E402
-from dpcore.data.datasets import SD2011_LEVELS
 
 OUT = ROOT / "bench"
 LN2 = math.log(2)
@@ -165,7 +165,7 @@ def fig64_simulated(d, rng):
     print(f"population: {len(pop)} complete records, ages 20-59: {int(mask.sum())}, true mean = {truth:.2f}; "
           f"simulated missing rate {p.mean():.3f} (ages 20-59: {p[mask].mean():.3f})")
     t = time.perf_counter()
-    rows, L1s, imputed_err = [], [], []
+    rows, L1s = [], []
     for r in range(REPS):
         miss = rng.random(len(pop)) < p
         df = pop.assign(income=pop["income"].where(~miss))

@@ -43,6 +43,7 @@ sys.path.insert(0, str(HERE))
 
 import dpcore  # noqa: E402
 from dpcore.metrics import sweep  # noqa: E402
+
 from _machine import describe, machine  # noqa: E402
 
 CSV = HERE / "findings-voters.csv"
@@ -226,7 +227,8 @@ def plot_risk_utility(summ: pd.DataFrame, path: Path, reps: int) -> None:
     fig.update_yaxes(title_text="ru, % of p1 (higher = more risk)", row=1, col=1)
     fig.update_layout(
         title=dict(text=f"CPS voter extract: risk–utility<br><sup>points: mean of {reps} repetitions at each ε "
-                        f"(labelled for ε = 1, e, e²; the unlabelled points at the lower right are ε = e⁻², e⁻¹); error bars: ±1 sd of ru%p1 over the repetitions</sup>", x=0.01),
+                        "(labelled for ε = 1, e, e²; the unlabelled points at the lower right are ε = e⁻², e⁻¹); "
+                        "error bars: ±1 sd of ru%p1 over the repetitions</sup>", x=0.01),
         template="plotly_white", width=1250, height=600, font=dict(family="Arial, Helvetica, sans-serif", size=13),
         legend=dict(orientation="h", yanchor="top", y=-0.16, x=0.0), margin=dict(l=80, r=20, t=90, b=130))
     fig.write_image(str(path), scale=2)

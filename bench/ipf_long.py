@@ -39,10 +39,10 @@ def main() -> None:
 
     from dpcore.counting.engines import count_table
     from dpcore.counting.rows import margin_counts
+    from dpcore.estimate.denoise import shrink_margins
     from dpcore.estimate.dense_ipf import DenseIPF
     from dpcore.estimate.draws import CellDraw
     from dpcore.estimate.record_fit import RecordFit, fit_records
-    from dpcore.estimate.denoise import shrink_margins
     from dpcore.privacy.definitions import ReleaseContext
     from dpcore.privacy.ledger import Ledger
     from dpcore.privacy.neighbours import Neighbours
@@ -76,7 +76,8 @@ def main() -> None:
     out = {}
     # repeat: the old capped fit
     t = time.perf_counter()
-    targets, _ = shrink_margins([m.values for m in raw], [m.axes for m in raw], shape, [m.variance for m in raw], float(n))
+    targets, _ = shrink_margins([m.values for m in raw], [m.axes for m in raw], shape, [m.variance for m in raw],
+                                float(n))
     fitted, _ = fit_records(targets, [m.axes for m in raw], shape, 100_000, np.random.default_rng(1))
     q, rest = divmod(n, 100_000)
     counts = np.bincount(np.ravel_multi_index(fitted.T, shape), minlength=0)

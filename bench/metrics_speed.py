@@ -36,11 +36,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import describe, machine  # noqa: E402
 from cps_data import cps_shaped  # noqa: E402
 
 import dpcore  # noqa: E402
 from dpcore.metrics import disclosure, specks, utility_tables  # noqa: E402
+
+from _machine import describe, machine  # noqa: E402
 
 TARGETS = {"specks_interactions": 10.0, "utility_tables_2way": 2.0, "disclosure": 1.0}
 
@@ -65,7 +66,8 @@ def main() -> None:
     load_before = _load()
     print("machine:", describe(info), flush=True)
     print("load average before:", load_before, flush=True)
-    print("env threads:", {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")})
+    print("env threads:",
+          {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")})
 
     orig = cps_shaped()
     dom = dpcore.infer_domain(orig).declared()

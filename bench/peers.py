@@ -25,7 +25,8 @@ released as (ε, δ)-DP through zCDP (``delta=δ``, the same δ as the peers) ar
 ``dp_aim_zcdp``, ``dp_mst_zcdp``, ``ipf_zcdp``, ``privbayes_zcdp`` and ``steps_zcdp`` (AIM and MST
 draw their records by controlled rounding there, their default under δ); ``dp_aim_zcdp_iid`` and
 ``dp_mst_zcdp_iid`` are the same releases with the records drawn i.i.d. (``synthesis="sample"``).
-Data: ``s7`` (SD2011 S7), ``cps`` (the CPS-shaped table), ``voter`` (``dpcore.data.datasets.cps_voter_extract``), ``wide`` (``dpcore.data.datasets.cps_voter_wide``,
+Data: ``s7`` (SD2011 S7), ``cps`` (the CPS-shaped table), ``voter``
+(``dpcore.data.datasets.cps_voter_extract``), ``wide`` (``dpcore.data.datasets.cps_voter_wide``,
 22 attributes, 6.5e17 cells).
 
 Every peer gets the same input: each value (missing included) replaced by the token
@@ -51,7 +52,8 @@ table and ε (its later reps are reported as ``skipped``), so that three 600 s t
 cost half an hour.
 
 Writes ``bench/out/peers.csv`` (one row per run, appended as runs finish) and prints a
-Markdown table (medians over reps of seconds and S_pMSE, means of %ru and SPECKS, the largest peak RSS). A peer that is not installed is reported and skipped.
+Markdown table (medians over reps of seconds and S_pMSE, means of %ru and SPECKS, the largest peak RSS).
+A peer that is not installed is reported and skipped.
 Benchmark on the public SD2011 extract and synthetic benchmark data; nothing is released.
 """
 from __future__ import annotations
@@ -135,8 +137,9 @@ def dpmm_child(src: str, dst: str, method: str, eps: float, delta: float, seed: 
     """Runs inside dpmm's venv (no dpcore): fit + generate on the token CSV ``src``, write ``dst``.
     Prints one JSON line with its own seconds (imports excluded) and peak RSS."""
     import resource
-    import pandas as pd
+
     import dpmm.pipelines as pipelines
+    import pandas as pd
     tok = pd.read_csv(src, dtype=str, keep_default_na=False)
     domain = {a: {"categories": [f"x{c}" for c in range(int(k))]} for a, k in zip(tok.columns, sizes.split(","))}
     t0 = time.perf_counter()
@@ -157,8 +160,9 @@ def run_dpmm(method: str, tok, shape, eps: float, delta: float, seed: int):
         src, dst = os.path.join(d, "in.csv"), os.path.join(d, "out.csv")
         tok.to_csv(src, index=False)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        p = subprocess.run([dpmm_python(), __file__, "--dpmm-child", src, dst, method, repr(eps), repr(delta), str(seed),
-                            ",".join(str(int(k)) for k in shape)], capture_output=True, text=True, env=env, cwd=d)
+        p = subprocess.run([dpmm_python(), __file__, "--dpmm-child", src, dst, method, repr(eps), repr(delta),
+                            str(seed), ",".join(str(int(k)) for k in shape)],
+                           capture_output=True, text=True, env=env, cwd=d)
         line = [x for x in p.stdout.splitlines() if x.startswith("DPMM ")]
         if p.returncode != 0 or not line:
             raise RuntimeError("dpmm: " + ((p.stderr.strip().splitlines() or ["no output"])[-1][:200]))
@@ -199,7 +203,9 @@ def run_peer(method: str, tok, eps: float, seed: int, delta: float):
 def one(data: str, method: str, eps: float, rep: int, delta: float = 1e-9) -> dict:
     """One run, in this process: synthesise, time it, score it. Prints one JSON line."""
     import resource
+
     import numpy as np
+
     import dpcore
     from dpcore.metrics import disclosure, specks, utility_tables
     df, dom = load_data(data)
@@ -210,7 +216,8 @@ def one(data: str, method: str, eps: float, rep: int, delta: float = 1e-9) -> di
         t0 = time.perf_counter()
         zcdp = method in ZCDP or method in ZCDP_IID
         rel = dpcore.synthesize(df, method=dpcore_method(method), epsilon=eps, seed=seed, domain=dom,
-                                delta=delta if zcdp else None, **({"synthesis": "sample"} if method in ZCDP_IID else {}))
+                                delta=delta if zcdp else None,
+                                **({"synthesis": "sample"} if method in ZCDP_IID else {}))
         secs = time.perf_counter() - t0
         syn = rel.sets[0] if hasattr(rel, "sets") else rel.frames[0]
         if zcdp:
@@ -232,7 +239,8 @@ def one(data: str, method: str, eps: float, rep: int, delta: float = 1e-9) -> di
     sk = specks(df, syn, model="main")
     return {"data": data, "method": method, "epsilon": eps, "delta": delta if method in WITH_DELTA else "", "rep": rep,
             "status": "ok", "seconds": round(secs, 3),
-            "mean_s_pmse": float(ut.mean_s_pmse), "ru_pct": float(dis.ru), "specks_main": float(sk.ks), "peak_mb": round(peak_mb), "note": note}
+            "mean_s_pmse": float(ut.mean_s_pmse), "ru_pct": float(dis.ru), "specks_main": float(sk.ks),
+            "peak_mb": round(peak_mb), "note": note}
 
 
 def installed(method: str) -> bool:
@@ -333,7 +341,8 @@ def main() -> None:
                             row = json.loads(line[-1][7:])
                         else:
                             err = (stderr.strip().splitlines() or ["no output"])[-1][:200]
-                            row = {"data": data, "method": m, "epsilon": eps, "rep": rep, "status": "error", "note": err}
+                            row = {"data": data, "method": m, "epsilon": eps, "rep": rep, "status": "error",
+                                   "note": err}
                         row["load1"] = load1
                         rows.append(row)
                         w.writerow({k: row.get(k, "") for k in FIELDS})
@@ -341,27 +350,30 @@ def main() -> None:
                         print(f"  {data} ε={eps:g} {m} rep {rep}: {row['status']} "
                               f"{fmt(row.get('seconds'), 2)} s, S_pMSE {fmt(row.get('mean_s_pmse'), 2)}, "
                               f"%ru {fmt(row.get('ru_pct'), 2)}, SPECKS {fmt(row.get('specks_main'), 3)} "
-                              f"({time.perf_counter() - t0:.0f} s with imports and scoring) {row.get('note', '')}", flush=True)
+                              f"({time.perf_counter() - t0:.0f} s with imports and scoring) {row.get('note', '')}",
+                              flush=True)
 
     print()
-    print("| data | ε | method | runs ok | seconds (median) | mean S_pMSE (2-way; median; runs) | %ru | SPECKS (main) | peak MB | "
-          "load (1 min) | note |")
+    print("| data | ε | method | runs ok | seconds (median) | mean S_pMSE (2-way; median; runs) | %ru | SPECKS (main) "
+          "| peak MB | load (1 min) | note |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|")
     for data in args.data:
         for eps in args.eps:
             for m in methods:
                 rs = [r for r in rows if r["data"] == data and r["epsilon"] == eps and r["method"] == m]
                 ok = [r for r in rs if r["status"] == "ok"]
-                mean = lambda k: statistics.mean(r[k] for r in ok) if ok else None  # noqa: E731
-                med = lambda k: statistics.median(r[k] for r in ok) if ok else None  # noqa: E731
-                notes = "; ".join(sorted({r["status"] + (": " + r["note"] if r.get("note") else "") for r in rs if r["status"] != "ok"}
+                mean = lambda k, ok=ok: statistics.mean(r[k] for r in ok) if ok else None  # noqa: E731
+                med = lambda k, ok=ok: statistics.median(r[k] for r in ok) if ok else None  # noqa: E731
+                notes = "; ".join(sorted({r["status"] + (": " + r["note"] if r.get("note") else "")
+                                          for r in rs if r["status"] != "ok"}
                                          | {r["note"] for r in ok if r.get("note")}))
                 label = m if m in OURS else f"{m} (peer)"
                 runs = ", ".join(f"{r['mean_s_pmse']:.2f}" for r in ok)
                 loads = [r["load1"] for r in rs if r.get("load1") is not None]
                 load = f"{min(loads):.1f}–{max(loads):.1f}" if loads else "—"
                 print(f"| {data} | {eps:g} | {label} | {len(ok)}/{len(rs)} | {fmt(med('seconds'), 2)} | "
-                      f"{fmt(med('mean_s_pmse'), 2)} ({runs}) | {fmt(mean('ru_pct'), 2)} | {fmt(mean('specks_main'), 3)} | "
+                      f"{fmt(med('mean_s_pmse'), 2)} ({runs}) | {fmt(mean('ru_pct'), 2)} | "
+                      f"{fmt(mean('specks_main'), 3)} | "
                       f"{fmt(max((r['peak_mb'] for r in ok), default=None))} | {load} | {notes} |")
     for m in args.methods:
         if m not in methods:

@@ -47,8 +47,8 @@ def main() -> None:
     import dpcore
     from bench._machine import describe, machine
     from dpcore.data.datasets import load_sd2011, sd2011_extract
-    from dpcore.privacy.mechanisms import DiscreteLaplace, exponential_mechanism
     from dpcore.metrics import utility_tables
+    from dpcore.privacy.mechanisms import DiscreteLaplace, exponential_mechanism
 
     print(describe(machine()))
     s7 = sd2011_extract(load_sd2011(), 7)

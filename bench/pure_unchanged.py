@@ -31,9 +31,10 @@ ROOT = HERE.parent
 def releases(data: list[str], eps: float, seed: int) -> dict:
     """In this process (dpcore from PYTHONPATH): every method on every table."""
     sys.path.insert(0, str(HERE))
+    from peers import load_data
+
     import dpcore
     from dpcore.synthesizers import REGISTRY
-    from peers import load_data
     out = {}
     for name in data:
         df, dom = load_data(name)
@@ -77,7 +78,8 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from _machine import describe, machine
     print("machine:", describe(machine()), "| load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
-    here, there = run(ROOT, args.data, args.eps, args.seed), run(Path(args.other).resolve(), args.data, args.eps, args.seed)
+    here, there = (run(ROOT, args.data, args.eps, args.seed),
+                   run(Path(args.other).resolve(), args.data, args.eps, args.seed))
     differ = 0
     print("| table / method | this checkout | other checkout | same |")
     print("|---|---|---|---|")
@@ -86,7 +88,8 @@ def main() -> None:
         strip = lambda r: {k: v for k, v in r.items() if k != "seconds"}  # noqa: E731
         same = strip(a) == strip(b) and "sha256" in a  # an error on both sides is not a pass
         differ += not same
-        show = lambda r: (r["sha256"][:12] + f", ε {r['epsilon']:.6g}" if "sha256" in r else r.get("error", "absent")[:80])  # noqa: E731
+        show = lambda r: (r["sha256"][:12] + f", ε {r['epsilon']:.6g}" if "sha256" in r  # noqa: E731
+                          else r.get("error", "absent")[:80])
         print(f"| {key} | {show(a)} | {show(b)} | {'yes' if same else '**NO**'} |")
     print(f"\n{len(set(here) | set(there)) - differ} same, {differ} different or failed")
     sys.exit(1 if differ else 0)

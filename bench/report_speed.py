@@ -43,12 +43,12 @@ def main() -> None:
         dom = dpcore.infer_domain(df).declared()
         rel = dpcore.synthesize(df, "flat_laplace", 1.0, sets=5, seed=1, domain=dom)
         html = release_report_html(rel, df)
-        pub = _median(lambda: release_report_html(rel, None), runs)
-        cur = _median(lambda: release_report_html(rel, df), runs)
+        pub = _median(lambda rel=rel: release_report_html(rel, None), runs)
+        cur = _median(lambda rel=rel, df=df: release_report_html(rel, df), runs)
         pdf = float("nan")
         if find_chromium():
             with tempfile.TemporaryDirectory() as tmp:
-                pdf = _median(lambda: html_to_pdf(html, Path(tmp) / "r.pdf"), runs)
+                pdf = _median(lambda html=html, tmp=tmp: html_to_pdf(html, Path(tmp) / "r.pdf"), runs)
         print(f"{name} ({len(df)} × {df.shape[1]}, m = 5): report HTML public {pub:.2f} s, curator {cur:.2f} s, "
               f"PDF {pdf:.2f} s, HTML size {len(html) / 1e6:.1f} MB")
     rng = np.random.default_rng(0)

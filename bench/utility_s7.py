@@ -56,10 +56,9 @@ def main() -> None:
     a = ap.parse_args()
 
     import dpcore
+    from bench._machine import describe, machine
     from dpcore.data.datasets import load_sd2011, sd2011_extract
     from dpcore.metrics import disclosure, utility_tables
-
-    from bench._machine import describe, machine
     mach = machine()
     print(describe(mach))
     t0 = time.perf_counter()

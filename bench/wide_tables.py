@@ -149,11 +149,20 @@ def utility(method: str, seeds=(0,), **options) -> list[float]:
 def fit_comparison(seeds=range(5)) -> dict:
     """ipf's dense fit against the record fit on the tables where both run (same margins per seed)."""
     import dpcore
-    from dpcore.data.datasets import bundled_cps_table, cps_voter_extract, default_cps_path, load_cps_vrs, load_sd2011, sd2011_extract
+    from dpcore.data.datasets import (
+        bundled_cps_table,
+        cps_voter_extract,
+        default_cps_path,
+        load_cps_vrs,
+        load_sd2011,
+        sd2011_extract,
+    )
     from dpcore.metrics import utility_tables
 
     out = {}
-    for name, df in (("s7", sd2011_extract(load_sd2011(), 7)), ("cps_extract", cps_voter_extract(load_cps_vrs()) if default_cps_path() else bundled_cps_table("voters"))):
+    for name, df in (("s7", sd2011_extract(load_sd2011(), 7)),
+                     ("cps_extract", cps_voter_extract(load_cps_vrs()) if default_cps_path()
+                      else bundled_cps_table("voters"))):
         dom = dpcore.infer_domain(df).declared()
         for fit in ("dense", "records"):
             vals, secs = [], []
@@ -176,7 +185,8 @@ def main() -> None:
     ap.add_argument("--utility", action="store_true")
     ap.add_argument("--utility-seeds", dest="utility_seeds", type=int, default=1,
                     help="--utility: seeds 0..K-1 per method (default 1)")
-    ap.add_argument("--no-fits", dest="no_fits", action="store_true", help="--utility: skip the dense-vs-records comparison")
+    ap.add_argument("--no-fits", dest="no_fits", action="store_true",
+                    help="--utility: skip the dense-vs-records comparison")
     ap.add_argument("--out", default=str(HERE / "out" / "wide_tables.json"))
     ap.add_argument("--baseline-root", help="another checkout whose dpcore runs the s7/cps_shaped ipf cases too")
     ap.add_argument("--only", nargs="*", help="run only the cases whose name starts with one of these")
@@ -209,11 +219,13 @@ def main() -> None:
             results.append(dict(runs[0], case=label))
             print(label, "ERROR", runs[0]["error"], flush=True)
             continue
-        row = {"case": label, "fit": ok[0].get("fit"), "sweeps": [r.get("sweeps") for r in ok], "cells": ok[0]["cells"], "median_wall_s": statistics.median(r["wall_s"] for r in ok),
+        row = {"case": label, "fit": ok[0].get("fit"), "sweeps": [r.get("sweeps") for r in ok], "cells": ok[0]["cells"],
+               "median_wall_s": statistics.median(r["wall_s"] for r in ok),
                "median_cpu_s": statistics.median(r["cpu_s"] for r in ok),
                "peak_rss_mb": max(r["peak_rss_mb"] for r in ok), "runs": ok}
         results.append(row)
-        print(f"{label:35s} fit {row['fit']} wall {row['median_wall_s']:.3f}s cpu {row['median_cpu_s']:.3f}s peak {row['peak_rss_mb']:.0f} MB",
+        print(f"{label:35s} fit {row['fit']} wall {row['median_wall_s']:.3f}s cpu {row['median_cpu_s']:.3f}s "
+              f"peak {row['peak_rss_mb']:.0f} MB",
               flush=True)
     util, fits = {}, {}
     if args.utility:

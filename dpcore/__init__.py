@@ -8,15 +8,16 @@
 No Streamlit here: the app and the CLI (``python -m dpcore``) both call this API.
 """
 from dpcore.api import METHODS, MarginPreview, Preview, expected_noise, preview, synthesize
-from dpcore.privacy.ledger import Ledger
-from dpcore.synthesizers.allocation import allocate_budget
 from dpcore.data.domain import Attribute, Domain, infer_domain
 from dpcore.errors import DomainError, DPCoreError, InputError, OptionError, ResourceError
-from dpcore.synthesizers.hierarchy import PhantomPaddedTree
+from dpcore.privacy.ledger import Ledger
 from dpcore.release import Release
+from dpcore.synthesizers.allocation import allocate_budget
+from dpcore.synthesizers.hierarchy import PhantomPaddedTree
 
 __all__ = [
-    "synthesize", "preview", "expected_noise", "Release", "Preview", "MarginPreview", "METHODS", "Domain", "Attribute", "infer_domain",
+    "synthesize", "preview", "expected_noise", "Release", "Preview", "MarginPreview", "METHODS", "Domain", "Attribute",
+    "infer_domain",
     "Ledger", "allocate_budget", "PhantomPaddedTree",
     "DPCoreError", "InputError", "DomainError", "OptionError", "ResourceError",
 ]

@@ -1,26 +1,34 @@
 """The two entry points: :func:`synthesize` (spends ε) and :func:`preview` (spends nothing)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpcore.synthesizers import hierarchy as H
-from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
 from dpcore.counting.count_table import CountTable
-from dpcore.estimate.draws import records
 from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain, not_public_message
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
-from dpcore.synthesizers.empty_share import empty_share_warning, leaf_empty_share
-from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
-from dpcore.privacy.neighbours import ADD_REMOVE, DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS, Neighbours, check_count_share, check_neighbours
-from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
-from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
-from dpcore.release import Release
+from dpcore.estimate.draws import records
 from dpcore.manifest_summary import created_now
+from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
+from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
+from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.neighbours import (
+    ADD_REMOVE,
+    DEFAULT_COUNT_SHARE,
+    DEFAULT_MAX_RECORDS,
+    Neighbours,
+    check_count_share,
+    check_neighbours,
+)
+from dpcore.release import Release
 from dpcore.synthesizers import REGISTRY, steps
+from dpcore.synthesizers import hierarchy as H
+from dpcore.synthesizers.empty_share import empty_share_warning, leaf_empty_share
 from dpcore.synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
 
 METHODS = tuple(REGISTRY)
@@ -68,8 +76,8 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Ne
         )
     if domain.source != DECLARED:
         reasons.append(
-            "the domain (levels and bin edges) was inferred from the data and not declared public; "
-            "review it and mark it declared (\"source\": \"declared\" in domain.json, or confirm it in the app) before release"
+            "the domain (levels and bin edges) was inferred from the data and not declared public; review it and mark "
+            "it declared (\"source\": \"declared\" in domain.json, or confirm it in the app) before release"
         )
     if reasons:
         return False, "NOT differentially private: " + "; ".join(reasons)
@@ -95,7 +103,8 @@ def privacy_setup(neighbours, count_share, max_records) -> tuple[Neighbours, flo
     if nb.notion == ADD_REMOVE:
         return nb, check_count_share(DEFAULT_COUNT_SHARE if count_share is None else count_share)
     if count_share is not None:
-        raise OptionError("count_share is for neighbours='add_remove' only: under 'replace' the record count n is public")
+        raise OptionError("count_share is for neighbours='add_remove' only: "
+                          "under 'replace' the record count n is public")
     return nb, None
 
 
@@ -116,8 +125,8 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
         raise OptionError(f"count_share × epsilon = {eps_n:.3g} is too small for the noisy record count "
                           f"(at least {MIN_EPSILON:g}); raise count_share or epsilon")
     mech = definition.count_noise(eps_n, nb)
-    count = Measurement("record count", mech, nb.count_sensitivity(mech), "all records", nb.label, sampler=EXACT_SAMPLER,
-                        note="released once; every synthetic set has this many records")
+    count = Measurement("record count", mech, nb.count_sensitivity(mech), "all records", nb.label,
+                        sampler=EXACT_SAMPLER, note="released once; every synthetic set has this many records")
     noisy = int(min(max(0, int(count.release(ledger, np.int64(n), rng))), nb.max_records))
     if noisy > 10 * n + 100_000:
         # Curator-only message (nothing is released): the count is too noisy to be usable.
@@ -390,15 +399,17 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         k = row["layer"]
         row["attributes"] = ", ".join(f"{a} ×{c}" for a, c in attrs[k - 1]["splits"].items()) if k <= tree.L else \
             "leaf cells: " + "; ".join(",".join(dom.names[j] for j in r) for r in tree.remaining if r)
-    table = pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", "epsilon", "noise_scale", "noise_sd", "expected_se"]]
+    table = pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", "epsilon", "noise_scale", "noise_sd",
+                                "expected_se"]]
     if definition.name != "pure":
         table = table.rename(columns={"epsilon": "rho"})
     sel_rows = []
     for rec in sel.probabilities:
-        for v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
+        for _v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
             path = dom.path_label(fx)
             for j in np.flatnonzero(pr > 0):
-                sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j], "probability": float(pr[j])})
+                sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j],
+                                 "probability": float(pr[j])})
     # node counts only: the leaf layer may be far too big to count densely
     counts = [np.bincount(r, minlength=tree.layers[k].n_real) for k, r in enumerate(H.record_ranks(tree, X))]
     n_pub = float(len(X))
@@ -406,8 +417,9 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     share = (leaf_empty_share(np.diff(tree.leaf_offsets), n_pub, mechs[-1].scale, opts.consistency)
              if tree.has_leaf_layer and definition.name == "pure" else 0.0)
     plan = {
-        "epsilon": eps, "sets": m, "epsilon_per_set": alloc.per_set, "selection_epsilon_per_layer": list(alloc.selection),
-        "count_epsilon_per_layer": list(alloc.counts), "weights": list(alloc.weights), "allocation": alloc.scheme,
+        "epsilon": eps, "sets": m, "epsilon_per_set": alloc.per_set,
+        "selection_epsilon_per_layer": list(alloc.selection), "count_epsilon_per_layer": list(alloc.counts),
+        "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
         "neighbours": nb.notion, "record_count_epsilon": budget - eps_sets,
         "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share),

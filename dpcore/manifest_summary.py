@@ -16,7 +16,7 @@ fingerprint to the published manifest's SHA-256 (docs/privacy-model.md#the-manif
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Mapping
+from collections.abc import Mapping
 
 #: Significant digits of ε "rounded for reading" (buttons, summaries): 4.158883 → 4.16.
 READING_DIGITS = 3
@@ -50,7 +50,7 @@ def epsilon_phrase(epsilon) -> str:
 
 def created_now() -> str:
     """The current time in UTC to the second, ISO 8601 (``2025-03-01T09:30:00Z``)."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def manifest_summary(*, method: str, epsilon: float, dp: bool, neighbours: Mapping, record_count: Mapping,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import Domain
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
 
 
@@ -44,7 +44,7 @@ class Release:
     table_name: str | None = None
     table_sha256: str | None = None
 
-    def for_table(self, name: str | None, sha256: str | None = None) -> "Release":
+    def for_table(self, name: str | None, sha256: str | None = None) -> Release:
         """Name the table the release was made from (and its fingerprint, written only to the
         private manifest); returns the release itself."""
         self.table_name = None if name is None else str(name)
@@ -139,7 +139,8 @@ def check_out_dir(out_dir, option: str = "--out") -> Path:
     for part in [d, *d.parents]:
         if part.exists():
             if not part.is_dir():
-                raise InputError(f"{option} '{out_dir}': '{part}' is a file, not a folder; choose a folder for the release")
+                raise InputError(f"{option} '{out_dir}': '{part}' is a file, not a folder; "
+                                 "choose a folder for the release")
             if not os.access(part, os.W_OK | os.X_OK):
                 raise InputError(f"{option} '{out_dir}': '{part}' is not writable; choose a writable folder")
             break
@@ -154,7 +155,8 @@ def prepare_out_dir(out_dir) -> Path:
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"--out '{out_dir}': cannot create the folder ({exc.strerror}); choose a writable folder") from None
+        raise InputError(f"--out '{out_dir}': cannot create the folder ({exc.strerror}); "
+                         "choose a writable folder") from None
     return d
 
 

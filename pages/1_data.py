@@ -7,13 +7,18 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.data.domain import (DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, numeric_spec_attribute,
-                                suggest_public_bounds)
+from dpcore.data.domain import (
+    DEFAULT_MAX_INT_LEVELS,
+    DEFAULT_MAX_LEVELS,
+    DEFAULT_NUMERIC_BINS,
+    numeric_spec_attribute,
+    suggest_public_bounds,
+)
 from dpcore.data.editing import replace_attribute
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
-from pages._domain_editor import render_domain_editor
 from pages import _data_server
+from pages._domain_editor import render_domain_editor
 
 s = st.session_state
 ui.init_state()
@@ -112,7 +117,8 @@ with ui.guarded("the schema table"):
         st.caption(f"Read as {raw.attrs['delimiter']}-separated values.")
     if raw.attrs.get("format"):  # SPSS, Stata, SAS or Excel (dpcore.data.formats)
         labelled = ", ".join(raw.attrs.get("value_labels") or {})
-        st.caption(f"Read as a {raw.attrs['format']} file" + (f" (sheet '{raw.attrs['sheet']}')" if raw.attrs.get("sheet") else "")
+        st.caption(f"Read as a {raw.attrs['format']} file"
+                   + (f" (sheet '{raw.attrs['sheet']}')" if raw.attrs.get("sheet") else "")
                    + (f"; value labels became the levels of: {labelled}." if labelled else "."))
     schema = pd.DataFrame({
         "column": [str(c) for c in raw.columns],
@@ -273,7 +279,8 @@ with ui.guarded("the domain"):
         msg = f"Full cross-tabulation: **{cells:,} cells** ({len(df):,} records)."
         if cells > DEFAULT_MAX_CELLS:
             st.warning(msg + f" That is above the {DEFAULT_MAX_CELLS:,}-cell limit of a dense leaf layer: STEPS "
-                       "with few layers and flat Laplace will refuse. Drop or coarsen attributes.", icon=":material/grid_on:")
+                       "with few layers and flat Laplace will refuse. Drop or coarsen attributes.",
+                       icon=":material/grid_on:")
         elif cells > 100 * len(df):
             st.info(msg + " Most cells are empty: a hierarchy (STEPS) spends the budget better than a flat table.")
         else:
@@ -289,8 +296,8 @@ with ui.guarded("the domain"):
                        "on this domain is labelled NOT DP until you confirm it.", icon=":material/warning:")
             if st.button("Confirm: these names, levels and bin edges are public", type="primary",
                          help="Declares the domain public knowledge. Only confirm levels you would publish anyway "
-                              "(codebook categories, fixed age bands); the release's DP guarantee is given this domain. "
-                              "Refused while a numeric column's bins come from the data."):
+                              "(codebook categories, fixed age bands); the release's DP guarantee is given this "
+                              "domain. Refused while a numeric column's bins come from the data."):
                 if from_data:  # edges read from the data are never declared public
                     s["_confirm_refused"] = (
                         f"Not confirmed: the bins of {', '.join(from_data)} span the data's own min–max, which is "
@@ -321,7 +328,8 @@ with ui.guarded("the domain"):
                                help="Save, review and publish the domain; upload it again to declare it.")
         up = st.file_uploader("Upload domain.json", type=["json"], key="w_domain_upload",
                               help="A domain file you reviewed and marked \"source\": \"declared\" is taken as your "
-                                   "declaration that it is public; a file still marked inferred must be confirmed here.")
+                                   "declaration that it is public; "
+                                   "a file still marked inferred must be confirmed here.")
         if up is not None and s.get("_domain_upload_id") != getattr(up, "file_id", up.name):
             s["_domain_upload_id"] = getattr(up, "file_id", up.name)
             try:

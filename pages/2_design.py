@@ -6,8 +6,8 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dpcore.privacy.ledger import check_epsilon
 from dpcore.errors import DPCoreError
+from dpcore.privacy.ledger import check_epsilon
 from dpcore.studio import adviser, design
 from dpcore.synthesizers import REGISTRY
 from pages import _common as ui

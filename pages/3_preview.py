@@ -9,6 +9,7 @@ from pages import _common as ui
 from pages import _glossary as gl
 from pages import _noise
 
+
 def _delta_text(plan: dict) -> str:
     """", δ = 1e-09 (zCDP: ρ = …; budgets below are shares of ρ)" for an (ε, δ) design, else nothing."""
     if plan.get("budget_unit") != "rho":
@@ -73,16 +74,18 @@ if tree_preview:
         st.subheader("Per noised layer", anchor=False)
         tab = pv.layers.rename(columns={
             "layer": "layer", "attributes": "attributes", "real": "real nodes", "phantom": "phantom nodes",
-            "epsilon": "ε per set", "rho": "ρ per set (zCDP)", "noise_scale": "noise scale (Δ/ε)", "noise_sd": "noise SD (records)",
+            "epsilon": "ε per set", "rho": "ρ per set (zCDP)", "noise_scale": "noise scale (Δ/ε)",
+            "noise_sd": "noise SD (records)",
             "expected_se": "expected SE (records)",
         })
         st.dataframe(tab, hide_index=True, width="stretch", column_config={
             c: st.column_config.NumberColumn(format="%.4g") for c in tab.columns if tab[c].dtype.kind == "f"})
-        st.caption("Expected SE: the standard error of a node's count after consistency, in records; they depend only on the structure and the "
-                   "noise scales, not on the data, and use the WLS variance of the consistency step.")
+        st.caption("Expected SE: the standard error of a node's count after consistency, in records; they depend only "
+                   "on the structure and the noise scales, not on the data, "
+                   "and use the WLS variance of the consistency step.")
         fig = go.Figure()
-        fig.add_bar(x=[f"layer {v}" for v in pv.layers["layer"]], y=pv.layers["noise_sd"], name="noise SD before consistency",
-                    marker_color=ui.OKABE_ITO[0])
+        fig.add_bar(x=[f"layer {v}" for v in pv.layers["layer"]], y=pv.layers["noise_sd"],
+                    name="noise SD before consistency", marker_color=ui.OKABE_ITO[0])
         fig.add_bar(x=[f"layer {v}" for v in pv.layers["layer"]], y=pv.layers["expected_se"],
                     name="expected SE after consistency", marker_color=ui.OKABE_ITO[3])
         fig.update_layout(barmode="group", height=300, margin=dict(l=10, r=10, t=30, b=10),
@@ -96,7 +99,8 @@ if tree_preview:
             ui.not_dp_label("NOT FOR RELEASE — computed from the raw data, curator only")
             sel = pv.selection
             for layer, sub in sel.groupby("layer"):
-                piv = sub.pivot_table(index="node", columns="attribute", values="probability", aggfunc="first").fillna(0.0)
+                piv = sub.pivot_table(index="node", columns="attribute", values="probability",
+                                      aggfunc="first").fillna(0.0)
                 piv = piv.head(40)
                 fig = go.Figure(go.Heatmap(z=piv.to_numpy(), x=list(piv.columns), y=list(piv.index), colorscale="Blues",
                                            zmin=0, zmax=1, colorbar=dict(title="P(chosen)"),

@@ -81,8 +81,8 @@ def _show_release(rel: dict) -> None:
     entry = getattr(rel["main"], "book_entry", None) or getattr(rel["main"], "entry_id", None)
     if refused:  # the refusal above is this click's answer: the earlier release is marked as such, no green banner
         box = st.container(border=True, key="previous_release")
-        box.markdown(f"**Your previous release{f' #{entry}' if entry else ''}** ({rel.get('label', rel['main'].method)}), "
-                     "made before this refusal and unchanged by it:")
+        box.markdown(f"**Your previous release{f' #{entry}' if entry else ''}** "
+                     f"({rel.get('label', rel['main'].method)}), made before this refusal and unchanged by it:")
     else:
         box = st.container()
         box.subheader(f"Release{f' #{entry}' if entry else ''}: {rel.get('label', rel['main'].method)}", anchor=False)
@@ -98,19 +98,19 @@ def _show_release(rel: dict) -> None:
                 st.success(f"{release.dp_reason}.", icon=":material/lock:")
             else:
                 st.markdown(
-                    f'<div class="not-dp" style="border:2px solid {ui.NOT_DP_RED};border-radius:6px;padding:0.6rem 0.9rem;'
-                    f'color:{ui.NOT_DP_RED};font-weight:600">NOT DP — {release.dp_reason}</div>',
+                    f'<div class="not-dp" style="border:2px solid {ui.NOT_DP_RED};border-radius:6px;'
+                    f'padding:0.6rem 0.9rem;color:{ui.NOT_DP_RED};font-weight:600">NOT DP — {release.dp_reason}</div>',
                     unsafe_allow_html=True)
-                st.error("This release is NOT differentially private; the manifest records why. Fix the cause and release "
-                         "again before publishing.", icon=":material/dangerous:")
+                st.error("This release is NOT differentially private; the manifest records why. Fix the cause and "
+                         "release again before publishing.", icon=":material/dangerous:")
             led = release.ledger.to_dict()
             st.caption(f"Released in {rel['times'].get('main', 0):.2f} s. Ledger total ε = {led['epsilon_total']:.6g} "
                        f"(requested {release.epsilon:g}).")
 
         with ui.guarded("the downloads"):
             st.subheader("Downloads", anchor=False)
-            st.caption("What you publish: the synthetic sets and manifest.json (options, declared domain, ledger, DP status; "
-                       "no seed, no raw counts).")
+            st.caption("What you publish: the synthetic sets and manifest.json (options, declared domain, ledger, DP "
+                       "status; no seed, no raw counts).")
             zips = rel.setdefault("zips", {})  # built once per release, not on every rerun
             if "main" not in zips:
                 zips["main"] = ui.release_zip(release)
@@ -121,7 +121,8 @@ def _show_release(rel: dict) -> None:
                 cols = st.columns(min(len(release.sets), 5))
                 for i, df in enumerate(release.sets, 1):
                     cols[(i - 1) % len(cols)].download_button(
-                        f"synthetic_{i}.csv", df.to_csv(index=False), f"synthetic_{i}.csv", "text/csv", key=f"dl_set_{i}",
+                        f"synthetic_{i}.csv", df.to_csv(index=False), f"synthetic_{i}.csv", "text/csv",
+                        key=f"dl_set_{i}",
                         help=f"Synthetic set {i} alone (spent ε/m = {release.epsilon / len(release.sets):g}).")
 
         with ui.guarded("the release report"):
@@ -140,8 +141,8 @@ def _show_release(rel: dict) -> None:
             series = {"original": [orig], rel.get("label", release.method): release.sets}
             attrs = list(dom.names)
             pick = st.multiselect("Attributes", attrs, default=attrs[: min(6, len(attrs))],
-                                  help="Share of records per level; synthetic bars average the m sets, the whiskers show "
-                                       "the lowest and highest set.")
+                                  help="Share of records per level; synthetic bars average the m sets, the whiskers "
+                                       "show the lowest and highest set.")
             labels = list(series)
             colours = ["#000000"] + [ui.OKABE_ITO[i % 7] for i in range(len(labels) - 1)]
             grid = st.columns(2)
@@ -153,7 +154,8 @@ def _show_release(rel: dict) -> None:
                     shares = np.array([np.bincount(attr.encode(f[a]), minlength=attr.size) / max(len(f), 1) * 100
                                        for f in frames])
                     for lev, col in zip(attr.labels, shares.T):
-                        rows.append({"level": lev, "source": lab, "percent": col.mean(), "lo": col.min(), "hi": col.max()})
+                        rows.append({"level": lev, "source": lab, "percent": col.mean(), "lo": col.min(),
+                                     "hi": col.max()})
                 d = pd.DataFrame(rows)
                 order = [lev for lev in (str(x) for x in dom[a].labels) if lev in set(d["level"])]
                 fig = go.Figure()
@@ -165,7 +167,8 @@ def _show_release(rel: dict) -> None:
                                    arrayminus=(sub["percent"] - sub["lo"]).fillna(0), color="#333333", thickness=1.2)
                     fig.add_bar(x=order, y=sub["percent"], name=lab, marker_color=col, error_y=err,
                                 hovertemplate=lab + "<br>%{x}: %{y:.2f} %<extra></extra>")
-                fig.update_layout(barmode="group", height=360, title=dict(text=f"{a}: share of records by level", y=0.97),
+                fig.update_layout(barmode="group", height=360,
+                                  title=dict(text=f"{a}: share of records by level", y=0.97),
                                   margin=dict(l=10, r=10, t=80, b=10),
                                   legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, font=dict(size=11)))
                 fig.update_xaxes(title=None, type="category", tickangle=-25, automargin=True)

@@ -147,7 +147,8 @@ with ui.guarded("the sweep"):
             running = True
 
 if running:
-    _jobs.job_panel("sweep_job", "Sweep", "Cancel sweep", "Stops after the release in progress; keeps the results so far.",
+    _jobs.job_panel("sweep_job", "Sweep", "Cancel sweep",
+                    "Stops after the release in progress; keeps the results so far.",
                     "You can open other pages meanwhile; the sweep goes on and its charts appear here.",
                     "Cancelling after the release in progress …")
 
@@ -310,7 +311,7 @@ with ui.guarded("the analysis-specific measures"):
                     st.error(f"{lab}: {e}", icon=":material/warning:")
             st.dataframe(pd.DataFrame(summary), hide_index=True, width="stretch")
             cols = st.columns(min(len(releases), 2))
-            for i, (lab, r) in enumerate(releases.items()):
+            for i, (lab, _r) in enumerate(releases.items()):
                 res_c, res_r, _ = an_cache[(lab, outcome)]
                 if res_r is not None and len(res_r.table):
                     fig = ci_figure(res_r.table, f"{lab}: logistic regression of {outcome}")

@@ -22,7 +22,8 @@ if wanted not in pages:
     st.warning(f"No documentation page '{wanted}'; showing the glossary.", icon=":material/warning:")
     wanted = "glossary.md"
 choice = st.selectbox("Page", pages, index=pages.index(wanted), key=f"w_doc_{wanted}",
-                      help="Every page of the documentation (docs/ in the repository; `make docs` builds it as a site).")
+                      help="Every page of the documentation (docs/ in the repository; "
+                           "`make docs` builds it as a site).")
 if choice != wanted:
     st.query_params["doc"] = choice
     st.query_params.pop("term", None)

@@ -33,7 +33,8 @@ def plan_rows(plan: dict, layer_names: list[str] | None = None) -> pd.DataFrame:
                      "epsilon": plan["record_count_epsilon"]})
     for s in range(1, m + 1):
         for k, e in enumerate(sel):
-            rows.append({"set": f"set {s}", "component": f"tree selection, layer {k}→{k + 1}", "kind": "selection", "epsilon": e})
+            rows.append({"set": f"set {s}", "component": f"tree selection, layer {k}→{k + 1}", "kind": "selection",
+                         "epsilon": e})
         for k, e in enumerate(cnt):
             rows.append({"set": f"set {s}", "component": f"counts, {names[k]}", "kind": "counts", "epsilon": e})
     return pd.DataFrame(rows)
@@ -82,7 +83,8 @@ def icicle_figure(pv, dom: dpcore.Domain, max_nodes: int = 400) -> tuple[go.Figu
     """Icicle of the phantom-padded tree (layers capped to ``max_nodes``); phantoms grey."""
     tree = pv.tree
     names = tree.names
-    ids, parents, labels, colors, hover = ["0"], [""], ["root: all records (the released record count)"], ["#DDE6EE"], ["root: the noisy record count (public n under replace-one neighbours)"]
+    ids, parents, labels, colors, hover = (["0"], [""], ["root: all records (the released record count)"], ["#DDE6EE"],
+                                           ["root: the noisy record count (public n under replace-one neighbours)"])
     patterns = [""]
     shown_layers = 0
     total_nodes = 1
@@ -211,8 +213,8 @@ def band_figure(df: pd.DataFrame, measure: str, colours: dict) -> go.Figure | No
         d = d.sort_values("epsilon")
         if (d["count"] > 1).any():
             fig.add_scatter(x=list(d["epsilon"]) + list(d["epsilon"][::-1]), y=list(d["max"]) + list(d["min"][::-1]),
-                            fill="toself", fillcolor=_rgba(col, 0.18), line=dict(width=0), mode="lines", hoverinfo="skip",
-                            showlegend=False, legendgroup=mth)
+                            fill="toself", fillcolor=_rgba(col, 0.18), line=dict(width=0), mode="lines",
+                            hoverinfo="skip", showlegend=False, legendgroup=mth)
         fig.add_scatter(x=d["epsilon"], y=d["mean"], mode="lines+markers", name=mth, legendgroup=mth,
                         line=dict(color=col, width=2.5), marker=dict(size=7),
                         hovertemplate=f"{mth}<br>ε = %{{x:g}}<br>{short} = %{{y:.4g}}<extra></extra>")

@@ -18,10 +18,19 @@ import streamlit as st
 from dpcore.errors import DPCoreError
 from pages._charts import *  # noqa: F401,F403 - the pages reach everything as ui.<name>
 from pages._charts import NOT_DP_RED, OKABE_ITO, PHANTOM_GREY  # noqa: F401
-from pages._state import *  # noqa: F401,F403
-from pages._state import (ASSETS, DEFAULT_CFG, DEFAULT_DEMO, DEMOS, MAX_UPLOAD_MB, MODES, NEIGHBOURS,  # noqa: F401
-                          ROOT, _read_table_cached)
 from pages._session import init_state, load_demo, set_data  # noqa: F401 - the pages call them as ui.<name>
+from pages._state import *  # noqa: F401,F403
+from pages._state import (  # noqa: F401
+    ASSETS,
+    DEFAULT_CFG,
+    DEFAULT_DEMO,
+    DEMOS,
+    MAX_UPLOAD_MB,
+    MODES,
+    NEIGHBOURS,
+    ROOT,
+    _read_table_cached,
+)
 
 log = logging.getLogger("dpcore.app")
 

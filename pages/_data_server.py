@@ -11,9 +11,9 @@ import datetime as dt
 import streamlit as st
 
 import dpcore
-from dpcore.data.domain import Domain, not_public_message
 from dpcore.counting import duckdb_engine as duckdb_counts
 from dpcore.data import server_files
+from dpcore.data.domain import Domain, not_public_message
 from dpcore.output import synthesize_file
 from pages import _common as ui
 
@@ -25,8 +25,9 @@ def render() -> None:
         with ui.guarded("the table on the server"):
             folder = server_files.data_dir()
             if folder is None:
-                st.info(f"Files too large for an upload are read on the server from one data folder. Set "
-                        f"`{server_files.DATA_DIR_ENV}` to that folder and restart the app (README: Tables on the server).")
+                st.info("Files too large for an upload are read on the server from one data folder. Set "
+                        f"`{server_files.DATA_DIR_ENV}` to that folder and restart the app "
+                        "(README: Tables on the server).")
                 return
             _form(s, folder)
 
@@ -53,7 +54,8 @@ def _form(s, folder) -> None:
             status.update(label=f"Domain inferred: {len(dom)} attributes", state="complete")
         s["srv_domain_json"] = dom.to_json()
         s["w_srv_domain"] = s["srv_domain_json"]
-    ui.not_dp_label("An inferred domain shows levels and ranges seen in the data: NOT DP until you review and declare it.")
+    ui.not_dp_label("An inferred domain shows levels and ranges seen in the data: "
+                    "NOT DP until you review and declare it.")
     text = st.text_area("Domain (JSON): review, edit, then declare", key="w_srv_domain", height=200)
     try:
         shown = Domain.from_json(text, declared=False) if text.strip() else None
@@ -83,8 +85,9 @@ def _form(s, folder) -> None:
                                   format=fmt, progress=status.write)
             status.update(label=f"Released to {out}", state="complete")
         s["srv_release"] = {"out": str(out), "files": [str(p) for p in rel.sets], "dp": rel.dp,
-                            "reason": rel.dp_reason, "epsilon": rel.ledger.epsilon, "records": rel.record_count["value"],
-                            "timings": rel.timings, "manifest": rel.manifest_json()}
+                            "reason": rel.dp_reason, "epsilon": rel.ledger.epsilon,
+                            "records": rel.record_count["value"], "timings": rel.timings,
+                            "manifest": rel.manifest_json()}
     last = s.get("srv_release")
     if last:
         st.success(f"{len(last['files'])} set(s) of {last['records']:,} records written to `{last['out']}`; "

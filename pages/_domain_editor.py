@@ -10,9 +10,22 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.data.editing import (NA_CHOICES, NA_LEVEL_CHOICE, NA_NONE_CHOICE, NA_RECODE_CHOICE, Recode,
-                                apply_edges_table, apply_level_table, check_edit, edges_table, edit_summary,
-                                level_table, placeholder_attribute, recodes_to_json, replace_attribute)
+from dpcore.data.editing import (
+    NA_CHOICES,
+    NA_LEVEL_CHOICE,
+    NA_NONE_CHOICE,
+    NA_RECODE_CHOICE,
+    Recode,
+    apply_edges_table,
+    apply_level_table,
+    check_edit,
+    edges_table,
+    edit_summary,
+    level_table,
+    placeholder_attribute,
+    recodes_to_json,
+    replace_attribute,
+)
 from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, BinSpec
 
 EDGE_MODES = ("public edges", "DP quantile edges")
@@ -101,7 +114,8 @@ def _edges_editor(dom, attr, tag) -> None:
                        "not offered for editing.] Type public edges (add rows), from the lowest to the highest "
                        "value a record may have.")
         edited = st.data_editor(edges_table(attr), key=f"w_edges_{tag}", num_rows="dynamic", hide_index=True,
-                                column_config={"edge": st.column_config.NumberColumn("edge", help="A public bin edge.")})
+                                column_config={"edge": st.column_config.NumberColumn("edge",
+                                                                                     help="A public bin edge.")})
         if st.button("Apply the edges", key=f"w_apply_edges_{tag}", type="primary"):
             s["_edit_open"] = True
             new_attr = apply_edges_table(attr, edited, na)
@@ -119,8 +133,8 @@ def _edges_editor(dom, attr, tag) -> None:
     hi = c2.number_input("public upper bound", value=float(spec["upper"]) if spec else None,
                          key=f"w_dp_hi_{tag}", placeholder="type a public bound",
                          help="A bound you would publish (not the data's maximum).")
-    k = c3.number_input("bins", min_value=2, max_value=100, value=int(spec["bins"] if spec else max(2, attr.size - attr.na)),
-                        key=f"w_dp_bins_{tag}")
+    k = c3.number_input("bins", min_value=2, max_value=100,
+                        value=int(spec["bins"] if spec else max(2, attr.size - attr.na)), key=f"w_dp_bins_{tag}")
     share = st.slider("Share of ε for the DP edges (all DP-binned attributes together)", 0.01, 0.5,
                       float(s.get("bins_share") or DEFAULT_BINS_SHARE), 0.01, key=f"w_dp_share_{tag}",
                       help="Taken from the release's ε and charged to its ledger; the total stays ε.")

@@ -16,7 +16,8 @@ DOCS_PAGE = "docs"  # url_path of pages/7_docs.py in app.py
 def docs_url(doc: str, anchor: str = "", key: str = "") -> str:
     """Address of the docs viewer showing ``doc`` (relative to docs/), and the glossary entry ``key``."""
     ws = st.query_params.get("ws")
-    url = f"{DOCS_PAGE}?doc={quote(doc, safe='/')}" + (f"&term={quote(key)}" if key else "") + (f"&ws={quote(ws)}" if ws else "")
+    url = (f"{DOCS_PAGE}?doc={quote(doc, safe='/')}" + (f"&term={quote(key)}" if key else "")
+           + (f"&ws={quote(ws)}" if ws else ""))
     return url + (f"#{anchor}" if anchor else "")
 
 

@@ -16,9 +16,11 @@ import threading
 _LOCK = threading.Lock()
 _DONE = threading.Event()
 
-MODULES = ("pandas", "numpy", "plotly.graph_objects", "dpcore", "dpcore.metrics", "dpcore.survey", "dpcore.studio.report",
-           "dpcore.studio.workspace", "dpcore.studio.adviser", "dpcore.studio.jobs", "dpcore.studio.glossary",
-           "pages._common", "pages._session", "pages._workspace", "pages._jobs", "pages._noise", "pages._glossary", "pages._sidebar")
+MODULES = ("pandas", "numpy", "plotly.graph_objects", "dpcore", "dpcore.metrics", "dpcore.survey",
+           "dpcore.studio.report", "dpcore.studio.workspace", "dpcore.studio.adviser", "dpcore.studio.jobs",
+           "dpcore.studio.glossary",
+           "pages._common", "pages._session", "pages._workspace", "pages._jobs", "pages._noise", "pages._glossary",
+           "pages._sidebar")
 
 
 def ready() -> None:

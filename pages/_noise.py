@@ -78,7 +78,8 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
                    f"counts. {detail}", icon=":material/warning:")
     shown = tab.assign(**{"noise larger?": tab["swamped"].map({True: "YES", False: "no"})})
     shown = shown[["what", "counts", "epsilon", "noise_sd", "typical_count", "noise larger?"]].rename(columns={
-        "what": "released counts", "counts": "how many", "epsilon": "ρ each" if opts.get("delta") else "ε each", "noise_sd": "noise SD (records)",
+        "what": "released counts", "counts": "how many", "epsilon": "ρ each" if opts.get("delta") else "ε each",
+        "noise_sd": "noise SD (records)",
         "typical_count": "typical count (records)"})
     styled = shown.style.apply(lambda r: ["color: #C62828; font-weight: 600" if r["noise larger?"] == "YES" else ""
                                           for _ in r], axis=1)

@@ -11,13 +11,28 @@ import streamlit as st
 
 from dpcore.data.datasets import SD2011_LEVELS
 from dpcore.manifest_summary import epsilon_phrase
+from dpcore.studio.survey import (
+    LN2,
+    context_grid,
+    imputation_problems,
+    infinite_variance_warning,
+    parts_of,
+    release_imputed,
+)
 from dpcore.studio.survey_book import IMPUTATION
 from pages import _common as ui
 from pages import _survey_book as book
 from pages import _survey_session as session
-from dpcore.studio.survey import (LN2, context_grid, imputation_problems, infinite_variance_warning, parts_of,
-                                  release_imputed)
-from pages._survey_state import (DEFAULT_MATCH, IMPUTE_RULES, METHODS, SD2011, cached_context, cached_impute, load_sd2011, show_ledger)
+from pages._survey_state import (
+    DEFAULT_MATCH,
+    IMPUTE_RULES,
+    METHODS,
+    SD2011,
+    cached_context,
+    cached_impute,
+    load_sd2011,
+    show_ledger,
+)
 
 s = st.session_state
 #: the table the imputation tab reads, as the budget book names it
@@ -115,7 +130,8 @@ def render() -> None:
         levels_json = json.dumps(levels, sort_keys=True)
         key = json.dumps([target, match, k, rule, query, list(ages), lo, hi, threshold, public_size, eps, method],
                          default=str)
-        clicked = st.button(f"Compute release (spends ε {epsilon_phrase(eps)})", type="primary", disabled=bool(problems),
+        clicked = st.button(f"Compute release (spends ε {epsilon_phrase(eps)})", type="primary",
+                            disabled=bool(problems),
                             key="sv_go", help="Imputes (cached, spends nothing) and releases the estimate with "
                                               "fresh noise. Every click spends ε again.")
         table = book.demo_table(SD2011, SD2011_NAME)
@@ -197,7 +213,8 @@ def render() -> None:
                                       help="Share of the population in each sample (public design). Smaller "
                                            "samples: more sampling noise and more DP noise per estimate."))
         grid = context_grid(method, parts, None if problems else float(eps))
-        c3.caption("ε grid: " + ", ".join(f"{g:.3g}" for g in grid) + (" (multiples of ln 2)" if method == "smooth" else ""))
+        c3.caption("ε grid: " + ", ".join(f"{g:.3g}" for g in grid)
+                   + (" (multiples of ln 2)" if method == "smooth" else ""))
         run = st.button("Run the simulation", key="sv_ctx_go", disabled=bool(problems),
                         help="Runs R × (grid size) releases on simulated samples; cached for the same inputs.")
     if run:
@@ -215,7 +232,8 @@ def render() -> None:
         with ui.guarded("the noise-in-context figure"):
             from dpcore.survey.context import context_figure, summarize
 
-            fig = context_figure(ctx["frame"], title=f"{query} of {target}{f' < {threshold:g}' if query == 'count' else ''}, ages {ages[0]}–{ages[1]}: "
+            below = f" < {threshold:g}" if query == "count" else ""
+            fig = context_figure(ctx["frame"], title=f"{query} of {target}{below}, ages {ages[0]}–{ages[1]}: "
                                                      f"sampling vs sampling + DP")
             fig.update_xaxes(type="category", title="ε")
             fig.update_layout(height=460, margin=dict(l=10, r=10, t=60, b=10),

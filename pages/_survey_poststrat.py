@@ -14,7 +14,18 @@ from dpcore.studio.survey_book import POSTSTRAT
 from pages import _common as ui
 from pages import _survey_book as book
 from pages import _survey_session as session
-from pages._survey_state import (CPS_WEIGHTED, PS_CANDIDATES, PS_COLUMNS, PS_OUTCOMES, PS_TOTALS, load_cps_poststrat, parse_totals, read_totals_file, read_upload_cached, show_ledger)
+from pages._survey_state import (
+    CPS_WEIGHTED,
+    PS_CANDIDATES,
+    PS_COLUMNS,
+    PS_OUTCOMES,
+    PS_TOTALS,
+    load_cps_poststrat,
+    parse_totals,
+    read_totals_file,
+    read_upload_cached,
+    show_ledger,
+)
 
 s = st.session_state
 #: the CPS demo file as the budget book names it
@@ -27,7 +38,8 @@ def render() -> None:
                "that the weighted sample reproduces **known population totals** per bin. Three parts spend ε: "
                "ε₁ chooses the bins (exponential mechanism), ε₂ buys a noisy join table that IPF rakes to the "
                "known totals (two or more columns), ε₃ the weighted count itself (smooth sensitivity, "
-               "generalized Cauchy noise). The release is (ε₁ + ε₂ + ε₃)-DP. Each **Compute release** click spends ε again.")
+               "generalized Cauchy noise). The release is (ε₁ + ε₂ + ε₃)-DP. Each **Compute release** click spends ε "
+               "again.")
     ps_ready = False
     with ui.guarded("the post-stratification controls"):
         sources = (["CPS demo (November voting supplement)"] if CPS_WEIGHTED.exists() else []) + [
@@ -45,7 +57,8 @@ def render() -> None:
             data, counts = load_cps_poststrat(str(CPS_WEIGHTED))
             table = book.demo_table(CPS_WEIGHTED, CPS_NAME)  # the file read: the budget book charges it
             st.caption(
-                f"Sample: `{CPS_WEIGHTED.name}`, {counts['raw']:,} records. Dropped **{counts['nonpositive_weight']:,}** "
+                f"Sample: `{CPS_WEIGHTED.name}`, {counts['raw']:,} records. Dropped "
+                f"**{counts['nonpositive_weight']:,}** "
                 f"with a zero or negative WEIGHT and {counts['missing_weight']:,} with a missing one (base weights "
                 f"must be > 0), then {counts['outside_universe']:,} outside the voting-supplement universe "
                 f"(under 18 or not asked the voting questions): **{counts['kept']:,} records** kept, 13 November "
@@ -193,8 +206,8 @@ def render() -> None:
 
         eps_select, eps_table, _ = poststrat_parts(e1, e2, e3, candidates=cands, columns=cols)
         ps_problems = []
-        from dpcore.privacy.ledger import check_epsilon
         from dpcore.errors import DPCoreError
+        from dpcore.privacy.ledger import check_epsilon
         from dpcore.survey import check_gamma
         from dpcore.survey.poststrat import check_weight_range
 

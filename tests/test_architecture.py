@@ -203,7 +203,8 @@ def test_only_the_privacy_layer_writes_ledger_charges():
 
 def test_the_ledger_writer_check_can_fail(tmp_path):
     f = tmp_path / "m.py"
-    f.write_text("def g(ledger, c):\n    ledger._record(c)\n    ledger.spend(1)\n    Charge(label='x')\n", encoding="utf-8")
+    f.write_text("def g(ledger, c):\n    ledger._record(c)\n    ledger.spend(1)\n    Charge(label='x')\n",
+                 encoding="utf-8")
     ROOT_ = ROOT
     try:
         globals()["ROOT"] = tmp_path

@@ -10,7 +10,15 @@ from pathlib import Path
 import pandas as pd
 
 from dpcore.errors import InputError, OptionError
-from dpcore.studio.workspace import DB_NAME, DEFAULT_ROOT, ENV_VAR, TableRecord, Workspace, root_folder, table_fingerprint
+from dpcore.studio.workspace import (
+    DB_NAME,
+    DEFAULT_ROOT,
+    ENV_VAR,
+    TableRecord,
+    Workspace,
+    root_folder,
+    table_fingerprint,
+)
 
 
 def add_budget_parser(sub) -> None:
@@ -30,14 +38,14 @@ def add_budget_parser(sub) -> None:
     b.set_defaults(func=cmd_budget)
 
 
-def _existing(folder) -> "Workspace":
+def _existing(folder) -> Workspace:
     if not (Path(folder).expanduser() / DB_NAME).is_file():
         raise InputError(f"--workspace '{folder}' holds no workspace ({DB_NAME} is missing): check the path, or "
                          "record a release into it first with synth --workspace")
     return Workspace(folder)
 
 
-def _workspaces(folder) -> list["Workspace"]:
+def _workspaces(folder) -> list[Workspace]:
     if folder:
         return [_existing(folder)]
     root = root_folder()
@@ -46,7 +54,7 @@ def _workspaces(folder) -> list["Workspace"]:
     return [Workspace(p) for p in sorted(root.iterdir()) if (p / DB_NAME).is_file()]
 
 
-def _find_table(ws: "Workspace", which: str | None) -> TableRecord:
+def _find_table(ws: Workspace, which: str | None) -> TableRecord:
     tables = ws.tables()
     if which is None:
         if len(tables) == 1:
@@ -56,7 +64,6 @@ def _find_table(ws: "Workspace", which: str | None) -> TableRecord:
     hits = [t for t in tables if t.name == which or t.fingerprint.startswith(which.lower())]
     if not hits and Path(which).is_file():
         from dpcore.data.io import read_table
-
         from dpcore.studio.workspace import file_fingerprint
 
         by_file = file_fingerprint(which)  # a file released on an engine is keyed by its bytes

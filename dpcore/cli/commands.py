@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 from dpcore.api import METHODS, MarginPreview, preview, synthesize
-from dpcore.synthesizers import REGISTRY
 from dpcore.data.domain import Domain, infer_domain
-from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
 from dpcore.data.io import read_table
+from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
 from dpcore.release import check_out_dir
+from dpcore.synthesizers import REGISTRY
 
 
 class _Parser(argparse.ArgumentParser):
@@ -90,7 +90,8 @@ def _given_method_options(args) -> dict:
 
 def _add_release_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="steps", help=f"one of {', '.join(METHODS)}")
-    p.add_argument("--epsilon", type=_float_text, default=1.0, help="total privacy budget ε (> 0); smaller is more private")
+    p.add_argument("--epsilon", type=_float_text, default=1.0,
+                   help="total privacy budget ε (> 0); smaller is more private")
     p.add_argument("--delta", type=_float_text,
                    help="(ε, δ)-DP through zCDP with this δ (0 < δ < 1, e.g. 1e-9, well below 1/n): more accurate "
                         "when a method makes many measurements; leave it out for pure ε-DP (the default, strongest)")
@@ -98,7 +99,8 @@ def _add_release_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domain", help="domain.json declaring the public levels and bin edges")
     p.add_argument("--seed", type=_int_text, help="seed for reproducibility (kept out of the published manifest)")
     p.add_argument("--neighbours", default="add_remove",
-                   help="add_remove (default: n is private, a noisy count is released) | replace (n public, count sensitivity 2)")
+                   help="add_remove (default: n is private, a noisy count is released) "
+                        "| replace (n public, count sensitivity 2)")
     p.add_argument("--count-share", dest="count_share", type=_float_text,
                    help="add_remove: share of ε spent on the noisy record count (default 0.05)")
     p.add_argument("--max-records", dest="max_records", type=_int_text,
@@ -183,16 +185,18 @@ def cmd_synth(args) -> int:
 
             fingerprint = table_fingerprint(df)
         rel = run()
-    paths = rel.write(args.out)
+    rel.write(args.out)
     _write_private_manifest(args, rel)
     rc = rel.record_count
-    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records {_count_note(rc)} and manifest.json to {args.out}")
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records {_count_note(rc)} "
+          f"and manifest.json to {args.out}")
     print(_spent_line(rel))
     print(_dp_line(rel))
     if args.workspace:
         b = ws.budget(table.fingerprint)
         print(f"recorded as release {entry} of {table.name} in the budget book of {args.workspace}: spent ε = "
-              f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
+              f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} "
+                                                               f"(remaining {b['remaining']:g})"))
     return 0
 
 
@@ -238,7 +242,8 @@ def _dp_bins_options(args) -> dict:
 
 
 def _count_note(rc: dict) -> str:
-    return "(a noisy count: the true count stays private)" if rc["noisy"] else "(n, public under replace-one neighbours)"
+    return ("(a noisy count: the true count stays private)" if rc["noisy"]
+            else "(n, public under replace-one neighbours)")
 
 
 def _write_private_manifest(args, rel) -> None:
@@ -247,7 +252,8 @@ def _write_private_manifest(args, rel) -> None:
         try:
             Path(args.private_manifest).write_text(rel.manifest_json(private=True), encoding="utf-8")
         except OSError as exc:
-            raise InputError(f"--private-manifest '{args.private_manifest}': cannot write it ({exc.strerror})") from None
+            raise InputError(f"--private-manifest '{args.private_manifest}': "
+                             f"cannot write it ({exc.strerror})") from None
 
 
 def _synth_file(args, opts) -> int:
@@ -265,9 +271,10 @@ def _synth_file(args, opts) -> int:
         fp = ws.add_file_table(args.input).fingerprint
         record = BookEntry(ws.book, fp, check_epsilon(args.epsilon), args.method, check_neighbours(args.neighbours),
                            Path(args.input).name, delta=args.delta)
-    rel = synthesize_file(args.input, args.out, args.method, args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
-                          engine=args.engine, memory_limit=args.memory_limit, spark_master=args.spark_master,
-                          format=args.format, record=record, partitions=args.partitions, **_privacy_options(args), **opts)
+    rel = synthesize_file(args.input, args.out, args.method, args.epsilon, sets=args.sets, seed=args.seed,
+                          domain=domain, engine=args.engine, memory_limit=args.memory_limit,
+                          spark_master=args.spark_master, format=args.format, record=record,
+                          partitions=args.partitions, **_privacy_options(args), **opts)
     _write_private_manifest(args, rel)
     rc = rel.record_count
     t = rel.timings
@@ -279,9 +286,9 @@ def _synth_file(args, opts) -> int:
     print(_dp_line(rel))
     if record is not None:
         b = ws.budget(record.table_fp)
-        print(f"recorded as release {record.entry_id} of {Path(args.input).name} in the budget book of {args.workspace}: "
-              f"spent ε = {b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining "
-                                                                       f"{b['remaining']:g})"))
+        print(f"recorded as release {record.entry_id} of {Path(args.input).name} in the budget book of "
+              f"{args.workspace}: spent ε = {b['spent']:g}"
+              + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
     return 0
 
 
@@ -316,7 +323,8 @@ def cmd_preview(args) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
         return 0
     print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}{_delta_note(pv.plan)}, m = {pv.plan['sets']}, "
-          f"select = {pv.plan['select']}, allocation = {pv.plan['allocation']}, padded fan-out b = {pv.plan['fan_out']}")
+          f"select = {pv.plan['select']}, allocation = {pv.plan['allocation']}, "
+          f"padded fan-out b = {pv.plan['fan_out']}")
     print(pv.layers.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     _print_empty_share(pv.plan)
     if pv.selection is not None:
@@ -330,12 +338,14 @@ def _spec_numbers(spec: str, parts: list[str]) -> list[float]:
     try:
         return [float(x) for x in parts]
     except ValueError:
-        raise OptionError(f"--numeric {spec!r}: edges and bounds must be numbers; write COL=e1,e2,... or COL=lo:hi:bins") from None
+        raise OptionError(f"--numeric {spec!r}: edges and bounds must be numbers; "
+                          "write COL=e1,e2,... or COL=lo:hi:bins") from None
 
 
 def _print_empty_share(plan: dict) -> None:
     if "empty_cell_share" in plan:
-        print(f"\nexpected share of synthetic records from cells empty in the data: {100 * plan['empty_cell_share']:.1f}%")
+        print("\nexpected share of synthetic records from cells empty in the data: "
+              f"{100 * plan['empty_cell_share']:.1f}%")
     if plan.get("empty_cell_warning"):
         print("WARNING: " + plan["empty_cell_warning"])
 
@@ -365,7 +375,8 @@ def cmd_domain(args) -> int:
     try:
         Path(args.out).write_text(dom.to_json(), encoding="utf-8")
     except OSError as exc:
-        raise InputError(f"--out '{args.out}': cannot write the domain file ({exc.strerror}); choose a writable path") from None
+        raise InputError(f"--out '{args.out}': cannot write the domain file "
+                         f"({exc.strerror}); choose a writable path") from None
     print(f"wrote {args.out}: {len(dom)} attributes, {dom.size:,} cells. It is {dom.source}: review the levels "
           "(levels seen in the data leak rare values), then set \"source\": \"declared\" in the file and pass it with "
           "--domain. An unreviewed file keeps every release NOT DP.")
@@ -406,7 +417,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="output directory")
     _add_release_options(s)
     _add_method_options(s)
-    s.add_argument("--private-manifest", help="also write a PRIVATE manifest with the seed to this path (never publish it)")
+    s.add_argument("--private-manifest",
+                   help="also write a PRIVATE manifest with the seed to this path (never publish it)")
     s.add_argument("--workspace", help="workspace folder: record the release in its budget book (refused, with "
                                        "nothing spent, if it would exceed the table's cap)")
     s.add_argument("--dp-bins", dest="dp_bins", action="append",
@@ -420,12 +432,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--spark-master", dest="spark_master", help="spark: master URL (default local[*])")
     s.add_argument("--memory-limit", dest="memory_limit", help="duckdb: memory cap such as 512MB or 4GB (default 1GB)")
     s.add_argument("--format", choices=("csv", "parquet"),
-                   help="synthetic sets as csv (default) or parquet (the default, and the only one, with --engine spark)")
+                   help="synthetic sets as csv (default) or parquet (the default, "
+                        "and the only one, with --engine spark)")
     s.add_argument("--partitions", type=_int_text,
                    help="spark: partitions (part files) per set; default one per million records (public rule)")
     s.set_defaults(func=cmd_synth)
 
-    v = sub.add_parser("preview", help="show what a release would measure (tree or margins, noise scales); spends no budget")
+    v = sub.add_parser("preview",
+                       help="show what a release would measure (tree or margins, noise scales); spends no budget")
     v.add_argument("input", help="CSV or Parquet file")
     _add_release_options(v)
     _add_method_options(v)

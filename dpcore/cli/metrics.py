@@ -14,7 +14,6 @@ from dpcore.errors import OptionError
 from dpcore.metrics.evaluate import MEASURES, NOT_DP, canonical_measures, evaluate
 
 
-
 def _read(path: str) -> pd.DataFrame:
     try:
         from dpcore.data.io import read_table

@@ -8,11 +8,10 @@ report says CURATOR-ONLY on every page, and its file names must say so too
 """
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from dpcore.errors import InputError
 from dpcore.data.io import read_table
+from dpcore.errors import InputError
 from dpcore.studio.report import CURATOR_ONLY, CURATOR_SUFFIX, build_report_html, html_to_pdf, load_release_dir
 
 
@@ -21,8 +20,9 @@ def cmd_report(args) -> int:
     for flag, path in (("--html", args.html), ("--pdf", args.pdf)):
         if curator_only and path and CURATOR_ONLY not in Path(path).name:
             p = Path(path)
-            raise InputError(f"{flag} '{path}': with --original the report holds curator-only figures (NOT DP), so "
-                             f"its file name must say {CURATOR_ONLY}, e.g. '{p.with_name(p.stem + CURATOR_SUFFIX + p.suffix)}'")
+            raise InputError(f"{flag} '{path}': with --original the report holds curator-only figures (NOT DP), so its "
+                             f"file name must say {CURATOR_ONLY}, e.g. "
+                             f"'{p.with_name(p.stem + CURATOR_SUFFIX + p.suffix)}'")
     manifest, sets = load_release_dir(args.release)
     original = read_table(args.original) if args.original else None
     default = f"report{CURATOR_SUFFIX if curator_only else ''}.html"

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.errors import InputError, OptionError
 from dpcore.data.io import read_table
+from dpcore.errors import InputError, OptionError
 from dpcore.survey.expressions import row_mask
 
 __all__ = ["add_survey_parsers", "cmd_amplify", "cmd_impute_release", "cmd_poststrat_release"]
@@ -112,9 +112,8 @@ def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, d
     reserved before any randomness, refused over the table's cap. (release, note line or None)."""
     if not getattr(args, "workspace", None):
         return run(), None
-    from dpcore.studio.workspace import Workspace
-
     from dpcore.studio.survey_book import record_survey_release
+    from dpcore.studio.workspace import Workspace
 
     ws = Workspace(args.workspace)
     table = ws.add_table(df, Path(args.input).name, path=args.input)
@@ -122,7 +121,8 @@ def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, d
                                 neighbours=args.neighbours, table_name=table.name, dp=dp)
     b = ws.budget(table.fingerprint)
     note = (f"recorded as entry {rec.entry_id} of {table.name} in the budget book of {args.workspace}: spent ε = "
-            f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
+            f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} "
+                                                             f"(remaining {b['remaining']:g})"))
     return rec.release, note
 
 
@@ -282,25 +282,25 @@ def _impute_release(args) -> int:
     return 0
 
 
-def _impute_query(args, I, imp, rng, bounds, where, target_where, nb):
+def _impute_query(args, imputation, imp, rng, bounds, where, target_where, nb):
     """The DP count, mean or variance of the imputed target (the release itself)."""
     if args.query == "count":
-        fn = {"smooth": I.release_count, "ignore": I.release_count_ignoring_missing,
-              "global": I.release_count_global}[args.method]
+        fn = {"smooth": imputation.release_count, "ignore": imputation.release_count_ignoring_missing,
+              "global": imputation.release_count_global}[args.method]
         rel = fn(imp, args.epsilon, rng, where=where, target_where=target_where, neighbours=nb)
     elif args.query == "mean":
         if args.method == "smooth":
-            rel = I.release_mean(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
+            rel = imputation.release_mean(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
                                  size=args.size, neighbours=nb)
         else:
             if target_where is not None:
                 raise OptionError("--target-where with a mean is only supported by --method smooth")
-            fn = I.release_mean_ignoring_missing if args.method == "ignore" else I.release_mean_global
+            fn = imputation.release_mean_ignoring_missing if args.method == "ignore" else imputation.release_mean_global
             rel = fn(imp, args.epsilon, rng, bounds=bounds, where=where, size=args.size, neighbours=nb)
     else:
         if args.method != "smooth":
             raise OptionError("a variance is only released with --method smooth (Cor 6.4.9)")
-        rel = I.release_variance(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
+        rel = imputation.release_variance(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
                                  size=args.size, neighbours=nb)
     return rel
 

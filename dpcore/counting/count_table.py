@@ -24,14 +24,13 @@ Privacy: these are TRUE counts (curator-only). They must be noised before releas
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Sequence
 
 import numpy as np
 
 from dpcore.data.domain import code_dtype
-from dpcore.errors import OptionError
 
 __all__ = ["CountTable", "cell_keys", "fits_int64", "DENSE_MARGIN_LIMIT"]
 
@@ -103,7 +102,7 @@ class CountTable:
     counts: np.ndarray  # (k,) int64 > 0
 
     @classmethod
-    def from_codes(cls, X: np.ndarray, shape: Sequence[int]) -> "CountTable":
+    def from_codes(cls, X: np.ndarray, shape: Sequence[int]) -> CountTable:
         """Count records given as integer codes (n, p), as :meth:`Domain.encode` returns them."""
         shape = tuple(int(s) for s in shape)
         X = _int_codes(X).reshape(-1, len(shape))
@@ -113,7 +112,7 @@ class CountTable:
         return cls(shape, X[first].astype(np.int64), counts.astype(np.int64))
 
     @classmethod
-    def from_cells(cls, codes: np.ndarray, counts: np.ndarray, shape: Sequence[int]) -> "CountTable":
+    def from_cells(cls, codes: np.ndarray, counts: np.ndarray, shape: Sequence[int]) -> CountTable:
         """From (cell codes, counts) pairs in any order, duplicates summed and zeros dropped:
         what a ``GROUP BY`` over the encoded columns returns."""
         shape = tuple(int(s) for s in shape)
@@ -166,7 +165,8 @@ class CountTable:
         attrs = [int(j) for j in attrs]
         sub = tuple(self.shape[j] for j in attrs)
         if math.prod(sub) <= dense_limit:
-            flat = np.ravel_multi_index(tuple(self.codes[:, attrs].T), sub) if attrs else np.zeros(self.nonempty, np.int64)
+            flat = (np.ravel_multi_index(tuple(self.codes[:, attrs].T), sub) if attrs
+                    else np.zeros(self.nonempty, np.int64))
             return np.bincount(flat, weights=self.counts, minlength=math.prod(sub)).astype(np.int64).reshape(sub)
         return CountTable.from_cells(self.codes[:, attrs], self.counts, sub)
 

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from dpcore.counting.count_table import CountTable
-from dpcore.data.domain import Domain, check_width
-from dpcore.errors import InputError, OptionError
-from dpcore.data.io import PARQUET_SUFFIXES, decode_bytes, sniff_delimiter
 from dpcore.counting import on_engine
 from dpcore.counting import sql as S
+from dpcore.counting.count_table import CountTable
+from dpcore.data.domain import Domain, check_width
+from dpcore.data.io import PARQUET_SUFFIXES, decode_bytes, sniff_delimiter
+from dpcore.errors import InputError, OptionError
 
 #: DuckDB's memory cap when none is given
 DEFAULT_MEMORY_LIMIT = "1GB"
@@ -86,7 +86,8 @@ def _header(path: Path, sep: str | None) -> tuple[str, list[str]]:
     if dup:
         raise InputError(f"'{path.name}' has duplicate column name(s) {', '.join(map(repr, dup))}; rename them")
     if any(h == "" for h in header):
-        raise InputError(f"'{path.name}' has a column without a name (column {header.index('') + 1}); name every column")
+        raise InputError(f"'{path.name}' has a column without a name (column "
+                         f"{header.index('') + 1}); name every column")
     return sep, header
 
 

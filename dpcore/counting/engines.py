@@ -7,7 +7,7 @@ Privacy: TRUE counts, curator-only (docs/privacy-model.md).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -21,7 +21,8 @@ def _pandas_engine(source, domain, **options) -> CountTable:
     import pandas as pd
 
     if options:
-        raise OptionError(f"engine 'pandas' takes no option(s) {', '.join(sorted(options))} (they are for duckdb/spark)")
+        raise OptionError("engine 'pandas' takes no option(s) "
+                          f"{', '.join(sorted(options))} (they are for duckdb/spark)")
     X = domain.encode(source) if isinstance(source, pd.DataFrame) else np.asarray(source)
     return CountTable.from_codes(X, domain.shape)
 

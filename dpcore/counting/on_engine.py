@@ -11,17 +11,26 @@ data: both are curator-only (NOT DP) until noised or declared public
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
+from dpcore.counting import sql as S
 from dpcore.counting.count_table import CountTable
 from dpcore.data.domain import (
-    DEFAULT_MAX_INT_LEVELS, DEFAULT_MAX_LEVELS, DEFAULT_NUMERIC_BINS, INFERRED, Attribute, Domain, _json_scalar,
-    _key, data_range_attribute, numeric_spec_attribute)
+    DEFAULT_MAX_INT_LEVELS,
+    DEFAULT_MAX_LEVELS,
+    DEFAULT_NUMERIC_BINS,
+    INFERRED,
+    Attribute,
+    Domain,
+    _json_scalar,
+    _key,
+    data_range_attribute,
+    numeric_spec_attribute,
+)
 from dpcore.errors import DomainError
-from dpcore.counting import sql as S
 
 
 @dataclass
@@ -83,8 +92,8 @@ def _domain_error(src: Source, a: Attribute, code: int) -> DomainError:
     code_found = S.MISSING if code == S.MISSING else S.OUTSIDE
     value, count = src.rows(S.offending_query(a, col, src.view, src.dialect, code_found))[0]
     if code_found == S.MISSING:
-        return DomainError(f"column '{a.name}' has {int(count)} missing values but its declared domain has no NA level; "
-                           "add \"na\": true for it in the domain file, or remove those rows")
+        return DomainError(f"column '{a.name}' has {int(count)} missing values but its declared domain has no NA "
+                           "level; add \"na\": true for it in the domain file, or remove those rows")
     if a.kind == "numeric":
         try:
             x = float(value)
@@ -94,8 +103,8 @@ def _domain_error(src: Source, a: Attribute, code: int) -> DomainError:
         e = a.edges
         return DomainError(f"column '{a.name}' has value {x:g} outside its declared bin edges [{e[0]:g}, {e[-1]:g}]; "
                            "widen the edges in the domain file")
-    return DomainError(f"column '{a.name}' has value {value!r} that its declared domain does not list "
-                       f"({int(count):,} records); add it to the domain's levels (it then becomes public) or recode the data")
+    return DomainError(f"column '{a.name}' has value {value!r} that its declared domain does not list ({int(count):,} "
+                       "records); add it to the domain's levels (it then becomes public) or recode the data")
 
 
 def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS,
@@ -111,7 +120,8 @@ def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS
     numeric = dict(numeric or {})
     unknown = [c for c in numeric if c not in src.columns]
     if unknown:
-        raise DomainError(f"numeric binning given for column(s) {', '.join(map(repr, unknown))} that the data does not have")
+        raise DomainError("numeric binning given for column(s) "
+                          f"{', '.join(map(repr, unknown))} that the data does not have")
     d = src.dialect
     attrs = []
     for name, col in src.columns.items():
@@ -124,7 +134,8 @@ def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS
         n_present, n_all, lo, hi, n_inf = src.rows(
             f"SELECT SUM(CASE WHEN {pres} THEN 1 ELSE 0 END), COUNT(*), "
             + (f"MIN(CASE WHEN {pres} THEN {col.number(d)} END), MAX(CASE WHEN {pres} THEN {col.number(d)} END), "
-               f"SUM(CASE WHEN {pres} AND NOT (abs({col.number(d)}) <= {S.double_literal(float(S.DBL_MAX))}) THEN 1 ELSE 0 END)"
+               f"SUM(CASE WHEN {pres} AND NOT (abs({col.number(d)}) "
+               f"<= {S.double_literal(float(S.DBL_MAX))}) THEN 1 ELSE 0 END)"
                if is_num else "NULL, NULL, 0")
             + f" FROM {src.view}")[0]
         n_present, n_all = int(n_present or 0), int(n_all)
@@ -147,8 +158,8 @@ def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS
                 continue
         if len(vals) > max_levels:
             raise DomainError(
-                f"column '{name}' has more than {max_levels} distinct values; it looks like an identifier or free text. "
-                "Drop it, or declare it numeric with public bin edges")
+                f"column '{name}' has more than {max_levels} distinct values; it looks like an identifier or free "
+                "text. Drop it, or declare it numeric with public bin edges")
         if is_num:
             levels = tuple(sorted({_json_scalar(v) for v in vals}))
         else:

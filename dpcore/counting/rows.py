@@ -11,7 +11,7 @@ Privacy: these are TRUE counts (curator-only). They must be noised before releas
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

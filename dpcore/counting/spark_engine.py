@@ -24,13 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dpcore.counting.count_table import CountTable
-from dpcore.data.domain import Domain, check_width
-from dpcore.errors import InputError, OptionError
-from dpcore.data.io import PARQUET_SUFFIXES
 from dpcore.counting import on_engine
 from dpcore.counting import sql as S
+from dpcore.counting.count_table import CountTable
 from dpcore.counting.duckdb_engine import _header
+from dpcore.data.domain import Domain, check_width
+from dpcore.data.io import PARQUET_SUFFIXES
+from dpcore.errors import InputError, OptionError
 
 DEFAULT_MASTER = "local[*]"
 #: the JVM's own output (log4j lines, Java stack traces) goes to a private log file per session
@@ -157,9 +157,9 @@ def open_source(spark, path, sep: str | None = None, progress=None) -> on_engine
             for field, n_null in zip(df.schema.fields, nulls):
                 kind, tname = _kind(field.dataType), type(field.dataType).__name__
                 if not kind:
-                    raise InputError(f"'{p.name}': column '{field.name}' has type {field.dataType.simpleString()}, which "
-                                     "is not a table value (lists, structs, maps and binary data cannot be synthesised); "
-                                     "flatten it or drop it")
+                    raise InputError(f"'{p.name}': column '{field.name}' has type {field.dataType.simpleString()}, "
+                                     "which is not a table value (lists, structs, maps and binary data cannot be "
+                                     "synthesised); flatten it or drop it")
                 columns[field.name] = S.Column(field.name, kind, False)
                 dtypes[field.name] = {S.INT: "float64" if n_null else _PANDAS_INT.get(tname, "int64"),
                                       S.FLOAT: "float32" if tname == "FloatType" else "float64",

@@ -68,7 +68,7 @@ class Dialect:
 DUCKDB, SPARK = Dialect("duckdb"), Dialect("spark")
 
 
-def literal(text: str, d: "Dialect | None" = None) -> str:
+def literal(text: str, d: Dialect | None = None) -> str:
     """A SQL string literal. DuckDB: quotes doubled, backslashes literal. Spark reads
     backslashes as escapes and two adjacent literals as one, so both are escaped."""
     text = str(text)
@@ -110,8 +110,9 @@ def typing_query(columns: list[str], view: str, d: Dialect) -> str:
             f"SUM(CASE WHEN {pres} AND {d.matches(c, LEADING_ZERO_RE)} THEN 1 ELSE 0 END) AS lz{i}",
             f"SUM(CASE WHEN {pres} AND {d.matches(c, INT_RE)} AND (length({unsigned}) > 19 OR (length({unsigned}) = 19 "
             f"AND {unsigned} > '{INT64_MAX_DIGITS}')) THEN 1 ELSE 0 END) AS big{i}",
-            f"SUM(CASE WHEN {pres} AND {d.matches(c, FLOAT_RE)} AND (NOT (abs({x}) <= {double_literal(float(DBL_MAX))}) "
-            f"OR ({x} = 0 AND {d.matches(mantissa, '[1-9]')})) THEN 1 ELSE 0 END) AS inexact{i}",
+            f"SUM(CASE WHEN {pres} AND {d.matches(c, FLOAT_RE)} AND (NOT (abs({x}) <= "
+            f"{double_literal(float(DBL_MAX))}) OR ({x} = 0 AND {d.matches(mantissa, '[1-9]')})) "
+            f"THEN 1 ELSE 0 END) AS inexact{i}",
         ]
     parts.append("COUNT(*) AS total")
     return f"SELECT {', '.join(parts)} FROM {view}"
@@ -174,8 +175,8 @@ def code_expression(a: Attribute, col: Column, d: Dialect) -> str:
         x = col.number(d)
         e = [float(v) for v in a.edges]
         # NULL: present but not a plain number; NaN compares above every edge in both engines
-        parts.append(f"WHEN ({x}) IS NULL OR NOT (({x}) >= {double_literal(e[0])} AND ({x}) <= {double_literal(e[-1])}) "
-                     f"THEN {OUTSIDE}")
+        parts.append(f"WHEN ({x}) IS NULL OR NOT (({x}) >= {double_literal(e[0])} AND ({x}) <= "
+                     f"{double_literal(e[-1])}) THEN {OUTSIDE}")
         parts += [f"WHEN ({x}) < {double_literal(hi)} THEN {i}" for i, hi in enumerate(e[1:-1])]
         parts.append(f"ELSE {len(e) - 2}")
         return "CASE " + " ".join(parts) + " END"

@@ -371,7 +371,8 @@ def cps_voter_wide(df: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES", "load_cps_vrs", "default_cps_path", "CPS_VRS_ENV", "bundled_cps_table"]
+__all__ += ["cps_voter_wide", "CPS_WIDE_VARIABLES", "load_cps_vrs", "default_cps_path", "CPS_VRS_ENV",
+            "bundled_cps_table"]
 
 
 #: Fixed public age edges of the CPS post-stratification demo and their labels.

@@ -23,10 +23,11 @@ Numeric attributes are cut into bins ``[e0,e1), [e1,e2), ..., [e_{k-1}, e_k]``.
 from __future__ import annotations
 
 import json
-import os
 import math
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -135,7 +136,8 @@ class Attribute:
             e = self.edges
             if e is None or len(e) < 2 or not all(math.isfinite(x) for x in e) or any(b <= a for a, b in zip(e, e[1:])):
                 raise DomainError(
-                    f"attribute '{self.name}': numeric bin edges must be at least two finite, strictly increasing numbers; got {e!r}"
+                    f"attribute '{self.name}': numeric bin edges must be at least two finite, "
+                    f"strictly increasing numbers; got {e!r}"
                 )
             if not math.isfinite(e[-1] - e[0]):
                 raise DomainError(f"attribute '{self.name}': bin edges [{e[0]:g}, {e[-1]:g}] span more than a number "
@@ -149,8 +151,9 @@ class Attribute:
                     last = i == len(e) - 2
                     if not (math.ceil(lo) <= hi if last else math.ceil(lo) < hi):
                         raise DomainError(
-                            f"attribute '{self.name}' holds whole numbers but its bin [{lo:g}, {hi:g}{']' if last else ')'} "
-                            "contains none; merge it with a neighbouring bin or move its edges"
+                            f"attribute '{self.name}' holds whole numbers but its bin [{lo:g}, "
+                            f"{hi:g}{']' if last else ')'} contains none; "
+                            "merge it with a neighbouring bin or move its edges"
                         )
         if len(set(_key(v) for v in self.levels)) != len(self.levels):
             raise DomainError(f"attribute '{self.name}': its declared levels contain duplicates")
@@ -181,7 +184,7 @@ class Attribute:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "Attribute":
+    def from_dict(cls, d: Mapping) -> Attribute:
         """Strict: every field must have its JSON type; nothing is coerced (a string
         "false" is not a boolean, a string "uv" is not a list of levels). A numeric
         attribute without ``"origin"`` (a file from before origins were recorded) is read
@@ -208,14 +211,17 @@ class Attribute:
                               f"\"float64\", \"bool\" or \"string\"; got {_short(dtype)}")
         if kind == "numeric":
             edges = d.get("edges")
-            if not isinstance(edges, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in edges):
-                raise DomainError(f"{where}: \"edges\" must be a list of numbers (the public bin edges); got {_short(edges)}")
+            if not isinstance(edges, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                      for x in edges):
+                raise DomainError(f"{where}: \"edges\" must be a list of numbers (the public "
+                                  f"bin edges); got {_short(edges)}")
             try:
                 floats = tuple(float(x) for x in edges)
             except OverflowError:
                 raise DomainError(f"{where}: an edge is too large for a number; give finite bin edges") from None
             if _dtype_kind(dtype) not in "iuf":
-                raise DomainError(f"{where}: a numeric attribute has \"dtype\" \"int64\" or \"float64\"; got {_short(dtype)}")
+                raise DomainError(f"{where}: a numeric attribute has \"dtype\" \"int64\" or "
+                                  f"\"float64\"; got {_short(dtype)}")
             origin = d.get("origin", UNSTATED)
             if not isinstance(origin, str) or origin not in EDGE_ORIGINS:
                 raise DomainError(f"{where}: \"origin\" must be one of {', '.join(map(repr, EDGE_ORIGINS))} "
@@ -223,7 +229,8 @@ class Attribute:
             return numeric_attribute(name, floats, na=na, dtype=dtype, origin=origin)
         levels = d.get("levels")
         if not isinstance(levels, list) or not all(isinstance(v, (str, int, float, bool)) for v in levels):
-            raise DomainError(f"{where}: \"levels\" must be a list of values (strings or numbers), not {_short(levels)}")
+            raise DomainError(f"{where}: \"levels\" must be a list of values (strings or "
+                              f"numbers), not {_short(levels)}")
         if "origin" in d:
             raise DomainError(f"{where}: \"origin\" is for numeric bin edges; remove it from this categorical "
                               "attribute (its levels are declared with the whole domain)")
@@ -256,8 +263,8 @@ class Attribute:
         if missing.any():
             if not self.na:
                 raise DomainError(
-                    f"column '{self.name}' has {int(missing.sum())} missing values but its declared domain has no NA level; "
-                    "add \"na\": true for it in the domain file, or remove those rows"
+                    f"column '{self.name}' has {int(missing.sum())} missing values but its declared domain has no NA "
+                    "level; add \"na\": true for it in the domain file, or remove those rows"
                 )
             codes[missing] = len(self.levels)
         present = ~missing
@@ -265,7 +272,8 @@ class Attribute:
             try:
                 x = pd.to_numeric(s[present], errors="raise").to_numpy(dtype=float)
             except (ValueError, TypeError):
-                raise DomainError(f"column '{self.name}' is declared numeric but holds non-numeric values; fix the data or declare it categorical") from None
+                raise DomainError(f"column '{self.name}' is declared numeric but holds non-numeric values; fix the "
+                                  "data or declare it categorical") from None
             e = np.asarray(self.edges)
             c = np.searchsorted(e, x, side="right") - 1
             c[x == e[-1]] = len(e) - 2
@@ -288,8 +296,8 @@ class Attribute:
         if (c < 0).any():
             bad = pd.unique(keys[c < 0])[:3]
             raise DomainError(
-                f"column '{self.name}' has value(s) {', '.join(map(repr, bad))} that its declared domain does not list; "
-                "add them to the domain's levels (they then become public) or recode the data"
+                f"column '{self.name}' has value(s) {', '.join(map(repr, bad))} that its declared domain does not "
+                "list; add them to the domain's levels (they then become public) or recode the data"
             )
         codes[present] = c
         return codes
@@ -466,14 +474,15 @@ class Domain:
         try:
             return self.names.index(name)
         except ValueError:
-            raise DomainError(f"attribute '{name}' is not in the domain; known attributes: {', '.join(self.names)}") from None
+            raise DomainError(f"attribute '{name}' is not in the domain; "
+                              f"known attributes: {', '.join(self.names)}") from None
 
     def path_label(self, codes) -> str:
         """ "a=x, b=y" for the attributes a code row fixes (code ≥ 0); "(root)" when none is fixed."""
         parts = [f"{a.name}={a.labels[int(c)]}" for a, c in zip(self.attributes, codes) if c >= 0]
         return ", ".join(parts) or "(root)"
 
-    def declared(self) -> "Domain":
+    def declared(self) -> Domain:
         """The same domain, recorded as declared public by the curator.
 
         Raises :class:`DomainError` naming every numeric attribute whose bin edges came
@@ -484,7 +493,7 @@ class Domain:
                               "(dp_bins), or drop the column")
         return replace(self, source=DECLARED)
 
-    def project(self, names: Iterable[str]) -> "Domain":
+    def project(self, names: Iterable[str]) -> Domain:
         return Domain(tuple(self[n] for n in names), self.source)
 
     # -- codes --------------------------------------------------------------------
@@ -496,7 +505,8 @@ class Domain:
         extra = [c for c in df.columns if c not in self.names]
         if extra:
             raise DomainError(
-                f"column(s) {', '.join(map(repr, extra))} are in the data but not in the domain; add them to the domain or drop them"
+                f"column(s) {', '.join(map(repr, extra))} are in the data but not in the domain; "
+                "add them to the domain or drop them"
             )
         missing = [n for n in self.names if n not in df.columns]
         if missing:
@@ -519,7 +529,7 @@ class Domain:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, d: Mapping, declared: bool | None = None) -> "Domain":
+    def from_dict(cls, d: Mapping, declared: bool | None = None) -> Domain:
         """Build from a parsed domain file. ``declared=None`` honours the file's own
         ``source``: a file written by ``python -m dpcore domain`` says it was inferred
         and stays inferred (NOT DP) until the curator reviews it and sets
@@ -540,13 +550,14 @@ class Domain:
         return cls(attrs, DECLARED if declared else INFERRED)
 
     @classmethod
-    def from_json(cls, text: str, declared: bool | None = None) -> "Domain":
+    def from_json(cls, text: str, declared: bool | None = None) -> Domain:
         if len(text) > MAX_DOMAIN_CHARS:
             raise DomainError(f"domain file is too large ({len(text):,} characters; at most {MAX_DOMAIN_CHARS:,})")
         try:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DomainError(f"domain file is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+            raise DomainError("domain file is not valid JSON: "
+                              f"{exc.msg} at line {exc.lineno}, column {exc.colno}") from None
         except RecursionError:
             raise DomainError("domain file is nested too deeply to be a domain; check its structure") from None
         except ValueError:  # an integer literal with thousands of digits
@@ -555,7 +566,7 @@ class Domain:
         return cls.from_dict(d, declared=declared)
 
     @classmethod
-    def load(cls, path) -> "Domain":
+    def load(cls, path) -> Domain:
         """Read ``domain.json`` (UTF-8, or UTF-16 with a byte-order mark), honouring its ``source``."""
         if not isinstance(path, (str, os.PathLike)):
             # an int would be taken by open() as a file descriptor
@@ -698,7 +709,8 @@ def infer_domain(
     numeric = dict(numeric or {})
     unknown = [c for c in numeric if c not in df.columns]
     if unknown:
-        raise DomainError(f"numeric binning given for column(s) {', '.join(map(repr, unknown))} that the data does not have")
+        raise DomainError("numeric binning given for column(s) "
+                          f"{', '.join(map(repr, unknown))} that the data does not have")
     attrs = []
     for name in df.columns:
         s = df[name]
@@ -722,8 +734,8 @@ def infer_domain(
             continue
         if len(keys) > max_levels:
             raise DomainError(
-                f"column '{name}' has {len(keys):,} distinct values (limit {max_levels}); it looks like an identifier or free text. "
-                "Drop it, or declare it numeric with public bin edges"
+                f"column '{name}' has {len(keys):,} distinct values (limit {max_levels}); it looks like an identifier "
+                "or free text. Drop it, or declare it numeric with public bin edges"
             )
         vals = s.dropna()
         if is_num:
@@ -731,11 +743,13 @@ def infer_domain(
         else:
             uniq = {}
             for v in vals.unique():
-                uniq.setdefault(_key(v), _json_scalar(v) if isinstance(v, (bool, np.bool_, np.integer, np.floating)) else str(v))
+                uniq.setdefault(_key(v), _json_scalar(v) if isinstance(v, (bool, np.bool_, np.integer, np.floating))
+                                else str(v))
             levels = tuple(uniq[k] for k in sorted(uniq))
         if len(levels) + int(has_na) < 2:
             raise DomainError(
-                f"column '{name}' has a single level ({levels[0]!r}); it carries no information. Drop it before synthesising"
+                f"column '{name}' has a single level ({levels[0]!r}); "
+                "it carries no information. Drop it before synthesising"
             )
         attrs.append(Attribute(str(name), "categorical", levels, has_na, None, dtype))
     return Domain(tuple(attrs), INFERRED)

@@ -17,14 +17,24 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from dpcore.data.domain import (DECLARED_EDGES, INFERRED, NA_LEVEL, PUBLIC_BOUNDS, Attribute, Domain, _dtype_kind,
-                                _key, _series_keys, numeric_attribute)
+from dpcore.data.domain import (
+    DECLARED_EDGES,
+    INFERRED,
+    NA_LEVEL,
+    PUBLIC_BOUNDS,
+    Attribute,
+    Domain,
+    _dtype_kind,
+    _key,
+    _series_keys,
+    numeric_attribute,
+)
 from dpcore.errors import DomainError
 
 #: NA handling choices of a categorical attribute
@@ -62,7 +72,7 @@ class Recode:
     def to_dict(self) -> dict:
         return {"attribute": self.attribute, "mapping": dict(self.mapping), "missing_to": self.missing_to}
 
-    def then(self, later: "Recode") -> "Recode":
+    def then(self, later: Recode) -> Recode:
         """This recode followed by ``later`` (which names levels after this one), as one recode
         of the original values."""
         mapping = {k: later.mapping.get(v, v) for k, v in self.mapping.items()}
@@ -195,7 +205,8 @@ def apply_level_table(attr: Attribute, table: pd.DataFrame, na: str = NA_LEVEL_C
     dropped = [k for k in old_keys if k not in seen_old]
     if dropped:
         raise DomainError(f"{where}: level(s) {', '.join(map(repr, dropped[:3]))} were deleted from the table; a level "
-                          "held by the data cannot disappear: merge it into another level by giving it that level's name")
+                          "held by the data cannot disappear: merge it into another level "
+                          "by giving it that level's name")
     if na == NA_RECODE_CHOICE:
         missing_to = _clean(missing_to)
         if missing_to is None or missing_to not in order:

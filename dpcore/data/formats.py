@@ -45,7 +45,8 @@ def read_stat_bytes(data: bytes, filename: str) -> pd.DataFrame:
     if suffix in EXCEL_SUFFIXES:
         return read_xlsx_bytes(data, filename)
     if suffix not in READSTAT_SUFFIXES:
-        raise InputError(f"'{filename}': unknown file type {suffix!r}; use CSV, Parquet, .sav, .dta, .sas7bdat or .xlsx")
+        raise InputError(f"'{filename}': unknown file type {suffix!r}; use CSV, Parquet, "
+                         ".sav, .dta, .sas7bdat or .xlsx")
     return read_readstat_bytes(data, filename)
 
 
@@ -181,7 +182,8 @@ def _excel_column(values: list) -> pd.Series:
         return pd.Series([None if v in (None, "") else v for v in values], dtype="boolean")
     numeric = [v for v in present if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if present and len(numeric) == len(present):
-        if all(isinstance(v, int) or float(v).is_integer() for v in numeric) and all(abs(v) < _EXACT_INT for v in numeric):
+        if (all(isinstance(v, int) or float(v).is_integer() for v in numeric)
+                and all(abs(v) < _EXACT_INT for v in numeric)):
             out = pd.array([None if v in (None, "") else int(v) for v in values], dtype="Int64")
             return pd.Series(out).astype("int64") if len(present) == len(values) else pd.Series(out)
         return pd.Series([np.nan if v in (None, "") else float(v) for v in values], dtype="float64")

@@ -153,13 +153,15 @@ def read_csv_bytes(data: bytes, name: str = "the file", sep: str | None = None) 
         )
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
-        raise InputError(f"{name} has duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")
+        raise InputError(f"{name} has duplicate column name(s) {', '.join(map(repr, dup))}; "
+                         "rename them so each column is unique")
     odd = [h for h in header if h[:1] in ("\ufeff", "\u200b")]
     if odd:
         raise InputError(f"{name}: column name {odd[0]!r} starts with an invisible character (a second byte-order "
                          "mark?); remove it, or save the file as UTF-8 again")
     if any(h == "" for h in header):
-        raise InputError(f"{name} has a column without a name (column {header.index('') + 1}); name every column in the header")
+        raise InputError(f"{name} has a column without a name (column {header.index('') + 1}); "
+                         "name every column in the header")
     cols = list(zip(*rows)) if rows else [()] * len(header)
     df = pd.DataFrame({h: _typed_column(list(c)) for h, c in zip(header, cols)})
     check_table(df)
@@ -176,11 +178,13 @@ def read_parquet_bytes(data: bytes, name: str = "the file") -> pd.DataFrame:
     try:
         table = pq.read_table(pa.BufferReader(data))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
-        raise InputError(f"{name} is not a readable Parquet file ({str(exc).splitlines()[0]}); export it again or upload CSV") from None
+        raise InputError(f"{name} is not a readable Parquet file "
+                         f"({str(exc).splitlines()[0]}); export it again or upload CSV") from None
     names = table.column_names
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise InputError(f"{name} has duplicate column name(s) {', '.join(map(repr, dup))}; rename them so each column is unique")
+        raise InputError(f"{name} has duplicate column name(s) {', '.join(map(repr, dup))}; "
+                         "rename them so each column is unique")
     check_width(len(names))
     cols = {}
     for field, col in zip(table.schema, table.columns):

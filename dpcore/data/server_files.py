@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dpcore.errors import InputError
 from dpcore.data.io import PARQUET_SUFFIXES
+from dpcore.errors import InputError
 
 DATA_DIR_ENV = "DPSTUDIO_DATA_DIR"
 OUTPUT_DIR_ENV = "DPSTUDIO_OUTPUT_DIR"
@@ -29,7 +29,8 @@ def data_dir(environ=None) -> Path | None:
         return None
     d = Path(raw).expanduser().resolve()
     if not d.is_dir():
-        raise InputError(f"{DATA_DIR_ENV}={raw!r} is not a folder on this server; set it to the folder holding the tables")
+        raise InputError(f"{DATA_DIR_ENV}={raw!r} is not a folder on this server; "
+                         "set it to the folder holding the tables")
     return d
 
 

@@ -34,9 +34,9 @@ tables of up to ``DENSE_FIT_MAX_CELLS`` cells (docs/methods/ipf.md).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp

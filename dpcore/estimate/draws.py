@@ -54,8 +54,9 @@ its seed; none from global randomness.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -143,7 +144,7 @@ class SetDraw(Protocol):
         """The records (integer codes, (≤ chunk_rows, p)), ``chunk_rows`` at a time, drawn from ``rng``."""
         ...
 
-    def part(self, k: int, parts: int, seed: int, set_index: int) -> "SetDraw":
+    def part(self, k: int, parts: int, seed: int, set_index: int) -> SetDraw:
         """Partition ``k`` of ``parts`` (:func:`part_sizes`) as a draw of its own records."""
         ...
 
@@ -159,7 +160,7 @@ class IIDDraw:
         for size in chunk_sizes(self.n, chunk_rows):
             yield np.asarray(self.model.sample(size, rng), dtype=np.int64)
 
-    def part(self, k: int, parts: int, seed: int, set_index: int) -> "IIDDraw":
+    def part(self, k: int, parts: int, seed: int, set_index: int) -> IIDDraw:
         return IIDDraw(self.model, part_sizes(self.n, parts)[k])
 
 
@@ -192,7 +193,7 @@ class CellDraw:
             left -= take
             yield self._expand(take, rng)
 
-    def part(self, k: int, parts: int, seed: int, set_index: int) -> "CellDraw":
+    def part(self, k: int, parts: int, seed: int, set_index: int) -> CellDraw:
         """Partition k's counts, dealt down a binary tree over the partitions: the node covering
         partitions [lo, hi) gives the left half [lo, mid) a uniformly random subset of its records
         of their size (:func:`deal`, from the node's own spawned stream), the rest goes right."""
@@ -304,7 +305,7 @@ class TreeCountDraw:
         return int(self.counts[self.tree.order[0]].sum())
 
     @classmethod
-    def from_model(cls, model, n: int, rng: np.random.Generator) -> "TreeCountDraw":
+    def from_model(cls, model, n: int, rng: np.random.Generator) -> TreeCountDraw:
         """Round ``n`` records through the model's clique tables μ_C, root first (k = n), then per
         clique and separator cell s: k_s = the records the parent's rounded table gives s, rounded
         over μ_C(· | s) by :func:`controlled_round`. So E[count of cell (s, r)] = n·P(s, r) along
@@ -378,7 +379,7 @@ class TreeCountDraw:
                 left[c] -= tab
             yield self._records(take, rng)
 
-    def part(self, k: int, parts: int, seed: int, set_index: int) -> "TreeCountDraw":
+    def part(self, k: int, parts: int, seed: int, set_index: int) -> TreeCountDraw:
         """Partition k's tables, dealt down a binary tree over the partitions as
         :meth:`CellDraw.part` deals cells (each node's split from its own spawned stream)."""
         sizes = part_sizes(self.n, parts)
@@ -421,7 +422,7 @@ class FixedDraw:
             yield self.records[start:start + size]
             start += size
 
-    def part(self, k: int, parts: int, seed: int, set_index: int) -> "FixedDraw":
+    def part(self, k: int, parts: int, seed: int, set_index: int) -> FixedDraw:
         sizes = part_sizes(self.n, parts)
         start = sum(sizes[:k])
         return FixedDraw(self.records[start:start + sizes[k]])

@@ -35,7 +35,8 @@ counting layer or the data reader. This is private-pgm's design (McKenna et al.,
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 

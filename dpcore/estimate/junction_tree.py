@@ -44,8 +44,8 @@ the public domain, so the fit, marginals and samples are post-processing
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
@@ -117,11 +117,11 @@ class JunctionTree:
     depth: list = field(default_factory=list)
 
     @classmethod
-    def build(cls, shape, sets) -> "JunctionTree":
+    def build(cls, shape, sets) -> JunctionTree:
         cl = elimination_cliques(shape, sets)
         k = len(cl)
         # Kruskal on -|separator| over all pairs: a maximum-weight spanning tree
-        pairs = sorted(((-len(set(cl[i]) & set(cl[j])), i, j) for i in range(k) for j in range(i + 1, k)))
+        pairs = sorted((-len(set(cl[i]) & set(cl[j])), i, j) for i in range(k) for j in range(i + 1, k))
         joined = DisjointSet(range(k))
         nbrs = [[] for _ in range(k)]
         for _, i, j in pairs:
@@ -279,7 +279,7 @@ class DecomposableModel:
 
     @classmethod
     def fit(cls, shape, targets: dict, total: float, *, max_sweeps: int = 200, tol: float = 1e-3,
-            tree: JunctionTree | None = None, order: str = "tree", stop: str = "gap") -> tuple["DecomposableModel", dict]:
+            tree: JunctionTree | None = None, order: str = "tree", stop: str = "gap") -> tuple[DecomposableModel, dict]:
         """Fit to ``targets`` {sorted axes: non-negative table summing to ``total``} by IPF.
 
         ``order="tree"`` visits the margins clique by clique, depth-first; ``"given"`` in the
@@ -316,7 +316,7 @@ class DecomposableModel:
             steps.sort(key=lambda s: rank[s[0]])  # stable: a clique's margins in the given order
         sweeps, gap, change = 0, 0.0, 0.0
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            for sweeps in range(1, max_sweeps + 1):
+            for sweeps in range(1, max_sweeps + 1):  # noqa: B007 - read after the loop: the sweeps run
                 gap = 0.0
                 before = [m.copy() for m in model.mu] if stop == "change" else None
                 for c, axes, t in steps:

@@ -21,8 +21,8 @@ Privacy: the seed is already noisy and the margins are public totals: post-proce
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -45,8 +45,8 @@ plus its own randomness: post-processing (Dwork & Roth 2014, Prop 2.1). Used by
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -244,7 +244,8 @@ def support_ipf(support: np.ndarray, start: np.ndarray, targets, axes, shape, to
                 w *= np.where(cur > 0, t / np.where(cur > 0, cur, 1.0), 0.0)[idx]
             sweep += 1
             history.append(gap / (2 * total * len(prepared)))
-            if history[-1] == 0.0 or (len(history) > patience and history[-1] > (1 - rel_tol) * min(history[:-patience])):
+            if history[-1] == 0.0 or (len(history) > patience
+                                      and history[-1] > (1 - rel_tol) * min(history[:-patience])):
                 converged = True
                 break
     s = w.sum()

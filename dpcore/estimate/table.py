@@ -13,8 +13,8 @@ post-processing (Dwork & Roth 2014, Prop 2.1).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

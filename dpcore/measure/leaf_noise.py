@@ -70,7 +70,7 @@ class Items:
     mult: np.ndarray  # int64
     row: np.ndarray  # int64
 
-    def with_value(self, value) -> "Items":
+    def with_value(self, value) -> Items:
         return Items(self.block, np.asarray(value, dtype=float), self.mult, self.row)
 
 

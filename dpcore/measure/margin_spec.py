@@ -47,13 +47,15 @@ def parse_margin_groups(spec, names: list[str], option: str) -> tuple[tuple[str,
     out: list[tuple[str, ...]] = []
     for g in groups:
         if not g:
-            raise OptionError(f"{option} {spec!r} contains an empty margin; write it like \"a,b;c,d\" with no empty group")
+            raise OptionError(f"{option} {spec!r} contains an empty margin; "
+                              "write it like \"a,b;c,d\" with no empty group")
         for a in g:
             if a not in names:
                 raise OptionError(f"{option} names attribute '{a}', which is not in the data; known attributes: "
                                   f"{', '.join(names)}")
         if len(set(g)) != len(g):
-            raise OptionError(f"{option} margin {','.join(g)} names an attribute twice; list each attribute once per margin")
+            raise OptionError(f"{option} margin {','.join(g)} names an attribute twice; "
+                              "list each attribute once per margin")
         canon = tuple(sorted(g, key=names.index))
         if canon in out:
             raise OptionError(f"{option}: margin {','.join(canon)} is listed twice; drop the duplicate")

@@ -24,8 +24,8 @@ from typing import Protocol
 import numpy as np
 
 from dpcore.counting import rows as count_rows
-from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.definitions import PureDP
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 

@@ -26,16 +26,17 @@ Proof and discussion: docs/methods/dp-quantiles.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpcore.privacy.ledger import Ledger
 from dpcore.data.domain import DP_QUANTILES, Domain, _dtype_kind, numeric_attribute
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.privacy.definitions import PureDP
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities
 
@@ -117,7 +118,7 @@ class BinSpec:
     grid: int | None = None
 
     @classmethod
-    def parse(cls, name: str, spec: Any) -> "BinSpec":
+    def parse(cls, name: str, spec: Any) -> BinSpec:
         if not isinstance(spec, Mapping):
             raise OptionError(f"dp_bins['{name}'] must be a dict like {{\"bins\": 5, \"lower\": 0, \"upper\": 100}}; "
                               f"got {spec!r}")

@@ -22,8 +22,8 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -419,7 +419,7 @@ def _design(frames, outcome, predictors, numeric, family, event, reference):
                 blocks[i].append(col.astype(float))
         notes.append(f"{p}: reference level {_py(ref)!r}")
     designs = []
-    for i, f in enumerate(frames):
+    for i, _f in enumerate(frames):
         X = np.column_stack(blocks[i])
         keep = keeps[i]
         designs.append((ys[i][keep], X[keep], int((~keep).sum())))

@@ -23,16 +23,17 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 import dpcore
-from dpcore.privacy.ledger import check_epsilon
 from dpcore.errors import DPCoreError, OptionError, whole_number
 from dpcore.metrics.evaluate import NOT_DP, canonical_measures, compute_measures, domain_cells
+from dpcore.privacy.ledger import check_epsilon
 
 __all__ = ["sweep", "clear_cache", "run_seed"]
 

@@ -25,9 +25,8 @@ from dpcore.api import synthesize_codes
 from dpcore.counting.engines import ENGINE_NAMES, count_table
 from dpcore.data.domain import Domain
 from dpcore.errors import InputError, OptionError
-from dpcore.release import Release, prepare_out_dir
 from dpcore.output.chunks import CHUNK_ROWS, Spool, check_format, write_sets
-
+from dpcore.release import Release, prepare_out_dir
 
 #: files above this size are counted by DuckDB when no engine is named (the CLI's default)
 AUTO_DUCKDB_BYTES = 256 * 2**20
@@ -142,7 +141,8 @@ class ReleaseFolder:
         removed = [f"synthetic_{s}.{self.fmt}" for s in range(1, sets + 1)
                    if self.store.remove(f"synthetic_{s}.{self.fmt}")]
         self.store.remove("manifest.json")
-        text = f"the release failed: {reason}\n" + (f"removed the partly written {', '.join(removed)}\n" if removed else "")
+        text = f"the release failed: {reason}\n" + (f"removed the partly written {', '.join(removed)}\n"
+                                                    if removed else "")
         try:
             self.store.write_text(FAILED, text)
             self.store.remove(INCOMPLETE)
@@ -162,9 +162,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, seed=None,
-                    domain=None, engine: str = "duckdb", memory_limit=None, spark_master=None, format: str | None = None,
-                    chunk_rows: int = CHUNK_ROWS, progress=None, neighbours: str = "add_remove", count_share=None,
-                    max_records=None, record=None, partitions=None, **options) -> Release:
+                    domain=None, engine: str = "duckdb", memory_limit=None, spark_master=None,
+                    format: str | None = None, chunk_rows: int = CHUNK_ROWS, progress=None,
+                    neighbours: str = "add_remove", count_share=None, max_records=None, record=None, partitions=None,
+                    **options) -> Release:
     """Release ``sets`` synthetic sets of the table at ``path`` into ``out_dir``.
 
     Same arguments and privacy as :func:`dpcore.synthesize` (the ledger totals ε), plus

@@ -30,7 +30,6 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 
 from dpcore.data.domain import Domain

@@ -12,9 +12,9 @@ passed-in generator's bits); these are the exact decisions the samplers' guarant
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 

@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 
@@ -132,7 +132,8 @@ def _class_counts(rng: np.random.Generator, counts: np.ndarray, floors: Callable
     g = np.flatnonzero(counts > 0)
     lo, hi, n = np.zeros(g.size, dtype=np.int64), np.full(g.size, n_bounds - 1, dtype=np.int64), counts[g]
     one = lo == hi  # nodes with a single boundary go to the second set of arrays
-    sg, sc, sn, s_left, s_right = g[one], lo[one], n[one], np.zeros(int(one.sum()), np.int64), np.zeros(int(one.sum()), np.int64)
+    sg, sc, sn, s_left, s_right = (g[one], lo[one], n[one], np.zeros(int(one.sum()), np.int64),
+                                   np.zeros(int(one.sum()), np.int64))
     g, lo, hi, n = g[~one], lo[~one], hi[~one], n[~one]
     sums = _Sums(counts.size * (n_bounds + 1))
     prec = 96

@@ -37,7 +37,13 @@ import numpy as np
 
 from dpcore.errors import OptionError
 from dpcore.privacy.exact_histogram import DiscreteGaussianLaw, signed_histogram
-from dpcore.privacy.mechanisms import _bernoulli_exp, _check_rng, _discrete_laplace_exact, _nonnegative_finite, positive_finite
+from dpcore.privacy.mechanisms import (
+    _bernoulli_exp,
+    _check_rng,
+    _discrete_laplace_exact,
+    _nonnegative_finite,
+    positive_finite,
+)
 from dpcore.privacy.zcdp import check_delta, check_rho, epsilon_of_rho, rho_of_epsilon_delta
 
 __all__ = ["DiscreteGaussian", "MAX_SIGMA", "MIN_SIGMA"]
@@ -164,7 +170,7 @@ class DiscreteGaussian:
         object.__setattr__(self, "sigma", s)
 
     @classmethod
-    def calibrate_rho(cls, rho: float, l2_sensitivity: float = 1.0) -> "DiscreteGaussian":
+    def calibrate_rho(cls, rho: float, l2_sensitivity: float = 1.0) -> DiscreteGaussian:
         """The σ = Δ₂/√(2ρ) whose map gives at most ``rho`` at ``l2_sensitivity`` (σ is raised
         by ulps until ``rho(Δ₂) ≤ ρ`` holds in floating point too)."""
         r = check_rho(rho)
@@ -181,7 +187,7 @@ class DiscreteGaussian:
         return mech
 
     @classmethod
-    def calibrate(cls, epsilon: float, l2_sensitivity: float = 1.0, *, delta: float) -> "DiscreteGaussian":
+    def calibrate(cls, epsilon: float, l2_sensitivity: float = 1.0, *, delta: float) -> DiscreteGaussian:
         """Noise for one release that is (ε, δ)-DP through zCDP: the largest ρ whose conversion
         (``dpcore.privacy.zcdp.rho_of_epsilon_delta``) does not exceed (ε, δ), then
         :meth:`calibrate_rho`. ``delta`` is keyword-only so a pure-ε call cannot land here."""

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Iterator
 
 from dpcore.errors import DPCoreError, OptionError
 from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, REPLACE
@@ -248,7 +248,8 @@ def check_epsilon(epsilon) -> float:
     except (TypeError, ValueError):
         raise OptionError(f"epsilon must be a number; got {epsilon!r}") from None
     if not math.isfinite(e) or e <= 0:
-        raise OptionError(f"epsilon must be a finite number greater than 0; got {epsilon!r}. Smaller ε means stronger privacy; try 1")
+        raise OptionError(f"epsilon must be a finite number greater than 0; got {epsilon!r}. "
+                          "Smaller ε means stronger privacy; try 1")
     if e > MAX_EPSILON:
         raise OptionError(f"epsilon {e:.3g} is too large: above {MAX_EPSILON:g} a release is the data itself in "
                           "all but name; use ε between 0.1 and 10")

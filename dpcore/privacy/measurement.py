@@ -20,8 +20,9 @@ caller proves: smooth sensitivity, amplification by subsampling).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from dpcore.privacy.ledger import RHO, Charge, Ledger
 from dpcore.privacy.neighbours import Neighbours

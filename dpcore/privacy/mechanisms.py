@@ -259,7 +259,7 @@ class DiscreteLaplace:
         object.__setattr__(self, "scale", _check_scale(self.scale))
 
     @classmethod
-    def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> "DiscreteLaplace":
+    def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> DiscreteLaplace:
         return cls(_calibrated_scale(epsilon, sensitivity))
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
@@ -389,7 +389,7 @@ class Laplace:
         object.__setattr__(self, "grid", g)
 
     @classmethod
-    def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> "Laplace":
+    def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> Laplace:
         sens = positive_finite("sensitivity", sensitivity)
         g = _grid_for(sens)
         steps = math.floor(sens / g) + 1  # sensitivity in grid steps, rounding included
@@ -627,7 +627,7 @@ class ExponentialMechanism:
         object.__setattr__(self, "scale", positive_finite("scale", self.scale))
 
     @classmethod
-    def calibrate(cls, epsilon: float, sensitivity: float) -> "ExponentialMechanism":
+    def calibrate(cls, epsilon: float, sensitivity: float) -> ExponentialMechanism:
         return cls(2.0 * positive_finite("sensitivity", sensitivity) / positive_finite("epsilon", epsilon))
 
     def epsilon(self, sensitivity: float) -> float:

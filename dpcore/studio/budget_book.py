@@ -38,10 +38,10 @@ from __future__ import annotations
 import hashlib
 import math
 import sqlite3
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Iterator
 
 from dpcore.errors import OptionError
 
@@ -171,7 +171,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def manifest_sha256(manifest_json: str) -> str:
@@ -289,7 +289,8 @@ class BudgetBook:
             if table_fp is None:
                 rows = conn.execute("SELECT * FROM budget_entries ORDER BY id").fetchall()
             else:
-                rows = conn.execute("SELECT * FROM budget_entries WHERE table_fp = ? ORDER BY id", (table_fp,)).fetchall()
+                rows = conn.execute("SELECT * FROM budget_entries WHERE table_fp = ? ORDER BY id",
+                                    (table_fp,)).fetchall()
         return [dict(r) for r in rows]
 
     def entry(self, entry_id: int) -> dict:
@@ -349,8 +350,8 @@ class BudgetBook:
         label = label[:1].upper() + label[1:]
         notion = self._notion(conn, table_fp)
         if notion is not None and notion != neighbours:
-            return (f"{label}: this table's budget book is kept under neighbours='{notion}' (its earlier releases); "
-                    f"ε under '{neighbours}' does not add up with them. Release with neighbours='{notion}' if the method "
+            return (f"{label}: this table's budget book is kept under neighbours='{notion}' (its earlier releases); ε "
+                    f"under '{neighbours}' does not add up with them. Release with neighbours='{notion}' if the method "
                     "offers it, or keep this table in another workspace")
         cap = self._cap(conn, table_fp)
         if cap is None:

@@ -73,7 +73,8 @@ def migrate(design: dict) -> dict:
         if key in ("ipf_margins", "aim_workload") and value in ("twoway", "", None):
             continue
         for m, spec in REGISTRY.items():
-            if (m in method if isinstance(method, tuple) else method in ("*", m)) and any(o.name == name for o in spec.options):
+            takes = m in method if isinstance(method, tuple) else method in ("*", m)
+            if takes and any(o.name == name for o in spec.options):
                 options.setdefault(m, {}).setdefault(name, value)
         out.pop(key, None)
     out.pop("comparators", None)  # comparator releases left the Release page ([honest-flow])

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["Cancelled", "Job", "start", "RUNNING", "DONE", "FAILED", "CANCELLED"]
 

@@ -28,8 +28,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -275,14 +275,15 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
         raise InputError("the report needs the release's synthetic sets; none were given")
     dom = Domain.from_dict(manifest["domain"])
     eps = float(manifest["epsilon"])
-    when = generated or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     curator_only = original is not None
     title = title or f"Release report: {manifest['method']} at ε = {eps:g}"
     if curator_only and CURATOR_ONLY not in title:
         title = f"{CURATOR_ONLY} — {title}"
     parts = [f"<h1>{html.escape(title)}</h1>",
              f'<p class="meta">Generated {html.escape(when)} by dpcore. Method {html.escape(str(manifest["method"]))}, '
-             f"{len(sets)} synthetic set(s), neighbours: {html.escape(manifest.get('neighbours', {}).get('description', ''))}.</p>"]
+             f"{len(sets)} synthetic set(s), neighbours: "
+             f"{html.escape(manifest.get('neighbours', {}).get('description', ''))}.</p>"]
 
     # 1. privacy statement
     paras = plain_statement(manifest)
@@ -448,14 +449,16 @@ def load_release_dir(folder) -> tuple[dict, list[pd.DataFrame]]:
     d = Path(folder)
     mp = d / "manifest.json"
     if not mp.is_file():
-        raise InputError(f"'{folder}' holds no manifest.json; give the folder a release was written to (--out of synth)")
+        raise InputError(f"'{folder}' holds no manifest.json; give the folder a release "
+                         "was written to (--out of synth)")
     try:
         manifest = json.loads(mp.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"'{mp}' is not a readable manifest ({exc}); write the release again") from None
     if not isinstance(manifest, dict) or not {"epsilon", "ledger", "domain", "method"} <= set(manifest):
         raise InputError(f"'{mp}' is not a dpcore release manifest (it lacks epsilon, ledger, domain or method)")
-    paths = sorted(d.glob("synthetic_*.csv"), key=lambda p: int(p.stem.split("_")[-1]) if p.stem.split("_")[-1].isdigit() else 0)
+    paths = sorted(d.glob("synthetic_*.csv"),
+                   key=lambda p: int(p.stem.split("_")[-1]) if p.stem.split("_")[-1].isdigit() else 0)
     if not paths:
         raise InputError(f"'{folder}' holds no synthetic_*.csv; give the folder a release was written to")
     return manifest, [read_table(p) for p in paths]
@@ -485,9 +488,9 @@ def html_to_pdf(html_text: str, pdf_path, timeout: float = 120.0) -> Path:
         page = Path(tmp) / "report.html"
         page.write_text(html_text, encoding="utf-8")
         cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-extensions", "--no-first-run", "--no-pdf-header-footer", "--run-all-compositor-stages-before-draw",
-               "--virtual-time-budget=20000", f"--user-data-dir={tmp}/profile", f"--print-to-pdf={out}",
-               page.as_uri()]
+               "--disable-extensions", "--no-first-run", "--no-pdf-header-footer",
+               "--run-all-compositor-stages-before-draw", "--virtual-time-budget=20000",
+               f"--user-data-dir={tmp}/profile", f"--print-to-pdf={out}", page.as_uri()]
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,8 @@ from dpcore.survey import context as C
 
 __all__ = [
     "parts_of", "release_imputed", "imputation_context", "poststrat_release",
-    "poststrat_epsilon", "poststrat_parts", "selects_bins", "synthetic_marginal_release", "imputation_problems", "infinite_variance_warning",
+    "poststrat_epsilon", "poststrat_parts", "selects_bins", "synthetic_marginal_release", "imputation_problems",
+    "infinite_variance_warning",
     "context_grid", "SMOOTH_MIN_PER_PART", "FINITE_VARIANCE_PER_PART", "LN2",
 ]
 

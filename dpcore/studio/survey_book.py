@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from dpcore.privacy.ledger import check_epsilon
-from dpcore.studio.budget_book import CAP_TOLERANCE, BudgetBook
 from dpcore.errors import OptionError
+from dpcore.privacy.ledger import check_epsilon
 from dpcore.privacy.neighbours import ADD_REMOVE, check_neighbours
+from dpcore.studio.budget_book import CAP_TOLERANCE, BudgetBook
 
 #: Method labels in the budget book.
 IMPUTATION = "survey: dp imputation"

@@ -26,14 +26,14 @@ import os
 import re
 import secrets
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
-from dpcore.studio.budget_book import BudgetBook, connect, now, transaction
 from dpcore.errors import InputError, OptionError
+from dpcore.studio.budget_book import BudgetBook, connect, now, transaction
 
 #: Environment variable naming the root folder of the app's workspaces.
 ENV_VAR = "DPSTUDIO_WORKSPACE"
@@ -236,7 +236,7 @@ class Workspace:
         self.book = BudgetBook(self.db_path)
 
     @classmethod
-    def in_root(cls, ws_id: str, root=None) -> "Workspace":
+    def in_root(cls, ws_id: str, root=None) -> Workspace:
         """The workspace ``ws_id`` under the app's root folder (created if new)."""
         return cls(Path(root if root is not None else root_folder()) / check_workspace_id(ws_id))
 

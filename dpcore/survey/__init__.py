@@ -15,16 +15,37 @@ and a ``statement`` of exactly what holds. All noise comes from :mod:`dpcore.pri
 Laplace-type releases are exact on a grid, smooth-sensitivity ones are stated for the ideal
 mechanism (docs/survey-privacy.md).
 """
+from dpcore.survey._smooth import SmoothRelease, cauchy_smooth_epsilon, check_gamma
 from dpcore.survey.imputation import (
-    BaselineRelease, release_count, release_count_global, release_count_ignoring_missing, release_mean,
-    release_mean_global, release_mean_ignoring_missing, release_variance)
+    BaselineRelease,
+    release_count,
+    release_count_global,
+    release_count_ignoring_missing,
+    release_mean,
+    release_mean_global,
+    release_mean_ignoring_missing,
+    release_variance,
+)
 from dpcore.survey.knn import KNNImputation, knn_impute
 from dpcore.survey.partition import (
-    Partition, PieceRelease, amplification_table, amplified_epsilon, effective_epsilon, laplace_proportion,
-    max_useful_beta, partition, release_to_user)
+    Partition,
+    PieceRelease,
+    amplification_table,
+    amplified_epsilon,
+    effective_epsilon,
+    laplace_proportion,
+    max_useful_beta,
+    partition,
+    release_to_user,
+)
 from dpcore.survey.poststrat import (
-    Binning, PostStratRelease, binning, poststratify_release, select_bins, smooth_weight_bound)
-from dpcore.survey._smooth import SmoothRelease, cauchy_smooth_epsilon, check_gamma
+    Binning,
+    PostStratRelease,
+    binning,
+    poststratify_release,
+    select_bins,
+    smooth_weight_bound,
+)
 
 __all__ = [
     "amplified_epsilon", "effective_epsilon", "max_useful_beta", "amplification_table", "Partition", "partition",

@@ -46,11 +46,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore.privacy.ledger import UNBOUNDED, Ledger, check_epsilon
 from dpcore.errors import OptionError
+from dpcore.privacy.ledger import UNBOUNDED, Ledger, check_epsilon
 from dpcore.privacy.measurement import record_stated
 from dpcore.privacy.mechanisms import GeneralizedCauchy
-
 from dpcore.survey._privacy import ADD_REMOVE, public_grid, snap, statement
 
 LN2 = math.log(2.0)
@@ -101,8 +100,8 @@ def check_gamma(gamma) -> float:
         raise OptionError(f"gamma must be a number ≥ 2; got {gamma!r}") from None
     if not (math.isfinite(g) and 2 <= g <= MAX_GAMMA):
         raise OptionError(
-            f"gamma must be a number from 2 to {MAX_GAMMA:g} (the generalized Cauchy calibration of Thm 2.2.5 is "
-            f"only proven ε-DP for γ ≥ 2, and its noise scale grows like γ); got {gamma!r}. γ = 4 gives unit-variance noise"
+            f"gamma must be a number from 2 to {MAX_GAMMA:g} (the generalized Cauchy calibration of Thm 2.2.5 is only "
+            f"proven ε-DP for γ ≥ 2, and its noise scale grows like γ); got {gamma!r}. γ = 4 gives unit-variance noise"
         )
     return g
 

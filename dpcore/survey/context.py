@@ -18,14 +18,14 @@ studio because it calls the release API).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from dpcore.privacy.ledger import check_epsilon
 from dpcore.errors import InputError, OptionError
+from dpcore.privacy.ledger import check_epsilon
 from dpcore.privacy.mechanisms import Laplace
 
 __all__ = [

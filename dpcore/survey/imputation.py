@@ -39,20 +39,26 @@ on the imputed attribute (case 2).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
+from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace, Laplace, positive_finite
-
 from dpcore.survey._privacy import ADD_REMOVE, REPLACE, label, notion_for, statement
 from dpcore.survey._smooth import (
-    LN2, SmoothRelease, ch6_gamma, charge_smooth, check_ch6_epsilon, smooth_grid, smooth_value)
+    LN2,
+    SmoothRelease,
+    ch6_gamma,
+    charge_smooth,
+    check_ch6_epsilon,
+    smooth_grid,
+    smooth_value,
+)
 from dpcore.survey.knn import KNNImputation
 
 __all__ = [

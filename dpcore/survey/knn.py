@@ -34,8 +34,8 @@ product of the declared levels (+ NA) and must stay below ``max_grid`` points.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -252,7 +252,7 @@ def _l1(codes, incomplete, donors, rk, gi, Ui, tables, level_counts, max_grid):
         D = _pair_dist(tables, grid[s:s + chunk], Ui)  # (points, donee groups)
         dp = D[:, pair[:, 0]]
         strict_all.append((dp < pair[:, 1]) @ pair_cnt)
-        upper_all.append(((dp <= pair[:, 1]) @ pair_cnt))
+        upper_all.append((dp <= pair[:, 1]) @ pair_cnt)
     strict = np.concatenate(strict_all)
     upper = np.concatenate(upper_all)
     np.maximum.at(best_per_kind, kind, strict)

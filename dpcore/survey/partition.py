@@ -21,17 +21,16 @@ multiple of the mechanism's power-of-two grid, reachable under every neighbour, 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from dpcore.privacy.ledger import BOUNDED, Ledger, check_epsilon
 from dpcore.errors import InputError, OptionError
+from dpcore.privacy.ledger import BOUNDED, Ledger, check_epsilon
 from dpcore.privacy.measurement import record_stated
 from dpcore.privacy.mechanisms import Laplace
-
 from dpcore.survey._privacy import REPLACE, notion_for, statement
 
 _PARTITION_WHY = ("the piece sizes n_i and the record count n are public (Def 5.3.1) and Thm 5.3.1/5.5.1 are "

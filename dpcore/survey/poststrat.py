@@ -41,8 +41,8 @@ mechanism.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -53,7 +53,6 @@ from dpcore.measure.margins import NoisyMargin
 from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities, noise_for
-
 from dpcore.survey._privacy import ADD_REMOVE, label, notion_for, statement
 from dpcore.survey._smooth import charge_smooth, check_gamma, smooth_grid, smooth_value
 

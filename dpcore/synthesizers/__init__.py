@@ -17,8 +17,9 @@ count is against the count it is added to (a list of :class:`dpcore.synthesizers
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from dpcore.synthesizers import aim, flat_laplace, ipf, mst, privbayes, steps
 from dpcore.synthesizers.options import STEPS_METHODS, STEPS_OPTIONS, gaussian_counts, resolve_steps_options

@@ -48,20 +48,19 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
+from dpcore.errors import whole_number
 from dpcore.estimate.draws import model_draw
 from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
-from dpcore.data.domain import Domain
-from dpcore.errors import real_number, whole_number
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
-from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
-from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism
 from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
-from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 from dpcore.synthesizers.options import model_draw_option, pure_draw, zcdp_draw
+from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
@@ -107,7 +106,8 @@ def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
 #: AIM's options (the registry's schema)
 OPTIONS = (
     Option("rounds", "int", None, "rounds T of select-and-measure (ε/T is the starting round budget)", low=1,
-           high=100_000, default_text="4 × attributes; 16 × attributes under (ε, δ)", docs="methods/aim.md#options", label="Rounds T"),
+           high=100_000, default_text="4 × attributes; 16 × attributes under (ε, δ)",
+           docs="methods/aim.md#options", label="Rounds T"),
     Option("max_model_size", "float", DEFAULT_MAX_MODEL_SIZE, "largest fitted model, in megabytes", low=0,
            high=100_000, low_open=True, hint=" (megabytes of the fitted model; AIM's default 80)",
            docs="methods/aim.md#options", label="Largest model (MB)"),
@@ -125,7 +125,8 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
     d = len(domain)
     rounds = opts.get("rounds")
     rounds = ROUNDS_PER_ATTRIBUTE * d if rounds is None else whole_number(
-        "rounds", rounds, d, 100_000, f" (AIM's T: at least the number of attributes, {d}, since the one-way margins use 0.9·d/T of ε)")
+        "rounds", rounds, d, 100_000, f" (AIM's T: at least the number of attributes, {d}, since the one-way margins "
+                                      "use 0.9·d/T of ε)")
     return AimOptions(
         rounds=int(rounds),
         max_model_size=float(value(OPTIONS, opts, "max_model_size")),
@@ -225,7 +226,8 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         before = model.marginal(r)
         model, info = fit.fit(shape, meas, total)
         selected.append([names[a] for a in r])
-        if not final and np.abs(model.marginal(r) - before).sum() <= expected_abs_noise(margin.mechanism) * counts_cells(shape, r):
+        if not final and (np.abs(model.marginal(r) - before).sum()
+                          <= expected_abs_noise(margin.mechanism) * counts_cells(shape, r)):
             eps_round *= definition.halving_factor  # half the noise: ε × 2, or ρ × 4 under zCDP
             annealed += 1
     del answers
@@ -256,7 +258,8 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
     # rounds run while at least two round budgets are left; the last takes the rest
     n_rounds = max(1, math.floor(left / eps_round + 1e-9))
     rows.append({"table": f"each round at the start: exponential mechanism picks a margin ({n_rounds} rounds "
-                          "if none doubles its budget, fewer if some do)", "cells": None, "epsilon": SELECTION_SHARE * eps_round,
+                          "if none doubles its budget, fewer if some do)", "cells": None,
+                 "epsilon": SELECTION_SHARE * eps_round,
                  "mechanism": "exponential", "noise_scale": None, "noise_sd": None})
     rows.append({"table": "each round at the start: the chosen margin (its budget doubles when it barely changes the "
                           "model; the last round takes what is left)", "cells": None, "epsilon": spend,
@@ -269,8 +272,6 @@ def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: floa
     """The one-way margins AIM measures first, and a workload margin measured in a round at the
     starting round budget (the margins are chosen at release: the median size of the workload's
     margins; a margin whose budget doubles gets half the noise)."""
-    sensitivity = neighbours.histogram_sensitivity
-    from dpcore.privacy.mechanisms import noise_for
     eps_round = epsilon / m / opts.rounds
     e = (1 - SELECTION_SHARE) * eps_round
     meas = definition.count_noise(e, neighbours, "discrete_laplace")

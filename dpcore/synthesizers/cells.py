@@ -38,7 +38,7 @@ def check_cells(domain: Domain, max_cells: int) -> int:
         big = sorted(domain.attributes, key=lambda a: -a.size)[:3]
         raise ResourceError(
             f"the full cross-tabulation has {big_count(cells)} cells (limit {max_cells:,}, about "
-            f"{big_count(cells * BYTES_PER_LEAF_CELL // 2**30).removeprefix('about ')} GB); "
-            f"drop attributes with many levels ({', '.join(f'{a.name} ({a.size} levels)' for a in big)}) or coarsen their bins"
+            f"{big_count(cells * BYTES_PER_LEAF_CELL // 2**30).removeprefix('about ')} GB); drop attributes with many "
+            f"levels ({', '.join(f'{a.name} ({a.size} levels)' for a in big)}) or coarsen their bins"
         )
     return cells

@@ -13,21 +13,29 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dpcore.privacy.ledger import Ledger
-from dpcore.data.domain import Domain
-from dpcore.errors import OptionError, real_number, whole_number
-from dpcore.synthesizers import sparse_leaves
-from dpcore.measure.margins import preview_row
-from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, CellDraw, big_count, cell_codes, cell_counts, cell_draw, check_cells
-from dpcore.counting.rows import margin_counts
 from dpcore.counting.count_table import CountTable
-from dpcore.privacy.measurement import Measurement
-from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, noise_for
+from dpcore.counting.rows import margin_counts
+from dpcore.data.domain import Domain
+from dpcore.errors import OptionError
+from dpcore.measure.margins import preview_row
 from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.measurement import Measurement
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER
 from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers import sparse_leaves
+from dpcore.synthesizers.cells import (
+    DEFAULT_MAX_CELLS,
+    CellDraw,
+    big_count,
+    cell_codes,
+    cell_counts,
+    cell_draw,
+    check_cells,
+)
+from dpcore.synthesizers.empty_share import NoiseRow, empty_share_warning, flat_empty_share, noise_row
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
-from dpcore.synthesizers.empty_share import NoiseRow, empty_share_warning, flat_empty_share, noise_row
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
@@ -51,7 +59,8 @@ class FlatOptions:
 #: flat Laplace's options (the registry's schema)
 OPTIONS = (
     Option("prior", "float", 1.0, "prior count spread over the cells before normalising (synthpop's priorn)", low=0,
-           hint=" (synthpop's priorn, spread over cells)", docs="methods/flat_laplace.md", label="Prior count per cell"),
+           hint=" (synthpop's priorn, spread over cells)", docs="methods/flat_laplace.md",
+           label="Prior count per cell"),
     Option("structural_zeros", "text", (), "cells known to be impossible, kept at 0 (a list of {attribute: level})",
            docs="methods/flat_laplace.md", advanced=True, cli=False, label="Impossible cells (structural zeros)"),
     synthesis_option(),
@@ -139,7 +148,6 @@ def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
 def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
                definition=PureDP()) -> list[NoiseRow]:
     """The noise on every cell of the full table against its typical count n/cells (public facts and n)."""
-    sensitivity = neighbours.histogram_sensitivity
     eps = epsilon / m
     cells = domain.size
     return [noise_row(f"every cell of the full table ({big_count(cells)} cells)", cells, cells, eps,

@@ -19,14 +19,14 @@ itself. :func:`count_nodes` returns TRUE counts: curator-only, never released.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
 from dpcore.counting.rows import rows, weighted_count
-from dpcore.synthesizers.cells import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
 from dpcore.errors import ResourceError
+from dpcore.synthesizers.cells import BYTES_PER_LEAF_CELL, DEFAULT_MAX_CELLS, big_count
 
 # (k, fixed_real (nr, p), record_rank (n,)) -> split id per real node, into `splits`
 Chooser = Callable[[int, np.ndarray, np.ndarray], np.ndarray]
@@ -180,7 +180,6 @@ def build_tree(
 
     b = max([_fanout(s, shape) for s in splits] or [1])
     layers = []
-    prev_real_slots = np.zeros(1, dtype=np.int64)
     for k, (fx, sp, cs, pr, cd) in enumerate(raw):
         if k == 0:
             n_slots, real_slots = 1, np.zeros(1, dtype=np.int64)
@@ -188,7 +187,6 @@ def build_tree(
             n_slots = raw[k - 1][0].shape[0] * b
             real_slots = pr * b + cd
         layers.append(Layer(fx, sp, cs, pr, cd, n_slots, real_slots))
-        prev_real_slots = real_slots
 
     # leaf layer: cells of the remaining attributes under each layer-L node
     free = fixed < 0
@@ -199,12 +197,13 @@ def build_tree(
     if total > max_cells:
         raise ResourceError(
             f"the leaf layer would have {big_count(total)} cells (limit {max_cells:,}, about "
-            f"{big_count(total * BYTES_PER_LEAF_CELL // 2**30).removeprefix('about ')} GB); drop attributes with many levels "
-            f"({', '.join(_largest(names, shape))}) or coarsen their bins"
+            f"{big_count(total * BYTES_PER_LEAF_CELL // 2**30).removeprefix('about ')} GB); drop attributes with many "
+            f"levels ({', '.join(_largest(names, shape))}) or coarsen their bins"
         )
     leaf_sizes = np.array([int(sizes[g]) for g in leaf_group.ravel()], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(leaf_sizes)]).astype(np.int64)
-    return PhantomPaddedTree(tuple(names), shape, splits, tuple(layers), b, offsets, leaf_group.ravel().astype(np.int64), remaining)
+    return PhantomPaddedTree(tuple(names), shape, splits, tuple(layers), b, offsets,
+                             leaf_group.ravel().astype(np.int64), remaining)
 
 
 def _largest(names, shape, k: int = 3) -> list[str]:

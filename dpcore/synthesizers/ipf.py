@@ -53,7 +53,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dpcore.data.domain import Domain
-from dpcore.errors import OptionError, ResourceError, real_number, whole_number
+from dpcore.errors import OptionError, ResourceError
 from dpcore.estimate.denoise import NOISE_DOMINATED, makepos, noise_ratio, normsub
 from dpcore.estimate.dense_ipf import DenseIPF
 from dpcore.estimate.draws import FixedDraw, model_draw
@@ -64,12 +64,11 @@ from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import NoisyMargin, counts_cells, measure, preview_row
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
-from dpcore.privacy.mechanisms import noise_for
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, check_cells
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
-from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
@@ -373,7 +372,8 @@ def fit_warnings(domain: Domain, opts: IpfOptions, info: dict, margins: list[Noi
         )
     if info["skipped_margins"]:
         out.append(
-            f"{info['skipped_margins']} noisy margin(s) were all zero after clipping and were left out of the fit; raise ε or the prior"
+            f"{info['skipped_margins']} noisy margin(s) were all zero after clipping and were left out "
+            "of the fit; raise ε or the prior"
         )
     if info.get("lost_mass"):
         out.append("the noisy margins' zero cells exclude every cell of the table; records were drawn uniformly")
@@ -381,7 +381,8 @@ def fit_warnings(domain: Domain, opts: IpfOptions, info: dict, margins: list[Noi
     missed = [a for a in domain.names if a not in used]
     if missed:
         out.append(
-            f"attribute(s) {', '.join(missed)} are in no margin, so they are synthesised as uniform and independent of the rest"
+            f"attribute(s) {', '.join(missed)} are in no margin, so they are synthesised as "
+            "uniform and independent of the rest"
         )
     return out
 
@@ -397,7 +398,6 @@ def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: floa
                definition=PureDP()) -> list[NoiseRow]:
     """Per measured margin (:func:`measured_margins`): the noise on each cell against its typical
     count n/cells. ``one_way_share="auto"`` is decided from ``n`` as at release."""
-    sensitivity = neighbours.histogram_sensitivity
     eps = epsilon / m
     share = one_way_share(domain, opts, eps, neighbours, n)
     rows = []

@@ -1,4 +1,5 @@
-"""MST under pure ε-DP: a private maximum spanning tree of two-way margins (McKenna, Miklau & Sheldon 2021; docs/methods/mst.md).
+"""MST under pure ε-DP or zCDP: a private maximum spanning tree of two-way margins (McKenna, Miklau &
+Sheldon 2021; docs/methods/mst.md).
 
 Per set, at budget ε_s = ε/m, for d ≥ 3 attributes, three equal thirds (MST's split of ρ):
 
@@ -31,19 +32,17 @@ from itertools import combinations
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
-from dpcore.privacy.ledger import Ledger
+from dpcore.data.domain import Domain
 from dpcore.estimate.draws import model_draw
 from dpcore.estimate.junction_tree import JunctionTreeIPF
-from dpcore.data.domain import Domain
-from dpcore.errors import whole_number
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
-from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
-from dpcore.privacy.mechanisms import ExponentialMechanism
 from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
-from dpcore.synthesizers.schema import Option, check_known, value
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 from dpcore.synthesizers.options import model_draw_option, pure_draw, zcdp_draw
+from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
@@ -159,7 +158,8 @@ def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbour
                   "mechanism": "exponential", "noise_scale": None, "noise_sd": None} for i in range(d - 1)]
     if e3 > 0:
         edge = definition.count_noise(e3, nb)
-        rows += [{"table": f"two-way margin of tree edge {i + 1} (pair chosen at release)", "cells": None, "epsilon": e3,
+        rows += [{"table": f"two-way margin of tree edge {i + 1} (pair chosen at release)", "cells": None,
+                  "epsilon": e3,
                   "mechanism": edge.name, "noise_scale": edge.scale, "noise_sd": float(np.sqrt(edge.variance))}
                  for i in range(d - 1)]
     return rows
@@ -169,8 +169,6 @@ def noise_rows(opts: MstOptions, domain: Domain, epsilon: float, m: int, n: floa
                definition=PureDP()) -> list[NoiseRow]:
     """The one-way margins, then the d − 1 two-way margins of the tree (pairs chosen at release:
     the typical pair's size)."""
-    sensitivity = neighbours.histogram_sensitivity
-    from dpcore.privacy.mechanisms import noise_for
     d = len(domain)
     e1, _, e3 = budget_split(d, epsilon / m)
     one = definition.count_noise(e1, neighbours, "discrete_laplace")

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Sequence
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
-from dpcore.privacy.ledger import check_epsilon
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.measure.selection import UTILITIES
@@ -57,7 +57,8 @@ def noise_option() -> Option:
 
 def max_cells_option(default: int) -> Option:
     return Option("max_cells", "int", default, "largest table the method builds densely; above it the sparse path "
-                  "runs or the release is refused with the size named", low=1, docs="sparse-leaves.md", advanced=True, label="Largest dense table (cells)")
+                  "runs or the release is refused with the size named", low=1,
+                  docs="sparse-leaves.md", advanced=True, label="Largest dense table (cells)")
 
 
 def _choice(name: str, value, allowed: Sequence[str]) -> str:
@@ -83,7 +84,8 @@ def parse_order(order, domain: Domain) -> tuple[tuple[str, ...], ...] | None:
     for g in layers:
         for a in g:
             if a not in domain.names:
-                raise OptionError(f"order names attribute '{a}', which is not in the data; known: {', '.join(domain.names)}")
+                raise OptionError(f"order names attribute '{a}', which is not in the data; known: "
+                                  f"{', '.join(domain.names)}")
             if a in seen:
                 raise OptionError(f"order names attribute '{a}' twice; each attribute may appear in one layer only")
             seen.append(a)
@@ -94,7 +96,8 @@ def check_backend(backend: str, noise: str) -> str:
     """``numpy`` (fast, seeded) or ``opendp`` (OpenDP's exact discrete sampler, for audited releases)."""
     _choice("noise_backend", backend, BACKENDS)
     if backend == "opendp" and noise != "discrete_laplace":
-        raise OptionError("noise_backend='opendp' is offered for discrete Laplace noise only; set noise='discrete_laplace'")
+        raise OptionError("noise_backend='opendp' is offered for discrete Laplace noise only; set "
+                          "noise='discrete_laplace'")
     return backend
 
 
@@ -149,7 +152,8 @@ STEPS_OPTIONS = (
            "layer)", low=1, hint=" (at most the number of attributes)", default_text="2, or the order's layers",
            docs="methods/steps.md#the-tree", label="Partition layers L"),
     Option("order", "text", None, 'a fixed tree: ";" separates layers, "," joins attributes in one layer, e.g. '
-           '"sex;agegr,edu"; spends nothing on choosing the tree', docs="methods/steps.md#choosing-the-tree", label="Fixed tree (layers of attributes)"),
+           '"sex;agegr,edu"; spends nothing on choosing the tree',
+           docs="methods/steps.md#choosing-the-tree", label="Fixed tree (layers of attributes)"),
     Option("select", "choice", "mosda", "how each node's split is chosen: MoSDA (the best-scoring attribute, "
            "privately), LeSDA (the worst), random (no data), or nonprivate (NOT DP)", choices=SELECTIONS,
            docs="methods/steps.md#choosing-the-tree", label="Tree chosen by"),
@@ -159,14 +163,16 @@ STEPS_OPTIONS = (
            hint=" (r must be in [0, 1))", default_text="0.1 with private selection, else 0",
            docs="methods/steps.md#allocation", label="Share of ε for choosing the tree (r)"),
     Option("allocation", "text", "half", "how the count budget is split over the noised layers: equal, half "
-           "(half to the leaf layer) or weights w1,w2,... summing to 1", docs="methods/steps.md#allocation", label="Count budget over layers"),
+           "(half to the leaf layer) or weights w1,w2,... summing to 1",
+           docs="methods/steps.md#allocation", label="Count budget over layers"),
     Option("consistency", "choice", "nonneg", "how noisy node counts are made to add up: nonneg (least squares, "
            "non-negative), wls (least squares) or uh (Hay et al.)", choices=CONSISTENCY,
            docs="methods/steps.md#consistency", label="Consistency step"),
     synthesis_option(),
     noise_option(),
     Option("noise_backend", "choice", "numpy", "the discrete Laplace sampler: numpy (exact, seeded) or opendp "
-           "(OpenDP's, for audited releases; not seeded)", choices=BACKENDS, docs="mechanisms.md", advanced=True, label="Discrete Laplace sampler"),
+           "(OpenDP's, for audited releases; not seeded)", choices=BACKENDS,
+           docs="mechanisms.md", advanced=True, label="Discrete Laplace sampler"),
     max_cells_option(20_000_000),
 )
 
@@ -177,7 +183,8 @@ def check_known_options(opts: dict, options_class, method: str) -> None:
     known = set(options_class.__dataclass_fields__)
     unknown = sorted(set(opts) - known)
     if unknown:
-        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method '{method}'; allowed: {', '.join(sorted(known))}")
+        raise OptionError(f"unknown option(s) {', '.join(unknown)} for method '{method}'; allowed: "
+                          f"{', '.join(sorted(known))}")
 
 
 def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> StepsOptions:
@@ -189,7 +196,8 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
     select = opts.get("select")
     if forced is not None:
         if select not in (None, forced):
-            raise OptionError(f"method '{method}' always uses select='{forced}'; drop select={select!r} or use method 'steps'")
+            raise OptionError(f"method '{method}' always uses select='{forced}'; drop select={select!r} or use method "
+                              "'steps'")
         select = forced
     if order is not None:
         if select not in (None, "user"):
@@ -202,20 +210,24 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
     layers = opts.get("layers")
     if order is not None:
         if layers is not None and int(layers) != len(order):
-            raise OptionError(f"the order has {len(order)} layers but layers={layers}; drop one of them or make them agree")
+            raise OptionError(f"the order has {len(order)} layers but layers={layers}; drop one of them or make them "
+                              "agree")
         layers = len(order)
     layers = find(STEPS_OPTIONS, "layers").default if layers is None else layers  # checked against p below
-    layers = whole_number("the number of layers L (layers, --layers)", layers, 1, p, " (at most the number of attributes)")
+    layers = whole_number("the number of layers L (layers, --layers)", layers, 1, p, " (at most the number of "
+                                                                                     "attributes)")
 
     r = opts.get("r")
     n_sel = min(layers, p - 1) if select in PRIVATE_SELECTIONS else 0
     if r is None:
         r = 0.1 if n_sel else 0.0
-    r = real_number("r, the share of ε spent on choosing the tree,", r, 0, 1, hi_open=True, hint=" (r must be in [0, 1))")
+    r = real_number("r, the share of ε spent on choosing the tree,", r, 0, 1, hi_open=True, hint=" (r must be in [0, "
+                                                                                                 "1))")
     if not (math.isfinite(r) and 0 <= r < 1):
         raise OptionError(f"r, the share of ε spent on choosing the tree, must be in [0, 1); got {r!r}")
     if n_sel == 0 and r > 0:
-        why = "the order is fixed" if select == "user" else f"select='{select}' spends no budget" if select != "mosda" else "only one attribute remains"
+        why = ("the order is fixed" if select == "user" else f"select='{select}' spends no budget"
+               if select != "mosda" else "only one attribute remains")
         raise OptionError(f"r={r} but {why}; set r to 0")
     if n_sel > 0 and r == 0:
         raise OptionError(f"select='{select}' chooses the tree privately and needs r > 0 (default 0.1)")
@@ -224,7 +236,8 @@ def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> Step
     if not isinstance(allocation, str):
         if not isinstance(allocation, (list, tuple)) or not all(
                 isinstance(x, (int, float)) and not isinstance(x, bool) for x in allocation):
-            raise OptionError(f"allocation must be equal, half or a list of layer weights (numbers); got {allocation!r}")
+            raise OptionError("allocation must be equal, half or a list of layer weights (numbers); "
+                              f"got {allocation!r}")
         allocation = tuple(float(x) for x in allocation)
     noise = value(STEPS_OPTIONS, opts, "noise")
     return StepsOptions(

@@ -64,20 +64,19 @@ from itertools import combinations
 
 import numpy as np
 
-from dpcore.privacy.ledger import Ledger
+from dpcore.counting.count_table import CountTable
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, ResourceError, whole_number
 from dpcore.estimate.draws import IIDDraw
-from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
-from dpcore.counting.count_table import CountTable
 from dpcore.measure.margins import preview_row, selection_preview_row
-from dpcore.privacy.measurement import Measurement, record_unpaid
-from dpcore.privacy.mechanisms import ExponentialMechanism, noise_for
-from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
 from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.measurement import Measurement, record_unpaid
+from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
+from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 from dpcore.synthesizers.options import max_cells_option, noise_option
 from dpcore.synthesizers.schema import Option, check_known, value
-from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
@@ -110,14 +109,16 @@ def _whole(name, value, lo, hint=""):
 #: PrivBayes's options (the registry's schema)
 OPTIONS = (
     Option("degree", "int", 2, "parents per attribute in the Bayesian network (PrivBayes' k)", low=1,
-           hint=" (the number of parents per attribute; PrivBayes' k, default 2)", docs="methods/privbayes.md", label="Degree k (parents per attribute)"),
+           hint=" (the number of parents per attribute; PrivBayes' k, default 2)", docs="methods/privbayes.md",
+           label="Degree k (parents per attribute)"),
     Option("network_share", "float", 0.5, "share of ε spent learning the network (the rest noises its tables)",
            low=0, high=1, low_open=True, high_open=True, hint=" (the share of ε spent learning the network)",
            docs="methods/privbayes.md", label="Share of ε for the network"),
     Option("score", "choice", "mi", "the network score: mutual information", choices=SCORES,
            docs="methods/privbayes.md", advanced=True, label="Network score"),
     Option("max_candidates", "int", 2000, "most (attribute, parents) candidates scored per step (sampled without "
-           "looking at the data beyond that)", low=1, docs="methods/privbayes.md", advanced=True, label="Most candidates per step"),
+           "looking at the data beyond that)", low=1, docs="methods/privbayes.md", advanced=True,
+           label="Most candidates per step"),
     noise_option(),
     max_cells_option(DEFAULT_MAX_CELLS),
 )
@@ -247,7 +248,7 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
     """
     add_remove = neighbours.notion == ADD_REMOVE
     X, w, n = _records(X)  # records, or the count table's cells weighted by their counts
-    shape, names = domain.shape, domain.names
+    shape = domain.shape
     d, k = len(shape), opts.degree
     P, _ = network_plan(d, k)
     eps_step = eps1 / P if P else 0.0
@@ -376,7 +377,8 @@ def ancestral_sample(network, conditionals, shape, n: int, rng) -> np.ndarray:
     codes = np.zeros((n, len(shape)), dtype=np.int64)
     for (x, pi), (_, cond) in zip(network, conditionals):
         kx = cond.shape[1]
-        rows = np.ravel_multi_index(tuple(codes[:, p] for p in pi), [shape[p] for p in pi]) if pi else np.zeros(n, np.int64)
+        rows = (np.ravel_multi_index(tuple(codes[:, p] for p in pi), [shape[p] for p in pi]) if pi
+                else np.zeros(n, np.int64))
         cdf = np.cumsum(cond, axis=1)
         cdf[:, -1] = 1.0
         flat = (cdf + np.arange(len(cdf))[:, None]).ravel()
@@ -437,7 +439,6 @@ def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n
                definition=PureDP()) -> list[NoiseRow]:
     """The noise on each cell of the T conditional tables against the typical count of a table of
     an attribute and ``degree`` parents (the network is chosen at release: a typical size)."""
-    sensitivity = neighbours.histogram_sensitivity
     eps = epsilon / m
     d = len(domain)
     P, T = network_plan(d, opts.degree)

@@ -11,8 +11,9 @@ Options are public choices of the curator: nothing here reads data or spends bud
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from dpcore.errors import OptionError, real_number, whole_number
 

@@ -58,10 +58,17 @@ from dpcore.counting.count_table import CountTable, cell_keys
 from dpcore.data.domain import code_dtype
 from dpcore.errors import ResourceError
 from dpcore.estimate.consistency import make_consistent, posterior_variances
+
 # the measurement step (noise per non-empty cell, the empty cells' histogram), re-exported here
 # because the sparse path's tests and benches reach the whole path through this module
 from dpcore.measure.leaf_noise import (
-    HISTOGRAM_NOISE, MAX_HISTOGRAM_VALUES, HistogramNoise, Items, check_sparse_noise, empty_histogram, noisy_items,
+    HISTOGRAM_NOISE,
+    MAX_HISTOGRAM_VALUES,
+    HistogramNoise,
+    Items,
+    check_sparse_noise,
+    empty_histogram,
+    noisy_items,
 )
 from dpcore.synthesizers.hierarchy import record_ranks, slot_values, upper_slot_structure
 

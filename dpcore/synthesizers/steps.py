@@ -29,24 +29,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.synthesizers import hierarchy as H
-from dpcore.privacy.ledger import Ledger
-from dpcore.synthesizers.allocation import Allocation, allocate_budget
-from dpcore.estimate.consistency import make_consistent, posterior_variances
+from dpcore.counting.count_table import CountTable
+from dpcore.counting.rows import rows as count_rows
+from dpcore.counting.rows import weighted_count
 from dpcore.data.domain import Domain
+from dpcore.estimate.consistency import make_consistent, posterior_variances
+from dpcore.measure.selection import sensitivity as utility_sensitivity
+from dpcore.measure.selection import utility as utility_scores
+from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import Measurement, record_unpaid
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, exponential_mechanism, noise_for
 from dpcore.privacy.neighbours import Neighbours
-from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
-from dpcore.measure.selection import sensitivity as utility_sensitivity
-from dpcore.measure.selection import utility as utility_scores
-from dpcore.synthesizers.cells import CellDraw, big_count, cell_counts, cell_draw
+from dpcore.synthesizers import hierarchy as H
 from dpcore.synthesizers import sparse_leaves
-from dpcore.counting.rows import rows as count_rows
-from dpcore.counting.rows import weighted_count
-from dpcore.counting.count_table import CountTable
-from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
+from dpcore.synthesizers.allocation import Allocation, allocate_budget
+from dpcore.synthesizers.cells import CellDraw, big_count, cell_counts, cell_draw
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
+from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
@@ -186,7 +186,7 @@ def expected_errors(tree: H.PhantomPaddedTree, mechs: list, sensitivity: float =
         post = posterior_variances(parents, variances)
     sizes = tree.layer_sizes()
     out = []
-    for i, row in enumerate(sizes):
+    for _i, row in enumerate(sizes):
         k = row["layer"]
         m = mechs[k]
         w = None
@@ -302,7 +302,6 @@ def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: fl
     level counts of the attributes above it); a tree chosen at release (MoSDA, LeSDA, random) gives
     the typical count of k attributes' combinations. The leaf layer always holds every cell of the
     full table (its blocks partition it)."""
-    sensitivity = neighbours.histogram_sensitivity
     alloc = plan_allocation(opts, len(domain), epsilon, m)
     n_partition, has_leaf = noised_layers(opts.layers, opts.order, len(domain))
     rows = []

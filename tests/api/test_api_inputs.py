@@ -29,7 +29,8 @@ def test_structural_zeros_by_label_are_never_drawn(df):
     assert len(out) == rel.record_count["value"]
 
 
-@pytest.mark.parametrize("zeros, needle", [([{"a": "x", "b": "zz"}], "'zz' is not a level of 'b'"), ([("x",)], "each of the 2")])
+@pytest.mark.parametrize("zeros, needle", [([{"a": "x", "b": "zz"}], "'zz' is not a level of 'b'"),
+                                           ([("x",)], "each of the 2")])
 def test_bad_structural_zeros(df, zeros, needle):
     with pytest.raises(DPCoreError, match=needle):
         dpcore.synthesize(df, method="flat_laplace", seed=1, structural_zeros=zeros)

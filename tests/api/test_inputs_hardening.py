@@ -6,8 +6,8 @@ import pytest
 
 import dpcore
 from dpcore.data.domain import Domain
-from dpcore.errors import DomainError, InputError, OptionError, ResourceError
 from dpcore.data.io import read_csv_bytes
+from dpcore.errors import DomainError, InputError, OptionError, ResourceError
 
 
 def _domain_json(attr: str) -> str:

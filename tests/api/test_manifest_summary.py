@@ -12,12 +12,11 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.privacy.ledger import TOTAL_DIGITS, Ledger, readable_total
 from dpcore.cli.commands import main
 from dpcore.data.io import read_table
+from dpcore.manifest_summary import FINGERPRINT_WITHHELD, epsilon_for_reading, epsilon_phrase, rounded_epsilon
+from dpcore.privacy.ledger import TOTAL_DIGITS, Ledger, readable_total
 from dpcore.studio.report import build_report_html, load_release_dir
-from dpcore.manifest_summary import (FINGERPRINT_WITHHELD, epsilon_for_reading, epsilon_phrase,
-                                            rounded_epsilon)
 from dpcore.studio.workspace import Workspace, table_fingerprint
 
 SUMMARY_KEYS = ["table", "table_sha256", "table_sha256_note", "created_utc", "method", "epsilon", "epsilon_note",
@@ -46,7 +45,7 @@ def _sum_tree(node: Ledger) -> float:
 
 
 def test_the_summary_opens_the_manifest(table, domain):
-    before = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
     rel = dpcore.synthesize(table, "flat_laplace", 4.158883083359672, sets=2, seed=1, domain=domain)
     rel.for_table("survey.csv", "ab" * 32)
     text = rel.manifest_json()
@@ -54,8 +53,8 @@ def test_the_summary_opens_the_manifest(table, domain):
     m = json.loads(text)
     assert list(m)[0] == "summary" and list(m["summary"]) == SUMMARY_KEYS
     s = m["summary"]
-    created = dt.datetime.strptime(s["created_utc"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
-    assert before <= created <= dt.datetime.now(dt.timezone.utc)
+    created = dt.datetime.strptime(s["created_utc"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    assert before <= created <= dt.datetime.now(dt.UTC)
     assert s["table"] == "survey.csv" and s["method"] == "flat_laplace"
     assert s["epsilon"] == 4.16 and m["epsilon"] == 4.158883083359672  # rounded for reading; exact below
     assert s["delta"] is None and s["neighbours"] == "add/remove one record" and s["dp"] == "yes"

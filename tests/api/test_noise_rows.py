@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.synthesizers.empty_share import NoiseRow, typical_cells
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.synthesizers import REGISTRY
+from dpcore.synthesizers.empty_share import NoiseRow, typical_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = [("steps", {"order": "sex;agegr"}), ("steps", {}), ("uh_random", {}), ("flat_laplace", {}), ("ipf", {}),
@@ -38,7 +38,8 @@ def test_rows_match_the_charges_of_a_real_release(s7, method, opts, neighbours):
     n = rel.record_count["value"]
     rows = dpcore.expected_noise(method, dom, 1.0, n=n, sets=2, neighbours=neighbours, **opts)
     assert rows and all(isinstance(r, NoiseRow) for r in rows)
-    charges = [c for path, c in rel.ledger.charges() if "/set 1/" in path and c.mechanism.startswith("discrete_laplace")]
+    charges = [c for path, c in rel.ledger.charges()
+               if "/set 1/" in path and c.mechanism.startswith("discrete_laplace")]
     for row in rows:
         same = [c for c in charges if math.isclose(c.epsilon, row.epsilon, rel_tol=1e-12)]
         assert same, f"{method}: no charge at ε = {row.epsilon} for {row.what}"

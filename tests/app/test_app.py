@@ -242,9 +242,10 @@ def test_release_on_the_s7_demo_is_dp_after_confirming():
     assert r.record_count["noisy"] and abs(r.record_count["value"] - 5000) < 400  # add/remove by default
     assert "ε-differentially private" in texts(at.success)
     assert "NOT DP" not in texts(at.markdown)
-    from pages import _common as ui
     import io
     import zipfile
+
+    from pages import _common as ui
 
     with zipfile.ZipFile(io.BytesIO(ui.release_zip(r))) as z:
         assert sorted(z.namelist()) == ["manifest.json"] + [f"synthetic_{i}.csv" for i in range(1, 6)]

@@ -62,12 +62,12 @@ def test_too_small_epsilon_shows_an_error_not_an_exception():
     assert "2 ln 2" in texts(at.error)
     assert at.button(key="sv_go").disabled
     # the library refuses too, and the guard turns that into st.error
-    from pages import _common as ui  # noqa: F401
     import numpy as np
     import pandas as pd
 
     import dpcore
     from dpcore.survey import knn_impute, release_count
+    from pages import _common as ui  # noqa: F401
 
     df = pd.DataFrame({"g": ["a", "b"] * 10, "y": [1.0, None] * 10})
     imp = knn_impute(df, "y", ["g"], levels={"g": ["a", "b"]})

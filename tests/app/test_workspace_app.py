@@ -155,7 +155,8 @@ def test_release_page_records_and_refuses_over_the_cap(monkeypatch):
     assert at.session_state["release"]["main"].dp
     ws = Workspace.in_root(at.query_params["ws"])
     fp = at.session_state["table_fp"]
-    assert {k: ws.budget(fp)[k] for k in ("spent", "cap", "remaining")} == {"spent": pytest.approx(1.0), "cap": 1.5, "remaining": pytest.approx(0.5)}
+    assert {k: ws.budget(fp)[k] for k in ("spent", "cap", "remaining")} == {"spent": pytest.approx(1.0), "cap": 1.5,
+                                                                            "remaining": pytest.approx(0.5)}
     first = at.session_state["release"]["main"]
     assert calls == ["steps"]
     click(at, "Release (spends")

@@ -19,8 +19,21 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.browser.browser_support import (NAV_LINK, ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, ROOT, goto,  # noqa: F401
-                                   no_exception, open_app, settle, start_streamlit, stop, type_epsilon)
+from tests.browser.browser_support import (  # noqa: F401
+    ARTIFACTS,
+    CHROMIUM,
+    LAUNCH_ARGS,
+    NAV_LINK,
+    NEEDS_CHROMIUM,
+    ROOT,
+    goto,
+    no_exception,
+    open_app,
+    settle,
+    start_streamlit,
+    stop,
+    type_epsilon,
+)
 
 pytestmark = [NEEDS_CHROMIUM]
 

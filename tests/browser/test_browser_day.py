@@ -27,9 +27,8 @@ import pandas as pd
 import pytest
 
 from dpcore.data import domain as dpcore_domain
-
 from tests.browser import browser_support as bs
-from tests.browser.browser_support import NAV_LINK, ARTIFACTS, NEEDS_CHROMIUM, type_epsilon
+from tests.browser.browser_support import ARTIFACTS, NAV_LINK, NEEDS_CHROMIUM, type_epsilon
 
 pytestmark = NEEDS_CHROMIUM
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -211,7 +210,8 @@ def test_a_curators_day(server, tmp_path):
         page.get_by_text("Edit the domain (table editor)").click()
         settle(page)
         box = page.locator('[data-testid="stExpander"]', has_text="Edit the domain (table editor)").first
-        assert "age: 5 bins over [0, 100]" in box.locator("p", has_text="DP quantile edges at release").first.inner_text()
+        assert "age: 5 bins over [0, 100]" in box.locator("p",
+                                                          has_text="DP quantile edges at release").first.inner_text()
         box.get_by_text("Recodes applied to the data before release").wait_for()
         domain = json.loads(_download(page, "Download domain.json", tmp_path / "domain.json").read_text())
         [sex] = [a for a in domain["attributes"] if a["name"] == "sex"]

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from tests.browser import browser_support as bs
-from tests.browser.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NAV_LINK, NEEDS_CHROMIUM
+from tests.browser.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM
 
 pytestmark = NEEDS_CHROMIUM
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -337,7 +337,8 @@ def test_sweep_cancel_and_charts(server, browser):
     settle(page)
     page.get_by_role("button", name="Run sweep").click()
     page.wait_for_function(
-        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 4", timeout=300_000)  # 2 reps of every method: minutes on a loaded machine
+        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 4",
+        timeout=300_000)  # 2 reps of every method: minutes on a loaded machine
     settle(page, 1500)
     for title in ("SPECKS", "S_pMSE", "Replicated uniques", "Risk–utility"):
         page.locator('[data-testid="stPlotlyChart"]', has_text=title).first.wait_for()

@@ -12,8 +12,20 @@ import time
 import pandas as pd
 import pytest
 
-from tests.browser.browser_support import (NAV_LINK, ARTIFACTS, NEEDS_CHROMIUM, ROOT, goto, no_exception, open_app, set_cap, settle,
-                                   start_streamlit, stop, type_epsilon)
+from tests.browser.browser_support import (
+    ARTIFACTS,
+    NAV_LINK,
+    NEEDS_CHROMIUM,
+    ROOT,
+    goto,
+    no_exception,
+    open_app,
+    set_cap,
+    settle,
+    start_streamlit,
+    stop,
+    type_epsilon,
+)
 
 pytestmark = [NEEDS_CHROMIUM]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")

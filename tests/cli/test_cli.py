@@ -11,9 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.data import domain as dpcore_domain
-
 from dpcore.cli.commands import main
+from dpcore.data import domain as dpcore_domain
 from dpcore.data.datasets import load_sd2011, sd2011_extract
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,8 +212,9 @@ def test_s7_end_to_end_through_python_m(s7, tmp_path):
     subprocess.run([sys.executable, "-m", "dpcore", "domain", str(src), "--out", str(dom)], check=True, env=env,
                    capture_output=True)
     dom.write_text(dom.read_text(encoding="utf-8").replace(dpcore_domain.INFERRED, "declared"), encoding="utf-8")
-    res = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / "o"), "--epsilon", "1",
-                          "--sets", "2", "--seed", "3", "--domain", str(dom)], env=env, capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / "o"),
+                          "--epsilon", "1", "--sets", "2", "--seed", "3", "--domain", str(dom)],
+                         env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert "DP: yes" in res.stdout
     for i in (1, 2):
@@ -222,8 +222,8 @@ def test_s7_end_to_end_through_python_m(s7, tmp_path):
         assert list(syn.columns) == list(s7.columns) and abs(len(syn) - len(s7)) < 400  # noisy count, scale 20
         for c in s7.columns:
             assert set(syn[c].dropna().astype(str)) <= set(s7[c].dropna().astype(str)), c
-    bad = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / "x"), "--epsilon", "0"],
-                         env=env, capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / "x"),
+                          "--epsilon", "0"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 

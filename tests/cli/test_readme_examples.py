@@ -73,7 +73,7 @@ def test_readme_cli_and_api_examples_run_as_written(tmp_path, monkeypatch, capsy
         else:
             assert main(argv) == 0, f"README example failed: {line}\n{capsys.readouterr().err}"
         ran.append(line)
-    assert skipped == [l for l in _shell_lines() if re.search(r"data\.sav|big\.(csv|parquet)", l)]
+    assert skipped == [ln for ln in _shell_lines() if re.search(r"data\.sav|big\.(csv|parquet)", ln)]
     assert len(ran) >= 10, ran
 
     declared = json.loads(Path("domain.json").read_text(encoding="utf-8"))

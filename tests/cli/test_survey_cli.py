@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.errors import DPCoreError, InputError, OptionError
 from dpcore.cli.survey import add_survey_parsers
+from dpcore.errors import DPCoreError, InputError, OptionError
 
 
 def run(argv, capsys):
@@ -126,10 +126,10 @@ def test_poststrat_release_errors(survey, capsys, tmp_path):
 def test_survey_releases_on_the_cli_are_charged_to_the_workspace_book(survey, tmp_path, capsys):
     """--workspace: impute-release and poststrat-release are charged to the table's budget book with
     their ledgers' ε, and a release over the cap is refused before anything is drawn."""
+    from dpcore.data.io import read_table
     from dpcore.studio.budget_book import BudgetExceeded
     from dpcore.studio.survey_book import IMPUTATION, POSTSTRAT
     from dpcore.studio.workspace import Workspace, table_fingerprint
-    from dpcore.data.io import read_table
 
     d, _ = survey
     ws_dir = tmp_path / "ws"

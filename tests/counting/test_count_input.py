@@ -15,13 +15,13 @@ import pandas as pd
 import pytest
 
 from dpcore.api import synthesize_codes
-from dpcore.estimate.draws import records
-from dpcore.privacy.ledger import Ledger
-from dpcore.counting.rows import margin_counts
 from dpcore.counting.count_table import CountTable
+from dpcore.counting.rows import margin_counts
 from dpcore.data.domain import infer_domain
-from dpcore.privacy.neighbours import Neighbours
+from dpcore.estimate.draws import records
 from dpcore.privacy.definitions import ReleaseContext
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers import REGISTRY
 
 

@@ -13,14 +13,14 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpcore
+from dpcore.counting import duckdb_engine as duckdb_counts
+from dpcore.counting import spark_engine as spark_counts
 from dpcore.counting.engines import count_table
 from dpcore.counting.rows import margin_counts
 from dpcore.data.domain import Domain, infer_domain
-from dpcore.counting import duckdb_engine as duckdb_counts, spark_engine as spark_counts
-from dpcore.output import synthesize_file
-from dpcore.errors import DomainError
 from dpcore.data.io import read_table
-
+from dpcore.errors import DomainError
+from dpcore.output import synthesize_file
 from tests.counting.test_engines import declared_domain, random_table
 
 pytestmark = pytest.mark.spark

@@ -17,15 +17,15 @@ import pytest
 
 import dpcore
 from dpcore.cli import commands as cli
-from dpcore.counting.engines import count_table
-from dpcore.data.domain import Domain, infer_domain, numeric_attribute
 from dpcore.counting import duckdb_engine as duckdb_counts
-from dpcore.output import synthesize_file
-from dpcore.output.chunks import write_sets
+from dpcore.counting.engines import count_table
 from dpcore.counting.on_engine import expand_records
+from dpcore.data.domain import Domain, infer_domain, numeric_attribute
+from dpcore.data.io import read_table
 from dpcore.errors import DomainError, InputError, OptionError
 from dpcore.estimate.draws import records
-from dpcore.data.io import read_table
+from dpcore.output import synthesize_file
+from dpcore.output.chunks import write_sets
 
 METHODS = ("steps", "uh_random", "steps_lesda", "flat_laplace", "ipf", "privbayes")
 
@@ -221,7 +221,8 @@ def test_cli_duckdb_parquet_matches_pandas(table, tmp_path, capsys):
     (tmp_path / "domain.json").write_text(dom.to_json())
     common = [str(csv), "--domain", str(tmp_path / "domain.json"), "--seed", "4", "--sets", "2"]
     assert cli.main(["synth", *common, "--out", str(tmp_path / "a")]) == 0
-    assert cli.main(["synth", *common, "--out", str(tmp_path / "b"), "--engine", "duckdb", "--memory-limit", "256MB"]) == 0
+    assert cli.main(["synth", *common, "--out", str(tmp_path / "b"), "--engine", "duckdb",
+                     "--memory-limit", "256MB"]) == 0
     assert cli.main(["synth", *common, "--out", str(tmp_path / "c"), "--engine", "duckdb", "--format", "parquet"]) == 0
     assert "engine duckdb: counted in" in capsys.readouterr().out
     for i in (1, 2):
@@ -308,9 +309,9 @@ def test_cli_domain_on_duckdb_matches_pandas(tmp_path, capsys):
 
 def test_privbayes_on_the_count_table_equals_on_records(table):
     """PrivBayes reads the count table (cells weighted by counts): the same scores and release."""
+    from dpcore.privacy.definitions import ReleaseContext
     from dpcore.privacy.ledger import Ledger
     from dpcore.privacy.neighbours import Neighbours
-    from dpcore.privacy.definitions import ReleaseContext
     from dpcore.synthesizers import privbayes
 
     _, _, _, data, dom = table
@@ -345,8 +346,8 @@ def test_numeric_binning_spec_is_read_the_same_in_memory_and_on_duckdb(tmp_path)
     the same edges, and the same one-line error for a spec without bounds."""
     import pandas as pd
 
-    from dpcore.data.domain import numeric_spec_edges
     from dpcore.counting import duckdb_engine as duckdb_counts
+    from dpcore.data.domain import numeric_spec_edges
 
     df = pd.DataFrame({"x": [1.5, 2.5, 7.0, 9.0], "g": ["a", "b", "a", "b"]})
     path = tmp_path / "t.csv"

@@ -159,7 +159,13 @@ def test_bundled_files_match_the_checksums_in_assets_readme():
 
 def test_cps_voter_wide():
     """≥ 16 categorical attributes, missing as a level, > 10^12 cells; same rows as the extract."""
-    from dpcore.data.datasets import CPS_WIDE_VARIABLES, cps_voter_extract, cps_voter_wide, default_cps_path, load_cps_vrs
+    from dpcore.data.datasets import (
+        CPS_WIDE_VARIABLES,
+        cps_voter_extract,
+        cps_voter_wide,
+        default_cps_path,
+        load_cps_vrs,
+    )
 
     if default_cps_path() is None or not default_cps_path().exists():
         pytest.skip("needs the full cpsvote sample (not bundled): set DPCORE_CPS_VRS to cps_vrs_10k.csv")

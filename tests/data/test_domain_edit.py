@@ -9,9 +9,22 @@ import pytest
 
 import dpcore
 from dpcore.data.domain import DECLARED, INFERRED
-from dpcore.data.editing import (NA_LEVEL_CHOICE, NA_NONE_CHOICE, NA_RECODE_CHOICE, Recode, apply_edges_table,
-                                apply_level_table, apply_recodes, check_edit, edges_table, edit_summary, level_table,
-                                recodes_from_json, recodes_to_json, replace_attribute)
+from dpcore.data.editing import (
+    NA_LEVEL_CHOICE,
+    NA_NONE_CHOICE,
+    NA_RECODE_CHOICE,
+    Recode,
+    apply_edges_table,
+    apply_level_table,
+    apply_recodes,
+    check_edit,
+    edges_table,
+    edit_summary,
+    level_table,
+    recodes_from_json,
+    recodes_to_json,
+    replace_attribute,
+)
 from dpcore.errors import DomainError
 
 
@@ -156,8 +169,9 @@ def test_confirmed_edit_releases_dp(df, dom):
 
 def _app():
     pytest.importorskip("streamlit.testing.v1")
-    from streamlit.testing.v1 import AppTest
     from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=90)
     at.run()
@@ -269,4 +283,5 @@ def test_app_dp_quantile_bounds_have_no_default_from_the_data():
     next(b for b in at.button if b.label == "Use DP quantile edges").click()
     at.run()
     assert not at.exception and at.session_state["dp_bins"] == {}
-    assert any("'age': type the public lower and upper bounds" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("'age': type the public lower and upper bounds" in e.value for e in at.error), \
+        [e.value for e in at.error]

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.errors import InputError
 from dpcore.data.io import read_bytes, read_table
+from dpcore.errors import InputError
 
 pyreadstat = pytest.importorskip("pyreadstat")
 openpyxl = pytest.importorskip("openpyxl")

@@ -18,8 +18,20 @@ import pytest
 
 import dpcore
 from dpcore.cli.commands import main
-from dpcore.data.domain import (DATA_RANGE, DECLARED, DECLARED_EDGES, DP_QUANTILES, EDGE_ORIGINS, PUBLIC_BOUNDS,
-                           PUBLIC_ORIGINS, UNSTATED, Domain, infer_domain, numeric_attribute, suggest_public_bounds)
+from dpcore.data.domain import (
+    DATA_RANGE,
+    DECLARED,
+    DECLARED_EDGES,
+    DP_QUANTILES,
+    EDGE_ORIGINS,
+    PUBLIC_BOUNDS,
+    PUBLIC_ORIGINS,
+    UNSTATED,
+    Domain,
+    infer_domain,
+    numeric_attribute,
+    suggest_public_bounds,
+)
 from dpcore.data.editing import apply_edges_table, edges_table, placeholder_attribute
 from dpcore.errors import DomainError
 

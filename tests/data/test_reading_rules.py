@@ -3,14 +3,13 @@ DP-labelled release (dpcore/data/io.py states the rules)."""
 import io
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import dpcore
-from dpcore.errors import InputError
 from dpcore.data.io import read_csv_bytes, read_parquet_bytes
+from dpcore.errors import InputError
 
 
 def _release_values(df, col, eps=50.0):

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from dpcore.estimate.draws import CellDraw, FixedDraw, IIDDraw, chunk_sizes, deal, part_sizes, records
-from dpcore.estimate.table import DenseTable, draw_cells, cell_codes
+from dpcore.estimate.table import DenseTable, cell_codes, draw_cells
 from dpcore.synthesizers import sparse_leaves as SL
 
 ALPHA = 1e-3
@@ -216,7 +216,8 @@ def test_empty_cells_drawn_in_batches_stay_distinct_and_uniform(monkeypatch):
     assert block0.sum() == 4000 and stats.chisquare(block0).pvalue > ALPHA
 
 
-@pytest.mark.parametrize("method", ["steps", "flat_laplace", "ipf", "privbayes", "aim", "mst", "aim_delta", "mst_delta"])
+@pytest.mark.parametrize("method", ["steps", "flat_laplace", "ipf", "privbayes", "aim", "mst", "aim_delta",
+                                    "mst_delta"])
 def test_a_release_in_tiny_chunks_keeps_its_margins(method, monkeypatch):
     """Every method's set drawn in chunks of 13 records: the released record count, codes in the
     domain, and one-way margins within sampling error of the set drawn whole (same noise: the

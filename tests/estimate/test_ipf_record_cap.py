@@ -20,8 +20,8 @@ def _targets(seed: int):
     """Two-way margins of a random table of 10^4 records, each cell with a little noise (clipped at 0)."""
     rng = np.random.default_rng(seed)
     truth = rng.dirichlet(np.ones(int(np.prod(SHAPE))) * 0.5).reshape(SHAPE) * 10_000
-    return [np.clip(truth.sum(axis=tuple(i for i in range(4) if i not in (a, b))) + rng.normal(0, 5, (SHAPE[a], SHAPE[b])),
-                    0, None) for a, b in AXES]
+    return [np.clip(truth.sum(axis=tuple(i for i in range(4) if i not in (a, b)))
+                    + rng.normal(0, 5, (SHAPE[a], SHAPE[b])), 0, None) for a, b in AXES]
 
 
 def _margins(targets):
@@ -29,7 +29,8 @@ def _margins(targets):
 
 
 def _distance(model_margin, targets, total):
-    return np.mean([np.abs(model_margin(ax) - t * (total / t.sum())).sum() / (2 * total) for ax, t in zip(AXES, targets)])
+    return np.mean([np.abs(model_margin(ax) - t * (total / t.sum())).sum() / (2 * total)
+                    for ax, t in zip(AXES, targets)])
 
 
 def test_at_most_cap_records_is_the_plain_record_fit():
@@ -45,7 +46,8 @@ def test_above_cap_the_fitted_cells_are_weighted_to_the_margins_not_repeated():
     t = _targets(1)
     n, cap = 50_000, 300
     fitted, _ = fit_records(t, AXES, SHAPE, cap, np.random.default_rng(9))
-    model, info = RecordFit(np.random.default_rng(9), records=n, shrink=False, cap=cap).fit(SHAPE, _margins(t), float(n))
+    model, info = RecordFit(np.random.default_rng(9), records=n, shrink=False, cap=cap).fit(SHAPE, _margins(t),
+                                                                                            float(n))
     assert isinstance(model, WeightedRecords) and info["fitted_records"] == cap
     # the support is the fitted records' distinct cells; the weights sum to n
     np.testing.assert_array_equal(model.records, np.unique(fitted, axis=0))

@@ -14,8 +14,15 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.estimate.draws import (TreeCountDraw, _group_sizes, _layout, controlled_round, model_draw, part_sizes,
-                                   records)
+from dpcore.estimate.draws import (
+    TreeCountDraw,
+    _group_sizes,
+    _layout,
+    controlled_round,
+    model_draw,
+    part_sizes,
+    records,
+)
 from dpcore.estimate.junction_tree import DecomposableModel
 
 SHAPE = (3, 4, 3, 2, 3)

@@ -11,7 +11,7 @@ import datetime
 import decimal
 import io
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -119,7 +119,8 @@ def csv_files() -> dict[str, bytes]:
     f["quotes_all.csv"] = csv_text(rows=quoted).encode()
     f["quotes_unclosed_first.csv"] = csv_text(rows=[['"F', *ROWS[0][1:]], *ROWS[1:]]).encode()
     f["quotes_unclosed_last.csv"] = (csv_text() + '"M,1,east\n').encode()
-    f["quotes_delim_inside.csv"] = csv_text(rows=[['"F,x"', *r[1:]] if i % 2 else r for i, r in enumerate(ROWS)]).encode()
+    f["quotes_delim_inside.csv"] = csv_text(rows=[['"F,x"', *r[1:]] if i % 2 else r
+                                                  for i, r in enumerate(ROWS)]).encode()
     f["quotes_newline_inside.csv"] = csv_text(rows=[['"F\nx"', *r[1:]] if i % 3 == 0 else r
                                                     for i, r in enumerate(ROWS)]).encode()
     f["quotes_doubled.csv"] = csv_text(rows=[['"""F"""', *r[1:]] if i % 2 else r for i, r in enumerate(ROWS)]).encode()
@@ -143,9 +144,11 @@ def csv_files() -> dict[str, bytes]:
     f["size_only_delims.csv"] = b",,,\n,,,\n"
     f["size_blank_rows.csv"] = csv_text().replace("\n", "\n\n").encode()
     f["size_trailing_delims.csv"] = csv_text(header=HEADER + [""], rows=[r + [""] for r in ROWS]).encode()
-    f["size_1001_columns.csv"] = csv_text(header=[f"c{i}" for i in range(1001)], rows=[["1"] * 1001, ["2"] * 1001]).encode()
+    f["size_1001_columns.csv"] = csv_text(header=[f"c{i}" for i in range(1001)],
+                                          rows=[["1"] * 1001, ["2"] * 1001]).encode()
     f["size_40_binary_columns.csv"] = csv_text(header=[f"b{i}" for i in range(40)],
-                                               rows=[[str((i >> j) & 1) for j in range(40)] for i in range(12)]).encode()
+                                               rows=[[str((i >> j) & 1) for j in range(40)]
+                                                     for i in range(12)]).encode()
     f["junk_binary.csv"] = bytes(range(256)) * 4
     f["junk_html.csv"] = b"<html><body>not a csv</body></html>"
     f["junk_json.csv"] = b'{"a": [1, 2, 3]}'
@@ -283,7 +286,8 @@ def domain_files() -> dict[str, bytes]:
     f["missing_attribute.json"] = _mutated(lambda d: d["attributes"].pop(2))
     f["extra_attribute.json"] = _mutated(lambda d: d["attributes"].append({"name": "x", "levels": ["a", "b"]}))
     f["reordered_attributes.json"] = _mutated(lambda d: d["attributes"].reverse())
-    f["many_levels.json"] = _mutated(_set_attr(2, "levels", ["east", "north", "south"] + [f"l{k}" for k in range(20000)]))
+    f["many_levels.json"] = _mutated(_set_attr(2, "levels",
+                                               ["east", "north", "south"] + [f"l{k}" for k in range(20000)]))
     for sn, text in {"empty": "", "spaces": "   ", "not_json": "{not json", "array": "[1, 2]", "null": "null",
                      "string": '"domain"', "number": "3", "attrs_null": '{"attributes": null}',
                      "attrs_dict": '{"attributes": {"sex": ["F", "M"]}}', "attrs_empty": '{"attributes": []}',

@@ -40,7 +40,8 @@ APP_DOMAINS = ["ok.json", "source_0.json", "attr0_na_0.json", "attr0_levels_0.js
 
 def test_the_corpus_is_large_enough():
     counts = {"tables": len(FILES), "domains": len(DOMAINS), "cli options": len(OPTION_CASES),
-              "numeric specs": len(hostile.NUMERIC_SPECS), "api": len(API_CASES), "app": len(APP_UPLOADS) + len(APP_DOMAINS)}
+              "numeric specs": len(hostile.NUMERIC_SPECS), "api": len(API_CASES),
+              "app": len(APP_UPLOADS) + len(APP_DOMAINS)}
     assert sum(counts.values()) >= 300 and counts["app"] >= 20, counts
 
 
@@ -220,9 +221,9 @@ def test_hostile_option_values_through_the_cli(opt, value, good_csv, tmp_path, c
     assert_clean(code, err, (opt, value))
     if code == 2:
         stem = opt.lstrip("-").replace("-", "_")
-        named = {stem, stem.replace("_", " "), opt, "ε" if stem == "epsilon" else stem, "L " if stem == "layers" else stem,
-                 "m " if stem == "sets" else stem, "tree" if stem in ("order", "select") else stem,
-                 stem.rstrip("s")}
+        named = {stem, stem.replace("_", " "), opt, "ε" if stem == "epsilon" else stem,
+                 "L " if stem == "layers" else stem, "m " if stem == "sets" else stem,
+                 "tree" if stem in ("order", "select") else stem, stem.rstrip("s")}
         assert any(k in err for k in named) or (value and value in err), (opt, value, err)
     else:
         assert_release_exact(read_table(good_csv), out, (opt, value))
@@ -397,7 +398,8 @@ def app():
 def _assert_page_clean(at, case) -> list[str]:
     assert not at.exception, (case, [e.value for e in at.exception])
     errors = [str(e.value) for e in at.error]
-    assert not any("Something went wrong" in e or "could not be read" in e or "Traceback" in e for e in errors), (case, errors)
+    assert not any("Something went wrong" in e or "could not be read" in e or "Traceback" in e
+                   for e in errors), (case, errors)
     assert all(len(e.splitlines()) == 1 for e in errors), (case, errors)
     return errors
 

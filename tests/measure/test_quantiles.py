@@ -12,8 +12,15 @@ from scipy import stats
 
 import dpcore
 from dpcore.errors import OptionError
-from dpcore.measure.quantiles import (RANK_SENSITIVITY, BinSpec, candidate_grid, dp_bin_edges, dp_quantile,
-                              quantile_probabilities, rank_utility)
+from dpcore.measure.quantiles import (
+    RANK_SENSITIVITY,
+    BinSpec,
+    candidate_grid,
+    dp_bin_edges,
+    dp_quantile,
+    quantile_probabilities,
+    rank_utility,
+)
 
 DATA = np.array([2.0, 3.5, 3.5, 7.0, 8.25, 9.0, 12.0, 15.5])
 

@@ -28,9 +28,9 @@ def _neighbour_pairs(K, max_total):
     """(c, c') with c' = c plus one record in one level; both directions are covered
     because |u(c) − u(c')| is symmetric. Includes c = 0 (empty node)."""
     for c in _count_vectors(K, max_total - 1):
-        for l in range(K):
+        for lvl in range(K):
             d = list(c)
-            d[l] += 1
+            d[lvl] += 1
             yield c, tuple(d)
 
 
@@ -73,9 +73,9 @@ def test_sensitivity_bounds_random_larger_tables(kind, K):
             c = rng.multinomial(nv, np.full(K, 1 / K))
         else:  # skewed Dirichlet
             c = rng.multinomial(nv, rng.dirichlet(np.full(K, 0.3)))
-        for l in range(K):
+        for lvl in range(K):
             d = c.copy()
-            d[l] += 1
+            d[lvl] += 1
             pairs.append((tuple(c), tuple(d)))
     ratio, pair, du, bound = _max_ratio(kind, pairs, K)
     assert ratio <= 1.0 + 1e-12, f"{kind}, K={K}: |Δu| = {du:.4f} > Δu = {bound:.4f} at {pair}"

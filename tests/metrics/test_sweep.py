@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.metrics import sweep as sweep_mod
 from dpcore.cli.metrics import add_evaluate_parser, add_sweep_parser
+from dpcore.metrics import sweep as sweep_mod
 from dpcore.metrics.sweep import clear_cache, run_seed, sweep
 
 METHODS = [("STEPS-2", "steps", {"layers": 2}), ("flat", "flat_laplace", {})]

@@ -17,7 +17,7 @@ import pytest
 
 from dpcore.errors import DomainError
 from dpcore.output import synthesize_file
-from dpcore.output.file_release import FAILED, INCOMPLETE, SUCCESS
+from dpcore.output.file_release import FAILED, SUCCESS
 from dpcore.studio.budget_book import BookEntry
 from dpcore.studio.workspace import Workspace, file_fingerprint
 
@@ -47,11 +47,13 @@ def _markers(out: Path) -> set:
 def test_a_full_disk_is_one_line_a_failed_folder_and_a_failed_book_entry(table, tmp_path, engine, fmt):
     path, domain = table
     out, ws = tmp_path / f"out-{engine}", tmp_path / "ws"
+    argv = ["synth", str(path), "--out", str(out), "--domain", str(domain), "--engine", engine, "--format", fmt,
+            "--seed", "1", "--workspace", str(ws), "--epsilon", "0.5"]
     code = ("import resource, signal, sys\n"
             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (150_000, 150_000))\n"
             "from dpcore.cli.commands import main\n"
-            f"sys.exit(main({['synth', str(path), '--out', str(out), '--domain', str(domain), '--engine', engine, '--format', fmt, '--seed', '1', '--workspace', str(ws), '--epsilon', '0.5']!r}))\n")
+            f"sys.exit(main({argv!r}))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]

@@ -15,8 +15,8 @@ Such an audit only has power through events whose probability is far above δ.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 from scipy import special, stats

@@ -15,13 +15,13 @@ import pandas as pd
 import pytest
 
 import dpcore
+from dpcore.errors import OptionError
+from dpcore.measure.selection import sensitivity
 from dpcore.privacy.ledger import BudgetExceededError, Charge, Ledger
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace
-from dpcore.synthesizers.allocation import allocate_budget, layer_weights
-from dpcore.errors import OptionError
 from dpcore.privacy.neighbours import DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS
-from dpcore.measure.selection import sensitivity
+from dpcore.synthesizers.allocation import allocate_budget, layer_weights
 
 # ----------------------------------------------------------------------------------------
 # a small random table: 300 rows, 4 attributes with 2-4 levels (declared public)
@@ -181,7 +181,8 @@ STEPS_CASES = [
 def test_sweep_covers_every_option_value():
     seen = defaultdict(set)
     for case in STEPS_CASES:
-        for name, v in zip(("method", "select", "alloc", "L", "eps", "cons", "synth", "m", "util", "noise", "r", "nb"), case):
+        for name, v in zip(("method", "select", "alloc", "L", "eps", "cons", "synth", "m", "util", "noise", "r", "nb"),
+                           case):
             seen[name].add(v)
     assert seen["nb"] == set(NOTIONS)
     assert seen["cons"] == set(CONSISTENCY) and seen["synth"] == set(SYNTHESIS) and seen["m"] == set(SETS)

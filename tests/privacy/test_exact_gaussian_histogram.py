@@ -31,7 +31,14 @@ from scipy import stats
 
 import dpcore.privacy.exact_histogram as E
 from dpcore.privacy.gaussian import DiscreteGaussian
-from tests.privacy.histogram_support import check_histogram_contract, check_pooled_classes, pooled, power_against_moving_mass, three_draw_outcomes, two_sample_p
+from tests.privacy.histogram_support import (
+    check_histogram_contract,
+    check_pooled_classes,
+    pooled,
+    power_against_moving_mass,
+    three_draw_outcomes,
+    two_sample_p,
+)
 
 ALPHA = 1e-3
 getcontext().prec = 130

@@ -29,11 +29,18 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import dpcore.privacy.exact_histogram as E
 import dpcore.privacy.exact_binomial as B
 import dpcore.privacy.exact_bounds as XB
+import dpcore.privacy.exact_histogram as E
 from dpcore.privacy.mechanisms import _dyadic_scale
-from tests.privacy.histogram_support import check_histogram_contract, check_pooled_classes, pooled, power_against_moving_mass, three_draw_outcomes, two_sample_p
+from tests.privacy.histogram_support import (
+    check_histogram_contract,
+    check_pooled_classes,
+    pooled,
+    power_against_moving_mass,
+    three_draw_outcomes,
+    two_sample_p,
+)
 
 getcontext().prec = 220
 ALPHA = 1e-3

@@ -7,8 +7,8 @@ bound must not exceed the claimed ε, and a deliberately mis-calibrated use must
 import numpy as np
 import pytest
 
-from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism, Laplace
 from dpcore.privacy.gaussian import DiscreteGaussian
+from dpcore.privacy.mechanisms import DiscreteLaplace, ExponentialMechanism, Laplace
 from tests.privacy.audit import epsilon_lower_bound, threshold_events
 
 RUNS = 200_000

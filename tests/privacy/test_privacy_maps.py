@@ -3,11 +3,12 @@
 Every registered method (the test iterates ``dpcore.synthesizers.REGISTRY``, so a method
 added later is walked too) runs on a small table under both neighbour notions, with the
 default noise, with real-valued (discretised Laplace) noise and with the sparse leaf
-layer, and with DP quantile bin edges (``dp_bins``), while the mechanisms record each instance that drew noise or made a choice. The
-ledger's charges must be exactly those mechanisms, one charge per run, each with the ε
-the mechanism's map gives at the charge's sensitivity; that sensitivity must be the one
-the mechanism was run at (the exponential mechanism is told it) or, for count noise, the
-count-table sensitivity of the release's neighbour notion (1 add/remove, 2 replace).
+layer, and with DP quantile bin edges (``dp_bins``), while the mechanisms record each
+instance that drew noise or made a choice. The ledger's charges must be exactly those
+mechanisms, one charge per run, each with the ε the mechanism's map gives at the charge's
+sensitivity; that sensitivity must be the one the mechanism was run at (the exponential
+mechanism is told it) or, for count noise, the count-table sensitivity of the release's
+neighbour notion (1 add/remove, 2 replace).
 
 The maps themselves are walked under both privacy definitions: every mechanism's pure-ε map
 and its zCDP map (ρ = ε²/2 for pure ε, ε²/8 for the exponential mechanism, Δ₂²/(2σ²) for the
@@ -261,7 +262,8 @@ MAP_CASES = [("discrete_laplace", 1.0, 1), ("discrete_laplace", 0.3, 2), ("lapla
 def test_the_map_walk_covers_every_mechanism():
     walked = {kind for kind, _, _ in MAP_CASES}
     mechanisms = {cls.name for cls in vars(M).values()
-                  if isinstance(cls, type) and cls.__module__ == M.__name__ and isinstance(getattr(cls, "name", None), str)}
+                  if isinstance(cls, type) and cls.__module__ == M.__name__
+                  and isinstance(getattr(cls, "name", None), str)}
     assert walked | {M.GeneralizedCauchy.name} == mechanisms | {DiscreteGaussian.name}
 
 

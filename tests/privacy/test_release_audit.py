@@ -130,7 +130,8 @@ def test_an_under_noised_empty_cell_histogram_is_caught(monkeypatch):
         return discrete_laplace_histogram(rng, np.asarray(counts, dtype=np.int64), num, den)
 
     monkeypatch.setattr(mechanisms.DiscreteLaplace, "sample_histogram", under_noised)
-    a, b = run_pair(statistics("flat_laplace", {"max_cells": 2}, "add_remove", EPS), *PAIRS["add_remove"], RUNS, seed0=7)
+    a, b = run_pair(statistics("flat_laplace", {"max_cells": 2}, "add_remove", EPS), *PAIRS["add_remove"], RUNS,
+                    seed0=7)
     r = epsilon_lower_bound(*events(a, b))
     assert r.epsilon_lower_bound > EPS and "(y,q)" in r.event, r
 

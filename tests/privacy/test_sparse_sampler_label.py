@@ -21,11 +21,11 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore.synthesizers import sparse_leaves as SL
+from dpcore.privacy.exact_histogram import SAMPLER_NAME
 from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace, _dyadic_scale
-from dpcore.privacy.exact_histogram import SAMPLER_NAME
 from dpcore.studio.report import plain_statement
+from dpcore.synthesizers import sparse_leaves as SL
 
 ALPHA = 1e-3
 #: words that belonged to the floating-point caveat and must not come back
@@ -85,7 +85,7 @@ def test_histogram_cutoff_puts_at_most_one_draw_beyond_it():
         mech = DiscreteLaplace(scale)
         num, den = _dyadic_scale(scale)
         s = num / den
-        tail = lambda t: 2 * np.exp(-(t + 1) / s) / (1 + np.exp(-1 / s))  # P(|Z| > t)
+        tail = lambda t, s=s: 2 * np.exp(-(t + 1) / s) / (1 + np.exp(-1 / s))  # P(|Z| > t)
         for n in (1, 10, 10**4, 10**9, 2**62):
             T = mech.histogram_cutoff(n)
             assert n * tail(T) <= 1 + 1e-9

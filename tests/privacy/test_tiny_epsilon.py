@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.privacy.ledger import MIN_EPSILON
 from dpcore.cli.commands import main
+from dpcore.privacy.ledger import MIN_EPSILON
 from dpcore.synthesizers import REGISTRY
 
 

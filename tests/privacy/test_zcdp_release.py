@@ -184,8 +184,8 @@ def wide():
                                           ("steps", dict(order="c0", consistency="uh", synthesis="round"))])
 @pytest.mark.parametrize("notion", ["add_remove", "replace"])
 def test_the_sparse_path_releases_under_zcdp(method, opts, notion, wide):
-    from dpcore.synthesizers import sparse_leaves
     from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER
+    from dpcore.synthesizers import sparse_leaves
 
     df, dom = wide
     assert dom.size > sparse_leaves.SPARSE_ABOVE

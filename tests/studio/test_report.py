@@ -13,8 +13,15 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.studio.report import (RAW_BANNER, build_report_html, figures_html, find_chromium, html_to_pdf,
-                                  release_report_html, report_filename)
+from dpcore.studio.report import (
+    RAW_BANNER,
+    build_report_html,
+    figures_html,
+    find_chromium,
+    html_to_pdf,
+    release_report_html,
+    report_filename,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -174,7 +181,8 @@ def test_publishable_pdf_has_no_curator_only_mark(release, tmp_path):
 
 def test_curator_only_report_is_marked_and_the_publishable_one_is_not(curator_html, release):
     assert "<title>CURATOR-ONLY" in curator_html and "<h1>CURATOR-ONLY" in curator_html
-    assert curator_html.count('<div class="curator-mark top"') == curator_html.count('<div class="curator-mark bottom"') == 1
+    assert (curator_html.count('<div class="curator-mark top"')
+            == curator_html.count('<div class="curator-mark bottom"') == 1)
     public = release_report_html(release, None, generated="test")
     assert "CURATOR-ONLY" not in public and "curator-mark" not in public.split("</style>")[1]
     assert report_filename(False) == "release_report.html"

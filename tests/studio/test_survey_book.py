@@ -10,13 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.studio.budget_book import BudgetExceeded, manifest_sha256
 from dpcore.cli.commands import main
 from dpcore.errors import OptionError
-from dpcore.survey import imputation as I
-from dpcore.survey import knn_impute
+from dpcore.studio.budget_book import BudgetExceeded, manifest_sha256
 from dpcore.studio.survey_book import IMPUTATION, POSTSTRAT, record_survey_release
 from dpcore.studio.workspace import Workspace, table_fingerprint
+from dpcore.survey import imputation as I
+from dpcore.survey import knn_impute
 
 ROOT = Path(__file__).resolve().parents[2]
 LN2 = math.log(2.0)

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.studio.budget_book import BudgetBook, BudgetExceeded, manifest_sha256
-from dpcore.errors import InputError, OptionError
 from dpcore.data.io import read_table
+from dpcore.errors import InputError, OptionError
+from dpcore.studio.budget_book import BudgetBook, BudgetExceeded, manifest_sha256
 from dpcore.studio.workspace import StoredRelease, Workspace, check_workspace_id, table_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,7 +146,8 @@ def test_two_workspaces_never_see_each_others_data(tmp_path, small):
     a.release(fp, 0.5, "steps", "add_remove", _release(small, 0.5))
     a.book.set_cap(fp, 3.0)
     assert b.tables() == [] and b.designs() == [] and b.load_state("session") is None
-    assert b.releases() == [] and b.book.summary() == [] and {k: b.budget(fp)[k] for k in ("spent", "cap", "remaining")} == {"spent": 0.0, "cap": None, "remaining": None}
+    assert b.releases() == [] and b.book.summary() == []
+    assert {k: b.budget(fp)[k] for k in ("spent", "cap", "remaining")} == {"spent": 0.0, "cap": None, "remaining": None}
     assert a.folder != b.folder and not (b.folder / "tables" / f"{fp}.parquet").exists()
 
 

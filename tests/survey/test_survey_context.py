@@ -37,7 +37,8 @@ def test_tidy_frame_and_laplace_release(pop):
 def test_stratified_design_and_mean(pop):
     d = C.Design(0.1, stratum="region", rates={"n": 0.2})
     s = C.draw_sample(pop, d, np.random.default_rng(2))
-    assert s.loc[s.region == "n", C.WEIGHT].iloc[0] == pytest.approx((pop.region == "n").sum() / (s.region == "n").sum())
+    assert s.loc[s.region == "n", C.WEIGHT].iloc[0] == pytest.approx((pop.region == "n").sum()
+                                                                      / (s.region == "n").sum())
     assert d.max_weight() == pytest.approx(10.0)
     q = C.Query("mean", column="income", bounds=(0, 10000))
     f = C.noise_in_context(pop, d, q, [1.0], 20, np.random.default_rng(3))

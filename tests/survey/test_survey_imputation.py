@@ -35,7 +35,8 @@ def test_count_release_cor_6_4_3(imp):
     assert rel.exact == float((imp.values < 200).sum())
     assert rel.ledger.epsilon == pytest.approx(eps, abs=1e-12)
     c = next(iter(rel.ledger.charges()))[1]
-    assert c.mechanism.startswith("generalized_cauchy") and "not hardened" in c.mechanism and math.isnan(c.sensitivity)  # data-dependent: not recorded
+    # data-dependent sensitivity: not recorded
+    assert c.mechanism.startswith("generalized_cauchy") and "not hardened" in c.mechanism and math.isnan(c.sensitivity)
 
 
 def test_mean_release_cases_and_remark_6_4_7(imp):

@@ -8,8 +8,15 @@ import pandas as pd
 import pytest
 
 from dpcore.errors import InputError, OptionError
-from dpcore.survey.partition import (amplification_table, amplified_epsilon, effective_epsilon,
-                                     laplace_proportion, max_useful_beta, partition, release_to_user)
+from dpcore.survey.partition import (
+    amplification_table,
+    amplified_epsilon,
+    effective_epsilon,
+    laplace_proportion,
+    max_useful_beta,
+    partition,
+    release_to_user,
+)
 
 
 def test_table_5_1_exactly():

@@ -19,16 +19,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.privacy.ledger import BOUNDED, UNBOUNDED
 from dpcore.cli.commands import main
 from dpcore.errors import OptionError
+from dpcore.privacy.ledger import BOUNDED, UNBOUNDED
 from dpcore.privacy.mechanisms import Laplace
 from dpcore.survey import imputation as I
-from dpcore.survey.partition import laplace_proportion, partition, release_to_user
 from dpcore.survey import poststrat as ps
 from dpcore.survey._privacy import public_grid
 from dpcore.survey._smooth import LN2
 from dpcore.survey.knn import knn_impute
+from dpcore.survey.partition import laplace_proportion, partition, release_to_user
 
 DRAWS = 40  # releases per function; each must land on the grid
 

@@ -126,7 +126,7 @@ def test_budget_schedule_rounds_annealing_and_the_last_round():
         if c.label.startswith("round"):
             rounds.setdefault(int(c.label.split(":")[0].split()[1]), []).append(c.epsilon)
     budgets = [sum(v) for _, v in sorted(rounds.items())]
-    for (t, (sel, msr)) in sorted(rounds.items()):
+    for (_t, (sel, msr)) in sorted(rounds.items()):
         assert sel == pytest.approx(0.1 * (sel + msr))
     for prev, cur in zip(budgets, budgets[1:-1]):
         assert cur == pytest.approx(prev) or cur == pytest.approx(2 * prev)

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.privacy.neighbours import Neighbours
-from dpcore.privacy.definitions import ReleaseContext
-from dpcore.privacy.ledger import Ledger
 from dpcore.errors import OptionError
-from dpcore.synthesizers import REGISTRY
 from dpcore.estimate import dense_ipf as D
 from dpcore.estimate.denoise import makepos
+from dpcore.privacy.definitions import ReleaseContext
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers import ipf as I
 
 # ---------------------------------------------------------------------------- fixtures
@@ -55,7 +55,7 @@ def naive_ipf(targets, axes, shape, tol, max_iter, total):
     t = [np.asarray(x, float) * (total / np.sum(x)) for x in targets]
     p = {c: total / len(cells) for c in cells}
     converged = False
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 - the iteration count is returned after the loop
         old = dict(p)
         for tj, ax in zip(t, axes):
             cur = {}
@@ -149,7 +149,8 @@ def test_fit_equals_naive_reference(zeros):
 def test_dense_sweep_updates_in_place():
     """The full-table sweep rescales the table in place (no per-margin copy of the table)."""
     shape = (4, 5, 6)
-    prepared = [(np.full([shape[i] if i in ax else 1 for i in range(3)], 0.1), tuple(i for i in range(3) if i not in ax), ax)
+    prepared = [(np.full([shape[i] if i in ax else 1 for i in range(3)], 0.1),
+                 tuple(i for i in range(3) if i not in ax), ax)
                 for ax in itertools.combinations(range(3), 2)]
     p = np.full(shape, 1.0)
     before = p.__array_interface__["data"][0]
@@ -198,7 +199,8 @@ def test_release_ledger_one_charge_per_margin(table, domain):
         for path, ch in charges:
             assert path.split("/")[1] in ("set 1", "set 2")
             assert ch.epsilon == pytest.approx(eps_sets / m / 3, rel=1e-15)
-            assert ch.sensitivity == hs and ch.mechanism == "laplace (discretised, floating-point safe)" and ch.neighbours == rel.neighbours.label
+            assert ch.sensitivity == hs and ch.mechanism == "laplace (discretised, floating-point safe)"
+            assert ch.neighbours == rel.neighbours.label
             # |M|·m·Δ/ε, Raab's M/ε per set at Δ = 1; the safe grid adds at most 2^-16
             assert ch.scale == pytest.approx(hs * 3 * m / eps_sets, rel=1e-4)
             assert ch.parallel_over == cells[ch.label.removeprefix("margin ")]
@@ -212,7 +214,8 @@ def test_default_margins_are_all_two_way_and_ledger_totals(table, domain):
     rel = dpcore.synthesize(table, method="ipf", epsilon=0.7, sets=3, seed=1, domain=domain, noise="discrete_laplace")
     assert rel.ledger.epsilon == pytest.approx(0.7, abs=1e-12)
     assert len(list(rel.ledger.charges())) == 1 + 3 * math.comb(4, 2)  # + the record count
-    assert {c.mechanism for p, c in rel.ledger.charges() if "record count" not in p} == {"discrete_laplace (exact sampler)"}
+    assert ({c.mechanism for p, c in rel.ledger.charges() if "record count" not in p}
+            == {"discrete_laplace (exact sampler)"})
     diag = rel.diagnostics["per_set"]
     assert len(diag) == 3 and all(d["margins"] == 6 for d in diag)
 
@@ -225,7 +228,8 @@ def test_seed_reproduces_release(table, domain):
 
 def test_high_epsilon_release_keeps_the_two_way_margins(table, domain):
     """ε = 1e6: the synthetic two-way margins are a multinomial draw around the data's."""
-    rel = dpcore.synthesize(table, method="ipf", epsilon=1e6, seed=2, domain=domain, synthesis="round", prior=0, tol=1e-6)
+    rel = dpcore.synthesize(table, method="ipf", epsilon=1e6, seed=2, domain=domain, synthesis="round", prior=0,
+                            tol=1e-6)
     syn = rel.sets[0]
     for x, y in itertools.combinations(table.columns, 2):
         o = pd.crosstab(table[x], table[y])
@@ -237,7 +241,8 @@ def test_not_converged_is_flagged_with_warning(table, domain):
     rel = dpcore.synthesize(table, method="ipf", epsilon=0.5, seed=3, domain=domain, max_iter=1)
     d = rel.diagnostics["per_set"][0]
     assert d["converged"] is False and d["iterations"] == 1 and d["max_change"] >= 1e-3
-    assert any("IPF did not converge within max_iter=1; results may not match the noisy margins" in w for w in d["warnings"])
+    assert any("IPF did not converge within max_iter=1; results may not match the noisy margins" in w
+               for w in d["warnings"])
     ok = dpcore.synthesize(table, method="ipf", epsilon=0.5, seed=3, domain=domain).diagnostics["per_set"][0]
     assert ok["converged"] is True and ok["max_change"] < 1e-3 and not any("converge" in w for w in ok["warnings"])
 
@@ -253,7 +258,8 @@ def test_attribute_in_no_margin_is_warned(table, domain):
 def test_resolve_defaults_and_forms(domain):
     o = I.resolve(domain)
     assert o.margins == tuple(itertools.combinations(["a", "b", "c", "d"], 2))
-    assert (o.prior, o.noise, o.positivity, o.tol, o.max_iter, o.synthesis) == (1.0, "discrete_laplace", "clip", 1e-3, 5000, "sample")
+    assert (o.prior, o.noise, o.positivity, o.tol, o.max_iter, o.synthesis) == (1.0, "discrete_laplace", "clip", 1e-3,
+                                                                                5000, "sample")
     assert o.to_dict()["margins"][0] == ["a", "b"]
     assert I.resolve(domain, margins="c,a; d").margins == (("a", "c"), ("d",))
     assert I.resolve(domain, margins=[["d", "b"], "a,c", "b"]).margins == (("b", "d"), ("a", "c"), ("b",))

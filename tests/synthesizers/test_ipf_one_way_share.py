@@ -12,8 +12,8 @@ import pytest
 
 import dpcore
 from dpcore.cli.commands import main
-from dpcore.privacy.neighbours import Neighbours
 from dpcore.errors import OptionError
+from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers import ipf as I
 
 

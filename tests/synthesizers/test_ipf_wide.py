@@ -1,10 +1,10 @@
 """``ipf`` at any width (docs/methods/ipf.md): the junction-tree fit (dpcore.estimate.junction_tree,
-margins in ipf's order) is the dense fit held as clique tables, forward sampling draws from it, the record fit (GUM) runs where no small
-junction tree exists, and none of them allocates by cells of the full cross-tabulation."""
+margins in ipf's order) is the dense fit held as clique tables, forward sampling draws from it, the record
+fit (GUM) runs where no small junction tree exists, and none of them allocates by cells of the full
+cross-tabulation."""
 from __future__ import annotations
 
 import itertools
-import math
 import os
 import tracemalloc
 
@@ -18,7 +18,7 @@ from dpcore.data.datasets import load_sd2011, sd2011_extract
 from dpcore.errors import OptionError
 from dpcore.estimate import denoise
 from dpcore.estimate.dense_ipf import ipf
-from dpcore.estimate.junction_tree import JunctionTree, JunctionTreeIPF
+from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.estimate.record_fit import fit_records
 from dpcore.measure.margins import NoisyMargin
 from dpcore.metrics import utility_tables
@@ -193,7 +193,8 @@ def test_all_two_way_margins_on_a_wide_table_use_the_record_fit_without_allocati
 
 def test_sparse_margins_on_a_wide_table_use_the_junction_tree(wide):
     df, dom = wide
-    margins = ";".join(f"a{j:02d},b{j:02d}" for j in range(7)) + ";" + ";".join(f"a{j:02d},a{j + 1:02d}" for j in range(6))
+    margins = (";".join(f"a{j:02d},b{j:02d}" for j in range(7)) + ";"
+               + ";".join(f"a{j:02d},a{j + 1:02d}" for j in range(6)))
     rel = dpcore.synthesize(df, "ipf", 2.0, seed=2, domain=dom, margins=margins)
     d = rel.diagnostics["per_set"][0]
     assert d["fit"] == "junction_tree" and d["converged"] and max(len(c) for c in d["cliques"]) == 2

@@ -12,8 +12,8 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore.privacy.ledger import BOUNDED, Ledger
 from dpcore.errors import OptionError
+from dpcore.privacy.ledger import BOUNDED, Ledger
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers import privbayes as PB
 
@@ -95,7 +95,8 @@ def test_general_mi_sensitivity_brute_force(kx, kp, n_max):
 def test_sensitivity_formulas_and_small_n():
     n = 1000
     assert PB.mi_sensitivity(n, True) == pytest.approx(math.log2(n) / n + (n - 1) / n * math.log2(n / (n - 1)))
-    assert PB.mi_sensitivity(n, False) == pytest.approx(2 / n * math.log2((n + 1) / 2) + (n - 1) / n * math.log2((n + 1) / (n - 1)))
+    assert PB.mi_sensitivity(n, False) == pytest.approx(2 / n * math.log2((n + 1) / 2)
+                                                        + (n - 1) / n * math.log2((n + 1) / (n - 1)))
     assert PB.mi_sensitivity(n, True) < PB.mi_sensitivity(n, False)
     with pytest.raises(OptionError, match="at least 2 records"):
         PB.mi_sensitivity(1, False)
@@ -141,7 +142,7 @@ def test_network_is_a_valid_dag(k, seed):
     net, steps = PB.learn_network(dom.encode(df), dom, opts, 1.0, np.random.default_rng(seed), led)
     order = [x for x, _ in net]
     assert sorted(order) == list(range(6))  # every attribute once
-    for pos, (x, pi) in enumerate(net):
+    for pos, (_x, pi) in enumerate(net):
         assert len(pi) == min(k, pos) and len(set(pi)) == len(pi)
         assert set(pi) <= set(order[:pos])  # parents placed before the child
     assert len(steps) == 5 and led.epsilon == pytest.approx(1.0, abs=1e-12)
@@ -220,8 +221,8 @@ def test_ledger_totals_and_structure(table, d, k, m, share):
     df = table.iloc[:, :d]
     dom = dpcore.infer_domain(df).declared()
     eps = 1.7
-    rel = dpcore.synthesize(df, method="privbayes", epsilon=eps, sets=m, seed=1, domain=dom, degree=k, network_share=share,
-                            neighbours="replace")
+    rel = dpcore.synthesize(df, method="privbayes", epsilon=eps, sets=m, seed=1, domain=dom, degree=k,
+                            network_share=share, neighbours="replace")
     assert rel.ledger.epsilon == pytest.approx(eps, abs=1e-12)
     P, T = PB.network_plan(d, k)
     assert T == d - min(k, d - 1)

@@ -43,8 +43,9 @@ def test_the_schema_declares_exactly_the_options_the_method_resolves(method):
 @pytest.mark.parametrize("method", sorted(REGISTRY))
 def test_resolve_takes_its_defaults_from_the_schema(method, monkeypatch):
     """Changing a declared default changes what resolve returns: the schema is the source."""
-    from dpcore.data.domain import infer_domain
     import pandas as pd
+
+    from dpcore.data.domain import infer_domain
 
     dom = infer_domain(pd.DataFrame({"a": list("xyxy"), "b": list("pqqp"), "c": list("uuvv")})).declared()
     spec = REGISTRY[method]
@@ -55,8 +56,9 @@ def test_resolve_takes_its_defaults_from_the_schema(method, monkeypatch):
     other = next(c for c in choice.choices if c != choice.default)
     patched = tuple(dataclasses.replace(o, default=other) if o is choice else o for o in spec.options)
     # the modules read their own OPTIONS tuple: patch it where resolve looks
-    import dpcore.synthesizers.options as O
     import sys
+
+    import dpcore.synthesizers.options as O
 
     mod = sys.modules[spec.resolve.__module__]
     name = "STEPS_OPTIONS" if mod is O else "OPTIONS"

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpcore.synthesizers import hierarchy as H
-from dpcore.synthesizers.cells import draw_cells
-from dpcore.estimate.consistency import _project_children, make_consistent
 from dpcore.counting.count_table import CountTable
+from dpcore.estimate.consistency import _project_children, make_consistent
 from dpcore.privacy.gaussian import DiscreteGaussian
-from dpcore.privacy.mechanisms import DiscreteLaplace
-from dpcore.synthesizers import sparse_leaves as SL
 from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers import hierarchy as H
+from dpcore.synthesizers import sparse_leaves as SL
+from dpcore.synthesizers.cells import draw_cells
 from dpcore.synthesizers.steps import layer_measurements
 
 ALPHA = 1e-3
@@ -107,8 +107,8 @@ def test_flat_sparse_matches_dense(synthesis, mech):
     data_cells = set(np.ravel_multi_index(tuple(X.T), SHAPE).tolist())
     table = CountTable.from_codes(X, SHAPE)
     n_out = N + 3
-    dense = [_statistics(_dense_flat(X, SHAPE, mech, 1.0, synthesis, n_out, np.random.default_rng(s)), data_cells, SHAPE)
-             for s in range(R)]
+    dense = [_statistics(_dense_flat(X, SHAPE, mech, 1.0, synthesis, n_out, np.random.default_rng(s)), data_cells,
+                         SHAPE) for s in range(R)]
     sparse = [_statistics(SL.flat_release(table, mech, n_out, np.random.default_rng(10_000 + s), prior=1.0,
                                           synthesis=synthesis), data_cells, SHAPE) for s in range(R)]
     _compare(dense, sparse)
@@ -119,7 +119,8 @@ def test_flat_sparse_honours_structural_zeros():
     table = CountTable.from_codes(X, SHAPE)
     zeros = [tuple(X[0]), (3, 4, 5)]
     for s in range(20):
-        out = SL.flat_release(table, DiscreteLaplace(1.0), 50, np.random.default_rng(s), prior=1.0, structural_zeros=zeros)
+        out = SL.flat_release(table, DiscreteLaplace(1.0), 50, np.random.default_rng(s), prior=1.0,
+                              structural_zeros=zeros)
         flat = set(np.ravel_multi_index(tuple(out.T), SHAPE).tolist())
         assert not flat & set(np.ravel_multi_index(tuple(np.array(zeros).T), SHAPE).tolist())
         assert len(out) == 50
@@ -187,8 +188,9 @@ def test_steps_sparse_matches_dense_under_the_discrete_gaussian(consistency):
     dense = [_statistics(_dense_steps(tree, X, mechs, n_out, consistency, "sample", np.random.default_rng(s)),
                          data_cells, SHAPE) for s in range(R)]
     layers = layer_measurements(tree, mechs, Neighbours(), "exact integer sampler", sparse=True)
-    sparse = [_statistics(SL.steps_release(tree, table, layers, Ledger("set", unit="rho", delta=1e-9), n_out, consistency,
-                                           "sample", np.random.default_rng(10_000 + s)), data_cells, SHAPE)
+    sparse = [_statistics(SL.steps_release(tree, table, layers, Ledger("set", unit="rho", delta=1e-9), n_out,
+                                           consistency, "sample", np.random.default_rng(10_000 + s)),
+                          data_cells, SHAPE)
               for s in range(R)]
     _compare(dense, sparse)
 
@@ -251,7 +253,8 @@ def test_sparse_release_through_the_api(monkeypatch):
     monkeypatch.setattr(SL, "SPARSE_ABOVE", 0)
     rng = np.random.default_rng(6)
     df = pd.DataFrame({c: rng.choice(list("xyz"), 80) for c in "pqrs"})
-    for method, opts in [("flat_laplace", {}), ("steps", dict(layers=2)), ("steps", dict(order="p;q", consistency="uh")),
+    for method, opts in [("flat_laplace", {}), ("steps", dict(layers=2)),
+                         ("steps", dict(order="p;q", consistency="uh")),
                          ("steps", dict(order="p,q", synthesis="round", consistency="wls"))]:
         rel = dpcore.synthesize(df, method=method, epsilon=1.0, sets=2, seed=3, **opts)
         assert len(rel.sets) == 2 and len(rel.sets[0]) == rel.record_count["value"]

@@ -10,9 +10,9 @@ from scipy import stats
 
 import dpcore
 import dpcore.data.datasets as datasets
-from dpcore.synthesizers import hierarchy as H
 from dpcore.estimate.consistency import make_consistent
 from dpcore.privacy.mechanisms import DiscreteLaplace
+from dpcore.synthesizers import hierarchy as H
 from dpcore.synthesizers import steps as steps_mod
 from dpcore.synthesizers.options import resolve_steps_options
 
