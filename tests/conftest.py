@@ -27,8 +27,8 @@ _AUDIT_FILES = {"test_mechanism_audit.py", "test_release_audit.py"}
 
 
 def _slow_ids() -> frozenset[str]:
-    """Tests measured over ~8 s on the 2-core machine (`pytest --durations`), listed in slow_tests.txt
-    as node ids or node-id prefixes; `make check` leaves them out, `make test` runs them."""
+    """Tests measured slow on the 2-core machine (`pytest --durations`), listed in slow_tests.txt as
+    node ids or node-id prefixes; `make check` leaves them out, `make test` runs them."""
     listed = (_TESTS / "slow_tests.txt").read_text().splitlines()
     return frozenset(s.strip() for s in listed if s.strip() and not s.lstrip().startswith("#"))
 
