@@ -19,7 +19,13 @@ Cases:
   (steps defaults, ε = 1, m = 1; with Spark the JVM start is inside the time, and the peak RSS
   is the Python process only);
 * ``release:<method>:<rows>``: ``synthesize_file(..., engine="duckdb", memory_limit="512MB",
-  format="parquet")``, method defaults, ε = 1, m = 1, seed 0: file → Parquet synthetic set.
+  format="parquet")``, method defaults, ε = 1, m = 1, seed 0: file → Parquet synthetic set
+  (the rows written are read back from the file's footer, and ``_SUCCESS`` checked);
+* ``spark:<method>:<rows>``: ``synthesize_file(..., engine="spark")`` on ``local[2]`` (JVM start
+  excluded): the executors draw and write the set as Parquet part files; the peak RSS is the
+  Python driver's only; the part files' rows and both ``_SUCCESS`` markers are checked.
+
+Each run also records the 1-minute load average when it starts (the machine is shared).
 
 Usage: ``PYTHONPATH=. .venv/bin/python bench/engines.py [--quick] [--only CASES] [--reps N]`` (``--quick``: 10^6
 rows only; ``--reps``: N fresh children per case, medians of wall, CPU and peak RSS, each run kept too).
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -109,6 +116,7 @@ def run_case(case: str) -> dict:
     path = data_file(size)
     dom = domain()
     extra = {}
+    load1 = os.getloadavg()[0]  # the machine is shared: the 1-minute load when this run starts
     if kind == "count" and what == "spark":
         from dpcore.counting import spark_engine as spark_counts
 
@@ -129,9 +137,11 @@ def run_case(case: str) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         rel = synthesize_file(path, out, what, 1.0, sets=1, seed=0, domain=dom, engine="spark", spark_master=spark)
         import pyarrow.parquet as pq
-        extra = {"rows_out": rel.record_count["value"], "timings": rel.timings,
-                 "parts": len(list(Path(rel.sets[0]).glob("part-*.parquet"))),
-                 "rows_written": pq.read_metadata(next(Path(rel.sets[0]).glob("part-*.parquet"))).num_rows}
+        parts = sorted(Path(rel.sets[0]).glob("part-*.parquet"))
+        extra = {"rows_out": rel.record_count["value"], "timings": rel.timings, "parts": len(parts),
+                 "rows_written": sum(pq.read_metadata(f).num_rows for f in parts),
+                 "set_success": (Path(rel.sets[0]) / "_SUCCESS").exists(),
+                 "release_success": (out / "_SUCCESS").exists()}
         shutil.rmtree(out, ignore_errors=True)
     elif kind == "cli":  # end to end through the command line, steps defaults
         from dpcore.cli import commands as cli
@@ -152,7 +162,9 @@ def run_case(case: str) -> dict:
         out = OUT / f"engines_release_{what}_{size}"
         rel = synthesize_file(path, out, what, 1.0, sets=1, seed=0, domain=dom, engine="duckdb",
                               memory_limit="512MB", format="parquet")
-        extra = {"rows_out": rel.record_count["value"], "timings": rel.timings}
+        import pyarrow.parquet as pq
+        extra = {"rows_out": rel.record_count["value"], "timings": rel.timings,
+                 "rows_written": pq.read_metadata(rel.sets[0]).num_rows, "release_success": (out / "_SUCCESS").exists()}
         per_set = (rel.diagnostics.get("per_set") or [{}])[0]
         extra.update({k: per_set[k] for k in ("fit", "iterations", "converged", "rounds") if k in per_set})
         shutil.rmtree(out, ignore_errors=True)
@@ -167,7 +179,7 @@ def run_case(case: str) -> dict:
             extra["identical_to_duckdb"] = bool(np.array_equal(ref["codes"], table.codes)
                                                 and np.array_equal(ref["counts"], table.counts))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"case": case, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak, **extra}
+    return {"case": case, "wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak, "load1_at_start": load1, **extra}
 
 
 def child(case: str) -> dict:
@@ -198,9 +210,9 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     sizes = ["1e6"] if args.quick else ["1e6", "1e7", "5e7"]
     if args.only:
-        sizes = sorted({c.rsplit(":", 1)[1] for c in args.only.split(",")}, key=lambda z: SIZES[z])
+        sizes = sorted({c.split(":")[2] for c in args.only.split(",")}, key=lambda z: SIZES[z])
     if args.only:  # write only the files the named cases read
-        sizes = [s for s in sizes if any(c.endswith(":" + s) for c in args.only.split(","))]
+        sizes = [s for s in sizes if any(c.split(":")[2] == s for c in args.only.split(","))]
     print(subprocess.run(["df", "-h", str(DATA)], capture_output=True, text=True).stdout.strip())
     for s in sizes:
         if not data_file(s).exists():
@@ -221,7 +233,7 @@ def main() -> None:
         runs = [child(case) for _ in range(args.reps)]
         r = dict(runs[0])
         if args.reps > 1 and all("error" not in x for x in runs):
-            for k in ("wall_s", "cpu_s", "peak_rss_mb"):
+            for k in ("wall_s", "cpu_s", "peak_rss_mb", "load1_at_start"):
                 if all(k in x for x in runs):
                     r[k] = statistics.median(x[k] for x in runs)
                     r[k + "_runs"] = [x[k] for x in runs]
