@@ -8,6 +8,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pandas as pd
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -34,8 +37,6 @@ def _slow_ids() -> frozenset[str]:
 
 
 def pytest_collection_modifyitems(config, items):
-    import pytest
-
     slow = _slow_ids()
     for item in items:
         parts = Path(str(item.fspath)).resolve().relative_to(_TESTS).parts
@@ -45,3 +46,27 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.audit)
         if any(item.nodeid == s or item.nodeid.startswith(s + "[") or item.nodeid.startswith(s + "::") for s in slow):
             item.add_marker(pytest.mark.slow)
+
+
+# --------------------------------------------------------------------------- shared tables
+_S7_CSV = ROOT / "assets" / "sd2011_s7.csv"
+
+
+@pytest.fixture(scope="session")
+def _s7_read() -> pd.DataFrame:
+    return pd.read_csv(_S7_CSV)
+
+
+@pytest.fixture()
+def s7(_s7_read) -> pd.DataFrame:
+    """The bundled SD2011 S7 demo (5,000 × 7, assets/sd2011_s7.csv) as pandas reads it; a fresh copy per
+    test, so a test that edits it cannot change another's."""
+    return _s7_read.copy()
+
+
+@pytest.fixture(scope="session")
+def s7_domain(_s7_read):
+    """S7's domain, inferred from the demo and declared public (its levels are the SD2011 codebook's)."""
+    import dpcore
+
+    return dpcore.infer_domain(_s7_read).declared()

@@ -7,7 +7,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import dpcore
@@ -20,20 +19,14 @@ CASES = [("steps", {"order": "sex;agegr"}), ("steps", {}), ("uh_random", {}), ("
          ("privbayes", {}), ("aim", {}), ("mst", {})]
 
 
-@pytest.fixture(scope="module")
-def s7():
-    df = pd.read_csv(ROOT / "assets" / "sd2011_s7.csv")
-    return df, dpcore.infer_domain(df).declared()
-
-
 def test_every_registered_method_says_its_noise():
     assert all(spec.noise_rows is not None for spec in REGISTRY.values())
 
 
 @pytest.mark.parametrize("method,opts", CASES, ids=lambda c: str(c))
 @pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
-def test_rows_match_the_charges_of_a_real_release(s7, method, opts, neighbours):
-    df, dom = s7
+def test_rows_match_the_charges_of_a_real_release(s7, s7_domain, method, opts, neighbours):
+    df, dom = s7, s7_domain
     rel = dpcore.synthesize(df, method=method, epsilon=1.0, sets=2, seed=5, domain=dom, neighbours=neighbours, **opts)
     n = rel.record_count["value"]
     rows = dpcore.expected_noise(method, dom, 1.0, n=n, sets=2, neighbours=neighbours, **opts)
@@ -51,8 +44,8 @@ def test_rows_match_the_charges_of_a_real_release(s7, method, opts, neighbours):
             assert any(c.parallel_over == row.counts for c in same), (row, [c.parallel_over for c in same])
 
 
-def test_steps_rows_agree_with_the_preview(s7):
-    df, dom = s7
+def test_steps_rows_agree_with_the_preview(s7, s7_domain):
+    df, dom = s7, s7_domain
     pv = dpcore.preview(df, epsilon=1.0, sets=5, domain=dom, order="sex;agegr")
     rows = dpcore.expected_noise("steps", dom, 1.0, n=len(df), sets=5, order="sex;agegr")
     assert [r.counts for r in rows] == list(pv.layers["real"])  # 2 nodes, 10 nodes, 147,000 leaf cells
@@ -60,8 +53,8 @@ def test_steps_rows_agree_with_the_preview(s7):
     assert rows[-1].swamped and not rows[0].swamped  # 2,500 records per sex node; 0.034 per leaf cell
 
 
-def test_margin_rows_agree_with_the_preview(s7):
-    df, dom = s7
+def test_margin_rows_agree_with_the_preview(s7, s7_domain):
+    df, dom = s7, s7_domain
     for method in ("ipf", "flat_laplace"):
         pv = dpcore.preview(df, method=method, epsilon=1.0, sets=5, domain=dom)
         rows = dpcore.expected_noise(method, dom, 1.0, n=len(df), sets=5)
@@ -69,8 +62,8 @@ def test_margin_rows_agree_with_the_preview(s7):
         assert [r.cells for r in rows] == list(pv.margins["cells"].astype(float))
 
 
-def test_replace_doubles_the_noise_and_spends_nothing_on_the_count(s7):
-    _, dom = s7
+def test_replace_doubles_the_noise_and_spends_nothing_on_the_count(s7, s7_domain):
+    dom = s7_domain
     ar = dpcore.expected_noise("flat_laplace", dom, 1.0, n=5000, sets=1)[0]
     rp = dpcore.expected_noise("flat_laplace", dom, 1.0, n=5000, sets=1, neighbours="replace")[0]
     assert ar.epsilon == pytest.approx(0.95) and rp.epsilon == pytest.approx(1.0)  # 5% buys the noisy count
@@ -78,10 +71,10 @@ def test_replace_doubles_the_noise_and_spends_nothing_on_the_count(s7):
     assert ar.noise_sd == pytest.approx(math.sqrt(DiscreteLaplace(1 / 0.95).variance))
 
 
-def test_the_noise_sd_is_the_sd_of_the_noise_drawn(s7):
+def test_the_noise_sd_is_the_sd_of_the_noise_drawn(s7, s7_domain):
     """Statistical check (seed 0, 400,000 draws): the released counts' noise has the stated SD
     within 1% (the SD estimate's own standard error here is about 0.2%)."""
-    _, dom = s7
+    dom = s7_domain
     for method, eps in (("flat_laplace", 1.0), ("mst", 0.3)):
         for row in dpcore.expected_noise(method, dom, eps, n=5000, sets=1)[:2]:
             mech = DiscreteLaplace.calibrate(row.epsilon, 1.0)
@@ -95,8 +88,8 @@ def test_typical_cells_is_the_median_product():
     assert typical_cells([2] * 40, 20) == pytest.approx(2.0 ** 20)  # too many subsets: geometric mean
 
 
-def test_bad_options_name_the_option(s7):
-    _, dom = s7
+def test_bad_options_name_the_option(s7, s7_domain):
+    dom = s7_domain
     with pytest.raises(dpcore.OptionError, match="method must be one of"):
         dpcore.expected_noise("nope", dom, 1.0, n=10)
     with pytest.raises(dpcore.OptionError, match="epsilon"):

@@ -16,12 +16,6 @@ from dpcore.studio.workspace import Workspace
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def s7():
-    df = pd.read_csv(ROOT / "assets" / "sd2011_s7.csv")
-    return df, dpcore.infer_domain(df).declared()
-
-
 def test_a_job_reports_progress_and_its_result():
     gate = threading.Event()
 
@@ -78,8 +72,8 @@ def test_a_failing_job_keeps_its_error():
     assert job.wait(5) and job.state == jobs.FAILED and "epsilon must be positive" in str(job.error)
 
 
-def test_synthesize_reports_each_set_and_the_seeded_release_is_unchanged(s7):
-    df, dom = s7
+def test_synthesize_reports_each_set_and_the_seeded_release_is_unchanged(s7, s7_domain):
+    df, dom = s7, s7_domain
     calls = []
     with_cb = dpcore.synthesize(df, method="steps", epsilon=1.0, sets=3, seed=11, domain=dom,
                                 progress=lambda d, t: calls.append((d, t)))
@@ -89,10 +83,10 @@ def test_synthesize_reports_each_set_and_the_seeded_release_is_unchanged(s7):
     assert with_cb.ledger.to_dict() == plain.ledger.to_dict() and with_cb.record_count == plain.record_count
 
 
-def test_a_release_cancelled_between_sets_returns_nothing_and_spends_nothing(s7, tmp_path):
+def test_a_release_cancelled_between_sets_returns_nothing_and_spends_nothing(s7, s7_domain, tmp_path):
     """The Release page's Cancel: the progress callback raises before the next set, the budget book
     marks the entry aborted (no output left the process) and the spent ε is unchanged."""
-    df, dom = s7
+    df, dom = s7, s7_domain
     ws = Workspace(tmp_path / "ws")
     fp = ws.add_table(df, "s7").fingerprint
     ws.release(fp, 0.5, "steps", "add_remove", lambda: dpcore.synthesize(df, epsilon=0.5, sets=1, seed=1, domain=dom))
@@ -117,11 +111,11 @@ def test_a_release_cancelled_between_sets_returns_nothing_and_spends_nothing(s7,
     assert ws.budget(fp)["spent"] == pytest.approx(0.5)
 
 
-def test_a_sweep_job_is_collected_once_into_the_cache(s7, monkeypatch):
+def test_a_sweep_job_is_collected_once_into_the_cache(s7, s7_domain, monkeypatch):
     """dpcore.studio.jobs.start_sweep / collect_sweep (the Trade-offs page's job runner): the sweep's
     arguments reach dpcore.metrics.sweep, the finished result is cached under the job's key once,
     and a cancelled sweep's partial result is shown but not cached."""
-    df, dom = s7
+    df, dom = s7, s7_domain
     seen = {}
 
     def fake_sweep(data, *, methods, epsilons, reps, cancel, progress, **kw):
@@ -150,12 +144,12 @@ def test_a_sweep_job_is_collected_once_into_the_cache(s7, monkeypatch):
     assert res2.attrs["cancelled"] and "k2" not in cache
 
 
-def test_the_comparison_choices_of_a_design(s7):
+def test_the_comparison_choices_of_a_design(s7, s7_domain):
     """dpcore.studio.design.comparison_choices: the design's release first, every other method with its
     comparator options; a STEPS variant with a random tree drops the selection share r."""
     from dpcore.studio import design
 
-    _, dom = s7
+    dom = s7_domain
     d = design.new_design()
     method, opts, problems = design.design_call(d, dom, "aim")
     choices = design.comparison_choices(d, method, opts, problems)

@@ -24,12 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 S7 = ROOT / "assets" / "sd2011_s7.csv"
 
 
-@pytest.fixture(scope="module")
-def s7():
-    return pd.read_csv(S7)
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def small(s7):
     """Three attributes of S7: a release takes milliseconds."""
     return s7[["sex", "agegr", "marital"]].copy()
