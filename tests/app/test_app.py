@@ -60,20 +60,25 @@ def confirm_domain(at: AppTest) -> None:
     assert at.session_state["domain_confirmed"] is True
 
 
-def release(at: AppTest) -> AppTest:
-    """Click Release once; wait for the release job if it outlived the page's short wait."""
-    goto(at, "pages/4_release.py")
+def click_and_collect(at: AppTest, prefix: str) -> AppTest:
+    """Click the button whose label starts with ``prefix``; if the click started a release job, wait for it
+    and rerun, so the page collects its release (finished or not when the page's own short wait ended)."""
     before = at.session_state["release_job"] if "release_job" in at.session_state else None
-    btn = next(b for b in at.button if b.label.startswith("Release (spends"))
-    btn.click()
+    next(b for b in at.button if b.label.startswith(prefix)).click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     job = at.session_state["release_job"] if "release_job" in at.session_state else None
-    if job is not None and job is not before:  # this click's job, finished or not: collected on the next run
+    if job is not None and job is not before:  # a refused click starts none; an old job is not waited for
         assert job.wait(120)
         at.run()
         assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def release(at: AppTest) -> AppTest:
+    """Click Release once; wait for the release job if it outlived the page's short wait."""
+    goto(at, "pages/4_release.py")
+    return click_and_collect(at, "Release (spends")
 
 
 # --------------------------------------------------------------------------- pages load

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from dpcore.cli.commands import main  # noqa: E402
 from dpcore.studio.workspace import Workspace, root_folder  # noqa: E402
-from tests.app.test_app import goto, texts  # noqa: E402  (the same page helpers)
+from tests.app.test_app import click_and_collect, goto, texts  # noqa: E402  (the same page helpers)
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -33,16 +33,7 @@ def start(ws: str | None = None, page: str | None = "pages/1_data.py") -> AppTes
 
 def click(at: AppTest, prefix: str) -> AppTest:
     """Click the button; a release runs as a background job, so wait for it if it outlived the page's wait."""
-    before = at.session_state["release_job"] if "release_job" in at.session_state else None
-    next(b for b in at.button if b.label.startswith(prefix)).click()
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    job = at.session_state["release_job"] if "release_job" in at.session_state else None
-    if job is not None and job is not before:  # this click's job, finished or not: collected on the next run
-        assert job.wait(120)
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-    return at
+    return click_and_collect(at, prefix)
 
 
 def confirm(at: AppTest) -> None:
