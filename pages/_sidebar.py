@@ -25,6 +25,8 @@ def summary() -> None:
         c = s["cfg"]
         eps = c.get("epsilon")
         eps_text = f"ε = {eps:g}" if state.valid_epsilon(eps) else ":red[ε not valid]"
+        if c.get("definition") == "zcdp" and c.get("delta"):  # the guarantee the next release will state
+            eps_text += f", δ = {c['delta']:g}"
         method = ""
         if dom is not None:
             name, opts, _ = state.design_call(dom)

@@ -347,3 +347,42 @@ def test_sweep_cancel_and_charts(server, browser):
     page.get_by_role("heading", name="Glossary").first.wait_for()
     shot(page, "docs")
     context.close()
+
+
+def test_an_epsilon_delta_release_chosen_on_the_design_page(server, browser, tmp_path):
+    """[privacy-definitions] in Chromium: the Design page offers (ε, δ) through zCDP in plain words with
+    δ = 1e-9 preselected; the Release button names ε and δ; the release says "(ε, δ)-differentially
+    private" and the budget book records its δ and ρ."""
+    url, root = server
+    context, page = open_app(browser, url, "1 · Data")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+        str(_categorical_csv(tmp_path / "survey_zcdp.csv")))
+    page.get_by_text("upload: survey_zcdp.csv").first.wait_for()
+    settle(page, 1000)
+    page.get_by_role("button", name=re.compile("^Confirm")).first.click()
+    settle(page, 1000)
+    page.get_by_text("declared public by the curator").first.wait_for()
+
+    goto(page, "2 · Design")
+    page.get_by_text("Pure ε (strongest)").first.wait_for()
+    page.get_by_text(re.compile(r"^\(ε, δ\) through zCDP")).first.click()
+    settle(page, 1000)
+    delta_box = page.get_by_role("combobox", name="δ").first
+    delta_box.wait_for()
+    shown = delta_box.input_value() or delta_box.get_attribute("aria-label") or ""
+    assert "1e-09" in shown + page.locator('[data-testid="stSelectbox"]', has_text="δ").first.text_content(), shown
+    page.locator('[data-testid="stSidebar"]').get_by_text("ε = 1, δ = 1e-09").first.wait_for()  # not stale
+    shot(page, "design-zcdp", widths=(1280,))
+
+    goto(page, "4 · Release")
+    button = page.get_by_role("button", name="Release (spends ε = 1, δ = 1e-09)")
+    ws = workspace(page, root)
+    [table] = [t for t in ws.tables() if t.name == "upload: survey_zcdp.csv"]
+    button.click()
+    page.get_by_text(re.compile(r"Released \d+ set\(s\)")).first.wait_for()
+    settle(page, 1000)
+    page.locator('[data-testid="stAlert"]', has_text="(ε, δ)-differentially private").first.wait_for()
+    [entry] = [e for e in ws.releases(table.fingerprint) if e["status"] != "aborted"]
+    assert entry["delta"] == pytest.approx(1e-9) and entry["rho"] > 0
+    shot(page, "release-zcdp", widths=(1280,))
+    context.close()
