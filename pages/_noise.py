@@ -128,6 +128,10 @@ def adviser_panel(dom: dpcore.Domain, method: str, opts: dict) -> adviser.Advice
             st.write(adv.summary)
             for note in adv.notes:
                 st.caption(note)
+            if c.get("definition") == "zcdp":  # the adviser's figures come from pure-ε runs
+                st.caption("The measured figures are pure-ε releases. Under (ε, δ) through zCDP, AIM, MST and ipf "
+                           "measured lower errors on the same benchmark tables (bench/RESULTS.md, the zCDP "
+                           "section). The check “Noise against the counts” uses the (ε, δ) noise.")
         with c2:
             rows = []
             for a in adv.methods:
