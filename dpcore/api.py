@@ -355,31 +355,46 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
     definition = definition_for(delta)
+    privacy = (neighbours, count_share, max_records)
     if method not in STEPS_METHODS:
-        eps = check_epsilon(epsilon)
-        m = check_sets(sets)
-        dom = _domain(data, domain)
-        opts = REGISTRY[method].resolve(dom, method, **options)
-        if definition.name != "pure":
-            opts = REGISTRY[method].for_definition(opts, definition, options, dom)
-        nb, share = privacy_setup(neighbours, count_share, max_records)
-        budget = definition.budget(eps)
-        eps_sets = budget * (1.0 - share) if share is not None else budget
-        spec = REGISTRY[method]
-        # n: the table's own count (curator-only), where a release uses its noisy count (ipf's "auto" share)
-        args = (opts, dom, eps_sets / m, nb, float(len(data)), definition)
-        plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
-                "record_count_epsilon": budget - eps_sets, "method": method, **_definition_plan(definition, budget),
-                **spec.preview_plan(*args)}
-        table = pd.DataFrame(spec.preview_rows(*args))
-        return MarginPreview(table if definition.name == "pure" else table.rename(columns={"epsilon": "rho"}), plan)
+        return _margin_preview(data, method, epsilon, sets, domain, privacy, definition, options)
+    return _steps_preview(data, method, epsilon, sets, domain, privacy, definition, options)
+
+
+def _margin_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, domain, privacy: tuple,
+                    definition, options: dict) -> MarginPreview:
+    """:func:`preview` of a margin method: the noise scale per margin, from its registry entry."""
+    eps = check_epsilon(epsilon)
+    m = check_sets(sets)
+    dom = _domain(data, domain)
+    opts = REGISTRY[method].resolve(dom, method, **options)
+    if definition.name != "pure":
+        opts = REGISTRY[method].for_definition(opts, definition, options, dom)
+    nb, share = privacy_setup(*privacy)
+    budget = definition.budget(eps)
+    eps_sets = budget * (1.0 - share) if share is not None else budget
+    spec = REGISTRY[method]
+    # n: the table's own count (curator-only), where a release uses its noisy count (ipf's "auto" share)
+    args = (opts, dom, eps_sets / m, nb, float(len(data)), definition)
+    plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
+            "record_count_epsilon": budget - eps_sets, "method": method, **_definition_plan(definition, budget),
+            **spec.preview_plan(*args)}
+    table = pd.DataFrame(spec.preview_rows(*args))
+    return MarginPreview(table if definition.name == "pure" else table.rename(columns={"epsilon": "rho"}), plan)
+
+
+def _steps_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, domain, privacy: tuple,
+                   definition, options: dict) -> Preview:
+    """:func:`preview` of a hierarchical method: the tree (most likely attribute at each
+    node), the expected error per layer, the selection probabilities (curator-only) and
+    the plan."""
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
     dom = _domain(data, domain)
     opts = resolve_steps_options(dom, method, **options)
     if definition.name != "pure":
         opts = REGISTRY[method].for_definition(opts, definition, options, dom)
-    nb, share = privacy_setup(neighbours, count_share, max_records)
+    nb, share = privacy_setup(*privacy)
     X = _encode(dom, data)
     nb.check_size(len(X))
     budget = definition.budget(eps)
@@ -390,26 +405,8 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
     tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, steps.leaf_cell_limit(opts))
     steps.sparse_leaf_layer(tree, opts)  # refuses now what the release would refuse
     mechs = steps.layer_mechanisms(tree, alloc, opts.noise, nb.histogram_sensitivity, definition, nb)
-    rows = steps.expected_errors(tree, mechs, nb.histogram_sensitivity)
-    if definition.name != "pure":
-        for row, c in zip(rows, alloc.counts):
-            row["epsilon"] = c  # the layer's budget, in ρ
-    attrs = tree.attributes_per_layer()
-    for row in rows:
-        k = row["layer"]
-        row["attributes"] = ", ".join(f"{a} ×{c}" for a, c in attrs[k - 1]["splits"].items()) if k <= tree.L else \
-            "leaf cells: " + "; ".join(",".join(dom.names[j] for j in r) for r in tree.remaining if r)
-    table = pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", "epsilon", "noise_scale", "noise_sd",
-                                "expected_se"]]
-    if definition.name != "pure":
-        table = table.rename(columns={"epsilon": "rho"})
-    sel_rows = []
-    for rec in sel.probabilities:
-        for _v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
-            path = dom.path_label(fx)
-            for j in np.flatnonzero(pr > 0):
-                sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j],
-                                 "probability": float(pr[j])})
+    table = _layer_table(tree, mechs, nb, alloc, dom, definition)
+    sel_rows = _selection_rows(sel, dom)
     # node counts only: the leaf layer may be far too big to count densely
     counts = [np.bincount(r, minlength=tree.layers[k].n_real) for k, r in enumerate(H.record_ranks(tree, X))]
     n_pub = float(len(X))
@@ -426,3 +423,33 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         **_definition_plan(definition, budget),
     }
     return Preview(tree, table, plan, pd.DataFrame(sel_rows) if sel_rows else None, counts)
+
+
+def _layer_table(tree, mechs, nb, alloc, dom, definition) -> pd.DataFrame:
+    """One row per layer of the tree: its attributes, node counts, budget and expected error."""
+    rows = steps.expected_errors(tree, mechs, nb.histogram_sensitivity)
+    if definition.name != "pure":
+        for row, c in zip(rows, alloc.counts):
+            row["epsilon"] = c  # the layer's budget, in ρ
+    attrs = tree.attributes_per_layer()
+    for row in rows:
+        k = row["layer"]
+        row["attributes"] = ", ".join(f"{a} ×{c}" for a, c in attrs[k - 1]["splits"].items()) if k <= tree.L else \
+            "leaf cells: " + "; ".join(",".join(dom.names[j] for j in r) for r in tree.remaining if r)
+    table = pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", "epsilon", "noise_scale", "noise_sd",
+                                "expected_se"]]
+    if definition.name != "pure":
+        table = table.rename(columns={"epsilon": "rho"})
+    return table
+
+
+def _selection_rows(sel, dom) -> list[dict]:
+    """The selection probabilities per node and attribute (from the raw data: curator-only)."""
+    sel_rows = []
+    for rec in sel.probabilities:
+        for _v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
+            path = dom.path_label(fx)
+            for j in np.flatnonzero(pr > 0):
+                sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j],
+                                 "probability": float(pr[j])})
+    return sel_rows

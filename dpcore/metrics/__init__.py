@@ -5,16 +5,10 @@
 must not be published as if they were covered by the release's ε.
 """
 
-from dpcore.metrics.analysis import (
-    ChisqConsistency,
-    L1Distance,
-    RegressionOverlap,
-    chisq_consistency,
-    l1_distance,
-    regression_overlap,
-)
+from dpcore.metrics.analysis import ChisqConsistency, L1Distance, chisq_consistency, l1_distance
 from dpcore.metrics.disclosure import Disclosure, disclosure
 from dpcore.metrics.evaluate import evaluate
+from dpcore.metrics.regression import RegressionOverlap, regression_overlap
 from dpcore.metrics.specks import Specks, specks
 from dpcore.metrics.sweep import sweep
 from dpcore.metrics.tables import UtilityTables, WorstTable, utility_tables

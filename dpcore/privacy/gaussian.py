@@ -11,9 +11,9 @@ and divergences of independent coordinates add). ``rho`` is that map; its (ε, �
 comes from ``dpcore.privacy.zcdp.epsilon_of_rho``. Definitions: docs/privacy-model.md.
 
 Exact sampler (their Algorithm 3, vectorised): with t = ⌊σ⌋ + 1, draw Y from the discrete
-Laplace of scale t (the exact integer sampler of ``dpcore.privacy.mechanisms``) and accept it with
+Laplace of scale t (the exact integer sampler of ``dpcore.privacy.exact_laplace``) and accept it with
 probability exp(−(|Y| − σ²/t)²/(2σ²)), an exact Bernoulli(exp(−γ)) for rational γ
-(``dpcore.privacy.mechanisms._bernoulli_exp``); rejected draws are redrawn in the next round.
+(``dpcore.privacy.exact_laplace._bernoulli_exp``); rejected draws are redrawn in the next round.
 Accepting Y = y has probability ∝ exp(−|y|/t) · exp(−(|y| − σ²/t)²/(2σ²)) ∝ exp(−y²/(2σ²)):
 the cross terms cancel, so the accepted draws follow the discrete Gaussian exactly.
 
@@ -37,13 +37,8 @@ import numpy as np
 
 from dpcore.errors import OptionError
 from dpcore.privacy.exact_histogram import DiscreteGaussianLaw, signed_histogram
-from dpcore.privacy.mechanisms import (
-    _bernoulli_exp,
-    _check_rng,
-    _discrete_laplace_exact,
-    _nonnegative_finite,
-    positive_finite,
-)
+from dpcore.privacy.exact_laplace import _bernoulli_exp, _discrete_laplace_exact
+from dpcore.privacy.mechanisms import _check_rng, _nonnegative_finite, positive_finite
 from dpcore.privacy.zcdp import check_delta, check_rho, epsilon_of_rho, rho_of_epsilon_delta
 
 __all__ = ["DiscreteGaussian", "MAX_SIGMA", "MIN_SIGMA"]

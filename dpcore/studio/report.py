@@ -285,13 +285,32 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
              f"{len(sets)} synthetic set(s), neighbours: "
              f"{html.escape(manifest.get('neighbours', {}).get('description', ''))}.</p>"]
 
-    # 1. privacy statement
+    dp_edges = (manifest.get("diagnostics") or {}).get("dp_bin_edges") or {}
+    parts.extend(_privacy_section(manifest, dp_edges))
+    parts.extend(_ledger_section(manifest))
+    parts.extend(_design_section(manifest, dom, dp_edges))
+    parts.extend(_utility_section(dom, original, sets))
+
+    body = "\n".join(parts)
+    css = _CSS
+    if curator_only:
+        body = _curator_pages(body)
+        css += _CURATOR_CSS
+    js = po.get_plotlyjs()
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
+            f"<style>{css}</style><script type='text/javascript'>{js}</script></head>"
+            f"<body>{body}</body></html>")
+
+
+def _privacy_section(manifest: Mapping, dp_edges: Mapping) -> list[str]:
+    """1. The privacy statement, what is treated as public, and the record count."""
+    parts = []
     paras = plain_statement(manifest)
     box = "statement" if manifest.get("dp") else "notdp"
     parts.append('<section id="privacy"><h2>Privacy statement</h2>'
                  f'<div class="{box}">' + "".join(f"<p>{html.escape(p)}</p>" for p in paras) + "</div>")
     public = list(manifest.get("public") or [])
-    dp_edges = (manifest.get("diagnostics") or {}).get("dp_bin_edges") or {}
     if dp_edges:
         public.append("except the bin edges of " + ", ".join(dp_edges) + ": those are differentially private "
                       "outputs of this release (exponential-mechanism quantiles inside declared public bounds), "
@@ -304,21 +323,27 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
         parts.append(f"<p>Records per synthetic set: {html.escape(str(rc.get('value')))} "
                      f"({html.escape(str(rc.get('note', '')))}).</p>")
     parts.append("</section>")
+    return parts
 
-    # 2. ledger
+
+def _ledger_section(manifest: Mapping) -> list[str]:
+    """2. The ledger: its chart and one row per charge."""
     charges = manifest["ledger"]["charges"]
-    parts.append('<section id="ledger" class="page"><h2>Privacy budget ledger</h2>'
-                 "<p>Every use of the data, with the ε it cost. The charges add up to the total ε "
-                 "(sequential composition); the chart is covered by ε (it shows no data).</p>")
+    parts = ['<section id="ledger" class="page"><h2>Privacy budget ledger</h2>'
+             "<p>Every use of the data, with the ε it cost. The charges add up to the total ε "
+             "(sequential composition); the chart is covered by ε (it shows no data).</p>"]
     parts.append(f'<figure class="fig">{_fig_html(ledger_figure(manifest))}</figure>')
     parts.append(_table_html([{"where": c["path"], "mechanism": c["mechanism"], "ε": c["epsilon"],
                                "sensitivity": c["sensitivity"], "noise scale": c["scale"], "records": c["subset"],
                                "neighbours": c.get("neighbours", "")} for c in charges],
                              ["where", "mechanism", "ε", "sensitivity", "noise scale", "records", "neighbours"]))
     parts.append("</section>")
+    return parts
 
-    # 3. method and design
-    parts.append('<section id="design" class="page"><h2>Method and design</h2>')
+
+def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[str]:
+    """3. The method's options and the domain, with where each attribute's levels or edges came from."""
+    parts = ['<section id="design" class="page"><h2>Method and design</h2>']
     opts = manifest.get("options") or {}
     parts.append(_table_html([{"option": k, "value": v} for k, v in opts.items()], ["option", "value"]))
     rows = []
@@ -337,26 +362,19 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
     parts.append(f"<h3>Domain ({html.escape(dom.source)})</h3>")
     parts.append(_table_html(rows, ["attribute", "kind", "levels", "NA level", "levels / bin edges", "source"]))
     parts.append("</section>")
+    return parts
 
-    # 4. utility and risk (raw data: curator-only)
-    parts.append('<section id="utility" class="page"><h2>Utility and disclosure risk</h2>')
+
+def _utility_section(dom: Domain, original: pd.DataFrame | None, sets: Sequence[pd.DataFrame]) -> list[str]:
+    """4. Utility and risk, from the raw data (curator-only); without it, a note that there is none."""
+    parts = ['<section id="utility" class="page"><h2>Utility and disclosure risk</h2>']
     if original is None:
         parts.append("<p>These figures compare the synthetic sets with the raw data, so they are not part of the "
                      "release. This copy of the report was made without the raw data and holds none.</p>")
     else:
         parts.extend(_raw_sections(dom, original, sets))
     parts.append("</section>")
-
-    body = "\n".join(parts)
-    css = _CSS
-    if curator_only:
-        body = _curator_pages(body)
-        css += _CURATOR_CSS
-    js = po.get_plotlyjs()
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{html.escape(title)}</title>"
-            f"<style>{css}</style><script type='text/javascript'>{js}</script></head>"
-            f"<body>{body}</body></html>")
+    return parts
 
 
 def _curator_pages(body: str) -> str:

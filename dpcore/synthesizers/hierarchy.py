@@ -188,7 +188,17 @@ def build_tree(
             real_slots = pr * b + cd
         layers.append(Layer(fx, sp, cs, pr, cd, n_slots, real_slots))
 
-    # leaf layer: cells of the remaining attributes under each layer-L node
+    remaining, leaf_group, offsets = _leaf_layer(fixed, shape, names, max_cells)
+    return PhantomPaddedTree(tuple(names), shape, splits, tuple(layers), b, offsets,
+                             leaf_group.astype(np.int64), remaining)
+
+
+def _leaf_layer(fixed: np.ndarray, shape: tuple[int, ...], names: Sequence[str], max_cells: int):
+    """The leaf layer: the cells of the remaining attributes under each layer-L node.
+
+    Returns (the remaining attributes per group, each node's group, the leaf offsets);
+    refuses (:class:`ResourceError`) before allocating more than ``max_cells`` cells.
+    """
     free = fixed < 0
     groups, leaf_group = np.unique(free, axis=0, return_inverse=True)
     remaining = tuple(tuple(int(j) for j in np.flatnonzero(g)) for g in groups)
@@ -202,8 +212,7 @@ def build_tree(
         )
     leaf_sizes = np.array([int(sizes[g]) for g in leaf_group.ravel()], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(leaf_sizes)]).astype(np.int64)
-    return PhantomPaddedTree(tuple(names), shape, splits, tuple(layers), b, offsets,
-                             leaf_group.ravel().astype(np.int64), remaining)
+    return remaining, leaf_group.ravel(), offsets
 
 
 def _largest(names, shape, k: int = 3) -> list[str]:
