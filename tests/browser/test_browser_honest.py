@@ -156,6 +156,16 @@ def _categorical_csv(path):
     return path
 
 
+def upload_and_confirm(page, csv) -> None:
+    """On the Data page: upload ``csv`` and confirm its (all categorical) domain as public."""
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(csv))
+    page.get_by_text(f"upload: {csv.name}").first.wait_for()
+    settle(page, 1000)
+    page.get_by_role("button", name=re.compile("^Confirm")).first.click()
+    settle(page, 1000)
+    page.get_by_text("declared public by the curator").first.wait_for()
+
+
 def test_done_when_a_one_click_spends_the_epsilon_on_the_button(server, browser, tmp_path):
     """Upload a categorical table, confirm the domain, release with the defaults: the budget book's
     increase equals the ε on the button."""
@@ -165,13 +175,7 @@ def test_done_when_a_one_click_spends_the_epsilon_on_the_button(server, browser,
     page.get_by_role("heading", name="DP release studio").wait_for()
     settle(page)
     goto(page, "1 · Data")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
-        str(_categorical_csv(tmp_path / "survey.csv")))
-    page.get_by_text("upload: survey.csv").first.wait_for()
-    settle(page, 1000)
-    page.get_by_role("button", name=re.compile("^Confirm")).first.click()
-    settle(page, 1000)
-    page.get_by_text("declared public by the curator").first.wait_for()
+    upload_and_confirm(page, _categorical_csv(tmp_path / "survey.csv"))
 
     goto(page, "4 · Release")
     button = page.get_by_role("button", name=re.compile(r"^Release \(spends ε = "))
@@ -355,13 +359,7 @@ def test_an_epsilon_delta_release_chosen_on_the_design_page(server, browser, tmp
     private" and the budget book records its δ and ρ."""
     url, root = server
     context, page = open_app(browser, url, "1 · Data")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
-        str(_categorical_csv(tmp_path / "survey_zcdp.csv")))
-    page.get_by_text("upload: survey_zcdp.csv").first.wait_for()
-    settle(page, 1000)
-    page.get_by_role("button", name=re.compile("^Confirm")).first.click()
-    settle(page, 1000)
-    page.get_by_text("declared public by the curator").first.wait_for()
+    upload_and_confirm(page, _categorical_csv(tmp_path / "survey_zcdp.csv"))
 
     goto(page, "2 · Design")
     page.get_by_text("Pure ε (strongest)").first.wait_for()
