@@ -97,10 +97,11 @@ def _margin_ledger(pv, method: str, opts: dict) -> None:
     tab = pv.margins.assign(**{f"{u} over m sets": pv.margins[col] * plan["sets"]})
     st.dataframe(tab.rename(columns={col: f"{u} per set"}), hide_index=True, width="stretch",
                  column_config={"table": st.column_config.TextColumn(width="medium"),
-                                # ρ shares are small: 3 significant digits in e-notation keep them legible
-                                f"{u} per set": st.column_config.NumberColumn(format="%.3g" if u == "ρ" else "%.4g"),
-                                f"{u} over m sets": st.column_config.NumberColumn(format="%.3g" if u == "ρ"
-                                                                                  else "%.4g"),
+                                # ρ shares are small (1e-5 and below): scientific notation keeps them legible
+                                f"{u} per set": st.column_config.NumberColumn(
+                                    format="scientific" if u == "ρ" else "%.4g"),
+                                f"{u} over m sets": st.column_config.NumberColumn(
+                                    format="scientific" if u == "ρ" else "%.4g"),
                                 "noise_scale": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_sd": st.column_config.NumberColumn(format="%.4g")})
     st.caption(f"{ui.method_label(method, opts)}: {len(tab)} noisy tables per set, {plan['sets']} sets "
