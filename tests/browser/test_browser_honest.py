@@ -370,7 +370,7 @@ def test_an_epsilon_delta_release_chosen_on_the_design_page(server, browser, tmp
     shown = delta_box.input_value() or delta_box.get_attribute("aria-label") or ""
     assert "1e-09" in shown + page.locator('[data-testid="stSelectbox"]', has_text="δ").first.text_content(), shown
     page.locator('[data-testid="stSidebar"]').get_by_text("ε = 1, δ = 1e-09").first.wait_for()  # not stale
-    shot(page, "design-zcdp", widths=(1280,))
+    shot(page, "design-zcdp")
 
     goto(page, "4 · Release")
     button = page.get_by_role("button", name="Release (spends ε = 1, δ = 1e-09)")
@@ -382,5 +382,5 @@ def test_an_epsilon_delta_release_chosen_on_the_design_page(server, browser, tmp
     page.locator('[data-testid="stAlert"]', has_text="(ε, δ)-differentially private").first.wait_for()
     [entry] = [e for e in ws.releases(table.fingerprint) if e["status"] != "aborted"]
     assert entry["delta"] == pytest.approx(1e-9) and entry["rho"] > 0
-    shot(page, "release-zcdp", widths=(1280,))
+    shot(page, "release-zcdp")
     context.close()
