@@ -23,11 +23,12 @@ chunk law"). Three kinds:
   induction the chunked set has exactly the whole draw's law (for any chunk sizes).
 * :class:`TreeCountDraw`: a junction-tree model's records by **controlled rounding**
   (:meth:`TreeCountDraw.from_model`): every clique's cell counts are fixed at construction,
-  rounded from n times the model's clique tables along the tree, and the records are a random
-  matching of those counts (docs/engines.md, "The rounded draw"). Chunk k deals a uniformly
-  random c_k-subset of the records not yet dealt *at the level of the clique tables*
-  (hypergeometric, root first, then per separator cell) and matches it; the chunked set has the
-  whole draw's law (same argument as for cells, applied per group).
+  rounded from n times the model's clique tables along the tree, and the records are a balanced,
+  unbiased matching of those counts (docs/engines.md, "The rounded draw"). Chunk k deals a
+  uniformly random c_k-subset of the records not yet dealt *at the level of the clique tables*
+  (hypergeometric, root first, then per separator cell) and matches it: the chunks' tables have
+  the whole draw's law (same argument as for cells, applied per group); the matching is
+  unbiased in every chunk and balanced within each chunk.
 * :class:`FixedDraw`: records already drawn (the record fit's own records: GUM's output is its
   sample); chunks are slices.
 
@@ -287,14 +288,55 @@ def _hypergeometric(counts: np.ndarray, size: int, rng: np.random.Generator) -> 
     return rng.multivariate_hypergeometric(counts, size, method="marginals").astype(np.int64)
 
 
+def _balance_keys(shape, sep: tuple, drawn: list[int], rng: np.random.Generator) -> list[int]:
+    """The sort keys of a clique's records: its separator, then the attributes already drawn in a
+    random order (the first balances best; each further key balances within the levels of those
+    before it), as many as keep the combined key within int64."""
+    keys = list(sep)
+    order = [drawn[i] for i in rng.permutation(len(drawn))] if drawn else []
+    size = math.prod(int(shape[a]) for a in keys)
+    for a in order:
+        if size * int(shape[a]) >= 2**62:
+            break
+        keys.append(a)
+        size *= int(shape[a])
+    return keys
+
+
+def _interleaved(tab: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Row g of ``tab`` (G, R) as a sequence of tab[g, r] copies of each value r, rows laid end to end:
+    the copies of r sit at the midpoints (j + ½)/tab[g, r] of the row (sorted, ties by value), so
+    every run of the row holds each value within about one of its share; then the row is rotated
+    cyclically by a uniform offset, so every position holds r with probability exactly tab[g, r]/k_g
+    (k_g the row's total). Post-processing: one integer per row from ``rng``."""
+    rows, width = tab.shape
+    flat = tab.reshape(-1).astype(np.int64)
+    values = np.repeat(np.tile(np.arange(width, dtype=np.int64), rows), flat)
+    group = np.repeat(np.repeat(np.arange(rows, dtype=np.int64), width), flat)
+    j = np.arange(len(values), dtype=np.int64) - np.repeat(np.cumsum(flat) - flat, flat)  # copy index within (g, r)
+    mid = (j + 0.5) / np.repeat(flat, flat).astype(float)
+    k = tab.sum(axis=1).astype(np.int64)
+    if rows * float(k.max(initial=1)) ** 2 < 2.0**50:  # group + mid keeps every midpoint apart: one sort
+        seq = values[np.argsort(group + mid, kind="stable")]  # ties (equal midpoints) in value order
+    else:
+        seq = values[np.lexsort((values, mid, group))]
+    start = np.cumsum(k) - k
+    shift = rng.integers(0, np.maximum(k, 1))  # one uniform rotation per row
+    i = np.arange(len(seq), dtype=np.int64) - np.repeat(start, k)
+    out = np.empty_like(seq)
+    out[np.repeat(start, k) + (i + np.repeat(shift, k)) % np.repeat(np.maximum(k, 1), k)] = seq
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class TreeCountDraw:
     """A junction-tree model's records by controlled rounding: ``counts[c]`` is clique c's
     table of record counts laid out (separator cells, other cells) (:func:`_layout`); every
     clique's table sums, per separator cell, to its parent's table summed to that separator.
-    The records are the random matching of these tables: root cells expanded in a random order,
-    then, clique after clique, the records of each separator cell get that row's counts of the
-    clique's other attributes in a uniformly random order. ``tree``: the
+    The records are the balanced matching of these tables (:meth:`_records`): root cells expanded
+    in a random order, then, clique after clique, the records of each separator cell, sorted by
+    what was drawn before, get that row's counts of the clique's other attributes evenly
+    interleaved and rotated by a uniform offset. ``tree``: the
     :class:`dpcore.estimate.junction_tree.JunctionTree` (shape, cliques, parent, order)."""
 
     tree: object
@@ -345,26 +387,34 @@ class TreeCountDraw:
         return take
 
     def _records(self, tables, rng) -> np.ndarray:
-        """The random matching of ``tables``: records (m, p), compact codes (:func:`compact`'s dtype)."""
+        """The balanced matching of ``tables``: records (m, p), compact codes (:func:`compact`'s dtype).
+
+        Root cells expanded in a random order; then, clique after clique, each separator cell's
+        records, ordered by the attributes already drawn (in a random order, ties random;
+        :func:`_balance_keys`), receive that row's values evenly interleaved and cyclically rotated
+        by a uniform offset (:func:`_interleaved`): every record gets value r with probability
+        exactly count(r)/k, and any run of records in the order (one level of a sort key) gets
+        each value within about a record of its share (docs/engines.md, "The rounded draw")."""
         t = self.tree
         m = int(tables[t.order[0]].sum())
         out = np.zeros((m, len(t.shape)), dtype=code_dtype(t.shape))  # compact codes: one byte a value
+        drawn: list[int] = []
         for c in t.order:
             sep, rest = _layout(t, c)
             tab = tables[c]
-            if not rest:
-                continue
-            rows, width = tab.shape
-            values = np.repeat(np.tile(np.arange(width, dtype=np.int64), rows), tab.reshape(-1))  # by separator cell
-            perm = rng.permutation(m)
-            if sep:
-                key = np.ravel_multi_index(tuple(out[:, a] for a in sep), [t.shape[a] for a in sep])
-                key = key.astype(np.min_scalar_type(max(rows - 1, 0)), copy=False)  # small keys: a radix sort
-                at = perm[np.argsort(key[perm], kind="stable")]  # records by separator cell, random within
-            else:
-                at = perm
-            for a, v in zip(rest, np.unravel_index(values, [t.shape[a] for a in rest])):
-                out[at, a] = v
+            if rest:
+                values = _interleaved(tab, rng)  # by separator cell, balanced within it
+                perm = rng.permutation(m)
+                keys = _balance_keys(t.shape, sep, [a for a in drawn if a not in sep], rng)
+                if keys:
+                    key = np.ravel_multi_index(tuple(out[:, a] for a in keys), [t.shape[a] for a in keys])[perm]
+                    key = key.astype(np.min_scalar_type(int(key.max(initial=0))), copy=False)  # small keys: radix
+                    at = perm[np.argsort(key, kind="stable")]  # by separator cell, then the balance keys
+                else:
+                    at = perm
+                for a, v in zip(rest, np.unravel_index(values, [t.shape[a] for a in rest])):
+                    out[at, a] = v
+            drawn += [a for a in t.cliques[c] if a not in drawn]
         return out
 
     def chunks(self, rng, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
