@@ -145,16 +145,23 @@ def open_source(con, path, sep: str | None = None, progress=None) -> on_engine.S
         except duckdb.Error as exc:
             raise InputError(f"'{p.name}': DuckDB stopped: {_first_line(exc)}") from None
 
-    def codes(query: str, k: int):
+    def fetch(query: str) -> dict:
         try:
-            res = con.execute(query).fetchnumpy()
+            return con.execute(query).fetchnumpy()
         except duckdb.Error as exc:
             raise InputError(f"'{p.name}': DuckDB stopped: {_first_line(exc)}") from None
+
+    def codes(query: str, k: int):
+        res = fetch(query)
         arr = np.column_stack([np.asarray(res[f"c{j}"], dtype=np.int64) for j in range(k)]) if k else \
             np.zeros((len(res["n"]), 0), np.int64)
         return arr, np.asarray(res["n"], dtype=np.int64)
 
-    return on_engine.Source(f"'{p.name}'", columns, "src", d, rows, dtypes, codes)
+    def keys(query: str):
+        res = fetch(query)
+        return np.asarray(res["k"], dtype=np.int64), np.asarray(res["n"], dtype=np.int64)
+
+    return on_engine.Source(f"'{p.name}'", columns, "src", d, rows, dtypes, codes, keys)
 
 
 def _first_line(exc) -> str:
