@@ -88,7 +88,7 @@ def test_from_keys_is_from_cells_of_the_decoded_codes():
     keys = cell_keys(X, shape)
     by_key = CountTable.from_keys(keys, counts, shape)
     by_cells = CountTable.from_cells(X, counts, shape)
-    assert by_key.codes.dtype == np.int64 and by_key.counts.dtype == np.int64
+    assert by_key.codes.dtype == by_cells.codes.dtype == np.uint8 and by_key.counts.dtype == np.int64
     np.testing.assert_array_equal(by_key.codes, by_cells.codes)
     np.testing.assert_array_equal(by_key.counts, by_cells.counts)
     np.testing.assert_array_equal(by_key.keys, cell_keys(by_cells.codes, shape))
