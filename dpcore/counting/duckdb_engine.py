@@ -2,7 +2,8 @@
 
 DuckDB (embedded, imported only when used) scans the file, applies the declared domain
 in SQL (:mod:`dpcore.counting.sql`: the reading rules of :mod:`dpcore.data.io`, levels to
-codes, numbers to bins, missing to NA) and returns the ``GROUP BY`` of the codes: the
+codes, numbers to bins, missing to NA) and returns the ``GROUP BY`` of the codes (of one
+packed BIGINT cell key when the domain's cells fit in int64: :func:`sql.key_count_query`): the
 file is never loaded into pandas. ``memory_limit`` (e.g. ``"512MB"``) caps DuckDB's
 memory; what does not fit spills to ``temp_directory`` (a fresh temporary folder by
 default), so files larger than memory work.
