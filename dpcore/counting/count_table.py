@@ -32,7 +32,7 @@ import numpy as np
 
 from dpcore.data.domain import code_dtype
 
-__all__ = ["CountTable", "cell_keys", "fits_int64", "DENSE_MARGIN_LIMIT"]
+__all__ = ["CountTable", "cell_keys", "key_codes", "fits_int64", "DENSE_MARGIN_LIMIT"]
 
 #: Largest margin returned as a dense array by :meth:`CountTable.margin`.
 DENSE_MARGIN_LIMIT = 10_000_000
@@ -75,18 +75,27 @@ def cell_keys(codes: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     return np.ascontiguousarray(words).view(f"V{8 * len(runs)}").ravel()
 
 
-def _key_codes(keys: np.ndarray, shape: Sequence[int]) -> np.ndarray:
-    """Inverse of :func:`cell_keys`: codes (k, p) of sorted keys."""
+def key_codes(keys: np.ndarray, shape: Sequence[int], dtype=np.int64) -> np.ndarray:
+    """Inverse of :func:`cell_keys`: codes (k, p) of the keys, as ``dtype`` (int64 unless told).
+
+    Decoded column by column into the one (k, p) result, with k-long temporaries only
+    (``np.unravel_index`` would hold p k-long arrays, then their stack, then a copy).
+    """
     shape = tuple(int(s) for s in shape)
+    out = np.empty((len(keys), len(shape)), dtype=dtype)
     if not shape:
-        return np.zeros((len(keys), 0), dtype=np.int64)
+        return out
     if keys.dtype == np.int64:
-        return np.stack(np.unravel_index(keys, shape), axis=1).astype(np.int64)
-    runs = _words(shape)
-    words = np.ascontiguousarray(keys).view(">i8").reshape(len(keys), len(runs)).astype(np.int64)
-    out = np.empty((len(keys), len(shape)), dtype=np.int64)
+        words, runs = keys.reshape(-1, 1), [(0, len(shape))]
+    else:
+        runs = _words(shape)
+        words = np.ascontiguousarray(keys).view(">i8").reshape(len(keys), len(runs))
     for w, (a, b) in enumerate(runs):
-        out[:, a:b] = np.stack(np.unravel_index(words[:, w], shape[a:b]), axis=1)
+        rest = words[:, w].astype(np.int64)  # a copy: divided in place below
+        for j in range(b - 1, a, -1):
+            out[:, j] = rest % shape[j]
+            rest //= shape[j]
+        out[:, a] = rest
     return out
 
 
@@ -94,11 +103,15 @@ def _key_codes(keys: np.ndarray, shape: Sequence[int]) -> np.ndarray:
 class CountTable:
     """Non-empty cells (``codes``, sorted lexicographically) and their ``counts`` (> 0).
 
-    Build with :meth:`from_codes` (records) or :meth:`from_cells` (an engine's GROUP BY).
+    Build with :meth:`from_codes` (records), :meth:`from_cells` (an engine's GROUP BY) or
+    :meth:`from_keys` (a GROUP BY over the packed cell key). The codes are compact: the
+    smallest unsigned dtype holding every code (:func:`dpcore.data.domain.code_dtype`; one
+    byte a value up to 256 levels), so a table of k cells holds k·p bytes of codes, not 8·k·p.
+    Whoever multiplies codes converts them to int64 first (they would wrap).
     """
 
     shape: tuple[int, ...]
-    codes: np.ndarray  # (k, p) int64, one row per non-empty cell, lexicographic order
+    codes: np.ndarray  # (k, p) compact (code_dtype(shape)), one row per non-empty cell, lexicographic order
     counts: np.ndarray  # (k,) int64 > 0
 
     @classmethod
@@ -109,14 +122,14 @@ class CountTable:
         _check_codes(X, shape)
         keys = cell_keys(X, shape)
         uniq, first, counts = np.unique(keys, return_index=True, return_counts=True)
-        return cls(shape, X[first].astype(np.int64), counts.astype(np.int64))
+        return cls(shape, X[first].astype(code_dtype(shape)), counts.astype(np.int64))
 
     @classmethod
     def from_cells(cls, codes: np.ndarray, counts: np.ndarray, shape: Sequence[int]) -> CountTable:
         """From (cell codes, counts) pairs in any order, duplicates summed and zeros dropped:
         what a ``GROUP BY`` over the encoded columns returns."""
         shape = tuple(int(s) for s in shape)
-        codes = np.asarray(codes, dtype=np.int64).reshape(-1, len(shape))
+        codes = _int_codes(codes).reshape(-1, len(shape))
         counts = np.asarray(counts, dtype=np.int64).reshape(-1)
         if len(codes) != len(counts):
             raise ValueError(f"{len(codes)} cells but {len(counts)} counts")
@@ -127,7 +140,37 @@ class CountTable:
         uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
         summed = np.bincount(inv.ravel(), weights=counts, minlength=len(uniq)).astype(np.int64)
         keep = summed > 0
-        return cls(shape, codes[first][keep].copy(), summed[keep])
+        return cls(shape, codes[first[keep]].astype(code_dtype(shape), copy=False), summed[keep])
+
+    @classmethod
+    def from_keys(cls, keys: np.ndarray, counts: np.ndarray, shape: Sequence[int]) -> CountTable:
+        """From (one-word cell key, count) pairs in any order, duplicates summed and zeros
+        dropped: what a ``GROUP BY`` over the packed key returns when the domain's cells fit
+        in int64 (:func:`fits_int64`; the key is :func:`cell_keys`'s mixed-radix code).
+
+        The same table as :meth:`from_cells` of the decoded codes, built without ever holding
+        the engine's cells as (k, p) codes (the engine returns 16 bytes a cell; the codes are
+        decoded once, compact).
+        """
+        shape = tuple(int(s) for s in shape)
+        if not fits_int64(shape):
+            raise ValueError(f"a domain of {math.prod(shape):,} cells has no one-word int64 cell key")
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        counts = np.asarray(counts, dtype=np.int64).reshape(-1)
+        if len(keys) != len(counts):
+            raise ValueError(f"{len(keys)} cells but {len(counts)} counts")
+        if (counts < 0).any():
+            raise ValueError("cell counts must be >= 0")
+        if len(keys) and (keys.min() < 0 or keys.max() >= math.prod(shape)):
+            raise ValueError("cell keys must lie in [0, cell count)")
+        order = np.argsort(keys, kind="stable")
+        keys, counts = keys[order], counts[order]
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else order[:0]
+        summed = np.add.reduceat(counts, starts) if len(starts) else counts
+        keys = keys[starts][summed > 0]
+        table = cls(shape, key_codes(keys, shape, code_dtype(shape)), summed[summed > 0])
+        table.__dict__["keys"] = keys  # the cached property, already at hand (the dataclass is frozen)
+        return table
 
     @property
     def n(self) -> int:

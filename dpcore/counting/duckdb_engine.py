@@ -2,7 +2,8 @@
 
 DuckDB (embedded, imported only when used) scans the file, applies the declared domain
 in SQL (:mod:`dpcore.counting.sql`: the reading rules of :mod:`dpcore.data.io`, levels to
-codes, numbers to bins, missing to NA) and returns the ``GROUP BY`` of the codes: the
+codes, numbers to bins, missing to NA) and returns the ``GROUP BY`` of the codes (of one
+packed BIGINT cell key when the domain's cells fit in int64: :func:`sql.key_count_query`): the
 file is never loaded into pandas. ``memory_limit`` (e.g. ``"512MB"``) caps DuckDB's
 memory; what does not fit spills to ``temp_directory`` (a fresh temporary folder by
 default), so files larger than memory work.
@@ -145,16 +146,23 @@ def open_source(con, path, sep: str | None = None, progress=None) -> on_engine.S
         except duckdb.Error as exc:
             raise InputError(f"'{p.name}': DuckDB stopped: {_first_line(exc)}") from None
 
-    def codes(query: str, k: int):
+    def fetch(query: str) -> dict:
         try:
-            res = con.execute(query).fetchnumpy()
+            return con.execute(query).fetchnumpy()
         except duckdb.Error as exc:
             raise InputError(f"'{p.name}': DuckDB stopped: {_first_line(exc)}") from None
+
+    def codes(query: str, k: int):
+        res = fetch(query)
         arr = np.column_stack([np.asarray(res[f"c{j}"], dtype=np.int64) for j in range(k)]) if k else \
             np.zeros((len(res["n"]), 0), np.int64)
         return arr, np.asarray(res["n"], dtype=np.int64)
 
-    return on_engine.Source(f"'{p.name}'", columns, "src", d, rows, dtypes, codes)
+    def keys(query: str):
+        res = fetch(query)
+        return np.asarray(res["k"], dtype=np.int64), np.asarray(res["n"], dtype=np.int64)
+
+    return on_engine.Source(f"'{p.name}'", columns, "src", d, rows, dtypes, codes, keys)
 
 
 def _first_line(exc) -> str:

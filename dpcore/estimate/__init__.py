@@ -6,6 +6,8 @@
 * :mod:`.dense_ipf`: ``DenseIPF``, IPF of the full table (synthpop's ``ipf``);
 * :mod:`.junction_tree`: ``JunctionTreeIPF``, the decomposable model of a set of margins
   (IPF on clique tables; AIM, MST, ``ipf`` on wide tables);
+* :mod:`.mirror_descent`: ``MirrorDescent``, Private-PGM's weighted least squares over the
+  marginal polytope on the same junction tree (AIM's final fit under (ε, δ));
 * :mod:`.record_fit`: ``RecordFit``, synthetic records fitted directly to noisy margins (GUM);
 * :mod:`.raking`: ``Raking``, a seed table raked to known one-way margins (post-stratification);
 * :mod:`.table`: ``DenseTable``, the full table as a model, and drawing records from cells;

@@ -55,7 +55,7 @@ its seed; none from global randomness.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -439,6 +439,27 @@ class TreeCountDraw:
             left = self._take(tables, sum(sizes[lo:mid]), part_stream(seed, set_index, _NODE, lo, hi))
             tables, lo, hi = (left, lo, mid) if k < mid else ([a - b for a, b in zip(tables, left)], mid, hi)
         return TreeCountDraw(self.tree, tuple(tables))
+
+
+@dataclass(frozen=True, eq=False)
+class RecodedDraw:
+    """Another draw's records passed through ``recode(codes, rng)`` chunk by chunk: a map applied to
+    every record on its own (merged levels spread back, :mod:`dpcore.measure.rare_levels`), so the
+    chunks and partitions of the recoded set have the law of the recoded whole set."""
+
+    inner: SetDraw
+    recode: Callable[[np.ndarray, np.random.Generator], np.ndarray]
+
+    @property
+    def n(self) -> int:
+        return int(self.inner.n)
+
+    def chunks(self, rng, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
+        for codes in self.inner.chunks(rng, chunk_rows):
+            yield self.recode(codes, rng)
+
+    def part(self, k: int, parts: int, seed: int, set_index: int) -> RecodedDraw:
+        return RecodedDraw(self.inner.part(k, parts, seed, set_index), self.recode)
 
 
 #: how a junction-tree model's records are drawn: i.i.d. (:class:`IIDDraw`) or by controlled rounding

@@ -10,6 +10,9 @@ with them? They differ in what they assume and what they store:
   the full table;
 * :class:`~.junction_tree.JunctionTreeIPF`: the same fit held on the clique tables of the
   margins' junction tree;
+* :class:`~.mirror_descent.MirrorDescent`: the decomposable model on the same tree that
+  minimises the inverse-variance-weighted squared error to the margins (Private-PGM's
+  estimator), held on the clique tables;
 * :class:`~.record_fit.RecordFit`: n records whose margins approach the margins (GUM), held
   as those records;
 * :class:`~.raking.Raking`: a seed table raked to known one-way margins, held as the full

@@ -243,6 +243,14 @@ class DecomposableModel:
         self.mu = [np.full([tree.shape[a] for a in c], self.total / cells(tree.shape, c)) for c in tree.cliques]
         self.active = 0
 
+    @classmethod
+    def from_cliques(cls, tree: JunctionTree, total: float, mu: Sequence[np.ndarray]) -> DecomposableModel:
+        """The model with clique tables ``mu`` (calibrated by the caller: consistent on every
+        separator, each summing to ``total``), e.g. from belief propagation."""
+        model = cls(tree, total)
+        model.mu = [np.asarray(m, float) for m in mu]
+        return model
+
     # ---------------------------------------------------------------- fitting
     def _absorb(self, src: int, dst: int) -> None:
         """Pass the change at clique ``src`` to its tree neighbour ``dst`` (Hugin absorption)."""

@@ -26,7 +26,9 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
 4. After the last round, draw ñ records from the model: i.i.d. (``synthesis="sample"``) or by
    controlled rounding (``"round"``: every clique's counts rounded from ñ × the model's,
    unbiased; :class:`dpcore.estimate.draws.TreeCountDraw`). ``"auto"`` (default) rounds under
-   (ε, δ) and samples under pure ε.
+   (ε, δ) and samples under pure ε. The drawn model is the last round's IPF fit
+   (``estimator="ipf"``) or, by default under (ε, δ), a refit of the same margins by mirror
+   descent (``"mirror_descent"``, :class:`dpcore.estimate.mirror_descent.MirrorDescent`).
 
 **Privacy.** Every measurement and selection is ε-DP at the ε charged to the ledger
 (discrete Laplace: Ghosh et al. 2009; exponential mechanism: McSherry & Talwar
@@ -36,9 +38,10 @@ compose sequentially (Dwork & Roth 2014, Thm 3.16; adaptive composition). The la
 round spends exactly ε_s − (ε spent), so each set spends ε_s exactly and the sets ε.
 The model fit and the draw (either kind) are post-processing. Proof: docs/methods/aim.md.
 
-The estimation step is dpcore's own junction-tree IPF
+The rounds' estimation step is dpcore's own junction-tree IPF
 (:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`, pooled targets), not Private-PGM
-(``mbi``): docs/methods/aim.md says why.
+(``mbi``): docs/methods/aim.md says why; the final fit may be Private-PGM's estimator, written
+in numpy (:mod:`dpcore.estimate.mirror_descent`).
 """
 from __future__ import annotations
 
@@ -51,7 +54,8 @@ import numpy as np
 from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
 from dpcore.estimate.draws import model_draw
-from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
+from dpcore.estimate.junction_tree import BYTES_PER_CELL, DecomposableModel, JunctionTreeIPF, model_cells
+from dpcore.estimate.mirror_descent import MirrorDescent
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
 from dpcore.privacy.definitions import PureDP, ReleaseContext
@@ -83,13 +87,16 @@ class AimOptions:
     budget; at least d), ``max_model_size`` (MB), ``workload`` (attribute-name tuples),
     ``fit_sweeps`` (IPF sweeps per model fit), ``synthesis`` (how the records are drawn:
     ``sample`` or ``round`` once resolved; ``auto`` resolves to ``sample`` under pure ε and
-    to ``round`` under (ε, δ))."""
+    to ``round`` under (ε, δ)), ``estimator`` (the final model fit: ``ipf`` or
+    ``mirror_descent`` once resolved; ``auto`` resolves to ``ipf`` under pure ε and to
+    ``mirror_descent`` under (ε, δ))."""
 
     rounds: int
     max_model_size: float = DEFAULT_MAX_MODEL_SIZE
     workload: tuple = ()
     fit_sweeps: int = 50
     synthesis: str = "auto"
+    estimator: str = "auto"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -102,6 +109,11 @@ def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
     (:func:`dpcore.measure.margin_spec.parse_margin_groups`; default all two-way margins)."""
     return parse_margin_groups(workload, domain.names, "workload")
 
+
+#: how the final model is fitted (:func:`final_fit`)
+ESTIMATORS = ("auto", "ipf", "mirror_descent")
+#: mirror-descent iterations of the final fit, from the last round's IPF fit (measured: docs/methods/aim.md#options)
+MIRROR_DESCENT_ITERS = 100
 
 #: AIM's options (the registry's schema)
 OPTIONS = (
@@ -116,6 +128,10 @@ OPTIONS = (
     Option("fit_sweeps", "int", 50, "IPF sweeps per model fit", low=1, high=100_000, hint=" (IPF sweeps per model fit)",
            docs="methods/aim.md#options", advanced=True, label="IPF sweeps per fit"),
     model_draw_option("methods/aim.md#options"),
+    Option("estimator", "choice", "auto", "how the final model is fitted to the noisy margins: ipf (proportional "
+           "fitting to the margins made non-negative first), mirror_descent (Private-PGM's weighted least squares, "
+           "noisier margins counting less) or auto (mirror_descent under (ε, δ), ipf under pure ε)",
+           choices=ESTIMATORS, docs="methods/aim.md#options", advanced=True, label="Final model fit"),
 )
 
 
@@ -133,7 +149,14 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         workload=parse_workload(opts.get("workload"), domain),
         fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
         synthesis=pure_draw(value(OPTIONS, opts, "synthesis")),
+        estimator=pure_estimator(value(OPTIONS, opts, "estimator")),
     )
+
+
+def pure_estimator(estimator: str) -> str:
+    """The final fit a resolved ``estimator`` names under pure ε: ``auto`` is ``ipf`` (so pure-ε
+    releases stay what they were)."""
+    return "ipf" if estimator == "auto" else estimator
 
 
 #: AIM's default rounds under zCDP (McKenna et al. 2022): T = 16·d
@@ -144,8 +167,10 @@ def for_zcdp(opts: AimOptions, definition, given: dict, domain: Domain) -> AimOp
     """AIM as McKenna et al. (2022) run it under zCDP: Gaussian margins (the definition's count
     noise) and, unless ``rounds`` was given, T = 16·d rounds: under zCDP the noise of T rounds
     grows like √T, so more, finer rounds pay (docs/methods/aim.md); ``synthesis="auto"`` draws
-    the records by controlled rounding."""
+    the records by controlled rounding and ``estimator="auto"`` fits the final model by mirror descent."""
     opts = zcdp_draw(opts, given)
+    if given.get("estimator") in (None, "auto"):
+        opts = replace(opts, estimator="mirror_descent")
     if given.get("rounds") is None:
         return replace(opts, rounds=ZCDP_ROUNDS_PER_ATTRIBUTE * len(domain))
     return opts
@@ -231,12 +256,23 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
             eps_round *= definition.halving_factor  # half the noise: ε × 2, or ρ × 4 under zCDP
             annealed += 1
     del answers
+    model, info = final_fit(opts.estimator, shape, meas, total, model, info)
     # n records from the model, drawn in chunks (post-processing): i.i.d., or rounded now from rng
     draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
     diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
             "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
-            "fit_converged": bool(info["converged"]), "warnings": []}
+            "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "warnings": []}
     return draw, diag
+
+
+def final_fit(estimator: str, shape, meas, total: float, model: DecomposableModel,
+              info: dict) -> tuple[DecomposableModel, dict]:
+    """The released model: the last round's IPF fit ``model`` itself (``ipf``), or a fit to the same
+    margins on the same junction tree by mirror descent (``mirror_descent``; post-processing either way).
+    The rounds' refits stay IPF: they only steer the selection, and are fast."""
+    if estimator == "ipf":
+        return model, info
+    return MirrorDescent(iters=MIRROR_DESCENT_ITERS, start_model=model).fit(shape, meas, total)
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):

@@ -21,8 +21,11 @@ one-way margins at ε_s/4 each and the pair at ε_s/2. d = 1: the one-way margin
 
 **Privacy.** Sequential composition (adaptive: each choice depends only on earlier
 outputs) of d + 2(d − 1) ε-DP steps whose charges add to ε_s; the ledger records
-each. Fit and the draw (either kind) are post-processing. Unlike the reference MST we do not
-compress rare levels (the domain stays the declared one). Proof: docs/methods/mst.md.
+each. Fit and the draw (either kind) are post-processing. Under (ε, δ) (``rare_levels="auto"``), as
+the reference MST does, the levels whose noisy one-way count is below 3σ are measured together
+after step 1 (:mod:`dpcore.measure.rare_levels`: a function of released values; a margin over
+merged levels has the declared margin's sensitivity); under pure ε the declared domain is kept.
+Proof: docs/methods/mst.md.
 """
 from __future__ import annotations
 
@@ -33,15 +36,23 @@ import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
 
 from dpcore.data.domain import Domain
-from dpcore.estimate.draws import model_draw
+from dpcore.estimate.draws import RecodedDraw, model_draw
 from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
+from dpcore.measure.rare_levels import find_rare_levels
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
-from dpcore.synthesizers.options import model_draw_option, pure_draw, zcdp_draw
+from dpcore.synthesizers.options import (
+    model_draw_option,
+    pure_draw,
+    pure_rare_levels,
+    rare_levels_option,
+    zcdp_draw,
+    zcdp_rare_levels,
+)
 from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
@@ -59,6 +70,7 @@ class MstOptions:
 
     fit_sweeps: int = 50
     synthesis: str = "auto"
+    rare_levels: str = "auto"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -69,19 +81,21 @@ OPTIONS = (
     Option("fit_sweeps", "int", 50, "IPF sweeps of the model fit", low=1, high=100_000, hint=" (IPF sweeps)",
            docs="methods/mst.md", advanced=True, label="IPF sweeps per fit"),
     model_draw_option("methods/mst.md#options"),
+    rare_levels_option("methods/mst.md#rare-levels"),
 )
 
 
 def resolve(domain: Domain, method: str = "mst", **opts) -> MstOptions:
     check_known(OPTIONS, opts, "mst")
     return MstOptions(fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
-                      synthesis=pure_draw(value(OPTIONS, opts, "synthesis")))
+                      synthesis=pure_draw(value(OPTIONS, opts, "synthesis")),
+                      rare_levels=pure_rare_levels(value(OPTIONS, opts, "rare_levels")))
 
 
 def for_zcdp(opts: MstOptions, definition, given: dict, domain: Domain) -> MstOptions:
     """MST's options under (ε, δ): ``synthesis="auto"`` draws the records by controlled rounding
     (the measurements' Gaussian noise is the definition's; nothing else changes)."""
-    return zcdp_draw(opts, given)
+    return zcdp_rare_levels(zcdp_draw(opts, given), given)
 
 
 def budget_split(d: int, eps: float) -> tuple[float, float, float]:
@@ -110,6 +124,9 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     e1, e2, e3 = budget_split(d, eps)
     meas = [measure(X, shape, (j,), e1, nb, rng, group, f"one-way {names[j]}", definition=ctx.definition)
             for j in range(d)]
+    rare = find_rare_levels(meas, shape) if opts.rare_levels == "merge" else None
+    if rare is not None and rare.any:  # rare levels measured together from here on (docs/methods/mst.md)
+        X, shape, meas = rare.recode(X), rare.model_shape, [rare.margin(m) for m in meas]
     edges = []
     if d == 2:
         edges = [(0, 1)]
@@ -134,8 +151,12 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     model, info = JunctionTreeIPF(max_sweeps=opts.fit_sweeps).fit(shape, meas, total)
     # n records from the model, drawn in chunks (post-processing): i.i.d., or rounded now from rng
     draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
+    if rare is not None and rare.any:
+        draw = RecodedDraw(draw, rare.expand)
     diag = {"edges": [[names[a], names[b]] for a, b in edges], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "warnings": []}
+    if rare is not None:
+        diag["merged_levels"] = {names[j]: [int(c) for c in m] for j, m in enumerate(rare.merged) if len(m)}
     return draw, diag
 
 

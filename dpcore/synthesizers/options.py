@@ -49,6 +49,30 @@ def zcdp_draw(opts, given: dict):
     return replace(opts, synthesis="round") if given.get("synthesis") in (None, "auto") else opts
 
 
+#: whether rare levels are measured together after the one-way margins (MST): auto, merge or keep
+RARE_LEVELS = ("auto", "merge", "keep")
+
+
+def rare_levels_option(docs: str) -> Option:
+    """``rare_levels``: ``auto`` merges under (ε, δ) and keeps under pure ε (so pure-ε releases stay
+    what they were)."""
+    return Option("rare_levels", "choice", "auto", "levels whose noisy one-way count is below 3 noise standard "
+                  "deviations: merge (measured together as one level after the one-way margins, their records "
+                  "spread back over them in proportion to their noisy counts), keep (every declared level measured "
+                  "on its own) or auto (merge under (ε, δ), keep under pure ε)", choices=RARE_LEVELS, docs=docs,
+                  label="Rare levels")
+
+
+def pure_rare_levels(rare_levels: str) -> str:
+    """The ``rare_levels`` a resolved option names under pure ε: ``auto`` is ``keep``."""
+    return "keep" if rare_levels == "auto" else rare_levels
+
+
+def zcdp_rare_levels(opts, given: dict):
+    """``opts`` with ``rare_levels`` as it runs under (ε, δ): ``auto`` (or not given) is ``merge``."""
+    return replace(opts, rare_levels="merge") if given.get("rare_levels") in (None, "auto") else opts
+
+
 def noise_option() -> Option:
     return Option("noise", "choice", "discrete_laplace", "count noise under pure ε: discrete_laplace (exact, "
                   "integer) or laplace (discretised real noise); under (ε, δ) counts get the discrete Gaussian",

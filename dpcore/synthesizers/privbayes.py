@@ -237,6 +237,28 @@ def _candidates(placed, remaining, r, shape, opts, rng):
     return fits, total, sampled
 
 
+def _scores(X: np.ndarray, w, cands: list, shape) -> np.ndarray:
+    """I(X; Π) of each candidate (x, Π), scored parent set by parent set: one parent set's
+    per-record (or per-cell) codes are held at a time, not every parent set's of the step
+    (C(placed, k) arrays of one int64 a record or non-empty cell)."""
+    scores = np.empty(len(cands))
+    by_parents: dict[tuple, list[int]] = {}
+    for c, (_, pi) in enumerate(cands):
+        by_parents.setdefault(pi, []).append(c)
+    for pi, members in by_parents.items():
+        pi_code = np.ravel_multi_index(tuple(X[:, p] for p in pi), [shape[p] for p in pi])
+        kpi = math.prod(shape[p] for p in pi)
+        for c in members:
+            x = cands[c][0]
+            if shape[x] * kpi <= 1 << 22:
+                # int64 before the product: compact (uint8) codes would wrap
+                joint = _count(X[:, x].astype(np.int64) * kpi + pi_code, w, shape[x] * kpi)
+                scores[c] = mutual_information(joint.reshape(shape[x], kpi))
+            else:
+                scores[c] = _sparse_mi(X[:, x], shape[x], pi_code, w)
+    return scores
+
+
 def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, ledger: Ledger,
                   neighbours: Neighbours = Neighbours("replace"), definition=PureDP()):
     """GreedyBayes with the exponential mechanism; returns (network, per-step records).
@@ -278,18 +300,7 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
             record_unpaid(ledger, f"network step {i - 1}", "none (single candidate)", subset, neighbours.label,
                           sensitivity=delta, note=note)
         else:
-            scores = np.empty(len(cands))
-            pi_codes = {}
-            for c, (x, pi) in enumerate(cands):
-                if pi not in pi_codes:
-                    pi_codes[pi] = np.ravel_multi_index(tuple(X[:, p] for p in pi), [shape[p] for p in pi])
-                kpi = math.prod(shape[p] for p in pi)
-                if shape[x] * kpi <= 1 << 22:
-                    # int64 before the product: compact (uint8) codes would wrap
-                    joint = _count(X[:, x].astype(np.int64) * kpi + pi_codes[pi], w, shape[x] * kpi)
-                    scores[c] = mutual_information(joint.reshape(shape[x], kpi))
-                else:
-                    scores[c] = _sparse_mi(X[:, x], shape[x], pi_codes[pi], w)
+            scores = _scores(X, w, cands, shape)
             if add_remove:
                 scores *= n  # n·I: the n-free sensitivity (module docstring)
             step = Measurement(f"network step {i - 1}", definition.selection(eps_step, delta), delta, subset,

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpcore.counting.count_table import CountTable, cell_keys
+from dpcore.counting.count_table import CountTable, cell_keys, key_codes
 from dpcore.data.domain import code_dtype
 from dpcore.errors import ResourceError
 from dpcore.estimate.consistency import make_consistent, posterior_variances
@@ -88,6 +88,9 @@ MAX_SPARSE_CELLS = 1 << 62
 #: memory then depends on the items and the cells that get records, not on the output's length
 #: (the one-chunk draw of :mod:`dpcore.estimate.draws`, so shorter sets are drawn as before)
 DRAW_BATCH = 1_000_000
+#: candidate cells made at a time by :func:`draw_empty_cells` (their (rows, p) int64 codes are
+#: temporaries; only the candidates' keys, 8 bytes each, are held for the whole round)
+CANDIDATE_ROWS = 1 << 16
 
 
 def block_summaries(items: Items, n_blocks: int) -> np.ndarray:
@@ -257,11 +260,7 @@ def draw_empty_cells(block: np.ndarray, fixed: np.ndarray, shape, exclude: np.nd
         # candidates per block: enough to expect `need` acceptances, given the empty share
         cand = np.minimum(np.ceil(need[act] / np.maximum(frac[act], 1e-12) * 1.25) + 8, 4_000_000).astype(np.int64)
         cb = np.repeat(act, cand)
-        rows = fixed[ub[cb]].copy()
-        free = rows < 0
-        U = rng.integers(0, np.broadcast_to(shape_arr, rows.shape))
-        rows[free] = U[free]
-        keys = cell_keys(rows, shape)
+        keys = _candidate_keys(fixed, ub[cb], shape_arr, rng)
         ok = ~_isin_sorted(keys, exclude)
         if len(taken_keys):
             ok &= ~np.isin(keys, taken_keys)
@@ -276,12 +275,28 @@ def draw_empty_cells(block: np.ndarray, fixed: np.ndarray, shape, exclude: np.nd
         idx = idx[rank < need[cb[idx]]]
         bsel = cb[idx]
         pos = first[bsel] + got[bsel] + (np.arange(len(idx)) - np.searchsorted(bsel, bsel, side="left"))
-        out[order[pos]] = rows[idx]
+        out[order[pos]] = key_codes(keys[idx], shape)  # the accepted candidates' codes (keys are one-to-one)
         np.add.at(got, bsel, 1)
         taken_keys = np.concatenate([taken_keys, keys[idx]])
     else:  # pragma: no cover - would need an astronomically unlucky draw
         raise RuntimeError("could not draw enough distinct empty cells")
     return out
+
+
+def _candidate_keys(fixed: np.ndarray, blocks: np.ndarray, shape_arr: np.ndarray, rng) -> np.ndarray:
+    """Keys of uniformly random cells of the blocks ``blocks`` (one candidate each): the block's
+    fixed codes, its free attributes (−1) drawn uniformly. Made ``CANDIDATE_ROWS`` at a time: the
+    draws are element by element in row order, so the stream and the cells are those of one
+    (len(blocks), p) draw, without its (len(blocks), p) int64 arrays."""
+    shape = tuple(int(d) for d in shape_arr)
+    parts = []
+    for start in range(0, max(len(blocks), 1), CANDIDATE_ROWS):  # one empty draw when there is none
+        rows = fixed[blocks[start:start + CANDIDATE_ROWS]]  # a copy (fancy indexing)
+        free = rows < 0
+        U = rng.integers(0, np.broadcast_to(shape_arr, rows.shape))
+        rows[free] = U[free]
+        parts.append(cell_keys(rows, shape))
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 def _isin_sorted(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:

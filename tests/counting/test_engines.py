@@ -173,6 +173,35 @@ def test_values_outside_the_domain_name_column_and_value(table, edit, column, wo
         assert f"column '{column}'" in str(pandas_err.value)
 
 
+def test_packed_key_and_code_columns_count_the_same(table):
+    """DuckDB counts over one packed BIGINT key when the domain's cells fit in int64; the
+    p-column GROUP BY (the path of wider domains) gives the same table."""
+    from dpcore.counting import on_engine
+
+    _, csv, parquet, data, dom = table
+    for source in (csv, parquet):
+        with duckdb_counts.connect() as con:
+            src = duckdb_counts.open_source(con, source)
+            packed = on_engine.count_table(src, dom)
+            src.keys = None
+            columns = on_engine.count_table(src, dom)
+        np.testing.assert_array_equal(packed.codes, columns.codes)
+        np.testing.assert_array_equal(packed.counts, columns.counts)
+
+
+def test_domain_beyond_int64_cells_counts_on_duckdb(tmp_path):
+    """64 two-level columns: 2^64 cells, no one-word key: counted over the code columns."""
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({f"v{j}": rng.choice(["a", "b"], 300) for j in range(64)})
+    path = tmp_path / "wide.parquet"
+    df.to_parquet(path, index=False)
+    dom = infer_domain(df).declared()
+    on_file = count_table(path, dom, engine="duckdb")
+    in_memory = count_table(df, dom)
+    np.testing.assert_array_equal(on_file.codes, in_memory.codes)
+    np.testing.assert_array_equal(on_file.counts, in_memory.counts)
+
+
 def test_numeric_attribute_on_text_refuses_non_numbers(tmp_path):
     p = tmp_path / "t.csv"
     p.write_text("v\n1\n2\nabc\n")
