@@ -55,7 +55,8 @@ def _default_methods(labels: list[str]) -> list[str]:
     """The design's method and the adviser's best-measured other method for this table."""
     out = labels[:1]
     eps = float(cfg["epsilon"]) if ui.valid_epsilon(cfg["epsilon"]) else 1.0
-    ranked = [r.method for r in adviser.study(adviser.comparable_table(dom), eps, int(cfg["m"]))]
+    delta = cfg.get("delta") if cfg.get("definition") == "zcdp" else None
+    ranked = [r.method for r in adviser.study(adviser.comparable_table(dom), eps, int(cfg["m"]), delta)]
     for name in ranked:
         lab = next((lab for lab in labels if choices[lab][0] == name and lab not in out), None)
         if lab is not None:

@@ -15,6 +15,8 @@ How the recommendation is made (docs/methods/adviser.md):
    attributes and (log) number of cells (:func:`comparable_table`);
 2. the *study*: among that table's measurements, the setting (ε, m) with measurements of at
    least four methods whose ε per set is nearest to this design's (:func:`study`);
+   Under (ε, δ) the study is taken among the (ε, δ) measurements of that table (δ = 10⁻⁹ through
+   zCDP); a table without them falls back to its pure-ε measurements, and the advice says so;
 3. the method with the lowest mean two-way S_pMSE in that study (synthpop's utility measure:
    1 is as good as a resample of the data, lower is better) is recommended; a method within
    twice its figure is "good", one further away "weak", one not measured there "not measured".
@@ -69,7 +71,8 @@ BENCH_TABLES = (
 @dataclass(frozen=True)
 class Measurement:
     """One figure of bench/RESULTS.md: mean two-way S_pMSE of ``method`` on ``table`` at
-    (``epsilon``, ``sets``), with where it was recorded."""
+    (``epsilon``, ``sets``), pure ε-DP (``delta`` None) or (ε, δ)-DP through zCDP, with where it was
+    recorded."""
 
     method: str
     table: str
@@ -81,6 +84,11 @@ class Measurement:
     date: str
     ru_pct_records: float | None = None
     seconds: float | None = None
+    delta: float | None = None
+
+    @property
+    def guarantee(self) -> str:
+        return f"ε = {self.epsilon:g}" + ("" if self.delta is None else f", δ = {self.delta:g}")
 
     def cite(self) -> str:
         return f"bench/RESULTS.md, “{self.section}”, {self.date}"
@@ -90,10 +98,13 @@ _PEERS = ("Peers", "2026-11-22")
 _SOTA = ("AIM and MST under pure ε-DP against the reference peers", "2026-11-24")
 _AUDIT = ("[privacy-audit] utility cost re-measured after the wide-tables merge", "2026-11-24")
 _WIDE5 = ("cps_voter_wide, every method, ε = 1, m = 5", "2026-11-24")
+_ZCDP = ("(ε, δ) AIM with a balanced rounded draw and a mirror-descent fit", "2026-11-26")
+#: the δ of the (ε, δ) benchmark runs
+BENCH_DELTA = 1e-9
 
 
-def _m(method, table, eps, sets, s_pmse, runs, source, ru=None, seconds=None) -> Measurement:
-    return Measurement(method, table, eps, sets, s_pmse, runs, source[0], source[1], ru, seconds)
+def _m(method, table, eps, sets, s_pmse, runs, source, ru=None, seconds=None, delta=None) -> Measurement:
+    return Measurement(method, table, eps, sets, s_pmse, runs, source[0], source[1], ru, seconds, delta)
 
 
 #: Figures from bench/RESULTS.md (mean two-way S_pMSE, lower is better; ru: replicated uniques
@@ -135,6 +146,22 @@ MEASURED = (
     _m("steps", "wide", 1.0, 5, 462.3, "mean of 5 seeds", _WIDE5, seconds=0.22),
     _m("flat_laplace", "wide", 1.0, 5, 485.6, "mean of 5 seeds", _WIDE5, seconds=0.11),
     _m("mst", "wide", 1.0, 5, 486.3, "mean of 5 seeds", _WIDE5, seconds=0.58),
+    # (ε, δ) = (1, 1e-9) through zCDP, m = 1: SD2011 S7 and the voter extract (9 seeds), cps_voter_wide (3 seeds)
+    _m("aim", "s7", 1.0, 1, 6.69, "median of 9", _ZCDP, ru=8.48, seconds=0.71, delta=BENCH_DELTA),
+    _m("mst", "s7", 1.0, 1, 9.37, "median of 9", _ZCDP, ru=8.50, seconds=0.05, delta=BENCH_DELTA),
+    _m("ipf", "s7", 1.0, 1, 12.13, "median of 9", _ZCDP, ru=3.82, seconds=0.53, delta=BENCH_DELTA),
+    _m("privbayes", "s7", 1.0, 1, 37.11, "median of 9", _ZCDP, ru=4.07, seconds=0.08, delta=BENCH_DELTA),
+    _m("steps", "s7", 1.0, 1, 92.88, "median of 9", _ZCDP, ru=0.15, seconds=0.08, delta=BENCH_DELTA),
+    _m("aim", "voter", 1.0, 1, 3.99, "median of 9", _ZCDP, ru=13.79, seconds=0.93, delta=BENCH_DELTA),
+    _m("mst", "voter", 1.0, 1, 6.09, "median of 9", _ZCDP, ru=13.21, seconds=0.07, delta=BENCH_DELTA),
+    _m("ipf", "voter", 1.0, 1, 5.49, "median of 9", _ZCDP, ru=1.62, seconds=0.43, delta=BENCH_DELTA),
+    _m("privbayes", "voter", 1.0, 1, 15.03, "median of 9", _ZCDP, ru=7.96, seconds=0.08, delta=BENCH_DELTA),
+    _m("steps", "voter", 1.0, 1, 269.14, "median of 9", _ZCDP, ru=0.15, seconds=0.05, delta=BENCH_DELTA),
+    _m("aim", "wide", 1.0, 1, 13.79, "median of 3", _ZCDP, ru=0.30, seconds=4.94, delta=BENCH_DELTA),
+    _m("mst", "wide", 1.0, 1, 21.53, "median of 3", _ZCDP, ru=0.17, seconds=0.19, delta=BENCH_DELTA),
+    _m("ipf", "wide", 1.0, 1, 24.97, "median of 3", _ZCDP, ru=0.00, seconds=1.49, delta=BENCH_DELTA),
+    _m("privbayes", "wide", 1.0, 1, 116.19, "median of 3", _ZCDP, ru=0.05, seconds=0.65, delta=BENCH_DELTA),
+    _m("steps", "wide", 1.0, 1, 403.49, "median of 3", _ZCDP, ru=0.00, seconds=0.09, delta=BENCH_DELTA),
 )
 
 #: A study needs figures for at least this many methods to rank them.
@@ -153,10 +180,12 @@ def comparable_table(domain: Domain) -> BenchTable:
     return min(BENCH_TABLES, key=dist)
 
 
-def study(table: BenchTable, epsilon: float, sets: int) -> list[Measurement]:
+def study(table: BenchTable, epsilon: float, sets: int, delta: float | None = None) -> list[Measurement]:
     """The measurements of ``table`` at the setting (ε, m) nearest in ε per set to this design's,
-    among the settings with at least :data:`MIN_METHODS` methods (all of them when none has)."""
-    rows = [r for r in MEASURED if r.table == table.key]
+    among the settings with at least :data:`MIN_METHODS` methods (all of them when none has); of
+    the same kind as the design (pure ε, or (ε, δ) when ``delta`` is given), else pure ε."""
+    rows = [r for r in MEASURED if r.table == table.key and (r.delta is None) == (delta is None)] or \
+        [r for r in MEASURED if r.table == table.key and r.delta is None]
     settings: dict[tuple, list[Measurement]] = {}
     for r in rows:
         settings.setdefault((r.epsilon, r.sets), []).append(r)
@@ -166,9 +195,9 @@ def study(table: BenchTable, epsilon: float, sets: int) -> list[Measurement]:
     return sorted(eligible[best], key=lambda r: r.s_pmse)
 
 
-def recommend(domain: Domain, epsilon: float, sets: int) -> str:
+def recommend(domain: Domain, epsilon: float, sets: int, delta: float | None = None) -> str:
     """The recommended method for this table and design: public facts only (see the module docstring)."""
-    return study(comparable_table(domain), epsilon, sets)[0].method
+    return study(comparable_table(domain), epsilon, sets, delta)[0].method
 
 
 @dataclass(frozen=True)
@@ -208,6 +237,8 @@ class Advice:
     curator_only: bool = False
     summary: str = ""
     notes: tuple = field(default_factory=tuple)
+    #: δ of the study's figures (None: pure-ε figures)
+    study_delta: float | None = None
 
     def for_method(self, method: str) -> MethodAdvice | None:
         return next((a for a in self.methods if a.method == method), None)
@@ -245,17 +276,20 @@ def _count(k: int) -> str:
 
 
 def advise(domain: Domain, epsilon: float, sets: int, *, n: float | None = None, n_source: str = "",
-           curator_only: bool = False, neighbours: str = "add_remove", options: dict | None = None) -> Advice:
+           curator_only: bool = False, neighbours: str = "add_remove", options: dict | None = None,
+           delta: float | None = None) -> Advice:
     """Which methods suit this table and why: the recommendation (public facts only), each method's
     verdict, its expected noise against the typical count (needs ``n``; ``curator_only`` when n is
     the table's own count), and the figures bench/RESULTS.md measured on the comparable table.
-    ``options``: per method, the options of the design (e.g. ``{"steps": {"layers": 3}}``)."""
+    ``options``: per method, the options of the design (e.g. ``{"steps": {"layers": 3}}``); ``delta``:
+    the design's δ for an (ε, δ) release (noise and figures of that kind), None for pure ε."""
     from dpcore.api import expected_noise
 
     options = dict(options or {})
     table = comparable_table(domain)
-    rows = study(table, epsilon, sets)
-    s_eps, s_sets = rows[0].epsilon, rows[0].sets
+    rows = study(table, epsilon, sets, delta)
+    s_eps, s_sets, s_delta = rows[0].epsilon, rows[0].sets, rows[0].delta
+    setting = f"ε = {s_eps:g}" + ("" if s_delta is None else f", δ = {s_delta:g}") + f", m = {s_sets}"
     best = rows[0]
     by_method = {r.method: r for r in rows}
     advice = []
@@ -265,8 +299,9 @@ def advise(domain: Domain, epsilon: float, sets: int, *, n: float | None = None,
         verdict = None
         if n is not None:
             try:
+                given = {k: v for k, v in options.get(method, {}).items() if k != "delta"}
                 noise = tuple(expected_noise(method, domain, epsilon, n=n, sets=sets, neighbours=neighbours,
-                                             **options.get(method, {})))
+                                             delta=delta, **given))
                 why.append(noise_summary(noise))
             except DPCoreError as exc:
                 verdict = "cannot run"
@@ -275,7 +310,7 @@ def advise(domain: Domain, epsilon: float, sets: int, *, n: float | None = None,
         if verdict is None:
             if meas is None:
                 verdict = "not measured"
-                why.append(f"Not measured on the {table.name} at ε = {s_eps:g}, m = {s_sets} in bench/RESULTS.md.")
+                why.append(f"Not measured on the {table.name} at {setting} in bench/RESULTS.md.")
             else:
                 verdict = ("recommended" if meas is best else
                            "good" if meas.s_pmse <= GOOD_WITHIN * best.s_pmse else "weak")
@@ -283,7 +318,11 @@ def advise(domain: Domain, epsilon: float, sets: int, *, n: float | None = None,
         advice.append(MethodAdvice(method, NAMES[method], verdict, tuple(w for w in why if w), noise, meas))
     notes = [f"Figures measured on the {table.name} ({table.records:,} records × {table.attributes} attributes, "
              f"{_cells(table.cells)} cells), the benchmark table nearest to yours ({len(domain)} attributes, "
-             f"{_cells(domain.size)} cells), at ε = {s_eps:g}, m = {s_sets}."]
+             f"{_cells(domain.size)} cells), at {setting}."]
+    if delta is not None and s_delta is None:
+        notes.append(f"No (ε, δ) releases were measured on the {table.name}: these figures are pure-ε releases. "
+                     "On the other benchmark tables AIM, MST and ipf measured lower errors under (ε, δ) than under "
+                     "pure ε.")
     if not math.isclose(epsilon / sets, s_eps / s_sets):
         notes.append(f"Your design spends ε/m = {epsilon / sets:.3g} per set against {s_eps / s_sets:.3g} there: "
                      + ("expect larger errors than these figures." if epsilon / sets < s_eps / s_sets
@@ -298,7 +337,7 @@ def advise(domain: Domain, epsilon: float, sets: int, *, n: float | None = None,
                f"comparable benchmark table ({_verdict_line(rows)}). The choice uses public facts only "
                f"(attributes, levels, ε, m), so it does not change the release's guarantee.")
     return Advice(best.method, table, float(epsilon), int(sets), s_eps, s_sets, tuple(advice), n, n_source,
-                  curator_only, summary, tuple(notes))
+                  curator_only, summary, tuple(notes), s_delta)
 
 
 def _cells(c: float) -> str:
@@ -310,7 +349,7 @@ def _verdict_line(rows) -> str:
 
 
 def _measured_sentence(r: Measurement, table: BenchTable) -> str:
-    text = (f"Measured on the {table.name} at ε = {r.epsilon:g}, m = {r.sets}: mean two-way S_pMSE {r.s_pmse:g} "
+    text = (f"Measured on the {table.name} at {r.guarantee}, m = {r.sets}: mean two-way S_pMSE {r.s_pmse:g} "
             f"({r.runs}; {r.cite()})")
     extra = []
     if r.ru_pct_records is not None:

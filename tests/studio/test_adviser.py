@@ -32,7 +32,11 @@ def _number(x: float) -> re.Pattern:
     return re.compile(rf"(?<![\d.]){re.escape(text)}(\.0+)?(?!\d)")
 
 
-@pytest.mark.parametrize("m", adviser.MEASURED, ids=lambda m: f"{m.method}-{m.table}-{m.epsilon:g}-{m.sets}")
+def _figure_id(m) -> str:
+    return f"{m.method}-{m.table}-{m.epsilon:g}-{m.sets}" + ("" if m.delta is None else f"-delta{m.delta:g}")
+
+
+@pytest.mark.parametrize("m", adviser.MEASURED, ids=_figure_id)
 def test_every_figure_is_in_its_section_of_bench_results(m):
     text = _section(m.section)
     assert m.date in text, f"date {m.date} not in section {m.section}"
@@ -164,3 +168,30 @@ def test_method_descriptions_quote_no_figures():
         assert not re.search(r"\d", text), text
     assert not any(math.isnan(m.s_pmse) for m in adviser.MEASURED)
     assert np.all([m.s_pmse > 0 for m in adviser.MEASURED])
+
+
+def test_an_epsilon_delta_design_is_advised_from_epsilon_delta_figures():
+    """Under (ε, δ) the study is the table's (ε, δ) figures (the recommendation their best), every
+    method's noise is the (ε, δ) noise, and the figures cite their δ; a table without (ε, δ)
+    figures falls back to its pure-ε ones and says so. Pure-ε advice is unchanged by the (ε, δ) rows."""
+    df = pd.read_csv(ROOT / "assets" / "sd2011_s7.csv")
+    dom = dpcore.infer_domain(df).declared()
+    s7 = adviser.comparable_table(dom)
+    rows = adviser.study(s7, 1.0, 1, delta=1e-9)
+    assert rows and all(r.delta == 1e-9 for r in rows) and len(rows) >= adviser.MIN_METHODS
+    assert adviser.recommend(dom, 1.0, 1, delta=1e-9) == min(rows, key=lambda r: r.s_pmse).method
+    assert all(r.delta is None for r in adviser.study(s7, 1.0, 1))
+    a = adviser.advise(dom, 1.0, 1, n=len(df), curator_only=True, delta=1e-9)
+    pure = adviser.advise(dom, 1.0, 1, n=len(df), curator_only=True)
+    assert a.study_delta == 1e-9 and pure.study_delta is None
+    assert "δ = 1e-09" in a.notes[0] and "δ" not in pure.notes[0]
+    assert "δ = 1e-09" in " ".join(a.for_method(a.recommended).why)
+    for m in ("flat_laplace", "aim"):  # every method's noise is the discrete Gaussian's, not the pure Laplace's
+        assert a.for_method(m).noise[0].noise_sd != pytest.approx(pure.for_method(m).noise[0].noise_sd, rel=1e-3)
+    assert not any("No (ε, δ) releases" in n for n in a.notes)
+    # a table with no (ε, δ) figures (15 attributes: the CPS-shaped benchmark) falls back to pure ε, and says so
+    cps = _domain([4, 3, 2, 5, 4, 3, 2, 2, 6, 4, 2, 3, 2, 2, 2])
+    assert adviser.comparable_table(cps).key == "cps_shaped"
+    assert not any(r.table == "cps_shaped" and r.delta is not None for r in adviser.MEASURED)
+    fallback = adviser.advise(cps, 1.0, 1, delta=1e-9)
+    assert fallback.study_delta is None and any("No (ε, δ) releases" in n for n in fallback.notes)
