@@ -63,7 +63,7 @@ from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
-from dpcore.synthesizers.options import model_draw_option, pure_draw, zcdp_draw
+from dpcore.synthesizers.options import model_draw_option, pure_choice, zcdp_choices
 from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
@@ -148,15 +148,9 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         max_model_size=float(value(OPTIONS, opts, "max_model_size")),
         workload=parse_workload(opts.get("workload"), domain),
         fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
-        synthesis=pure_draw(value(OPTIONS, opts, "synthesis")),
-        estimator=pure_estimator(value(OPTIONS, opts, "estimator")),
+        synthesis=pure_choice("synthesis", value(OPTIONS, opts, "synthesis")),
+        estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator")),
     )
-
-
-def pure_estimator(estimator: str) -> str:
-    """The final fit a resolved ``estimator`` names under pure ε: ``auto`` is ``ipf`` (so pure-ε
-    releases stay what they were)."""
-    return "ipf" if estimator == "auto" else estimator
 
 
 #: AIM's default rounds under zCDP (McKenna et al. 2022): T = 16·d
@@ -168,9 +162,7 @@ def for_zcdp(opts: AimOptions, definition, given: dict, domain: Domain) -> AimOp
     noise) and, unless ``rounds`` was given, T = 16·d rounds: under zCDP the noise of T rounds
     grows like √T, so more, finer rounds pay (docs/methods/aim.md); ``synthesis="auto"`` draws
     the records by controlled rounding and ``estimator="auto"`` fits the final model by mirror descent."""
-    opts = zcdp_draw(opts, given)
-    if given.get("estimator") in (None, "auto"):
-        opts = replace(opts, estimator="mirror_descent")
+    opts = zcdp_choices(opts, given, "synthesis", "estimator")
     if given.get("rounds") is None:
         return replace(opts, rounds=ZCDP_ROUNDS_PER_ATTRIBUTE * len(domain))
     return opts

@@ -47,11 +47,9 @@ from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 from dpcore.synthesizers.options import (
     model_draw_option,
-    pure_draw,
-    pure_rare_levels,
+    pure_choice,
     rare_levels_option,
-    zcdp_draw,
-    zcdp_rare_levels,
+    zcdp_choices,
 )
 from dpcore.synthesizers.schema import Option, check_known, value
 
@@ -88,14 +86,14 @@ OPTIONS = (
 def resolve(domain: Domain, method: str = "mst", **opts) -> MstOptions:
     check_known(OPTIONS, opts, "mst")
     return MstOptions(fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
-                      synthesis=pure_draw(value(OPTIONS, opts, "synthesis")),
-                      rare_levels=pure_rare_levels(value(OPTIONS, opts, "rare_levels")))
+                      synthesis=pure_choice("synthesis", value(OPTIONS, opts, "synthesis")),
+                      rare_levels=pure_choice("rare_levels", value(OPTIONS, opts, "rare_levels")))
 
 
 def for_zcdp(opts: MstOptions, definition, given: dict, domain: Domain) -> MstOptions:
     """MST's options under (ε, δ): ``synthesis="auto"`` draws the records by controlled rounding
     (the measurements' Gaussian noise is the definition's; nothing else changes)."""
-    return zcdp_rare_levels(zcdp_draw(opts, given), given)
+    return zcdp_choices(opts, given, "synthesis", "rare_levels")
 
 
 def budget_split(d: int, eps: float) -> tuple[float, float, float]:

@@ -39,16 +39,6 @@ def model_draw_option(docs: str) -> Option:
                   label="Drawing records")
 
 
-def pure_draw(synthesis: str) -> str:
-    """The draw a resolved ``synthesis`` names under pure ε: ``auto`` is ``sample``."""
-    return "sample" if synthesis == "auto" else synthesis
-
-
-def zcdp_draw(opts, given: dict):
-    """``opts`` with ``synthesis`` as it runs under (ε, δ): ``auto`` (or not given) is ``round``."""
-    return replace(opts, synthesis="round") if given.get("synthesis") in (None, "auto") else opts
-
-
 #: whether rare levels are measured together after the one-way margins (MST): auto, merge or keep
 RARE_LEVELS = ("auto", "merge", "keep")
 
@@ -63,14 +53,22 @@ def rare_levels_option(docs: str) -> Option:
                   label="Rare levels")
 
 
-def pure_rare_levels(rare_levels: str) -> str:
-    """The ``rare_levels`` a resolved option names under pure ε: ``auto`` is ``keep``."""
-    return "keep" if rare_levels == "auto" else rare_levels
+#: the options whose ``auto`` is one value under pure ε and another under (ε, δ): {name: (pure, (ε, δ))}.
+#: Under pure ε ``auto`` is what releases did before the option existed, so pure-ε releases stay
+#: byte for byte what they were.
+AUTO_CHOICES = {"synthesis": ("sample", "round"), "rare_levels": ("keep", "merge"),
+                "estimator": ("ipf", "mirror_descent")}
 
 
-def zcdp_rare_levels(opts, given: dict):
-    """``opts`` with ``rare_levels`` as it runs under (ε, δ): ``auto`` (or not given) is ``merge``."""
-    return replace(opts, rare_levels="merge") if given.get("rare_levels") in (None, "auto") else opts
+def pure_choice(name: str, value: str) -> str:
+    """What a resolved option ``name`` = ``value`` names under pure ε (``auto``: :data:`AUTO_CHOICES`)."""
+    return AUTO_CHOICES[name][0] if value == "auto" else value
+
+
+def zcdp_choices(opts, given: dict, *names: str):
+    """``opts`` with each option of ``names`` as it runs under (ε, δ): ``auto`` (or not given) is its
+    (ε, δ) value in :data:`AUTO_CHOICES`; a value the caller gave stays."""
+    return replace(opts, **{n: AUTO_CHOICES[n][1] for n in names if given.get(n) in (None, "auto")})
 
 
 def noise_option() -> Option:
