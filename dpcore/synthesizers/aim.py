@@ -63,7 +63,7 @@ from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
-from dpcore.synthesizers.options import model_draw_option, pure_choice, zcdp_choices
+from dpcore.synthesizers.options import estimator_option, model_draw_option, pure_choice, zcdp_choices
 from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
@@ -110,8 +110,6 @@ def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
     return parse_margin_groups(workload, domain.names, "workload")
 
 
-#: how the final model is fitted (:func:`final_fit`)
-ESTIMATORS = ("auto", "ipf", "mirror_descent")
 #: mirror-descent iterations of the final fit, from the last round's IPF fit (measured: docs/methods/aim.md#options)
 MIRROR_DESCENT_ITERS = 100
 
@@ -128,10 +126,7 @@ OPTIONS = (
     Option("fit_sweeps", "int", 50, "IPF sweeps per model fit", low=1, high=100_000, hint=" (IPF sweeps per model fit)",
            docs="methods/aim.md#options", advanced=True, label="IPF sweeps per fit"),
     model_draw_option("methods/aim.md#options"),
-    Option("estimator", "choice", "auto", "how the final model is fitted to the noisy margins: ipf (proportional "
-           "fitting to the margins made non-negative first), mirror_descent (Private-PGM's weighted least squares, "
-           "noisier margins counting less) or auto (mirror_descent under (ε, δ), ipf under pure ε)",
-           choices=ESTIMATORS, docs="methods/aim.md#options", advanced=True, label="Final model fit"),
+    estimator_option("methods/aim.md#options"),
 )
 
 

@@ -38,6 +38,7 @@ from scipy.cluster.hierarchy import DisjointSet
 from dpcore.data.domain import Domain
 from dpcore.estimate.draws import RecodedDraw, model_draw
 from dpcore.estimate.junction_tree import JunctionTreeIPF
+from dpcore.estimate.mirror_descent import MirrorDescent
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
 from dpcore.measure.rare_levels import find_rare_levels
 from dpcore.privacy.definitions import PureDP, ReleaseContext
@@ -46,6 +47,7 @@ from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 from dpcore.synthesizers.options import (
+    estimator_option,
     model_draw_option,
     pure_choice,
     rare_levels_option,
@@ -69,6 +71,7 @@ class MstOptions:
     fit_sweeps: int = 50
     synthesis: str = "auto"
     rare_levels: str = "auto"
+    estimator: str = "auto"
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,6 +83,7 @@ OPTIONS = (
            docs="methods/mst.md", advanced=True, label="IPF sweeps per fit"),
     model_draw_option("methods/mst.md#options"),
     rare_levels_option("methods/mst.md#rare-levels"),
+    estimator_option("methods/mst.md#options"),
 )
 
 
@@ -87,13 +91,14 @@ def resolve(domain: Domain, method: str = "mst", **opts) -> MstOptions:
     check_known(OPTIONS, opts, "mst")
     return MstOptions(fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
                       synthesis=pure_choice("synthesis", value(OPTIONS, opts, "synthesis")),
-                      rare_levels=pure_choice("rare_levels", value(OPTIONS, opts, "rare_levels")))
+                      rare_levels=pure_choice("rare_levels", value(OPTIONS, opts, "rare_levels")),
+                      estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator")))
 
 
 def for_zcdp(opts: MstOptions, definition, given: dict, domain: Domain) -> MstOptions:
     """MST's options under (ε, δ): ``synthesis="auto"`` draws the records by controlled rounding
     (the measurements' Gaussian noise is the definition's; nothing else changes)."""
-    return zcdp_choices(opts, given, "synthesis", "rare_levels")
+    return zcdp_choices(opts, given, "synthesis", "rare_levels", "estimator")
 
 
 def budget_split(d: int, eps: float) -> tuple[float, float, float]:
@@ -147,12 +152,14 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     meas += [measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}",
                      definition=ctx.definition) for a, b in edges]
     model, info = JunctionTreeIPF(max_sweeps=opts.fit_sweeps).fit(shape, meas, total)
+    if opts.estimator == "mirror_descent":  # the same margins on the same tree, by weighted least squares
+        model, info = MirrorDescent(start_model=model).fit(shape, meas, total)  # its default 100 iterations, as AIM
     # n records from the model, drawn in chunks (post-processing): i.i.d., or rounded now from rng
     draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
     if rare is not None and rare.any:
         draw = RecodedDraw(draw, rare.expand)
     diag = {"edges": [[names[a], names[b]] for a, b in edges], "fit_sweeps": info["iterations"],
-            "fit_converged": bool(info["converged"]), "warnings": []}
+            "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "warnings": []}
     if rare is not None:
         diag["merged_levels"] = {names[j]: [int(c) for c in m] for j, m in enumerate(rare.merged) if len(m)}
     return draw, diag

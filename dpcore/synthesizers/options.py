@@ -71,6 +71,20 @@ def zcdp_choices(opts, given: dict, *names: str):
     return replace(opts, **{n: AUTO_CHOICES[n][1] for n in names if given.get(n) in (None, "auto")})
 
 
+#: how a junction-tree method's released model is fitted (AIM, MST): auto, ipf or mirror_descent
+ESTIMATORS = ("auto", "ipf", "mirror_descent")
+
+
+def estimator_option(docs: str) -> Option:
+    """``estimator``: ``auto`` is mirror descent under (ε, δ) and IPF under pure ε (so pure-ε releases
+    stay what they were)."""
+    return Option("estimator", "choice", "auto", "how the final model is fitted to the noisy margins: ipf "
+                  "(proportional fitting to the margins made non-negative first), mirror_descent (Private-PGM's "
+                  "weighted least squares, noisier margins counting less) or auto (mirror_descent under (ε, δ), ipf "
+                  "under pure ε)",
+                  choices=ESTIMATORS, docs=docs, advanced=True, label="Final model fit")
+
+
 def noise_option() -> Option:
     return Option("noise", "choice", "discrete_laplace", "count noise under pure ε: discrete_laplace (exact, "
                   "integer) or laplace (discretised real noise); under (ε, δ) counts get the discrete Gaussian",

@@ -125,3 +125,40 @@ def test_cli_release_with_mst(tmp_path, capsys):
     text = capsys.readouterr().out
     assert code == 0, text
     assert "ε spent: 1 of 1" in text and (tmp_path / "out" / "manifest.json").exists()
+
+
+def test_the_final_fit_is_ipf_under_pure_epsilon_and_mirror_descent_under_delta():
+    """MST's ``estimator="auto"``: IPF under pure ε (byte for byte the explicit ``ipf`` release) and
+    mirror descent under (ε, δ); post-processing either way: the same seed charges the same ledger,
+    and the mirror-descent model fits the noisy margins at least as well (its weighted loss ≤ IPF's)."""
+    from dpcore.estimate.junction_tree import JunctionTreeIPF
+    from dpcore.estimate.mirror_descent import LossTerms, MirrorDescent
+    from dpcore.measure.margins import NoisyMargin
+
+    rng = np.random.default_rng(8)
+    n = 600
+    a = rng.integers(0, 3, n)
+    b = (a + rng.integers(0, 2, n)) % 3
+    c = (b + (rng.random(n) < 0.2)) % 2
+    df = pd.DataFrame({"a": [f"a{v}" for v in a], "b": [f"b{v}" for v in b], "c": [f"c{v}" for v in c],
+                       "d": rng.choice(["x", "y", "z", "w"], n)})
+    dom = dpcore.infer_domain(df).declared()
+    pure = dpcore.synthesize(df, "mst", 1.0, seed=4, domain=dom)
+    assert pure.options["estimator"] == "ipf" and pure.diagnostics["per_set"][0]["estimator"] == "ipf"
+    assert pure.sets[0].equals(dpcore.synthesize(df, "mst", 1.0, seed=4, domain=dom, estimator="ipf").sets[0])
+    z = dpcore.synthesize(df, "mst", 1.0, seed=4, domain=dom, delta=1e-9)
+    z_ipf = dpcore.synthesize(df, "mst", 1.0, seed=4, domain=dom, delta=1e-9, estimator="ipf")
+    assert z.options["estimator"] == "mirror_descent" and z_ipf.options["estimator"] == "ipf"
+    assert z.ledger.to_dict() == z_ipf.ledger.to_dict()
+    with pytest.raises(OptionError, match="estimator"):
+        dpcore.synthesize(df, "mst", 1.0, domain=dom, estimator="lbfgs")
+    # the loss of the two fits on the same noisy, inconsistent margins (a negative count included)
+    noisy = [NoisyMargin((0,), [210, 190, 230], 400.0),
+             NoisyMargin((0, 1), [[110, 90, 5], [0, 95, 100], [120, 2, 98]], 400.0),
+             NoisyMargin((1, 2), [[150, 80], [120, 70], [140, -20]], 400.0)]
+    shape = (3, 3, 2)
+    ipf_model, _ = JunctionTreeIPF(max_sweeps=50).fit(shape, noisy, 600.0)
+    md_model, _ = MirrorDescent(start_model=ipf_model).fit(shape, noisy, 600.0)
+    terms = LossTerms.of(md_model.tree, noisy)
+    md_loss = terms.loss_and_gradient(md_model.tree, md_model.mu)[0]
+    assert md_loss < terms.loss_and_gradient(ipf_model.tree, ipf_model.mu)[0]
