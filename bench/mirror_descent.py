@@ -80,8 +80,7 @@ class EveryRound:
 
     def fit(self, shape, margins, total):
         from dpcore.estimate.mirror_descent import MirrorDescent
-        from dpcore.synthesizers.aim import MIRROR_DESCENT_ITERS
-        return MirrorDescent(iters=MIRROR_DESCENT_ITERS, ipf_sweeps=self.max_sweeps).fit(shape, margins, total)
+        return MirrorDescent(ipf_sweeps=self.max_sweeps).fit(shape, margins, total)
 
 
 def release_level(df, dom, seeds, delta, modes) -> dict:

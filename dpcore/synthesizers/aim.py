@@ -54,8 +54,8 @@ import numpy as np
 from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
 from dpcore.estimate.draws import model_draw
-from dpcore.estimate.junction_tree import BYTES_PER_CELL, DecomposableModel, JunctionTreeIPF, model_cells
-from dpcore.estimate.mirror_descent import MirrorDescent
+from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
+from dpcore.estimate.mirror_descent import released_model
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
 from dpcore.privacy.definitions import PureDP, ReleaseContext
@@ -109,9 +109,6 @@ def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
     (:func:`dpcore.measure.margin_spec.parse_margin_groups`; default all two-way margins)."""
     return parse_margin_groups(workload, domain.names, "workload")
 
-
-#: mirror-descent iterations of the final fit, from the last round's IPF fit (measured: docs/methods/aim.md#options)
-MIRROR_DESCENT_ITERS = 100
 
 #: AIM's options (the registry's schema)
 OPTIONS = (
@@ -243,23 +240,13 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
             eps_round *= definition.halving_factor  # half the noise: ε × 2, or ρ × 4 under zCDP
             annealed += 1
     del answers
-    model, info = final_fit(opts.estimator, shape, meas, total, model, info)
+    model, info = released_model(opts.estimator, shape, meas, total, model, info)
     # n records from the model, drawn in chunks (post-processing): i.i.d., or rounded now from rng
     draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
     diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
             "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "warnings": []}
     return draw, diag
-
-
-def final_fit(estimator: str, shape, meas, total: float, model: DecomposableModel,
-              info: dict) -> tuple[DecomposableModel, dict]:
-    """The released model: the last round's IPF fit ``model`` itself (``ipf``), or a fit to the same
-    margins on the same junction tree by mirror descent (``mirror_descent``; post-processing either way).
-    The rounds' refits stay IPF: they only steer the selection, and are fast."""
-    if estimator == "ipf":
-        return model, info
-    return MirrorDescent(iters=MIRROR_DESCENT_ITERS, start_model=model).fit(shape, meas, total)
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):

@@ -38,7 +38,7 @@ from scipy.cluster.hierarchy import DisjointSet
 from dpcore.data.domain import Domain
 from dpcore.estimate.draws import RecodedDraw, model_draw
 from dpcore.estimate.junction_tree import JunctionTreeIPF
-from dpcore.estimate.mirror_descent import MirrorDescent
+from dpcore.estimate.mirror_descent import released_model
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
 from dpcore.measure.rare_levels import find_rare_levels
 from dpcore.privacy.definitions import PureDP, ReleaseContext
@@ -152,8 +152,7 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     meas += [measure(X, shape, (a, b), e3, nb, rng, group, f"margin {names[a]} × {names[b]}",
                      definition=ctx.definition) for a, b in edges]
     model, info = JunctionTreeIPF(max_sweeps=opts.fit_sweeps).fit(shape, meas, total)
-    if opts.estimator == "mirror_descent":  # the same margins on the same tree, by weighted least squares
-        model, info = MirrorDescent(start_model=model).fit(shape, meas, total)  # its default 100 iterations, as AIM
+    model, info = released_model(opts.estimator, shape, meas, total, model, info)
     # n records from the model, drawn in chunks (post-processing): i.i.d., or rounded now from rng
     draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
     if rare is not None and rare.any:
