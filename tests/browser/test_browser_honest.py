@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from tests.browser import browser_support as bs
-from tests.browser.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM
+from tests.browser.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, no_exception
 
 pytestmark = NEEDS_CHROMIUM
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
@@ -370,6 +370,10 @@ def test_an_epsilon_delta_release_chosen_on_the_design_page(server, browser, tmp
     shown = delta_box.input_value() or delta_box.get_attribute("aria-label") or ""
     assert "1e-09" in shown + page.locator('[data-testid="stSelectbox"]', has_text="δ").first.text_content(), shown
     page.locator('[data-testid="stSidebar"]').get_by_text("ε = 1, δ = 1e-09").first.wait_for()  # not stale
+    # the adviser's figures are (ε, δ) releases at the benchmark's δ, and its noise check is the (ε, δ) noise
+    panel = page.locator(".st-key-adviser_panel")
+    panel.get_by_text(re.compile(r"at ε = 1, δ = 1e-09, m = 1")).first.wait_for()
+    panel.get_by_text("uses the (ε, δ) noise").first.wait_for()
     shot(page, "design-zcdp")
 
     goto(page, "4 · Release")
@@ -383,4 +387,9 @@ def test_an_epsilon_delta_release_chosen_on_the_design_page(server, browser, tmp
     [entry] = [e for e in ws.releases(table.fingerprint) if e["status"] != "aborted"]
     assert entry["delta"] == pytest.approx(1e-9) and entry["rho"] > 0
     shot(page, "release-zcdp")
+    goto(page, "5 · Trade-offs")  # its default comparison: the design's method and the adviser's next, under δ
+    page.locator("h1", has_text="Trade-offs").first.wait_for()
+    settle(page, 1500)
+    no_exception(page)
+    shot(page, "tradeoffs-zcdp")
     context.close()
