@@ -66,7 +66,9 @@ def _default_methods(labels: list[str]) -> list[str]:
 
 
 with ui.guarded("the sweep controls"):
-    st.subheader("Sweep over ε", anchor=False)
+    # under an (ε, δ) design every release of the sweep is (ε, δ)-DP at the design's δ (design._privacy_options)
+    at_delta = f" at δ = {cfg['delta']:g}" if cfg.get("definition") == "zcdp" and cfg.get("delta") else ""
+    st.subheader(f"Sweep over ε{at_delta}", anchor=False)
     c1, c2, c3, c4, c5 = st.columns([3, 3, 1, 1, 2])
     labels = list(choices)
     if "w_sw_methods" not in s:

@@ -389,6 +389,7 @@ def test_an_epsilon_delta_release_chosen_on_the_design_page(server, browser, tmp
     shot(page, "release-zcdp")
     goto(page, "5 · Trade-offs")  # its default comparison: the design's method and the adviser's next, under δ
     page.locator("h1", has_text="Trade-offs").first.wait_for()
+    page.get_by_text("Sweep over ε at δ = 1e-09").first.wait_for()  # its releases are (ε, δ) ones, at the design's δ
     settle(page, 1500)
     no_exception(page)
     shot(page, "tradeoffs-zcdp")
