@@ -341,6 +341,12 @@ def _ledger_section(manifest: Mapping) -> list[str]:
     return parts
 
 
+def _spent(record: Mapping) -> str:
+    """What DP bin edges cost, in the release's own unit: ε under pure DP, ρ under zCDP (an (ε, δ)
+    release records its shares in ρ, since its ledger composes in ρ)."""
+    return f"ε = {record['epsilon']:.4g}" if "epsilon" in record else f"ρ = {record['rho']:.4g}"
+
+
 def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[str]:
     """3. The method's options and the domain, with where each attribute's levels or edges came from."""
     parts = ['<section id="design" class="page"><h2>Method and design</h2>']
@@ -349,7 +355,7 @@ def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[s
     rows = []
     for a in dom.attributes:
         if a.kind == "numeric":
-            src = (f"DP-derived: exponential-mechanism quantiles, ε = {dp_edges[a.name]['epsilon']:.4g}"
+            src = (f"DP-derived: exponential-mechanism quantiles, {_spent(dp_edges[a.name])}"
                    if a.name in dp_edges else EDGE_ORIGINS[a.origin] if not a.edges_public
                    else EDGE_ORIGINS[a.origin] if dom.source == DECLARED
                    else "inferred domain, not declared (NOT DP)")

@@ -285,3 +285,29 @@ def test_inferred_numeric_edges_are_marked_not_dp(table):
     rows = [r for r in re.findall(r"<tr>.*?</tr>", text, flags=re.S) if re.search(r"<td>age</td>", r)]
     assert rows and all("data&#x27;s own min and max" in r and "NOT DP" in r and "declared" not in r
                         for r in rows), rows
+
+
+def _every_method_definition_and_bins():
+    from dpcore.synthesizers import REGISTRY
+
+    for name, method in REGISTRY.items():
+        for definition in method.definitions:
+            for dp_bins in (False, True):
+                yield pytest.param(name, definition, dp_bins, id=f"{name}-{definition}-{'dpbins' if dp_bins else 'edges'}")
+
+
+@pytest.mark.parametrize("method, definition, dp_bins", list(_every_method_definition_and_bins()))
+def test_the_published_report_builds_for_every_method_definition_and_bin_source(table, method, definition, dp_bins):
+    """Every release the registry can make, pure ε or (ε, δ), with declared or DP quantile edges, gets its
+    report; the DP edges' cost is written in the release's own unit (ε, or ρ under zCDP)."""
+    dom = dpcore.infer_domain(table, numeric={"age": {"bounds": [0, 120], "bins": 4}}).declared()
+    rel = dpcore.synthesize(table, method, 1.0, sets=1, seed=5, domain=dom,
+                            delta=1e-9 if definition == "zcdp" else None,
+                            dp_bins={"age": {"bins": 4, "lower": 0, "upper": 120}} if dp_bins else None)
+    text = release_report_html(rel, None, generated="test")
+    assert "CURATOR-ONLY" not in text
+    if dp_bins:
+        unit = "ρ" if definition == "zcdp" else "ε"
+        assert re.search(f"DP-derived: exponential-mechanism quantiles, {unit} = [0-9.e-]+", text)
+    else:
+        assert "DP-derived" not in text
