@@ -399,7 +399,7 @@ def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: floa
     """Per measured margin (:func:`measured_margins`): the noise on each cell against its typical
     count n/cells. ``one_way_share="auto"`` is decided from ``n`` as at release."""
     eps = epsilon / m
-    share = one_way_share(domain, opts, eps, neighbours, n)
+    share = one_way_share(domain, opts, eps, neighbours, n, definition=definition)
     rows = []
     for g, e, _ in measured_margins(domain, opts, eps, share):
         cells = math.prod(domain[a].size for a in g)
