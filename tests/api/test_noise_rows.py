@@ -101,7 +101,8 @@ def test_bad_options_name_the_option(s7, s7_domain):
 @pytest.fixture(scope="module")
 def numeric_wide():
     """A table like HMDA's: categorical columns beside numeric ratios with public bounds, wide enough
-    (2⁴ · 8⁵ ≈ 5·10⁵ cells, above the dense fit's 2¹⁸) that ipf's auto one-way share takes the record fit and reads the noise law."""
+    (2⁴ · 8⁵ ≈ 5·10⁵ cells, above the dense fit's 2¹⁸) that ipf's auto one-way share takes the record
+    fit and reads the noise law."""
     import pandas as pd
 
     rng = np.random.default_rng(11)

@@ -293,7 +293,8 @@ def _every_method_definition_and_bins():
     for name, method in REGISTRY.items():
         for definition in method.definitions:
             for dp_bins in (False, True):
-                yield pytest.param(name, definition, dp_bins, id=f"{name}-{definition}-{'dpbins' if dp_bins else 'edges'}")
+                bins = "dpbins" if dp_bins else "edges"
+                yield pytest.param(name, definition, dp_bins, id=f"{name}-{definition}-{bins}")
 
 
 @pytest.mark.parametrize("method, definition, dp_bins", list(_every_method_definition_and_bins()))
