@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.errors import DPCoreError
-from dpcore.privacy.ledger import check_epsilon
+from dpcore.privacy.ledger import check_epsilon, epsilon_warning
 from dpcore.studio import adviser, design
 from dpcore.synthesizers import REGISTRY
 from pages import _common as ui
@@ -217,6 +217,8 @@ with left:
         try:  # the one place an invalid ε is reported (the panels that need ε wait for a valid one)
             check_epsilon(cfg["epsilon"])
             eps_ok = True
+            if warning := epsilon_warning(cfg["epsilon"]):
+                st.warning(warning, icon=":material/warning:")
         except DPCoreError as exc:
             eps_ok = False
             st.error(str(exc), icon=":material/warning:")

@@ -126,6 +126,24 @@ def _warn_delta(args, n: int | None = None) -> None:
             print(f"warning: {msg}", file=sys.stderr)
 
 
+def _warn_epsilon(args) -> None:
+    """Every ε the command was given (``--epsilon``, ``--epsilon-count`` …, the sweep's ``--epsilons``)
+    that is accepted but means little gets one warning line on stderr before anything runs."""
+    from dpcore.privacy.ledger import epsilon_warning
+
+    values = [v for k, v in vars(args).items() if k.startswith("epsilon") and k != "epsilons" and v is not None]
+    grid = getattr(args, "epsilons", None)
+    if isinstance(grid, str):
+        values += [v.strip() for v in grid.split(",") if v.strip()]
+    for v in values:
+        try:
+            msg = epsilon_warning(float(v))
+        except (TypeError, ValueError):
+            continue  # not a number: the command's own check says so
+        if msg:
+            print(f"warning: {msg}", file=sys.stderr)
+
+
 def _read_input(args):
     """The input table; a delimiter other than the comma is said out loud (not with --json)."""
     df = read_table(args.input)
@@ -475,6 +493,7 @@ def main(argv=None) -> int:
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
+        _warn_epsilon(args)
         return int(args.func(args) or 0)
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -239,6 +239,25 @@ MIN_EPSILON = 1e-9
 MAX_EPSILON = 1e9
 
 
+#: Above this ε a release is still accepted but warned about: e^10 ≈ 22,000, so the guarantee bounds
+#: almost nothing (the literature's and the agencies' releases stay at or below it).
+EPSILON_WARN_ABOVE = 10.0
+
+
+def epsilon_warning(epsilon) -> str | None:
+    """One line for an ε that is accepted but means little, or None (ε ≤ 10, or not a valid ε at all:
+    :func:`check_epsilon` reports those). Used by the command line and the app."""
+    try:
+        e = check_epsilon(epsilon)
+    except OptionError:
+        return None
+    if e <= EPSILON_WARN_ABOVE:
+        return None
+    factor = f"{math.exp(e):.3g}" if e < 700 else "astronomically large"
+    return (f"ε = {e:g} is above {EPSILON_WARN_ABOVE:g}: one person may change the odds of any output by a factor "
+            f"up to e^ε ({factor}), so this release is differentially private in name only; use ε between 0.1 and 10")
+
+
 def check_epsilon(epsilon) -> float:
     """ε must be a finite number ≥ MIN_EPSILON (a bool is not a number here)."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):  # numpy's bool_ is not Real either

@@ -135,6 +135,16 @@ def test_nonpositive_epsilon_typed_shows_error():
     assert "release" not in at.session_state
 
 
+def test_an_epsilon_above_ten_is_accepted_with_a_warning():
+    at = goto(start(), "pages/2_design.py")
+    at.number_input(key="w_eps_typed").set_value(1e6).run()
+    assert not at.exception
+    assert not texts(at.error)
+    assert "differentially private in name only" in texts(at.warning)
+    at.number_input(key="w_eps_typed").set_value(10.0).run()
+    assert "in name only" not in texts(at.warning)
+
+
 def test_domain_that_does_not_cover_the_data_names_the_column():
     at = start()
     dom = dpcore.infer_domain(at.session_state["raw_df"]).to_dict()

@@ -235,3 +235,19 @@ def test_out_inside_a_file_is_refused_before_any_release(small_csv, tmp_path, ca
     err = capsys.readouterr().err
     assert code == 2 and "is a file, not a folder" in err and "unexpected" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv_eps", [["--epsilon", "1e6"]])
+def test_an_epsilon_above_ten_is_released_with_a_warning(small_csv, tmp_path, capsys, argv_eps):
+    code, _, err = run(["synth", small_csv, "--out", tmp_path / "o", "--seed", 1, *argv_eps], capsys)
+    assert code == 0
+    assert "warning: ε = 1e+06 is above 10" in err and "in name only" in err
+    code, _, err = run(["synth", small_csv, "--out", tmp_path / "p", "--seed", 1, "--epsilon", "10"], capsys)
+    assert code == 0 and "in name only" not in err
+
+
+def test_a_sweep_grid_with_an_epsilon_above_ten_is_warned_about(small_csv, tmp_path, capsys):
+    code, _, err = run(["sweep", small_csv, "--out", tmp_path / "s.csv", "--methods", "flat_laplace",
+                        "--epsilons", "1,50", "--reps", 1], capsys)
+    assert "warning: ε = 50 is above 10" in err
+    assert "ε = 1 is" not in err
