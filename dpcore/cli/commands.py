@@ -488,6 +488,34 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def run() -> None:
+    """The process entry point (``python -m dpcore`` and the ``dpcore`` script): :func:`main`, then an exit
+    that native thread pools cannot turn into an abort.
+
+    pyarrow's and DuckDB's worker threads can still be alive when the interpreter tears their
+    libraries down; a joinable ``std::thread`` destroyed then calls ``std::terminate`` and the process
+    exits 134 after having printed its clean answer (seen under an address-space limit, 1 run in 3).
+    So the readers are collected while the libraries are whole, Arrow's pools are shrunk (joining
+    their workers), the output is flushed, and the process leaves without running native static
+    destructors. Nothing is left unwritten: every file the commands write is closed by then."""
+    code = main()
+    try:
+        import gc
+
+        gc.collect()
+        if "pyarrow" in sys.modules:
+            pa = sys.modules["pyarrow"]
+            pa.set_cpu_count(1)
+            pa.set_io_thread_count(1)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe (`| head`): nothing more to say
+                pass
+        os._exit(code)
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv

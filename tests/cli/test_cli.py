@@ -251,3 +251,28 @@ def test_a_sweep_grid_with_an_epsilon_above_ten_is_warned_about(small_csv, tmp_p
                         "--epsilons", "1,50", "--reps", 1], capsys)
     assert "warning: ε = 50 is above 10" in err
     assert "ε = 1 is" not in err
+
+
+def test_a_clean_error_exits_2_every_time_under_an_address_space_limit(tmp_path):
+    """A Parquet file with a map column gets its one-line error and exit status 2, run after run, under a
+    6 GB address-space limit (native thread pools torn down at exit once turned it into 134 in 1 run of 3)."""
+    import resource
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "map.parquet"
+    pq.write_table(pa.table({"a": pa.array([[("k", 1)], [("j", 2)]] * 50, type=pa.map_(pa.string(), pa.int64())),
+                             "b": ["x", "y"] * 50}), src)
+    limit = 6 * 1024**3
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    codes = []
+    for k in range(4):
+        res = subprocess.run([sys.executable, "-m", "dpcore", "synth", str(src), "--out", str(tmp_path / f"o{k}")],
+                             capture_output=True, text=True, preexec_fn=cap, cwd=ROOT, timeout=300)
+        codes.append(res.returncode)
+        assert_clean_error(res.returncode, res.stderr, "column 'a'", "map")
+    assert codes == [2] * 4
