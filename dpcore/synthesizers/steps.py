@@ -123,7 +123,9 @@ class Selector:
         # add/remove: n is private, so the bound uses the public max_records; the same
         # formulas bound replace-one changes with n public (docs/methods/steps.md)
         self.rows, self.weights, n = count_rows(self.X)
-        self.delta = utility_sensitivity(self.opts.utility, self.neighbours.records_bound(n), max(self.shape))
+        # the sensitivity of the MoSDA/LeSDA score (a utility's, not the δ of (ε, δ))
+        self.score_sensitivity = utility_sensitivity(self.opts.utility, self.neighbours.records_bound(n),
+                                                     max(self.shape))
 
     def __call__(self, k: int, fixed: np.ndarray, rank: np.ndarray) -> list[tuple[int, ...]]:
         o = self.opts
@@ -147,13 +149,13 @@ class Selector:
                 record_unpaid(self.ledger, f"layer {k} split", "non-private argmax", subset, self.neighbours.label,
                               parallel_over=len(fixed), note=f"{note}; NOT DIFFERENTIALLY PRIVATE")
             return [(int(j),) for j in np.argmax(scores, axis=1)]
-        mech = self.definition.selection(self.alloc.selection[k], self.delta)
+        mech = self.definition.selection(self.alloc.selection[k], self.score_sensitivity)
         self.spent.append({"layer": k, "nodes": len(fixed), "mechanism": mech})
         if self.mode == "preview":
-            probs = mech.probabilities(scores, self.delta)
+            probs = mech.probabilities(scores, self.score_sensitivity)
             self.probabilities.append({"layer": k, "fixed": fixed.copy(), "probabilities": probs})
             return [(int(j),) for j in np.argmax(probs, axis=1)]
-        split = Measurement(f"layer {k} split", mech, self.delta, subset, self.neighbours.label,
+        split = Measurement(f"layer {k} split", mech, self.score_sensitivity, subset, self.neighbours.label,
                             parallel_over=len(fixed), note=note)
         return [(int(j),) for j in np.atleast_1d(split.select(self.ledger, scores, self.rng))]
 
