@@ -15,6 +15,7 @@ from dpcore.data.domain import (
     suggest_public_bounds,
 )
 from dpcore.data.editing import replace_attribute
+from dpcore.studio.design import table_shape_notes
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
 from pages import _data_server
@@ -113,6 +114,8 @@ raw: pd.DataFrame = s["raw_df"]
 
 with ui.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")
+    for note in table_shape_notes(len(raw), raw.shape[1]):
+        st.info(note, icon=":material/info:")
     if raw.attrs.get("delimiter", "comma") != "comma":
         st.caption(f"Read as {raw.attrs['delimiter']}-separated values.")
     if raw.attrs.get("format"):  # SPSS, Stata, SAS or Excel (dpcore.data.formats)

@@ -64,7 +64,7 @@ if clicked:
 if running is not None:
     _jobs.progress_panel()
 
-notice = s.get("_release_notice")
+notice = _jobs.notice_for(ui.work_key())
 if notice and not refused:
     kind, text = notice
     {"success": st.success, "warning": st.warning, "error": st.error}[kind](

@@ -63,18 +63,38 @@ def collect_release() -> str | None:
         s["release"] = {"main": job.result, "comparators": {}, "errors": {}, "times": {"main": job.elapsed()},
                         "label": info["label"], "key": info["key"]}
         s.setdefault("_release_seconds", {})[(info["method"], info["key"], info["sets"])] = job.elapsed()
-        s["_release_notice"] = ("success", f"Released {info['sets']} set(s) in {job.elapsed():.1f} s"
-                                + (f" — release {job.result.book_entry} in the budget book."
-                                   if getattr(job.result, "book_entry", None) else "."))
+        entry = (f" — release {job.result.book_entry} in the budget book."
+                 if getattr(job.result, "book_entry", None) else ".")
+        s["_release_notice"] = (*_done_notice(job.result, info["sets"], job.elapsed(), entry), info["key"])
     elif job.state == jobs.CANCELLED:
         s["_release_notice"] = ("warning", "Release cancelled before it finished: nothing was released, and the "
-                                           "budget book records the entry as aborted (nothing spent).")
+                                           "budget book records the entry as aborted (nothing spent).", info["key"])
     else:
         err = job.error
         msg = str(err) if isinstance(err, dpcore.DPCoreError) else (
             f"The release failed ({type(err).__name__}: {err}); nothing was released.")
-        s["_release_notice"] = ("error", msg)
+        s["_release_notice"] = ("error", msg, info["key"])
     return job.state
+
+
+def _done_notice(release, sets: int, seconds: float, entry: str) -> tuple[str, str]:
+    """What a finished release says; an empty one (a noisy record count of 0) says what that means."""
+    count = (getattr(release, "record_count", None) or {}).get("value")
+    if count == 0:
+        return ("warning", f"Released {sets} set(s) in {seconds:.1f} s, all of them empty: the release's noisy "
+                           "record count came out 0. That is the guarantee at work, not a fault: at this ε the noise "
+                           "on a count is as large as this table, so the release can say nothing about it. The "
+                           f"budget is spent all the same{entry} A larger ε or a larger table gives non-empty sets.")
+    return "success", f"Released {sets} set(s) in {seconds:.1f} s{entry}"
+
+
+def notice_for(key: str | None) -> tuple[str, str] | None:
+    """The last release's notice when it belongs to the table in use (``key``), else None: a notice never
+    outlives its table."""
+    notice = st.session_state.get("_release_notice")
+    if not notice or (len(notice) > 2 and notice[2] != key):
+        return None
+    return notice[0], notice[1]
 
 
 def job_panel(job_key: str, title: str, cancel_label: str, cancel_help: str, running_note: str,
@@ -116,9 +136,20 @@ def wait_briefly(job: jobs.Job) -> None:
 
 
 def sidebar_notice() -> None:
-    """On every page while a release runs: say so, with the way back to it."""
-    job = running_job()
+    """On every page while a release runs: say so, with the way back to it. The count of sets done is
+    redrawn every second (a fragment), so it moves while the curator stays on another page."""
+    if running_job() is None:
+        return
+    _sidebar_progress()
+
+
+@st.fragment(run_every=1.0)
+def _sidebar_progress() -> None:
+    job = st.session_state.get(JOB_KEY)
     if job is None:
         return
-    st.caption(f":orange[**A release is running** ({job.done}/{job.total} sets). It goes on while you are here "
-               "and is shown on the Release page when it is done.]")
+    if job.finished:
+        st.caption(":green[**The release has finished**: it is shown on the Release page.]")
+        return
+    st.caption(f":orange[**A release is running** ({job.done}/{job.total} sets, {job.status_line()}). It goes on "
+               "while you are here and is shown on the Release page when it is done.]")

@@ -88,7 +88,7 @@ def reset_data(df: pd.DataFrame, name: str) -> None:
     s["recodes"] = {}
     s["dp_bins"] = {}
     s.pop("load_error", None)
-    for k in ("release", "sweep_job", "layers_items"):
+    for k in ("release", "sweep_job", "layers_items", "_release_notice", "w_sw_methods"):
         s.pop(k, None)
     c = s.get("cfg")
     if c is not None:

@@ -217,3 +217,25 @@ def release_zip(release) -> bytes:
             z.writestr(f"synthetic_{i}.csv", s.to_csv(index=False))
         z.writestr("manifest.json", release.manifest_json())
     return buf.getvalue()
+
+
+#: Fewer records than this and most of what a release measures is noise at ε ≈ 1 (a noisy count's
+#: spread is about √2/ε records), so the curator is told before designing anything.
+FEW_RECORDS = 100
+
+
+def table_shape_notes(n_rows: int, n_columns: int) -> list[str]:
+    """What a curator should know about a table's shape before designing a release of it: one column
+    (a synthetic copy is then a noisy histogram) or very few records (the noisy record count may come out
+    0, and the sets are then empty). Reads only the table's size: curator-only, shown on the Data page."""
+    notes = []
+    if n_columns == 1:
+        notes.append("This table has one column: a synthetic copy of it is a noisy histogram of that column "
+                     "(there are no relationships between columns to keep). Load a table with more columns if "
+                     "you meant to.")
+    if n_rows < FEW_RECORDS:
+        notes.append(f"This table has only {n_rows} record(s): at ε = 1 a noisy count moves by a record or two, so "
+                     "a release describes almost nothing of it, and its noisy record count can come out 0, which "
+                     "gives empty synthetic sets (the guarantee at work: a table this small cannot be described "
+                     "privately in detail).")
+    return notes

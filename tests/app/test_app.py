@@ -588,3 +588,41 @@ def test_epsilon_delta_chosen_on_the_design_page_reaches_release_manifest_and_bo
     at.radio(key="w_definition").set_value("pure").run()
     at = goto(at, "pages/4_release.py")
     assert any(b.label == "Release (spends ε = 1)" for b in at.button)
+
+
+# --------------------------------------------------------------------------- state that must not outlive its table
+
+
+def test_the_release_notice_does_not_outlive_its_table():
+    at = start()
+    confirm_domain(at)
+    at.session_state["cfg"]["m"] = 1
+    at = release(at)
+    assert "Released 1 set(s)" in texts(at.success)
+    goto(at, "pages/1_data.py")
+    at.selectbox(key="w_demo").select(CPS).run()
+    assert not at.exception and at.session_state["data_name"] == CPS
+    goto(at, "pages/4_release.py")
+    assert "Released" not in texts(at.success) + texts(at.warning)
+
+
+def test_a_one_column_table_and_a_three_row_table_are_named_on_load():
+    at = start()
+    _inject(at, pd.DataFrame({"colour": ["red", "blue", "red", "green"] * 50}), "one column")
+    assert "This table has one column" in texts(at.info)
+    _inject(at, pd.DataFrame({"a": ["x", "y", "x"], "b": ["u", "u", "v"]}), "three rows")
+    info = texts(at.info)
+    assert "only 3 record(s)" in info and "one column" not in info
+    _inject(at, pd.DataFrame({"a": ["x", "y"] * 100, "b": ["u", "v"] * 100}), "ordinary")
+    assert "record(s)" not in texts(at.info) and "one column" not in texts(at.info)
+
+
+def test_an_empty_release_says_what_a_noisy_count_of_zero_means():
+    from types import SimpleNamespace
+
+    from pages._jobs import _done_notice
+
+    kind, text = _done_notice(SimpleNamespace(record_count={"value": 0, "noisy": True}), 20, 1.5, ".")
+    assert kind == "warning" and "all of them empty" in text and "noisy record count came out 0" in text
+    kind, text = _done_notice(SimpleNamespace(record_count={"value": 7, "noisy": True}), 2, 1.5, ".")
+    assert kind == "success" and text == "Released 2 set(s) in 1.5 s."
