@@ -244,10 +244,25 @@ def _table_html(rows: Sequence[Mapping], columns: Sequence[str]) -> str:
 
 
 def _fmt(v) -> str:
+    """A value as a reader reads it: no ``None``, ``False`` or raw JSON, and small numbers without
+    E-notation (``2E-5`` is written 0.00002)."""
+    if v is None or (isinstance(v, str) and v == ""):
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, float):
-        return f"{v:.4g}" if math.isfinite(v) else str(v)
-    if isinstance(v, (list, tuple, dict)):
-        return json.dumps(v, ensure_ascii=False, default=str)
+        if not math.isfinite(v):
+            return str(v)
+        if 1e-6 <= abs(v) < 1e-3:  # 4 significant digits of a small number, written out
+            return f"{v:.{3 - math.floor(math.log10(abs(v)))}f}".rstrip("0").rstrip(".")
+        if 1e4 <= abs(v) < 1e15:  # whole numbers with thousands separators
+            return f"{v:,.0f}"
+        text = f"{v:.4g}"
+        return text.replace("e-0", "e-").replace("e+0", "e+")
+    if isinstance(v, dict):
+        return "; ".join(f"{k}: {_fmt(x)}" for k, x in v.items()) or "—"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_fmt(x) for x in v) or "—"
     return str(v)
 
 

@@ -312,3 +312,16 @@ def test_the_published_report_builds_for_every_method_definition_and_bin_source(
         assert re.search(f"DP-derived: exponential-mechanism quantiles, {unit} = [0-9.e-]+", text)
     else:
         assert "DP-derived" not in text
+
+
+def test_report_tables_read_as_words_not_python_or_json(table):
+    """No raw None, False/True, E-notation or JSON in the report's tables (options, ledger, domain)."""
+    dom = dpcore.infer_domain(table, numeric={"age": {"bounds": [0, 120], "bins": 4}}).declared()
+    rel = dpcore.synthesize(table, "aim", 1.0, sets=1, seed=5, domain=dom, delta=1e-9)
+    text = release_report_html(rel, None, generated="test")
+    cells = re.findall(r"<td>(.*?)</td>", text)
+    assert cells
+    for bad in ("None", "False", "True", "nan"):
+        assert bad not in cells, bad
+    assert not [c for c in cells if re.fullmatch(r"-?[0-9.]+[eE]-0?[1-5]", c)], "small numbers written out"
+    assert not [c for c in cells if c.startswith(("{", "[", "&quot;"))], "no raw JSON"
