@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 import dpcore
@@ -133,7 +132,7 @@ def _show_release(rel: dict) -> None:
             st.subheader("Synthetic sets (first rows)", anchor=False)
             tabs = st.tabs([f"set {i}" for i in range(1, len(release.sets) + 1)])
             for t, df in zip(tabs, release.sets):
-                t.dataframe(df.head(10), hide_index=True, width="stretch")
+                t.dataframe(ui.shown_rows(df.head(10)), hide_index=True, width="stretch")
 
         with ui.guarded("the one-way charts"):
             st.subheader("One-way distributions: original vs synthetic", anchor=False)
@@ -156,23 +155,8 @@ def _show_release(rel: dict) -> None:
                     for lev, col in zip(attr.labels, shares.T):
                         rows.append({"level": lev, "source": lab, "percent": col.mean(), "lo": col.min(),
                                      "hi": col.max()})
-                d = pd.DataFrame(rows)
-                order = [lev for lev in (str(x) for x in dom[a].labels) if lev in set(d["level"])]
-                fig = go.Figure()
-                for lab, col in zip(labels, colours):
-                    sub = d[d["source"] == lab].set_index("level").reindex(order)
-                    err = None
-                    if len(series[lab]) > 1:
-                        err = dict(type="data", symmetric=False, array=(sub["hi"] - sub["percent"]).fillna(0),
-                                   arrayminus=(sub["percent"] - sub["lo"]).fillna(0), color="#333333", thickness=1.2)
-                    fig.add_bar(x=order, y=sub["percent"], name=lab, marker_color=col, error_y=err,
-                                hovertemplate=lab + "<br>%{x}: %{y:.2f} %<extra></extra>")
-                fig.update_layout(barmode="group", height=360,
-                                  title=dict(text=f"{a}: share of records by level", y=0.97),
-                                  margin=dict(l=10, r=10, t=80, b=10),
-                                  legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, font=dict(size=11)))
-                fig.update_xaxes(title=None, type="category", tickangle=-25, automargin=True)
-                fig.update_yaxes(title="records (%)")
+                fig = ui.oneway_figure(a, pd.DataFrame(rows), [str(x) for x in dom[a].labels], labels, colours,
+                                       {lab: len(frames) for lab, frames in series.items()})
                 grid[i % 2].plotly_chart(fig, config={"displaylogo": False}, key=f"oneway_{a}")
 
         with ui.guarded("the ledger"):

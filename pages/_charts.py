@@ -46,6 +46,11 @@ def preview_layer_names(pv) -> list[str]:
             for k, a in zip(pv.layers["layer"], pv.layers["attributes"])]
 
 
+def shown_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Records as a table shows them: a missing value reads "(missing)", never a raw None or nan."""
+    return df.astype(object).where(df.notna(), "(missing)")
+
+
 def ledger_rows(ledger_dict: dict) -> pd.DataFrame:
     """One row per (set, charge) from Ledger.to_dict()["charges"]; a ledger kept in ρ (an (ε, δ)
     release through zCDP) gives each charge's ρ in the "epsilon" column (the budget it spent)."""
@@ -62,17 +67,59 @@ def ledger_rows(ledger_dict: dict) -> pd.DataFrame:
 
 
 def ledger_figure(rows: pd.DataFrame, total: float, title: str, unit: str = "ε") -> go.Figure:
+    """Stacked bars per set, one segment per charge (its name on hover), coloured by its kind (the mechanism that
+    drew it, or the plan's kind): a legend of a few kinds, never one entry per charge (AIM has dozens), so it cannot
+    cover the sets' labels."""
     fig = go.Figure()
-    comps = list(dict.fromkeys(rows["component"])) if len(rows) else []
-    for i, comp in enumerate(comps):
+    kinds = list(dict.fromkeys(rows["kind"])) if len(rows) else []
+    colour = {k: OKABE_ITO[i % (len(OKABE_ITO) - 1)] for i, k in enumerate(kinds)}
+    shown: set[str] = set()
+    for comp in (list(dict.fromkeys(rows["component"])) if len(rows) else []):
         sub = rows[rows["component"] == comp]
-        fig.add_bar(x=sub["set"], y=sub["epsilon"], name=comp, marker_color=OKABE_ITO[i % (len(OKABE_ITO) - 1)],
-                    hovertemplate="%{x}<br>" + comp + f"<br>{unit} = " + "%{y:.4g}<extra></extra>")
+        kind = str(sub["kind"].iloc[0])
+        fig.add_bar(x=sub["set"], y=sub["epsilon"], name=kind or "charge", legendgroup=kind,
+                    showlegend=kind not in shown, marker_color=colour.get(kind, OKABE_ITO[0]),
+                    marker_line=dict(color="white", width=0.5),
+                    hovertemplate="%{x}<br>" + comp + f"<br>{unit} = " + "%{y:.4g}<extra>" + kind + "</extra>")
+        shown.add(kind)
     fig.update_layout(
-        barmode="stack", title=f"{title}: total {unit} = {total:.4g}", height=400, margin=dict(l=10, r=10, t=50, b=10),
+        barmode="stack", title=f"{title}: total {unit} = {total:.4g}", height=420, margin=dict(l=10, r=10, t=50, b=10),
         yaxis_title=f"{unit} per set (stacked)", xaxis_title=None,
-        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0, traceorder="normal", font=dict(size=11)),
+        legend=dict(title="kind (hover a segment for its charge)", orientation="h", yanchor="top", y=-0.1, x=0,
+                    font=dict(size=11)),
     )
+    fig.update_xaxes(automargin=True, type="category")
+    return fig
+
+
+#: More levels than this and the one-way chart turns its level names upright, in a smaller font,
+#: so that they do not run into each other (flights' 100 destinations).
+MANY_LEVELS = 12
+
+
+def oneway_figure(name: str, d: pd.DataFrame, levels: list[str], labels: list[str], colours: list[str],
+                  n_frames: dict[str, int]) -> go.Figure:
+    """Grouped bars of one attribute's share of records by level, one series per source (original,
+    synthetic), with the spread over the sets as error bars where a source has several."""
+    order = [lev for lev in levels if lev in set(d["level"])]
+    fig = go.Figure()
+    for lab, col in zip(labels, colours):
+        sub = d[d["source"] == lab].set_index("level").reindex(order)
+        err = None
+        if n_frames.get(lab, 1) > 1:
+            err = dict(type="data", symmetric=False, array=(sub["hi"] - sub["percent"]).fillna(0),
+                       arrayminus=(sub["percent"] - sub["lo"]).fillna(0), color="#333333", thickness=1.2)
+        fig.add_bar(x=order, y=sub["percent"], name=lab, marker_color=col, error_y=err,
+                    hovertemplate=lab + "<br>%{x}: %{y:.2f} %<extra></extra>")
+    many = len(order) > MANY_LEVELS
+    longest = max((len(x) for x in order), default=1)
+    fig.update_layout(barmode="group", height=360 + (min(longest, 30) * 5 if many else 0),
+                      title=dict(text=f"{name}: share of records by level", y=0.97),
+                      margin=dict(l=10, r=10, t=80, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, font=dict(size=11)))
+    fig.update_xaxes(title=None, type="category", tickangle=-90 if many else -25, automargin=True,
+                     tickfont=dict(size=9 if many else 12))
+    fig.update_yaxes(title="records (%)")
     return fig
 
 

@@ -151,5 +151,5 @@ def _sidebar_progress() -> None:
     if job.finished:
         st.caption(":green[**The release has finished**: it is shown on the Release page.]")
         return
-    st.caption(f":orange[**A release is running** ({job.done}/{job.total} sets, {job.status_line()}). It goes on "
+    st.caption(f":orange[**A release is running** ({job.status_line()}). It goes on "
                "while you are here and is shown on the Release page when it is done.]")
