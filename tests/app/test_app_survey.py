@@ -179,12 +179,12 @@ def test_poststrat_gamma_below_2_is_an_error_not_an_exception():
     assert "ε₃: epsilon must be a finite number greater than 0" in texts(at.error)
 
 
-def test_poststrat_weights_outside_declared_range_show_the_library_message():
+def test_poststrat_weights_outside_declared_range_are_refused_before_the_click():
     at = goto(SURVEY)
     at.number_input(key="ps_ghi_demo").set_value(5000.0).run()
-    at.button(key="ps_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "lie outside the declared range [100, 5000]" in texts(at.error)
+    assert "base weight(s) in 'WEIGHT' lie outside the declared range [100, 5000]: widen the range" in texts(at.error)
+    assert at.button(key="ps_go").disabled
     assert "poststrat_release" not in at.session_state
 
 
@@ -198,9 +198,8 @@ def test_poststrat_totals_missing_a_bin_is_an_error_not_an_exception():
     at.file_uploader(key="ps_totals_up").set_value(("short.csv", short.to_csv(index=False).encode(), "text/csv"))
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    at.button(key="ps_go").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert "the totals do not cover bin level(s) ['75+'] of column 'agegr'" in texts(at.error)
+    assert "The totals do not cover bin level(s) ['75+'] of column 'agegr'" in texts(at.error)
+    assert at.button(key="ps_go").disabled  # refused before the click
     assert "poststrat_release" not in at.session_state
 
 
