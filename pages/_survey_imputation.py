@@ -89,7 +89,8 @@ def render() -> None:
 def _table() -> Table | None:
     """The table chosen in the tab's "Table" radio, with a line saying what it is."""
     demo_ok = SD2011.exists()
-    choice = source.choose("sv_source", f"Bundled demo: SD2011 survey ({SD2011.name})", demo_ok)
+    choice = source.choose("sv_source", f"Bundled demo: SD2011 survey ({SD2011.name})", demo_ok,
+                           resets=("sv_target", "sv_match", "sv_ordinal"))
     if choice is None:
         st.error(f"No table is loaded and the SD2011 demo file is missing ({SD2011.name} in assets/): load a table "
                  "on the Data page.", icon=":material/warning:")

@@ -18,8 +18,9 @@ def _own_table_loaded() -> bool:
     return "raw_df" in s and s.get("data_name") not in state.DEMOS
 
 
-def choose(key: str, demo_label: str, demo_available: bool) -> str | None:
-    """The radio "Table" of one tab: DATA, DEMO, or None when neither can be offered."""
+def choose(key: str, demo_label: str, demo_available: bool, resets: tuple[str, ...] = ()) -> str | None:
+    """The radio "Table" of one tab: DATA, DEMO, or None when neither can be offered. When the
+    choice changes, the widgets named in ``resets`` (the other table's columns) start afresh."""
     s = st.session_state
     options = ([DATA] if "raw_df" in s else []) + ([DEMO] if demo_available else [])
     if not options:
@@ -33,6 +34,12 @@ def choose(key: str, demo_label: str, demo_available: bool) -> str | None:
         s[key] = DATA if _own_table_loaded() or DEMO not in options else DEMO
     name = s.get("data_name") or "no name"
     labels = {DATA: f"The table on the Data page ({name})", DEMO: demo_label}
-    return st.radio("Table", options, format_func=labels.get, key=key, horizontal=True,
-                    help="The confidential table this tab reads. Its releases are charged to that table's budget "
-                         "book. The bundled demo stands in for a survey when you have none loaded.")
+    choice = st.radio("Table", options, format_func=labels.get, key=key, horizontal=True,
+                      help="The confidential table this tab reads. Its releases are charged to that table's budget "
+                           "book. The bundled demo stands in for a survey when you have none loaded.")
+    last = f"_{key}_last"
+    if s.get(last) not in (None, choice):
+        for k in resets:
+            s.pop(k, None)
+    s[last] = choice
+    return choice
