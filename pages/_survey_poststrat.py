@@ -217,10 +217,8 @@ def _own_inputs(t: Table) -> dict:
         "Count rows where (pandas expression; empty: every row)", key="ps_where", placeholder="e.g. voted == 'YES'",
         help='The counting query, e.g. "voted == \'YES\' and age >= 65". Counted records get their post-stratified '
              "weight.")
-    problems = ([] if weights is None else weight_problems(df, weights)) + strata_problems(df, cols, totals, weights)
+    problems = weight_problems(df, weights) + strata_problems(df, cols, totals, weights)
     problems += subpopulation_problems(df, expr, allow_empty=True)
-    if weights is None:
-        problems.insert(0, "Choose the column of base weights (from the sampling design).")
     mask = subpopulation_mask(df, expr) if not subpopulation_problems(df, expr, allow_empty=True) else None
     return {"weights": weights, "totals_df": totals_df, "totals": totals, "cols": cols, "cands": {}, "mask": mask,
             "label": expr.strip() or "every row", "range_default": (1.0, 10000.0), "problems": problems,
@@ -333,7 +331,7 @@ def _result(inp: dict) -> None:
         st.caption(rel.statement)
         if not rel.finite_variance:
             st.warning(f"γ = {rel.gamma:g} ≤ 3: this release's noise has infinite variance.", icon=":material/error:")
-        _bins_and_ipf(rel)
+        _bins_and_ipf(rel, chosen=out["parts"][0] > 0)
         led = show_ledger(rel.ledger, key="ps_ledger")
         if out.get("entry") is not None:
             st.caption(f"Recorded as release {out['entry']} in this workspace's budget book ({out['table']}).")
@@ -343,9 +341,11 @@ def _result(inp: dict) -> None:
         _curator_view(rel)
 
 
-def _bins_and_ipf(rel) -> None:
+def _bins_and_ipf(rel, chosen: bool) -> None:
     st.markdown("**Selected bins** (DP: chosen by the exponential mechanism; merged groups come from the non-negative "
-                "collapse of the noisy table)")
+                "collapse of the noisy table)" if chosen else
+                "**Bins** (one candidate per column: nothing was chosen and no ε₁ spent; merged groups come from the "
+                "non-negative collapse of the noisy table)")
     st.dataframe(pd.DataFrame([{"column": c, "candidate": rel.selected[c],
                                 "bins": " | ".join("+".join(map(str, g)) for g in rel.bins[c])}
                                for c in rel.selected]), hide_index=True, width="stretch")

@@ -238,8 +238,10 @@ def _is_number_column(col: pd.Series) -> bool:
 def target_problems(df: pd.DataFrame, target: str | None, k: int = 1) -> list[str]:
     """Why ``target`` cannot be the imputed survey variable: it must be a numeric column with
     missing values to impute and at least k + 1 observed values (the donors)."""
-    if target is None or target not in df.columns:
-        return [f"Choose the variable to impute; {target!r} is not a column of this table."]
+    if target is None:
+        return ["Choose the variable to impute (a numeric column with missing values)."]
+    if target not in df.columns:
+        return [f"Choose the variable to impute; '{target}' is not a column of this table."]
     col = df[target]
     if not _is_number_column(col):
         return [f"'{target}' is not numeric ({col.dtype}): choose a numeric variable to impute (the queries are a "
@@ -343,8 +345,10 @@ def weight_problems(df: pd.DataFrame, weights: str | None, weight_range=None) ->
     from dpcore.errors import DPCoreError
     from dpcore.survey.bins import check_weight_range
 
-    if weights is None or weights not in df.columns:
-        return [f"Choose the column of base weights; {weights!r} is not a column of this table."]
+    if weights is None:
+        return ["Choose the column of base weights (from the sampling design)."]
+    if weights not in df.columns:
+        return [f"Choose the column of base weights; '{weights}' is not a column of this table."]
     col = df[weights]
     if not _is_number_column(col):
         return [f"Weights column '{weights}' is not numeric ({col.dtype}): choose the column of base weights from "
