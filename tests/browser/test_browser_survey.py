@@ -5,7 +5,7 @@ give income public edges and confirm the domain; on the Survey page choose the v
 matching attributes, release a DP imputed mean; then choose the weight and stratum columns, upload
 the known totals and release a post-stratified count. The table's budget book grows by exactly the
 ε on each button. Screenshots at 1280 and 1920 px go to tests/artifacts/ (git-ignored):
-survey-own-imputation-*.png and survey-own-poststrat-*.png.
+survey-own-refused-*.png, survey-own-imputation-*.png and survey-own-poststrat-*.png.
 """
 from __future__ import annotations
 
@@ -114,6 +114,10 @@ def test_survey_page_on_an_uploaded_table(tmp_path):
 
         goto(page, "6 · Survey")
         page.get_by_text("The table on the Data page (upload: own_survey.csv)").first.wait_for()
+        pick(page, "Target (to impute)", "region")  # unusable: said in one line, the button stays off
+        page.get_by_text("'region' is not numeric").first.wait_for()
+        assert page.get_by_role("button", name=re.compile(r"^Compute release \(spends ε")).first.is_disabled()
+        shot(page, "survey-own-refused")
         pick(page, "Target (to impute)", "income")
         pick(page, "Matching attributes", "region", multi=True)
         pick(page, "Matching attributes", "sex", multi=True)
