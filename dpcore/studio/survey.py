@@ -193,7 +193,7 @@ def imputation_problems(eps, parts: int, *, method: str, query: str, lo: float |
     if query != "count" and (lo is None or hi is None):
         problems.append(f"Enter the public lower and upper bounds of '{target}' (from its definition or the "
                         "questionnaire, not from the data).")
-    elif query != "count" and not hi > lo:
+    elif query != "count" and lo is not None and hi is not None and not hi > lo:  # (None: said above)
         problems.append(f"The upper bound ({hi:g}) must be above the lower bound ({lo:g}).")
     if query == "count" and threshold is None:
         problems.append(f"Enter the public threshold: the release counts the records whose '{target}' is below it.")
