@@ -1,4 +1,5 @@
-"""Survey estimates: DP releases from k-NN-imputed survey data, and DP noise in context.
+"""Survey estimates: DP releases from k-NN-imputed survey data, DP post-stratification, and DP noise in
+context, on the table of the Data page or a bundled survey demo.
 
 All computation is done by ``dpcore.survey`` (Merrill 2021, ch. 4–7); this page only
 collects the curator's choices, calls it, and shows the value, its ledger and the
@@ -15,9 +16,10 @@ ui.init_state()
 _survey_session.seed()  # the inputs saved with the workspace session (a reload) or left on another page
 
 st.title("6 · Survey estimates")
-st.caption("DP estimates from a survey sample with missing values (Merrill 2021, *Privacy in complex sample based "
-           "surveys*). The demo is Social Diagnosis 2011 (SD2011, 5,000 respondents; income missing for 683 of "
-           "them). Each **Compute release** click spends ε again: publish one release only.")
+st.caption("DP estimates from a survey sample (Merrill 2021, *Privacy in complex sample based surveys*), on the "
+           "table loaded on the Data page, charged to its budget book, or on a bundled survey demo (Social "
+           "Diagnosis 2011 for imputation, the weighted CPS voting supplement for post-stratification). Each "
+           "**Compute release** click spends ε again: publish one release only.")
 
 tab_imp, tab_ps = st.tabs(["Imputed estimate (k-NN)", "Post-stratification (weights)"])
 

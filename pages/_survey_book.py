@@ -1,9 +1,10 @@
 """The Survey page's releases through the workspace's budget book (dpcore.studio.survey_book).
 
-Each tab names the table its release reads (a bundled demo file or an upload); it is
-fingerprinted as the workspace fingerprints tables (dpcore.studio.workspace.table_fingerprint),
-registered like the Data page registers tables, and every release is reserved against
-that table's cap before any randomness is drawn. Without a workspace, releases run as before.
+Each tab names the table its release reads: the table loaded on the Data page (already
+registered, charged under the session's ``table_fp``) or a bundled demo file (fingerprinted as
+the workspace fingerprints tables, dpcore.studio.workspace.table_fingerprint, and registered
+like the Data page registers tables). Every release is reserved against that table's cap
+before any randomness is drawn. Without a workspace, releases run as before.
 """
 from __future__ import annotations
 
@@ -21,12 +22,14 @@ from pages import _workspace
 
 @dataclass(frozen=True)
 class SurveyTable:
-    """The table a survey release reads: its data as read, a name, its file (demos) and fingerprint."""
+    """The table a survey release reads: its data as read, a name, its file (demos) and fingerprint;
+    ``registered``: the workspace already holds it (the Data page's table)."""
 
     df: pd.DataFrame
     name: str
     path: Path | None
     fingerprint: str
+    registered: bool = False
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -38,11 +41,6 @@ def _read_file(path: str, mtime: float) -> tuple[pd.DataFrame, str]:
     return df, table_fingerprint(df)
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def _upload_fingerprint(_df: pd.DataFrame, data: bytes) -> str:
-    return table_fingerprint(_df)
-
-
 def demo_table(path: Path, name: str) -> SurveyTable:
     """A bundled file as read_table reads it: the whole file, before any filtering a tab does
     (a per-record filter keeps add/remove neighbours neighbours, so the file is what is charged)."""
@@ -50,11 +48,16 @@ def demo_table(path: Path, name: str) -> SurveyTable:
     return SurveyTable(df, name, Path(path), fp)
 
 
-def upload_table(df: pd.DataFrame, data: bytes, name: str) -> SurveyTable:
-    return SurveyTable(df, name, None, _upload_fingerprint(df, data))
+def loaded_table(df: pd.DataFrame) -> SurveyTable:
+    """The table on the Data page (``df``: its working table), charged to the book of the table the
+    Data page registered (``table_fp``), as its synthetic-data releases are."""
+    s = st.session_state
+    return SurveyTable(df, s.get("data_name") or "", None, s.get("table_fp") or "", registered=True)
 
 
 def _register(ws, table: SurveyTable) -> None:
+    if table.registered:
+        return
     try:
         ws.add_table(table.df, table.name, path=table.path, fingerprint=table.fingerprint)
     except DPCoreError as exc:  # an upload that cannot be copied: still charged, not restored
@@ -66,7 +69,7 @@ def recorded(run, table: SurveyTable, *, epsilon: float, method: str, dp: bool |
     """``run()`` through the budget book of ``table``: ``(release, book entry id or None)``.
     Raises BudgetExceeded (one line naming what remains) before anything runs."""
     ws = _workspace.current()
-    if ws is None:
+    if ws is None or not table.fingerprint:
         return run(), None
     _register(ws, table)
     rec = record_survey_release(ws.book, table.fingerprint, run, epsilon=epsilon, method=method,
@@ -77,7 +80,7 @@ def recorded(run, table: SurveyTable, *, epsilon: float, method: str, dp: bool |
 def book_panel(table: SurveyTable, key: str) -> None:
     """Spent / cap / remaining of the table this tab reads, and its cap."""
     ws = _workspace.current()
-    if ws is None:
+    if ws is None or not table.fingerprint:
         st.caption(":orange[No workspace is open: survey releases are not recorded in a budget book.]")
         return
     b = ws.budget(table.fingerprint)

@@ -13,8 +13,9 @@ import streamlit as st
 STATE_KEY = "survey_inputs"
 #: Widget keys of the imputation tab and of the post-stratification tab.
 IMPUTATION_KEYS = ("sv_target", "sv_match", "sv_k", "sv_rule", "sv_query", "sv_ages", "sv_lo", "sv_hi", "sv_thr",
+                   "sv_where", "sv_ordinal", "sv_lo_own", "sv_hi_own", "sv_thr_own",
                    "sv_pubsize", "sv_eps", "sv_method", "sv_reps", "sv_rate")
-POSTSTRAT_KEYS = ("ps_source", "ps_cols", "ps_outcome", "ps_ages", "ps_sex", "ps_e1", "ps_e2", "ps_e3", "ps_gamma",
+POSTSTRAT_KEYS = ("ps_cols", "ps_outcome", "ps_ages", "ps_sex", "ps_e1", "ps_e2", "ps_e3", "ps_gamma",
                   "ps_glo_demo", "ps_ghi_demo", "ps_glo_up", "ps_ghi_up", "ps_weights", "ps_cols_up", "ps_where")
 #: Keys with a name per column (candidate bins of each post-stratification column).
 PREFIXES = ("ps_cand_",)

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from dpcore.data.datasets import CPS_POSTSTRAT_AGE_LEVELS
-from dpcore.studio.survey import imputation_context
+from dpcore.studio.survey import imputation_context, subpopulation_where
 from pages import _common as ui
 
 SD2011 = ui.ASSETS / "sd2011.csv"
@@ -43,36 +43,37 @@ def load_sd2011(path: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def cached_impute(path: str, target: str, match: tuple, k: int, rule: str, levels_json: str):
-    """k-NN imputation and L_1(D) (releases nothing); keyed on every input."""
+def cached_impute(_df: pd.DataFrame, df_key: str, target: str, match: tuple, k: int, rule: str, levels_json: str,
+                  ordinal: tuple):
+    """k-NN imputation and L_1(D) of the table ``df_key`` names (releases nothing); keyed on every input.
+    ``levels_json``: the public levels of the matching attributes ("null": inferred, NOT DP)."""
     from dpcore.survey import knn_impute
 
-    df = load_sd2011(path)
-    ordinal = [c for c in match if c in ORDINAL and c in json.loads(levels_json)]
-    return knn_impute(df, target, list(match), k=k, method=rule, ordinal=ordinal, levels=json.loads(levels_json))
+    return knn_impute(_df, target, list(match), k=k, method=rule, ordinal=list(ordinal),
+                      levels=json.loads(levels_json))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def cached_context(path: str, target: str, match: tuple, k: int, rule: str, levels_json: str, query: str,
-                   method: str, bounds: tuple, ages: tuple, threshold: float, public_size: bool, eps_grid: tuple,
-                   reps: int, rate: float, seed: int) -> pd.DataFrame:
-    """Simulation of ch. 4: SD2011 as the population, R SRS samples at ``rate``; per sample the
-    non-private estimate and one DP release per ε (no ε spent on anything published)."""
+def cached_context(_pop: pd.DataFrame, df_key: str, target: str, match: tuple, k: int, rule: str, levels_json: str,
+                   ordinal: tuple, query: str, method: str, bounds: tuple, subpop_json: str, threshold: float,
+                   public_size: bool, eps_grid: tuple, reps: int, rate: float, seed: int) -> pd.DataFrame:
+    """Simulation of ch. 4: the table as the population, R SRS samples at ``rate``; per sample the
+    non-private estimate and one DP release per ε (no ε spent on anything published).
+    ``subpop_json``: {"ages": [lo, hi]} (the demo) or {"expr": ..., "target": ...}."""
     from dpcore.survey import knn_impute
 
-    pop = load_sd2011(path)
     levels = json.loads(levels_json)
-    ordinal = [c for c in match if c in ORDINAL and c in levels]
-
-    def where(df):
-        return df["age"].between(*ages).to_numpy()
+    sub = json.loads(subpop_json)
+    where = subpopulation_where(ages=tuple(sub["ages"]) if "ages" in sub else None, expr=sub.get("expr", ""),
+                                target=sub.get("target"))
 
     def impute(df):
-        return knn_impute(df, target, list(match), k=k, method=rule, ordinal=ordinal, levels=levels)
+        return knn_impute(df, target, list(match), k=k, method=rule, ordinal=list(ordinal), levels=levels)
 
-    return imputation_context(pop, cached_impute(path, target, match, k, rule, levels_json), impute, where,
-                              query=query, method=method, bounds=bounds, threshold=threshold,
-                              public_size=public_size, eps_grid=eps_grid, reps=reps, rate=rate, seed=seed)
+    full = cached_impute(_pop, df_key, target, match, k, rule, levels_json, ordinal)
+    return imputation_context(_pop, full, impute, where, query=query, method=method, bounds=bounds,
+                              threshold=threshold, public_size=public_size, eps_grid=eps_grid, reps=reps, rate=rate,
+                              seed=seed)
 
 
 # --------------------------------------------------------------------------- post-stratification
@@ -121,11 +122,6 @@ def parse_totals(t: pd.DataFrame) -> dict:
 @st.cache_data(show_spinner=False, max_entries=4)
 def read_totals_file(path: str) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"column": str, "level": str})
-
-
-@st.cache_data(show_spinner=False, max_entries=4)
-def read_upload_cached(data: bytes, name: str) -> pd.DataFrame:
-    return ui.read_upload(data, name)
 
 
 def show_ledger(ledger, key: str | None = None) -> dict:

@@ -14,6 +14,7 @@ nothing. This module adds no mechanism.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable
 
@@ -28,6 +29,9 @@ __all__ = [
     "poststrat_epsilon", "poststrat_parts", "selects_bins", "synthetic_marginal_release", "imputation_problems",
     "infinite_variance_warning",
     "context_grid", "SMOOTH_MIN_PER_PART", "FINITE_VARIANCE_PER_PART", "LN2",
+    "target_problems", "matching_problems", "public_levels", "subpopulation_mask", "subpopulation_problems",
+    "subpopulation_where",
+    "weight_problems", "strata_problems", "poststrat_problems", "MAX_MATCH_GRID",
 ]
 
 LN2 = math.log(2.0)
@@ -173,8 +177,10 @@ _SMOOTH_GRID_LN2 = (2, 3, 4.5, 6, 10, 16)
 _PLAIN_GRID = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
-def imputation_problems(eps, parts: int, *, method: str, query: str, lo: float, hi: float, match) -> list[str]:
-    """Why an imputed release cannot run with these inputs, one sentence each (empty: it can)."""
+def imputation_problems(eps, parts: int, *, method: str, query: str, lo: float | None, hi: float | None, match,
+                        threshold: float | None = 0.0, target: str = "the target") -> list[str]:
+    """Why an imputed release cannot run with these inputs, one sentence each (empty: it can).
+    The bounds (mean, variance) and the threshold (count) are public: None means not entered."""
     problems = []
     if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps > 0):
         problems.append(f"ε must be a finite number greater than 0; got {eps!r}.")
@@ -184,8 +190,13 @@ def imputation_problems(eps, parts: int, *, method: str, query: str, lo: float, 
             f"ε = {eps:g}{split} is too small for the smooth-sensitivity release: it is only proven DP for "
             f"ε ≥ 2 ln 2 ≈ {SMOOTH_MIN_PER_PART:.4f} per part, so this needs ε ≥ {parts * SMOOTH_MIN_PER_PART:.4f}. "
             "Raise ε, or use the 'ignore missing' Laplace baseline. Nothing was released.")
-    if query != "count" and not hi > lo:
+    if query != "count" and (lo is None or hi is None):
+        problems.append(f"Enter the public lower and upper bounds of '{target}' (from its definition or the "
+                        "questionnaire, not from the data).")
+    elif query != "count" and lo is not None and hi is not None and not hi > lo:  # (None: said above)
         problems.append(f"The upper bound ({hi:g}) must be above the lower bound ({lo:g}).")
+    if query == "count" and threshold is None:
+        problems.append(f"Enter the public threshold: the release counts the records whose '{target}' is below it.")
     if query == "variance" and method != "smooth":
         problems.append("A variance is only released with the smooth-sensitivity method (Cor 6.4.9).")
     if not match:
@@ -208,3 +219,210 @@ def context_grid(method: str, parts: int, eps: float | None) -> list[float]:
     if eps is not None and all(abs(g - eps) > 1e-3 * eps for g in grid):
         grid = sorted(grid + [float(eps)])
     return grid
+
+
+# --------------------------------------------------------------------------- the curator's table: checks
+#
+# What the Survey page checks before it offers a release on a table the curator loaded. Each
+# function returns one-line messages naming the column (or option) and what to do; an empty
+# list means the release can run. They read the data only to refuse it, never to suggest a value.
+
+#: The largest grid of matching levels the k-NN imputation searches (knn_impute's max_grid).
+MAX_MATCH_GRID = 2_000_000
+
+
+def _is_number_column(col: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+
+
+def target_problems(df: pd.DataFrame, target: str | None, k: int = 1) -> list[str]:
+    """Why ``target`` cannot be the imputed survey variable: it must be a numeric column with
+    missing values to impute and at least k + 1 observed values (the donors)."""
+    if target is None:
+        return ["Choose the variable to impute (a numeric column with missing values)."]
+    if target not in df.columns:
+        return [f"Choose the variable to impute; '{target}' is not a column of this table."]
+    col = df[target]
+    if not _is_number_column(col):
+        return [f"'{target}' is not numeric ({col.dtype}): choose a numeric variable to impute (the queries are a "
+                "count below a threshold, a mean or a variance)."]
+    missing = int(col.isna().sum())
+    if missing == 0:
+        return [f"'{target}' has no missing values to impute: choose a variable with missing values, or use the "
+                "bundled demo."]
+    donors = len(col) - missing
+    if donors < int(k) + 1:
+        return [f"'{target}' has {donors} observed value(s); k = {int(k)} donors needs at least {int(k) + 1}: "
+                "lower k or choose another variable."]
+    return []
+
+
+def matching_problems(df: pd.DataFrame, target: str | None, match, levels: dict | None = None,
+                      ordinal=()) -> list[str]:
+    """Why the matching attributes cannot be used: none chosen, the target among them, a numeric
+    one (matching is on levels), an ordered one without a declared order, or too many level
+    combinations for the exact L_1(D)."""
+    match = list(match or [])
+    if not match:
+        return ["Choose at least one matching attribute."]
+    problems = [f"Ordered attribute '{c}' has no declared level order: confirm the domain on the Data page, or "
+                "match on it without order." for c in ordinal if c in match and not (levels and c in levels)]
+    if target in match:
+        problems.append(f"'{target}' is the variable to impute; remove it from the matching attributes.")
+    missing = [c for c in match if c not in df.columns]
+    if missing:
+        problems.append(f"Matching attribute(s) {', '.join(map(repr, missing))} are not columns of this table; "
+                        "choose others.")
+    numeric = [c for c in match if c in df.columns and c != target and _is_number_column(df[c])
+               and not (levels and c in levels)]
+    for c in numeric:
+        problems.append(f"Matching attribute '{c}' is numeric: k-NN matching compares levels, so choose a "
+                        "categorical column (or drop it from the match).")
+    if problems:
+        return problems
+    sizes = [(len(levels[c]) if levels and c in levels else int(df[c].nunique(dropna=True))) + 1 for c in match]
+    if math.prod(sizes) > MAX_MATCH_GRID:
+        widest = max(zip(sizes, match))[1]
+        problems.append(f"The matching attributes have {math.prod(sizes):,} level combinations (over "
+                        f"{MAX_MATCH_GRID:,}; '{widest}' has the most levels): match on fewer or coarser columns.")
+    return problems
+
+
+def public_levels(domain, match) -> dict | None:
+    """The matching attributes' levels from a declared (public) domain, for k-NN matching; None
+    when the domain is not declared, so the imputation infers them and the release is NOT DP."""
+    if domain is None or domain.inferred:
+        return None
+    out = {}
+    for c in match:
+        if c in domain.names and domain[c].kind == "categorical":
+            out[c] = list(domain[c].levels)
+    return out
+
+
+def subpopulation_mask(df: pd.DataFrame, expr: str, target: str | None = None) -> np.ndarray:
+    """The rows of the subpopulation ``expr`` (a pandas expression; empty: every row). It may not
+    use the imputed ``target``, so whether a record is in it never depends on another record."""
+    from dpcore.errors import InputError
+    from dpcore.survey.expressions import row_mask
+
+    if not (expr or "").strip():
+        return np.ones(len(df), dtype=bool)
+    if target is not None and re.search(rf"(?<![\w`]){re.escape(str(target))}(?![\w`])|`{re.escape(str(target))}`",
+                                        expr):
+        raise InputError(f"the subpopulation {expr!r} uses the imputed variable '{target}': filter on other "
+                         "columns only (the imputed values depend on other people's records)")
+    return row_mask(df, expr, "the subpopulation")
+
+
+def subpopulation_where(*, expr: str = "", ages: tuple | None = None, target: str | None = None) -> Callable:
+    """The subpopulation as a function of a table: the demo's age range, or :func:`subpopulation_mask`
+    of ``expr`` (the simulation applies it to every sample it draws)."""
+    if ages is not None:
+        lo, hi = ages
+        return lambda df: df["age"].between(lo, hi).to_numpy()
+    return lambda df: subpopulation_mask(df, expr, target)
+
+
+def subpopulation_problems(df: pd.DataFrame, expr: str, target: str | None = None, *,
+                           allow_empty: bool = False) -> list[str]:
+    """:func:`subpopulation_mask`'s refusal as a one-line message (empty: the filter is usable);
+    a filter that selects no row is refused unless ``allow_empty`` (a count may be 0)."""
+    from dpcore.errors import DPCoreError
+
+    try:
+        m = subpopulation_mask(df, expr, target)
+    except DPCoreError as exc:
+        return [_sentence(str(exc))]
+    if not m.any() and not allow_empty:
+        return [f"The subpopulation {expr!r} selects no row: widen the filter."]
+    return []
+
+
+def weight_problems(df: pd.DataFrame, weights: str | None, weight_range=None) -> list[str]:
+    """Why ``weights`` cannot be the base weights: not a column, not numeric, missing, zero or
+    negative values, or values outside the declared range [G', G] (checked when given)."""
+    from dpcore.errors import DPCoreError
+    from dpcore.survey.bins import check_weight_range
+
+    if weights is None:
+        return ["Choose the column of base weights (from the sampling design)."]
+    if weights not in df.columns:
+        return [f"Choose the column of base weights; '{weights}' is not a column of this table."]
+    col = df[weights]
+    if not _is_number_column(col):
+        return [f"Weights column '{weights}' is not numeric ({col.dtype}): choose the column of base weights from "
+                "the sampling design."]
+    w = col.to_numpy(dtype=float)
+    n_missing = int((~np.isfinite(w)).sum())
+    if n_missing:
+        return [f"Weights column '{weights}' has {n_missing:,} missing value(s): every record needs a base weight; "
+                "fix those rows in the file or choose another column."]
+    n_bad = int((w <= 0).sum())
+    if n_bad:
+        return [f"Weights column '{weights}' has {n_bad:,} zero or negative weight(s): base weights must be > 0; "
+                "fix those rows in the file or choose another column."]
+    if weight_range is None:
+        return []
+    try:
+        lo, hi = check_weight_range(weight_range)
+    except DPCoreError as exc:
+        return [f"base-weight range: {exc}"]  # as poststrat_problems says it, so a page can show it once
+    outside = int(((w < lo * (1 - 1e-12)) | (w > hi * (1 + 1e-12))).sum())
+    if outside:
+        return [f"{outside:,} base weight(s) in '{weights}' lie outside the declared range [{lo:g}, {hi:g}]: widen "
+                "the range to what the sampling design allows."]
+    return []
+
+
+def strata_problems(df: pd.DataFrame, columns, totals: dict | None, weights: str | None = None) -> list[str]:
+    """Why the post-stratification columns cannot be used with these known totals: none chosen,
+    the weights column among them, missing values, or levels without a known total."""
+    from dpcore.errors import DPCoreError
+    from dpcore.survey.bins import binnings_for
+
+    columns = list(columns or [])
+    if not columns:
+        return ["Choose at least one column to post-stratify on."]
+    if weights in columns:
+        return [f"'{weights}' holds the base weights; post-stratify on other columns."]
+    if totals is None:
+        return ["Upload the known population totals (CSV: column,level,total) to continue."]
+    try:
+        binnings_for(df[[c for c in columns if c in df.columns]], columns, totals)
+    except DPCoreError as exc:
+        return [_sentence(str(exc))]
+    return []
+
+
+def poststrat_problems(eps_select, eps_table, eps_count, gamma, weight_range, columns,
+                       candidates_missing=()) -> list[str]:
+    """Why a post-stratified release cannot run with these budget settings: each ε part that
+    runs (:func:`poststrat_parts`; None: not spent), γ, the declared base-weight range, and a
+    column whose candidate sets of bins are all unticked."""
+    from dpcore.errors import DPCoreError
+    from dpcore.privacy.ledger import check_epsilon
+    from dpcore.survey import check_gamma
+    from dpcore.survey.bins import check_weight_range
+
+    problems = []
+    for what, check, arg in [("ε₁", check_epsilon, eps_select), ("ε₂", check_epsilon, eps_table),
+                             ("ε₃", check_epsilon, eps_count), ("γ", check_gamma, gamma),
+                             ("base-weight range", check_weight_range, weight_range)]:
+        if arg is None:
+            continue
+        try:
+            check(arg)
+        except DPCoreError as exc:
+            problems.append(f"{what}: {exc}")
+    if not columns:
+        problems.append("Choose at least one column to post-stratify on.")
+    for c in candidates_missing:
+        problems.append(f"Choose at least one candidate set of bins for '{c}'.")
+    return problems
+
+
+def _sentence(text: str) -> str:
+    """A library message as one sentence of the page (capital first, full stop)."""
+    text = " ".join(text.split())
+    return (text[:1].upper() + text[1:]).rstrip(".") + "."

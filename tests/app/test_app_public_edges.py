@@ -1,6 +1,6 @@
 """The Data page refuses to declare bins read from the data, and the one-click public bounds
 fix it ([honest-flow] item 2); a rejected upload says which table stays in use, and the
-Survey page's k-NN tab says which table it reads (row 9). AppTest, no browser."""
+Survey page's k-NN tab says which table it reads (row 9: the Data page's, or the demo). AppTest, no browser."""
 from __future__ import annotations
 
 import hashlib
@@ -197,8 +197,12 @@ def test_survey_knn_tab_says_which_table_it_reads_and_rounds_its_epsilon():
     at = start_with(numeric_table())
     at.switch_page("pages/6_survey.py")
     run(at)
-    note = next(i.value for i in at.info if "This tab reads" in i.value)
-    assert "SD2011 survey demo" in note and "not the table on the Data page (“upload: people.csv”)" in note
+    radio = at.radio(key="sv_source")  # the uploaded table is the default; the demo is one click away
+    assert radio.value == "data" and "The table on the Data page (upload: people.csv)" in str(radio.options)
+    assert "**upload: people.csv** (500 rows × 3 columns, as on the Data page)" in texts(at.caption)
+    radio.set_value("demo")
+    run(at)
+    assert "SD2011 survey demo" in texts(at.caption)
     assert at.button(key="sv_go").label == "Compute release (spends ε ≈ 4.16)"
     at.number_input(key="sv_eps").set_value(3.0)
     run(at)
