@@ -54,11 +54,18 @@ class TableMatch:
     matched: int
     n_cols: int
 
+    @property
+    def label(self) -> str:
+        return self.name or self.table_fp[:12]
+
+    def described(self) -> str:
+        """'looks like table X (…; ε … spent)'."""
+        return (f"looks like table {self.label} ({self.matched} of {self.n_cols} columns hold the same values, same "
+                f"record count; ε = {self.spent:.4g} spent)")
+
     def question(self) -> str:
-        """The one line the app and the command line show."""
-        return (f"looks like table {self.name or self.table_fp[:12]} ({self.matched} of {self.n_cols} columns hold "
-                f"the same values, same record count; ε = {self.spent:.4g} spent); charge it to "
-                f"{self.name or self.table_fp[:12]}?")
+        """The one line the app shows: 'looks like table X (ε … spent); charge it to X?'."""
+        return f"{self.described()}; charge it to {self.label}?"
 
 
 def find_match(book: BudgetBook, table_fp: str, n_rows: int, column_fps: list[str]) -> TableMatch | None:
@@ -86,6 +93,14 @@ def find_match(book: BudgetBook, table_fp: str, n_rows: int, column_fps: list[st
         if best is None or key > best[0]:
             best = (key, TableMatch(account, _name(book, account, t["name"]), spent, matched, len(column_fps)))
     return None if best is None else best[1]
+
+
+def match_known(book: BudgetBook, table_fp: str) -> TableMatch | None:
+    """:func:`find_match` for a table already registered in the book (its size and column fingerprints)."""
+    known = next((t for t in book.known_tables() if t["fingerprint"] == table_fp), None)
+    if known is None:
+        return None
+    return find_match(book, table_fp, int(known["n_rows"]), list(known["column_fps"]))
 
 
 def _name(book: BudgetBook, account: str, fallback: str) -> str:
