@@ -534,32 +534,40 @@ class BudgetBook:
 
     # ------------------------------------------------------------------ the audit trail
 
-    def export_rows(self) -> list[dict]:
+    def export_rows(self, table_fp: str | None = None) -> list[dict]:
         """The book as its audit trail: one row per status event (:data:`EXPORT_COLUMNS`), with the
-        entry it belongs to (table, workspace, user, method, ε / δ / ρ, the manifest's SHA-256)."""
+        entry it belongs to (table, workspace, user, method, ε / δ / ρ, the manifest's SHA-256); all of
+        them, or those of the table ``table_fp`` is charged to."""
+        sql = ("SELECT v.id AS event, e.id AS entry, e.table_fp, e.table_name, e.released_fp, e.workspace, "
+               "v.user_name AS user_name, e.method, e.neighbours, COALESCE(v.epsilon, e.epsilon) AS epsilon, "
+               "e.delta, e.rho, v.status, v.at, v.dp, v.manifest_sha256, v.note, e.reserved_at, "
+               "e.user_name AS reserved_by FROM book_events v JOIN book_entries e ON e.id = v.entry_id")
         with self._conn() as conn:
-            rows = conn.all(
-                "SELECT v.id AS event, e.id AS entry, e.table_fp, e.table_name, e.released_fp, e.workspace, "
-                "v.user_name AS user_name, e.method, e.neighbours, COALESCE(v.epsilon, e.epsilon) AS epsilon, "
-                "e.delta, e.rho, v.status, v.at, v.dp, v.manifest_sha256, v.note, e.reserved_at, "
-                "e.user_name AS reserved_by FROM book_events v JOIN book_entries e ON e.id = v.entry_id ORDER BY v.id")
+            if table_fp is None:
+                rows = conn.all(sql + " ORDER BY v.id")
+            else:
+                rows = conn.all(sql + " WHERE e.table_fp = ? ORDER BY v.id", (self._account(conn, table_fp),))
         return [{k: (r["user_name"] if k == "user" else r[k]) for k in EXPORT_COLUMNS} for r in rows]
 
-    def export_text(self, fmt: str) -> str:
-        """The audit trail as ``"csv"`` (one row per event) or ``"json"`` (the events, caps, δ and
-        charging decisions)."""
+    def export_text(self, fmt: str, table_fp: str | None = None) -> str:
+        """The audit trail (of the whole book, or of one table) as ``"csv"`` (one row per event) or
+        ``"json"`` (the events, and the logs of caps, δ and charging decisions)."""
         if fmt == "csv":
             import pandas as pd
 
-            return pd.DataFrame(self.export_rows(), columns=list(EXPORT_COLUMNS)).to_csv(index=False)
+            return pd.DataFrame(self.export_rows(table_fp), columns=list(EXPORT_COLUMNS)).to_csv(index=False)
         if fmt != "json":
             raise OptionError(f"the book exports as csv or json, not {fmt!r}")
         with self._conn() as conn:
             logs = {t: [_entry_dict(r) for r in conn.all(f"SELECT * FROM {t} ORDER BY id")]
                     for t in ("book_caps", "book_settings_log", "book_links")}
-        doc = {"format": "dpcore-budget-book/1", "exported_at": now(), "book": self.describe(),
-               "events": self.export_rows(), "caps": logs["book_caps"], "settings": logs["book_settings_log"],
-               "charging_decisions": logs["book_links"]}
+            account = None if table_fp is None else self._account(conn, table_fp)
+        if account is not None:  # one table: its caps and the decisions that name it
+            logs["book_caps"] = [r for r in logs["book_caps"] if r["table_fp"] == account]
+            logs["book_links"] = [r for r in logs["book_links"] if account in (r["table_fp"], r["charged_to"])]
+        doc = {"format": "dpcore-budget-book/1", "exported_at": now(), "book": self.describe(), "table_fp": account,
+               "events": self.export_rows(table_fp), "caps": logs["book_caps"],
+               "settings": logs["book_settings_log"], "charging_decisions": logs["book_links"]}
         return json.dumps(doc, indent=2, ensure_ascii=False)
 
     def export(self, path) -> Path:
