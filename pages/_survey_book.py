@@ -1,4 +1,4 @@
-"""The Survey page's releases through the workspace's budget book (dpcore.studio.survey_book).
+"""The Survey page's releases through the installation's budget book (dpcore.studio.survey_book).
 
 Each tab names the table its release reads (a bundled demo file or an upload); it is
 fingerprinted as the workspace fingerprints tables (dpcore.studio.workspace.table_fingerprint),

@@ -187,7 +187,7 @@ def render() -> None:
                            icon=":material/error:")
             led = show_ledger(rel.ledger)
             if out.get("entry") is not None:
-                st.caption(f"Recorded as release {out['entry']} in this workspace's budget book ({SD2011_NAME}).")
+                st.caption(f"Recorded as release {out['entry']} in the installation's budget book ({SD2011_NAME}).")
             st.caption(f"Total ε = {led['epsilon_total']:.6g}. Smooth sensitivity and noise scale depend on the "
                        "data and are not recorded in the ledger.")
             with st.expander("Curator view — NOT FOR RELEASE"):

@@ -286,7 +286,7 @@ def render() -> None:
                            icon=":material/error:")
             led = show_ledger(rel.ledger, key="ps_ledger")
             if ps_out.get("entry") is not None:
-                st.caption(f"Recorded as release {ps_out['entry']} in this workspace's budget book "
+                st.caption(f"Recorded as release {ps_out['entry']} in the installation's budget book "
                            f"({ps_out['table']}).")
             p1, p2, p3 = ps_out["parts"]
             st.caption(f"Total ε = ε₁ + ε₂ + ε₃ = {p1:g} + {p2:g} + {p3:g} = {led['epsilon_total']:.6g} "

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dpcore.studio.book_store import sqlite_connect
@@ -72,9 +73,12 @@ def _import_entry(conn, e: dict, origin: str, workspace: str) -> int:
     return new_id
 
 
-def _merge_into_book(book, entries, caps, settings, label: str) -> dict[int, int]:
-    from dpcore.studio.budget_book import now
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
+
+def _merge_into_book(book, entries, caps, settings, label: str) -> dict[int, int]:
+    """The legacy rows into ``book`` (a :class:`dpcore.studio.budget_book.BudgetBook`) under its lock."""
     mapping = {}
     with book._conn() as conn, conn.transaction():
         for e in entries:
@@ -83,11 +87,11 @@ def _merge_into_book(book, entries, caps, settings, label: str) -> dict[int, int
             held = book._cap(conn, c["table_fp"])
             if held is None or float(c["epsilon"]) < held:
                 conn.execute("INSERT INTO book_caps (table_fp, epsilon, set_at, user_name) VALUES (?, ?, ?, '')",
-                             (c["table_fp"], float(c["epsilon"]), c.get("set_at") or now()))
+                             (c["table_fp"], float(c["epsilon"]), c.get("set_at") or _now()))
         for s in settings:
             if s["key"] == "delta" and float(s["value"]) < book._delta(conn):
                 conn.execute("INSERT INTO book_settings_log (key, value, set_at, user_name) VALUES ('delta', ?, ?, '')",
-                             (float(s["value"]), now()))
+                             (float(s["value"]), _now()))
     return mapping
 
 

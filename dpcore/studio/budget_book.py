@@ -57,6 +57,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from dpcore.errors import InputError, OptionError
+from dpcore.studio.book_merge import merge_legacy_book
 from dpcore.studio.book_store import BUSY_TIMEOUT_S, Store, current_entries_sql, sqlite_connect
 
 __all__ = ["ABORTED", "COMPLETE", "FAILED", "PENDING", "SPENT", "CAP_TOLERANCE", "BUSY_TIMEOUT_S", "DEFAULT_DELTA",
@@ -192,8 +193,6 @@ class BudgetBook:
         self.store = Store(location)
         self.location = self.store.location
         if not self.store.postgres and Path(self.location).is_file():
-            from dpcore.studio.book_merge import merge_legacy_book
-
             merge_legacy_book(self, self.location, "")  # a book file written before the event log
 
     @property
