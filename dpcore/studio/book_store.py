@@ -132,13 +132,8 @@ class Connection:
                 self.raw.execute("SELECT pg_advisory_xact_lock(%s)", (PG_LOCK_KEY,))
                 yield self
             return
-        self.raw.execute("BEGIN IMMEDIATE")
-        try:
+        with sqlite_transaction(self.raw):
             yield self
-        except BaseException:
-            self.raw.execute("ROLLBACK")
-            raise
-        self.raw.execute("COMMIT")
 
     def close(self) -> None:
         self.raw.close()
@@ -221,6 +216,19 @@ def sqlite_connect(db_path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = FULL")  # a committed record survives a power cut
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+@contextmanager
+def sqlite_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` on a SQLite connection: the write lock is taken up front,
+    so a read-check-write inside is never interleaved with another writer's."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def current_entries_sql() -> str:

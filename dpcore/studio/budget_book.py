@@ -50,15 +50,14 @@ import getpass
 import hashlib
 import json
 import math
-import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from dpcore.errors import InputError, OptionError
 from dpcore.studio.book_merge import merge_legacy_book
-from dpcore.studio.book_store import BUSY_TIMEOUT_S, Store, current_entries_sql, sqlite_connect
+from dpcore.studio.book_store import BUSY_TIMEOUT_S, Store, current_entries_sql, sqlite_connect, sqlite_transaction
 
 __all__ = ["ABORTED", "COMPLETE", "FAILED", "PENDING", "SPENT", "CAP_TOLERANCE", "BUSY_TIMEOUT_S", "DEFAULT_DELTA",
            "BookEntry", "BudgetBook", "BudgetExceeded", "composition_totals", "connect", "default_user",
@@ -130,22 +129,8 @@ class BudgetExceeded(OptionError):
     """A release would take a table's spent ε above its cap; nothing was spent."""
 
 
-def connect(db_path) -> sqlite3.Connection:
-    """A SQLite connection (autocommit, WAL, busy timeout): the workspace's own file uses it too."""
-    return sqlite_connect(db_path)
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` on a SQLite connection: the write lock is taken up front,
-    so a read-check-write inside is never interleaved with another writer's."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+#: the workspace's own SQLite file uses the same connection and write transaction as a SQLite book
+connect, transaction = sqlite_connect, sqlite_transaction
 
 
 def now() -> str:
