@@ -157,6 +157,16 @@ def test_the_workspaces_own_books_are_merged_and_no_entry_is_lost(tmp_path):
     conn.close()
 
 
+def test_a_workspace_outside_the_root_brings_its_own_book_when_opened(tmp_path):
+    """A workspace folder given to the command line (``--workspace DIR``) that kept its own book."""
+    folder = _legacy_workspace(tmp_path / "elsewhere", "mine", [("T", 0.75, "complete", "m1")], cap=2.0)
+    ws = Workspace(folder)  # the installation's book (this test's root), not one under "elsewhere"
+    [entry] = installation_book().entries("T")
+    assert entry["workspace"] == "mine" and entry["manifest_sha256"] == "m1" and ws.budget("T")["cap"] == 2.0
+    assert ws.stored_release(entry["id"]).manifest_text == "{}"
+    assert len(Workspace(folder).book.entries()) == 1  # opened again: nothing twice
+
+
 # --------------------------------------------------------------------------- same records, other bytes
 
 
