@@ -35,11 +35,10 @@ def column_fingerprints(df: pd.DataFrame) -> list[str]:
     for i in range(df.shape[1]):
         col = df.iloc[:, [i]]
         text = col.to_csv(index=False, header=False, lineterminator="\x1e")
-        h = hashlib.sha256(b"dpcore-column/1\x1f")
-        for value in sorted(text.split("\x1e")[:-1]):
-            h.update(value.encode("utf-8"))
-            h.update(b"\x1e")
-        out.append(h.hexdigest())
+        values = sorted(text.split("\x1e")[:-1])
+        # one update of the whole sorted text (value + separator each): the same bytes as value by value, faster
+        body = "".join(v + "\x1e" for v in values).encode("utf-8")
+        out.append(hashlib.sha256(b"dpcore-column/1\x1f" + body).hexdigest())
     return out
 
 

@@ -146,9 +146,7 @@ def table_fingerprint(df: pd.DataFrame) -> str:
     h.update(b"dpcore-table/1\x1f")
     h.update("\x1f".join(cols).encode("utf-8"))
     h.update(f"\x1f{len(df)}\x1f".encode())
-    for r in rows:
-        h.update(r.encode("utf-8"))
-        h.update(b"\x1e")
+    h.update("".join(r + "\x1e" for r in rows).encode("utf-8"))  # the rows' bytes in one update (faster)
     return h.hexdigest()
 
 
