@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 
-.PHONY: run test check lint venv dev bench clean chromium docs java
+.PHONY: run test check lint venv dev bench clean chromium docs java postgresql
 
 $(STAMP): requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -37,8 +37,15 @@ java:
 	  echo "installing Debian's openjdk-17-jre-headless for the Spark engine"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; }
 
-# Everything CI runs: lint, types, then the whole suite (unit, AppTest, Chromium, Spark, privacy audits).
-test: $(DEV_STAMP) chromium java lint
+# The budget book on PostgreSQL (DPSTUDIO_DATABASE_URL): its tests start a throw-away server of
+# Debian's postgresql (initdb and pg_ctl in a temporary folder, as the postgres user when run as root).
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing Debian's postgresql for the budget book's PostgreSQL tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+
+# Everything CI runs: lint, types, then the whole suite (unit, AppTest, Chromium, Spark, PostgreSQL, privacy audits).
+test: $(DEV_STAMP) chromium java postgresql lint
 	$(BIN)/python -m pytest -q tests
 
 # The fast lane while working: lint and every test that is neither slow, nor in Chromium, nor on Spark,

@@ -19,6 +19,7 @@ from dpcore.studio.design import table_shape_notes
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
 from pages import _data_server
+from pages import _workspace as wsui
 from pages._domain_editor import render_domain_editor
 
 s = st.session_state
@@ -111,6 +112,9 @@ if "raw_df" not in s:
     st.stop()
 
 raw: pd.DataFrame = s["raw_df"]
+
+with ui.guarded("the budget book's question"):
+    wsui.charge_prompt()  # a table that looks like one the book knows: charged to it unless you say otherwise
 
 with ui.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")

@@ -1,4 +1,4 @@
-"""The Survey page's releases through the workspace's budget book (dpcore.studio.survey_book).
+"""The Survey page's releases through the installation's budget book (dpcore.studio.survey_book).
 
 Each tab names the table its release reads: the table loaded on the Data page (already
 registered, charged under the session's ``table_fp``) or a bundled demo file (fingerprinted as
@@ -73,7 +73,8 @@ def recorded(run, table: SurveyTable, *, epsilon: float, method: str, dp: bool |
         return run(), None
     _register(ws, table)
     rec = record_survey_release(ws.book, table.fingerprint, run, epsilon=epsilon, method=method,
-                                table_name=table.name, dp=dp, not_dp_reason=not_dp_reason)
+                                table_name=table.name, dp=dp, not_dp_reason=not_dp_reason, workspace=ws.id,
+                                user=ws.user)
     return rec.release, rec.entry_id
 
 
@@ -84,22 +85,23 @@ def book_panel(table: SurveyTable, key: str) -> None:
         st.caption(":orange[No workspace is open: survey releases are not recorded in a budget book.]")
         return
     b = ws.budget(table.fingerprint)
-    text = (f"**Budget book** of `{table.name}` (this workspace): spent ε = {b['spent']:.4g}"
+    text = (f"**Budget book** of `{table.name}` (every workspace): spent ε = {b['spent']:.4g}"
             + (", no cap set" if b["cap"] is None else f" of the cap {b['cap']:.4g}; remaining {b['remaining']:.4g}")
             + ". Survey releases and synthetic-data releases of this table add up against one cap.")
     with st.expander("Budget book of this table", expanded=False):
         st.caption(text)
         c1, c2, c3 = st.columns([2, 1, 1])
         cap = c1.number_input("Cap on this table's total ε", min_value=0.0, value=float(b["cap"] or 0.0), step=0.5,
-                              key=f"{key}_cap", help="The lifetime budget of this table in this workspace. Setting "
-                                                     "it below what is spent refuses every further release.")
+                              key=f"{key}_cap", help="The lifetime budget of this table across every workspace. "
+                                                     "Setting it below what is spent refuses every further "
+                                                     "release.")
         if c2.button("Set cap", key=f"{key}_cap_set"):
             if cap <= 0:
                 st.error("The cap must be greater than 0; use Remove cap for no cap.", icon=":material/warning:")
             else:
                 _register(ws, table)
-                ws.book.set_cap(table.fingerprint, cap)
+                ws.book.set_cap(table.fingerprint, cap, user=ws.user)
                 st.rerun()
         if c3.button("Remove cap", key=f"{key}_cap_clear", disabled=b["cap"] is None):
-            ws.book.set_cap(table.fingerprint, None)
+            ws.book.set_cap(table.fingerprint, None, user=ws.user)
             st.rerun()

@@ -317,7 +317,7 @@ def _result(t: Table, inp: dict) -> None:
             st.warning(f"γ = {rel.gamma:.3g} ≤ 3: this release's noise has infinite variance.", icon=":material/error:")
         led = show_ledger(rel.ledger)
         if out.get("entry") is not None:
-            st.caption(f"Recorded as release {out['entry']} in this workspace's budget book ({out['table']}).")
+            st.caption(f"Recorded as release {out['entry']} in the installation's budget book ({out['table']}).")
         st.caption(f"Total ε = {led['epsilon_total']:.6g}. Smooth sensitivity and noise scale depend on the data and "
                    "are not recorded in the ledger.")
         with st.expander("Curator view — NOT FOR RELEASE"):

@@ -334,7 +334,7 @@ def _result(inp: dict) -> None:
         _bins_and_ipf(rel, chosen=out["parts"][0] > 0)
         led = show_ledger(rel.ledger, key="ps_ledger")
         if out.get("entry") is not None:
-            st.caption(f"Recorded as release {out['entry']} in this workspace's budget book ({out['table']}).")
+            st.caption(f"Recorded as release {out['entry']} in the installation's budget book ({out['table']}).")
         p1, p2, p3 = out["parts"]
         st.caption(f"Total ε = ε₁ + ε₂ + ε₃ = {p1:g} + {p2:g} + {p3:g} = {led['epsilon_total']:.6g} (sequential "
                    "composition). The smooth sensitivity depends on the data and is not recorded.")

@@ -5,8 +5,9 @@ A Streamlit session is new on every reload, so the workspace id travels in the U
 an id gets a fresh random one: two tabs or users with different ids never share data.
 At the end of every run the session's table, domain, design and last release are saved,
 with the domain editor's recodes and DP-bins settings and the Survey page's inputs; a new session with the same id
-restores them. Releases go through the workspace's
-budget book (refused over the table's cap before anything is spent).
+restores them. Releases go through the installation's one
+budget book (dpcore.studio.workspace.installation_book: every workspace's releases of a table add up;
+refused over the table's cap before anything is spent).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import streamlit as st
 from dpcore.data.editing import recodes_from_json, recodes_to_json
 from dpcore.errors import DPCoreError
 from dpcore.studio import design as studio_design
+from dpcore.studio.table_match import match_known
 from dpcore.studio.workspace import ENV_VAR, Workspace, check_workspace_id, new_workspace_id, table_fingerprint
 from pages import _state as state
 from pages import _survey_session
@@ -118,7 +120,7 @@ def _restore_newer_release(ws: Workspace, table_fp: str, saved_id: int) -> None:
     """A release of this table that completed after the session was last saved (the tab was closed
     or reloaded while it ran) is brought back as the last release, with a notice."""
     for e in reversed(ws.releases(table_fp)):
-        if e["status"] != "complete" or e["id"] <= int(saved_id or 0):
+        if e["status"] != "complete" or e["id"] <= int(saved_id or 0) or e.get("workspace") != ws.id:
             continue
         try:
             stored = ws.stored_release(e["id"])
@@ -246,7 +248,8 @@ def release_recorder(method: str, epsilon: float, neighbours: str, delta: float 
 
 
 def book_panel() -> None:
-    """Spent / remaining of the current table as a bar and a table, and its cap."""
+    """Spent / remaining of the current table as a bar and its whole history (every workspace's
+    releases of it, with their users), its cap, and the table's audit trail to download."""
     ws, fp = current(), st.session_state.get("table_fp")
     st.subheader("Budget book of this table", anchor=False)
     if ws is None or not fp:
@@ -257,13 +260,27 @@ def book_panel() -> None:
     b = ws.budget(fp)
     done = sum(e["epsilon"] for e in entries if e["status"] == "complete")
     pending = sum(e["epsilon"] for e in entries if e["status"] == "pending")
-    st.caption("Every release of this table (same fingerprint, in this workspace) adds its ε: releases compose "
-               "sequentially, so the table's privacy loss is at most the sum. A release that would exceed the cap "
-               "is refused before anything is spent.")
+    st.caption("Every release of this table (same fingerprint, through any workspace of this installation, the "
+               "command line or the API) adds its ε: releases compose sequentially, so the table's privacy loss is "
+               "at most the sum. A release that would exceed the cap is refused before anything is spent.")
+    if ws.book.account(fp) != fp:
+        st.caption(f"This table is charged to the table “{_book_name(ws, ws.book.account(fp))}” it looks like "
+                   "(see the Data page).")
     if b.get("pure_epsilon") is None and entries:
-        st.caption(f"Some releases are (ε, δ) through zCDP, so the table's total is stated as (ε, δ) at this "
-                   f"workspace's δ = {b['delta']:g}: the smaller ε of basic composition and of the releases' ρ "
+        st.caption(f"Some releases are (ε, δ) through zCDP, so the table's total is stated as (ε, δ) at the "
+                   f"book's δ = {b['delta']:g}: the smaller ε of basic composition and of the releases' ρ "
                    f"(ρ = {b['rho']:.4g}, a pure ε release counting ε²/2) converted at that δ.")
+    _book_bar(b, done, pending, entries)
+    if entries:
+        _book_history(ws, fp, entries)
+    _cap_controls(ws, fp, b)
+
+
+def _book_name(ws: Workspace, fp: str) -> str:
+    return next((t["name"] for t in ws.book.known_tables() if t["fingerprint"] == fp), fp[:12])
+
+
+def _book_bar(b: dict, done: float, pending: float, entries: list) -> None:
     fig = go.Figure()
     fig.add_bar(y=["ε"], x=[done], name="spent", orientation="h", marker_color="#D55E00",
                 hovertemplate="spent %{x:.4g}<extra></extra>")
@@ -279,31 +296,70 @@ def book_panel() -> None:
     fig.update_layout(barmode="stack", height=170, title=dict(text=title, y=0.9), margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", y=-0.35), xaxis_title="ε")
     st.plotly_chart(fig, config={"displaylogo": False}, key="budget_book_bar")
-    if entries:
-        rows = pd.DataFrame([{
-            "release": e["id"], "time (UTC)": e["completed_at"] or e["reserved_at"], "method": e["method"],
-            "ε": e["epsilon"], "δ": "-" if e.get("delta") is None else f"{e['delta']:g}",
-            "neighbours": e["neighbours"], "status": e["status"],
-            "DP": {1: "yes", 0: "NOT DP"}.get(e["dp"], "-"), "manifest SHA-256": (e["manifest_sha256"] or "")[:16],
-        } for e in entries])
-        st.dataframe(rows, hide_index=True, width="stretch",
-                     column_config={"ε": st.column_config.NumberColumn(format="%.4g")})
-        if any(e["dp"] == 0 for e in entries):
-            st.caption(":red[Releases marked NOT DP have a privacy loss that ε does not bound.]")
+
+
+def _book_history(ws: Workspace, fp: str, entries: list) -> None:
+    rows = pd.DataFrame([{
+        "release": e["id"], "time (UTC)": e["completed_at"] or e["reserved_at"],
+        "workspace": ("this one" if e["workspace"] == ws.id else e["workspace"]) or "command line / API",
+        "user": e["user"] or "-", "method": e["method"],
+        "ε": e["epsilon"], "δ": "-" if e.get("delta") is None else f"{e['delta']:g}",
+        "ρ": "-" if e.get("rho") is None else f"{e['rho']:.4g}",
+        "neighbours": e["neighbours"], "status": e["status"],
+        "DP": {1: "yes", 0: "NOT DP"}.get(e["dp"], "-"), "manifest SHA-256": (e["manifest_sha256"] or "")[:16],
+    } for e in entries])
+    st.dataframe(rows, hide_index=True, width="stretch",
+                 column_config={"ε": st.column_config.NumberColumn(format="%.4g")})
+    if any(e["dp"] == 0 for e in entries):
+        st.caption(":red[Releases marked NOT DP have a privacy loss that ε does not bound.]")
+    c1, c2 = st.columns(2)
+    c1.download_button("Audit trail (CSV)", ws.book.export_text("csv", fp), f"budget_book_{fp[:12]}.csv", "text/csv",
+                       key="w_book_csv", help="Every status event of this table's releases (append-only), with "
+                                              "workspace, user, ε / δ / ρ and the manifest's SHA-256.")
+    c2.download_button("Audit trail (JSON)", ws.book.export_text("json", fp), f"budget_book_{fp[:12]}.json",
+                       "application/json", key="w_book_json",
+                       help="The same events, and the logs of this table's caps and charging decisions.")
+
+
+def _cap_controls(ws: Workspace, fp: str, b: dict) -> None:
     c1, c2, c3 = st.columns([2, 1, 1])
     cap = c1.number_input("Cap on this table's total ε", min_value=0.0,
                           value=None if b["cap"] is None else float(b["cap"]), step=0.5, placeholder="no cap",
-                          key="w_budget_cap", help="The lifetime budget of this table in this workspace. Setting it "
-                                                   "below what is spent refuses every further release.")
-    if c2.button("Set cap", key="w_budget_set", help="Store the cap in the workspace's budget book."):
+                          key="w_budget_cap", help="The lifetime budget of this table, across every workspace of "
+                                                   "this installation. Setting it below what is spent refuses every "
+                                                   "further release.")
+    if c2.button("Set cap", key="w_budget_set", help="Store the cap in the installation's budget book."):
         if cap is None or cap <= 0:
             st.error("The cap must be greater than 0; use Remove cap for no cap.", icon=":material/warning:")
         else:
-            ws.book.set_cap(fp, cap)
+            ws.book.set_cap(fp, cap, user=ws.user)
             st.rerun()
     if c3.button("Remove cap", key="w_budget_clear", disabled=b["cap"] is None):
-        ws.book.set_cap(fp, None)
+        ws.book.set_cap(fp, None, user=ws.user)
         st.rerun()
+
+
+def charge_prompt() -> None:
+    """The Data page's question when the loaded table looks like a table the book knows (same record
+    count, at least half of its columns holding the same values): charge it to that table (the default,
+    already in effect) or as a new table. Either answer is logged in the book with the user."""
+    ws, fp = current(), st.session_state.get("table_fp")
+    if ws is None or not fp:
+        return
+    match = match_known(ws.book, fp)
+    if match is None:
+        return
+    charged = ws.book.account(fp) == match.table_fp
+    st.warning(f"This table {match.question()} Dropping or reordering columns, or another file format, does not "
+               "make the same records a new table for the budget book.", icon=":material/join_inner:")
+    options = (f"Charge it to {match.label} (default)", "Charge it as a new table")
+    pick = st.radio("Budget book", options, index=0 if charged else 1, key=f"w_charge_{fp[:16]}", horizontal=True,
+                    help="Charged to the known table, every release of this one adds to that table's total and "
+                         "counts against its cap. A new table starts from zero: choose it only if these are other "
+                         "people's records.")
+    want = pick == options[0]
+    if want != charged:
+        ws.book.charge_to(fp, match.table_fp if want else None, user=ws.user, reason="the Data page")
 
 
 # --------------------------------------------------------------------------- sidebar and saved designs

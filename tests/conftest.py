@@ -21,6 +21,14 @@ os.environ["DPSTUDIO_WORKSPACE"] = _WORKSPACES
 atexit.register(shutil.rmtree, _WORKSPACES, True)
 
 
+@pytest.fixture(autouse=True)
+def _own_installation(tmp_path_factory, monkeypatch):
+    """Each test its own root folder, so its own budget book: the installation's one book
+    (dpcore.studio.workspace.installation_book) never carries one test's spending into another's."""
+    monkeypatch.setenv("DPSTUDIO_WORKSPACE", str(tmp_path_factory.mktemp("dpstudio")))
+    monkeypatch.delenv("DPSTUDIO_DATABASE_URL", raising=False)
+
+
 # --------------------------------------------------------------------------- markers
 # Folders mirror dpcore's packages; two folders are lanes of their own and are marked here, so a
 # file added to them is marked without anyone remembering to.

@@ -189,20 +189,20 @@ def cmd_synth(args) -> int:
                          **_privacy_options(args), **opts)
         return rel.for_table(table_name, fingerprint)  # the fingerprint reaches the private manifest only
 
-    if args.workspace:  # the budget book: refused over the table's cap before anything is spent
-        from dpcore.studio.workspace import Workspace
-
-        ws = Workspace(args.workspace)
-        table = ws.add_table(df, table_name, path=args.input)
-        fingerprint = table.fingerprint
-        entry, rel = ws.release(table.fingerprint, args.epsilon, args.method, args.neighbours, run, table.name,
-                                delta=args.delta)
-    else:
+    if args.no_book:  # explicitly unaccounted: said below, after the release
+        _check_no_book(args)
         if args.private_manifest:
             from dpcore.studio.workspace import table_fingerprint
 
             fingerprint = table_fingerprint(df)
         rel = run()
+    else:  # the budget book: refused over the table's cap before anything is spent
+        from dpcore.cli.book import book_table, record_release
+
+        book, ws, fingerprint, charged = book_table(args, df, table_name)
+        if charged:
+            print(charged)
+        entry, rel = record_release(args, book, ws, fingerprint, table_name, run)
     rel.write(args.out)
     _write_private_manifest(args, rel)
     rc = rel.record_count
@@ -210,12 +210,24 @@ def cmd_synth(args) -> int:
           f"and manifest.json to {args.out}")
     print(_spent_line(rel))
     print(_dp_line(rel))
-    if args.workspace:
-        b = ws.budget(table.fingerprint)
-        print(f"recorded as release {entry} of {table.name} in the budget book of {args.workspace}: spent ε = "
-              f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} "
-                                                               f"(remaining {b['remaining']:g})"))
+    if args.no_book:
+        print(_unaccounted_line(rel))
+    else:
+        from dpcore.cli.book import recorded_line
+
+        print(recorded_line(book, entry, fingerprint, table_name))
     return 0
+
+
+def _check_no_book(args) -> None:
+    if args.workspace:
+        raise OptionError("--no-book with --workspace: a workspace's releases are always recorded in the budget book; "
+                          "drop one of them")
+
+
+def _unaccounted_line(rel) -> str:
+    return (f"UNACCOUNTED (--no-book): this release is in no budget book; its ε = {rel.ledger.epsilon:g} counts "
+            "against no table's total or cap. Record every release of real data in the book")
 
 
 def _unit(plan: dict) -> str:
@@ -279,16 +291,12 @@ def _synth_file(args, opts) -> int:
 
     domain = Domain.load(args.domain) if args.domain else None
     record = None
-    if args.workspace:  # the budget book, step by step: a failure after counting stays counted as spent
-        from dpcore.privacy.ledger import check_epsilon
-        from dpcore.privacy.neighbours import check_neighbours
-        from dpcore.studio.budget_book import BookEntry
-        from dpcore.studio.workspace import Workspace
+    if args.no_book:
+        _check_no_book(args)
+    else:  # the budget book, step by step: a failure after counting stays counted as spent
+        from dpcore.cli.book import file_entry
 
-        ws = Workspace(args.workspace)
-        fp = ws.add_file_table(args.input).fingerprint
-        record = BookEntry(ws.book, fp, check_epsilon(args.epsilon), args.method, check_neighbours(args.neighbours),
-                           Path(args.input).name, delta=args.delta)
+        book, record = file_entry(args)
     rel = synthesize_file(args.input, args.out, args.method, args.epsilon, sets=args.sets, seed=args.seed,
                           domain=domain, engine=args.engine, memory_limit=args.memory_limit,
                           spark_master=args.spark_master, format=args.format, record=record,
@@ -302,11 +310,12 @@ def _synth_file(args, opts) -> int:
           f"written in {t.get('write', 0):.1f} s")
     print(_spent_line(rel))
     print(_dp_line(rel))
-    if record is not None:
-        b = ws.budget(record.table_fp)
-        print(f"recorded as release {record.entry_id} of {Path(args.input).name} in the budget book of "
-              f"{args.workspace}: spent ε = {b['spent']:g}"
-              + ("" if b["cap"] is None else f" of the cap {b['cap']:g} (remaining {b['remaining']:g})"))
+    if record is None:
+        print(_unaccounted_line(rel))
+    else:
+        from dpcore.cli.book import recorded_line
+
+        print(recorded_line(book, record.entry_id, record.table_fp, Path(args.input).name))
     return 0
 
 
@@ -437,8 +446,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_method_options(s)
     s.add_argument("--private-manifest",
                    help="also write a PRIVATE manifest with the seed to this path (never publish it)")
-    s.add_argument("--workspace", help="workspace folder: record the release in its budget book (refused, with "
-                                       "nothing spent, if it would exceed the table's cap)")
+    s.add_argument("--workspace", help="workspace folder: also keep the release's sets and manifest in it (the "
+                                       "release is recorded in the installation's budget book either way)")
+    s.add_argument("--no-book", dest="no_book", action="store_true",
+                   help="do NOT record the release in the budget book ($DPSTUDIO_WORKSPACE/book.sqlite or "
+                        "$DPSTUDIO_DATABASE_URL): it is then unaccounted, its ε counts against no total or cap")
+    s.add_argument("--new-table", dest="new_table", action="store_true",
+                   help="charge the input as a new table even when it looks like a table the budget book knows (same "
+                        "record count, at least half of its columns holding the same values); by default it is "
+                        "charged to that table")
     s.add_argument("--dp-bins", dest="dp_bins", action="append",
                    help="COL=lower:upper:bins: DP quantile bin edges over public bounds, charged to this release "
                         "(repeatable; docs/methods/dp-quantiles.md)")

@@ -69,8 +69,13 @@ def add_survey_parsers(subparsers) -> None:
     i.add_argument("--neighbours", default="add_remove",
                    help="add_remove (default) | replace (n public; --method ignore only: the smooth bounds are "
                         "for adding or removing one record)")
-    i.add_argument("--workspace", help="workspace folder: charge the release to this table's budget book "
-                                            "(refused, with nothing drawn, over the table's cap)")
+    i.add_argument("--workspace", help="workspace folder: also register the table in it (the release is charged "
+                                            "to the installation's budget book either way; refused, with nothing "
+                                            "drawn, over the table's cap)")
+    i.add_argument("--no-book", dest="no_book", action="store_true",
+                   help="do NOT record the release in the budget book: it is then unaccounted")
+    i.add_argument("--new-table", dest="new_table", action="store_true",
+                   help="charge the input as a new table even when it looks like a table the book knows")
     i.add_argument("--json", action="store_true", help="print JSON")
     i.set_defaults(func=cmd_impute_release)
 
@@ -92,8 +97,13 @@ def add_survey_parsers(subparsers) -> None:
     p.add_argument("--seed", type=int, help="seed for reproducibility")
     p.add_argument("--neighbours", default="add_remove",
                    help="add_remove (the only notion the ch. 7 bounds cover)")
-    p.add_argument("--workspace", help="workspace folder: charge the release to this table's budget book "
-                                            "(refused, with nothing drawn, over the table's cap)")
+    p.add_argument("--workspace", help="workspace folder: also register the table in it (the release is charged "
+                                            "to the installation's budget book either way; refused, with nothing "
+                                            "drawn, over the table's cap)")
+    p.add_argument("--no-book", dest="no_book", action="store_true",
+                   help="do NOT record the release in the budget book: it is then unaccounted")
+    p.add_argument("--new-table", dest="new_table", action="store_true",
+                   help="charge the input as a new table even when it looks like a table the book knows")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_poststrat_release)
 
@@ -108,22 +118,24 @@ def _notion_label(notion: str) -> str:
 
 
 def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, dp: bool = True):
-    """``run()`` charged to the budget book of ``--workspace`` for the table read (dpcore.studio.survey_book):
-    reserved before any randomness, refused over the table's cap. (release, note line or None)."""
-    if not getattr(args, "workspace", None):
-        return run(), None
+    """``run()`` charged to the installation's budget book for the table read (dpcore.studio.survey_book;
+    ``--workspace`` also registers the table there): reserved before any randomness, refused over the
+    table's cap. ``--no-book``: unaccounted, and said so. (release, note line)."""
+    if getattr(args, "no_book", False):
+        if getattr(args, "workspace", None):
+            raise OptionError("--no-book with --workspace: a workspace's releases are always recorded in the budget "
+                              "book; drop one of them")
+        return run(), ("UNACCOUNTED (--no-book): this release is in no budget book; its ε counts against no "
+                       "table's total or cap")
+    from dpcore.cli.book import book_table, recorded_line
     from dpcore.studio.survey_book import record_survey_release
-    from dpcore.studio.workspace import Workspace
 
-    ws = Workspace(args.workspace)
-    table = ws.add_table(df, Path(args.input).name, path=args.input)
-    rec = record_survey_release(ws.book, table.fingerprint, run, epsilon=epsilon, method=method,
-                                neighbours=args.neighbours, table_name=table.name, dp=dp)
-    b = ws.budget(table.fingerprint)
-    note = (f"recorded as entry {rec.entry_id} of {table.name} in the budget book of {args.workspace}: spent ε = "
-            f"{b['spent']:g}" + ("" if b["cap"] is None else f" of the cap {b['cap']:g} "
-                                                             f"(remaining {b['remaining']:g})"))
-    return rec.release, note
+    name = Path(args.input).name
+    book, ws, fp, charged = book_table(args, df, name)
+    rec = record_survey_release(book, fp, run, epsilon=epsilon, method=method, neighbours=args.neighbours,
+                                table_name=name, dp=dp, workspace="" if ws is None else ws.id)
+    note = recorded_line(book, rec.entry_id, fp, name).replace("as release", "as entry", 1)
+    return rec.release, note if charged is None else f"{charged}\n{note}"
 
 
 def _rng(seed):

@@ -1,7 +1,10 @@
 """The curator's workplace: the workspace on disk, the budget book, the release report.
 
 * :mod:`.workspace`: tables, confirmed domains, designs, releases and session state (SQLite);
-* :mod:`.budget_book`: ε per table across releases, the per-table cap, reserve-release-commit;
+* :mod:`.budget_book`: the installation's one book: ε per table across releases (every workspace, the
+  command line), the per-table cap, reserve-release-commit, append-only events, the audit trail;
+* :mod:`.book_store`, :mod:`.book_merge`, :mod:`.table_match`: where the book is kept (SQLite or
+  PostgreSQL), the merge of the workspaces' own books of before, tables that look like known ones;
 * :mod:`.report`: the release report (offline HTML and PDF);
 * :mod:`.adviser`: the method adviser (which method suits a table, from public facts and the
   benchmark figures; each method's expected noise);

@@ -1,5 +1,6 @@
 """The budget book: every release of a table, recorded against the table's fingerprint,
-with a per-table cap on the total ε.
+with a per-table cap on the total ε. One book per installation: every workspace, the command
+line and the studio API write to it (:func:`dpcore.studio.workspace.installation_book`).
 
 Privacy: releases of the same table compose sequentially, so the privacy loss of a
 table's releases is at most the sum of their ε (basic sequential composition, Dwork &
@@ -8,10 +9,11 @@ and refuses, before any randomness is drawn, a release that would take it above 
 
 Accounting is conservative and crash-safe (reserve, release, commit):
 
-1. :meth:`BudgetBook.reserve` checks the cap and writes a *pending* entry in one
-   ``BEGIN IMMEDIATE`` transaction, so two writers can never both pass the check;
+1. :meth:`BudgetBook.reserve` checks the cap and writes a *pending* entry in one write
+   transaction under the store's lock (:mod:`dpcore.studio.book_store`), so two writers can
+   never both pass the check;
 2. the release runs (this is where ε is spent);
-3. :meth:`BudgetBook.complete` marks the entry complete with the manifest's SHA-256.
+3. :meth:`BudgetBook.complete` records that the entry completed, with the manifest's SHA-256.
 
 A release's outputs are handed out only after step 3 has committed. A pending entry
 counts as spent: if the process dies between 2 and 3 the book over-counts, never
@@ -19,6 +21,11 @@ under-counts. Only a release that raised before returning any output is marked
 *aborted* (nothing left the process, so nothing was spent). A release that writes its output
 as it goes (a long table released from a file) and stops after reading the data is marked
 *failed*: part of it may have been written, so its ε stays counted (:class:`BookEntry`).
+
+The book is append-only: an entry is written once; each change of its status is a new event
+row (the entry's status is its latest event's); a cap, the book's δ and a table's charging
+decision are logged the same way (the latest row holds). Every entry names its workspace and
+its user (the logged-in identity on a team server, else the local OS user).
 
 The book is kept in one neighbour notion per table (that of its first release): ε under
 add/remove and ε under replace-one neighbours do not add up to a bound in either notion,
@@ -31,60 +38,56 @@ by basic composition (pure releases contribute δ = 0). The table's total is the
 the two statements that hold at the book's δ; while every release is pure it is Σε, exactly
 as before (pure ε, δ = 0), and that is what a cap on a pure book bounds.
 
-Storage is SQLite from the standard library (WAL journal, one file); no Streamlit here.
+A table may be charged to another (a copy of a known table's records with columns dropped or
+reordered, or in another file format: :mod:`dpcore.studio.table_match`): its releases are then
+entries of that table, its cap is that table's cap.
+
+No Streamlit here.
 """
 from __future__ import annotations
 
+import getpass
 import hashlib
+import json
 import math
-import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dpcore.errors import OptionError
+from dpcore.errors import InputError, OptionError
+from dpcore.studio.book_merge import merge_legacy_book
+from dpcore.studio.book_store import BUSY_TIMEOUT_S, Store, current_entries_sql, sqlite_connect, sqlite_transaction
+
+__all__ = ["ABORTED", "COMPLETE", "FAILED", "PENDING", "SPENT", "CAP_TOLERANCE", "BUSY_TIMEOUT_S", "DEFAULT_DELTA",
+           "BookEntry", "BudgetBook", "BudgetExceeded", "composition_totals", "connect", "default_user",
+           "manifest_sha256", "now", "release_costs", "transaction"]
 
 #: Relative slack when comparing a sum of ε with the cap (ten releases at 0.1 fit a cap of 1).
 CAP_TOLERANCE = 1e-9
-#: How long a writer waits for another's transaction before giving up (seconds).
-BUSY_TIMEOUT_S = 30.0
 
 PENDING, COMPLETE, ABORTED, FAILED = "pending", "complete", "aborted", "failed"
 #: the statuses whose ε counts as spent: a failed release drew its noise (and may have written part
 #: of its sets) before it stopped, so it counts like a complete one
 SPENT = (PENDING, COMPLETE, FAILED)
-
-SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS budget_caps (
-    table_fp   TEXT PRIMARY KEY,
-    epsilon    REAL NOT NULL CHECK (epsilon > 0),
-    set_at     TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS budget_entries (
-    id              INTEGER PRIMARY KEY AUTOINCREMENT,
-    table_fp        TEXT NOT NULL,
-    table_name      TEXT NOT NULL DEFAULT '',
-    epsilon         REAL NOT NULL CHECK (epsilon > 0),
-    method          TEXT NOT NULL,
-    neighbours      TEXT NOT NULL,
-    status          TEXT NOT NULL CHECK (status IN ('{PENDING}', '{COMPLETE}', '{ABORTED}', '{FAILED}')),
-    reserved_at     TEXT NOT NULL,
-    completed_at    TEXT,
-    dp              INTEGER,
-    manifest_sha256 TEXT,
-    note            TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS budget_entries_by_table ON budget_entries (table_fp);
-CREATE TABLE IF NOT EXISTS book_settings (
-    key   TEXT PRIMARY KEY,
-    value REAL NOT NULL
-);
-"""
-#: Columns added after the first books were written (added to an old book when it is opened).
-_MIGRATIONS = (("delta", "REAL"), ("rho", "REAL"))
 #: The book's δ when none is set: where a table's total is stated as (ε, δ).
 DEFAULT_DELTA = 1e-9
+#: The columns of an exported event row (:meth:`BudgetBook.export_rows`), in order.
+EXPORT_COLUMNS = ("event", "entry", "table_fp", "table_name", "released_fp", "workspace", "user", "method",
+                  "neighbours", "epsilon", "delta", "rho", "status", "at", "dp", "manifest_sha256", "note",
+                  "reserved_at", "reserved_by")
+
+
+def default_user() -> str:
+    """Who writes to the book when no login names them: the local OS user name."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError, ImportError):  # no passwd entry and no LOGNAME/USER: still recorded as such
+        return "unknown"
+
+
+def _user(user: str | None) -> str:
+    return default_user() if user is None else str(user)
 
 
 def release_costs(epsilon: float, delta: float | None) -> tuple[float, float | None, float]:
@@ -122,52 +125,12 @@ def composition_totals(rows, delta: float) -> dict:
             "delta": delta, "epsilon_at_delta": at_delta}
 
 
-def _allow_failed(conn: sqlite3.Connection) -> None:
-    """A book written before the ``failed`` status: its table is rebuilt with the new status
-    check (SQLite cannot alter a CHECK), every entry copied as it is, in one transaction."""
-    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'budget_entries'").fetchone()[0]
-    if f"'{FAILED}'" in sql:
-        return
-    cols = ", ".join(r["name"] for r in conn.execute("PRAGMA table_info(budget_entries)"))
-    create = SCHEMA[SCHEMA.index("CREATE TABLE IF NOT EXISTS budget_entries"):]
-    create = create[:create.index(");") + 2]
-    with transaction(conn):
-        conn.execute("ALTER TABLE budget_entries RENAME TO budget_entries_old")
-        conn.execute(create)
-        for col, kind in _MIGRATIONS:
-            conn.execute(f"ALTER TABLE budget_entries ADD COLUMN {col} {kind}")
-        conn.execute(f"INSERT INTO budget_entries ({cols}) SELECT {cols} FROM budget_entries_old")
-        conn.execute("DROP TABLE budget_entries_old")
-        conn.execute("CREATE INDEX IF NOT EXISTS budget_entries_by_table ON budget_entries (table_fp)")
-
-
 class BudgetExceeded(OptionError):
     """A release would take a table's spent ε above its cap; nothing was spent."""
 
 
-def connect(db_path) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit), WAL journal, and a
-    busy timeout so concurrent writers wait for each other instead of failing."""
-    conn = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = FULL")  # a committed record survives a power cut
-    conn.execute("PRAGMA foreign_keys = ON")
-    return conn
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``: the write lock is taken up front, so a
-    read-check-write inside is never interleaved with another writer's."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+#: the workspace's own SQLite file uses the same connection and write transaction as a SQLite book
+connect, transaction = sqlite_connect, sqlite_transaction
 
 
 def now() -> str:
@@ -189,65 +152,100 @@ def _positive_epsilon(name: str, value) -> float:
     return e
 
 
+def _entry_dict(row: dict) -> dict:
+    """An entry as the book hands it out: ``user`` (stored as user_name), the rest as stored."""
+    out = dict(row)
+    out["user"] = out.pop("user_name", "")
+    return out
+
+
+_CURRENT = current_entries_sql()
+#: how deep a chain of charging decisions may go (a table charged to a table charged to …)
+_MAX_LINKS = 32
+
+
+
 class BudgetBook:
-    """Releases and caps per table fingerprint, in the SQLite file at ``db_path``.
+    """Releases and caps per table fingerprint, in the store at ``location``: a SQLite file
+    (a path) or a PostgreSQL database (a ``postgresql://`` URL).
 
     Every method opens its own short-lived connection, so one book may be used from
-    several threads or processes at once.
+    several threads, processes or hosts at once. Every writing method takes ``user`` (the
+    logged-in identity; None: the local OS user, :func:`default_user`).
     """
 
-    def __init__(self, db_path):
-        self.db_path = Path(db_path)
-        with self._conn() as conn:
-            conn.executescript(SCHEMA)
-            have = {r["name"] for r in conn.execute("PRAGMA table_info(budget_entries)")}
-            for col, kind in _MIGRATIONS:
-                if col not in have:  # a book written before (ε, δ) releases: its entries are pure
-                    conn.execute(f"ALTER TABLE budget_entries ADD COLUMN {col} {kind}")
-            _allow_failed(conn)
+    def __init__(self, location):
+        self.store = Store(location)
+        self.location = self.store.location
+        if not self.store.postgres and Path(self.location).is_file():
+            merge_legacy_book(self, self.location, "")  # a book file written before the event log
+
+    @property
+    def db_path(self) -> Path | None:
+        """The SQLite file of the book (None on PostgreSQL)."""
+        return None if self.store.postgres else Path(self.location)
+
+    def describe(self) -> str:
+        """Where the book is kept, for messages."""
+        return self.store.describe()
 
     @contextmanager
-    def _conn(self) -> Iterator[sqlite3.Connection]:
-        conn = connect(self.db_path)
-        try:
+    def _conn(self):
+        with self.store.connect() as conn:
             yield conn
-        finally:
-            conn.close()
 
     # ------------------------------------------------------------------ reading
 
     @staticmethod
-    def _live(conn, table_fp: str) -> list:
-        return conn.execute("SELECT epsilon, delta, rho FROM budget_entries WHERE table_fp = ? AND status IN (?, ?, ?)",
-                            (table_fp, *SPENT)).fetchall()
+    def _account(conn, table_fp: str) -> str:
+        """The table whose budget ``table_fp`` is charged to: itself, or the table its latest
+        charging decision names (followed through chains)."""
+        seen, fp = {table_fp}, table_fp
+        for _ in range(_MAX_LINKS):
+            row = conn.one("SELECT charged_to FROM book_links WHERE table_fp = ? ORDER BY id DESC LIMIT 1", (fp,))
+            if row is None or not row["charged_to"] or row["charged_to"] in seen:
+                return fp
+            fp = row["charged_to"]
+            seen.add(fp)
+        return fp
+
+    @staticmethod
+    def _live(conn, account: str) -> list:
+        return conn.all(f"SELECT epsilon, delta, rho FROM ({_CURRENT}) c WHERE table_fp = ? AND status IN (?, ?, ?)",
+                        (account, *SPENT))
 
     @classmethod
-    def _spent(cls, conn, table_fp: str, extra: tuple | None = None) -> float:
+    def _spent(cls, conn, account: str, extra: tuple | None = None) -> float:
         """The table's total ε (:func:`composition_totals`), with ``extra`` = (ε, δ, ρ) of one more release."""
-        rows = [(r["epsilon"], r["delta"], r["rho"]) for r in cls._live(conn, table_fp)]
+        rows = [(r["epsilon"], r["delta"], r["rho"]) for r in cls._live(conn, account)]
         return composition_totals(rows + ([extra] if extra else []), cls._delta(conn))["epsilon"]
 
     @staticmethod
     def _delta(conn) -> float:
-        row = conn.execute("SELECT value FROM book_settings WHERE key = 'delta'").fetchone()
+        row = conn.one("SELECT value FROM book_settings_log WHERE key = 'delta' ORDER BY id DESC LIMIT 1")
         return DEFAULT_DELTA if row is None else float(row["value"])
 
     @staticmethod
-    def _cap(conn, table_fp: str) -> float | None:
-        row = conn.execute("SELECT epsilon FROM budget_caps WHERE table_fp = ?", (table_fp,)).fetchone()
-        return None if row is None else float(row["epsilon"])
+    def _cap(conn, account: str) -> float | None:
+        row = conn.one("SELECT epsilon FROM book_caps WHERE table_fp = ? ORDER BY id DESC LIMIT 1", (account,))
+        return None if row is None or row["epsilon"] is None else float(row["epsilon"])
 
     @staticmethod
-    def _notion(conn, table_fp: str) -> str | None:
-        row = conn.execute("SELECT neighbours FROM budget_entries WHERE table_fp = ? AND status IN (?, ?, ?) "
-                           "ORDER BY id LIMIT 1", (table_fp, *SPENT)).fetchone()
+    def _notion(conn, account: str) -> str | None:
+        row = conn.one(f"SELECT neighbours FROM ({_CURRENT}) c WHERE table_fp = ? AND status IN (?, ?, ?) "
+                       "ORDER BY id LIMIT 1", (account, *SPENT))
         return None if row is None else row["neighbours"]
+
+    def account(self, table_fp: str) -> str:
+        """The fingerprint whose budget a release of ``table_fp`` is charged to."""
+        with self._conn() as conn:
+            return self._account(conn, table_fp)
 
     def spent(self, table_fp: str) -> float:
         """ε spent on the table: completed releases plus pending ones (conservative); Σε while
-        every release is pure, else the (ε, δ) total at the book's δ (:func:`total_epsilon`)."""
+        every release is pure, else the (ε, δ) total at the book's δ (:func:`composition_totals`)."""
         with self._conn() as conn:
-            return self._spent(conn, table_fp)
+            return self._spent(conn, self._account(conn, table_fp))
 
     @property
     def delta(self) -> float:
@@ -255,112 +253,168 @@ class BudgetBook:
         with self._conn() as conn:
             return self._delta(conn)
 
-    def set_delta(self, delta) -> None:
+    def set_delta(self, delta, user: str | None = None) -> None:
         """Set the book's δ (0 < δ < 1; one line naming delta otherwise)."""
         from dpcore.privacy.zcdp import check_delta
 
         d = check_delta(delta)
-        with self._conn() as conn, transaction(conn):
-            conn.execute("INSERT OR REPLACE INTO book_settings VALUES ('delta', ?)", (d,))
+        with self._conn() as conn, conn.transaction():
+            conn.execute("INSERT INTO book_settings_log (key, value, set_at, user_name) VALUES ('delta', ?, ?, ?)",
+                         (d, now(), _user(user)))
 
     def totals(self, table_fp: str) -> dict:
         """The table's total both ways: ``pure_epsilon`` (Σε, when every release is pure, else
         None), ``rho`` (Σρ, pure releases as ε²/2), and ``epsilon_at_delta`` (its (ε, δ) at the
         book's ``delta``)."""
         with self._conn() as conn:
-            rows = [(r["epsilon"], r["delta"], r["rho"]) for r in self._live(conn, table_fp)]
+            rows = [(r["epsilon"], r["delta"], r["rho"]) for r in self._live(conn, self._account(conn, table_fp))]
             delta = self._delta(conn)
         return composition_totals(rows, delta)
 
     def cap(self, table_fp: str) -> float | None:
         """The table's cap on total ε, or None (no cap set)."""
         with self._conn() as conn:
-            return self._cap(conn, table_fp)
+            return self._cap(conn, self._account(conn, table_fp))
 
     def remaining(self, table_fp: str) -> float | None:
         """Cap minus spent (never below 0), or None when no cap is set."""
         with self._conn() as conn:
-            cap = self._cap(conn, table_fp)
-            return None if cap is None else max(0.0, cap - self._spent(conn, table_fp))
+            account = self._account(conn, table_fp)
+            cap = self._cap(conn, account)
+            return None if cap is None else max(0.0, cap - self._spent(conn, account))
 
-    def entries(self, table_fp: str | None = None) -> list[dict]:
-        """Every entry (pending, complete, failed and aborted), oldest first."""
+    def entries(self, table_fp: str | None = None, workspace: str | None = None) -> list[dict]:
+        """Every entry (pending, complete, failed and aborted) with its current status, oldest first:
+        all of them, those charged to ``table_fp``'s account (its whole history, from every workspace),
+        and/or those made through ``workspace``."""
+        where, params = [], []
         with self._conn() as conn:
-            if table_fp is None:
-                rows = conn.execute("SELECT * FROM budget_entries ORDER BY id").fetchall()
-            else:
-                rows = conn.execute("SELECT * FROM budget_entries WHERE table_fp = ? ORDER BY id",
-                                    (table_fp,)).fetchall()
-        return [dict(r) for r in rows]
+            if table_fp is not None:
+                where.append("table_fp = ?")
+                params.append(self._account(conn, table_fp))
+            if workspace is not None:
+                where.append("workspace = ?")
+                params.append(workspace)
+            sql = f"SELECT * FROM ({_CURRENT}) c" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+            return [_entry_dict(r) for r in conn.all(sql, params)]
 
     def entry(self, entry_id: int) -> dict:
         with self._conn() as conn:
-            row = conn.execute("SELECT * FROM budget_entries WHERE id = ?", (int(entry_id),)).fetchone()
+            row = conn.one(f"SELECT * FROM ({_CURRENT}) c WHERE id = ?", (int(entry_id),))
         if row is None:
             raise OptionError(f"the budget book has no release number {entry_id}")
-        return dict(row)
+        return _entry_dict(row)
+
+    def events(self, entry_id: int | None = None) -> list[dict]:
+        """The status events (of one entry, or all), oldest first: the book's audit trail."""
+        with self._conn() as conn:
+            if entry_id is None:
+                rows = conn.all("SELECT * FROM book_events ORDER BY id")
+            else:
+                rows = conn.all("SELECT * FROM book_events WHERE entry_id = ? ORDER BY id", (int(entry_id),))
+        return [_entry_dict(r) for r in rows]
 
     def summary(self) -> list[dict]:
-        """One row per table with a cap or an entry: spent, pending, cap, remaining, releases."""
+        """One row per table with a cap or an entry: spent, pending, cap, remaining, releases,
+        and the workspaces and users that released it."""
         with self._conn() as conn:
-            fps = [r[0] for r in conn.execute(
-                "SELECT table_fp FROM budget_entries UNION SELECT table_fp FROM budget_caps ORDER BY 1")]
-            out = []
+            fps = [r["table_fp"] for r in conn.all(
+                "SELECT table_fp FROM book_entries UNION SELECT table_fp FROM book_caps ORDER BY 1")]
             delta = self._delta(conn)
-            for fp in fps:
-                rows = conn.execute("SELECT * FROM budget_entries WHERE table_fp = ? ORDER BY id", (fp,)).fetchall()
-                live = [r for r in rows if r["status"] in SPENT]
-                cap = self._cap(conn, fp)
-                both = composition_totals([(r["epsilon"], r["delta"], r["rho"]) for r in live], delta)
-                spent = both["epsilon"]
-                out.append({
-                    "table_fp": fp,
-                    "table_name": next((r["table_name"] for r in reversed(rows) if r["table_name"]), ""),
-                    "releases": sum(r["status"] == COMPLETE for r in rows),
-                    "pending": sum(r["status"] == PENDING for r in rows),
-                    "failed": sum(r["status"] == FAILED for r in rows),
-                    "not_dp": sum(r["status"] == COMPLETE and r["dp"] == 0 for r in rows),
-                    "neighbours": live[0]["neighbours"] if live else None,
-                    "spent": spent,
-                    "cap": cap,
-                    "remaining": None if cap is None else max(0.0, cap - spent),
-                    "pure_epsilon": both["pure_epsilon"], "rho": both["rho"], "delta": both["delta"],
-                    "epsilon_at_delta": both["epsilon_at_delta"],
-                })
-        return out
+            out = [self._summary_row(conn, fp, delta) for fp in fps]
+        return [r for r in out if r is not None]
+
+    def _summary_row(self, conn, fp: str, delta: float) -> dict | None:
+        rows = conn.all(f"SELECT * FROM ({_CURRENT}) c WHERE table_fp = ? ORDER BY id", (fp,))
+        cap = self._cap(conn, fp)
+        if not rows and cap is None:  # a cap set and then removed, never released
+            return None
+        live = [r for r in rows if r["status"] in SPENT]
+        both = composition_totals([(r["epsilon"], r["delta"], r["rho"]) for r in live], delta)
+        spent = both["epsilon"]
+        known = conn.one("SELECT name FROM book_tables WHERE fingerprint = ?", (fp,))
+        return {
+            "table_fp": fp,
+            "table_name": next((r["table_name"] for r in reversed(rows) if r["table_name"]),
+                               known["name"] if known else ""),
+            "releases": sum(r["status"] == COMPLETE for r in rows),
+            "pending": sum(r["status"] == PENDING for r in rows),
+            "failed": sum(r["status"] == FAILED for r in rows),
+            "not_dp": sum(r["status"] == COMPLETE and r["dp"] == 0 for r in rows),
+            "neighbours": live[0]["neighbours"] if live else None,
+            "workspaces": sorted({r["workspace"] for r in rows}),
+            "users": sorted({r["user_name"] for r in rows}),
+            "spent": spent,
+            "cap": cap,
+            "remaining": None if cap is None else max(0.0, cap - spent),
+            "pure_epsilon": both["pure_epsilon"], "rho": both["rho"], "delta": both["delta"],
+            "epsilon_at_delta": both["epsilon_at_delta"],
+        }
 
     # ------------------------------------------------------------------ the cap
 
-    def set_cap(self, table_fp: str, epsilon) -> None:
-        """Set (or with ``None`` remove) the table's cap. A cap below what is already spent
-        is allowed: every further release of the table is then refused."""
-        with self._conn() as conn, transaction(conn):
-            if epsilon is None:
-                conn.execute("DELETE FROM budget_caps WHERE table_fp = ?", (table_fp,))
-                return
-            e = _positive_epsilon("the budget cap", epsilon)
-            conn.execute("INSERT INTO budget_caps (table_fp, epsilon, set_at) VALUES (?, ?, ?) "
-                         "ON CONFLICT (table_fp) DO UPDATE SET epsilon = excluded.epsilon, set_at = excluded.set_at",
-                         (table_fp, e, now()))
+    def set_cap(self, table_fp: str, epsilon, user: str | None = None) -> None:
+        """Set (or with ``None`` remove) the cap of the table ``table_fp`` is charged to. A cap below
+        what is already spent is allowed: every further release of the table is then refused."""
+        e = None if epsilon is None else _positive_epsilon("the budget cap", epsilon)
+        with self._conn() as conn, conn.transaction():
+            conn.execute("INSERT INTO book_caps (table_fp, epsilon, set_at, user_name) VALUES (?, ?, ?, ?)",
+                         (self._account(conn, table_fp), e, now(), _user(user)))
+
+    # ------------------------------------------------------------------ tables and charging decisions
+
+    def register_table(self, fingerprint: str, name: str, n_rows: int, n_cols: int,
+                       column_fps: list[str] | tuple = ()) -> None:
+        """Make a table known to the book (its name, size and per-column fingerprints, for
+        :mod:`dpcore.studio.table_match`); the first registration of a fingerprint holds."""
+        with self._conn() as conn, conn.transaction():
+            conn.execute("INSERT INTO book_tables (fingerprint, name, n_rows, n_cols, column_fps, added_at) "
+                         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING",
+                         (fingerprint, str(name), int(n_rows), int(n_cols), json.dumps(list(column_fps)), now()))
+
+    def known_tables(self) -> list[dict]:
+        """Every registered table: fingerprint, name, n_rows, n_cols, column_fps (a list), added_at."""
+        with self._conn() as conn:
+            rows = conn.all("SELECT * FROM book_tables ORDER BY added_at, fingerprint")
+        for r in rows:
+            r["column_fps"] = json.loads(r["column_fps"])
+        return rows
+
+    def charge_to(self, table_fp: str, account_fp: str | None, user: str | None = None, reason: str = "") -> None:
+        """Record that releases of ``table_fp`` are charged to the table ``account_fp`` (None: to itself,
+        a table of its own). The latest decision holds; earlier ones stay in the log."""
+        if account_fp == table_fp:
+            account_fp = None
+        with self._conn() as conn, conn.transaction():
+            if account_fp is not None and self._account(conn, account_fp) == table_fp:
+                raise OptionError("a table cannot be charged to a table that is charged to it; pick another table")
+            conn.execute("INSERT INTO book_links (table_fp, charged_to, at, user_name, reason) VALUES (?, ?, ?, ?, ?)",
+                         (table_fp, account_fp, now(), _user(user), reason[:500]))
+
+    def charging_decision(self, table_fp: str) -> dict | None:
+        """The latest charging decision about ``table_fp`` (charged_to None: a table of its own), or None."""
+        with self._conn() as conn:
+            row = conn.one("SELECT * FROM book_links WHERE table_fp = ? ORDER BY id DESC LIMIT 1", (table_fp,))
+        return None if row is None else _entry_dict(row)
 
     # ------------------------------------------------------------------ spending
 
-    def _refusal(self, conn, table_fp: str, epsilon: float, neighbours: str, label: str,
+    def _refusal(self, conn, account: str, epsilon: float, neighbours: str, label: str,
                  delta: float | None = None) -> str | None:
         label = label[:1].upper() + label[1:]
-        notion = self._notion(conn, table_fp)
+        notion = self._notion(conn, account)
         if notion is not None and notion != neighbours:
             return (f"{label}: this table's budget book is kept under neighbours='{notion}' (its earlier releases); ε "
                     f"under '{neighbours}' does not add up with them. Release with neighbours='{notion}' if the method "
                     "offers it, or keep this table in another workspace")
-        cap = self._cap(conn, table_fp)
+        cap = self._cap(conn, account)
         if cap is None:
             return None
-        spent = self._spent(conn, table_fp)
-        after = self._spent(conn, table_fp, release_costs(epsilon, delta))
+        spent = self._spent(conn, account)
+        after = self._spent(conn, account, release_costs(epsilon, delta))
         if after > cap * (1 + CAP_TOLERANCE):
             remaining = max(0.0, cap - spent)
-            pure = delta is None and all(r["delta"] is None for r in self._live(conn, table_fp))
+            pure = delta is None and all(r["delta"] is None for r in self._live(conn, account))
             what = (f"ε = {epsilon:g}" if pure else
                     f"ε = {epsilon:g}{'' if delta is None else f', δ = {delta:g}'}, which would take this table's "
                     f"total to ε = {after:.6g} at δ = {self._delta(conn):g},")
@@ -376,52 +430,71 @@ class BudgetBook:
         repeats the check atomically."""
         e = _positive_epsilon("epsilon", epsilon)
         with self._conn() as conn:
-            msg = self._refusal(conn, table_fp, e, neighbours, label, delta)
+            msg = self._refusal(conn, self._account(conn, table_fp), e, neighbours, label, delta)
         if msg:
             raise BudgetExceeded(msg)
 
     def reserve(self, table_fp: str, epsilon, method: str, neighbours: str, table_name: str = "",
-                delta: float | None = None) -> int:
+                delta: float | None = None, *, workspace: str = "", user: str | None = None) -> int:
         """Check the cap and write a pending entry in one transaction; the entry's id.
         Call this BEFORE the release draws any randomness. ``delta``: an (ε, δ) release
-        through zCDP (its ρ is the largest within (ε, δ), what its ledger may spend)."""
+        through zCDP (its ρ is the largest within (ε, δ), what its ledger may spend).
+        ``workspace``: the workspace the release is made through ('' for none: the command line
+        or the API); ``user``: who makes it."""
         e = _positive_epsilon("epsilon", epsilon)
         _, d, rho = release_costs(e, delta)
-        with self._conn() as conn, transaction(conn):
-            msg = self._refusal(conn, table_fp, e, neighbours, f"a {method} release", d)
+        who, at = _user(user), now()
+        with self._conn() as conn, conn.transaction():
+            account = self._account(conn, table_fp)
+            msg = self._refusal(conn, account, e, neighbours, f"a {method} release", d)
             if msg:
                 raise BudgetExceeded(msg)
-            cur = conn.execute(
-                "INSERT INTO budget_entries (table_fp, table_name, epsilon, method, neighbours, status, reserved_at, "
-                "delta, rho) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (table_fp, table_name, e, method, neighbours, PENDING, now(), d, None if d is None else rho))
-            return int(cur.lastrowid)
+            entry_id = conn.one(
+                "INSERT INTO book_entries (table_fp, released_fp, table_name, epsilon, delta, rho, method, neighbours, "
+                "workspace, user_name, reserved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (account, table_fp, table_name, e, d, None if d is None else rho, method, neighbours, workspace, who,
+                 at))["id"]
+            self._event(conn, entry_id, PENDING, who, at=at)
+            return int(entry_id)
 
-    def complete(self, entry_id: int, manifest_sha: str, dp: bool, epsilon_spent: float | None = None) -> None:
-        """Mark a pending entry complete. The recorded ε never goes down (conservative)."""
-        with self._conn() as conn, transaction(conn):
-            row = conn.execute("SELECT status, epsilon FROM budget_entries WHERE id = ?", (int(entry_id),)).fetchone()
-            if row is None or row["status"] != PENDING:
+    @staticmethod
+    def _event(conn, entry_id: int, status: str, user: str, *, at: str | None = None, epsilon: float | None = None,
+               dp: bool | None = None, sha: str | None = None, note: str = "") -> None:
+        conn.execute("INSERT INTO book_events (entry_id, status, at, user_name, epsilon, dp, manifest_sha256, note) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                     (int(entry_id), status, at or now(), user, epsilon, None if dp is None else int(bool(dp)), sha,
+                      note[:500]))
+
+    def _pending(self, conn, entry_id: int) -> dict | None:
+        row = conn.one(f"SELECT status, epsilon FROM ({_CURRENT}) c WHERE id = ?", (int(entry_id),))
+        return row if row is not None and row["status"] == PENDING else None
+
+    def complete(self, entry_id: int, manifest_sha: str, dp: bool, epsilon_spent: float | None = None,
+                 user: str | None = None) -> None:
+        """Record that a pending entry completed. The recorded ε never goes down (conservative)."""
+        with self._conn() as conn, conn.transaction():
+            row = self._pending(conn, entry_id)
+            if row is None:
                 raise OptionError(f"budget book entry {entry_id} is not pending; it cannot be completed")
             eps = max(float(row["epsilon"]), float(epsilon_spent or 0.0))
-            conn.execute("UPDATE budget_entries SET status = ?, completed_at = ?, manifest_sha256 = ?, dp = ?, "
-                         "epsilon = ? WHERE id = ?", (COMPLETE, now(), manifest_sha, int(bool(dp)), eps, int(entry_id)))
+            self._event(conn, entry_id, COMPLETE, _user(user), epsilon=eps, dp=dp, sha=manifest_sha)
 
-    def abort(self, entry_id: int, note: str) -> None:
-        """Mark a pending entry aborted: only for a release that returned no output."""
-        with self._conn() as conn, transaction(conn):
-            conn.execute("UPDATE budget_entries SET status = ?, completed_at = ?, note = ? WHERE id = ? AND status = ?",
-                         (ABORTED, now(), note[:500], int(entry_id), PENDING))
+    def abort(self, entry_id: int, note: str, user: str | None = None) -> None:
+        """Record that a pending entry aborted: only for a release that returned no output."""
+        with self._conn() as conn, conn.transaction():
+            if self._pending(conn, entry_id) is not None:
+                self._event(conn, entry_id, ABORTED, _user(user), note=note)
 
-    def fail(self, entry_id: int, note: str) -> None:
-        """Mark a pending entry failed: the release stopped after drawing its noise (or writing part
-        of its output). Its ε stays counted as spent."""
-        with self._conn() as conn, transaction(conn):
-            conn.execute("UPDATE budget_entries SET status = ?, completed_at = ?, note = ? WHERE id = ? AND status = ?",
-                         (FAILED, now(), note[:500], int(entry_id), PENDING))
+    def fail(self, entry_id: int, note: str, user: str | None = None) -> None:
+        """Record that a pending entry failed: the release stopped after drawing its noise (or writing
+        part of its output). Its ε stays counted as spent."""
+        with self._conn() as conn, conn.transaction():
+            if self._pending(conn, entry_id) is not None:
+                self._event(conn, entry_id, FAILED, _user(user), note=note)
 
     def record(self, table_fp: str, epsilon, method: str, neighbours: str, run: Callable[[], object],
-               store: Callable[[int, object], None] | None = None, table_name: str = "", delta: float | None = None):
+               store: Callable[[int, object], None] | None = None, table_name: str = "", delta: float | None = None,
+               *, workspace: str = "", user: str | None = None):
         """Reserve, run the release, store it, commit the record; then ``(entry_id, release)``.
 
         ``run()`` returns an object with ``manifest_json()``, ``dp`` and ``ledger.epsilon``
@@ -429,18 +502,69 @@ class BudgetBook:
         before the record is committed. If ``run`` raises, the entry is aborted (no output
         exists); if anything after it raises, the entry stays pending and counts as spent.
         """
-        entry_id = self.reserve(table_fp, epsilon, method, neighbours, table_name, delta)
+        entry_id = self.reserve(table_fp, epsilon, method, neighbours, table_name, delta, workspace=workspace,
+                                user=user)
         try:
             release = run()
         except BaseException as exc:
-            self.abort(entry_id, f"the release raised {type(exc).__name__}: {exc}")
+            self.abort(entry_id, f"the release raised {type(exc).__name__}: {exc}", user=user)
             raise
         # from here on ε is spent: failures leave the pending entry, which counts
         if store is not None:
             store(entry_id, release)
-        self.complete(entry_id, manifest_sha256(release.manifest_json()), release.dp, release.ledger.epsilon)
+        self.complete(entry_id, manifest_sha256(release.manifest_json()), release.dp, release.ledger.epsilon,
+                      user=user)
         return entry_id, release
 
+    # ------------------------------------------------------------------ the audit trail
+
+    def export_rows(self, table_fp: str | None = None) -> list[dict]:
+        """The book as its audit trail: one row per status event (:data:`EXPORT_COLUMNS`), with the
+        entry it belongs to (table, workspace, user, method, ε / δ / ρ, the manifest's SHA-256); all of
+        them, or those of the table ``table_fp`` is charged to."""
+        sql = ("SELECT v.id AS event, e.id AS entry, e.table_fp, e.table_name, e.released_fp, e.workspace, "
+               "v.user_name AS user_name, e.method, e.neighbours, COALESCE(v.epsilon, e.epsilon) AS epsilon, "
+               "e.delta, e.rho, v.status, v.at, v.dp, v.manifest_sha256, v.note, e.reserved_at, "
+               "e.user_name AS reserved_by FROM book_events v JOIN book_entries e ON e.id = v.entry_id")
+        with self._conn() as conn:
+            if table_fp is None:
+                rows = conn.all(sql + " ORDER BY v.id")
+            else:
+                rows = conn.all(sql + " WHERE e.table_fp = ? ORDER BY v.id", (self._account(conn, table_fp),))
+        return [{k: (r["user_name"] if k == "user" else r[k]) for k in EXPORT_COLUMNS} for r in rows]
+
+    def export_text(self, fmt: str, table_fp: str | None = None) -> str:
+        """The audit trail (of the whole book, or of one table) as ``"csv"`` (one row per event) or
+        ``"json"`` (the events, and the logs of caps, δ and charging decisions)."""
+        if fmt == "csv":
+            import pandas as pd
+
+            return pd.DataFrame(self.export_rows(table_fp), columns=list(EXPORT_COLUMNS)).to_csv(index=False)
+        if fmt != "json":
+            raise OptionError(f"the book exports as csv or json, not {fmt!r}")
+        with self._conn() as conn:
+            logs = {t: [_entry_dict(r) for r in conn.all(f"SELECT * FROM {t} ORDER BY id")]
+                    for t in ("book_caps", "book_settings_log", "book_links")}
+            account = None if table_fp is None else self._account(conn, table_fp)
+        if account is not None:  # one table: its caps and the decisions that name it
+            logs["book_caps"] = [r for r in logs["book_caps"] if r["table_fp"] == account]
+            logs["book_links"] = [r for r in logs["book_links"] if account in (r["table_fp"], r["charged_to"])]
+        doc = {"format": "dpcore-budget-book/1", "exported_at": now(), "book": self.describe(), "table_fp": account,
+               "events": self.export_rows(table_fp), "caps": logs["book_caps"],
+               "settings": logs["book_settings_log"], "charging_decisions": logs["book_links"]}
+        return json.dumps(doc, indent=2, ensure_ascii=False)
+
+    def export(self, path) -> Path:
+        """Write the audit trail to ``path``: CSV or JSON by its suffix (.csv, .json)."""
+        p = Path(path)
+        fmt = p.suffix.lower().lstrip(".")
+        if fmt not in ("csv", "json"):
+            raise OptionError(f"--export '{p}': name a .csv or .json file")
+        try:
+            p.write_text(self.export_text(fmt), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--export '{p}': cannot write it ({exc.strerror})") from None
+        return p
 
 class BookEntry:
     """One release of a table through the book, step by step, for a release that writes its output
@@ -449,20 +573,22 @@ class BookEntry:
     :meth:`fail` (stopped after: counted as spent)."""
 
     def __init__(self, book: BudgetBook, table_fp: str, epsilon, method: str, neighbours: str, table_name: str = "",
-                 delta: float | None = None):
+                 delta: float | None = None, *, workspace: str = "", user: str | None = None):
         self.book, self.table_fp, self.epsilon, self.method = book, table_fp, epsilon, method
         self.neighbours, self.table_name, self.delta = neighbours, table_name, delta
+        self.workspace, self.user = workspace, user
         self.entry_id: int | None = None
 
     def reserve(self) -> None:
         self.entry_id = self.book.reserve(self.table_fp, self.epsilon, self.method, self.neighbours, self.table_name,
-                                          self.delta)
+                                          self.delta, workspace=self.workspace, user=self.user)
 
     def abort(self, note: str) -> None:
-        self.book.abort(self.entry_id, note)
+        self.book.abort(self.entry_id, note, user=self.user)
 
     def fail(self, note: str) -> None:
-        self.book.fail(self.entry_id, note)
+        self.book.fail(self.entry_id, note, user=self.user)
 
     def complete(self, release) -> None:
-        self.book.complete(self.entry_id, manifest_sha256(release.manifest_json()), release.dp, release.ledger.epsilon)
+        self.book.complete(self.entry_id, manifest_sha256(release.manifest_json()), release.dp, release.ledger.epsilon,
+                           user=self.user)

@@ -1,4 +1,4 @@
-"""Survey releases in the workspace's budget book (:mod:`dpcore.studio.budget_book`).
+"""Survey releases in the budget book (:mod:`dpcore.studio.budget_book`).
 
 A survey estimate (DP imputation, DP post-stratification) reads a table and spends ε
 just as a synthetic-data release does, so it is charged to the same table's budget:
@@ -82,7 +82,8 @@ class RecordedSurveyRelease:
 
 def record_survey_release(book: BudgetBook, table_fp: str, run: Callable[[], object], *, epsilon: float,
                           method: str, neighbours: str = ADD_REMOVE, table_name: str = "", dp: bool | None = None,
-                          not_dp_reason: str = "") -> RecordedSurveyRelease:
+                          not_dp_reason: str = "", workspace: str = "",
+                          user: str | None = None) -> RecordedSurveyRelease:
     """Run the survey release ``run()`` through ``book`` for the table ``table_fp``.
 
     ``epsilon`` is the release's total ε (what its ledger will add up to) and is reserved
@@ -91,6 +92,7 @@ def record_survey_release(book: BudgetBook, table_fp: str, run: Callable[[], obj
     ``run`` never runs. A release whose ledger spends more than was reserved, or under
     another notion, is withheld (OptionError; the entry is aborted, nothing left the
     process). ``dp=False`` records a NOT-DP release (e.g. the 'global' comparator).
+    ``workspace`` and ``user`` are named in the book's entry (None: the local OS user).
     Returns the release with its book entry id.
     """
     eps, notion = check_epsilon(epsilon), check_neighbours(neighbours)
@@ -107,5 +109,6 @@ def record_survey_release(book: BudgetBook, table_fp: str, run: Callable[[], obj
         ok = bool(getattr(rel, "dp", True)) if dp is None else bool(dp) and bool(getattr(rel, "dp", True))
         return RecordedSurveyRelease(rel, method, ok, not_dp_reason if not ok else "")
 
-    entry_id, out = book.record(table_fp, eps, method, notion, recorded, table_name=table_name)
+    entry_id, out = book.record(table_fp, eps, method, notion, recorded, table_name=table_name, workspace=workspace,
+                                user=user)
     return RecordedSurveyRelease(out.release, out.method, out.dp, out.not_dp_reason, entry_id)

@@ -1,21 +1,25 @@
 """A curator's workspace on disk: the tables, confirmed domains, saved designs and every
-release with its manifest, in one SQLite file per workspace folder.
+release with its manifest, in one SQLite file per workspace folder; and the installation's
+one budget book beside them.
 
-Layout of a workspace folder::
+Layout of the root folder ``$DPSTUDIO_WORKSPACE`` (default ``./.dpstudio``)::
 
-    workspace.sqlite          tables, domains, designs, state, the budget book
-    tables/<fingerprint>.parquet   stored copies of uploaded tables
-    releases/<entry>/         synthetic_<i>.parquet and manifest.json of each release
+    book.sqlite               the budget book of the installation (unless DPSTUDIO_DATABASE_URL
+                              names a PostgreSQL database)
+    <id>/workspace.sqlite     a workspace's tables, domains, designs, state, stored releases
+    <id>/tables/<fingerprint>.parquet   stored copies of uploaded tables
+    <id>/releases/<entry>/    synthetic_<i>.parquet and manifest.json of each release
 
-The app keeps many workspaces under one root folder, ``$DPSTUDIO_WORKSPACE`` (default
-``./.dpstudio``), one sub-folder per workspace id; the CLI takes a workspace folder
-with ``--workspace``. Nothing here is released: a workspace holds raw data (stored
-copies) and is for the curator only.
+The app keeps many workspaces under the root, one sub-folder per workspace id; the CLI
+takes a workspace folder with ``--workspace``. Nothing here is released: a workspace holds
+raw data (stored copies) and is for the curator only.
 
-Releases go through the budget book (:mod:`dpcore.studio.budget_book`): the ε of every release
-of a table adds up against the table's cap by sequential composition
+Releases go through the installation's budget book (:mod:`dpcore.studio.budget_book`,
+:func:`installation_book`): the ε of every release of a table, through any workspace, the
+command line or the API, adds up against the table's cap by sequential composition
 (docs/privacy-model.md, "The budget book"), and a release is handed out only after its
-record is committed.
+record is committed. Books that workspaces kept in their own file before are merged into it
+(:mod:`dpcore.studio.book_merge`).
 """
 from __future__ import annotations
 
@@ -37,6 +41,10 @@ from dpcore.studio.budget_book import BudgetBook, connect, now, transaction
 
 #: Environment variable naming the root folder of the app's workspaces.
 ENV_VAR = "DPSTUDIO_WORKSPACE"
+#: Environment variable naming a PostgreSQL database for the budget book (``postgresql://…``).
+DATABASE_ENV = "DPSTUDIO_DATABASE_URL"
+#: The budget book's file under the root when it is kept in SQLite (the default).
+BOOK_NAME = "book.sqlite"
 #: Default root folder (relative to the working directory; git-ignored).
 DEFAULT_ROOT = ".dpstudio"
 DB_NAME = "workspace.sqlite"
@@ -83,6 +91,36 @@ def root_folder() -> Path:
     return Path(os.environ.get(ENV_VAR) or DEFAULT_ROOT).expanduser()
 
 
+def book_location(root=None) -> str | Path:
+    """Where the installation's book is: ``$DPSTUDIO_DATABASE_URL`` if set, else
+    ``<root>/book.sqlite`` (root: ``$DPSTUDIO_WORKSPACE`` or ``./.dpstudio``)."""
+    url = os.environ.get(DATABASE_ENV, "").strip()
+    if url:
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise OptionError(f"{DATABASE_ENV}={url.split(':')[0]}:…: give a postgresql:// URL, or unset it for the "
+                              f"SQLite book under {ENV_VAR}")
+        return url
+    return Path(root if root is not None else root_folder()).expanduser() / BOOK_NAME
+
+
+def installation_book(root=None) -> BudgetBook:
+    """The installation's one budget book (:func:`book_location`), with the books that workspaces
+    under ``root`` kept in their own file merged into it (idempotent; no entry lost)."""
+    from dpcore.studio.book_merge import merge_workspace_books
+
+    root = Path(root if root is not None else root_folder()).expanduser()
+    location = book_location(root)
+    if isinstance(location, Path):
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"the budget book's folder '{root}': cannot create it ({exc.strerror}); set {ENV_VAR} "
+                             "to a writable folder") from None
+    book = BudgetBook(location)
+    merge_workspace_books(book, root)
+    return book
+
+
 def new_workspace_id() -> str:
     """A fresh random id (72 bits): hard to guess, so one id never stumbles on another's data."""
     return secrets.token_urlsafe(9)
@@ -108,9 +146,7 @@ def table_fingerprint(df: pd.DataFrame) -> str:
     h.update(b"dpcore-table/1\x1f")
     h.update("\x1f".join(cols).encode("utf-8"))
     h.update(f"\x1f{len(df)}\x1f".encode())
-    for r in rows:
-        h.update(r.encode("utf-8"))
-        h.update(b"\x1e")
+    h.update("".join(r + "\x1e" for r in rows).encode("utf-8"))  # the rows' bytes in one update (faster)
     return h.hexdigest()
 
 
@@ -213,9 +249,13 @@ class StoredRelease:
 
 class Workspace:
     """One workspace folder. Safe to open from several threads or processes at once:
-    every operation uses its own short SQLite transaction."""
+    every operation uses its own short SQLite transaction.
 
-    def __init__(self, folder):
+    ``book``: the budget book its releases are charged to (default: :func:`installation_book`);
+    ``user``: who works in it (the logged-in identity; None: the local OS user), named in every
+    book entry it writes."""
+
+    def __init__(self, folder, book: BudgetBook | None = None, user: str | None = None):
         self.folder = Path(folder).expanduser()
         if self.folder.exists() and not self.folder.is_dir():
             raise InputError(f"workspace folder '{self.folder}' is a file, not a folder; set {ENV_VAR} or "
@@ -233,12 +273,19 @@ class Workspace:
             conn.executescript(SCHEMA)
         finally:
             conn.close()
-        self.book = BudgetBook(self.db_path)
+        self.user = user
+        self.book = book if book is not None else installation_book()
+        from dpcore.studio.book_merge import merge_workspace_file
+
+        merge_workspace_file(self.book, self.folder)  # its own book of before, if any (a folder outside the root)
 
     @classmethod
-    def in_root(cls, ws_id: str, root=None) -> Workspace:
-        """The workspace ``ws_id`` under the app's root folder (created if new)."""
-        return cls(Path(root if root is not None else root_folder()) / check_workspace_id(ws_id))
+    def in_root(cls, ws_id: str, root=None, user: str | None = None, book: BudgetBook | None = None) -> Workspace:
+        """The workspace ``ws_id`` under the app's root folder (created if new), charging the
+        root's book (:func:`installation_book`)."""
+        root = Path(root if root is not None else root_folder())
+        folder = root / check_workspace_id(ws_id)
+        return cls(folder, book=book if book is not None else installation_book(root), user=user)
 
     @property
     def id(self) -> str:
@@ -255,6 +302,7 @@ class Workspace:
         fp = fingerprint or table_fingerprint(df)
         known = self.table(fp)
         if known is not None and (known.kind == "copy" or path is not None):
+            self._settle(df, fp, known.name)  # known here; perhaps not yet in the book (a merged workspace)
             return known
         if path is not None:
             kind, where = "file", str(Path(path).resolve())
@@ -273,7 +321,15 @@ class Workspace:
         with self._conn() as conn, transaction(conn):
             conn.execute("INSERT OR REPLACE INTO tables VALUES (?, ?, ?, ?, ?, ?, ?)",
                          (rec.fingerprint, rec.name, rec.kind, rec.path, rec.n_rows, rec.n_cols, rec.added_at))
+        self._settle(df, fp, str(name))
         return rec
+
+    def _settle(self, df: pd.DataFrame, fp: str, name: str) -> None:
+        """The table in the book: registered with its column fingerprints, charged by default to a
+        known table it looks like (:func:`dpcore.studio.table_match.settle_table`)."""
+        from dpcore.studio.table_match import settle_table
+
+        settle_table(self.book, df, fp, name, user=self.user)
 
     def add_file_table(self, path, name: str | None = None) -> TableRecord:
         """Register a file released on an engine (DuckDB, Spark) by reference, keyed by
@@ -284,6 +340,7 @@ class Workspace:
         if known is not None:
             return known
         rec = TableRecord(fp, str(name or Path(path).name), "file", str(Path(path).resolve()), -1, -1, now())
+        self.book.register_table(fp, rec.name, -1, -1)
         with self._conn() as conn, transaction(conn):
             conn.execute("INSERT OR REPLACE INTO tables VALUES (?, ?, ?, ?, ?, ?, ?)",
                          (rec.fingerprint, rec.name, rec.kind, rec.path, rec.n_rows, rec.n_cols, rec.added_at))
@@ -383,17 +440,20 @@ class Workspace:
     # ------------------------------------------------------------------ releases
 
     def release(self, table_fp: str, epsilon: float, method: str, neighbours: str,
-                run: Callable[[], object], table_name: str = "", delta: float | None = None) -> tuple[int, object]:
+                run: Callable[[], object], table_name: str = "", delta: float | None = None,
+                user: str | None = None) -> tuple[int, object]:
         """Run ``run()`` (a :func:`dpcore.synthesize` call) through the budget book:
         refused before any randomness if it would exceed the table's cap; the sets and
         manifest are stored and the record committed before the release is returned.
+        The entry names this workspace and ``user`` (default: the workspace's user).
         Returns ``(entry_id, release)``."""
         from dpcore.privacy.ledger import check_epsilon
         from dpcore.privacy.neighbours import check_neighbours
 
         epsilon, neighbours = check_epsilon(epsilon), check_neighbours(neighbours)
         return self.book.record(table_fp, epsilon, method, neighbours, run, store=self._store_release,
-                                table_name=table_name, delta=delta)
+                                table_name=table_name, delta=delta, workspace=self.id,
+                                user=user if user is not None else self.user)
 
     def _store_release(self, entry_id: int, release) -> None:
         folder = self.folder / "releases" / str(entry_id)
@@ -420,7 +480,11 @@ class Workspace:
         return StoredRelease(int(entry_id), row["manifest"], sets)
 
     def releases(self, table_fp: str | None = None) -> list[dict]:
-        """Budget-book entries (with status), oldest first."""
+        """Budget-book entries (with status), oldest first: a table's whole history (every workspace's
+        releases of it, each naming its workspace and user), or without ``table_fp`` the entries made
+        through this workspace."""
+        if table_fp is None:
+            return self.book.entries(workspace=self.id)
         return self.book.entries(table_fp)
 
     def budget(self, table_fp: str) -> dict:

@@ -61,7 +61,7 @@ def test_an_imputation_release_is_charged_to_sd2011s_budget_book():
     assert entry["epsilon"] == pytest.approx(6 * math.log(2), rel=1e-9)
     assert entry["neighbours"] == "add_remove" and entry["dp"] == 1
     assert ws.table(fp).kind == "file" and ws.table(fp).n_rows == 5000  # registered like a Data page demo
-    assert f"Recorded as release {entry['id']} in this workspace's budget book" in texts(at.caption)
+    assert f"Recorded as release {entry['id']} in the installation's budget book" in texts(at.caption)
 
 
 def test_over_a_tiny_cap_the_page_refuses_and_draws_nothing(monkeypatch):

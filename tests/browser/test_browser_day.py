@@ -274,7 +274,7 @@ def test_a_curators_day(server, tmp_path):
     # the budget book in the workspace folder: two complete releases, 0.8 spent, nothing for the refusal
     from dpcore.studio.workspace import Workspace
 
-    ws = Workspace(root / ws_id)
+    ws = Workspace.in_root(ws_id, root)  # the book of the server's root
     [table] = [t for t in ws.tables() if t.kind == "copy"]  # the demo loaded first is a reference
     assert table.name == "upload: survey.sav" and table.n_rows == N
     live = [e for e in ws.releases(table.fingerprint) if e["status"] != "aborted"]

@@ -109,7 +109,7 @@ def workspace(page, root):
 
     page.wait_for_function("() => location.search.includes('ws=')")
     ws_id = re.search(r"ws=([^&]+)", page.url).group(1)
-    return Workspace(root / ws_id)
+    return Workspace.in_root(ws_id, root)  # the book of the server's root
 
 
 def spent_on_page(page) -> float:

@@ -147,7 +147,7 @@ def test_release_reload_restore_and_cap(server, tmp_path):
     # the stored copy of the upload and the book are in the workspace folder
     from dpcore.studio.workspace import Workspace
 
-    ws = Workspace(root / ws_id)
+    ws = Workspace.in_root(ws_id, root)  # the book of the server's root
     [table] = [t for t in ws.tables() if t.kind == "copy"]
     assert table.name == "upload: s7small.csv" and (ws.folder / table.path).is_file()
     live = [e for e in ws.releases(table.fingerprint) if e["status"] != "aborted"]

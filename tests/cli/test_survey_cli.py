@@ -151,3 +151,21 @@ def test_survey_releases_on_the_cli_are_charged_to_the_workspace_book(survey, tm
     with pytest.raises(BudgetExceeded):
         run(imp, capsys)  # 4.1 + 3 > 5
     assert len(ws.book.entries(fp)) == 2 and ws.budget(fp)["spent"] == pytest.approx(4.1)
+
+
+def test_survey_releases_go_to_the_installation_book_by_default_and_no_book_says_unaccounted(survey, capsys):
+    """Without --workspace a survey release is still charged (the installation's book, issue 28);
+    --no-book opts out and the output says the release is unaccounted."""
+    from dpcore.data.io import read_table
+    from dpcore.studio.workspace import installation_book, table_fingerprint
+
+    d, _ = survey
+    imp = ["impute-release", d / "s.csv", "--target", "income", "--match", "sex,agegr", "--levels",
+           d / "levels.json", "--seed", 1, "--bounds", "0,5000", "--epsilon", 3]
+    code, out = run(imp, capsys)
+    assert code == 0 and "recorded as entry 1 of s.csv in the budget book of" in out and "spent ε = 3" in out
+    code, out = run(imp + ["--no-book"], capsys)
+    assert code == 0 and "UNACCOUNTED (--no-book)" in out and "recorded as" not in out
+    fp = table_fingerprint(read_table(d / "s.csv"))
+    [entry] = installation_book().entries(fp)
+    assert entry["workspace"] == "" and entry["user"] and entry["epsilon"] == pytest.approx(3.0)

@@ -7,6 +7,7 @@ A cancelled job is an interrupt raised while the sets are written.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -55,7 +56,9 @@ def test_a_full_disk_is_one_line_a_failed_folder_and_a_failed_book_entry(table, 
             "from dpcore.cli.commands import main\n"
             f"sys.exit(main({argv!r}))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                               # the installation's book is under the root folder (this test's own)
+                               "DPSTUDIO_WORKSPACE": os.environ["DPSTUDIO_WORKSPACE"]})
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr
     assert lines[0].startswith("error: cannot write") and f"synthetic_1.{fmt}" in lines[0]
@@ -133,15 +136,22 @@ def test_cli_records_a_file_release_in_the_budget_book_and_refuses_over_the_cap(
 
 
 def test_old_books_learn_the_failed_status(tmp_path):
-    """A book written before the 'failed' status is rebuilt with it, its entries kept."""
+    """A book written before the 'failed' status (and before the event log): its entries are kept
+    (merged into the book's event log when it is opened), and a new entry may fail."""
     import sqlite3
 
     from dpcore.studio import budget_book as B
 
     db = tmp_path / "old.sqlite"
     conn = sqlite3.connect(db)
-    old = B.SCHEMA.replace(f", '{B.FAILED}'", "")
-    conn.executescript(old)
+    conn.executescript("""
+        CREATE TABLE budget_caps (table_fp TEXT PRIMARY KEY, epsilon REAL NOT NULL, set_at TEXT NOT NULL);
+        CREATE TABLE budget_entries (id INTEGER PRIMARY KEY AUTOINCREMENT, table_fp TEXT NOT NULL,
+            table_name TEXT NOT NULL DEFAULT '', epsilon REAL NOT NULL, method TEXT NOT NULL,
+            neighbours TEXT NOT NULL, status TEXT NOT NULL CHECK (status IN ('pending', 'complete', 'aborted')),
+            reserved_at TEXT NOT NULL, completed_at TEXT, dp INTEGER, manifest_sha256 TEXT,
+            note TEXT NOT NULL DEFAULT '');
+    """)
     conn.execute("INSERT INTO budget_entries (table_fp, epsilon, method, neighbours, status, reserved_at) "
                  "VALUES ('t', 0.5, 'steps', 'add_remove', 'complete', 'x')")
     conn.commit()
@@ -151,3 +161,4 @@ def test_old_books_learn_the_failed_status(tmp_path):
     e = book.reserve("t", 0.25, "steps", "add_remove")
     book.fail(e, "disk full")
     assert book.entry(e)["status"] == "failed" and book.spent("t") == pytest.approx(0.75)
+    assert len(B.BudgetBook(db).entries("t")) == 2  # opened again: merged once, not twice

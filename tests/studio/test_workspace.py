@@ -133,17 +133,60 @@ def test_a_release_round_trips_with_its_manifest_and_record(tmp_path, small):
 # --------------------------------------------------------------------------- isolation
 
 
-def test_two_workspaces_never_see_each_others_data(tmp_path, small):
+def test_two_workspaces_never_see_each_others_data_but_share_the_book(tmp_path, small):
+    """Changed on purpose with the installation's one book (issue 28): the data, designs, state and
+    stored releases stay each workspace's own; the budget book of the table is one."""
     a, b = Workspace.in_root("alice", tmp_path), Workspace.in_root("bob", tmp_path)
     fp = a.add_table(small, "upload: small.csv").fingerprint
     a.save_design("d", {"epsilon": 1})
     a.save_state("session", {"table_fp": fp})
-    a.release(fp, 0.5, "steps", "add_remove", _release(small, 0.5))
+    entry, _ = a.release(fp, 0.5, "steps", "add_remove", _release(small, 0.5))
     a.book.set_cap(fp, 3.0)
     assert b.tables() == [] and b.designs() == [] and b.load_state("session") is None
-    assert b.releases() == [] and b.book.summary() == []
-    assert {k: b.budget(fp)[k] for k in ("spent", "cap", "remaining")} == {"spent": 0.0, "cap": None, "remaining": None}
+    assert b.releases() == []  # nothing was released through bob
     assert a.folder != b.folder and not (b.folder / "tables" / f"{fp}.parquet").exists()
+    with pytest.raises(OptionError, match="no stored output"):
+        b.stored_release(entry)  # alice's sets stay in alice's folder
+    assert {k: b.budget(fp)[k] for k in ("spent", "cap", "remaining")} == {"spent": 0.5, "cap": 3.0, "remaining": 2.5}
+    [row] = b.book.summary()
+    assert row["workspaces"] == ["alice"] and row["spent"] == pytest.approx(0.5)
+    assert a.book.db_path == b.book.db_path == tmp_path / "book.sqlite"
+
+
+def test_a_second_workspace_sees_the_first_ones_spend(tmp_path, small):
+    """Done-when (issue 28): a release of one table through a second workspace sees the first's spend."""
+    a, b = Workspace.in_root("first", tmp_path, user="ann"), Workspace.in_root("second", tmp_path, user="bo")
+    fp = a.add_table(small, "small").fingerprint
+    a.release(fp, 1.0, "steps", "add_remove", _release(small, 1.0))
+    assert b.add_table(small, "small again").fingerprint == fp
+    b.release(fp, 0.5, "steps", "add_remove", _release(small, 0.5, seed=2))
+    assert b.budget(fp)["spent"] == pytest.approx(1.5) == a.budget(fp)["spent"]
+    history = b.releases(fp)
+    assert [(e["workspace"], e["user"], e["epsilon"], e["status"]) for e in history] == [
+        ("first", "ann", 1.0, "complete"), ("second", "bo", 0.5, "complete")]
+
+
+def test_a_cap_set_through_one_workspace_refuses_a_release_through_the_other(tmp_path, small):
+    """Done-when (issue 28): caps are per table, whichever workspace sets them."""
+    a, b = Workspace.in_root("first", tmp_path), Workspace.in_root("second", tmp_path)
+    fp = a.add_table(small, "small").fingerprint
+    b.add_table(small, "small")
+    a.release(fp, 0.6, "steps", "add_remove", _release(small, 0.6))
+    a.book.set_cap(fp, 1.0)
+    ran = []
+    with pytest.raises(BudgetExceeded, match=r"only ε = 0\.4 of this table's budget remains"):
+        b.release(fp, 0.6, "steps", "add_remove", lambda: ran.append(1))
+    assert ran == [] and b.budget(fp)["spent"] == pytest.approx(0.6)
+
+
+def test_entries_name_the_os_user_without_a_login(tmp_path, small):
+    import getpass
+
+    ws = Workspace(tmp_path / "w")
+    fp = ws.add_table(small, "small").fingerprint
+    ws.release(fp, 0.5, "steps", "add_remove", _release(small, 0.5))
+    [e] = ws.releases(fp)
+    assert e["user"] == getpass.getuser() and e["workspace"] == "w"
 
 
 @pytest.mark.parametrize("bad", ["", "../etc", "a/b", "x" * 65, "é", None])

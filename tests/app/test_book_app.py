@@ -1,0 +1,96 @@
+"""The installation's one budget book in the app (issue 28), as a user runs it: two browser sessions,
+two workspaces, one table. The second sees the first's spend; a cap set in one refuses a release in
+the other; an upload that looks like a known table is charged to it unless the curator says otherwise."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit.testing.v1")
+
+from dpcore.studio.workspace import Workspace, table_fingerprint  # noqa: E402
+from tests.app.test_app import texts  # noqa: E402
+from tests.app.test_workspace_app import click, confirm, goto, small_design, start  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+S7 = ROOT / "assets" / "sd2011_s7.csv"
+
+
+def _book(at) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if "manifest SHA-256" in d.value.columns)
+
+
+def test_a_second_workspace_sees_the_first_ones_spend_and_its_cap():
+    a = start()
+    confirm(a)
+    small_design(a, epsilon=1.0)
+    goto(a, "pages/4_release.py")
+    click(a, "Release (spends ε = 1)")
+    assert a.session_state["release"]["main"].dp
+
+    b = start()  # another tab without the id: another workspace, the same table
+    assert b.query_params["ws"] != a.query_params["ws"]
+    confirm(b)
+    small_design(b, epsilon=1.0)
+    goto(b, "pages/4_release.py")
+    book = _book(b)
+    assert list(book["workspace"]) == [a.query_params["ws"]] and list(book["ε"]) == [pytest.approx(1.0)]
+    assert list(book["user"]) != ["-"]  # every entry names its user (the OS user without a login)
+
+    a.number_input(key="w_budget_cap").set_value(1.5).run()  # the cap, set through the first workspace
+    click(a, "Set cap")
+    b.run()
+    click(b, "Release (spends ε = 1)")
+    assert "needs ε = 1 but only ε = 0.5 of this table's budget remains" in texts(b.error)
+    assert "release" not in b.session_state
+    fp = b.session_state["table_fp"]
+    assert Workspace.in_root(b.query_params["ws"]).budget(fp)["spent"] == pytest.approx(1.0)
+    assert [d.label for d in b.get("download_button") if d.label.startswith("Audit trail")] == [
+        "Audit trail (CSV)", "Audit trail (JSON)"]
+
+
+def test_an_upload_that_looks_like_a_known_table_is_charged_to_it_by_default(monkeypatch):
+    import streamlit as st
+
+    class Upload:
+        def __init__(self, name, data):
+            self.name, self._data, self.file_id = name, data, name
+
+        def getvalue(self):
+            return self._data
+
+    queued = {}
+
+    def fake(label, *args, key=None, on_change=None, **kwargs):
+        f = queued.pop(key, None)
+        if f is not None and key == "w_upload":
+            st.session_state[key] = f
+            on_change()
+        return f if f is not None else (None if key != "w_upload" else st.session_state.get(key))
+
+    monkeypatch.setattr(st, "file_uploader", fake)
+    a = start()
+    confirm(a)
+    small_design(a, epsilon=1.0)
+    goto(a, "pages/4_release.py")
+    click(a, "Release (spends ε = 1)")
+    s7_fp = a.session_state["table_fp"]
+
+    b = start()
+    other = pd.read_csv(S7).drop(columns=["sex"])  # one column dropped: another fingerprint
+    queued["w_upload"] = Upload("s7_without_sex.csv", other.to_csv(index=False).encode())
+    b.run()
+    fp = b.session_state["table_fp"]
+    assert b.session_state["data_name"] == "upload: s7_without_sex.csv" and fp == table_fingerprint(other) != s7_fp
+    warning = texts(b.warning)
+    assert "looks like table SD2011 S7" in warning and "ε = 1 spent" in warning and "charge it to SD2011 S7" in warning
+    radio = b.radio(key=f"w_charge_{fp[:16]}")
+    assert radio.index == 0 and radio.value.startswith("Charge it to SD2011 S7")
+    book = Workspace.in_root(b.query_params["ws"]).book
+    assert book.account(fp) == s7_fp and book.spent(fp) == pytest.approx(1.0)  # no fresh budget, silently
+    radio.set_value("Charge it as a new table").run()
+    assert book.account(fp) == fp and book.spent(fp) == 0.0
+    decision = book.charging_decision(fp)
+    assert decision["charged_to"] is None and decision["reason"] == "the Data page" and decision["user"]
