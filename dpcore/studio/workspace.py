@@ -383,11 +383,13 @@ class Workspace:
     # ------------------------------------------------------------------ releases
 
     def release(self, table_fp: str, epsilon: float, method: str, neighbours: str,
-                run: Callable[[], object], table_name: str = "", delta: float | None = None) -> tuple[int, object]:
+                run: Callable[[], object], table_name: str = "", delta: float | None = None,
+                user: str = "") -> tuple[int, object]:
         """Run ``run()`` (a :func:`dpcore.synthesize` call) through the budget book:
         refused before any randomness if it would exceed the table's cap; the sets and
         manifest are stored and the record committed before the release is returned.
-        Returns ``(entry_id, release)``."""
+        ``user`` is who asked for it (the app's login email or the machine's user), for the
+        book's entry. Returns ``(entry_id, release)``."""
         from dpcore.privacy.ledger import check_epsilon
         from dpcore.privacy.neighbours import check_neighbours
 
