@@ -79,8 +79,6 @@ with c2:
     else:
         st.caption("The id is a random token, not a password: this server has no login, so keep it on this "
                    "machine (`make run` listens on 127.0.0.1 only; docs/deploying.md for a team server).")
-    if s.get("_ws_notice"):
-        st.caption(f":orange[{s['_ws_notice']}]")
     if "raw_df" in s:
         st.caption(f"Table now: **{s.get('data_name', '')}** — continue on the Data page.")
 

@@ -101,11 +101,13 @@ def gate() -> None:
 
 
 def login_screen() -> None:
-    st.title("DP release studio", anchor=False)
-    st.markdown("This studio holds raw records and curator-only figures: **log in** to open your workspaces. "
-                "Each workspace belongs to the person who created it; a workspace's address alone opens nothing.")
-    st.button("Log in", type="primary", key="login", icon=":material/login:", on_click=st.login,
-              args=(_provider(),) if _provider() else ())
+    _, middle, _ = st.columns([1, 2, 1])
+    with middle:
+        st.title("DP release studio", anchor=False)
+        st.markdown("This studio holds raw records and curator-only figures: **log in** to open your workspaces. "
+                    "Each workspace belongs to the person who created it; a workspace's address alone opens nothing.")
+        st.button("Log in", type="primary", key="login", icon=":material/login:", on_click=st.login,
+                  args=(_provider(),) if _provider() else ())
 
 
 def account() -> None:
