@@ -127,3 +127,27 @@ def test_an_admin_opens_every_workspace_sees_paths_and_sets_caps(monkeypatch):
     opened.number_input(key="w_budget_cap").set_value(2.0).run()
     next(b for b in opened.button if b.label == "Set cap").click().run()
     assert Workspace.in_root(ws_id).budget(opened.session_state["table_fp"])["cap"] == 2.0
+
+
+@pytest.fixture
+def served_on():
+    """Set the address the app believes it is served on (AppTest runs in this process, without a server)."""
+    from streamlit import config
+
+    before = config.get_option("server.address")
+    yield lambda address: config.set_option("server.address", address)
+    config.set_option("server.address", before)
+
+
+def test_an_app_started_on_a_network_address_without_login_shows_only_the_refusal(served_on):
+    before = folders()
+    served_on("0.0.0.0")
+    at = session()
+    assert [e.value for e in at.error] == [
+        "serve: refusing to serve on 0.0.0.0 without login (no [auth] section); configure [auth] in "
+        ".streamlit/secrets.toml or $DPSTUDIO_SECRETS (docs/deploying.md), or serve on 127.0.0.1"]
+    assert not at.get("page_link") and "raw_df" not in at.session_state and folders() == before
+    with_login = session(login=True)  # [auth] configured: the login screen instead
+    assert not with_login.error and [b.label for b in with_login.button] == ["Log in"]
+    served_on("127.0.0.1")
+    assert not session().error  # loopback: the app as usual
