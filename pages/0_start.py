@@ -54,6 +54,8 @@ with c1:
 
 with c2:
     st.subheader("Where your work is kept", anchor=False)
+    if s.get("_ws_refused") and wsui.current() is None:  # the address named someone else's workspace
+        st.warning(s["_ws_refused"], icon=":material/block:")
     ws, ws_id = wsui.current(), wsui.session_id()
     if ws is not None:
         st.markdown(

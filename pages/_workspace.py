@@ -77,7 +77,7 @@ def open_session() -> Workspace | None:
         who = _access.identity()
         refusal = Registry(root_folder()).refusal(ws_id, who)
         if refusal:
-            s["_ws_notice"] = f"{refusal}. This tab opened the demo instead, in a workspace of your own."
+            s["_ws_notice"] = s["_ws_refused"] = f"{refusal}. This tab opened the demo instead."
             log.warning("workspace %s refused to %s", ws_id, who.user)
             ws_id = None
         else:

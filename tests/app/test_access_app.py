@@ -103,6 +103,7 @@ def test_another_curators_workspace_is_refused(monkeypatch):
     assert bob.query_params["ws"] != ws_id
     assert bob.session_state["data_name"] != CPS  # nothing of hers: the demo the studio opens
     assert "belongs to another curator" in texts(bob.get("caption"))
+    assert "belongs to another curator; open one of yours or ask an admin" in texts(bob.warning)
     goto(bob, "pages/4_release.py")
     assert bob.number_input(key="w_budget_cap").disabled  # a curator sets no cap
     assert "Only an admin sets a table's cap" in texts(bob.get("caption"))

@@ -155,7 +155,7 @@ def test_log_in_log_out_and_another_curators_workspace_is_refused(tmp_path, prov
 
         log_in(page, "bob@example.org")
         page.goto(f"{url}/?ws={alice_ws}")
-        page.get_by_text("belongs to another curator").first.wait_for()
+        page.locator('[data-testid="stMain"] [data-testid="stAlert"]', has_text="belongs to another curator").wait_for()
         settle(page)
         assert alice_ws not in page.url
         assert "SD2011" in page.locator('[data-testid="stSidebar"]').inner_text()  # the demo, not her table
