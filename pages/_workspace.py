@@ -75,10 +75,11 @@ def open_session() -> Workspace | None:
     ws_id = _requested_id()
     if ws_id and (root_folder() / ws_id).is_dir():
         who = _access.identity()
-        refusal = Registry(root_folder()).refusal(ws_id, who)
+        refusal = ("log in to open it" if who is None  # app.py's gate stops before this; a page run alone does not
+                   else Registry(root_folder()).refusal(ws_id, who))
         if refusal:
             s["_ws_notice"] = s["_ws_refused"] = f"{refusal}. This tab opened the demo instead."
-            log.warning("workspace %s refused to %s", ws_id, who.user)
+            log.warning("workspace %s refused to %s", ws_id, who.user if who else "nobody logged in")
             ws_id = None
         else:
             return _open_existing(ws_id)
@@ -131,6 +132,8 @@ def ensure() -> Workspace | None:
     if current() is not None or not s.get("_ws_id"):
         return current()
     who = _access.identity()
+    if who is None:  # nobody logged in (app.py's gate shows the login screen first): nothing is kept
+        return None
     try:
         registry = Registry(root_folder())
         ws_id = s["_ws_id"]
