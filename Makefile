@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
+# Empty: loopback (127.0.0.1, .streamlit/config.toml). A network address needs login (docs/deploying.md).
+ADDRESS ?=
 
 .PHONY: run test check lint venv dev bench clean chromium docs java postgresql
 
@@ -22,8 +24,9 @@ $(DEV_STAMP): $(STAMP) requirements-dev.txt
 venv: $(STAMP)
 dev: $(DEV_STAMP)
 
+# serve.py refuses a network address without login ([auth] in .streamlit/secrets.toml), in one line.
 run: $(STAMP) chromium
-	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.headless true
+	$(BIN)/python serve.py --port $(PORT) $(if $(ADDRESS),--address $(ADDRESS))
 
 # Browser tests drive Debian's Chromium (Playwright cannot download its own browser here).
 chromium:

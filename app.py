@@ -1,15 +1,16 @@
 """Curator's dashboard of the differential-privacy release studio.
 
-Run with ``make run`` (``streamlit run app.py``). It opens on the Start page; then, in workflow
+Run with ``make run`` (serve.py: ``streamlit run app.py`` on 127.0.0.1). It opens on the Start page; then, in workflow
 order: Data → Design → Preview (spends nothing) → Release (spends ε) → Trade-offs / Survey.
 All computation is done by ``dpcore``; the pages only call it.
 
 The navigation is drawn here as links (``client.showSidebarNavigation = false`` in
 .streamlit/config.toml): Streamlit's automatic list of the ``pages/`` folder would otherwise
 show the helper modules (charts, common, …, workspace) on the first load after a start.
-Nothing heavy is imported before the Start page has drawn its first lines, so the first screen
-is never blank for long (bench/cold_load.py); the imports run once, under a lock
-(pages/_imports.py).
+With login configured (docs/deploying.md) nothing but the login screen is drawn before the
+person has logged in (pages/_access.py). Nothing heavy is imported before the Start page has
+drawn its first lines, so the first screen is never blank for long (bench/cold_load.py); the
+imports run once, under a lock (pages/_imports.py).
 """
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ css = ROOT / "assets" / "styles.css"
 if css.exists():
     st.markdown(f"<style>{css.read_text(encoding='utf-8')}</style>", unsafe_allow_html=True)
 
+from pages import _access  # noqa: E402  (Streamlit and the standard library only)
+
+_access.gate()  # a network address without login is refused; with login, nothing opens before it
+
 pages = [
     st.Page("pages/0_start.py", title="Start", icon=":material/home:", default=True),
     st.Page("pages/1_data.py", title="1 · Data", icon=":material/table_view:", url_path="data"),
@@ -45,6 +50,7 @@ with st.sidebar:
     with st.container(key="studio_nav"):
         for p in pages:
             st.page_link(p, label=p.title, icon=p.icon)
+    _access.account()
     summary_slot = st.empty()
 
 from pages import _imports  # noqa: E402  (light: the heavy imports happen in _imports.ready)

@@ -1,4 +1,5 @@
-"""Start: what the studio does, the flow of its pages, the demo, and where the workspace lives.
+"""Start: what the studio does, the flow of its pages, the demo, where the workspace lives (its
+folder only on a local server or to an admin), and for an admin every workspace of the server.
 
 Its first lines need nothing but Streamlit, so the first screen after a cold start is never
 blank for long; the session (workspace, demo table) is opened after them."""
@@ -34,6 +35,8 @@ from pages import _common as ui  # noqa: E402
 
 ui.init_state()
 s = st.session_state
+from pages import _access  # noqa: E402
+from pages import _workspace as wsui  # noqa: E402
 
 c1, c2 = st.columns([1, 2], gap="large")
 with c1:
@@ -44,26 +47,45 @@ with c1:
         with ui.guarded("opening the demo"):
             if s.get("data_name") != ui.DEFAULT_DEMO:
                 ui.load_demo(ui.DEFAULT_DEMO)
+            else:  # the demo the studio opened is now the curator's table: keep it
+                wsui.ensure()
             st.switch_page("pages/1_data.py")
     st.page_link("pages/7_docs.py", label="Docs and glossary", icon=":material/menu_book:")
 
 with c2:
     st.subheader("Where your work is kept", anchor=False)
-    from pages import _workspace as wsui  # noqa: E402
-
-    ws = wsui.current()
-    if ws is None:
-        st.warning(s.get("_ws_error", "No workspace is open: nothing is saved across reloads."),
-                   icon=":material/warning:")
-    else:
-        from dpcore.studio.workspace import ENV_VAR
-
+    if s.get("_ws_refused") and wsui.current() is None:  # the address named someone else's workspace
+        st.warning(s["_ws_refused"], icon=":material/block:")
+    ws, ws_id = wsui.current(), wsui.session_id()
+    if ws is not None:
         st.markdown(
             f"This browser tab works in the workspace **`{ws.id}`**: its id is in the page address "
             f"(`?ws={ws.id}`), so a reload or a bookmark comes back to the same table, design, releases and "
-            f"budget book. On the server it is the folder `{ws.folder}`, under the folder named by "
-            f"`{ENV_VAR}`. A tab opened without the id starts a new, empty workspace.")
-        st.caption("The id is a random token, not a password: anyone with the address and access to the server "
-                   "opens this workspace.")
+            "budget book. A tab opened without the id does not open it: it starts on the demo and keeps nothing "
+            "until you load a table or change something.")
+        if _access.may_see_paths():
+            from dpcore.studio.workspace import ENV_VAR
+
+            st.caption(f"On this server it is the folder `{ws.folder}`, under the folder named by `{ENV_VAR}`.")
+    elif ws_id:
+        st.markdown(
+            "Nothing is kept yet: this tab shows the demo, and its workspace is created when you **load a table** "
+            "(or change the demo's domain, design or cap, or release). From then on its id is in the page address "
+            "(`?ws=…`), so a reload or a bookmark comes back to the same table, design, releases and budget book.")
+    else:
+        st.warning(s.get("_ws_error", "No workspace is open: nothing is saved across reloads."),
+                   icon=":material/warning:")
+    if _access.login_on():
+        st.caption("A workspace belongs to the person who created it: its id alone opens nothing for anyone else; "
+                   "admins open every workspace and set the tables' caps.")
+    else:
+        st.caption("The id is a random token, not a password: this server has no login, so keep it on this "
+                   "machine (`make run` listens on 127.0.0.1 only; docs/deploying.md for a team server).")
     if "raw_df" in s:
         st.caption(f"Table now: **{s.get('data_name', '')}** — continue on the Data page.")
+
+who = _access.identity()
+if _access.login_on() and who is not None and who.admin:
+    from pages import _admin  # noqa: E402
+
+    _admin.every_workspace()

@@ -22,17 +22,18 @@ def init_state() -> None:
         s["cfg"] = json.loads(json.dumps(state.DEFAULT_CFG))
     if "raw_df" not in s:
         try:
-            load_demo(state.DEFAULT_DEMO)
+            load_demo(state.DEFAULT_DEMO, keep=False)  # opened by the studio, not the curator: nothing kept yet
         except DPCoreError as exc:  # assets missing: the Data page will say so
             s["load_error"] = str(exc)
+        _workspace.mark_initial()
 
 
-def set_data(df: pd.DataFrame, name: str) -> None:
+def set_data(df: pd.DataFrame, name: str, keep: bool = True) -> None:
     """Replace the session's table (forgetting everything derived from the previous one); the
-    workspace remembers it and the budget book charges it."""
+    workspace remembers it (created now, with ``keep``) and the budget book charges it."""
     state.reset_data(df, name)
-    _workspace.on_table_loaded(df, name)
+    _workspace.on_table_loaded(df, name, keep=keep)
 
 
-def load_demo(name: str) -> None:
-    set_data(state._read_table_cached(str(state.DEMOS[name])), name)
+def load_demo(name: str, keep: bool = True) -> None:
+    set_data(state._read_table_cached(str(state.DEMOS[name])), name, keep=keep)

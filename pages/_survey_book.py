@@ -17,7 +17,7 @@ import streamlit as st
 from dpcore.errors import DPCoreError
 from dpcore.studio.survey_book import record_survey_release
 from dpcore.studio.workspace import table_fingerprint
-from pages import _workspace
+from pages import _access, _workspace
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def recorded(run, table: SurveyTable, *, epsilon: float, method: str, dp: bool |
              not_dp_reason: str = ""):
     """``run()`` through the budget book of ``table``: ``(release, book entry id or None)``.
     Raises BudgetExceeded (one line naming what remains) before anything runs."""
-    ws = _workspace.current()
+    ws = _workspace.ensure()  # created now if the session had kept nothing yet: the release is charged
     if ws is None or not table.fingerprint:
         return run(), None
     _register(ws, table)
@@ -80,7 +80,7 @@ def recorded(run, table: SurveyTable, *, epsilon: float, method: str, dp: bool |
 
 def book_panel(table: SurveyTable, key: str) -> None:
     """Spent / cap / remaining of the table this tab reads, and its cap."""
-    ws = _workspace.current()
+    ws = _workspace.ensure()
     if ws is None or not table.fingerprint:
         st.caption(":orange[No workspace is open: survey releases are not recorded in a budget book.]")
         return
@@ -90,18 +90,21 @@ def book_panel(table: SurveyTable, key: str) -> None:
             + ". Survey releases and synthetic-data releases of this table add up against one cap.")
     with st.expander("Budget book of this table", expanded=False):
         st.caption(text)
+        admin = _access.may_set_caps()
         c1, c2, c3 = st.columns([2, 1, 1])
         cap = c1.number_input("Cap on this table's total ε", min_value=0.0, value=float(b["cap"] or 0.0), step=0.5,
-                              key=f"{key}_cap", help="The lifetime budget of this table across every workspace. "
-                                                     "Setting it below what is spent refuses every further "
-                                                     "release.")
-        if c2.button("Set cap", key=f"{key}_cap_set"):
+                              key=f"{key}_cap", disabled=not admin,
+                              help="The lifetime budget of this table across every workspace. Setting it below "
+                                   "what is spent refuses every further release.")
+        if not admin:
+            st.caption("Only an admin sets a table's cap; ask one to set or raise it.")
+        if c2.button("Set cap", key=f"{key}_cap_set", disabled=not admin):
             if cap <= 0:
                 st.error("The cap must be greater than 0; use Remove cap for no cap.", icon=":material/warning:")
             else:
                 _register(ws, table)
                 ws.book.set_cap(table.fingerprint, cap, user=ws.user)
                 st.rerun()
-        if c3.button("Remove cap", key=f"{key}_cap_clear", disabled=b["cap"] is None):
+        if c3.button("Remove cap", key=f"{key}_cap_clear", disabled=b["cap"] is None or not admin):
             ws.book.set_cap(table.fingerprint, None, user=ws.user)
             st.rerun()

@@ -1,9 +1,12 @@
 """Glue between a browser session and the curator's workspace on disk (dpcore.studio.workspace).
 
 A Streamlit session is new on every reload, so the workspace id travels in the URL
-(``?ws=<id>``) and the workspace lives in ``$DPSTUDIO_WORKSPACE/<id>/``. A session without
-an id gets a fresh random one: two tabs or users with different ids never share data.
-At the end of every run the session's table, domain, design and last release are saved,
+(``?ws=<id>``) and the workspace lives in ``$DPSTUDIO_WORKSPACE/<id>/``. A session without an
+id gets a fresh random one, but no folder: the workspace is created when there is something to
+keep (a table the curator loads, a change to the demo the studio opened, a release, a cap, a saved
+design), so a visit leaves nothing on the server. A workspace belongs to the identity that created
+it (dpcore.studio.access): on a server with login, an id opens only its owner's workspace (or any,
+for an admin). At the end of every run the session's table, domain, design and last release are saved,
 with the domain editor's recodes and DP-bins settings and the Survey page's inputs; a new session with the same id
 restores them. Releases go through the installation's one
 budget book (dpcore.studio.workspace.installation_book: every workspace's releases of a table add up;
@@ -22,10 +25,18 @@ import streamlit as st
 from dpcore.data.editing import recodes_from_json, recodes_to_json
 from dpcore.errors import DPCoreError
 from dpcore.studio import design as studio_design
+from dpcore.studio.access import Registry
 from dpcore.studio.table_match import match_known
-from dpcore.studio.workspace import ENV_VAR, Workspace, check_workspace_id, new_workspace_id, table_fingerprint
+from dpcore.studio.workspace import (
+    ENV_VAR,
+    Workspace,
+    check_workspace_id,
+    new_workspace_id,
+    root_folder,
+    table_fingerprint,
+)
+from pages import _access, _survey_session
 from pages import _state as state
-from pages import _survey_session
 
 log = logging.getLogger("dpcore.app")
 
@@ -42,36 +53,61 @@ EDITOR_KEYS = ("dp_bins", "bins_share")
 
 
 def current() -> Workspace | None:
+    """The session's workspace, or None while nothing has been kept yet (or it is unusable)."""
     return st.session_state.get("_ws")
 
 
+def session_id() -> str | None:
+    """The session's workspace id (in the address), created or not yet."""
+    return st.session_state.get("_ws_id")
+
+
 def open_session() -> Workspace | None:
-    """The session's workspace, opened (and its saved state restored) on the session's first run."""
+    """The session's workspace on its first run: the address's id if its workspace exists and the
+    person may open it (restored then), else a fresh id whose folder is made only when needed."""
     s = st.session_state
-    if "_ws" in s:
-        ws = s["_ws"]
-        if ws is not None:
+    if "_ws_id" in s:
+        if s["_ws_id"]:
             # every run, also after st.navigation: the browser's address must keep the id across page
             # switches and the first load (a value set before st.navigation can be replaced by the page's URL)
-            st.query_params[QUERY_PARAM] = ws.id
+            st.query_params[QUERY_PARAM] = s["_ws_id"]
         persist()  # what callbacks and the previous run changed (app.py also saves at the end of a run)
-        return ws
+        return current()
+    s["_ws"] = None
+    ws_id = _requested_id()
+    if ws_id and (root_folder() / ws_id).is_dir():
+        who = _access.identity()
+        refusal = ("log in to open it" if who is None  # app.py's gate stops before this; a page run alone does not
+                   else Registry(root_folder()).refusal(ws_id, who))
+        if refusal:
+            s["_ws_notice"] = s["_ws_refused"] = f"{refusal}. This tab opened the demo instead."
+            log.warning("workspace %s refused to %s", ws_id, who.user if who else "nobody logged in")
+            ws_id = None
+        else:
+            return _open_existing(ws_id)
+    s["_ws_id"] = ws_id or new_workspace_id()
+    st.query_params[QUERY_PARAM] = s["_ws_id"]
+    return None
+
+
+def _requested_id() -> str | None:
     ws_id = st.query_params.get(QUERY_PARAM)
-    try:
-        if ws_id:
-            try:
-                check_workspace_id(ws_id)
-            except DPCoreError as exc:
-                s["_ws_notice"] = f"{exc}; a new workspace was opened instead."
-                ws_id = None
-        ws = Workspace.in_root(ws_id or new_workspace_id())
-    except (DPCoreError, OSError, sqlite3.Error) as exc:
-        s["_ws"] = None
-        s["_ws_error"] = (f"The workspace folder is not usable ({exc}). Nothing is saved across reloads and the budget "
-                          f"book is off; set {ENV_VAR} to a writable folder.")
-        log.warning("workspace unavailable: %s", exc)
+    if not ws_id:
         return None
-    s["_ws"] = ws
+    try:
+        return check_workspace_id(ws_id)
+    except DPCoreError as exc:
+        st.session_state["_ws_notice"] = f"{exc}; a new workspace was opened instead."
+        return None
+
+
+def _open_existing(ws_id: str) -> Workspace | None:
+    s = st.session_state
+    try:
+        ws = Workspace.in_root(ws_id, user=book_user() or None)
+    except (DPCoreError, OSError, sqlite3.Error) as exc:
+        return _unusable(exc)
+    s["_ws"], s["_ws_id"] = ws, ws.id
     st.query_params[QUERY_PARAM] = ws.id
     try:
         restore(ws)
@@ -79,6 +115,40 @@ def open_session() -> Workspace | None:
         s["_ws_notice"] = f"The saved state of this workspace could not be restored ({exc}); start from the Data page."
         for k in ("raw_df", "release"):
             s.pop(k, None)
+    return ws
+
+
+def _unusable(exc) -> None:
+    s = st.session_state
+    s["_ws"], s["_ws_id"] = None, None
+    s["_ws_error"] = (f"The workspace folder is not usable ({exc}). Nothing is saved across reloads and the budget "
+                      f"book is off; set {ENV_VAR} to a writable folder.")
+    log.warning("workspace unavailable: %s", exc)
+    return None
+
+
+def ensure() -> Workspace | None:
+    """The session's workspace, created now if it was not yet (owned by the person using the session,
+    with the session's table registered); None only if the workspace root is unusable."""
+    s = st.session_state
+    if current() is not None or not s.get("_ws_id"):
+        return current()
+    who = _access.identity()
+    if who is None:  # nobody logged in (app.py's gate shows the login screen first): nothing is kept
+        return None
+    try:
+        registry = Registry(root_folder())
+        ws_id = s["_ws_id"]
+        if registry.claim(ws_id, who.user) != who.user:  # the id was taken meanwhile: another one
+            ws_id = new_workspace_id()
+            registry.claim(ws_id, who.user)
+        ws = Workspace.in_root(ws_id, user=book_user() or None)
+    except (DPCoreError, OSError, sqlite3.Error) as exc:
+        return _unusable(exc)
+    s["_ws"], s["_ws_id"] = ws, ws.id
+    st.query_params[QUERY_PARAM] = ws.id
+    if "raw_df" in s:
+        on_table_loaded(s["raw_df"], s.get("data_name", ""))
     return ws
 
 
@@ -182,13 +252,19 @@ def persist() -> None:
     """Save the session's work if it changed since the last save (called after every run)."""
     s = st.session_state
     ws = current()
-    if ws is None:
+    if ws is None and not session_id():
         return
     try:
         snap = snapshot()
         if snap is None:
             return
         text = _text(snap)
+        if ws is None:  # nothing kept yet: a workspace only once the session differs from how it opened
+            if _text(_comparable(snap)) == s.get("_ws_initial"):
+                return
+            ws = ensure()
+            if ws is None:
+                return
         if text != s.get("_ws_saved"):
             ws.save_state(STATE_KEY, snap)
             s["_ws_saved"] = text
@@ -204,12 +280,27 @@ def persist() -> None:
         s["_ws_notice"] = f"The workspace could not save this session's state ({exc})."
 
 
-def on_table_loaded(df: pd.DataFrame, name: str) -> None:
-    """A new table in the session: register it (demo files by reference, uploads as a copy)."""
+def mark_initial() -> None:
+    """The session as it opened (the demo and the default design): persist() keeps nothing until it differs."""
+    snap = snapshot()
+    st.session_state["_ws_initial"] = None if snap is None else _text(_comparable(snap))
+
+
+def _comparable(snap: dict) -> dict:
+    """The snapshot without what pages fill in by merely being visited (a method's empty options)."""
+    cfg = dict(snap["cfg"])
+    cfg["options"] = {m: o for m, o in (cfg.get("options") or {}).items() if o}
+    return {**snap, "cfg": cfg}
+
+
+def on_table_loaded(df: pd.DataFrame, name: str, keep: bool = True) -> None:
+    """A new table in the session: register it (demo files by reference, uploads as a copy). With
+    ``keep`` (a table the curator loaded) the workspace is created if it was not yet; the demo the
+    studio opens by itself on a first visit is not kept until something changes."""
     s = st.session_state
-    ws = current()
+    ws = ensure() if keep else current()
     if ws is None:
-        s["table_fp"] = None
+        s["table_fp"] = table_fingerprint(df) if session_id() else None
         return
     path = state.DEMOS.get(name)
     try:
@@ -224,7 +315,7 @@ def on_table_loaded(df: pd.DataFrame, name: str) -> None:
 
 def check_budget(epsilon: float, label: str, delta: float | None = None) -> None:
     """Refuse (BudgetExceeded, remaining budget named) before anything runs."""
-    ws, fp = current(), st.session_state.get("table_fp")
+    ws, fp = ensure(), st.session_state.get("table_fp")
     if ws is not None and fp:
         ws.book.check(fp, epsilon, state.cfg().get("neighbours", "add_remove"), label, delta)
 
@@ -232,16 +323,23 @@ def check_budget(epsilon: float, label: str, delta: float | None = None) -> None
 def release_recorder(method: str, epsilon: float, neighbours: str, delta: float | None = None):
     """A function ``record(run)`` that runs ``run()`` through this session's budget book. It reads
     the session now, so it may be called later from a job thread (pages/_jobs.py)."""
-    ws, fp, name = current(), st.session_state.get("table_fp"), st.session_state.get("data_name", "")
+    ws, fp, name = ensure(), st.session_state.get("table_fp"), st.session_state.get("data_name", "")
+    user = book_user()
 
     def record(run):
         if ws is None or not fp:
             return run()
-        entry, rel = ws.release(fp, epsilon, method, neighbours, run, table_name=name, delta=delta)
+        entry, rel = ws.release(fp, epsilon, method, neighbours, run, table_name=name, delta=delta, user=user)
         rel.book_entry = entry
         return rel
 
     return record
+
+
+def book_user() -> str:
+    """The name every budget-book entry of this session carries: the login email, else the machine's user."""
+    who = _access.identity()
+    return who.user if who is not None else ""
 
 
 # --------------------------------------------------------------------------- the Release page's budget book
@@ -249,8 +347,8 @@ def release_recorder(method: str, epsilon: float, neighbours: str, delta: float 
 
 def book_panel() -> None:
     """Spent / remaining of the current table as a bar and its whole history (every workspace's
-    releases of it, with their users), its cap, and the table's audit trail to download."""
-    ws, fp = current(), st.session_state.get("table_fp")
+    releases of it, with their users), its cap (set by admins only), and the table's audit trail to download."""
+    ws, fp = ensure(), st.session_state.get("table_fp")
     st.subheader("Budget book of this table", anchor=False)
     if ws is None or not fp:
         st.warning(st.session_state.get("_ws_error", "No workspace is open: releases are not recorded."),
@@ -322,19 +420,23 @@ def _book_history(ws: Workspace, fp: str, entries: list) -> None:
 
 
 def _cap_controls(ws: Workspace, fp: str, b: dict) -> None:
+    admin = _access.may_set_caps()
     c1, c2, c3 = st.columns([2, 1, 1])
     cap = c1.number_input("Cap on this table's total ε", min_value=0.0,
                           value=None if b["cap"] is None else float(b["cap"]), step=0.5, placeholder="no cap",
-                          key="w_budget_cap", help="The lifetime budget of this table, across every workspace of "
-                                                   "this installation. Setting it below what is spent refuses every "
-                                                   "further release.")
-    if c2.button("Set cap", key="w_budget_set", help="Store the cap in the installation's budget book."):
+                          key="w_budget_cap", disabled=not admin,
+                          help="The lifetime budget of this table, across every workspace of this installation. "
+                               "Setting it below what is spent refuses every further release.")
+    if not admin:
+        st.caption("Only an admin sets a table's cap; ask one to set or raise it.")
+    if c2.button("Set cap", key="w_budget_set", help="Store the cap in the installation's budget book.",
+                 disabled=not admin):
         if cap is None or cap <= 0:
             st.error("The cap must be greater than 0; use Remove cap for no cap.", icon=":material/warning:")
         else:
             ws.book.set_cap(fp, cap, user=ws.user)
             st.rerun()
-    if c3.button("Remove cap", key="w_budget_clear", disabled=b["cap"] is None):
+    if c3.button("Remove cap", key="w_budget_clear", disabled=b["cap"] is None or not admin):
         ws.book.set_cap(fp, None, user=ws.user)
         st.rerun()
 
@@ -382,11 +484,14 @@ def _load_design(name: str) -> None:
 def sidebar() -> None:
     s = st.session_state
     ws = current()
-    if ws is None:
-        if s.get("_ws_error"):
-            st.caption(f":red[{s['_ws_error']}]")
-        return
-    st.caption(f"**Workspace** `{ws.id}` — saved in {ws.folder}. Bookmark this page's address to come back to it.")
+    if ws is not None:
+        where = f" — saved in {ws.folder}" if _access.may_see_paths() else ""
+        st.caption(f"**Workspace** `{ws.id}`{where}. Bookmark this page's address to come back to it.")
+    elif session_id():
+        st.caption("**Workspace**: nothing kept yet. It is created when you load a table or change the design, "
+                   "domain or cap; then this page's address brings you back to it.")
+    elif s.get("_ws_error"):
+        st.caption(f":red[{s['_ws_error']}]")
     if s.get("_ws_notice"):
         st.caption(f":orange[{s['_ws_notice']}]")
 
@@ -394,16 +499,18 @@ def sidebar() -> None:
 def designs_panel() -> None:
     """Save the current design under a name, load a saved one, export it as JSON (Design page)."""
     ws = current()
-    if ws is None:
+    if ws is None and not session_id():
         return
     st.subheader("Saved designs", anchor=False)
     with st.container(border=True):
         name = st.text_input("Name", key="w_design_name", placeholder="e.g. S7 two layers",
                              help="Saves ε, m, the method and the hierarchy settings of the Design page.")
         if st.button("Save design", key="w_design_save", disabled=not (name or "").strip()):
-            ws.save_design(name, state.cfg())
-            st.caption(f"Saved '{name.strip()}'.")
-        names = ws.designs()
+            ws = ensure()  # a saved design is something to keep: the workspace exists from now on
+            if ws is not None:
+                ws.save_design(name, state.cfg())
+                st.caption(f"Saved '{name.strip()}'.")
+        names = ws.designs() if ws is not None else []
         if names:
             pick = st.selectbox("Saved", names, key="w_design_pick")
             st.button("Load design", key="w_design_load", on_click=_load_design, args=(pick,),
@@ -421,8 +528,11 @@ def _import_design() -> None:
     f = s.get("w_design_import")
     if f is None:
         return
+    ws = ensure()
+    if ws is None:
+        return
     try:
-        name = current().import_design(f.getvalue().decode("utf-8", errors="replace"))
+        name = ws.import_design(f.getvalue().decode("utf-8", errors="replace"))
         s["_design_import_msg"] = f"Imported '{name}': pick it above and load it."
     except DPCoreError as exc:
         s["_design_import_msg"] = f":red[{exc}]"

@@ -130,11 +130,9 @@ def test_cold_start_opens_on_the_start_page_and_lists_no_internal_module(server,
     settle(page, 1500)
     links = set(page.evaluate("() => Array.from(window.__links)"))
     assert links and links <= PAGE_TITLES, f"the sidebar showed {sorted(links - PAGE_TITLES)}"
-    ws = workspace(page, root)
-    page.get_by_text("This browser tab works in the workspace").first.wait_for()
+    page.get_by_text("Nothing is kept yet").first.wait_for()  # a visit alone makes no workspace folder
     settle(page)
     main = page.locator('[data-testid="stMain"]').inner_text()
-    assert ws.id in main and "DPSTUDIO_WORKSPACE" in main and f"?ws={ws.id}" in main
     for step in ("1 · Data", "2 · Design", "3 · Preview", "4 · Release", "5 · Trade-offs"):
         assert step in main
     assert page.locator("h1 a, h2 a, h3 a").count() == 0  # no heading anchors in the keyboard's way
@@ -142,6 +140,11 @@ def test_cold_start_opens_on_the_start_page_and_lists_no_internal_module(server,
     page.get_by_role("button", name="Open the demo").click()
     page.get_by_role("heading", name="1 · Data").wait_for()
     settle(page)
+    ws = workspace(page, root)
+    goto(page, "Start")  # now the tab works in a workspace, and a local server shows its folder
+    page.get_by_text("This browser tab works in the workspace").first.wait_for()
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert ws.id in main and "DPSTUDIO_WORKSPACE" in main and f"?ws={ws.id}" in main and str(ws.folder) in main
     context.close()
 
 
