@@ -1,0 +1,134 @@
+"""DP bounds of a numeric column: a noisy histogram over public log-scale bins, thresholded.
+
+The range finder of smartnoise-synth's approximate bounds, with the exact samplers of the privacy
+layer. The bins are PUBLIC and fixed before any data is read: the signed powers of two
+
+    ... [-4, -2), [-2, -1), ..., [-2^-K, 0), [0, 2^-K), ..., [1, 2), [2, 4), ...
+
+for magnitudes 2^-K … 2^K_MAX (:data:`MIN_EXPONENT`, :data:`MAX_EXPONENT`; a magnitude beyond
+either end goes to the end bin on its side, so every value has exactly one bin), plus one bin for
+a missing value. Whole-number columns use the bin [0, 1) for zero and magnitudes from 1 up.
+
+Privacy: the histogram of one column over these bins has L1 and L2 sensitivity 1 under
+add/remove (one record is in one bin) and L1 2, L2 √2 under replace; every bin, empty or not,
+gets noise from the release's definition (discrete Laplace under pure ε, discrete Gaussian under
+zCDP) through one :class:`~dpcore.privacy.measurement.Measurement` charged to the release's
+ledger. The bounds are post-processing of the noisy counts: the lower edge of the lowest bin
+and the upper edge of the highest bin whose noisy count reaches the threshold
+τ = the noise's (1 − β/bins) quantile bound (a function of the public scale and bin count
+only). Proof and audit: docs/methods/dp-domain.md.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpcore.errors import OptionError
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.neighbours import Neighbours
+
+#: Smallest magnitude exponent with its own bin (2^-10 ≈ 0.001); smaller magnitudes share the zero bins.
+MIN_EXPONENT = -10
+#: Largest magnitude exponent (2^62 ≈ 4.6e18); larger magnitudes share the end bins.
+MAX_EXPONENT = 62
+#: Chance that some empty bin passes the threshold (the bounds then widen to that bin).
+FALSE_BIN_PROBABILITY = 1e-3
+
+
+@dataclass(frozen=True)
+class LogBins:
+    """The public bins: ``edges`` (ascending, the histogram's bin i is [edges[i], edges[i+1])),
+    the NA bin last. Depends on the column's kind (whole numbers or not) only."""
+
+    edges: np.ndarray
+    integer: bool
+
+    @classmethod
+    def for_kind(cls, integer: bool) -> LogBins:
+        mags = [2.0 ** k for k in range(0 if integer else MIN_EXPONENT, MAX_EXPONENT + 1)]
+        return cls(np.asarray([-m for m in reversed(mags)] + [0.0] + mags), integer)
+
+    @property
+    def value_bins(self) -> int:
+        return len(self.edges) + 1  # below the first edge, between edges, above the last (ends widened)
+
+    @property
+    def size(self) -> int:
+        return self.value_bins + 1  # and NA
+
+    def index(self, values: pd.Series) -> np.ndarray:
+        """Each record's bin: 0 below edges[0], i for [edges[i-1], edges[i]), last value bin above,
+        NA last. A deterministic function of the one record."""
+        missing = values.isna().to_numpy()
+        x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+        out = np.searchsorted(self.edges, np.where(missing, 0.0, x), side="right")
+        out[missing] = self.value_bins
+        return out
+
+    def interval(self, i: int) -> tuple[float, float]:
+        """[lower, upper] of value bin i (its ends widened to the next power of two beyond the grid)."""
+        e = self.edges
+        lo = e[i - 1] if i >= 1 else 2.0 * e[0]
+        hi = e[i] if i < len(e) else 2.0 * e[-1]
+        return float(lo), float(hi)
+
+
+def threshold(mechanism, bins: int, beta: float = FALSE_BIN_PROBABILITY) -> float:
+    """τ with P(some of ``bins`` empty bins has noise ≥ τ) ≤ β, from the noise's tail bound:
+    discrete Laplace P(Z ≥ t) ≤ e^{-t/s}; discrete Gaussian P(Z ≥ t) ≤ e^{-t²/(2σ²)} (Canonne,
+    Kamath & Steinke 2020, Cor. 9). Public: the scale and the bin count only."""
+    tail = math.log(bins / beta)
+    if getattr(mechanism, "norm", "l1") == "l2":
+        return mechanism.scale * math.sqrt(2.0 * tail)
+    return mechanism.scale * tail
+
+
+@dataclass(frozen=True)
+class FoundBounds:
+    """What the range finder releases: [lower, upper], whether the NA bin passed, and how."""
+
+    lower: float
+    upper: float
+    na: bool
+    threshold: float
+    fallback: bool  # no value bin passed: the bin of the largest noisy count was taken
+
+    def to_dict(self) -> dict:
+        return {"lower": self.lower, "upper": self.upper, "na": self.na, "threshold": self.threshold,
+                "fallback": self.fallback}
+
+
+def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float) -> FoundBounds:
+    """Post-processing: the range of the bins whose noisy count reaches τ (or of the largest one)."""
+    values = np.asarray(noisy[:bins.value_bins], dtype=float)
+    passed = np.flatnonzero(values >= tau)
+    fallback = passed.size == 0
+    if fallback:
+        passed = np.array([int(np.argmax(values))])
+    lower = bins.interval(int(passed[0]))[0]
+    upper = bins.interval(int(passed[-1]))[1]
+    if bins.integer and upper > lower + 1:
+        upper -= 1.0  # [2^k, 2^(k+1)) holds whole numbers up to 2^(k+1) - 1
+    return FoundBounds(lower, upper, bool(noisy[bins.value_bins] >= tau), float(tau), bool(fallback))
+
+
+def dp_bounds(values: pd.Series, integer: bool, budget: float, rng: np.random.Generator, ledger: Ledger,
+              neighbours: Neighbours, definition, name: str) -> FoundBounds:
+    """DP [lower, upper] (and whether NA is kept) of one column, spending ``budget`` (ε, or ρ under
+    zCDP) through one histogram measurement charged to ``ledger``. See the module docstring."""
+    if budget <= 0:
+        raise OptionError(f"column '{name}': no budget left for its DP bounds; raise the domain share")
+    bins = LogBins.for_kind(integer)
+    counts = np.bincount(bins.index(values), minlength=bins.size).astype(np.int64)
+    mech = definition.count_noise(budget, neighbours)
+    tau = threshold(mech, bins.size)
+    m = Measurement.counts(f"bounds of '{name}'", mech, neighbours, cells=bins.size,
+                           subset=f"values of '{name}'", sampler=EXACT_SAMPLER,
+                           note=f"noisy histogram over {bins.size} public signed power-of-two bins (and NA); "
+                                f"bounds = the range of bins with noisy count ≥ {tau:.4g}")
+    noisy = m.release(ledger, counts, rng)
+    return bounds_from_noisy(noisy, bins, tau)
