@@ -92,6 +92,7 @@ class DomainPlan:
 
 def plan_dp_domain(data: pd.DataFrame, delta, share) -> DomainPlan:
     """Check ``domain="dp"`` before anything is spent: refused for text columns under pure ε."""
+    share = check_share(share)  # the options first: a bad one costs no reading
     check_table(data)
     kinds = column_kinds(data)
     text = [c for c, k in kinds.items() if k == TEXT]
@@ -99,7 +100,7 @@ def plan_dp_domain(data: pd.DataFrame, delta, share) -> DomainPlan:
         raise OptionError(f"domain=\"dp\" needs delta for text column(s) {', '.join(map(repr, text))}: releasing "
                           "a set of levels read from the data needs δ > 0 (a pure-ε release would need the universe "
                           "of levels to be public); give delta (e.g. 1e-9), or declare their levels")
-    return DomainPlan(kinds, check_share(share), LEVELS_DELTA_SHARE * check_delta(delta) if text else 0.0)
+    return DomainPlan(kinds, share, LEVELS_DELTA_SHARE * check_delta(delta) if text else 0.0)
 
 
 def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: float, rng: np.random.Generator, ledger: Ledger,
