@@ -7,7 +7,8 @@ layer. The bins are PUBLIC and fixed before any data is read: the signed powers 
 
 for magnitudes 2^-K … 2^K_MAX (:data:`MIN_EXPONENT`, :data:`MAX_EXPONENT`; a magnitude beyond
 either end goes to the end bin on its side, so every value has exactly one bin), plus one bin for
-a missing value. Whole-number columns use the bin [0, 1) for zero and magnitudes from 1 up.
+a missing value. Whole-number columns use the bin [0, 1) for zero and magnitudes from 1 up to
+2^52 (:data:`MAX_WHOLE_EXPONENT`: their bounds stay within ±2^53, where whole numbers are exact).
 
 Privacy: the histogram of one column over these bins has L1 and L2 sensitivity 1 under
 add/remove (one record is in one bin) and L1 2, L2 √2 under replace; every bin, empty or not,
@@ -35,6 +36,8 @@ from dpcore.privacy.neighbours import Neighbours
 MIN_EXPONENT = -10
 #: Largest magnitude exponent (2^62 ≈ 4.6e18); larger magnitudes share the end bins.
 MAX_EXPONENT = 62
+#: ... for whole numbers: 2^52, so the widened end bins stop at ±2^53, where whole numbers are still exact
+MAX_WHOLE_EXPONENT = 52
 #: Chance that some empty bin passes the threshold (the bounds then widen to that bin).
 FALSE_BIN_PROBABILITY = 1e-3
 
@@ -49,7 +52,8 @@ class LogBins:
 
     @classmethod
     def for_kind(cls, integer: bool) -> LogBins:
-        mags = [2.0 ** k for k in range(0 if integer else MIN_EXPONENT, MAX_EXPONENT + 1)]
+        top = MAX_WHOLE_EXPONENT if integer else MAX_EXPONENT
+        mags = [2.0 ** k for k in range(0 if integer else MIN_EXPONENT, top + 1)]
         return cls(np.asarray([-m for m in reversed(mags)] + [0.0] + mags), integer)
 
     @property

@@ -40,14 +40,15 @@ def _wages(n: int = 3000, seed: int = 0) -> pd.DataFrame:
 @pytest.mark.parametrize("integer", [False, True])
 def test_every_value_has_one_bin_holding_it(integer):
     bins = LogBins.for_kind(integer)
-    x = np.array([0.0, 1.0, 2.0, 3.0, 7.0, -1.0, -2.0, -5.0, 98765.0, 1e30, -1e30, 2.0**62])
+    x = np.array([0.0, 1.0, 2.0, 3.0, 7.0, -1.0, -2.0, -5.0, 98765.0, 1e30, -1e30, 2.0**62, 2.0**52])
     if not integer:
         x = np.append(x, [0.0004, -0.0004, 0.3, 5.5, -0.7])
     idx = bins.index(pd.Series(x))
     assert ((idx >= 0) & (idx < bins.value_bins)).all()
     for v, i in zip(x, idx):
         lo, hi = bins.interval(int(i))
-        assert lo <= v < hi or abs(v) >= 2.0**62  # beyond the grid: the end bins, widened
+        top = 2.0**52 if integer else 2.0**62
+        assert lo <= v < hi or abs(v) >= top  # beyond the grid: the end bins, widened
     assert bins.index(pd.Series([np.nan, None], dtype=object))[0] == bins.value_bins  # NA: its own bin
 
 
@@ -87,6 +88,9 @@ def test_bounds_are_post_processing_of_the_noisy_counts():
     noisy[int(ints.index(pd.Series([0]))[0]):int(ints.index(pd.Series([20]))[0]) + 1] = 99
     f = bounds_from_noisy(noisy, ints, 10.0)
     assert (f.lower, f.upper) == (0.0, 31.0)  # [16, 32) holds whole numbers up to 31
+    noisy[:] = 0
+    noisy[-2] = 5  # only the top end bin: whole-number bounds stay within ±2^53 (exact whole numbers)
+    assert bounds_from_noisy(noisy, ints, 10.0).upper <= 2.0**53
 
 
 @pytest.mark.parametrize("definition", [PureDP(), ZeroConcentratedDP(1e-9)])
