@@ -94,6 +94,9 @@ def run_corpus(method: str, cache: Path, seed: int, tables: list[str] | None) ->
             rel = dpcore.synthesize(df, method, 1.0, domain="dp", delta=1e-9, seed=seed)
             row.update(dp=rel.dp, seconds=round(time.perf_counter() - t, 2),
                        clamped=rel.curator_only.get("clamped_records", {}),
+                       fallback=[c for c, r in rel.diagnostics["dp_domain"]["columns"].items() if r.get("fallback")],
+                       bounds={c: r["bounds"] for c, r in rel.diagnostics["dp_domain"]["columns"].items()
+                               if "bounds" in r},
                        w1_dp={c: normalised_w1(df[c], rel.sets[0][c]) for c in numeric})
         except dpcore.DPCoreError as exc:
             row.update(dp=False, error=str(exc))
@@ -113,8 +116,15 @@ def main() -> None:
     ap.add_argument("--cache", default=None, help="corpus: the folder for bench/corpus.py's cache")
     ap.add_argument("--tables", nargs="+")
     ap.add_argument("--out", help="JSON lines of the rows")
+    ap.add_argument("--shares", nargs=2, type=float, metavar=("BOUNDS", "REFINE"),
+                    help="corpus: dpcore.measure.dp_domain's BOUNDS_SHARE and REFINE_SHARE for this run (a variant)")
     args = ap.parse_args()
     print(describe(machine()), f"| load {os.getloadavg()[0]:.1f}", flush=True)
+    if args.shares:
+        from dpcore.measure import dp_domain
+
+        dp_domain.BOUNDS_SHARE, dp_domain.REFINE_SHARE = args.shares
+        print(f"variant: BOUNDS_SHARE = {args.shares[0]}, REFINE_SHARE = {args.shares[1]}", flush=True)
     if args.what == "wages":
         rows = run_wages(args.seeds, args.method)
     else:

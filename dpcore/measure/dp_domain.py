@@ -5,10 +5,11 @@ names and their types (numbers, true/false, text), never a value. Then, with ``d
 release's budget (default 10%, split evenly over the columns that spend), charged to the release's
 ledger in its own group "DP domain":
 
-* a numeric column: DP bounds (:func:`dpcore.measure.bounds.dp_bounds`, :data:`BOUNDS_FRACTION` of
-  its share), then DP quantile edges over them (:func:`dpcore.measure.quantiles.quantile_edges`,
-  the rest); a whole-number column whose DP range holds at most :data:`MAX_WHOLE_BINS` numbers
-  gets one bin per number instead, and its quantile share goes back to the synthetic sets;
+* a numeric column: DP bounds (:func:`dpcore.measure.bounds.dp_bounds`, :data:`BOUNDS_SHARE` of its
+  share), refined inside (:func:`dpcore.measure.bounds.refine_bounds`, :data:`REFINE_SHARE`), then DP
+  quantile edges over them (:func:`dpcore.measure.quantiles.quantile_edges`, the rest); a whole-number
+  column whose DP range holds at most :data:`MAX_WHOLE_BINS` numbers gets one bin per number instead,
+  and its quantile share goes back to the synthetic sets;
 * a true/false column: the levels False and True (public from the type; nothing spent);
 * a text column: DP levels (:func:`dpcore.measure.levels.dp_levels`; (ε, δ) only) and "other".
 
@@ -34,9 +35,9 @@ from dpcore.data.domain import (
     numeric_attribute,
 )
 from dpcore.errors import DomainError, OptionError, real_number
-from dpcore.measure.bounds import dp_bounds
+from dpcore.measure.bounds import dp_bounds, refine_bounds
 from dpcore.measure.levels import dp_levels
-from dpcore.measure.quantiles import BOUNDS_FRACTION, quantile_edges
+from dpcore.measure.quantiles import quantile_edges
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.privacy.zcdp import check_delta
@@ -47,6 +48,8 @@ DEFAULT_DOMAIN_SHARE = 0.1
 LEVELS_DELTA_SHARE = 0.5
 #: A whole-number column whose DP range holds at most this many numbers gets one bin per number.
 MAX_WHOLE_BINS = 32
+#: A numeric column's share: its DP bounds (powers of two), their refinement, and (the rest) its quantile edges.
+BOUNDS_SHARE, REFINE_SHARE = 0.2, 0.2
 NUMERIC, BOOLEAN, TEXT = "numeric", "boolean", "text"
 
 
@@ -138,17 +141,19 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
     """DP bounds, then DP quantile edges (or one bin per whole number) for one numeric column."""
     dtype = str(col.dtype)
     integer = _dtype_kind(dtype) in "iu"
-    found = dp_bounds(col, integer, BOUNDS_FRACTION * budget, rng, group, neighbours, definition, name)
+    found = dp_bounds(col, integer, BOUNDS_SHARE * budget, rng, group, neighbours, definition, name)
     lo, hi = found.lower, found.upper
+    if REFINE_SHARE:
+        lo, hi = refine_bounds(col, lo, hi, integer, REFINE_SHARE * budget, rng, group, neighbours, definition, name)
     if integer and hi - lo + 1 <= MAX_WHOLE_BINS:
         # one bin per whole number; the last closed bin [hi, hi + 0.5] holds hi alone
         edges = (*np.arange(lo, hi + 1, dtype=float).tolist(), hi + 0.5)
         how = "one bin per whole number in the DP bounds"
     else:
         vals = pd.to_numeric(col[col.notna()], errors="coerce").to_numpy(dtype=float)
-        edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, (1 - BOUNDS_FRACTION) * budget, rng, group,
-                                  name, neighbours.label, definition, integer=integer)
-        how = f"DP quantile edges ({DEFAULT_NUMERIC_BINS} bins asked) over the DP bounds"
+        edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, (1 - BOUNDS_SHARE - REFINE_SHARE) * budget, rng,
+                                  group, name, neighbours.label, definition, integer=integer)
+        how = f"DP quantile edges ({DEFAULT_NUMERIC_BINS} bins asked) over the refined DP bounds"
     attr = numeric_attribute(name, edges, na=found.na, dtype=dtype, origin=DP_BOUNDS)
     return attr, {"bounds": [lo, hi], "edges": list(attr.edges), "na": found.na, "threshold": found.threshold,
                   "fallback": found.fallback, "bins": how}

@@ -176,23 +176,30 @@ def check_dp_bins(dp_bins, bins_share) -> tuple[dict[str, BinSpec], float]:
 
 def quantile_edges(vals: np.ndarray, lower: float, upper: float, bins: int, budget: float, rng: np.random.Generator,
                    group: Ledger, name: str, neighbours_label: str, definition=PureDP(), *, integer: bool = False,
-                   grid: int | None = None) -> tuple[tuple[float, ...], int]:
+                   grid: int | None = None, tails: float | None = None) -> tuple[tuple[float, ...], int]:
     """Edges over [lower, upper]: k-1 exponential-mechanism quantiles, each at budget/(k-1) (ε, or ρ
-    under zCDP) charged to ``group``; sorted with repeats dropped. A range too narrow for any
-    candidate gives the one bin [lower, upper] and spends nothing. Returns (edges, grid points)."""
+    under zCDP) charged to ``group``; sorted with repeats dropped. With ``tails`` (DP bounds, which are
+    loose: powers of two), the tails- and (1 − tails)-quantiles are measured too, at the same share
+    each, and replace [lower, upper] as the outer edges. A range too narrow for any candidate gives the
+    one bin [lower, upper] and spends nothing. Returns (edges, grid points)."""
     cands = candidate_grid(lower, upper, integer=integer, grid=grid)
     if len(cands) == 0:
         return (float(lower), float(upper)), 0
-    eps_q = budget / (bins - 1)
+    probs = [j / bins for j in range(1, bins)]
+    if tails is not None:
+        probs = [tails, *probs, 1.0 - tails]
+    eps_q = budget / len(probs)
     mech = definition.selection(eps_q, RANK_SENSITIVITY)  # ε, or ρ under zCDP (ε = √(8ρ))
     inner = []
-    for j in range(1, bins):
-        q = j / bins
+    for q in probs:
         quantile = Measurement(
             f"{q:.4g}-quantile", mech, RANK_SENSITIVITY, f"non-missing values of '{name}'", neighbours_label,
             sampler=EXACT_SAMPLER,
             note=f"rank utility over {len(cands)} public grid points in [{lower:g}, {upper:g}]")
         inner.append(float(cands[quantile.select(group, rank_utility(vals, cands, q), rng)]))
+    if tails is not None:
+        edges = np.unique(inner)
+        return (tuple(float(x) for x in edges) if len(edges) >= 2 else (float(lower), float(upper))), int(len(cands))
     return tuple(float(x) for x in np.unique([lower, *inner, upper])), int(len(cands))
 
 

@@ -14,9 +14,11 @@ from dpcore.data.domain import DP_BOUNDS, DP_FOUND
 from dpcore.errors import OptionError
 from dpcore.measure.bounds import (
     FALSE_BIN_PROBABILITY,
+    REFINE_BINS,
     LogBins,
     bounds_from_noisy,
     dp_bounds,
+    refine_bounds,
     threshold,
 )
 from dpcore.measure.levels import OTHER, dp_levels, level_counts, level_threshold
@@ -103,6 +105,21 @@ def test_dp_bounds_ignore_one_outlier_and_charge_the_ledger(definition):
     (path, charge), = list(ledger.charges())
     assert "bounds of 'wage'" in path and charge.parallel_over == LogBins.for_kind(False).size
     assert ledger.spent == pytest.approx(budget)
+
+
+def test_refined_bounds_tighten_a_loose_octave_and_stay_inside_it():
+    """Years 1974–2018 sit in the octave [1024, 2048): the refinement over 16 equal-width bins of it keeps
+    the years (one bin of margin each side) and drops most of the empty range; never wider than the first."""
+    years = pd.Series(np.random.default_rng(3).integers(1974, 2019, 20_000))
+    ledger = Ledger("t")
+    lo, hi = refine_bounds(years, 1024.0, 2047.0, True, 0.5, np.random.default_rng(4), ledger, Neighbours(),
+                           PureDP(), "year")
+    assert 1024 <= lo <= 1974 and 2018 <= hi <= 2047 and hi - lo < 300
+    (path, charge), = list(ledger.charges())
+    assert "refined bounds of 'year'" in path and charge.parallel_over == REFINE_BINS + 2
+    few = pd.Series([2000, 2001, 2002])  # nothing passes: the first bounds are kept
+    assert refine_bounds(few, 1024.0, 2047.0, True, 0.01, np.random.default_rng(5), Ledger("u"), Neighbours(),
+                         PureDP(), "year") == (1024.0, 2047.0)
 
 
 # --------------------------------------------------------------------------- DP levels
