@@ -100,6 +100,7 @@ class FoundBounds:
     na: bool
     threshold: float
     fallback: bool  # no value bin passed: the bin of the largest noisy count was taken
+    total: float = 0.0  # the noisy counts' sum: a DP estimate of the records (post-processing)
 
     def to_dict(self) -> dict:
         return {"lower": self.lower, "upper": self.upper, "na": self.na, "threshold": self.threshold,
@@ -117,7 +118,8 @@ def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float) -> FoundBoun
     upper = bins.interval(int(passed[-1]))[1]
     if bins.integer and upper > lower + 1:
         upper -= 1.0  # [2^k, 2^(k+1)) holds whole numbers up to 2^(k+1) - 1
-    return FoundBounds(lower, upper, bool(noisy[bins.value_bins] >= tau), float(tau), bool(fallback))
+    return FoundBounds(lower, upper, bool(noisy[bins.value_bins] >= tau), float(tau), bool(fallback),
+                       float(np.sum(noisy)))
 
 
 def dp_bounds(values: pd.Series, integer: bool, budget: float, rng: np.random.Generator, ledger: Ledger,
@@ -140,6 +142,11 @@ def dp_bounds(values: pd.Series, integer: bool, budget: float, rng: np.random.Ge
 
 #: Equal-width bins of the refinement inside the first bounds (:func:`refine_bounds`).
 REFINE_BINS = 16
+
+
+def refine_threshold(budget: float, neighbours: Neighbours, definition) -> float:
+    """The threshold :func:`refine_bounds` would use at ``budget``: public (the budget and bin count)."""
+    return threshold(definition.count_noise(budget, neighbours), REFINE_BINS + 2)
 
 
 def refine_bounds(values: pd.Series, lower: float, upper: float, integer: bool, budget: float,

@@ -6,7 +6,8 @@ release's budget (default 10%, split evenly over the columns that spend), charge
 ledger in its own group "DP domain":
 
 * a numeric column: DP bounds (:func:`dpcore.measure.bounds.dp_bounds`, :data:`BOUNDS_SHARE` of its
-  share), refined inside (:func:`dpcore.measure.bounds.refine_bounds`, :data:`REFINE_SHARE`), then DP
+  share), refined inside on tables large enough for it (:func:`dpcore.measure.bounds.refine_bounds`,
+  :data:`REFINE_SHARE`), then DP
   quantile edges over them (:func:`dpcore.measure.quantiles.quantile_edges`, the rest); a whole-number
   column whose DP range holds at most :data:`MAX_WHOLE_BINS` numbers gets one bin per number instead,
   and its quantile share goes back to the synthetic sets;
@@ -35,7 +36,7 @@ from dpcore.data.domain import (
     numeric_attribute,
 )
 from dpcore.errors import DomainError, OptionError, real_number
-from dpcore.measure.bounds import dp_bounds, refine_bounds
+from dpcore.measure.bounds import REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
 from dpcore.measure.levels import dp_levels
 from dpcore.measure.quantiles import quantile_edges
 from dpcore.privacy.ledger import Ledger
@@ -49,7 +50,7 @@ LEVELS_DELTA_SHARE = 0.5
 #: A whole-number column whose DP range holds at most this many numbers gets one bin per number.
 MAX_WHOLE_BINS = 32
 #: A numeric column's share: its DP bounds (powers of two), their refinement, and (the rest) its quantile edges.
-BOUNDS_SHARE, REFINE_SHARE = 0.2, 0.2
+BOUNDS_SHARE, REFINE_SHARE = 0.25, 0.2
 NUMERIC, BOOLEAN, TEXT = "numeric", "boolean", "text"
 
 
@@ -143,20 +144,27 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
     integer = _dtype_kind(dtype) in "iu"
     found = dp_bounds(col, integer, BOUNDS_SHARE * budget, rng, group, neighbours, definition, name)
     lo, hi = found.lower, found.upper
-    if REFINE_SHARE:
+    edges_share = 1.0 - BOUNDS_SHARE
+    # refined only when an average refinement bin would pass its threshold, judged from the noisy total
+    # (post-processing): on smaller tables the refinement clamps tails (measured, bench/RESULTS.md)
+    refine = bool(REFINE_SHARE) and found.total / REFINE_BINS >= refine_threshold(REFINE_SHARE * budget,
+                                                                                   neighbours, definition)
+    if refine:
         lo, hi = refine_bounds(col, lo, hi, integer, REFINE_SHARE * budget, rng, group, neighbours, definition, name)
+        edges_share -= REFINE_SHARE
     if integer and hi - lo + 1 <= MAX_WHOLE_BINS:
         # one bin per whole number; the last closed bin [hi, hi + 0.5] holds hi alone
         edges = (*np.arange(lo, hi + 1, dtype=float).tolist(), hi + 0.5)
         how = "one bin per whole number in the DP bounds"
     else:
         vals = pd.to_numeric(col[col.notna()], errors="coerce").to_numpy(dtype=float)
-        edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, (1 - BOUNDS_SHARE - REFINE_SHARE) * budget, rng,
-                                  group, name, neighbours.label, definition, integer=integer)
+        edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, edges_share * budget, rng, group, name,
+                                  neighbours.label, definition, integer=integer)
         how = f"DP quantile edges ({DEFAULT_NUMERIC_BINS} bins asked) over the refined DP bounds"
     attr = numeric_attribute(name, edges, na=found.na, dtype=dtype, origin=DP_BOUNDS)
-    return attr, {"bounds": [lo, hi], "edges": list(attr.edges), "na": found.na, "threshold": found.threshold,
-                  "fallback": found.fallback, "bins": how}
+    return attr, {"bounds": [lo, hi], "first_bounds": [found.lower, found.upper], "refined": refine,
+                  "edges": list(attr.edges), "na": found.na, "threshold": found.threshold, "fallback": found.fallback,
+                  "bins": how}
 
 
 def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict]:
