@@ -13,7 +13,7 @@ from dpcore.data.domain import DECLARED, DP_FOUND, Domain, check_table, infer_do
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
 from dpcore.estimate.draws import records
 from dpcore.manifest_summary import created_now
-from dpcore.measure.dp_domain import dp_domain, plan_dp_domain, recode_for_domain
+from dpcore.measure.dp_domain import dp_domain, fallback_warnings, plan_dp_domain, recode_for_domain
 from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
 from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
 from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
@@ -218,6 +218,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         """The whole domain first, with DP (domain="dp"); the sets get what it did not spend."""
         new_dom, record, spent = dp_domain(data, plan, plan.share * eps, rng, ledger, nb, definition)
         return new_dom, spent, {"dp_domain": {"share": plan.share, "columns": record,
+                                              "warnings": fallback_warnings(record),
                                               "derived": "differentially private, charged to this release's "
                                                          "ledger (group \"DP domain\"; docs/methods/dp-domain.md)"}}
 

@@ -198,6 +198,8 @@ def cmd_synth(args) -> int:
     print(_dp_line(rel))
     for line in curator_only_lines(rel.curator_only):
         print(line)
+    for line in rel.diagnostics.get("dp_domain", {}).get("warnings", []):
+        print(f"warning: {line}", file=sys.stderr)
     if args.workspace:
         b = ws.budget(table.fingerprint)
         print(f"recorded as release {entry} of {table.name} in the budget book of {args.workspace}: spent ε = "

@@ -137,6 +137,14 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: float, rng: np.rando
     return Domain(tuple(attrs), DP_FOUND), record, group.spent
 
 
+def fallback_warnings(record: dict) -> list[str]:
+    """One line per numeric column whose DP bounds histogram had no bin over its threshold (a DP fact, not
+    curator-only): its bounds are then the bin of the largest noisy count, most likely noise."""
+    return [f"column '{c}': no bin of its DP bounds passed the threshold (too few records for this share of ε), "
+            f"so its bounds {r['bounds']} are likely noise; raise domain_share or ε, declare its bounds, or drop it"
+            for c, r in record.items() if r.get("fallback")]
+
+
 def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neighbours: Neighbours,
              definition) -> tuple[Attribute, dict]:
     """DP bounds, then DP quantile edges (or one bin per whole number) for one numeric column."""

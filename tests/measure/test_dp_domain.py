@@ -179,6 +179,16 @@ def test_numbers_only_release_under_pure_epsilon():
     assert rel.sets[0]["exper"].dtype == df["exper"].dtype
 
 
+def test_too_few_records_for_dp_bounds_is_said_not_hidden():
+    """40 records at ε = 0.5: no bin passes; the release is still DP (the bounds are post-processing of noise)
+    but its diagnostics carry a one-line warning per such column."""
+    df = pd.DataFrame({"x": np.linspace(10, 20, 40)})
+    rel = dpcore.synthesize(df, "flat_laplace", 0.5, domain="dp", seed=1)
+    assert rel.dp and rel.diagnostics["dp_domain"]["columns"]["x"]["fallback"]
+    (w,) = rel.diagnostics["dp_domain"]["warnings"]
+    assert w.startswith("column 'x': no bin of its DP bounds passed") and "domain_share" in w and "\n" not in w
+
+
 def test_text_columns_under_pure_epsilon_are_refused_in_one_line():
     with pytest.raises(OptionError, match=r"domain=\"dp\" needs delta for text column\(s\) 'sex'.*universe") as e:
         dpcore.synthesize(_wages(), "steps", 1.0, domain="dp")
