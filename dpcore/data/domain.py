@@ -570,7 +570,8 @@ class Domain:
             if not declared and src != INFERRED:
                 raise DomainError(f"domain file: \"source\" must be \"declared\" (reviewed by the curator) or "
                                   f"\"{INFERRED}\"; got {_short(src)}")
-        return cls(attrs, DECLARED if declared else INFERRED)
+        found = declared and d.get("source") == DP_FOUND  # a released DP domain read back stays what it is
+        return cls(attrs, DP_FOUND if found else DECLARED if declared else INFERRED)
 
     @classmethod
     def from_json(cls, text: str, declared: bool | None = None) -> Domain:

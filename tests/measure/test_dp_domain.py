@@ -236,3 +236,14 @@ def test_clamping_changes_nothing_for_in_range_data_and_moves_outliers_to_the_en
     assert a.sets[0].to_csv() == b.sets[0].to_csv()
     assert a.curator_only == {"clamped_records": {"wage": int((df["wage"] > 40).sum())}}
     assert b.curator_only == {}
+
+
+def test_report_names_a_domain_found_with_dp():
+    """The release report says where a DP-found domain came from (not "inferred from data (NOT DP)")."""
+    from dpcore.studio.report import build_report_html
+
+    df = _wages(600)
+    rel = dpcore.synthesize(df, "flat_laplace", 1.0, domain="dp", delta=1e-9, seed=2)
+    page = build_report_html(rel.manifest(), rel.sets)
+    assert "found with DP in the release" in page and "differentially private bounds" in page
+    assert "inferred from data (NOT DP)" not in page
