@@ -38,6 +38,10 @@ METHODS = tuple(REGISTRY)
 
 def _domain(data: pd.DataFrame, domain) -> Domain:
     check_table(data)
+    if isinstance(domain, str) and domain == "dp":
+        # synthesize handles "dp" itself; anything else reaching here has no domain to show before a release
+        raise OptionError("domain=\"dp\" is found with DP inside a release (synthesize), so there is no domain to "
+                          "preview before it; preview with a declared domain, or release")
     if domain is None:
         return infer_domain(data)
     if isinstance(domain, Domain):

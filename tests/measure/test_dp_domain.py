@@ -212,6 +212,12 @@ def test_bad_domain_options_are_one_line(kw, match):
     assert "\n" not in str(e.value)
 
 
+def test_preview_of_a_dp_domain_is_one_line():
+    with pytest.raises(OptionError, match=r"no domain to preview") as e:
+        dpcore.preview(_wages(200).drop(columns="sex"), "flat_laplace", 1.0, domain="dp")
+    assert "\n" not in str(e.value)
+
+
 def test_dp_bins_without_bounds_in_a_declared_domain():
     """The app's "find privately" for one numeric column: the other columns stay declared."""
     df = _wages().drop(columns="sex")
