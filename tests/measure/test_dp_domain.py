@@ -204,11 +204,15 @@ def test_text_columns_under_pure_epsilon_are_refused_in_one_line():
     ({"domain_share": 0.1}, "give domain=\"dp\""),
     ({"domain": "dp", "dp_bins": {"wage": {"bins": 4}}}, "drop dp_bins"),
     ({"domain": "dp", "delta": "1e-9"}, "delta"),
+    ({"dp_bins": {"wage": {"bins": 4, "lower": "abc", "upper": 9}}}, r"\['wage'\] lower must be a finite number"),
+    ({"dp_bins": {"wage": {"bins": 4, "lower": 5, "upper": 5}}}, r"lower \(5\) must be below upper \(5\)"),
+    ({"dp_bins": {"wage": {"bins": 4, "lower": 0}}}, "needs both lower and upper"),
 ])
 def test_bad_domain_options_are_one_line(kw, match):
     df = _wages(300).drop(columns="sex")
+    dom = dpcore.infer_domain(df, numeric={"wage": {"bounds": [0, 100], "bins": 4}}).declared()
     with pytest.raises(OptionError, match=match) as e:
-        dpcore.synthesize(df, "flat_laplace", 1.0, seed=1, **({"delta": 1e-9} | kw if "sex" in df else kw))
+        dpcore.synthesize(df, "flat_laplace", 1.0, seed=1, **({"domain": dom} | kw))
     assert "\n" not in str(e.value)
 
 
