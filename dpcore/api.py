@@ -213,6 +213,22 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them" if plan is None
                           else "count_share + domain_share leave no ε for the synthetic sets; lower them")
 
+    prepare, codes, curator = _release_steps(data, plan, bin_specs, bins_eps_share)
+    rel, codes_sets, rng = synthesize_codes(codes, dom, method, epsilon, sets=sets, seed=seed,
+                                            neighbours=neighbours, count_share=count_share, max_records=max_records,
+                                            prepare=prepare, delta=delta, progress=progress,
+                                            levels_delta=plan.levels_delta if plan is not None else 0.0, **options)
+    rel.sets = [rel.domain.decode(c, rng) for c in codes_sets]
+    rel.curator_only = {k: v for k, v in curator.items() if v}
+    return rel
+
+
+def _release_steps(data: pd.DataFrame, plan, bin_specs: dict, bins_eps_share: float):
+    """What :func:`synthesize` hands :func:`synthesize_codes`: ``prepare`` (the domain found with DP, or the
+    DP bin edges, or None), ``codes`` (the records recoded and encoded to the release's domain) and the
+    curator-only dict they fill (records clamped or recoded per column: NOT DP)."""
+    curator: dict = {}
+
     def dp_edges(dom, rng, ledger, nb, eps, definition):
         """DP bin edges first: the options and the codes depend on the domain they finish."""
         new_dom, record = apply_dp_bins(data, dom, bin_specs, bins_eps_share * eps, rng, ledger, nb, definition)
@@ -226,8 +242,6 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
                                               "derived": "differentially private, charged to this release's "
                                                          "ledger (group \"DP domain\"; docs/methods/dp-domain.md)"}}
 
-    curator: dict = {}
-
     def codes(d: Domain) -> np.ndarray:
         frame = data
         if plan is not None:
@@ -235,14 +249,8 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         curator["clamped_records"] = d.clamped_counts(frame)
         return _encode(d, frame)
 
-    rel, codes_sets, rng = synthesize_codes(codes, dom, method, epsilon, sets=sets, seed=seed,
-                                            neighbours=neighbours, count_share=count_share, max_records=max_records,
-                                            prepare=found_domain if plan is not None else dp_edges if bin_specs
-                                            else None, delta=delta, progress=progress,
-                                            levels_delta=plan.levels_delta if plan is not None else 0.0, **options)
-    rel.sets = [rel.domain.decode(c, rng) for c in codes_sets]
-    rel.curator_only = {k: v for k, v in curator.items() if v}
-    return rel
+    prepare = found_domain if plan is not None else dp_edges if bin_specs else None
+    return prepare, codes, curator
 
 
 def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
