@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 
 from dpcore.counting.count_table import CountTable
-from dpcore.data.domain import DECLARED, Domain, check_table, infer_domain, not_public_message
+from dpcore.data.domain import DECLARED, DP_FOUND, Domain, check_table, infer_domain, not_public_message
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
 from dpcore.estimate.draws import records
 from dpcore.manifest_summary import created_now
+from dpcore.measure.dp_domain import dp_domain, fallback_warnings, plan_dp_domain, recode_for_domain
 from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
 from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
 from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
@@ -37,6 +38,10 @@ METHODS = tuple(REGISTRY)
 
 def _domain(data: pd.DataFrame, domain) -> Domain:
     check_table(data)
+    if isinstance(domain, str) and domain == "dp":
+        # synthesize handles "dp" itself; anything else reaching here has no domain to show before a release
+        raise OptionError("domain=\"dp\" is found with DP inside a release (synthesize), so there is no domain to "
+                          "preview before it; preview with a declared domain, or release")
     if domain is None:
         return infer_domain(data)
     if isinstance(domain, Domain):
@@ -65,7 +70,7 @@ def _rng(seed) -> tuple[np.random.Generator, int]:
 
 
 def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Neighbours,
-               ledger: Ledger | None = None) -> tuple[bool, str]:
+               ledger: Ledger | None = None, delta: float | None = None) -> tuple[bool, str]:
     reasons = list(not_dp)
     if domain.not_public:
         # whatever the domain's own "source" says: edges read from the data are never public
@@ -74,7 +79,7 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Ne
             "(\"origin\": \"declared\" in domain.json; --numeric COL=lower:upper:bins), DP quantile edges "
             "(--dp-bins COL=lower:upper:bins), or drop the column"
         )
-    if domain.source != DECLARED:
+    if domain.source not in (DECLARED, DP_FOUND):
         reasons.append(
             "the domain (levels and bin edges) was inferred from the data and not declared public; review it and mark "
             "it declared (\"source\": \"declared\" in domain.json, or confirm it in the app) before release"
@@ -82,7 +87,7 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Ne
     if reasons:
         return False, "NOT differentially private: " + "; ".join(reasons)
     if ledger is not None and ledger.unit == RHO:
-        return True, neighbours.statement(epsilon, ledger.delta, ledger.spent)
+        return True, neighbours.statement(epsilon, ledger.delta if delta is None else delta, ledger.spent)
     return True, neighbours.statement(epsilon)
 
 
@@ -143,7 +148,7 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
 def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
                seed: int | None = None, domain=None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
                max_records: int | None = None, dp_bins: dict | None = None, bins_share: float | None = None,
-               delta: float | None = None,
+               delta: float | None = None, domain_share: float | None = None,
                progress: Callable[[int, int], Any] | None = None, **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
@@ -175,37 +180,83 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     their records by controlled rounding unless ``synthesis="sample"`` (post-processing;
     docs/engines.md, "The rounded draw").
 
+    ``domain="dp"``: nothing declared; every column's domain is found with DP inside the release
+    (numbers: DP bounds and DP bins; text: DP levels, which need ``delta``; true/false: public),
+    spending ``domain_share``·ε (default 10%) in the ledger's group "DP domain"
+    (:mod:`dpcore.measure.dp_domain`, docs/methods/dp-domain.md). Numeric values outside the domain's
+    edges are clamped into the end bins; ``release.curator_only`` counts the records clamped or recoded
+    per column (NOT DP, never in the published manifest).
+
     ``progress(sets_done, sets)``, if given, is called before each set and once after the last;
     an exception it raises stops the release before the next set, and nothing is returned (the
     app's Cancel button). It sees no data, so the guarantee is unchanged.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
-    dom = _domain(data, domain)
+    plan = None
+    if isinstance(domain, str) and domain == "dp":
+        if dp_bins is not None or bins_share is not None:
+            raise OptionError("domain=\"dp\" finds every column's bins itself; drop dp_bins and bins_share (its "
+                              "share of ε is domain_share)")
+        plan = plan_dp_domain(data, delta, domain_share)
+        dom = Domain((), DP_FOUND)  # a placeholder: the release finds the domain first (prepare)
+    elif domain_share is not None:
+        raise OptionError("domain_share is the share of ε for domain=\"dp\"; give domain=\"dp\" too, or drop "
+                          "domain_share")
+    else:
+        dom = _domain(data, domain)
     bin_specs, bins_eps_share = check_dp_bins(dp_bins, bins_share)
     _, count_eps_share = privacy_setup(neighbours, count_share, max_records)
-    if bin_specs and bins_eps_share + (count_eps_share or 0.0) >= 1:
+    pre_share = plan.share if plan is not None else bins_eps_share if bin_specs else 0.0
+    if pre_share and pre_share + (count_eps_share or 0.0) >= 1:
         # refused before anything is charged (the ledger's cap would stop it part-way)
-        raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
+        raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them" if plan is None
+                          else "count_share + domain_share leave no ε for the synthetic sets; lower them")
+
+    prepare, codes, curator = _release_steps(data, plan, bin_specs, bins_eps_share)
+    rel, codes_sets, rng = synthesize_codes(codes, dom, method, epsilon, sets=sets, seed=seed,
+                                            neighbours=neighbours, count_share=count_share, max_records=max_records,
+                                            prepare=prepare, delta=delta, progress=progress,
+                                            levels_delta=plan.levels_delta if plan is not None else 0.0, **options)
+    rel.sets = [rel.domain.decode(c, rng) for c in codes_sets]
+    rel.curator_only = {k: v for k, v in curator.items() if v}
+    return rel
+
+
+def _release_steps(data: pd.DataFrame, plan, bin_specs: dict, bins_eps_share: float):
+    """What :func:`synthesize` hands :func:`synthesize_codes`: ``prepare`` (the domain found with DP, or the
+    DP bin edges, or None), ``codes`` (the records recoded and encoded to the release's domain) and the
+    curator-only dict they fill (records clamped or recoded per column: NOT DP)."""
+    curator: dict = {}
 
     def dp_edges(dom, rng, ledger, nb, eps, definition):
         """DP bin edges first: the options and the codes depend on the domain they finish."""
-        new_dom, record = apply_dp_bins(data, dom, bin_specs, bins_eps_share * eps, rng, ledger, nb.label,
-                                        definition)
+        new_dom, record = apply_dp_bins(data, dom, bin_specs, bins_eps_share * eps, rng, ledger, nb, definition)
         return new_dom, bins_eps_share * eps, ({"dp_bin_edges": record} if record else {})
 
-    rel, codes_sets, rng = synthesize_codes(lambda d: _encode(d, data), dom, method, epsilon, sets=sets, seed=seed,
-                                            neighbours=neighbours, count_share=count_share, max_records=max_records,
-                                            prepare=dp_edges if bin_specs else None, delta=delta, progress=progress,
-                                            **options)
-    rel.sets = [rel.domain.decode(c, rng) for c in codes_sets]
-    return rel
+    def found_domain(dom, rng, ledger, nb, eps, definition):
+        """The whole domain first, with DP (domain="dp"); the sets get what it did not spend."""
+        new_dom, record, spent = dp_domain(data, plan, plan.share * eps, rng, ledger, nb, definition)
+        return new_dom, spent, {"dp_domain": {"share": plan.share, "columns": record,
+                                              "warnings": fallback_warnings(record),
+                                              "derived": "differentially private, charged to this release's "
+                                                         "ledger (group \"DP domain\"; docs/methods/dp-domain.md)"}}
+
+    def codes(d: Domain) -> np.ndarray:
+        frame = data
+        if plan is not None:
+            frame, curator["recoded"] = recode_for_domain(data, d)
+        curator["clamped_records"] = d.clamped_counts(frame)
+        return _encode(d, frame)
+
+    prepare = found_domain if plan is not None else dp_edges if bin_specs else None
+    return prepare, codes, curator
 
 
 def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
                      seed: int | None = None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
                      max_records: int | None = None, keep=None, prepare=None, delta: float | None = None,
-                     progress: Callable[[int, int], Any] | None = None,
+                     progress: Callable[[int, int], Any] | None = None, levels_delta: float = 0.0,
                      **options: Any) -> tuple[Release, list[np.ndarray], np.random.Generator]:
     """The release of :func:`synthesize` before decoding: ``(release with no sets yet, codes
     of each set, the generator positioned where decoding starts)``.
@@ -221,7 +272,10 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     set's draw (:mod:`dpcore.estimate.draws`) as soon as its model is fitted, with the release's
     generator: ``keep(draw, rng)`` returns what stands for the set (its records written to disk in
     chunks, or the draw itself for executors to draw); without it each set's records are drawn in
-    chunks into one array. ``progress`` as in :func:`synthesize`. Same privacy guarantee as :func:`synthesize`.
+    chunks into one array. ``progress`` as in :func:`synthesize`. ``levels_delta``: the part of δ that
+    ``prepare`` spends outside ρ (the thresholds of DP levels, :mod:`dpcore.measure.levels`); ρ is then
+    converted at δ − ``levels_delta``, and the release states the whole δ. Same privacy guarantee as
+    :func:`synthesize`.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
@@ -230,6 +284,8 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     m = check_sets(sets)
     nb, share = privacy_setup(neighbours, count_share, max_records)
     definition = definition_for(delta)
+    if levels_delta:  # δ-approximate zCDP: ρ converts at the δ the thresholds leave (docs/methods/dp-domain.md)
+        definition = definition_for(definition.delta - levels_delta)
     if definition.name not in spec.definitions:
         raise OptionError(f"method {method!r} releases under pure ε-DP only; leave delta unset, or choose one of "
                           f"{', '.join(k for k, v in REGISTRY.items() if definition.name in v.definitions)}")
@@ -272,11 +328,12 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
         progress(m, m)
     not_dp = spec.not_dp(opts)
     ledger.assert_total(budget)
-    dp, why = _dp_status(dom, not_dp, eps, nb, ledger)
+    dp, why = _dp_status(dom, not_dp, eps, nb, ledger, delta if levels_delta else None)
     diag = {"per_set": diagnostics} if any(diagnostics) else {}
     diag.update(pre_diag)
     rel = Release(method, eps, opts.to_dict(), dom, ledger, [], trees, dp, why, seed, diag,
-                  neighbours=nb, record_count=record_count, created=created_now(), delta=definition.delta)
+                  neighbours=nb, record_count=record_count, created=created_now(),
+                  delta=delta if levels_delta else definition.delta, levels_delta=levels_delta)
     return rel, codes_sets, rng
 
 

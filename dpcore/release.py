@@ -53,6 +53,11 @@ class Release:
 
     #: None: pure ε-DP; a number: (ε, δ)-DP through zCDP (the ledger is kept in ρ)
     delta: float | None = None
+    #: the part of ``delta`` spent on the thresholds of DP levels (the ledger converts ρ at the rest)
+    levels_delta: float = 0.0
+    #: CURATOR-ONLY, NOT DP: records clamped into end bins or recoded, per column (``clamped_records``,
+    #: ``recoded``); written only to the private manifest, never to the published one
+    curator_only: dict = field(default_factory=dict)
 
     @property
     def rho(self) -> float | None:
@@ -97,8 +102,14 @@ class Release:
             out["privacy_definition"] = {
                 "definition": "(ε, δ)-DP through ρ-zCDP", "epsilon": self.epsilon, "delta": self.delta,
                 "rho": self.ledger.rho, "conversion": "Canonne, Kamath & Steinke 2020 (tight), rounded up"}
+            if self.levels_delta:
+                out["privacy_definition"].update(
+                    delta_of_level_thresholds=self.levels_delta, delta_of_rho_conversion=self.ledger.delta,
+                    composition="δ-approximate ρ-zCDP (Bun & Steinke 2016): the thresholds' δ plus the conversion's")
         if private:
             out["seed"] = self.seed
+            if self.curator_only:
+                out["curator_only_not_dp"] = self.curator_only
             out["private_copy"] = "contains the seed: do NOT publish this file"
         return out
 

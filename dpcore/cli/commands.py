@@ -167,6 +167,7 @@ def cmd_synth(args) -> int:
             raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
     opts = _given_method_options(args)
     opts.update(_dp_bins_options(args))
+    opts.update(_dp_domain_options(args))
     if args.engine is None:
         from dpcore.output.file_release import default_engine
 
@@ -176,13 +177,16 @@ def cmd_synth(args) -> int:
     if args.partitions is not None and args.engine != "spark":
         raise OptionError("--partitions is for --engine spark (the executors' part files)")
     if args.engine != "pandas" or args.format != "csv":
-        if opts.get("dp_bins"):
-            raise OptionError("--dp-bins works with tables read in memory; drop it, or use --engine pandas "
-                              "--format csv (the engine path does not support it yet)")
+        if opts.get("dp_bins") or opts.get("domain") == "dp":
+            raise OptionError(f"{'--dp-domain' if opts.get('domain') == 'dp' else '--dp-bins'} works with tables "
+                              "read in memory; drop it, or use --engine pandas --format csv (the engine path does "
+                              "not support it yet)")
         return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
     df, domain = _load(args)
     table_name, fingerprint = Path(args.input).name, None
     _warn_delta(args, len(df))
+    if opts.get("domain") == "dp":
+        domain = opts.pop("domain")
 
     def run():
         rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
@@ -210,6 +214,10 @@ def cmd_synth(args) -> int:
           f"and manifest.json to {args.out}")
     print(_spent_line(rel))
     print(_dp_line(rel))
+    for line in curator_only_lines(rel.curator_only):
+        print(line)
+    for line in rel.diagnostics.get("dp_domain", {}).get("warnings", []):
+        print(f"warning: {line}", file=sys.stderr)
     if args.no_book:
         print(_unaccounted_line(rel))
     else:
@@ -268,6 +276,35 @@ def _dp_bins_options(args) -> dict:
     out = {"dp_bins": specs} if specs else {}
     if getattr(args, "bins_share", None) is not None:
         out["bins_share"] = args.bins_share
+    return out
+
+
+def curator_only_lines(curator_only: dict) -> list[str]:
+    """The records clamped into end bins or recoded, per column: for the curator's eyes (NOT DP)."""
+    lines = []
+    clamped = curator_only.get("clamped_records") or {}
+    if clamped:
+        lines.append("curator-only, NOT DP: records clamped into the end bins: "
+                     + ", ".join(f"{c} {n:,}" for c, n in clamped.items()))
+    for col, what in (curator_only.get("recoded") or {}).items():
+        parts = [f"{n:,} {k.replace('_', ' ')}" for k, n in what.items() if n]
+        if parts:
+            lines.append(f"curator-only, NOT DP: '{col}': " + ", ".join(parts))
+    return lines
+
+
+def _dp_domain_options(args) -> dict:
+    """--dp-domain [--domain-share S] as synthesize's domain="dp" / domain_share (refused beside --domain)."""
+    if not getattr(args, "dp_domain", False):
+        if getattr(args, "domain_share", None) is not None:
+            raise OptionError("--domain-share is the share of ε for --dp-domain; give --dp-domain too, or drop it")
+        return {}
+    if getattr(args, "domain", None):
+        raise OptionError("--dp-domain finds the domain privately; drop --domain (a declared domain), or drop "
+                          "--dp-domain")
+    out: dict = {"domain": "dp"}
+    if args.domain_share is not None:
+        out["domain_share"] = args.domain_share
     return out
 
 
@@ -460,6 +497,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "(repeatable; docs/methods/dp-quantiles.md)")
     s.add_argument("--bins-share", dest="bins_share", type=_float_text,
                    help="share of ε spent on --dp-bins edges (default 0.1)")
+    s.add_argument("--dp-domain", dest="dp_domain", action="store_true",
+                   help="declare nothing: find every column's bounds, bins and levels with DP inside the release "
+                        "(text columns need --delta); the curator-only counts of clamped records go to "
+                        "--private-manifest")
+    s.add_argument("--domain-share", dest="domain_share", type=_float_text,
+                   help="share of ε spent on --dp-domain (default 0.1, strictly between 0 and 1)")
     s.add_argument("--engine", choices=("pandas", "duckdb", "spark"),
                    help="where records are counted: pandas (in memory; default up to 256 MB) | duckdb (larger than "
                         "memory; default above 256 MB) | spark")

@@ -12,7 +12,8 @@ a table read by :mod:`dpcore.data.io`:
 * A categorical attribute maps the column's key (``dpcore.data.domain._key``: the integer's
   digits, a float's value, the text itself, True/False) to its level's code; a numeric
   attribute cuts the float value at the edges: bin i holds ``e_i <= x < e_{i+1}``, the
-  last bin also holds its upper edge. Missing is the NA code when the attribute has one.
+  last bin also holds its upper edge, and a number outside the edges is clamped into the first
+  or last bin. Missing is the NA code when the attribute has one.
 * A value the domain does not cover gets code -1, a missing value without an NA level
   code -2: the caller refuses both, naming the column and the value
   (:func:`offending_query`), as ``Attribute.encode`` does.
@@ -174,9 +175,9 @@ def code_expression(a: Attribute, col: Column, d: Dialect) -> str:
     if a.kind == "numeric":
         x = col.number(d)
         e = [float(v) for v in a.edges]
-        # NULL: present but not a plain number; NaN compares above every edge in both engines
-        parts.append(f"WHEN ({x}) IS NULL OR NOT (({x}) >= {double_literal(e[0])} AND ({x}) <= "
-                     f"{double_literal(e[-1])}) THEN {OUTSIDE}")
+        # NULL: present but not a plain number (refused); a number outside the edges is clamped into the end
+        # bins, as Attribute.encode does (NaN is missing here: Column.present)
+        parts.append(f"WHEN ({x}) IS NULL THEN {OUTSIDE}")
         parts += [f"WHEN ({x}) < {double_literal(hi)} THEN {i}" for i, hi in enumerate(e[1:-1])]
         parts.append(f"ELSE {len(e) - 2}")
         return "CASE " + " ".join(parts) + " END"

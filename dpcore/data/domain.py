@@ -18,7 +18,10 @@ until the curator writes the origin (docs/privacy-model.md#what-is-public).
 
 Encoding maps each record to a tuple of integer codes, one per attribute; a
 missing value is its own last level ("NA") when the attribute has ``na=True``.
-Numeric attributes are cut into bins ``[e0,e1), [e1,e2), ..., [e_{k-1}, e_k]``.
+Numeric attributes are cut into bins ``[e0,e1), [e1,e2), ..., [e_{k-1}, e_k]``; a value below e0
+or above e_k is clamped into the first or last bin (as OpenDP's clamp does: each record is mapped
+on its own, so a release's guarantee is unchanged) and counted for the curator
+(:meth:`Domain.clamped_counts`, NOT DP, never published).
 """
 from __future__ import annotations
 
@@ -37,6 +40,9 @@ from dpcore.errors import DomainError, InputError
 NA_LEVEL = "NA"
 INFERRED = "inferred from data — confirm before release"
 DECLARED = "declared public by the curator"
+#: The source of a domain found inside a release with differential privacy (``synthesize(domain="dp")``):
+#: public as a DP output of that release, charged to its ledger.
+DP_FOUND = "found with differential privacy inside the release (its ledger's \"DP domain\" group)"
 FORMAT = "dpcore-domain/1"
 
 DEFAULT_MAX_LEVELS = 200
@@ -48,18 +54,21 @@ DEFAULT_NUMERIC_BINS = 10
 DECLARED_EDGES = "declared"          # edges the curator gave
 PUBLIC_BOUNDS = "public_bounds"      # equal-width bins over bounds the curator gave
 DP_QUANTILES = "dp_quantiles"        # DP quantiles over public bounds, computed in the release (its ε)
+DP_BOUNDS = "dp_bounds"              # DP bounds, then DP quantiles (or whole-number bins) over them, in the release
 DATA_RANGE = "data_range"            # equal-width bins over the data's own min and max: NOT public
 UNSTATED = "unstated"                # a domain file from before origins were recorded: not known to be public
 EDGE_ORIGINS = {
     DECLARED_EDGES: "public edges declared by the curator",
     PUBLIC_BOUNDS: "equal-width bins over public bounds declared by the curator",
     DP_QUANTILES: "differentially private quantiles over public bounds, charged to the release",
+    DP_BOUNDS: "differentially private bounds, then DP quantiles or whole-number bins over them, charged to the "
+               "release",
     DATA_RANGE: "equal-width bins over the data's own min and max: read from the data, NOT public (NOT DP)",
     UNSTATED: "not stated (a domain file written before dpcore recorded where bin edges came from): "
               "NOT public (NOT DP)",
 }
 #: The origins a declared domain may hold: nothing in them was read from the data.
-PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS, DP_QUANTILES})
+PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS, DP_QUANTILES, DP_BOUNDS})
 
 
 def _key(value: Any) -> str:
@@ -257,7 +266,10 @@ class Attribute:
 
     # -- encoding -------------------------------------------------------------------
     def encode(self, s: pd.Series) -> np.ndarray:
-        """Integer codes of a column; raises :class:`DomainError` for a value the domain does not cover."""
+        """Integer codes of a column. A numeric value outside the edges is clamped into the first or
+        last bin (as OpenDP's clamp; :meth:`clamped_count` counts them for the curator); a categorical
+        value the declared levels do not list, or non-numeric text in a numeric column, raises
+        :class:`DomainError`."""
         missing = s.isna().to_numpy()
         codes = np.empty(len(s), dtype=np.int64)
         if missing.any():
@@ -274,16 +286,9 @@ class Attribute:
             except (ValueError, TypeError):
                 raise DomainError(f"column '{self.name}' is declared numeric but holds non-numeric values; fix the "
                                   "data or declare it categorical") from None
-            e = np.asarray(self.edges)
-            c = np.searchsorted(e, x, side="right") - 1
-            c[x == e[-1]] = len(e) - 2
-            bad = (c < 0) | (c > len(e) - 2) | ~np.isfinite(x)
-            if bad.any():
-                raise DomainError(
-                    f"column '{self.name}' has value {float(x[bad][0]):g} outside its declared bin edges "
-                    f"[{e[0]:g}, {e[-1]:g}]; widen the edges in the domain file"
-                )
-            codes[present] = c
+            # clamped into the end bins, as OpenDP's clamp does (counted for the curator: clamped_count)
+            codes[present] = np.clip(np.searchsorted(np.asarray(self.edges), x, side="right") - 1, 0,
+                                     len(self.edges) - 2)
             return codes
         if _dtype_kind(str(s.dtype)) in "OU" and all(isinstance(v, str) for v in self.levels):
             # fast path for text columns: look the values up directly, no per-value key conversion
@@ -301,6 +306,16 @@ class Attribute:
             )
         codes[present] = c
         return codes
+
+    def clamped_count(self, s: pd.Series) -> int:
+        """How many present values of a numeric column lie outside [first edge, last edge] (±inf
+        included): :meth:`encode` clamps them into the end bins. CURATOR-ONLY, NOT DP (a count of
+        raw records); never written to a published manifest. 0 for a categorical attribute."""
+        if self.kind != "numeric":
+            return 0
+        x = pd.to_numeric(s[s.notna()], errors="coerce").to_numpy(dtype=float)
+        x = x[~np.isnan(x)]
+        return int(((x < self.edges[0]) | (x > self.edges[-1])).sum())
 
     def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
         """Values for codes. Numeric values are drawn uniformly inside their bin.
@@ -456,7 +471,7 @@ class Domain:
     def inferred(self) -> bool:
         """True unless the curator declared the domain AND every bin edge is public: a
         domain holding edges read from the data is never treated as declared."""
-        return self.source != DECLARED or bool(self.not_public)
+        return self.source not in (DECLARED, DP_FOUND) or bool(self.not_public)
 
     @property
     def not_public(self) -> tuple[Attribute, ...]:
@@ -500,7 +515,8 @@ class Domain:
     def encode(self, df: pd.DataFrame) -> np.ndarray:
         """(n, p) int64 codes of ``df``'s columns in domain order.
 
-        Raises :class:`DomainError` naming the first column the domain does not cover.
+        Raises :class:`DomainError` naming the first column the domain does not cover (numeric
+        values outside the edges are clamped, not refused: :meth:`clamped_counts`).
         """
         extra = [c for c in df.columns if c not in self.names]
         if extra:
@@ -515,6 +531,13 @@ class Domain:
         for j, a in enumerate(self.attributes):
             out[:, j] = a.encode(df[a.name])
         return out
+
+    def clamped_counts(self, df: pd.DataFrame) -> dict[str, int]:
+        """Records clamped into an end bin per numeric column (only columns with any): CURATOR-ONLY,
+        NOT DP; see :meth:`Attribute.clamped_count`."""
+        counts = {a.name: a.clamped_count(df[a.name]) for a in self.attributes
+                  if a.kind == "numeric" and a.name in df.columns}
+        return {k: v for k, v in counts.items() if v}
 
     def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.DataFrame:
         """A DataFrame with the original columns and dtypes from (n, p) codes."""
@@ -543,11 +566,12 @@ class Domain:
             src = d.get("source", DECLARED)
             if not isinstance(src, str):
                 raise DomainError(f"domain file: \"source\" must be a string; got {_short(src)}")
-            declared = src.strip().lower() in (DECLARED, "declared")
+            declared = src.strip().lower() in (DECLARED, "declared") or src == DP_FOUND
             if not declared and src != INFERRED:
                 raise DomainError(f"domain file: \"source\" must be \"declared\" (reviewed by the curator) or "
                                   f"\"{INFERRED}\"; got {_short(src)}")
-        return cls(attrs, DECLARED if declared else INFERRED)
+        found = declared and d.get("source") == DP_FOUND  # a released DP domain read back stays what it is
+        return cls(attrs, DP_FOUND if found else DECLARED if declared else INFERRED)
 
     @classmethod
     def from_json(cls, text: str, declared: bool | None = None) -> Domain:
@@ -724,7 +748,7 @@ def infer_domain(
                               "mark them missing, then try again")
         if name in numeric:
             a = numeric_spec_attribute(name, numeric[name], numeric_bins, has_na, dtype)
-            a.encode(s)  # fail early, naming the value outside the edges
+            a.encode(s)  # fail early on non-numeric text (values outside the edges are clamped)
             attrs.append(a)
             continue
         keys = pd.unique(_series_keys(s))

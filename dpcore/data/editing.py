@@ -278,7 +278,10 @@ def replace_attribute(dom: Domain, attr: Attribute) -> Domain:
 
 def check_edit(dom: Domain, data: pd.DataFrame, recodes: Mapping[str, Recode] | None = None) -> None:
     """Raise :class:`DomainError` (naming the column and value) unless the edited domain
-    covers the data once the recodes are applied."""
+    covers the data once the recodes are applied: a categorical value outside the levels, a
+    missing value without NA, text in a numeric column. Numbers outside the edges are clamped
+    into the end bins, not refused (:meth:`dpcore.data.domain.Domain.clamped_counts` counts them
+    for the curator)."""
     dom.encode(apply_recodes(data, recodes)[dom.names])
 
 

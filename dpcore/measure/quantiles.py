@@ -33,12 +33,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.data.domain import DP_QUANTILES, Domain, _dtype_kind, numeric_attribute
+from dpcore.data.domain import DP_BOUNDS, DP_QUANTILES, Domain, _dtype_kind, numeric_attribute
 from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.measure.bounds import dp_bounds
 from dpcore.privacy.definitions import PureDP
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities
+from dpcore.privacy.neighbours import Neighbours
 
 #: |Δu| of the rank utility under add/remove and replace (see the module docstring).
 RANK_SENSITIVITY = 1.0
@@ -49,6 +51,8 @@ MAX_GRID = 1 << 16
 #: Share of ε spent on DP bin edges when ``dp_bins`` is given and ``bins_share`` is not.
 DEFAULT_BINS_SHARE = 0.1
 MAX_DP_BINS = 200
+#: Share of an attribute's budget spent on its DP bounds when it has no public ones (the rest: its quantiles).
+BOUNDS_FRACTION = 0.3
 
 
 def candidate_grid(lower: float, upper: float, *, integer: bool = False, grid: int | None = None) -> np.ndarray:
@@ -110,33 +114,38 @@ def dp_quantile(values, q: float, candidates: np.ndarray, epsilon: float, rng: n
 
 @dataclass(frozen=True)
 class BinSpec:
-    """Public inputs of one attribute's DP bins: k bins over [lower, upper]."""
+    """Public inputs of one attribute's DP bins: k bins over [lower, upper]; no bounds (both None):
+    the release finds them with DP first (:func:`dpcore.measure.bounds.dp_bounds`)."""
 
     bins: int
-    lower: float
-    upper: float
+    lower: float | None
+    upper: float | None
     grid: int | None = None
 
     @classmethod
     def parse(cls, name: str, spec: Any) -> BinSpec:
         if not isinstance(spec, Mapping):
-            raise OptionError(f"dp_bins['{name}'] must be a dict like {{\"bins\": 5, \"lower\": 0, \"upper\": 100}}; "
-                              f"got {spec!r}")
+            raise OptionError(f"dp_bins['{name}'] must be a dict like {{\"bins\": 5, \"lower\": 0, \"upper\": 100}} "
+                              f"(or {{\"bins\": 5}} to find the bounds privately); got {spec!r}")
         unknown = sorted(set(spec) - {"bins", "lower", "upper", "grid"})
         if unknown:
             raise OptionError(f"dp_bins['{name}']: unknown key(s) {', '.join(map(repr, unknown))}; "
                               "allowed: bins, lower, upper, grid")
-        missing = [k for k in ("bins", "lower", "upper") if k not in spec]
-        if missing:
-            raise OptionError(f"dp_bins['{name}'] needs {', '.join(missing)} (public bounds and the number of bins)")
+        if "bins" not in spec:
+            raise OptionError(f"dp_bins['{name}'] needs bins (the number of bins)")
+        if ("lower" in spec) != ("upper" in spec):
+            raise OptionError(f"dp_bins['{name}'] needs both lower and upper (public bounds), or neither (then the "
+                              "bounds are found privately)")
         bins = whole_number(f"dp_bins['{name}'] bins", spec["bins"], 2, MAX_DP_BINS)
+        grid = spec.get("grid")
+        if grid is not None:
+            grid = whole_number(f"dp_bins['{name}'] grid", grid, 2, MAX_GRID)
+        if "lower" not in spec:
+            return cls(bins, None, None, grid)
         lo = real_number(f"dp_bins['{name}'] lower", spec["lower"])
         hi = real_number(f"dp_bins['{name}'] upper", spec["upper"])
         if not hi > lo:
             raise OptionError(f"dp_bins['{name}']: lower ({lo:g}) must be below upper ({hi:g})")
-        grid = spec.get("grid")
-        if grid is not None:
-            grid = whole_number(f"dp_bins['{name}'] grid", grid, 2, MAX_GRID)
         return cls(bins, lo, hi, grid)
 
 
@@ -165,8 +174,37 @@ def check_dp_bins(dp_bins, bins_share) -> tuple[dict[str, BinSpec], float]:
     return specs, share
 
 
+def quantile_edges(vals: np.ndarray, lower: float, upper: float, bins: int, budget: float, rng: np.random.Generator,
+                   group: Ledger, name: str, neighbours_label: str, definition=PureDP(), *, integer: bool = False,
+                   grid: int | None = None, tails: float | None = None) -> tuple[tuple[float, ...], int]:
+    """Edges over [lower, upper]: k-1 exponential-mechanism quantiles, each at budget/(k-1) (ε, or ρ
+    under zCDP) charged to ``group``; sorted with repeats dropped. With ``tails`` (DP bounds, which are
+    loose: powers of two), the tails- and (1 − tails)-quantiles are measured too, at the same share
+    each, and replace [lower, upper] as the outer edges. A range too narrow for any candidate gives the
+    one bin [lower, upper] and spends nothing. Returns (edges, grid points)."""
+    cands = candidate_grid(lower, upper, integer=integer, grid=grid)
+    if len(cands) == 0:
+        return (float(lower), float(upper)), 0
+    probs = [j / bins for j in range(1, bins)]
+    if tails is not None:
+        probs = [tails, *probs, 1.0 - tails]
+    eps_q = budget / len(probs)
+    mech = definition.selection(eps_q, RANK_SENSITIVITY)  # ε, or ρ under zCDP (ε = √(8ρ))
+    inner = []
+    for q in probs:
+        quantile = Measurement(
+            f"{q:.4g}-quantile", mech, RANK_SENSITIVITY, f"non-missing values of '{name}'", neighbours_label,
+            sampler=EXACT_SAMPLER,
+            note=f"rank utility over {len(cands)} public grid points in [{lower:g}, {upper:g}]")
+        inner.append(float(cands[quantile.select(group, rank_utility(vals, cands, q), rng)]))
+    if tails is not None:
+        edges = np.unique(inner)
+        return (tuple(float(x) for x in edges) if len(edges) >= 2 else (float(lower), float(upper))), int(len(cands))
+    return tuple(float(x) for x in np.unique([lower, *inner, upper])), int(len(cands))
+
+
 def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec], epsilon: float,
-                  rng: np.random.Generator, ledger: Ledger, neighbours_label: str,
+                  rng: np.random.Generator, ledger: Ledger, neighbours: Neighbours,
                   definition=PureDP()) -> tuple[Domain, dict]:
     """The domain with DP edges for the attributes in ``specs``, and the manifest record.
 
@@ -174,7 +212,9 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
     an attribute over its k-1 quantiles; every quantile is charged to ``ledger``.
     The other attributes, the NA setting and the domain's source are kept as declared; the
     new edges are marked ``origin="dp_quantiles"`` (public bounds, DP edges), replacing
-    whatever edges the attribute had, data-range placeholders included.
+    whatever edges the attribute had, data-range placeholders included. A spec without bounds
+    first finds them with :func:`dpcore.measure.bounds.dp_bounds` (:data:`BOUNDS_FRACTION` of the
+    attribute's share); its edges are then marked ``origin="dp_bounds"``.
     """
     if not specs:
         return dom, {}
@@ -191,30 +231,24 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
         if _dtype_kind(dtype) not in "iuf":
             raise OptionError(f"dp_bins['{name}']: the column is not numeric (type {dtype}); DP bins are for numbers")
         integer = _dtype_kind(dtype) in "iu"
-        cands = candidate_grid(spec.lower, spec.upper, integer=integer, grid=spec.grid)
-        eps_q = eps_attr / (spec.bins - 1)
-        mech = definition.selection(eps_q, RANK_SENSITIVITY)  # ε, or ρ under zCDP (ε = √(8ρ))
         g = group.group(f"'{name}'")
-        vals = _values(col)
-        inner = []
-        for j in range(1, spec.bins):
-            q = j / spec.bins
-            quantile = Measurement(
-                f"{q:.4g}-quantile", mech, RANK_SENSITIVITY, f"non-missing values of '{name}'", neighbours_label,
-                sampler=EXACT_SAMPLER,
-                note=f"rank utility over {len(cands)} public grid points in [{spec.lower:g}, {spec.upper:g}]")
-            inner.append(float(cands[quantile.select(g, rank_utility(vals, cands, q), rng)]))
-        edges = tuple(float(x) for x in np.unique([spec.lower, *inner, spec.upper]))
+        lower, upper, eps_q_total, found = spec.lower, spec.upper, eps_attr, None
+        if spec.lower is None:  # no public bounds: a DP range finder first, with part of the attribute's share
+            found = dp_bounds(col, integer, BOUNDS_FRACTION * eps_attr, rng, g, neighbours, definition, name)
+            lower, upper, eps_q_total = found.lower, found.upper, (1 - BOUNDS_FRACTION) * eps_attr
+        edges, n_cands = quantile_edges(_values(col), lower, upper, spec.bins, eps_q_total, rng, g, name,
+                                        neighbours.label, definition, integer=integer, grid=spec.grid)
         old = dom[name] if name in dom.names else None
         na = old.na if old is not None else bool(col.isna().any())
-        new = numeric_attribute(name, edges, na=na, dtype=dtype, origin=DP_QUANTILES)
+        new = numeric_attribute(name, edges, na=na, dtype=dtype, origin=DP_BOUNDS if found else DP_QUANTILES)
         if old is not None:
             attrs[dom.index(name)] = new
         else:
             raise OptionError(f"dp_bins['{name}']: the column is not in the domain; add it to the domain first")
         record[name] = {
             "edges": list(edges), "bins_requested": spec.bins, "bins": len(edges) - 1,
-            "lower": spec.lower, "upper": spec.upper, "grid_points": int(len(cands)),
+            "lower": lower, "upper": upper, "grid_points": n_cands,
+            **({"bounds": "differentially private (docs/methods/dp-domain.md)"} if found else {}),
             ("epsilon" if definition.name == "pure" else "rho"): eps_attr,
             "derived": "differentially private: exponential-mechanism quantiles (Smith 2011) over public bounds, "
                        "charged to this release's ledger (docs/methods/dp-quantiles.md)",

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.data.domain import DECLARED, EDGE_ORIGINS, Domain
+from dpcore.data.domain import DECLARED, DP_FOUND, EDGE_ORIGINS, Domain
 from dpcore.errors import InputError, ResourceError
 
 #: Okabe & Ito (2008) colour-blind safe palette; black first, for the original data.
@@ -359,7 +359,9 @@ def _ledger_section(manifest: Mapping) -> list[str]:
 def _spent(record: Mapping) -> str:
     """What DP bin edges cost, in the release's own unit: ε under pure DP, ρ under zCDP (an (ε, δ)
     release records its shares in ρ, since its ledger composes in ρ)."""
-    return f"ε = {record['epsilon']:.4g}" if "epsilon" in record else f"ρ = {record['rho']:.4g}"
+    if "epsilon" in record:
+        return f"ε = {record['epsilon']:.4g}"
+    return f"ρ = {record['rho']:.4g}" if "rho" in record else "its cost in the ledger"
 
 
 def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[str]:
@@ -372,11 +374,13 @@ def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[s
         if a.kind == "numeric":
             src = (f"DP-derived: exponential-mechanism quantiles, {_spent(dp_edges[a.name])}"
                    if a.name in dp_edges else EDGE_ORIGINS[a.origin] if not a.edges_public
-                   else EDGE_ORIGINS[a.origin] if dom.source == DECLARED
+                   else EDGE_ORIGINS[a.origin] if dom.source in (DECLARED, DP_FOUND)
                    else "inferred domain, not declared (NOT DP)")
             vals = ", ".join(f"{e:g}" for e in a.edges)
         else:
-            src = "declared public" if dom.source == DECLARED else "inferred from data (NOT DP)"
+            src = ("declared public" if dom.source == DECLARED else
+                   "found with DP in the release (DP levels, or true/false from the column's type)"
+                   if dom.source == DP_FOUND else "inferred from data (NOT DP)")
             vals = ", ".join(a.labels[:15]) + (" …" if a.size > 15 else "")
         rows.append({"attribute": a.name, "kind": a.kind, "levels": a.size, "NA level": a.na,
                      "levels / bin edges": vals, "source": src})

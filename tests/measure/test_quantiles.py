@@ -190,7 +190,7 @@ def test_dp_bins_integer_edges_keep_a_whole_number_in_every_bin():
 @pytest.mark.parametrize("kw, match", [
     ({"dp_bins": {"age": {"bins": 5, "lower": 10, "upper": 0}}}, "lower"),
     ({"dp_bins": {"age": {"bins": 1, "lower": 0, "upper": 100}}}, "bins"),
-    ({"dp_bins": {"age": {"bins": 5, "upper": 100}}}, "needs lower"),
+    ({"dp_bins": {"age": {"bins": 5, "upper": 100}}}, "needs both lower and upper"),
     ({"dp_bins": {"age": {"bins": 5, "lower": 0, "upper": 100, "step": 2}}}, "unknown key"),
     ({"dp_bins": {"nope": {"bins": 5, "lower": 0, "upper": 100}}}, "nope"),
     ({"dp_bins": {"sex": {"bins": 5, "lower": 0, "upper": 100}}}, "not numeric"),

@@ -1,0 +1,183 @@
+"""DP bounds of a numeric column: a noisy histogram over public log-scale bins, thresholded.
+
+The range finder of smartnoise-synth's approximate bounds, with the exact samplers of the privacy
+layer. The bins are PUBLIC and fixed before any data is read: the signed powers of two
+
+    ... [-4, -2), [-2, -1), ..., [-2^-K, 0), [0, 2^-K), ..., [1, 2), [2, 4), ...
+
+for magnitudes 2^-K … 2^K_MAX (:data:`MIN_EXPONENT`, :data:`MAX_EXPONENT`; a magnitude beyond
+either end goes to the end bin on its side, so every value has exactly one bin), plus one bin for
+a missing value. Whole-number columns use the bin [0, 1) for zero and magnitudes from 1 up to
+2^52 (:data:`MAX_WHOLE_EXPONENT`: their bounds stay within ±2^53, where whole numbers are exact).
+
+Privacy: the histogram of one column over these bins has L1 and L2 sensitivity 1 under
+add/remove (one record is in one bin) and L1 2, L2 √2 under replace; every bin, empty or not,
+gets noise from the release's definition (discrete Laplace under pure ε, discrete Gaussian under
+zCDP) through one :class:`~dpcore.privacy.measurement.Measurement` charged to the release's
+ledger. The bounds are post-processing of the noisy counts: the lower edge of the lowest bin
+and the upper edge of the highest bin whose noisy count reaches the threshold
+τ = the noise's (1 − β/bins) quantile bound (a function of the public scale and bin count
+only). Proof and audit: docs/methods/dp-domain.md.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpcore.errors import OptionError
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
+from dpcore.privacy.neighbours import Neighbours
+
+#: Smallest magnitude exponent with its own bin (2^-10 ≈ 0.001); smaller magnitudes share the zero bins.
+MIN_EXPONENT = -10
+#: Largest magnitude exponent (2^62 ≈ 4.6e18); larger magnitudes share the end bins.
+MAX_EXPONENT = 62
+#: ... for whole numbers: 2^52, so the widened end bins stop at ±2^53, where whole numbers are still exact
+MAX_WHOLE_EXPONENT = 52
+#: Chance that some empty bin passes the threshold (the bounds then widen to that bin).
+FALSE_BIN_PROBABILITY = 1e-3
+
+
+@dataclass(frozen=True)
+class LogBins:
+    """The public bins: ``edges`` (ascending, the histogram's bin i is [edges[i], edges[i+1])),
+    the NA bin last. Depends on the column's kind (whole numbers or not) only."""
+
+    edges: np.ndarray
+    integer: bool
+
+    @classmethod
+    def for_kind(cls, integer: bool) -> LogBins:
+        top = MAX_WHOLE_EXPONENT if integer else MAX_EXPONENT
+        mags = [2.0 ** k for k in range(0 if integer else MIN_EXPONENT, top + 1)]
+        return cls(np.asarray([-m for m in reversed(mags)] + [0.0] + mags), integer)
+
+    @property
+    def value_bins(self) -> int:
+        return len(self.edges) + 1  # below the first edge, between edges, above the last (ends widened)
+
+    @property
+    def size(self) -> int:
+        return self.value_bins + 1  # and NA
+
+    def index(self, values: pd.Series) -> np.ndarray:
+        """Each record's bin: 0 below edges[0], i for [edges[i-1], edges[i]), last value bin above,
+        NA last. A deterministic function of the one record."""
+        missing = values.isna().to_numpy()
+        x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+        out = np.searchsorted(self.edges, np.where(missing, 0.0, x), side="right")
+        out[missing] = self.value_bins
+        return out
+
+    def interval(self, i: int) -> tuple[float, float]:
+        """[lower, upper] of value bin i (its ends widened to the next power of two beyond the grid)."""
+        e = self.edges
+        lo = e[i - 1] if i >= 1 else 2.0 * e[0]
+        hi = e[i] if i < len(e) else 2.0 * e[-1]
+        return float(lo), float(hi)
+
+
+def threshold(mechanism, bins: int, beta: float = FALSE_BIN_PROBABILITY) -> float:
+    """τ with P(some of ``bins`` empty bins has noise ≥ τ) ≤ β, from the noise's tail bound:
+    discrete Laplace P(Z ≥ t) ≤ e^{-t/s}; discrete Gaussian P(Z ≥ t) ≤ e^{-t²/(2σ²)} (Canonne,
+    Kamath & Steinke 2020, Cor. 9). Public: the scale and the bin count only."""
+    tail = math.log(bins / beta)
+    if getattr(mechanism, "norm", "l1") == "l2":
+        return mechanism.scale * math.sqrt(2.0 * tail)
+    return mechanism.scale * tail
+
+
+@dataclass(frozen=True)
+class FoundBounds:
+    """What the range finder releases: [lower, upper], whether the NA bin passed, and how."""
+
+    lower: float
+    upper: float
+    na: bool
+    threshold: float
+    fallback: bool  # no value bin passed: the bin of the largest noisy count was taken
+    total: float = 0.0  # the noisy counts' sum: a DP estimate of the records (post-processing)
+
+    def to_dict(self) -> dict:
+        return {"lower": self.lower, "upper": self.upper, "na": self.na, "threshold": self.threshold,
+                "fallback": self.fallback}
+
+
+def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float) -> FoundBounds:
+    """Post-processing: the range of the bins whose noisy count reaches τ (or of the largest one)."""
+    values = np.asarray(noisy[:bins.value_bins], dtype=float)
+    passed = np.flatnonzero(values >= tau)
+    fallback = passed.size == 0
+    if fallback:
+        passed = np.array([int(np.argmax(values))])
+    lower = bins.interval(int(passed[0]))[0]
+    upper = bins.interval(int(passed[-1]))[1]
+    if bins.integer and upper > lower + 1:
+        upper -= 1.0  # [2^k, 2^(k+1)) holds whole numbers up to 2^(k+1) - 1
+    return FoundBounds(lower, upper, bool(noisy[bins.value_bins] >= tau), float(tau), bool(fallback),
+                       float(np.sum(noisy)))
+
+
+def dp_bounds(values: pd.Series, integer: bool, budget: float, rng: np.random.Generator, ledger: Ledger,
+              neighbours: Neighbours, definition, name: str) -> FoundBounds:
+    """DP [lower, upper] (and whether NA is kept) of one column, spending ``budget`` (ε, or ρ under
+    zCDP) through one histogram measurement charged to ``ledger``. See the module docstring."""
+    if budget <= 0:
+        raise OptionError(f"column '{name}': no budget left for its DP bounds; raise the domain share")
+    bins = LogBins.for_kind(integer)
+    counts = np.bincount(bins.index(values), minlength=bins.size).astype(np.int64)
+    mech = definition.count_noise(budget, neighbours)
+    tau = threshold(mech, bins.size)
+    m = Measurement.counts(f"bounds of '{name}'", mech, neighbours, cells=bins.size,
+                           subset=f"values of '{name}'", sampler=EXACT_SAMPLER,
+                           note=f"noisy histogram over {bins.size} public signed power-of-two bins (and NA); "
+                                f"bounds = the range of bins with noisy count ≥ {tau:.4g}")
+    noisy = m.release(ledger, counts, rng)
+    return bounds_from_noisy(noisy, bins, tau)
+
+
+#: Equal-width bins of the refinement inside the first bounds (:func:`refine_bounds`).
+REFINE_BINS = 16
+
+
+def refine_threshold(budget: float, neighbours: Neighbours, definition) -> float:
+    """The threshold :func:`refine_bounds` would use at ``budget``: public (the budget and bin count)."""
+    return threshold(definition.count_noise(budget, neighbours), REFINE_BINS + 2)
+
+
+def refine_bounds(values: pd.Series, lower: float, upper: float, integer: bool, budget: float,
+                  rng: np.random.Generator, ledger: Ledger, neighbours: Neighbours, definition,
+                  name: str) -> tuple[float, float]:
+    """Tighter DP bounds inside [lower, upper] (powers of two are loose: years 1974–2018 give
+    [1024, 2047]): a second noisy histogram over :data:`REFINE_BINS` equal-width public bins of
+    the first bounds (public: a DP output) plus one bin below and one above, thresholded like the
+    first; the range of the bins that pass widened by one bin on each side, or [lower, upper] if
+    none does. Same privacy argument
+    as :func:`dp_bounds` (fixed bins given the first output; adaptive sequential composition)."""
+    step = (upper - lower) / REFINE_BINS
+    if integer:
+        step = max(1.0, math.ceil((upper - lower + 1) / REFINE_BINS))
+    inner = lower + step * np.arange(REFINE_BINS + 1)
+    x = pd.to_numeric(values[values.notna()], errors="coerce").to_numpy(dtype=float)
+    counts = np.bincount(np.searchsorted(inner, x[~np.isnan(x)], side="right"),
+                         minlength=len(inner) + 1).astype(np.int64)
+    mech = definition.count_noise(budget, neighbours)
+    tau = threshold(mech, len(counts))
+    m = Measurement.counts(f"refined bounds of '{name}'", mech, neighbours, cells=len(counts),
+                           subset=f"non-missing values of '{name}'", sampler=EXACT_SAMPLER,
+                           note=f"noisy histogram over {REFINE_BINS} equal-width public bins of the first DP bounds; "
+                                f"bounds = the range of bins with noisy count ≥ {tau:.4g}")
+    noisy = m.release(ledger, counts, rng)
+    passed = np.flatnonzero(noisy[1:-1] >= tau)  # the bins inside [lower, upper)
+    if passed.size == 0:
+        return lower, upper
+    # one bin of margin on each side: a tail bin just under τ is kept rather than clamped
+    first, last = max(0, passed[0] - 1), min(REFINE_BINS - 1, passed[-1] + 1)
+    lo = float(inner[first])
+    hi = float(inner[last + 1]) - (1.0 if integer else 0.0)
+    lo, hi = max(lo, lower), min(hi, upper)
+    return (lo, hi) if hi > lo else (lower, upper)

@@ -1,0 +1,203 @@
+"""A release with nothing declared: every column's domain found with DP inside the release.
+
+``dpcore.synthesize(df, ..., domain="dp")``. What is public before the data is read: the column
+names and their types (numbers, true/false, text), never a value. Then, with ``domain_share`` of the
+release's budget (default 10%, split evenly over the columns that spend), charged to the release's
+ledger in its own group "DP domain":
+
+* a numeric column: DP bounds (:func:`dpcore.measure.bounds.dp_bounds`, :data:`BOUNDS_SHARE` of its
+  share), refined inside on tables large enough for it (:func:`dpcore.measure.bounds.refine_bounds`,
+  :data:`REFINE_SHARE`), then DP
+  quantile edges over them (:func:`dpcore.measure.quantiles.quantile_edges`, the rest); a whole-number
+  column whose DP range holds at most :data:`MAX_WHOLE_BINS` numbers gets one bin per number instead,
+  and its quantile share goes back to the synthetic sets;
+* a true/false column: the levels False and True (public from the type; nothing spent);
+* a text column: DP levels (:func:`dpcore.measure.levels.dp_levels`; (ε, δ) only) and "other".
+
+Values outside the DP bounds are clamped into the end bins, values outside the DP levels become
+"other", and missing values whose "missing" bin did not pass are recoded too; how many records
+each change touched is CURATOR-ONLY (NOT DP), never published. Proofs: docs/methods/dp-domain.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpcore.data.domain import (
+    DEFAULT_NUMERIC_BINS,
+    DP_BOUNDS,
+    DP_FOUND,
+    Attribute,
+    Domain,
+    _dtype_kind,
+    check_table,
+    numeric_attribute,
+)
+from dpcore.errors import DomainError, OptionError, real_number
+from dpcore.measure.bounds import REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
+from dpcore.measure.levels import dp_levels
+from dpcore.measure.quantiles import quantile_edges
+from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.neighbours import Neighbours
+from dpcore.privacy.zcdp import check_delta
+
+#: Default share of the release's budget spent on finding the domain (``domain_share``).
+DEFAULT_DOMAIN_SHARE = 0.1
+#: Share of the release's δ spent on the thresholds of DP levels (the rest converts ρ to (ε, δ)).
+LEVELS_DELTA_SHARE = 0.5
+#: A whole-number column whose DP range holds at most this many numbers gets one bin per number.
+MAX_WHOLE_BINS = 32
+#: A numeric column's share: its DP bounds (powers of two), their refinement, and (the rest) its quantile edges.
+BOUNDS_SHARE, REFINE_SHARE = 0.25, 0.2
+NUMERIC, BOOLEAN, TEXT = "numeric", "boolean", "text"
+
+
+def check_share(share, name: str = "domain_share") -> float:
+    """The share of the budget spent on the domain: a number strictly between 0 and 1."""
+    return real_number(f"{name} (the share of ε spent on finding the domain privately)",
+                       DEFAULT_DOMAIN_SHARE if share is None else share, 0, 1, lo_open=True, hi_open=True)
+
+
+def column_kinds(data: pd.DataFrame) -> dict[str, str]:
+    """Each column's kind from its type alone (public; no value read): numeric, boolean or text."""
+    kinds = {}
+    for name in data.columns:
+        k = _dtype_kind(str(data[name].dtype))
+        if k == "b" or str(data[name].dtype) == "boolean":
+            kinds[str(name)] = BOOLEAN
+        elif k in "iuf":
+            kinds[str(name)] = NUMERIC
+        elif k in "OUS" or str(data[name].dtype) in ("string", "category"):
+            kinds[str(name)] = TEXT
+        else:
+            raise OptionError(f"column '{name}' has type {data[name].dtype}; domain=\"dp\" releases numbers, "
+                              "true/false and text: convert it or drop it")
+    return kinds
+
+
+@dataclass(frozen=True)
+class DomainPlan:
+    """What ``domain="dp"`` will do, decided from public facts only (types, δ, the share)."""
+
+    kinds: dict
+    share: float
+    levels_delta: float  # the part of δ spent on the levels' thresholds (0 without text columns)
+
+    @property
+    def spending(self) -> list[str]:
+        return [c for c, k in self.kinds.items() if k != BOOLEAN]
+
+    @property
+    def text_columns(self) -> list[str]:
+        return [c for c, k in self.kinds.items() if k == TEXT]
+
+
+def plan_dp_domain(data: pd.DataFrame, delta, share) -> DomainPlan:
+    """Check ``domain="dp"`` before anything is spent: refused for text columns under pure ε."""
+    share = check_share(share)  # the options first: a bad one costs no reading
+    check_table(data)
+    kinds = column_kinds(data)
+    text = [c for c, k in kinds.items() if k == TEXT]
+    if text and delta is None:
+        raise OptionError(f"domain=\"dp\" needs delta for text column(s) {', '.join(map(repr, text))}: releasing "
+                          "a set of levels read from the data needs δ > 0 (a pure-ε release would need the universe "
+                          "of levels to be public); give delta (e.g. 1e-9), or declare their levels")
+    return DomainPlan(kinds, share, LEVELS_DELTA_SHARE * check_delta(delta) if text else 0.0)
+
+
+def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: float, rng: np.random.Generator, ledger: Ledger,
+              neighbours: Neighbours, definition) -> tuple[Domain, dict, float]:
+    """The domain found with ``budget`` (a share of the release's ε or ρ): (domain, the manifest
+    record, what was actually charged). Every charge sits in the ledger group "DP domain"."""
+    group = ledger.group("DP domain")
+    per_column = budget / max(1, len(plan.spending))
+    delta_each = plan.levels_delta / max(1, len(plan.text_columns))
+    attrs: list[Attribute] = []
+    record: dict[str, dict] = {}
+    for name, kind in plan.kinds.items():
+        col = data[name]
+        dtype = str(col.dtype)
+        if kind == BOOLEAN:
+            attrs.append(Attribute(name, "categorical", (False, True), dtype == "boolean", None, dtype))
+            record[name] = {"levels": [False, True], "spent": 0.0, "derived": "public: the column's type"}
+            continue
+        g = group.group(f"'{name}'")
+        if kind == TEXT:
+            found = dp_levels(col, per_column, delta_each, rng, g, neighbours, definition, name)
+            attrs.append(Attribute(name, "categorical", (*found.levels, found.other), found.na, None, "object"))
+            record[name] = {**found.to_dict(), "delta": delta_each, "spent": g.spent}
+            continue
+        attr, rec = _numeric(col, name, per_column, rng, g, neighbours, definition)
+        attrs.append(attr)
+        record[name] = {**rec, "spent": g.spent}
+    if not attrs:
+        raise DomainError("the table has no columns to release")
+    return Domain(tuple(attrs), DP_FOUND), record, group.spent
+
+
+def fallback_warnings(record: dict) -> list[str]:
+    """One line per numeric column whose DP bounds histogram had no bin over its threshold (a DP fact, not
+    curator-only): its bounds are then the bin of the largest noisy count, most likely noise."""
+    return [f"column '{c}': no bin of its DP bounds passed the threshold (too few records for this share of ε), "
+            f"so its bounds {r['bounds']} are likely noise; raise domain_share or ε, declare its bounds, or drop it"
+            for c, r in record.items() if r.get("fallback")]
+
+
+def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neighbours: Neighbours,
+             definition) -> tuple[Attribute, dict]:
+    """DP bounds, then DP quantile edges (or one bin per whole number) for one numeric column."""
+    dtype = str(col.dtype)
+    integer = _dtype_kind(dtype) in "iu"
+    found = dp_bounds(col, integer, BOUNDS_SHARE * budget, rng, group, neighbours, definition, name)
+    lo, hi = found.lower, found.upper
+    edges_share = 1.0 - BOUNDS_SHARE
+    # refined only when an average refinement bin would pass its threshold, judged from the noisy total
+    # (post-processing): on smaller tables the refinement clamps tails (measured, bench/RESULTS.md)
+    refine = bool(REFINE_SHARE) and found.total / REFINE_BINS >= refine_threshold(REFINE_SHARE * budget,
+                                                                                   neighbours, definition)
+    if refine:
+        lo, hi = refine_bounds(col, lo, hi, integer, REFINE_SHARE * budget, rng, group, neighbours, definition, name)
+        edges_share -= REFINE_SHARE
+    if integer and hi - lo + 1 <= MAX_WHOLE_BINS:
+        # one bin per whole number; the last closed bin [hi, hi + 0.5] holds hi alone
+        edges = (*np.arange(lo, hi + 1, dtype=float).tolist(), hi + 0.5)
+        how = "one bin per whole number in the DP bounds"
+    else:
+        vals = pd.to_numeric(col[col.notna()], errors="coerce").to_numpy(dtype=float)
+        edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, edges_share * budget, rng, group, name,
+                                  neighbours.label, definition, integer=integer)
+        how = f"DP quantile edges ({DEFAULT_NUMERIC_BINS} bins asked) over the refined DP bounds"
+    attr = numeric_attribute(name, edges, na=found.na, dtype=dtype, origin=DP_BOUNDS)
+    return attr, {"bounds": [lo, hi], "first_bounds": [found.lower, found.upper], "refined": refine,
+                  "edges": list(attr.edges), "na": found.na, "threshold": found.threshold, "fallback": found.fallback,
+                  "bins": how}
+
+
+def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict]:
+    """The records as the found domain encodes them, and what was changed per column (CURATOR-ONLY,
+    NOT DP): text values outside the DP levels become "other"; missing values where "missing" did
+    not pass become "other" (text) or the lower bound (numbers). Each record is mapped on its own
+    (post-processing of the DP domain); the clamping of numbers is :meth:`Domain.encode`'s."""
+    out = data.copy()
+    changed: dict[str, dict] = {}
+    for a in dom.attributes:
+        s = out[a.name]
+        missing = s.isna()
+        if a.kind == "numeric":
+            if missing.any() and not a.na:
+                out[a.name] = s.fillna(a.edges[0])
+                changed[a.name] = {"missing_recoded": int(missing.sum())}
+            continue
+        if a.dtype != "object":
+            continue
+        other = a.levels[-1]
+        keep = s.astype(str).isin([str(v) for v in a.levels[:-1]]) & ~missing
+        moved = ~keep & (~missing | (missing & (not a.na)))
+        if moved.any():
+            out[a.name] = s.astype(object).where(~moved, other).where(~(missing & a.na), None)
+            out[a.name] = out[a.name].map(lambda v: v if v is None else str(v))
+            changed[a.name] = {"recoded_to_other": int((moved & ~missing).sum()),
+                               "missing_recoded": int((moved & missing).sum())}
+    return out, changed

@@ -1,0 +1,53 @@
+"""[numeric-columns]: `synth --dp-domain [--domain-share S]` and its one-line errors."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.cli.commands import main
+
+
+@pytest.fixture()
+def wages_csv(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 1500
+    df = pd.DataFrame({"exper": rng.integers(1, 19, n), "sex": rng.choice(["female", "male"], n),
+                       "wage": np.round(rng.lognormal(1.6, 0.45, n), 2)})
+    df.loc[0, "wage"] = 98765.4
+    path = tmp_path / "wages.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_synth_dp_domain_releases_labelled_dp(wages_csv, tmp_path, capsys):
+    out, private = tmp_path / "out", tmp_path / "private.json"
+    rc = main(["synth", str(wages_csv), "--out", str(out), "--dp-domain", "--epsilon", "1", "--delta", "1e-9",
+               "--seed", "3", "--method", "mst", "--private-manifest", str(private)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "DP: yes" in text and "curator-only, NOT DP: records clamped into the end bins: " in text
+    syn = pd.read_csv(out / "synthetic_1.csv")
+    assert syn["wage"].max() < 1000
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["dp"] and "DP domain" in [c["label"] for c in man["ledger"]["composition"]["children"]]
+    assert "curator_only_not_dp" not in man
+    assert json.loads(private.read_text())["curator_only_not_dp"]["clamped_records"]["wage"] >= 1
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--dp-domain", "--domain-share", "0"], "domain_share"),
+    (["--dp-domain", "--domain-share", "1"], "domain_share"),
+    (["--dp-domain", "--domain-share", "abc"], "'abc' is not a number"),
+    (["--domain-share", "0.1"], "give --dp-domain"),
+    (["--dp-domain"], "needs delta for text column"),
+    (["--dp-domain", "--delta", "1e-9", "--domain", "d.json"], "drop --domain"),
+    (["--dp-bins", "wage=10:5:3"], "lower"),
+    (["--dp-bins", "wage=a:5:3"], "numbers"),
+])
+def test_bad_dp_domain_input_is_one_line(wages_csv, tmp_path, capsys, args, match):
+    assert main(["synth", str(wages_csv), "--out", str(tmp_path / "o"), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and "\n" not in err and "Traceback" not in err
