@@ -12,7 +12,6 @@ from dpcore.data.domain import (
     DEFAULT_MAX_LEVELS,
     DEFAULT_NUMERIC_BINS,
     numeric_spec_attribute,
-    suggest_public_bounds,
 )
 from dpcore.data.editing import replace_attribute
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
@@ -234,11 +233,10 @@ with ui.guarded("numeric binning"):
                             numeric[col] = new
                             _use_numeric(numeric, col)
                 elif kind == BOUNDS:
-                    lo0, hi0 = (spec["bounds"] if isinstance(spec, dict)
-                                else suggest_public_bounds(df[col].min(), df[col].max()))
-                    lo = c2.number_input("lower bound", value=float(lo0), key=f"w_lo_{col}",
+                    lo0, hi0 = spec["bounds"] if isinstance(spec, dict) else (None, None)
+                    lo = c2.number_input("lower bound", value=lo0, key=f"w_lo_{col}",
                                          help="Public lower bound (values below it are refused, not clipped).")
-                    hi = c3.number_input("upper bound", value=float(hi0), key=f"w_hi_{col}",
+                    hi = c3.number_input("upper bound", value=hi0, key=f"w_hi_{col}",
                                          help="Public upper bound.")
                     k = c4.number_input("bins", min_value=1, max_value=200,
                                         value=int(spec.get("bins", DEFAULT_NUMERIC_BINS) if isinstance(spec, dict)
