@@ -28,7 +28,10 @@ from scipy import stats
 
 from dpcore.errors import InputError, OptionError
 
-__all__ = ["QUANTILES", "numeric_ranges", "column_fidelity", "numeric_fidelity"]
+__all__ = ["QUANTILES", "numeric_ranges", "column_fidelity", "numeric_fidelity", "bin_occupancy", "CROWDED_SHARE"]
+
+#: One bin holding more than this share of the records is worth a warning: the column says little.
+CROWDED_SHARE = 0.5
 
 #: The percentiles whose errors are reported.
 QUANTILES = (0.1, 0.5, 0.9)
@@ -120,3 +123,22 @@ def numeric_fidelity(orig: pd.DataFrame, syns: Sequence[pd.DataFrame], ranges: M
         columns[col] = {"lower": r["lower"], "upper": r["upper"], "from": r.get("from", "domain"), **means,
                         "per_set": per_set}
     return {"columns": columns, "regression": _regression(orig, list(syns), ranges, outcome, level)}
+
+
+def bin_occupancy(values: pd.Series, edges: Sequence[float]) -> dict:
+    """How the non-missing ``values`` fill the bins ``[e0, e1), …, [e_{k−1}, e_k]``, values outside
+    clamped into the end bins: ``n``, ``counts``, ``top_share`` (the fullest bin's share of n),
+    ``top_bin`` (its lower and upper edge), ``below`` and ``above`` (the values clamped).
+
+    Privacy: CURATOR-ONLY, NOT DP: exact counts of the raw data, for the curator's warning that
+    one bin holds most records and for the number clamped; never released."""
+    e = np.asarray([float(x) for x in edges])
+    v = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    v = v[np.isfinite(v)]
+    k = len(e) - 1
+    idx = np.minimum(np.searchsorted(e, np.clip(v, e[0], e[-1]), side="right") - 1, k - 1)
+    counts = np.bincount(idx, minlength=k) if v.size else np.zeros(k, dtype=int)
+    top = int(np.argmax(counts))
+    return {"n": int(v.size), "counts": counts.tolist(), "top_share": float(counts[top] / v.size) if v.size else 0.0,
+            "top_bin": (float(e[top]), float(e[top + 1])), "below": int((v < e[0]).sum()),
+            "above": int((v > e[-1]).sum())}
