@@ -1,5 +1,6 @@
 """The Data page refuses to declare bins read from the data, and codebook bounds typed by the
-curator fix it ([honest-flow] item 2; nothing is prefilled since [numeric-columns]); a rejected upload says which table stays in use, and the
+curator fix it ([honest-flow] item 2; nothing is prefilled since [numeric-columns]); a rejected
+upload says which table stays in use, and the
 Survey page's k-NN tab says which table it reads (row 9). AppTest, no browser."""
 from __future__ import annotations
 
