@@ -27,6 +27,7 @@ def texts(elements) -> str:
 def run(at: AppTest) -> AppTest:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    assert "Something went wrong" not in texts(at.error), texts(at.error)  # no unexpected error anywhere
     return at
 
 
@@ -123,6 +124,7 @@ def test_the_three_choices_of_a_numeric_column(uploads):
     at.number_input(key=key(at, "pbins", "wage")).set_value(6)
     run(at)
     assert at.session_state["dp_bins"] == {"wage": {"bins": 6}}
+    assert "**Found privately at release** (bounds and bins): wage: 6 bins" in texts(at.markdown)
     at = type_bounds(at, "age", "0", "120", 12)
     next(b for b in at.button if b.label.startswith("Confirm")).click()
     run(at)
