@@ -196,11 +196,15 @@ with ui.guarded("the domain"):
                 st.rerun()
     else:
         rows = []
+        private = design.private_numeric(s.get("dp_bins"))
         for a in dom.attributes:
+            found = a.name in private  # its placeholder bins span the data's range: not shown as the domain's
             rows.append({
                 "attribute": a.name, "kind": a.kind, "levels": a.size,
-                "bin edges from": EDGES_FROM.get(a.origin, ""), "NA level": a.na,
-                "values": ", ".join(a.labels[:12]) + (" …" if a.size > 12 else ""),
+                "bin edges from": "found privately at release" if found else EDGES_FROM.get(a.origin, ""),
+                "NA level": a.na,
+                "values": "bounds and bins found by the release" if found else
+                          ", ".join(a.labels[:12]) + (" …" if a.size > 12 else ""),
             })
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         cells = dom.size
@@ -213,11 +217,7 @@ with ui.guarded("the domain"):
             st.info(msg + " Most cells are empty: a hierarchy (STEPS) spends the budget better than a flat table.")
         else:
             st.caption(msg)
-        private = design.private_numeric(s.get("dp_bins"))
         from_data = [a.name for a in dom.not_public if a.name not in private]
-        if private:
-            st.caption(f"Found privately at release: {', '.join(private)} (their bins in the table above are a "
-                       "curator-only placeholder over the data's own range, replaced by the release).")
         if from_data:
             st.warning(f"Numeric column(s) {', '.join(from_data)}: bins span the data's observed min–max, which is "
                        "NOT public. Type codebook bounds, find them privately or drop each (Numeric columns, above), "

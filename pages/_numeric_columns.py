@@ -235,7 +235,12 @@ def render_numeric_columns(raw: pd.DataFrame, status) -> None:
 
 def render_private_domain() -> None:
     """The one click that lets the release find the whole domain privately (under (ε, δ) only)."""
-    c = state.cfg()
+    with st.container(border=True):
+        st.markdown("**The whole table, privately**")
+        _private_domain(state.cfg())
+
+
+def _private_domain(c: dict) -> None:
     share = design.domain_share(c)
     if design.finds_domain_privately(c):
         st.success(f"The whole domain (categorical levels, numeric bounds and bins) is found privately at release, "

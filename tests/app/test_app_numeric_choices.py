@@ -125,6 +125,10 @@ def test_the_three_choices_of_a_numeric_column(uploads):
     run(at)
     assert at.session_state["dp_bins"] == {"wage": {"bins": 6}}
     assert "**Found privately at release** (bounds and bins): wage: 6 bins" in texts(at.markdown)
+    table = next(d.value for d in at.dataframe if "bin edges from" in d.value.columns).set_index("attribute")
+    # the placeholder's bins span the data's range: the domain table shows none of its figures
+    assert table.loc["wage", "bin edges from"] == "found privately at release"
+    assert table.loc["wage", "values"] == "bounds and bins found by the release"
     at = type_bounds(at, "age", "0", "120", 12)
     next(b for b in at.button if b.label.startswith("Confirm")).click()
     run(at)
