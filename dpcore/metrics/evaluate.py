@@ -210,11 +210,11 @@ def evaluate(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
 
     check_table(orig)  # bounded work: at most MAX_ATTRIBUTES attributes (pairwise measures)
     syns = _as_list(syns)
+    numeric = _numeric_block(orig, syns, domain, numeric_outcome)  # first: a bad outcome costs no measure
     means, per_set, extra = compute_measures(orig, syns, measures, specks_model, seed)
     out: dict = {"m": len(syns), "n_orig": int(len(orig)), "n_syn": [int(len(s)) for s in syns]}
     out.update({MEASURES[k]: v for k, v in means.items()})
     out.update(extra)
-    numeric = _numeric_block(orig, syns, domain, numeric_outcome)
     if numeric is not None:
         out["numeric"] = numeric
     out["per_set"] = [{("set" if k == "set" else MEASURES[k]): v for k, v in p.items()} for p in per_set]
