@@ -212,6 +212,9 @@ def render_numeric_columns(raw: pd.DataFrame, status) -> None:
             "(a share of ε, charged to its ledger), or **drop** the column. Until then its bins span the data's own "
             "min–max, which is NOT public, and the domain cannot be confirmed. Values outside the bounds are clamped "
             "into the end bins; values are drawn uniformly inside their bin on release.")
+        if design.finds_domain_privately(state.cfg()):
+            st.info("The release finds the whole domain privately (below): these choices apply only if you "
+                    "declare the domain instead.", icon=":material/lock:")
         for col in cols:
             options = [CODEBOOK, PRIVATE, DROP, EDGES] if col in binned else [LEVELS, CODEBOOK, PRIVATE, DROP, EDGES]
             choice = current_choice(col, col in binned)

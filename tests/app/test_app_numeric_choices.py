@@ -199,7 +199,7 @@ def test_the_whole_domain_found_privately_under_epsilon_delta_only(uploads):
     cfg = at.session_state["cfg"]
     assert cfg["dp_domain"] is True and cfg["domain_share"] == 0.1
     assert "found privately at release" in texts(at.success)
-    assert "Nothing to confirm" in texts(at.info)
+    assert "Nothing to confirm" in texts(at.info) and "these choices apply only if you declare" in texts(at.info)
     assert not any(b.label.startswith("Confirm") for b in at.button)
     assert design.release_domain_call(cfg, None, {}, None) == ("dp", {"domain_share": 0.1})
     # a new table starts with its domain to decide again
