@@ -14,8 +14,13 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.data.domain import DEFAULT_MAX_INT_LEVELS, DEFAULT_NUMERIC_BINS, numeric_spec_edges
-from dpcore.data.editing import parse_codebook_bounds
+from dpcore.data.domain import (
+    DEFAULT_MAX_INT_LEVELS,
+    DEFAULT_NUMERIC_BINS,
+    numeric_spec_attribute,
+    numeric_spec_edges,
+)
+from dpcore.data.editing import parse_codebook_bounds, replace_attribute
 from dpcore.measure.quantiles import DEFAULT_BINS_SHARE
 from dpcore.metrics.numeric import CROWDED_SHARE, bin_occupancy
 from dpcore.studio import design
@@ -100,9 +105,6 @@ def _use(col: str, new) -> None:
     s["numeric"] = numeric
     override = s.get("domain_override")
     if override:
-        from dpcore.data.domain import numeric_spec_attribute
-        from dpcore.data.editing import replace_attribute
-
         edited = dpcore.Domain.from_json(override, declared=False)
         if col in edited.names:
             a = edited[col]
