@@ -7,26 +7,18 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.data.domain import (
-    DEFAULT_MAX_INT_LEVELS,
-    DEFAULT_MAX_LEVELS,
-    DEFAULT_NUMERIC_BINS,
-    numeric_spec_attribute,
-    suggest_public_bounds,
-)
-from dpcore.data.editing import replace_attribute
-from dpcore.studio.design import table_shape_notes
+from dpcore.data.domain import DEFAULT_MAX_LEVELS
+from dpcore.studio import design
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from pages import _common as ui
 from pages import _data_server
 from pages import _workspace as wsui
 from pages._domain_editor import render_domain_editor
+from pages._numeric_columns import render_numeric_columns, render_private_domain
 
 s = st.session_state
 ui.init_state()
 
-#: The numeric-column choice of k equal-width bins over public bounds.
-BOUNDS = "public bounds"
 #: The domain table's "bin edges from" column (dpcore.data.domain.EDGE_ORIGINS, in a few words).
 EDGES_FROM = {"declared": "public edges", "public_bounds": "public bounds", "dp_quantiles": "DP quantiles",
               "data_range": "data's min–max: NOT public", "unstated": "not stated: NOT public"}
@@ -118,7 +110,7 @@ with ui.guarded("the budget book's question"):
 
 with ui.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")
-    for note in table_shape_notes(len(raw), raw.shape[1]):
+    for note in design.table_shape_notes(len(raw), raw.shape[1]):
         st.info(note, icon=":material/info:")
     if raw.attrs.get("delimiter", "comma") != "comma":
         st.caption(f"Read as {raw.attrs['delimiter']}-separated values.")
@@ -143,7 +135,9 @@ with ui.guarded("the schema table"):
     )
     schema["dropped"] = schema["column"].isin(s.get("drop_cols", []))
     st.dataframe(schema, hide_index=True, width="stretch")
-    binned_publicly = schema["column"].isin(list(s.get("numeric") or {}))  # given public bins: not an identifier
+    # given public bins, or bins found privately: not an identifier
+    binned = list(s.get("numeric") or {}) + list(design.private_numeric(s.get("dp_bins")))
+    binned_publicly = schema["column"].isin(binned)
     idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"] & ~binned_publicly, "column"].tolist()
     if idlike:
         st.warning(f"Identifier-like column(s): {', '.join(idlike)} — nearly every value is distinct. "
@@ -163,8 +157,13 @@ with ui.guarded("the schema table"):
 df = ui.work_df()
 
 
-def _edges_status(a) -> str:
+def _edges_status(col: str, a) -> str:
     """One column's bins in a few words, from the domain as it stands."""
+    if col in s.get("drop_cols", []):
+        return "dropped: not synthesised, not released"
+    private = design.private_numeric(s.get("dp_bins")).get(col)
+    if private:
+        return f":violet[found privately at release: {private['bins']} bins]"
     if a is None:
         return "not in the domain (see the error below)"
     if a.kind == "categorical":
@@ -178,89 +177,17 @@ def _edges_status(a) -> str:
     return f":green[public bounds [{a.edges[0]:g}, {a.edges[-1]:g}], {len(a.edges) - 1} bins{dp}]"
 
 
-def _use_numeric(numeric: dict, col: str | None = None) -> None:
-    """Keep the columns' public edges or bounds; the domain needs confirming again. An edited
-    domain (table editor, JSON) keeps its other edits: only ``col``'s attribute is replaced."""
-    s["numeric"] = numeric
-    override = s.get("domain_override")
-    if override and col in numeric:
-        edited = dpcore.Domain.from_json(override, declared=False)
-        if col in edited.names:
-            a = edited[col]
-            s["domain_override"] = replace_attribute(
-                edited, numeric_spec_attribute(col, numeric[col], DEFAULT_NUMERIC_BINS, a.na, a.dtype)).to_json()
-            s["dp_bins"] = {c: v for c, v in (s.get("dp_bins") or {}).items() if c != col}
-        else:
-            s["domain_override"] = None
-    else:
-        s["domain_override"] = None
-    s["domain_confirmed"] = False
-    st.rerun()
-
-
 with ui.guarded("numeric binning"):
-    num_cols = [str(c) for c in df.columns
-                if pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(df[c].dtype)]
-    if num_cols:
-        numeric = {c: v for c, v in (s.get("numeric") or {}).items() if isinstance(v, (list, dict))}
-        if numeric != (s.get("numeric") or {}):  # a malformed setting (not edges, not bounds) is forgotten
-            _use_numeric(numeric)
-        binned = {c for c in num_cols if df[c].nunique() > DEFAULT_MAX_INT_LEVELS}
-        # open while any column is binned: its status (data range or public bounds) is shown inside
-        with st.expander(f"Numeric columns ({len(num_cols)}): public bin edges or bounds",
-                         expanded=bool(binned or numeric)):
-            st.caption(
-                f"Numeric columns with more than {DEFAULT_MAX_INT_LEVELS} distinct values are cut into bins, whose "
-                "edges must be public. Until you give a column public bounds (or edges), its bins span the data's "
-                "own min–max, which is NOT public, and the domain cannot be confirmed. The suggested bounds are "
-                "the data's range rounded outward to a power of ten: they still come from the data (curator-side), "
-                "so use them only if that range is public knowledge, e.g. a codebook's. Values are drawn uniformly "
-                "inside their bin on release.")
-            now, _ = ui.domain_status()  # the domain as it stands (edits in the table editor included)
-            shown = {a.name: a for a in now.attributes} if now is not None else {}
-            for col in num_cols:
-                spec = numeric.get(col)
-                kinds = ([BOUNDS, "public edges"] if col in binned else ["levels", "public edges", BOUNDS])
-                kind0 = (kinds.index("public edges") if isinstance(spec, list)
-                         else kinds.index(BOUNDS) if isinstance(spec, dict) else 0)
-                st.markdown(f"**{col}**: {_edges_status(shown.get(col))}")
-                c1, c2, c3, c4, c5 = st.columns([1.6, 1.7, 1.7, 0.8, 2], vertical_alignment="bottom")
-                kind = c1.selectbox(f"Bins of {col}", kinds, index=kind0, key=f"w_numkind_{col}",
-                                    help="How this column's domain is declared.")
-                if kind == "public edges":
-                    default = ",".join(f"{x:g}" for x in spec) if isinstance(spec, list) else ""
-                    txt = c2.text_input("edges", value=default, key=f"w_edges_{col}", placeholder="e.g. 0,18,30,65,120",
-                                        help="Increasing, comma-separated public bin edges covering every value.")
-                    if txt.strip():
-                        try:
-                            new = [float(x) for x in txt.split(",") if x.strip()]
-                        except ValueError:
-                            st.error(f"column '{col}': edges must be numbers separated by commas; got {txt!r}")
-                            new = spec
-                        if new != spec:
-                            numeric[col] = new
-                            _use_numeric(numeric, col)
-                elif kind == BOUNDS:
-                    lo0, hi0 = (spec["bounds"] if isinstance(spec, dict)
-                                else suggest_public_bounds(df[col].min(), df[col].max()))
-                    lo = c2.number_input("lower bound", value=float(lo0), key=f"w_lo_{col}",
-                                         help="Public lower bound (values below it are refused, not clipped).")
-                    hi = c3.number_input("upper bound", value=float(hi0), key=f"w_hi_{col}",
-                                         help="Public upper bound.")
-                    k = c4.number_input("bins", min_value=1, max_value=200,
-                                        value=int(spec.get("bins", DEFAULT_NUMERIC_BINS) if isinstance(spec, dict)
-                                                  else DEFAULT_NUMERIC_BINS),
-                                        key=f"w_bins_{col}", help="Equal-width bins over [lower, upper].")
-                    new = {"bounds": [float(lo), float(hi)], "bins": int(k)}
-                    if c5.button("Use these public bounds", key=f"w_usebounds_{col}", disabled=new == spec,
-                                 type="primary" if spec is None else "secondary",
-                                 help="Declares [lower, upper] public for this column, cut into equal-width bins. "
-                                      "You still confirm the whole domain below."):
-                        numeric[col] = new
-                        _use_numeric(numeric, col)
-                elif spec is not None:  # back to levels
-                    numeric.pop(col, None)
-                    _use_numeric(numeric)
+    numeric = {c: v for c, v in (s.get("numeric") or {}).items() if isinstance(v, (list, dict))}
+    if numeric != (s.get("numeric") or {}):  # a malformed setting (not edges, not bounds) is forgotten
+        s["numeric"], s["domain_override"], s["domain_confirmed"] = numeric, None, False
+        st.rerun()
+    now, _ = ui.domain_status()  # the domain as it stands (edits in the table editor included)
+    shown = {a.name: a for a in now.attributes} if now is not None else {}
+    render_numeric_columns(raw, lambda col: _edges_status(col, shown.get(col)))
+
+with ui.guarded("the private domain"):
+    render_private_domain()
 
 with ui.guarded("the domain"):
     st.subheader("Public domain")
@@ -275,11 +202,15 @@ with ui.guarded("the domain"):
                 st.rerun()
     else:
         rows = []
+        private = design.private_numeric(s.get("dp_bins"))
         for a in dom.attributes:
+            found = a.name in private  # its placeholder bins span the data's range: not shown as the domain's
             rows.append({
                 "attribute": a.name, "kind": a.kind, "levels": a.size,
-                "bin edges from": EDGES_FROM.get(a.origin, ""), "NA level": a.na,
-                "values": ", ".join(a.labels[:12]) + (" …" if a.size > 12 else ""),
+                "bin edges from": "found privately at release" if found else EDGES_FROM.get(a.origin, ""),
+                "NA level": a.na,
+                "values": "bounds and bins found by the release" if found else
+                          ", ".join(a.labels[:12]) + (" …" if a.size > 12 else ""),
             })
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         cells = dom.size
@@ -292,13 +223,16 @@ with ui.guarded("the domain"):
             st.info(msg + " Most cells are empty: a hierarchy (STEPS) spends the budget better than a flat table.")
         else:
             st.caption(msg)
-        from_data = [a.name for a in dom.not_public]
+        from_data = [a.name for a in dom.not_public if a.name not in private]
         if from_data:
             st.warning(f"Numeric column(s) {', '.join(from_data)}: bins span the data's observed min–max, which is "
-                       "NOT public. Use public bounds or edges for each (Numeric columns, above) or DP quantile edges "
-                       "(table editor, below), or drop it: until then the domain cannot be confirmed.",
+                       "NOT public. Type codebook bounds, find them privately or drop each (Numeric columns, above), "
+                       "or use DP quantile edges (table editor, below): until then the domain cannot be confirmed.",
                        icon=":material/warning:")
-        if dom.inferred:
+        if design.finds_domain_privately(ui.cfg()):
+            st.info("Nothing to confirm: the release finds the whole domain privately (above).",
+                    icon=":material/lock:")
+        elif not ui.is_declared(dom):
             st.warning(f"Levels {dpcore.data.domain.INFERRED}. Levels read from the data leak rare values: a release "
                        "on this domain is labelled NOT DP until you confirm it.", icon=":material/warning:")
             if st.button("Confirm: these names, levels and bin edges are public", type="primary",
@@ -308,9 +242,9 @@ with ui.guarded("the domain"):
                 if from_data:  # edges read from the data are never declared public
                     s["_confirm_refused"] = (
                         f"Not confirmed: the bins of {', '.join(from_data)} span the data's own min–max, which is "
-                        "not public. Click “Use these public bounds” for "
-                        f"{'it' if len(from_data) == 1 else 'each'} under Numeric columns (or give public edges, or "
-                        f"DP quantile edges in the table editor), or drop {'it' if len(from_data) == 1 else 'them'}.")
+                        "not public. Under Numeric columns, type codebook bounds (then “Use these bounds”) or choose "
+                        f"“find privately” for {'it' if len(from_data) == 1 else 'each'} (or DP quantile edges in the "
+                        f"table editor), or drop {'it' if len(from_data) == 1 else 'them'}.")
                 else:
                     s["domain_confirmed"] = True
                     s.pop("_confirm_refused", None)

@@ -9,6 +9,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.privacy.ledger import check_epsilon
+from dpcore.studio.design import app_dp_reason
 from pages import _common as ui
 from pages import _jobs
 from pages import _workspace as wsui
@@ -98,7 +99,8 @@ def _show_release(rel: dict) -> None:
             else:
                 st.markdown(
                     f'<div class="not-dp" style="border:2px solid {ui.NOT_DP_RED};border-radius:6px;'
-                    f'padding:0.6rem 0.9rem;color:{ui.NOT_DP_RED};font-weight:600">NOT DP — {release.dp_reason}</div>',
+                    f'padding:0.6rem 0.9rem;color:{ui.NOT_DP_RED};font-weight:600">'
+                    f'NOT DP — {app_dp_reason(release.dp_reason)}</div>',
                     unsafe_allow_html=True)
                 st.error("This release is NOT differentially private; the manifest records why. Fix the cause and "
                          "release again before publishing.", icon=":material/dangerous:")

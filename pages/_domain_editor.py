@@ -27,6 +27,7 @@ from dpcore.data.editing import (
     replace_attribute,
 )
 from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, BinSpec
+from dpcore.studio import design
 
 EDGE_MODES = ("public edges", "DP quantile edges")
 
@@ -103,6 +104,9 @@ def _levels_editor(dom, attr, data, tag) -> None:
 def _edges_editor(dom, attr, tag) -> None:
     s = st.session_state
     dp_bins = dict(s.get("dp_bins") or {})
+    if attr.name in design.private_numeric(dp_bins):  # bounds and bins found by the release: nothing to edit
+        st.caption(f"{attr.name}: the release finds its bounds and bins privately (Numeric columns, above).")
+        return
     spec = dp_bins.get(attr.name)
     mode = st.radio("Bin edges", EDGE_MODES, index=1 if spec else 0, key=f"w_edge_mode_{tag}", horizontal=True,
                     help="Public edges: you declare them. DP quantile edges: the release computes edges at the "
@@ -161,7 +165,12 @@ def _edges_editor(dom, attr, tag) -> None:
 def _recodes_panel() -> None:
     s = st.session_state
     recodes = {k: v for k, v in (s.get("recodes") or {}).items() if not v.empty}
-    dp_bins = s.get("dp_bins") or {}
+    private = design.private_numeric(s.get("dp_bins"))
+    dp_bins = {c: v for c, v in (s.get("dp_bins") or {}).items() if c not in private}
+    if private:
+        st.markdown("**Found privately at release** (bounds and bins): " + "; ".join(
+            f"{c}: {v['bins']} bins" for c, v in private.items())
+            + f" (ε share {float(s.get('bins_share') or DEFAULT_BINS_SHARE):g})")
     if dp_bins:
         st.markdown("**DP quantile edges at release:** " + "; ".join(
             f"{c}: {v['bins']} bins over [{v['lower']:g}, {v['upper']:g}]" for c, v in dp_bins.items())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dpcore.studio import design
 from pages import _state as state
 
 
@@ -18,7 +19,9 @@ def summary() -> None:
         dom, err = state.domain_status()
         if err:
             st.caption(":red[Domain needs attention (see Data page)]")
-        elif dom.inferred:
+        elif design.finds_domain_privately(s["cfg"]):
+            st.caption(":green[Domain found privately at release]")
+        elif not state.is_declared(dom):
             st.caption(":red[Domain inferred from data — not yet confirmed: releases are NOT DP]")
         else:
             st.caption(":green[Domain declared public]")

@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from dpcore.data.domain import DECLARED, data_range_attribute
 from dpcore.errors import DPCoreError
 from dpcore.studio import adviser, design
 
@@ -74,10 +75,19 @@ def data_hash(df: pd.DataFrame) -> str:
     return h.hexdigest()[:16]
 
 
+def numeric_key(kind: str, col: str) -> str:
+    """The key of a Numeric-columns widget of ``col``: keyed by the table, so bounds typed for one
+    table never show up for a column of the same name in another."""
+    return f"w_{kind}_{col}@{st.session_state.get('data_key', '')}"
+
+
 def reset_data(df: pd.DataFrame, name: str) -> None:
     """Replace the session's table; forget everything derived from the previous one (the workspace is
-    told by :func:`pages._session.set_data`, which calls this)."""
+    told by :func:`pages._session.set_data`, which calls this). The numeric columns' widgets start
+    empty: their keys name the table, and the old ones are dropped too."""
     s = st.session_state
+    for k in [k for k in s.keys() if isinstance(k, str) and k.startswith("w_") and "@" in k]:
+        del s[k]
     s["raw_df"] = df
     s["data_name"] = name
     s["data_key"] = data_hash(df)
@@ -94,6 +104,7 @@ def reset_data(df: pd.DataFrame, name: str) -> None:
     if c is not None:
         c["layers"] = [[] for _ in range(max(1, int(c.get("L", 2))))]
         c["custom_weights"] = []
+        c["dp_domain"] = False  # each table's domain is decided on its own Data page
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -170,15 +181,39 @@ def current_domain() -> dpcore.Domain:
         dom = dpcore.Domain.from_json(
             _infer_domain_json(df, work_key(), json.dumps(s.get("numeric", {}), sort_keys=True)), declared=False
         )
+    private = design.private_numeric(s.get("dp_bins"))
+    if private:
+        dom = _private_placeholders(dom, df, private)
     if s.get("domain_confirmed"):
-        if dom.not_public:  # edges read from the data can never be declared (a confirmation saved before this rule)
+        if [a for a in dom.not_public if a.name not in private]:
+            # edges read from the data can never be declared (a confirmation saved before this rule)
             s["domain_confirmed"] = False
-        else:
-            dom = dom.declared()
+        else:  # declared; a column found privately keeps its placeholder until the release replaces it
+            dom = dpcore.Domain(dom.attributes, DECLARED)
     err = _check_domain(df, work_key(), dom.to_json())
     if err:
         raise dpcore.DomainError(err)
     return dom
+
+
+def _private_placeholders(dom: dpcore.Domain, df: pd.DataFrame, private: dict) -> dpcore.Domain:
+    """The columns whose bounds and bins the release finds privately hold, until then, k equal bins
+    over the data's own range: a curator-only placeholder (origin "data_range", never public) for the
+    preview, which the release replaces before it reads anything else."""
+    attrs = list(dom.attributes)
+    for col, spec in private.items():
+        if col in dom.names and col in df.columns:
+            s = df[col]
+            attrs[dom.index(col)] = data_range_attribute(col, s.min(), s.max(), int(spec["bins"]),
+                                                         bool(s.isna().any()), str(s.dtype))
+    return dpcore.Domain(tuple(attrs), dom.source)
+
+
+def is_declared(dom: dpcore.Domain) -> bool:
+    """Whether the curator declared the domain: confirmed, every bin edge public except those of the
+    columns the release finds privately (their placeholders are replaced before anything is read)."""
+    private = design.private_numeric(st.session_state.get("dp_bins"))
+    return dom.source == DECLARED and all(a.name in private for a in dom.not_public)
 
 
 def domain_status() -> tuple[dpcore.Domain | None, str | None]:
@@ -284,26 +319,24 @@ def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, se
     """``run(progress=None)``: the release of the current table, named for its manifest. It reads the
     session now, so a job thread may call it later (pages/_jobs.py records it in the budget book)."""
     df = work_df()
-    opts = dict(opts, **dp_bins_options(dom))
-    name, fp = st.session_state.get("data_name"), st.session_state.get("table_fp")
+    s = st.session_state
+    domain, extra = design.release_domain_call(cfg(), dom, s.get("dp_bins"), s.get("bins_share"))
+    opts = dict(opts, **extra)
+    name, fp = s.get("data_name"), s.get("table_fp")
 
     def run(progress=None):
-        return dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=dom,
+        return dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=domain,
                                  progress=progress, **opts).for_table(name, fp)
 
     return run
 
 
 def dp_bins_options(dom: dpcore.Domain) -> dict:
-    """dp_bins/bins_share for synthesize from the domain editor: only for attributes whose
-    domain still holds the placeholder edges over the same public bounds."""
+    """dp_bins/bins_share for synthesize (dpcore.studio.design.release_domain_call): DP quantile
+    edges from the domain editor while the domain holds their placeholder edges, and the numeric
+    columns found privately."""
     s = st.session_state
-    specs = {c: v for c, v in (s.get("dp_bins") or {}).items()
-             if c in dom.names and dom[c].kind == "numeric"
-             and (dom[c].edges[0], dom[c].edges[-1]) == (float(v["lower"]), float(v["upper"]))}
-    if not specs:
-        return {}
-    return {"dp_bins": specs, "bins_share": float(s.get("bins_share") or 0.1)}
+    return design.release_domain_call({}, dom, s.get("dp_bins"), s.get("bins_share"))[1]
 
 
 # --------------------------------------------------------------------------- release outputs

@@ -60,14 +60,35 @@ def _print_table(result: dict, file=None) -> None:
     if result.get("s_pmse_2way_worst_table"):
         print(f"worst two-way table: {' × '.join(result['s_pmse_2way_worst_table'])}", file=file)
     print(f"n original = {result['n_orig']}, m = {m} synthetic set(s)", file=file)
+    if result.get("numeric"):
+        _print_numeric(result["numeric"], file)
     print(f"NOTE: {result['not_dp']}", file=file)
+
+
+def _print_numeric(numeric: dict, file) -> None:
+    """The numeric columns' W1 and percentile errors (each over the range's width), then the
+    regression's CI overlap."""
+    head = ["numeric column", "range", "from", "W1", "q10 err", "q50 err", "q90 err"]
+    rows = [[c, f"[{_fmt(v['lower'])}, {_fmt(v['upper'])}]", v["from"], _fmt(v["w1"]), _fmt(v["q10_error"]),
+             _fmt(v["q50_error"]), _fmt(v["q90_error"])] for c, v in numeric["columns"].items()]
+    widths = [max(len(str(r[j])) for r in [head] + rows) for j in range(len(head))]
+    print("", file=file)
+    for r in [head, ["-" * w for w in widths], *rows]:
+        print("  ".join(str(c).ljust(w) if j < 3 else str(c).rjust(w) for j, (c, w) in enumerate(zip(r, widths))),
+              file=file)
+    print("W1 and the percentile errors are divided by the range's width (0 = the same values).", file=file)
+    reg = numeric.get("regression")
+    if reg:
+        print(f"regression CI overlap (OLS, outcome {reg['outcome']}): mean {_fmt(reg['mean_overlap'])}, "
+              f"sign agreement {_fmt(reg['sign_agreement'])}", file=file)
 
 
 def _run_evaluate(args) -> int:
     # bad input raises DPCoreError; dpcore.cli.commands.main turns it into one line and status 2
     orig = _read(args.orig)
     syns = [_read(p) for p in args.syn]
-    result = evaluate(orig, syns, measures=args.measures, specks_model=args.specks_model)
+    result = evaluate(orig, syns, measures=args.measures, specks_model=args.specks_model, domain=args.domain,
+                      numeric_outcome=args.numeric_outcome)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -81,7 +102,8 @@ def add_evaluate_parser(subparsers) -> argparse.ArgumentParser:
         "evaluate",
         help="utility and disclosure risk of synthetic sets against the original (curator-only, not DP)",
         description="Compare synthetic sets with the original data: S_pMSE, p0/p1, replicated "
-                    "uniques, SPECKS, pMSE. Reads the raw data: curator-only, NOT differentially private.",
+                    "uniques, SPECKS, pMSE; for numeric columns W1, percentile errors and the OLS CI "
+                    "overlap. Reads the raw data: curator-only, NOT differentially private.",
     )
     p.add_argument("orig", metavar="ORIG", help="original data (CSV or Parquet)")
     p.add_argument("syn", metavar="SYN", nargs="+", help="synthetic set(s) (CSV or Parquet)")
@@ -89,6 +111,11 @@ def add_evaluate_parser(subparsers) -> argparse.ArgumentParser:
                    help=f"comma-separated subset of {','.join(MEASURES)} (default: all but l1)")
     p.add_argument("--specks-model", default="interactions", choices=("main", "interactions", "cart"),
                    help="propensity model for SPECKS/pMSE (default: interactions, as in the 2021 paper)")
+    p.add_argument("--domain", default=None,
+                   help="domain.json: the numeric columns' ranges for W1 and the percentile errors (default: each "
+                        "numeric column's own min and max in the original)")
+    p.add_argument("--numeric-outcome", default=None,
+                   help="numeric column used as the outcome of the OLS regression overlap (default: the first)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.set_defaults(func=_run_evaluate)
     return p

@@ -400,37 +400,6 @@ def data_range_attribute(name: str, lo, hi, bins: int, na: bool, dtype: str) -> 
     return numeric_attribute(name, equal_width_edges(lo, hi, bins), na, dtype, origin=DATA_RANGE)
 
 
-def suggest_public_bounds(lo: float, hi: float) -> tuple[float, float]:
-    """A round suggestion of public bounds for a column whose data span [lo, hi]: the range
-    widened outward to multiples of the power of ten at or above its width (ages 16–83 give
-    [0, 100]; incomes 100–860,000 give [0, 1,000,000]; years 1994–2018 give [1900, 2100]).
-
-    Privacy: CURATOR-SIDE, NOT DP. The suggestion is computed from the data's min and max and
-    tells which multiples of that power of ten surround them. It is offered only to the
-    curator, who must still judge that the bounds are public knowledge (a codebook's range)
-    and confirm the domain; it is never the data's exact min or max unless those are
-    themselves round at that scale (docs/privacy-model.md#what-is-public).
-    """
-    lo, hi = float(lo), float(hi)
-    if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
-        raise DomainError(f"cannot suggest bounds for the range [{lo}, {hi}]; type public bounds instead")
-    width = hi - lo if hi > lo else max(abs(lo), 1.0)  # one value: a step of its own magnitude
-    try:
-        step = 10.0 ** math.ceil(math.log10(width))
-        lower = math.floor(lo / step) * step
-        upper = math.ceil(hi / step) * step
-    except (OverflowError, ValueError):  # a range near the largest float
-        step = lower = upper = math.inf
-    if upper <= lower:
-        upper = lower + step
-    if not (math.isfinite(lower) and math.isfinite(upper)):
-        raise DomainError(f"cannot suggest round bounds for the range [{lo:g}, {hi:g}]; type public bounds instead")
-    # whole-step arithmetic in floats can leave 0.30000000000000004: print-clean them, unless that
-    # would move a bound inside the data
-    clean_lo, clean_hi = float(f"{lower:.12g}"), float(f"{upper:.12g}")
-    return (clean_lo if clean_lo <= lo else lower), (clean_hi if clean_hi >= hi else upper)
-
-
 def equal_width_edges(lo: float, hi: float, bins: int) -> tuple[float, ...]:
     """``bins`` equal-width bins over the declared public bounds [lo, hi]."""
     if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):

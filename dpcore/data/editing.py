@@ -308,3 +308,31 @@ def placeholder_attribute(attr: Attribute, lower: float, upper: float, bins: int
     "public_bounds"`` (true of the placeholder; the release's DP edges are ``"dp_quantiles"``)."""
     return numeric_attribute(attr.name, placeholder_edges(lower, upper, bins), na=na, dtype=attr.dtype,
                              origin=PUBLIC_BOUNDS)
+
+
+def parse_codebook_bounds(name: str, lower, upper, bins) -> dict:
+    """``{"bounds": [lower, upper], "bins": k}`` from what the curator typed for column ``name``
+    (text or numbers): a one-line :class:`DomainError` naming the column and the value when a
+    bound is missing or not a number, when lower ≥ upper, or when bins is not a whole number ≥ 1."""
+    out = []
+    for which, text in (("lower", lower), ("upper", upper)):
+        raw = "" if text is None else str(text).strip()
+        if not raw:
+            raise DomainError(f"column '{name}': type the {which} bound from the codebook (a number)")
+        try:
+            x = float(raw) if isinstance(text, str) else float(text)
+        except (TypeError, ValueError):
+            raise DomainError(f"column '{name}': the {which} bound must be a number; got {raw[:40]!r}") from None
+        if not math.isfinite(x):
+            raise DomainError(f"column '{name}': the {which} bound must be a finite number; got {raw[:40]!r}")
+        out.append(x)
+    lo, hi = out
+    if not lo < hi:
+        raise DomainError(f"column '{name}': the lower bound ({lo:g}) must be below the upper bound ({hi:g})")
+    try:
+        k = int(bins)
+    except (TypeError, ValueError):
+        k = 0
+    if k < 1 or k != bins:
+        raise DomainError(f"column '{name}': bins must be a whole number of at least 1; got {bins!r}")
+    return {"bounds": [lo, hi], "bins": k}

@@ -14,6 +14,10 @@ key                       meaning
 ``ru``, ``ru_pct_of_p1``  replicated uniques (% of n, and as a % of p1)
 ``specks``, ``pmse``      SPECKS KS distance and propensity pMSE (one propensity fit)
 ``l1``                    L1 distance between the full tables (proportions; on request)
+``numeric``               per numeric column: Wasserstein-1 and the 10/50/90th percentile
+                          errors over its range (divided by its width), and the CI overlap
+                          of an OLS regression with a numeric outcome
+                          (:mod:`dpcore.metrics.numeric`)
 ========================  ============================================================
 
 **Not differentially private.**  Every measure reads the raw (original) data; the
@@ -163,8 +167,25 @@ def compute_measures(orig: pd.DataFrame, syns, measures: Sequence[str] | None = 
     return means, per_set, extra
 
 
+def _numeric_block(orig: pd.DataFrame, syns: list, domain, outcome) -> dict | None:
+    """:func:`dpcore.metrics.numeric.numeric_fidelity` over the domain's numeric ranges (or the
+    original's numeric columns' own ranges without a domain); None when there is no numeric column."""
+    from dpcore.data.domain import Domain
+    from dpcore.metrics.numeric import numeric_fidelity, numeric_ranges
+
+    if domain is not None and not isinstance(domain, Domain):
+        domain = Domain.from_dict(domain) if isinstance(domain, dict) else Domain.load(domain)
+    ranges = numeric_ranges(orig, domain)
+    if not ranges:
+        if outcome is not None:
+            raise OptionError(f"numeric_outcome '{outcome}': the table has no numeric column to measure")
+        return None
+    return numeric_fidelity(orig, syns, ranges, outcome=outcome)
+
+
 def evaluate(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
-             specks_model: str = "interactions", seed: int = 0) -> dict:
+             specks_model: str = "interactions", seed: int = 0, domain=None,
+             numeric_outcome: str | None = None) -> dict:
     """Utility and risk of m synthetic sets against the original, as one JSON-ready dict.
 
     Keys (for the default measures): ``s_pmse_2way_mean``, ``s_pmse_2way_worst``,
@@ -176,16 +197,26 @@ def evaluate(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
     ``specks``, ``pmse``, ``l1``, or the output keys).  NaN becomes ``None`` so
     ``json.dumps`` gives valid JSON.
 
+    ``numeric`` (when the table has numeric columns): per column, the Wasserstein-1 distance
+    and the 10th/50th/90th percentile errors over its range divided by the range's width, and
+    ``regression``: the CI overlap of OLS with the numeric outcome ``numeric_outcome`` (default:
+    the first numeric column) on the other columns. The ranges are ``domain``'s numeric
+    attributes (a Domain, its dict or a domain.json path) or, without one, the original's own
+    min and max of each numeric column with many values (docs/measures.md#numeric-columns).
+
     **Not differentially private**: this reads the original data (curator-only).
     """
     from dpcore.data.domain import check_table
 
     check_table(orig)  # bounded work: at most MAX_ATTRIBUTES attributes (pairwise measures)
     syns = _as_list(syns)
+    numeric = _numeric_block(orig, syns, domain, numeric_outcome)  # first: a bad outcome costs no measure
     means, per_set, extra = compute_measures(orig, syns, measures, specks_model, seed)
     out: dict = {"m": len(syns), "n_orig": int(len(orig)), "n_syn": [int(len(s)) for s in syns]}
     out.update({MEASURES[k]: v for k, v in means.items()})
     out.update(extra)
+    if numeric is not None:
+        out["numeric"] = numeric
     out["per_set"] = [{("set" if k == "set" else MEASURES[k]): v for k, v in p.items()} for p in per_set]
     out["not_dp"] = NOT_DP
     return _nan_to_none(out)

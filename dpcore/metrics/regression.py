@@ -49,17 +49,20 @@ def ci_overlap(lo_o, hi_o, lo_s, hi_s):
     return out if out.ndim else float(out)
 
 
-def combine_estimates(betas, ses, level: float = 0.95) -> dict:
+def combine_estimates(betas, ses, level: float = 0.95, dfs=None) -> dict:
     """Combine m per-set estimates of one coefficient (docs/measures.md; Reiter 2003 / Liu 2016).
 
     β̄ = mean β̂_j, B = Σ(β̂_j − β̄)²/(m − 1), W = mean SE_j², T = B/m + W, and a t
     reference with ν = (m − 1)(1 + mW/B)².  B = 0 gives ν = ∞ (normal); m = 1
-    gives T = W and the normal reference.  Non-finite inputs are dropped first.
+    gives T = W and the normal reference, or, when ``dfs`` gives the sets' residual degrees of
+    freedom (OLS), the set's own t with them, so a set equal to the original gets the original's
+    interval.  Non-finite inputs are dropped first.
     Returns ``beta``, ``se`` (√T), ``df`` (ν), ``lo``, ``hi``, ``B``, ``W``, ``m``.
     """
     betas = np.asarray(betas, dtype=float)
     ses = np.asarray(ses, dtype=float)
     ok = np.isfinite(betas) & np.isfinite(ses)
+    own_df = np.asarray(dfs, dtype=float)[ok] if dfs is not None else np.array([])
     betas, ses = betas[ok], ses[ok]
     m = int(betas.size)
     if m == 0:
@@ -68,7 +71,8 @@ def combine_estimates(betas, ses, level: float = 0.95) -> dict:
     beta = float(betas.mean())
     W = float(np.mean(ses ** 2))
     if m == 1:
-        B, T, nu = math.nan, W, math.inf
+        B, T = math.nan, W
+        nu = float(own_df[0]) if own_df.size and np.isfinite(own_df[0]) and own_df[0] > 0 else math.inf
     else:
         B = float(np.var(betas, ddof=1))
         T = B / m + W
@@ -386,7 +390,8 @@ def _overlap_table(terms, fits, family, level) -> pd.DataFrame:
         q_o = stats.norm.ppf(0.5 + level / 2)
     rows = []
     for j, term in enumerate(terms):
-        comb = combine_estimates([f[0][j] for f in fits[1:]], [f[1][j] for f in fits[1:]], level)
+        comb = combine_estimates([f[0][j] for f in fits[1:]], [f[1][j] for f in fits[1:]], level,
+                                 dfs=[f[2] for f in fits[1:]] if family == "ols" else None)
         lo_o, hi_o = b_o[j] - q_o * s_o[j], b_o[j] + q_o * s_o[j]
         ov = ci_overlap(lo_o, hi_o, comb["lo"], comb["hi"])
         term_notes = [("original" if i == 0 else f"set {i}") for i, f in enumerate(fits)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import io
 import math
+import re
 import zipfile
 from typing import Any
 
@@ -40,7 +41,13 @@ DEFAULT_DESIGN: dict[str, Any] = {
     "custom_weights": [],
     # each method's other options, by name (absent: the schema's default)
     "options": {},
+    # the whole domain (levels, bounds, bins) found privately at release, under (ε, δ) only
+    "dp_domain": False,
+    "domain_share": 0.1,
 }
+
+#: The share of the release's budget spent on finding the whole domain privately, unless changed.
+DEFAULT_DOMAIN_SHARE = 0.1
 
 #: The selection modes of STEPS's hierarchy and the method each stands for.
 MODE_METHOD = {"mosda": "steps", "lesda": "steps_lesda", "random": "uh_random", "fixed": "steps"}
@@ -239,3 +246,63 @@ def table_shape_notes(n_rows: int, n_columns: int) -> list[str]:
                      "gives empty synthetic sets (the guarantee at work: a table this small cannot be described "
                      "privately in detail).")
     return notes
+
+
+# --------------------------------------------------------------------------- the private domain
+
+
+def private_numeric(dp_bins: dict | None) -> dict[str, dict]:
+    """The numeric columns whose bounds and bins the release finds privately: the ``dp_bins``
+    entries with a number of bins and no bounds (``{"bins": k}``). Entries with ``lower`` and
+    ``upper`` are DP quantile edges over public bounds (the table editor's)."""
+    return {c: v for c, v in (dp_bins or {}).items() if "lower" not in v and "upper" not in v}
+
+
+def finds_domain_privately(design: dict) -> bool:
+    """Whether the design finds the whole domain privately: chosen, and under (ε, δ). Under pure ε
+    categorical levels must be declared (a level held by one person can only be released with a
+    probability of failure δ > 0), so the choice does not apply there."""
+    return bool(design.get("dp_domain")) and design.get("definition") == "zcdp"
+
+
+def domain_share(design: dict) -> float:
+    """The share of the release's budget the private domain spends (the design's, else 10%)."""
+    return float(design.get("domain_share") or DEFAULT_DOMAIN_SHARE)
+
+
+def release_domain_call(design: dict, domain, dp_bins: dict | None, bins_share: float | None) -> tuple[Any, dict]:
+    """``(domain, keyword arguments)`` of :func:`dpcore.synthesize` for the design's domain: the one
+    place the app asks the library for a private domain (docs/privacy-model.md#what-is-public).
+
+    - the whole domain found privately (:func:`finds_domain_privately`): ``domain="dp"`` and
+      ``domain_share``, charged to the release's ledger;
+    - otherwise the declared ``domain``, with ``dp_bins``: DP quantile edges over public bounds
+      (kept only while the domain still holds their placeholder edges over the same bounds) and
+      the numeric columns found privately (``{"bins": k}``: bounds and bins both found by the
+      release), their share ``bins_share`` (default 10%) charged to the release's ledger.
+    """
+    if finds_domain_privately(design):
+        return "dp", {"domain_share": domain_share(design)}
+    specs = {}
+    for col, v in (dp_bins or {}).items():
+        if col not in domain.names or domain[col].kind != "numeric":
+            continue
+        if col in private_numeric(dp_bins):
+            specs[col] = {"bins": int(v["bins"])}
+        elif (domain[col].edges[0], domain[col].edges[-1]) == (float(v["lower"]), float(v["upper"])):
+            specs[col] = v
+    if not specs:
+        return domain, {}
+    return domain, {"dp_bins": specs, "bins_share": float(bins_share or DEFAULT_DOMAIN_SHARE)}
+
+
+#: A release's remedy in the command line's words, and the same in the app's controls.
+_CLI_REMEDY = re.compile(r"give each public bounds or edges.*?or drop the column")
+APP_REMEDY = ("on the Data page, under Numeric columns, choose for each: “codebook bounds” (type the lower and "
+              "upper bounds and the bins, then “Use these bounds”), “find privately”, or “drop”")
+
+
+def app_dp_reason(reason: str) -> str:
+    """A release's NOT DP reason as the app shows it: the remedy names the Data page's controls,
+    not the command line's flags (``--numeric``, ``--dp-bins``) the library's message gives."""
+    return _CLI_REMEDY.sub(APP_REMEDY, reason)

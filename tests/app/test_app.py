@@ -470,10 +470,10 @@ def test_numeric_column_with_public_edges_releases_values_inside_the_bins():
     at = start()
     _inject(at, df, "numeric")
     assert "observed min–max, which is NOT public" in texts(at.warning)
-    at.selectbox(key="w_numkind_age").select("public edges").run()
-    at.text_input(key="w_edges_age").input("18,abc").run()
+    at.radio(key=f"w_numkind_age@{at.session_state['data_key']}").set_value("codebook edges").run()
+    at.text_input(key=f"w_edges_age@{at.session_state['data_key']}").input("18,abc").run()
     assert not at.exception and "edges must be numbers" in texts(at.error)
-    at.text_input(key="w_edges_age").input("18,30,50,70,100").run()
+    at.text_input(key=f"w_edges_age@{at.session_state['data_key']}").input("18,30,50,70,100").run()
     assert not at.exception
     assert at.session_state["numeric"] == {"age": [18.0, 30.0, 50.0, 70.0, 100.0]}
     assert "observed min–max" not in texts(at.warning)
@@ -486,8 +486,8 @@ def test_numeric_column_with_public_edges_releases_values_inside_the_bins():
     ages = pd.concat(r.sets)["age"]
     assert ages.between(18, 100).all()
     at = goto(at, "pages/1_data.py")
-    at.selectbox(key="w_numkind_age").select("public edges").run()
-    at.text_input(key="w_edges_age").input("20,30,100").run()  # 18 and 19 fall outside
+    at.radio(key=f"w_numkind_age@{at.session_state['data_key']}").set_value("codebook edges").run()
+    at.text_input(key=f"w_edges_age@{at.session_state['data_key']}").input("20,30,100").run()  # 18 and 19 fall outside
     assert "outside its declared bin edges" in texts(at.error)
 
 

@@ -1,5 +1,6 @@
-"""The Data page refuses to declare bins read from the data, and the one-click public bounds
-fix it ([honest-flow] item 2); a rejected upload says which table stays in use, and the
+"""The Data page refuses to declare bins read from the data, and codebook bounds typed by the
+curator fix it ([honest-flow] item 2; nothing is prefilled since [numeric-columns]); a rejected
+upload says which table stays in use, and the
 Survey page's k-NN tab says which table it reads (row 9: the Data page's, or the demo). AppTest, no browser."""
 from __future__ import annotations
 
@@ -48,6 +49,21 @@ def start_with(df: pd.DataFrame, name: str = "upload: people.csv") -> AppTest:
     return run(at)
 
 
+def key(at: AppTest, kind: str, col: str) -> str:
+    """A Numeric-columns widget's key: it names the table (pages._state.numeric_key)."""
+    return f"w_{kind}_{col}@{at.session_state['data_key']}"
+
+
+def use_bounds(at: AppTest, col: str, lower: str, upper: str, bins: int | None = None) -> AppTest:
+    at.text_input(key=key(at, "lo", col)).input(lower)
+    at.text_input(key=key(at, "hi", col)).input(upper)
+    if bins is not None:
+        at.number_input(key=key(at, "bins", col)).set_value(bins)
+    run(at)
+    at.button(key=key(at, "usebounds", col)).click()
+    return run(at)
+
+
 def confirm(at: AppTest) -> AppTest:
     next(b for b in at.button if b.label.startswith("Confirm")).click()
     return run(at)
@@ -70,23 +86,22 @@ def test_confirm_is_refused_until_each_numeric_column_has_public_bounds():
     assert at.session_state["domain_confirmed"] is False
     refusal = [e for e in texts(at.error).splitlines() if e.startswith("Not confirmed")]
     assert len(refusal) == 1
-    assert "age, income" in refusal[0] and "Use these public bounds" in refusal[0] and "drop them" in refusal[0]
+    assert "age, income" in refusal[0] and "Use these bounds" in refusal[0] and "drop them" in refusal[0]
     domain_table = next(d.value for d in at.dataframe if "bin edges from" in d.value.columns)
     assert list(domain_table["bin edges from"][:2]) == ["data's min–max: NOT public"] * 2
-    # the one-click bounds are a round suggestion, not the data's exact min and max
-    lo, hi = at.number_input(key="w_lo_age").value, at.number_input(key="w_hi_age").value
-    assert (lo, hi) == (0.0, 100.0) and (lo, hi) != (df["age"].min(), df["age"].max())
-    assert at.number_input(key="w_hi_income").value == 100_000.0  # incomes up to ~90,000
-    at.button(key="w_usebounds_age").click()
-    run(at)
-    assert at.session_state["numeric"] == {"age": {"bounds": [0.0, 100.0], "bins": 10}}
+    # nothing computed from the data is offered: the bounds start empty
+    for col in ("age", "income"):
+        assert at.text_input(key=key(at, "lo", col)).value == "" and at.text_input(key=key(at, "hi", col)).value == ""
+    at = use_bounds(at, "age", "0", "120", 12)
+    assert at.session_state["numeric"] == {"age": {"bounds": [0.0, 120.0], "bins": 12}}
     at = confirm(at)  # income still spans its own range
     assert at.session_state["domain_confirmed"] is False
     assert "the bins of income span" in texts(at.error)
-    at.number_input(key="w_hi_income").set_value(500_000.0)
+    at.text_input(key=key(at, "lo", "income")).input("0")
+    at.text_input(key=key(at, "hi", "income")).input("500000")
     run(at)
     assert "income" not in at.session_state["numeric"]  # nothing applies without the click
-    at.button(key="w_usebounds_income").click()
+    at.button(key=key(at, "usebounds", "income")).click()
     run(at)
     at = confirm(at)
     assert at.session_state["domain_confirmed"] is True and "Domain declared public" in texts(at.success)
@@ -94,7 +109,7 @@ def test_confirm_is_refused_until_each_numeric_column_has_public_bounds():
     rel = release(at)
     assert rel.dp, rel.dp_reason
     assert [rel.domain[c].origin for c in ("age", "income")] == ["public_bounds", "public_bounds"]
-    assert rel.domain["income"].edges[-1] == 500_000.0
+    assert rel.domain["income"].edges[-1] == 500_000.0 and rel.domain["age"].edges[-1] == 120.0
     summary = rel.manifest()["summary"]
     assert summary["table"] == "upload: people.csv" and summary["dp"] == "yes" and summary["table_sha256"] is None
 
@@ -131,7 +146,7 @@ def test_dp_quantile_edges_from_the_table_editor_release_as_dp():
 
 
 def test_public_bounds_for_one_column_keep_the_editors_work_on_another():
-    """DP quantile edges for age (table editor), then one-click bounds for income: age keeps its
+    """DP quantile edges for age (table editor), then codebook bounds for income: age keeps its
     DP edges; the release is DP with both."""
     at = start_with(numeric_table())
     at.selectbox(key="w_edit_attr").select("age")
@@ -144,8 +159,7 @@ def test_public_bounds_for_one_column_keep_the_editors_work_on_another():
     next(b for b in at.button if b.label == "Use DP quantile edges").click()
     run(at)
     assert set(at.session_state["dp_bins"]) == {"age"}
-    at.button(key="w_usebounds_income").click()
-    run(at)
+    at = use_bounds(at, "income", "0", "100000")
     edited = dpcore.Domain.from_json(at.session_state["domain_override"])
     assert (edited["age"].origin, edited["income"].origin) == ("public_bounds", "public_bounds")
     assert set(at.session_state["dp_bins"]) == {"age"}

@@ -60,8 +60,8 @@ def test_recodes_and_dp_bins_are_restored_by_a_new_session_with_the_same_id():
     ws_id = a.query_params["ws"]
     a.selectbox(key="w_demo").select(CPS).run()
     # year becomes a numeric attribute (public edges), so the editor offers DP quantile edges for it
-    a.selectbox(key="w_numkind_year").select("public edges").run()
-    a.text_input(key="w_edges_year").input("1990,2000,2010,2020").run()
+    a.radio(key=f"w_numkind_year@{a.session_state['data_key']}").set_value("codebook edges").run()
+    a.text_input(key=f"w_edges_year@{a.session_state['data_key']}").input("1990,2000,2010,2020").run()
     assert a.session_state["numeric"] == {"year": [1990.0, 2000.0, 2010.0, 2020.0]}
 
     # a rename (FEMALE -> woman), a merge (two residence levels into one) and missing values recoded

@@ -2,11 +2,16 @@
 
 1. upload a table with numeric columns; try to confirm without public bounds: refused, naming
    the columns; a rejected upload afterwards keeps that table in use, under its own name;
-2. give public bounds with the one-click control, confirm, release: recorded DP (manifest);
-3. the report's default download holds no CURATOR-ONLY panel (a publishable report).
+2. the bounds start empty (nothing computed from the data is offered); type codebook bounds,
+   confirm, release: recorded DP (manifest);
+3. the report's default download holds no CURATOR-ONLY panel (a publishable report);
+4. back on the Data page, a numeric column's three choices: "find privately" (its share of ε in
+   the label), and codebook bounds so wide that one bin holds every record (the curator-only
+   NOT DP warning).
 
 Screenshots of the Data page at 1280 and 1920 px wide go to tests/artifacts/
-(data-public-bounds-1280.png, data-public-bounds-1920.png, data-refused-1280.png).
+(data-public-bounds-1280.png, data-public-bounds-1920.png, data-refused-1280.png,
+data-numeric-choices-1280.png, data-numeric-choices-1920.png).
 Skipped only when no Chromium binary is installed (``make chromium``).
 """
 from __future__ import annotations
@@ -58,6 +63,17 @@ def whole_page(page, name: str, width: int) -> None:
     page.screenshot(path=str(ARTIFACTS / name))
 
 
+def type_bounds(page, i: int, lower: str, upper: str) -> None:
+    """Type the ``i``-th numeric column's codebook bounds and click "Use these bounds"."""
+    for name, value in (("lower bound", lower), ("upper bound", upper)):
+        box = page.get_by_role("textbox", name=name).nth(i)
+        box.fill(value)
+        box.press("Enter")
+        settle(page)
+    page.get_by_role("button", name="Use these bounds").nth(i).click()
+    settle(page)
+
+
 def upload(page, path: Path) -> None:
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
     settle(page, 2000)
@@ -81,7 +97,7 @@ def test_numeric_columns_need_public_bounds_before_a_dp_release(server, tmp_path
         refusal = page.locator('[data-testid="stAlert"]', has_text="Not confirmed").first
         refusal.wait_for()
         assert "the bins of age, income span the data's own min–max" in refusal.inner_text()
-        assert "Use these public bounds" in refusal.inner_text()
+        assert "Use these bounds" in refusal.inner_text() and "find privately" in refusal.inner_text()
         assert "not yet confirmed" in page.locator('[data-testid="stSidebar"]').inner_text()
         whole_page(page, "data-refused-1280.png", 1280)
         page.set_viewport_size({"width": 1280, "height": 1000})
@@ -100,17 +116,19 @@ def test_numeric_columns_need_public_bounds_before_a_dp_release(server, tmp_path
                 name = group.nth(i).get_attribute("aria-label") or ""
                 assert name.strip() and "`" not in name, (role, i, name)
 
-        # 2. one click per column: the round suggestion (not the data's min and max), then confirm
-        lower = page.get_by_role("spinbutton", name="lower bound")
-        upper = page.get_by_role("spinbutton", name="upper bound")
-        assert (lower.nth(0).input_value(), upper.nth(0).input_value()) == ("0.00", "100.00")
-        buttons = page.get_by_role("button", name="Use these public bounds")
-        assert buttons.count() == 2
-        buttons.nth(0).click()
-        settle(page)
-        page.get_by_text("public bounds [0, 100], 10 bins").first.wait_for()
-        page.get_by_role("button", name="Use these public bounds").nth(1).click()
-        settle(page)
+        # 2. the bounds start empty for both columns: nothing read from the data is offered
+        lower = page.get_by_role("textbox", name="lower bound")
+        upper = page.get_by_role("textbox", name="upper bound")
+        assert lower.count() == upper.count() == 2
+        assert [lower.nth(i).input_value() for i in range(2)] == ["", ""]
+        assert [upper.nth(i).input_value() for i in range(2)] == ["", ""]
+        assert page.get_by_role("button", name="Use these public bounds").count() == 0
+        # a bad bound: one line naming the column and the value
+        type_bounds(page, 0, "abc", "120")
+        page.get_by_text("column 'age': the lower bound must be a number; got 'abc'").wait_for()
+        type_bounds(page, 0, "0", "120")
+        page.get_by_text("public bounds [0, 120], 10 bins").first.wait_for()
+        type_bounds(page, 1, "0", "100000")
         page.get_by_text("public bounds [0, 100000], 10 bins").first.wait_for()
         page.get_by_role("button", name="Confirm: these names, levels and bin edges are public").click()
         settle(page)
@@ -136,7 +154,7 @@ def test_numeric_columns_need_public_bounds_before_a_dp_release(server, tmp_path
         assert manifest["summary"]["table"] == "upload: people.csv" and manifest["summary"]["dp"] == "yes"
         origins = {a["name"]: a.get("origin") for a in manifest["domain"]["attributes"]}
         assert origins["age"] == origins["income"] == "public_bounds"
-        assert first["age"].between(0, 100).all() and first["income"].between(0, 100_000).all()
+        assert first["age"].between(0, 120).all() and first["income"].between(0, 100_000).all()
 
         # 3. the report's default download is the publishable one
         page.get_by_role("button", name="Build the report").click()
@@ -147,5 +165,21 @@ def test_numeric_columns_need_public_bounds_before_a_dp_release(server, tmp_path
         report = Path(dl.value.path()).read_text(encoding="utf-8")
         assert RAW_BANNER not in report and "CURATOR-ONLY" not in report
         assert "differentially private with ε" in report
+
+        # 4. the three choices: income found privately, age's bounds so wide one bin holds every record
+        bs.goto(page, "1 · Data", 1000, TIMEOUT_MS)
+        page.get_by_text("Schema: 400 rows × 4 columns").wait_for()
+        income = page.get_by_role("radiogroup", name="Bins of income")
+        for choice in ("codebook bounds", "find privately (spends 10% of ε)", "drop"):
+            assert income.get_by_text(choice, exact=True).count() == 1, choice
+        income.get_by_text("find privately (spends 10% of ε)", exact=True).click()
+        settle(page)
+        page.get_by_text("found privately at release: 10 bins").first.wait_for()
+        type_bounds(page, 0, "0", "1000")
+        crowded = page.locator('[data-testid="stAlert"]', has_text="fall in one bin").first
+        crowded.wait_for()
+        assert "NOT DP, curator-only: 100% of the records of age fall in one bin, [0, 100)" in crowded.inner_text()
+        for width in (1280, 1920):
+            whole_page(page, f"data-numeric-choices-{width}.png", width)
         context.close()
         browser.close()

@@ -9,7 +9,6 @@ docs/privacy-model.md#what-is-public.
 from __future__ import annotations
 
 import json
-import math
 import re
 
 import numpy as np
@@ -30,7 +29,6 @@ from dpcore.data.domain import (
     Domain,
     infer_domain,
     numeric_attribute,
-    suggest_public_bounds,
 )
 from dpcore.data.editing import apply_edges_table, edges_table, placeholder_attribute
 from dpcore.errors import DomainError
@@ -160,36 +158,6 @@ def test_the_origin_does_not_change_the_release(table):
         assert [s.to_csv(index=False) for s in a.sets] == [s.to_csv(index=False) for s in b.sets], method
 
 
-# --------------------------------------------------------------------------- the suggested bounds
-
-
-@pytest.mark.parametrize("lo,hi,expected", [
-    (16, 83, (0, 100)), (100, 860_000, (0, 1_000_000)), (1994, 2018, (1900, 2100)), (-3.2, 4.7, (-10, 10)),
-    (0.1, 0.35, (0, 1)), (5, 5, (0, 10)), (0, 0, (0, 1)), (-5e-7, 3e-7, (-1e-6, 1e-6)),
-])
-def test_suggested_bounds_examples(lo, hi, expected):
-    assert suggest_public_bounds(lo, hi) == expected
-
-
-def test_suggested_bounds_are_round_and_cover_the_data():
-    """Outward to multiples of the power of ten at or above the width: the suggestion covers the
-    data, is at most a few steps wider, and for data that are not round at that scale it is not
-    the data's exact min or max (it is still read from the data: curator-side)."""
-    rng = np.random.default_rng(1)
-    for _ in range(2000):
-        lo = float(rng.normal(0, 10.0 ** rng.integers(-3, 7)))
-        hi = lo + float(rng.exponential(10.0 ** rng.integers(-3, 7)))
-        a, b = suggest_public_bounds(lo, hi)
-        step = 10.0 ** math.ceil(math.log10(hi - lo))
-        assert a <= lo and b >= hi, (lo, hi, a, b)
-        for bound in (a, b):  # a whole number of steps (to float precision)
-            assert math.isclose(bound / step, round(bound / step), rel_tol=1e-9, abs_tol=1e-6), (lo, hi, bound)
-        assert b - a <= 3 * step * (1 + 1e-12)
-        assert (a, b) != (lo, hi)
-    with pytest.raises(DomainError, match="type public bounds"):
-        suggest_public_bounds(-1e308, 1e308)
-
-
 # --------------------------------------------------------------------------- the edge editor
 
 
@@ -215,7 +183,10 @@ def test_cli_domain_marks_each_data_range_attribute_and_synth_names_it(table, tm
     out = capsys.readouterr().out
     marks = [ln for ln in out.splitlines() if ln.startswith("NOT PUBLIC:")]
     assert len(marks) == 1 and marks[0].startswith("NOT PUBLIC: 'age' has bin edges from the data's own range")
-    assert "--numeric age=lower:upper:bins" in marks[0] and "0:100:10" in marks[0] and "--dp-bins" in marks[0]
+    assert "--numeric age=lower:upper:bins" in marks[0] and "--dp-bins" in marks[0]
+    # no bounds rounded from the data are offered: the only figures are the data's own range, named as such
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", marks[0].split("(\"origin\"")[1])
+    assert numbers == [], marks[0]
     d = json.loads(dom_path.read_text(encoding="utf-8"))
     assert {a["name"]: a.get("origin") for a in d["attributes"]} == {"age": DATA_RANGE, "income": PUBLIC_BOUNDS,
                                                                        "sex": None}

@@ -1,0 +1,222 @@
+"""[numeric-columns] items 1 and 6 in the app (AppTest, no browser): no bounds prefilled from the
+data, none carried to a new table, each numeric column's three choices (codebook bounds, find
+privately, drop), the curator-only warnings (a bin holding over half the records, the records
+clamped), one-line errors for bad bounds, and the whole table's private domain under (ε, δ)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit.testing.v1")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+import dpcore  # noqa: E402
+from dpcore.studio import design  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+def run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Something went wrong" not in texts(at.error), texts(at.error)  # no unexpected error anywhere
+    return at
+
+
+def wages(seed: int = 1, n: int = 600) -> pd.DataFrame:
+    """Wages mostly under 10 (like Ecdat's Wages1), ages 18–79."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"wage": np.round(rng.gamma(3.0, 2.0, n), 2), "age": rng.integers(18, 80, n),
+                         "sex": rng.choice(["F", "M"], n)})
+
+
+class Upload:
+    def __init__(self, name: str, df: pd.DataFrame):
+        self.name, self.file_id, self._data = name, name, df.to_csv(index=False).encode()
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+@pytest.fixture
+def uploads(monkeypatch):
+    """Queue a file for the Data page's uploader: it goes through the page's own upload handler
+    (set_data, which forgets the previous table), as a real upload does."""
+    import streamlit as st
+
+    queued: dict = {}
+
+    def fake(label, *args, key=None, on_change=None, **kwargs):
+        f = queued.pop(key, None)
+        if f is not None and key == "w_upload":
+            st.session_state[key] = f
+            on_change()
+        return f if f is not None else (None if key != "w_upload" else st.session_state.get(key))
+
+    monkeypatch.setattr(st, "file_uploader", fake)
+    return queued
+
+
+def key(at: AppTest, kind: str, col: str) -> str:
+    return f"w_{kind}_{col}@{at.session_state['data_key']}"
+
+
+def open_with(uploads, df: pd.DataFrame, name: str = "wages.csv") -> AppTest:
+    at = run(AppTest.from_file(APP, default_timeout=90))
+    at.switch_page("pages/1_data.py")
+    run(at)
+    uploads["w_upload"] = Upload(name, df)
+    return run(at)
+
+
+def type_bounds(at: AppTest, col: str, lower: str, upper: str, bins: int | None = None) -> AppTest:
+    at.text_input(key=key(at, "lo", col)).input(lower)
+    at.text_input(key=key(at, "hi", col)).input(upper)
+    if bins is not None:
+        at.number_input(key=key(at, "bins", col)).set_value(bins)
+    run(at)
+    at.button(key=key(at, "usebounds", col)).click()
+    return run(at)
+
+
+def test_no_bound_is_prefilled_and_none_is_carried_to_the_next_table(uploads):
+    at = open_with(uploads, wages())
+    assert at.session_state["data_name"] == "upload: wages.csv"
+    for col in ("wage", "age"):
+        assert at.radio(key=key(at, "numkind", col)).value == "codebook bounds"
+        assert at.text_input(key=key(at, "lo", col)).value == ""
+        assert at.text_input(key=key(at, "hi", col)).value == ""
+    # no figure from the data in any numeric widget (the bins' default 10 is the library's)
+    assert [x.value for x in at.number_input if "@" in str(x.key)] == [10, 10]
+    at = type_bounds(at, "wage", "0", "100")
+    assert at.session_state["numeric"] == {"wage": {"bounds": [0.0, 100.0], "bins": 10}}
+    old_key = key(at, "lo", "wage")
+    assert at.session_state[old_key] == "0"
+    # another table with a column of the same name: its bounds start empty, nothing is applied
+    other = wages(seed=2).assign(wage=lambda d: d["wage"] * 1000)
+    uploads["w_upload"] = Upload("outliers.csv", other)
+    run(at)
+    assert at.session_state["data_name"] == "upload: outliers.csv"
+    assert at.session_state["numeric"] == {}
+    assert at.text_input(key=key(at, "lo", "wage")).value == ""
+    assert at.text_input(key=key(at, "hi", "wage")).value == ""
+    assert key(at, "lo", "wage") != old_key and old_key not in at.session_state
+    assert "public bounds [0, 100]" not in texts(at.markdown)
+
+
+def test_the_three_choices_of_a_numeric_column(uploads):
+    at = open_with(uploads, wages())
+    choices = at.radio(key=key(at, "numkind", "wage"))
+    assert list(choices.options)[:3] == ["codebook bounds", "find privately (spends 10% of ε)", "drop"]
+    # find privately: the design field the release call reads; the domain can be confirmed
+    choices.set_value("find privately")
+    run(at)
+    assert at.session_state["dp_bins"] == {"wage": {"bins": 10}}
+    assert "**wage**: :violet[found privately at release: 10 bins]" in texts(at.markdown)
+    at.number_input(key=key(at, "pbins", "wage")).set_value(6)
+    run(at)
+    assert at.session_state["dp_bins"] == {"wage": {"bins": 6}}
+    assert "**Found privately at release** (bounds and bins): wage: 6 bins" in texts(at.markdown)
+    table = next(d.value for d in at.dataframe if "bin edges from" in d.value.columns).set_index("attribute")
+    # the placeholder's bins span the data's range: the domain table shows none of its figures
+    assert table.loc["wage", "bin edges from"] == "found privately at release"
+    assert table.loc["wage", "values"] == "bounds and bins found by the release"
+    at = type_bounds(at, "age", "0", "120", 12)
+    next(b for b in at.button if b.label.startswith("Confirm")).click()
+    run(at)
+    assert at.session_state["domain_confirmed"] is True and "Domain declared public" in texts(at.success)
+    # the release asks the library for the bounds and bins: no bounds from the app
+    assert design.release_domain_call(at.session_state["cfg"], _domain(at), at.session_state["dp_bins"], None) == (
+        _domain(at), {"dp_bins": {"wage": {"bins": 6}}, "bins_share": 0.1})
+    # drop: the column leaves the table and the domain
+    at.radio(key=key(at, "numkind", "wage")).set_value("drop")
+    run(at)
+    assert at.session_state["drop_cols"] == ["wage"] and at.session_state["dp_bins"] == {}
+    assert "wage is not synthesised and not released." in texts(at.caption)
+    assert at.session_state["domain_confirmed"] is False
+    # and back: codebook bounds, empty again until typed
+    at.radio(key=key(at, "numkind", "wage")).set_value("codebook bounds")
+    run(at)
+    assert at.session_state["drop_cols"] == [] and at.text_input(key=key(at, "lo", "wage")).value == ""
+
+
+def _domain(at: AppTest) -> dpcore.Domain:
+    df = at.session_state["raw_df"].drop(columns=at.session_state["drop_cols"])
+    return dpcore.infer_domain(df, numeric=at.session_state["numeric"])
+
+
+def test_a_bin_holding_over_half_the_records_is_flagged_and_clamped_records_are_counted(uploads):
+    df = wages()
+    at = open_with(uploads, df)
+    at = type_bounds(at, "wage", "0", "100")  # wages under 10: nearly all in [0, 10)
+    share = (df["wage"] < 10).mean()
+    assert share > 0.5
+    warning = next(w.value for w in at.warning if "fall in one bin" in w.value)
+    assert warning.startswith("NOT DP, curator-only:") and f"{share:.0%} of the records of wage" in warning
+    assert "[0, 10)" in warning and "find privately" in warning
+    assert "lie outside" not in texts(at.caption)
+    at = type_bounds(at, "wage", "0", "10", 10)
+    above = int((df["wage"] > 10).sum())
+    assert above > 0
+    assert f"{above:,} record(s) of wage lie outside [0, 10] (0 below, {above:,} above)" in texts(at.caption)
+    assert not any("fall in one bin" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("lower,upper,message", [
+    ("abc", "100", "column 'wage': the lower bound must be a number; got 'abc'"),
+    ("100", "0", "column 'wage': the lower bound (100) must be below the upper bound (0)"),
+    ("5", "5", "column 'wage': the lower bound (5) must be below the upper bound (5)"),
+    ("", "100", "column 'wage': type the lower bound from the codebook (a number)"),
+    ("0", "1e400", "column 'wage': the upper bound must be a finite number; got '1e400'"),
+])
+def test_bad_bounds_get_a_one_line_error(uploads, lower, upper, message):
+    at = open_with(uploads, wages())
+    at = type_bounds(at, "wage", lower, upper)
+    errors = [e.value for e in at.error]
+    assert message in errors, errors
+    assert "wage" not in at.session_state["numeric"]
+    assert all("\n" not in e for e in errors)
+
+
+def test_the_whole_domain_found_privately_under_epsilon_delta_only(uploads):
+    at = open_with(uploads, wages())
+    button = at.button(key="w_dp_domain")
+    assert button.label == "Find the domain privately (spends 10% of ε)" and button.disabled
+    assert "categorical levels must still be declared" in texts(at.caption)
+    at.session_state["cfg"]["definition"] = "zcdp"
+    run(at)
+    assert not at.button(key="w_dp_domain").disabled
+    at.button(key="w_dp_domain").click()
+    run(at)
+    cfg = at.session_state["cfg"]
+    assert cfg["dp_domain"] is True and cfg["domain_share"] == 0.1
+    assert "found privately at release" in texts(at.success)
+    assert "Nothing to confirm" in texts(at.info) and "these choices apply only if you declare" in texts(at.info)
+    assert not any(b.label.startswith("Confirm") for b in at.button)
+    assert design.release_domain_call(cfg, None, {}, None) == ("dp", {"domain_share": 0.1})
+    # a new table starts with its domain to decide again
+    uploads["w_upload"] = Upload("next.csv", wages(seed=3))
+    run(at)
+    assert at.session_state["cfg"]["dp_domain"] is False
+
+
+def test_the_not_dp_label_names_the_apps_controls_not_cli_flags(uploads):
+    at = open_with(uploads, wages())
+    at.session_state["cfg"]["release_method"] = "flat_laplace"
+    at.switch_page("pages/4_release.py")
+    run(at)
+    next(b for b in at.button if b.label.startswith("Release (spends")).click()
+    run(at)
+    rel = at.session_state["release"]["main"]
+    assert not rel.dp and "--numeric" in rel.dp_reason  # the library's words, for the command line
+    label = next(m.value for m in at.markdown if "NOT DP —" in str(m.value))
+    assert "--numeric" not in label and "--dp-bins" not in label
+    assert "“codebook bounds”" in label and "“find privately”" in label and "“drop”" in label
