@@ -17,6 +17,7 @@ import re
 import zipfile
 from typing import Any
 
+from dpcore.measure.dp_domain import DEFAULT_DOMAIN_SHARE
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers.schema import find
 
@@ -43,11 +44,9 @@ DEFAULT_DESIGN: dict[str, Any] = {
     "options": {},
     # the whole domain (levels, bounds, bins) found privately at release, under (ε, δ) only
     "dp_domain": False,
-    "domain_share": 0.1,
+    "domain_share": DEFAULT_DOMAIN_SHARE,
 }
 
-#: The share of the release's budget spent on finding the whole domain privately, unless changed.
-DEFAULT_DOMAIN_SHARE = 0.1
 
 #: The selection modes of STEPS's hierarchy and the method each stands for.
 MODE_METHOD = {"mosda": "steps", "lesda": "steps_lesda", "random": "uh_random", "fixed": "steps"}

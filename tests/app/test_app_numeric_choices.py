@@ -220,3 +220,46 @@ def test_the_not_dp_label_names_the_apps_controls_not_cli_flags(uploads):
     label = next(m.value for m in at.markdown if "NOT DP —" in str(m.value))
     assert "--numeric" not in label and "--dp-bins" not in label
     assert "“codebook bounds”" in label and "“find privately”" in label and "“drop”" in label
+
+
+def _release(at: AppTest) -> AppTest:
+    at.switch_page("pages/4_release.py")
+    run(at)
+    before = at.session_state["release_job"] if "release_job" in at.session_state else None
+    next(b for b in at.button if b.label.startswith("Release (spends")).click()
+    run(at)
+    job = at.session_state["release_job"]
+    assert job is not before and job.wait(180)
+    return run(at)
+
+
+def test_a_column_found_privately_releases_labelled_dp_with_its_charges_in_the_ledger(uploads):
+    """The app's private path reaches the library: the wage column's bounds and bins are found inside
+    the release, charged to its ledger, and the release is DP."""
+    at = open_with(uploads, wages())
+    at.radio(key=key(at, "numkind", "wage")).set_value("find privately")
+    run(at)
+    at = type_bounds(at, "age", "0", "120", 12)
+    next(b for b in at.button if b.label.startswith("Confirm")).click()
+    run(at)
+    at.session_state["cfg"]["release_method"], at.session_state["cfg"]["m"] = "flat_laplace", 1
+    at = _release(at)
+    rel = at.session_state["release"]["main"]
+    assert rel.dp, rel.dp_reason
+    paths = [p for p, _ in rel.ledger.charges()]
+    assert any("'wage'" in p for p in paths) and not any("'age'" in p for p in paths)
+    rel.ledger.assert_total(1.0, tol=1e-9)
+
+
+def test_the_whole_domain_found_privately_releases_labelled_dp(uploads):
+    at = open_with(uploads, wages())
+    cfg = at.session_state["cfg"]
+    cfg["definition"], cfg["delta"], cfg["release_method"], cfg["m"] = "zcdp", 1e-9, "aim", 1
+    run(at)
+    at.button(key="w_dp_domain").click()
+    run(at)
+    at = _release(at)
+    rel = at.session_state["release"]["main"]
+    assert rel.dp, rel.dp_reason
+    assert any("DP domain" in p for p, _ in rel.ledger.charges())
+    assert set(rel.diagnostics["dp_domain"]["columns"]) == {"wage", "age", "sex"}
