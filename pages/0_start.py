@@ -22,9 +22,9 @@ STEPS = [
     ("5 · Trade-offs", "Compare methods over ε: curator-only, never released.", "pages/5_tradeoffs.py"),
     ("6 · Survey", "Survey estimates from the same table, charged to its budget book.", "pages/6_survey.py"),
 ]
-cols = st.columns(len(STEPS), gap="small")
-for col, (title, text, page) in zip(cols, STEPS):
-    with col.container(border=True):
+cols = st.container(key="step_cards").columns(len(STEPS), gap="small")  # equal heights: assets/styles.css
+for k, (col, (title, text, page)) in enumerate(zip(cols, STEPS)):
+    with col.container(border=True, key=f"step_card_{k}"):
         st.page_link(page, label=title)
         st.caption(text)
 

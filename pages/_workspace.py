@@ -397,17 +397,29 @@ def _book_bar(b: dict, done: float, pending: float, entries: list) -> None:
 
 
 def _book_history(ws: Workspace, fp: str, entries: list) -> None:
+    # narrow columns, so that the whole row fits at 1280 px: the minute is enough, the neighbours are
+    # abbreviated, and the manifest's hash is its first 12 digits (the audit trail has all of it)
     rows = pd.DataFrame([{
-        "release": e["id"], "time (UTC)": e["completed_at"] or e["reserved_at"],
-        "workspace": ("this one" if e["workspace"] == ws.id else e["workspace"]) or "command line / API",
+        "#": e["id"], "time (UTC)": str(e["completed_at"] or e["reserved_at"] or "")[:16].replace("T", " "),
+        "workspace": ("this one" if e["workspace"] == ws.id else e["workspace"]) or "CLI / API",
         "user": e["user"] or "-", "method": e["method"],
-        "ε": e["epsilon"], "δ": "-" if e.get("delta") is None else f"{e['delta']:g}",
-        "ρ": "-" if e.get("rho") is None else f"{e['rho']:.4g}",
-        "neighbours": e["neighbours"], "status": e["status"],
-        "DP": {1: "yes", 0: "NOT DP"}.get(e["dp"], "-"), "manifest SHA-256": (e["manifest_sha256"] or "")[:16],
+        "ε": e["epsilon"],
+        "δ; ρ": "-" if e.get("delta") is None else f"{e['delta']:g}; {e['rho']:.3g}" if e.get("rho") is not None
+        else f"{e['delta']:g}",
+        "neighbours": {"add_remove": "add/remove", "replace": "replace"}.get(e["neighbours"], e["neighbours"]),
+        "status": e["status"], "DP": {1: "yes", 0: "NOT DP"}.get(e["dp"], "-"),
+        "manifest": (e["manifest_sha256"] or "")[:12],
     } for e in entries])
+    if (rows["δ; ρ"] == "-").all():  # no (ε, δ) release of this table: no column for it
+        rows = rows.drop(columns=["δ; ρ"])
     st.dataframe(rows, hide_index=True, width="stretch",
-                 column_config={"ε": st.column_config.NumberColumn(format="%.4g")})
+                 column_config={"ε": st.column_config.NumberColumn(format="%.4g", width="small"),
+                                "#": st.column_config.NumberColumn(width="small"),
+                                "δ; ρ": st.column_config.TextColumn(help="an (ε, δ) release's δ and the ρ of "
+                                                                         "zCDP it spent"),
+                                "DP": st.column_config.TextColumn(width="small"),
+                                "manifest": st.column_config.TextColumn(help="SHA-256 of manifest.json (first 12 "
+                                                                             "hex digits; the audit trail has all)")})
     if any(e["dp"] == 0 for e in entries):
         st.caption(":red[Releases marked NOT DP have a privacy loss that ε does not bound.]")
     c1, c2 = st.columns(2)
