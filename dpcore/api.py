@@ -125,11 +125,11 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
     nb.check_size(n)
     if share is None:
         return n, {"value": n, "noisy": False, "epsilon": 0.0, "note": "n is public under replace-one neighbours"}
-    eps_n = share * epsilon
-    if definition.name == "pure" and eps_n < MIN_EPSILON:
-        raise OptionError(f"count_share × epsilon = {eps_n:.3g} is too small for the noisy record count "
+    count_budget = share * epsilon
+    if definition.name == "pure" and count_budget < MIN_EPSILON:
+        raise OptionError(f"count_share × epsilon = {count_budget:.3g} is too small for the noisy record count "
                           f"(at least {MIN_EPSILON:g}); raise count_share or epsilon")
-    mech = definition.count_noise(eps_n, nb)
+    mech = definition.count_noise(count_budget, nb)
     count = Measurement("record count", mech, nb.count_sensitivity(mech), "all records", nb.label,
                         sampler=EXACT_SAMPLER, note="released once; every synthetic set has this many records")
     noisy = int(min(max(0, int(count.release(ledger, np.int64(n), rng))), nb.max_records))
@@ -137,10 +137,10 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
         # Curator-only message (nothing is released): the count is too noisy to be usable.
         raise ResourceError(
             f"the noisy record count came out at {noisy:,}, far more than the table holds: the budget for the "
-            f"count ({eps_n:.3g} = count_share × the release's {definition.unit}) is too small to be useful; raise "
-            "epsilon or count_share"
+            f"count ({count_budget:.3g} = count_share × the release's {definition.unit}) is too small to be useful; "
+            "raise epsilon or count_share"
         )
-    spent = {"epsilon": eps_n} if definition.name == "pure" else {"rho": eps_n}
+    spent = {"epsilon": count_budget} if definition.name == "pure" else {"rho": count_budget}
     return noisy, {"value": noisy, "noisy": True, **spent, "mechanism": mech.name, "scale": mech.scale,
                    "note": "noisy count of records (add/remove neighbours: the true count is not published)"}
 
@@ -205,15 +205,15 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
                           "domain_share")
     else:
         dom = _domain(data, domain)
-    bin_specs, bins_eps_share = check_dp_bins(dp_bins, bins_share)
+    bin_specs, bins_share_checked = check_dp_bins(dp_bins, bins_share)
     _, count_eps_share = privacy_setup(neighbours, count_share, max_records)
-    pre_share = plan.share if plan is not None else bins_eps_share if bin_specs else 0.0
+    pre_share = plan.share if plan is not None else bins_share_checked if bin_specs else 0.0
     if pre_share and pre_share + (count_eps_share or 0.0) >= 1:
         # refused before anything is charged (the ledger's cap would stop it part-way)
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them" if plan is None
                           else "count_share + domain_share leave no ε for the synthetic sets; lower them")
 
-    prepare, codes, curator = _release_steps(data, plan, bin_specs, bins_eps_share)
+    prepare, codes, curator = _release_steps(data, plan, bin_specs, bins_share_checked)
     rel, codes_sets, rng = synthesize_codes(codes, dom, method, epsilon, sets=sets, seed=seed,
                                             neighbours=neighbours, count_share=count_share, max_records=max_records,
                                             prepare=prepare, delta=delta, progress=progress,
@@ -223,20 +223,21 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     return rel
 
 
-def _release_steps(data: pd.DataFrame, plan, bin_specs: dict, bins_eps_share: float):
+def _release_steps(data: pd.DataFrame, plan, bin_specs: dict, bins_share: float):
     """What :func:`synthesize` hands :func:`synthesize_codes`: ``prepare`` (the domain found with DP, or the
     DP bin edges, or None), ``codes`` (the records recoded and encoded to the release's domain) and the
     curator-only dict they fill (records clamped or recoded per column: NOT DP)."""
     curator: dict = {}
 
-    def dp_edges(dom, rng, ledger, nb, eps, definition):
+    # ``budget`` is the release's whole budget in its definition's unit: ε, or ρ under zCDP
+    def dp_edges(dom, rng, ledger, nb, budget, definition):
         """DP bin edges first: the options and the codes depend on the domain they finish."""
-        new_dom, record = apply_dp_bins(data, dom, bin_specs, bins_eps_share * eps, rng, ledger, nb, definition)
-        return new_dom, bins_eps_share * eps, ({"dp_bin_edges": record} if record else {})
+        new_dom, record = apply_dp_bins(data, dom, bin_specs, bins_share * budget, rng, ledger, nb, definition)
+        return new_dom, bins_share * budget, ({"dp_bin_edges": record} if record else {})
 
-    def found_domain(dom, rng, ledger, nb, eps, definition):
+    def found_domain(dom, rng, ledger, nb, budget, definition):
         """The whole domain first, with DP (domain="dp"); the sets get what it did not spend."""
-        new_dom, record, spent = dp_domain(data, plan, plan.share * eps, rng, ledger, nb, definition)
+        new_dom, record, spent = dp_domain(data, plan, plan.share * budget, rng, ledger, nb, definition)
         return new_dom, spent, {"dp_domain": {"share": plan.share, "columns": record,
                                               "warnings": fallback_warnings(record),
                                               "derived": "differentially private, charged to this release's "
@@ -308,16 +309,16 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
         X = CountTable.from_codes(X, dom.shape)
     n = X.n if isinstance(X, CountTable) else len(X)
     n_out, record_count = release_record_count(n, nb, share, budget, rng, ledger, definition)
-    eps_sets = budget - (share * budget if share is not None else 0.0) - pre_eps
-    if eps_sets <= 0:
+    sets_budget = budget - (share * budget if share is not None else 0.0) - pre_eps
+    if sets_budget <= 0:
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
     ctx = ReleaseContext(nb, n_out, definition)
-    plan = spec.plan(opts, dom, eps_sets, m)
+    plan = spec.plan(opts, dom, sets_budget, m)
     codes_sets, trees, diagnostics = [], [], []
     for s in range(m):
         if progress is not None:
             progress(s, m)
-        draw, tree, diag = spec.run_set(X, dom, opts, plan, eps_sets / m, rng, ledger, f"set {s + 1}", ctx)
+        draw, tree, diag = spec.run_set(X, dom, opts, plan, sets_budget / m, rng, ledger, f"set {s + 1}", ctx)
         # the set's records are drawn here, in chunks, from the release's generator (post-processing)
         codes_sets.append(keep(draw, rng) if keep is not None else records(draw, rng, len(dom)))
         del draw
@@ -390,10 +391,10 @@ def expected_noise(method: str, domain: Domain, epsilon: float, *, n: float, set
     if definition.name != "pure":
         opts = spec.for_definition(opts, definition, options, dom)
     nb, share = privacy_setup(neighbours, count_share, max_records)
-    eps_sets = definition.budget(eps) * (1.0 - (share or 0.0) - float(bins_share))
-    if eps_sets <= 0:
+    sets_budget = definition.budget(eps) * (1.0 - (share or 0.0) - float(bins_share))
+    if sets_budget <= 0:
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
-    return spec.noise_rows(opts, dom, eps_sets, m, max(float(n), 1.0), nb, definition)
+    return spec.noise_rows(opts, dom, sets_budget, m, max(float(n), 1.0), nb, definition)
 
 
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
@@ -429,12 +430,12 @@ def _margin_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, 
         opts = REGISTRY[method].for_definition(opts, definition, options, dom)
     nb, share = privacy_setup(*privacy)
     budget = definition.budget(eps)
-    eps_sets = budget * (1.0 - share) if share is not None else budget
+    sets_budget = budget * (1.0 - share) if share is not None else budget
     spec = REGISTRY[method]
     # n: the table's own count (curator-only), where a release uses its noisy count (ipf's "auto" share)
-    args = (opts, dom, eps_sets / m, nb, float(len(data)), definition)
-    plan = {"epsilon": eps, "sets": m, "epsilon_per_set": eps_sets / m, "neighbours": nb.notion,
-            "record_count_epsilon": budget - eps_sets, "method": method, **_definition_plan(definition, budget),
+    args = (opts, dom, sets_budget / m, nb, float(len(data)), definition)
+    plan = {"epsilon": eps, "sets": m, "epsilon_per_set": sets_budget / m, "neighbours": nb.notion,
+            "record_count_epsilon": budget - sets_budget, "method": method, **_definition_plan(definition, budget),
             **spec.preview_plan(*args)}
     table = pd.DataFrame(spec.preview_rows(*args))
     return MarginPreview(table if definition.name == "pure" else table.rename(columns={"epsilon": "rho"}), plan)
@@ -455,8 +456,8 @@ def _steps_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, d
     X = _encode(dom, data)
     nb.check_size(len(X))
     budget = definition.budget(eps)
-    eps_sets = budget * (1.0 - share) if share is not None else budget
-    alloc = steps.plan_allocation(opts, len(dom), eps_sets, m)
+    sets_budget = budget * (1.0 - share) if share is not None else budget
+    alloc = steps.plan_allocation(opts, len(dom), sets_budget, m)
     sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview",
                          neighbours=nb, definition=definition)
     tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, steps.leaf_cell_limit(opts))
@@ -475,7 +476,7 @@ def _steps_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, d
         "selection_epsilon_per_layer": list(alloc.selection), "count_epsilon_per_layer": list(alloc.counts),
         "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
-        "neighbours": nb.notion, "record_count_epsilon": budget - eps_sets,
+        "neighbours": nb.notion, "record_count_epsilon": budget - sets_budget,
         "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share),
         **_definition_plan(definition, budget),
     }
