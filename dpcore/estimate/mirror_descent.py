@@ -74,7 +74,10 @@ def _logsumexp_to(table: np.ndarray, axes: tuple, keep: tuple) -> np.ndarray:
 
 def clique_beliefs(tree: JunctionTree, theta: Sequence[np.ndarray], total: float) -> list[np.ndarray]:
     """The clique marginals n · p_θ(x_C) of p_θ ∝ exp Σ_C θ_C: sum-product on the junction tree
-    in log space, leaves to root then root to leaves. Calibrated: consistent on every separator."""
+    in log space from the leaves to the root; then, root first, each clique's table is its parent's
+    table summed to their separator S times the clique's own conditional exp(g_C − log Σ_{C∖S} e^{g_C})
+    (g_C: θ_C plus the messages of C's children), one exponential per cell. Calibrated: consistent
+    on every separator."""
     cl, parent = tree.cliques, tree.parent
     k = len(cl)
     gathered = [np.array(t, dtype=float) for t in theta]  # θ_C plus the messages of C's children
@@ -85,19 +88,18 @@ def clique_beliefs(tree: JunctionTree, theta: Sequence[np.ndarray], total: float
             sep = tree.separator(c)
             up[c] = _logsumexp_to(gathered[c], cl[c], sep)
             gathered[p] = gathered[p] + _expand(up[c], sep, cl[p])
-    log_b: list[np.ndarray] = [np.empty(0)] * k
+    beliefs: list[np.ndarray] = [np.empty(0)] * k
     root = tree.order[0]
-    log_b[root] = gathered[root]
-    for c in tree.order[1:]:
-        p, sep = parent[c], tree.separator(c)
-        msg = up[c]
-        assert msg is not None
-        # the parent's message is its belief on S without what c sent; where c sent −inf, c's cells are −inf anyway
-        with np.errstate(invalid="ignore"):
-            down = np.where(np.isneginf(msg), 0.0, _logsumexp_to(log_b[p], cl[p], sep) - msg)
-        log_b[c] = gathered[c] + _expand(down, sep, cl[c])
-    log_z = float(_logsumexp_to(log_b[root], cl[root], ()))
-    return [total * np.exp(b - log_z) for b in log_b]
+    log_z = float(_logsumexp_to(gathered[root], cl[root], ()))
+    beliefs[root] = total * np.exp(gathered[root] - log_z)
+    with np.errstate(invalid="ignore"):
+        for c in tree.order[1:]:
+            sep, msg = tree.separator(c), up[c]
+            assert msg is not None
+            # where c sent −inf its cells are all −inf: the conditional is 0/0 there, and the belief 0
+            cond = np.exp(gathered[c] - _expand(np.where(np.isneginf(msg), 0.0, msg), sep, cl[c]))
+            beliefs[c] = _expand(_sum_to(beliefs[parent[c]], cl[parent[c]], sep), sep, cl[c]) * cond
+    return beliefs
 
 
 def potentials_of(model: DecomposableModel, floor: float) -> list[np.ndarray]:

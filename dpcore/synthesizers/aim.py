@@ -63,7 +63,13 @@ from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
-from dpcore.synthesizers.options import estimator_option, model_draw_option, pure_choice, zcdp_choices
+from dpcore.synthesizers.options import (
+    estimator_option,
+    model_draw_option,
+    pure_choice,
+    round_fits_option,
+    zcdp_choices,
+)
 from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
@@ -79,6 +85,10 @@ ROUNDS_PER_ATTRIBUTE = 4
 SELECTION_SHARE = 0.1
 #: AIM's default limit on the model (junction tree) size, in megabytes of float64 cells
 DEFAULT_MAX_MODEL_SIZE = 80.0
+#: warm round fits: stop when a sweep closes the largest margin gap by less than this share (docs/methods/aim.md)
+WARM_STALL = 0.05
+#: warm round fits: every cell of the carried model at least this many records, so a cell at 0 can move again
+WARM_FLOOR = 1e-3
 
 
 @dataclass(frozen=True)
@@ -89,7 +99,8 @@ class AimOptions:
     ``sample`` or ``round`` once resolved; ``auto`` resolves to ``sample`` under pure ε and
     to ``round`` under (ε, δ)), ``estimator`` (the final model fit: ``ipf`` or
     ``mirror_descent`` once resolved; ``auto`` resolves to ``ipf`` under pure ε and to
-    ``mirror_descent`` under (ε, δ))."""
+    ``mirror_descent`` under (ε, δ)), ``round_fits`` (the refits after each round: ``cold`` or
+    ``warm`` once resolved; ``auto`` resolves to ``cold`` under pure ε and to ``warm`` under (ε, δ))."""
 
     rounds: int
     max_model_size: float = DEFAULT_MAX_MODEL_SIZE
@@ -97,6 +108,7 @@ class AimOptions:
     fit_sweeps: int = 50
     synthesis: str = "auto"
     estimator: str = "auto"
+    round_fits: str = "auto"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -124,6 +136,7 @@ OPTIONS = (
            docs="methods/aim.md#options", advanced=True, label="IPF sweeps per fit"),
     model_draw_option("methods/aim.md#options"),
     estimator_option("methods/aim.md#options"),
+    round_fits_option("methods/aim.md#options"),
 )
 
 
@@ -142,6 +155,7 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
         synthesis=pure_choice("synthesis", value(OPTIONS, opts, "synthesis")),
         estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator")),
+        round_fits=pure_choice("round_fits", value(OPTIONS, opts, "round_fits")),
     )
 
 
@@ -154,7 +168,7 @@ def for_zcdp(opts: AimOptions, definition, given: dict, domain: Domain) -> AimOp
     noise) and, unless ``rounds`` was given, T = 16·d rounds: under zCDP the noise of T rounds
     grows like √T, so more, finer rounds pay (docs/methods/aim.md); ``synthesis="auto"`` draws
     the records by controlled rounding and ``estimator="auto"`` fits the final model by mirror descent."""
-    opts = zcdp_choices(opts, given, "synthesis", "estimator")
+    opts = zcdp_choices(opts, given, "synthesis", "estimator", "round_fits")
     if given.get("rounds") is None:
         return replace(opts, rounds=ZCDP_ROUNDS_PER_ATTRIBUTE * len(domain))
     return opts
@@ -197,7 +211,8 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
     eps_round = eps / opts.rounds
-    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
+    warm = opts.round_fits == "warm"
+    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps, stall=WARM_STALL if warm else 0.0)  # pooled targets, tree order
     meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
                     note="AIM initialisation: every one-way margin", definition=definition) for j in range(d)]
     model, info = fit.fit(shape, meas, total)
@@ -233,7 +248,8 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
                          note="final round: the rest of the budget" if final else "", definition=definition)
         meas.append(margin)
         before = model.marginal(r)
-        model, info = fit.fit(shape, meas, total)
+        # warm: start from this round's model; the rounds' fits are post-processing either way
+        model, info = (replace(fit, start=model, floor=WARM_FLOOR) if warm else fit).fit(shape, meas, total)
         selected.append([names[a] for a in r])
         if not final and (np.abs(model.marginal(r) - before).sum()
                           <= expected_abs_noise(margin.mechanism) * counts_cells(shape, r)):
@@ -245,7 +261,8 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
     draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
     diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
             "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
-            "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "warnings": []}
+            "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "round_fits": opts.round_fits,
+            "warnings": []}
     return draw, diag
 
 
