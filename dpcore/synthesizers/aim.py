@@ -54,8 +54,8 @@ import numpy as np
 from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
 from dpcore.estimate.draws import model_draw
-from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
-from dpcore.estimate.mirror_descent import released_model
+from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTree, JunctionTreeIPF, model_cells
+from dpcore.estimate.mirror_descent import MirrorDescent, released_model
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
 from dpcore.privacy.definitions import PureDP, ReleaseContext
@@ -89,6 +89,8 @@ DEFAULT_MAX_MODEL_SIZE = 80.0
 WARM_STALL = 0.05
 #: warm round fits: every cell of the carried model at least this many records, so a cell at 0 can move again
 WARM_FLOOR = 1e-3
+#: mirror-descent round fits: iterations per round (docs/methods/aim.md)
+ROUND_MD_ITERS = 10
 
 
 @dataclass(frozen=True)
@@ -211,8 +213,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
     eps_round = eps / opts.rounds
-    warm = opts.round_fits == "warm"
-    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps, stall=WARM_STALL if warm else 0.0)  # pooled targets, tree order
+    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
     meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
                     note="AIM initialisation: every one-way margin", definition=definition) for j in range(d)]
     model, info = fit.fit(shape, meas, total)
@@ -248,8 +249,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
                          note="final round: the rest of the budget" if final else "", definition=definition)
         meas.append(margin)
         before = model.marginal(r)
-        # warm: start from this round's model; the rounds' fits are post-processing either way
-        model, info = (replace(fit, start=model, floor=WARM_FLOOR) if warm else fit).fit(shape, meas, total)
+        model, info = refit(opts.round_fits, fit, shape, meas, total, model)
         selected.append([names[a] for a in r])
         if not final and (np.abs(model.marginal(r) - before).sum()
                           <= expected_abs_noise(margin.mechanism) * counts_cells(shape, r)):
@@ -264,6 +264,19 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
             "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "round_fits": opts.round_fits,
             "warnings": []}
     return draw, diag
+
+
+def refit(kind: str, fit: JunctionTreeIPF, shape, meas, total: float, model):
+    """The model after a round's measurement: ``cold`` IPF from the uniform table; ``warm`` IPF from
+    the round's model carried to the new tree, stopping when the gap stalls; ``mirror_descent``:
+    :data:`ROUND_MD_ITERS` iterations of Private-PGM's estimator from the round's model (the reference's
+    warm-started estimate). Post-processing of released margins, whichever."""
+    if kind == "cold":
+        return fit.fit(shape, meas, total)
+    if kind == "warm":
+        return replace(fit, start=model, floor=WARM_FLOOR, stall=WARM_STALL).fit(shape, meas, total)
+    start = model.on_tree(JunctionTree.build(shape, [m.axes for m in meas]))
+    return MirrorDescent(iters=ROUND_MD_ITERS, start_model=start).fit(shape, meas, total)
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):

@@ -86,7 +86,7 @@ def estimator_option(docs: str) -> Option:
 
 
 #: how AIM refits its model after each round's measurement: auto, cold or warm
-ROUND_FITS = ("auto", "cold", "warm")
+ROUND_FITS = ("auto", "cold", "warm", "mirror_descent")
 
 
 def round_fits_option(docs: str) -> Option:
@@ -94,7 +94,8 @@ def round_fits_option(docs: str) -> Option:
     what they were)."""
     return Option("round_fits", "choice", "auto", "how the model is refitted after each round: cold (from the "
                   "uniform table, every sweep up to the cap), warm (from the previous round's model, stopping when "
-                  "the fit stops improving) or auto (warm under (ε, δ), cold under pure ε)", choices=ROUND_FITS,
+                  "the fit stops improving), mirror_descent (a few iterations of Private-PGM's estimator from the "
+                  "previous round's model) or auto (warm under (ε, δ), cold under pure ε)", choices=ROUND_FITS,
                   docs=docs, advanced=True, label="Refits between rounds")
 
 
