@@ -53,7 +53,7 @@ from dpcore.estimate.estimator import check_margins
 from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, JunctionTreeIPF, _expand, _sum_to
 from dpcore.measure.margins import NoisyMargin
 
-__all__ = ["MirrorDescent", "LossTerms", "clique_beliefs", "potentials_of", "released_model"]
+__all__ = ["MirrorDescent", "LossTerms", "margin_weights", "clique_beliefs", "potentials_of", "released_model"]
 
 #: weight of an exact (variance 0) margin, relative to the largest noisy margin's weight
 EXACT_WEIGHT = 1e6
@@ -117,32 +117,48 @@ def potentials_of(model: DecomposableModel, floor: float) -> list[np.ndarray]:
     return theta
 
 
+def margin_weights(margins: Sequence[NoisyMargin]) -> list[float]:
+    """1/σ_i² of each margin; an exact one (variance 0) gets :data:`EXACT_WEIGHT` × the largest noisy weight."""
+    noisy = [1.0 / m.variance for m in margins if m.variance > 0]
+    exact = EXACT_WEIGHT * max(noisy, default=1.0)
+    return [1.0 / m.variance if m.variance > 0 else exact for m in margins]
+
+
 @dataclass(frozen=True)
 class LossTerms:
-    """The objective L(μ) = Σ_i w_i ||μ_{r_i} − y_i||² as data: per measurement its clique (the
-    smallest holding r_i), axes, values and weight w_i (1/σ_i²; exact margins: module docstring)."""
+    """The objective L(μ) = Σ_i w_i ||μ_{r_i} − y_i||² as data, one term per measured set: repeated
+    measurements of a set r are one term W ||μ_r − ȳ||² + c (W = Σ w_i, ȳ = Σ w_i y_i / W,
+    c = Σ w_i ||y_i||² − W ||ȳ||²: the same L and gradient, one margin of μ computed instead of
+    several). Per term its clique (the smallest holding r), axes, ȳ, W and c (weights: :func:`margin_weights`)."""
 
     home: tuple
     axes: tuple
     values: tuple
     weight: tuple
+    const: tuple = ()
 
     @classmethod
     def of(cls, tree: JunctionTree, margins: Sequence[NoisyMargin]) -> LossTerms:
-        noisy = [1.0 / m.variance for m in margins if m.variance > 0]
-        exact = EXACT_WEIGHT * max(noisy, default=1.0)
-        homes = []
-        for m in margins:
-            h = tree.home(m.axes)
+        sums: dict = {}
+        for m, w in zip(margins, margin_weights(margins)):
+            y = np.asarray(m.values, float)
+            s = sums.setdefault(m.axes, [0.0, 0.0, 0.0])  # Σ w, Σ w y, Σ w ||y||²
+            s[0], s[1], s[2] = s[0] + w, s[1] + w * y, s[2] + w * float(np.vdot(y, y))
+        homes, values, weights, consts = [], [], [], []
+        for axes, (w, wy, wyy) in sums.items():
+            h = tree.home(axes)
             if h < 0:
-                raise ValueError(f"margin over attributes {m.axes} lies in no clique of the junction tree")
+                raise ValueError(f"margin over attributes {axes} lies in no clique of the junction tree")
+            y = wy / w
             homes.append(h)
-        return cls(tuple(homes), tuple(m.axes for m in margins), tuple(np.asarray(m.values, float) for m in margins),
-                   tuple(1.0 / m.variance if m.variance > 0 else exact for m in margins))
+            values.append(y)
+            weights.append(w)
+            consts.append(wyy - w * float(np.vdot(y, y)))
+        return cls(tuple(homes), tuple(sums), tuple(values), tuple(weights), tuple(consts))
 
     def loss_and_gradient(self, tree: JunctionTree, mu: Sequence[np.ndarray]) -> tuple[float, list[np.ndarray]]:
         """L(μ) and ∇_{μ_C} L for every clique C (zero on cliques that hold no measurement)."""
-        loss = 0.0
+        loss = float(sum(self.const))
         grad = [np.zeros_like(m) for m in mu]
         for h, axes, y, w in zip(self.home, self.axes, self.values, self.weight):
             diff = _sum_to(mu[h], tree.cliques[h], axes) - y
@@ -151,7 +167,11 @@ class LossTerms:
         return loss, grad
 
     def loss(self, tree: JunctionTree, mu: Sequence[np.ndarray]) -> float:
-        return self.loss_and_gradient(tree, mu)[0]
+        loss = float(sum(self.const))
+        for h, axes, y, w in zip(self.home, self.axes, self.values, self.weight):
+            diff = _sum_to(mu[h], tree.cliques[h], axes) - y
+            loss += w * float(np.vdot(diff, diff))
+        return loss
 
 
 def _dot(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
@@ -196,7 +216,7 @@ class MirrorDescent:
         elif self.warm:
             # IPF's pooling divides by the variance: an exact margin enters it at the variance 1/weight
             pooled = [m if m.variance > 0 else NoisyMargin(m.axes, m.values, 1.0 / w, m.mechanism)
-                      for m, w in zip(margins, terms.weight)]
+                      for m, w in zip(margins, margin_weights(margins))]
             ipf, _ = JunctionTreeIPF(max_sweeps=self.ipf_sweeps, tree=tree).fit(shape, pooled, total)
             theta = potentials_of(ipf, self.floor)
         else:
