@@ -83,14 +83,16 @@ def elimination_cliques(shape, sets) -> list[tuple[int, ...]]:
     if all(len(a) == d - 1 for a in adj):
         return [tuple(range(d))]  # a complete graph (e.g. all two-way margins): the whole table
     remaining = set(range(d))
+    cost = {u: cells(shape, adj[u] | {u}) for u in remaining}  # only v's neighbours' costs change below
     found = []
     while remaining:
-        v = min(remaining, key=lambda u: (cells(shape, adj[u] | {u}), u))
+        v = min(remaining, key=lambda u: (cost[u], u))
         nb = adj[v]
         found.append(frozenset(nb | {v}))
         for a in nb:
             adj[a] |= nb - {a}
             adj[a].discard(v)
+            cost[a] = cells(shape, adj[a] | {a})
         remaining.discard(v)
         adj[v] = set()
     maximal = []
