@@ -86,7 +86,7 @@ SELECTION_SHARE = 0.1
 #: AIM's default limit on the model (junction tree) size, in megabytes of float64 cells
 DEFAULT_MAX_MODEL_SIZE = 80.0
 #: warm round fits: stop when a sweep closes the largest margin gap by less than this share (docs/methods/aim.md)
-WARM_STALL = 0.05
+WARM_STALL = 0.01
 #: warm round fits: every cell of the carried model at least this many records, so a cell at 0 can move again
 WARM_FLOOR = 1e-3
 #: mirror-descent round fits: iterations per round (docs/methods/aim.md)
