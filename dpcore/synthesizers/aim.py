@@ -54,7 +54,7 @@ import numpy as np
 from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
 from dpcore.estimate.draws import model_draw
-from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTree, JunctionTreeIPF, model_cells
+from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
 from dpcore.estimate.mirror_descent import MirrorDescent, released_model
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
@@ -90,7 +90,7 @@ WARM_STALL = 0.01
 #: warm round fits: every cell of the carried model at least this many records, so a cell at 0 can move again
 WARM_FLOOR = 1e-3
 #: mirror-descent round fits: iterations per round (docs/methods/aim.md)
-ROUND_MD_ITERS = 10
+ROUND_MD_ITERS = 5
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,9 @@ class AimOptions:
     ``sample`` or ``round`` once resolved; ``auto`` resolves to ``sample`` under pure ε and
     to ``round`` under (ε, δ)), ``estimator`` (the final model fit: ``ipf`` or
     ``mirror_descent`` once resolved; ``auto`` resolves to ``ipf`` under pure ε and to
-    ``mirror_descent`` under (ε, δ)), ``round_fits`` (the refits after each round: ``cold`` or
-    ``warm`` once resolved; ``auto`` resolves to ``cold`` under pure ε and to ``warm`` under (ε, δ))."""
+    ``mirror_descent`` under (ε, δ)), ``round_fits`` (the refits after each round: ``cold``,
+    ``warm`` or ``mirror_descent`` once resolved; ``auto`` resolves to ``cold`` under pure ε and to
+    ``mirror_descent`` under (ε, δ))."""
 
     rounds: int
     max_model_size: float = DEFAULT_MAX_MODEL_SIZE
@@ -268,15 +269,15 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
 
 def refit(kind: str, fit: JunctionTreeIPF, shape, meas, total: float, model):
     """The model after a round's measurement: ``cold`` IPF from the uniform table; ``warm`` IPF from
-    the round's model carried to the new tree, stopping when the gap stalls; ``mirror_descent``:
-    :data:`ROUND_MD_ITERS` iterations of Private-PGM's estimator from the round's model (the reference's
-    warm-started estimate). Post-processing of released margins, whichever."""
+    the round's model carried to the new tree, stopping when the gap stalls; ``mirror_descent``: that,
+    then :data:`ROUND_MD_ITERS` iterations of Private-PGM's estimator from it (the reference's estimate,
+    warm-started). Post-processing of released margins, whichever."""
     if kind == "cold":
         return fit.fit(shape, meas, total)
+    warm = replace(fit, start=model, floor=WARM_FLOOR, stall=WARM_STALL).fit(shape, meas, total)
     if kind == "warm":
-        return replace(fit, start=model, floor=WARM_FLOOR, stall=WARM_STALL).fit(shape, meas, total)
-    start = model.on_tree(JunctionTree.build(shape, [m.axes for m in meas]))
-    return MirrorDescent(iters=ROUND_MD_ITERS, start_model=start).fit(shape, meas, total)
+        return warm
+    return MirrorDescent(iters=ROUND_MD_ITERS, start_model=warm[0]).fit(shape, meas, total)
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):

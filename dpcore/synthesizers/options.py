@@ -57,7 +57,7 @@ def rare_levels_option(docs: str) -> Option:
 #: Under pure ε ``auto`` is what releases did before the option existed, so pure-ε releases stay
 #: byte for byte what they were.
 AUTO_CHOICES = {"synthesis": ("sample", "round"), "rare_levels": ("keep", "merge"),
-                "estimator": ("ipf", "mirror_descent"), "round_fits": ("cold", "warm")}
+                "estimator": ("ipf", "mirror_descent"), "round_fits": ("cold", "mirror_descent")}
 
 
 def pure_choice(name: str, value: str) -> str:
@@ -90,12 +90,12 @@ ROUND_FITS = ("auto", "cold", "warm", "mirror_descent")
 
 
 def round_fits_option(docs: str) -> Option:
-    """``round_fits``: ``auto`` is warm under (ε, δ) and cold under pure ε (so pure-ε releases stay
-    what they were)."""
+    """``round_fits``: ``auto`` is mirror_descent under (ε, δ) and cold under pure ε (so pure-ε releases
+    stay what they were)."""
     return Option("round_fits", "choice", "auto", "how the model is refitted after each round: cold (from the "
                   "uniform table, every sweep up to the cap), warm (from the previous round's model, stopping when "
-                  "the fit stops improving), mirror_descent (a few iterations of Private-PGM's estimator from the "
-                  "previous round's model) or auto (warm under (ε, δ), cold under pure ε)", choices=ROUND_FITS,
+                  "the fit stops improving), mirror_descent (warm, then a few iterations of Private-PGM's estimator) "
+                  "or auto (mirror_descent under (ε, δ), cold under pure ε)", choices=ROUND_FITS,
                   docs=docs, advanced=True, label="Refits between rounds")
 
 
