@@ -90,7 +90,7 @@ WARM_STALL = 0.01
 #: warm round fits: every cell of the carried model at least this many records, so a cell at 0 can move again
 WARM_FLOOR = 1e-3
 #: mirror-descent round fits: iterations per round (docs/methods/aim.md)
-ROUND_MD_ITERS = 5
+ROUND_MD_ITERS = 10
 
 
 @dataclass(frozen=True)
