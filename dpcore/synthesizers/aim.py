@@ -20,8 +20,10 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
    discrete Laplace in place of the Gaussian). m_r and E|Z| depend only on released
    values, so q_r changes only through x_r: by at most w_r·Δ, Δ = 1 (add/remove) or
    2 (replace); the mechanism uses max_r w_r · Δ.
-3. Measure r at 0.9·ε_r, refit. Annealing (AIM's rule, for pure ε): if the model's
-   margin on r moved by no more than the expected L1 noise of the measurement,
+3. Measure r at 0.9·ε_r, refit (``round_fits``: from the uniform table, ``cold``, the pure-ε
+   default; or from the round's model, ``warm`` IPF then, with ``mirror_descent``, the (ε, δ)
+   default, a few iterations of Private-PGM's estimator: :func:`refit`). Annealing (AIM's rule,
+   for pure ε): if the model's margin on r moved by no more than the expected L1 noise of the measurement,
    E|Z|·cells(r), double ε_r (halves the noise scale and doubles the selection ε).
 4. After the last round, draw ñ records from the model: i.i.d. (``synthesis="sample"``) or by
    controlled rounding (``"round"``: every clique's counts rounded from ñ × the model's,
