@@ -172,7 +172,8 @@ def for_zcdp(opts: AimOptions, definition, given: dict, domain: Domain) -> AimOp
     """AIM as McKenna et al. (2022) run it under zCDP: Gaussian margins (the definition's count
     noise) and, unless ``rounds`` was given, T = 16·d rounds: under zCDP the noise of T rounds
     grows like √T, so more, finer rounds pay (docs/methods/aim.md); ``synthesis="auto"`` draws
-    the records by controlled rounding and ``estimator="auto"`` fits the final model by mirror descent."""
+    the records by controlled rounding, ``estimator="auto"`` fits the final model by mirror descent and
+    ``round_fits="auto"`` refits each round from the last model (warm IPF, then mirror descent)."""
     opts = zcdp_choices(opts, given, "synthesis", "estimator", "round_fits")
     if given.get("rounds") is None:
         return replace(opts, rounds=ZCDP_ROUNDS_PER_ATTRIBUTE * len(domain))
