@@ -118,8 +118,8 @@ def potentials_of(model: DecomposableModel, floor: float) -> list[np.ndarray]:
 
 
 def _inner(x: np.ndarray, y: np.ndarray) -> float:
-    """Σ x·y by an elementwise product and a sum, not BLAS's dot: measured (bench/aim_speed.py) on a
-    shared machine, multithreaded BLAS took most of the fit's time in these calls."""
+    """Σ x·y by an elementwise product and a sum (single-threaded: no BLAS threads competing with
+    other work on a shared machine; about as fast as ``np.vdot`` on one core)."""
     return float(np.multiply(x, y).sum())
 
 
