@@ -83,14 +83,16 @@ def elimination_cliques(shape, sets) -> list[tuple[int, ...]]:
     if all(len(a) == d - 1 for a in adj):
         return [tuple(range(d))]  # a complete graph (e.g. all two-way margins): the whole table
     remaining = set(range(d))
+    cost = {u: cells(shape, adj[u] | {u}) for u in remaining}  # only v's neighbours' costs change below
     found = []
     while remaining:
-        v = min(remaining, key=lambda u: (cells(shape, adj[u] | {u}), u))
+        v = min(remaining, key=lambda u: (cost[u], u))
         nb = adj[v]
         found.append(frozenset(nb | {v}))
         for a in nb:
             adj[a] |= nb - {a}
             adj[a].discard(v)
+            cost[a] = cells(shape, adj[a] | {a})
         remaining.discard(v)
         adj[v] = set()
     maximal = []
@@ -285,9 +287,28 @@ class DecomposableModel:
                     self._absorb(v, u)
                     stack.append(u)
 
+    def on_tree(self, tree: JunctionTree, floor: float = 0.0) -> DecomposableModel:
+        """This model's distribution carried to ``tree`` (a warm start): each of ``tree``'s cliques gets
+        this model's marginal on it (the clique tables of the distribution Markov on ``tree`` closest
+        to this one in KL; this one itself when it is Markov on ``tree``), every cell at least ``floor``
+        records (so that proportional fitting can move a cell this model put at 0), calibrated from
+        the root. With the same cliques and ``floor`` 0 the tables are copied as they are."""
+        if tree.cliques == self.tree.cliques and floor <= 0:
+            out = DecomposableModel.from_cliques(tree, self.total, [m.copy() for m in self.mu])
+            out.active = self.active
+            return out
+        mu = [np.maximum(self.marginal(c), floor) for c in tree.cliques]
+        out = DecomposableModel.from_cliques(tree, self.total, mu)
+        out.active = tree.order[0]
+        out.calibrate()
+        scale = self.total / max(float(out.mu[tree.order[0]].sum()), 1e-300)
+        out.mu = [m * scale for m in out.mu]
+        return out
+
     @classmethod
     def fit(cls, shape, targets: dict, total: float, *, max_sweeps: int = 200, tol: float = 1e-3,
-            tree: JunctionTree | None = None, order: str = "tree", stop: str = "gap") -> tuple[DecomposableModel, dict]:
+            tree: JunctionTree | None = None, order: str = "tree", stop: str = "gap", stall: float = 0.0,
+            start: DecomposableModel | None = None, floor: float = 0.0) -> tuple[DecomposableModel, dict]:
         """Fit to ``targets`` {sorted axes: non-negative table summing to ``total``} by IPF.
 
         ``order="tree"`` visits the margins clique by clique, depth-first; ``"given"`` in the
@@ -295,14 +316,18 @@ class DecomposableModel:
         over a sweep, no fitted margin cell was ``tol`` (in counts) or more from its target
         before its update; ``stop="change"``: when no clique-table cell moved by ``tol`` or more
         over a sweep (mipfp's rule, which also ends on inconsistent targets, where the gap
-        never closes; it calibrates every clique after each sweep). Either way at most
-        ``max_sweeps`` sweeps. Info: sweeps, max_gap (or max_change), converged, cliques,
+        never closes; it calibrates every clique after each sweep). ``stall`` > 0 (with
+        ``stop="gap"``) also stops when a sweep's gap is above (1 − ``stall``) × the previous
+        sweep's: on inconsistent targets the gap settles at a positive value instead of closing.
+        Either way at most ``max_sweeps`` sweeps. ``start``: begin from that model carried to this
+        tree (:meth:`on_tree`, cells floored at ``floor`` records) instead of the uniform table (a
+        warm start). Info: sweeps, max_gap (or max_change), converged, stalled, cliques,
         model_cells, lost_mass (every cell went to 0: the targets' zeros exclude the whole
         table; the model is then uniform)."""
         if order not in ORDERS or stop not in STOPS:
             raise ValueError(f"order must be one of {ORDERS} and stop one of {STOPS}; got {order!r}, {stop!r}")
         tree = tree or JunctionTree.build(shape, list(targets))
-        model = cls(tree, total)
+        model = cls(tree, total) if start is None else start.on_tree(tree, floor)
         k = len(tree.cliques)
         kids = [[] for _ in range(k)]
         for c in tree.order[1:]:
@@ -322,10 +347,10 @@ class DecomposableModel:
         if order == "tree":
             rank = {c: i for i, c in enumerate(dfs)}
             steps.sort(key=lambda s: rank[s[0]])  # stable: a clique's margins in the given order
-        sweeps, gap, change = 0, 0.0, 0.0
+        sweeps, gap, change, stalled = 0, 0.0, 0.0, False
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             for sweeps in range(1, max_sweeps + 1):  # noqa: B007 - read after the loop: the sweeps run
-                gap = 0.0
+                last, gap = gap, 0.0
                 before = [m.copy() for m in model.mu] if stop == "change" else None
                 for c, axes, t in steps:
                     if c != model.active:
@@ -341,11 +366,15 @@ class DecomposableModel:
                         break
                 elif gap < tol:
                     break
+                elif stall > 0 and sweeps > 1 and gap > (1 - stall) * last:
+                    stalled = True
+                    break
         model.calibrate()
         lost = not all(m.sum() > 0 for m in model.mu)
         if lost:
             model = cls(tree, total)
         info = {"sweeps": sweeps, "max_gap": gap, "converged": (change if stop == "change" else gap) < tol,
+                "stalled": stalled,
                 "cliques": len(tree.cliques), "model_cells": tree.cells, "lost_mass": lost}
         if stop == "change":
             info["max_change"] = change
@@ -430,7 +459,9 @@ class JunctionTreeIPF:
     ``max_sweeps`` are :meth:`DecomposableModel.fit`'s; ``tree``: the junction tree when the
     caller has built it already (else built from the margins). :meth:`like_dense` gives the
     options under which the iterates are the dense IPF's. Model: :class:`DecomposableModel`.
-    Diagnostics: iterations (sweeps), converged, max_gap (``stop="gap"``) or max_change
+    ``stall``, ``start`` and ``floor`` (a warm start from an earlier fit and a sweep count that
+    stops when the gap stops shrinking) are :meth:`DecomposableModel.fit`'s.
+    Diagnostics: iterations (sweeps), converged, stalled, max_gap (``stop="gap"``) or max_change
     (``stop="change"``), skipped_margins, lost_mass."""
 
     max_sweeps: int = 200
@@ -439,6 +470,9 @@ class JunctionTreeIPF:
     order: str = "tree"
     stop: str = "gap"
     tree: JunctionTree | None = None
+    stall: float = 0.0
+    start: DecomposableModel | None = None
+    floor: float = 0.0
 
     @classmethod
     def like_dense(cls, tol: float = 1e-3, max_sweeps: int = 5000, tree: JunctionTree | None = None) -> JunctionTreeIPF:
@@ -459,7 +493,9 @@ class JunctionTreeIPF:
         else:
             raise ValueError(f"targets must be 'pooled' or 'scaled'; got {self.targets!r}")
         model, fit = DecomposableModel.fit(shape, targets, total, max_sweeps=self.max_sweeps, tol=self.tol, tree=tree,
-                                           order=self.order, stop=self.stop)
+                                           order=self.order, stop=self.stop, stall=self.stall, start=self.start,
+                                           floor=self.floor)
         gap = {"max_change": fit["max_change"]} if self.stop == "change" else {"max_gap": fit["max_gap"]}
         return model, {"iterations": fit["sweeps"], **gap, "converged": bool(fit["converged"]),
+                       "stalled": fit["stalled"],
                        "skipped_margins": skipped, "lost_mass": fit["lost_mass"]}

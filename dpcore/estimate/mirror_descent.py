@@ -53,7 +53,7 @@ from dpcore.estimate.estimator import check_margins
 from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, JunctionTreeIPF, _expand, _sum_to
 from dpcore.measure.margins import NoisyMargin
 
-__all__ = ["MirrorDescent", "LossTerms", "clique_beliefs", "potentials_of", "released_model"]
+__all__ = ["MirrorDescent", "LossTerms", "margin_weights", "clique_beliefs", "potentials_of", "released_model"]
 
 #: weight of an exact (variance 0) margin, relative to the largest noisy margin's weight
 EXACT_WEIGHT = 1e6
@@ -74,7 +74,10 @@ def _logsumexp_to(table: np.ndarray, axes: tuple, keep: tuple) -> np.ndarray:
 
 def clique_beliefs(tree: JunctionTree, theta: Sequence[np.ndarray], total: float) -> list[np.ndarray]:
     """The clique marginals n · p_θ(x_C) of p_θ ∝ exp Σ_C θ_C: sum-product on the junction tree
-    in log space, leaves to root then root to leaves. Calibrated: consistent on every separator."""
+    in log space from the leaves to the root; then, root first, each clique's table is its parent's
+    table summed to their separator S times the clique's own conditional exp(g_C − log Σ_{C∖S} e^{g_C})
+    (g_C: θ_C plus the messages of C's children), one exponential per cell. Calibrated: consistent
+    on every separator."""
     cl, parent = tree.cliques, tree.parent
     k = len(cl)
     gathered = [np.array(t, dtype=float) for t in theta]  # θ_C plus the messages of C's children
@@ -85,19 +88,18 @@ def clique_beliefs(tree: JunctionTree, theta: Sequence[np.ndarray], total: float
             sep = tree.separator(c)
             up[c] = _logsumexp_to(gathered[c], cl[c], sep)
             gathered[p] = gathered[p] + _expand(up[c], sep, cl[p])
-    log_b: list[np.ndarray] = [np.empty(0)] * k
+    beliefs: list[np.ndarray] = [np.empty(0)] * k
     root = tree.order[0]
-    log_b[root] = gathered[root]
-    for c in tree.order[1:]:
-        p, sep = parent[c], tree.separator(c)
-        msg = up[c]
-        assert msg is not None
-        # the parent's message is its belief on S without what c sent; where c sent −inf, c's cells are −inf anyway
-        with np.errstate(invalid="ignore"):
-            down = np.where(np.isneginf(msg), 0.0, _logsumexp_to(log_b[p], cl[p], sep) - msg)
-        log_b[c] = gathered[c] + _expand(down, sep, cl[c])
-    log_z = float(_logsumexp_to(log_b[root], cl[root], ()))
-    return [total * np.exp(b - log_z) for b in log_b]
+    log_z = float(_logsumexp_to(gathered[root], cl[root], ()))
+    beliefs[root] = total * np.exp(gathered[root] - log_z)
+    with np.errstate(invalid="ignore"):
+        for c in tree.order[1:]:
+            sep, msg = tree.separator(c), up[c]
+            assert msg is not None
+            # where c sent −inf its cells are all −inf: the conditional is 0/0 there, and the belief 0
+            cond = np.exp(gathered[c] - _expand(np.where(np.isneginf(msg), 0.0, msg), sep, cl[c]))
+            beliefs[c] = _expand(_sum_to(beliefs[parent[c]], cl[parent[c]], sep), sep, cl[c]) * cond
+    return beliefs
 
 
 def potentials_of(model: DecomposableModel, floor: float) -> list[np.ndarray]:
@@ -115,45 +117,71 @@ def potentials_of(model: DecomposableModel, floor: float) -> list[np.ndarray]:
     return theta
 
 
+def _inner(x: np.ndarray, y: np.ndarray) -> float:
+    """Σ x·y by an elementwise product and a sum (single-threaded: no BLAS threads competing with
+    other work on a shared machine; about as fast as ``np.vdot`` on one core)."""
+    return float(np.multiply(x, y).sum())
+
+
+def margin_weights(margins: Sequence[NoisyMargin]) -> list[float]:
+    """1/σ_i² of each margin; an exact one (variance 0) gets :data:`EXACT_WEIGHT` × the largest noisy weight."""
+    noisy = [1.0 / m.variance for m in margins if m.variance > 0]
+    exact = EXACT_WEIGHT * max(noisy, default=1.0)
+    return [1.0 / m.variance if m.variance > 0 else exact for m in margins]
+
+
 @dataclass(frozen=True)
 class LossTerms:
-    """The objective L(μ) = Σ_i w_i ||μ_{r_i} − y_i||² as data: per measurement its clique (the
-    smallest holding r_i), axes, values and weight w_i (1/σ_i²; exact margins: module docstring)."""
+    """The objective L(μ) = Σ_i w_i ||μ_{r_i} − y_i||² as data, one term per measured set: repeated
+    measurements of a set r are one term W ||μ_r − ȳ||² + c (W = Σ w_i, ȳ = Σ w_i y_i / W,
+    c = Σ w_i ||y_i||² − W ||ȳ||²: the same L and gradient, one margin of μ computed instead of
+    several). Per term its clique (the smallest holding r), axes, ȳ, W and c (weights: :func:`margin_weights`)."""
 
     home: tuple
     axes: tuple
     values: tuple
     weight: tuple
+    const: tuple = ()
 
     @classmethod
     def of(cls, tree: JunctionTree, margins: Sequence[NoisyMargin]) -> LossTerms:
-        noisy = [1.0 / m.variance for m in margins if m.variance > 0]
-        exact = EXACT_WEIGHT * max(noisy, default=1.0)
-        homes = []
-        for m in margins:
-            h = tree.home(m.axes)
+        sums: dict = {}
+        for m, w in zip(margins, margin_weights(margins)):
+            y = np.asarray(m.values, float)
+            s = sums.setdefault(m.axes, [0.0, 0.0, 0.0])  # Σ w, Σ w y, Σ w ||y||²
+            s[0], s[1], s[2] = s[0] + w, s[1] + w * y, s[2] + w * _inner(y, y)
+        homes, values, weights, consts = [], [], [], []
+        for axes, (w, wy, wyy) in sums.items():
+            h = tree.home(axes)
             if h < 0:
-                raise ValueError(f"margin over attributes {m.axes} lies in no clique of the junction tree")
+                raise ValueError(f"margin over attributes {axes} lies in no clique of the junction tree")
+            y = wy / w
             homes.append(h)
-        return cls(tuple(homes), tuple(m.axes for m in margins), tuple(np.asarray(m.values, float) for m in margins),
-                   tuple(1.0 / m.variance if m.variance > 0 else exact for m in margins))
+            values.append(y)
+            weights.append(w)
+            consts.append(wyy - w * _inner(y, y))
+        return cls(tuple(homes), tuple(sums), tuple(values), tuple(weights), tuple(consts))
 
     def loss_and_gradient(self, tree: JunctionTree, mu: Sequence[np.ndarray]) -> tuple[float, list[np.ndarray]]:
         """L(μ) and ∇_{μ_C} L for every clique C (zero on cliques that hold no measurement)."""
-        loss = 0.0
+        loss = float(sum(self.const))
         grad = [np.zeros_like(m) for m in mu]
         for h, axes, y, w in zip(self.home, self.axes, self.values, self.weight):
             diff = _sum_to(mu[h], tree.cliques[h], axes) - y
-            loss += w * float(np.vdot(diff, diff))
+            loss += w * _inner(diff, diff)
             grad[h] += _expand(2.0 * w * diff, axes, tree.cliques[h])
         return loss, grad
 
     def loss(self, tree: JunctionTree, mu: Sequence[np.ndarray]) -> float:
-        return self.loss_and_gradient(tree, mu)[0]
+        loss = float(sum(self.const))
+        for h, axes, y, w in zip(self.home, self.axes, self.values, self.weight):
+            diff = _sum_to(mu[h], tree.cliques[h], axes) - y
+            loss += w * _inner(diff, diff)
+        return loss
 
 
 def _dot(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
-    return float(sum(np.vdot(x, y) for x, y in zip(a, b)))
+    return float(sum(_inner(x, y) for x, y in zip(a, b)))
 
 
 @dataclass(frozen=True)
@@ -194,7 +222,7 @@ class MirrorDescent:
         elif self.warm:
             # IPF's pooling divides by the variance: an exact margin enters it at the variance 1/weight
             pooled = [m if m.variance > 0 else NoisyMargin(m.axes, m.values, 1.0 / w, m.mechanism)
-                      for m, w in zip(margins, terms.weight)]
+                      for m, w in zip(margins, margin_weights(margins))]
             ipf, _ = JunctionTreeIPF(max_sweeps=self.ipf_sweeps, tree=tree).fit(shape, pooled, total)
             theta = potentials_of(ipf, self.floor)
         else:

@@ -20,8 +20,10 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
    discrete Laplace in place of the Gaussian). m_r and E|Z| depend only on released
    values, so q_r changes only through x_r: by at most w_r·Δ, Δ = 1 (add/remove) or
    2 (replace); the mechanism uses max_r w_r · Δ.
-3. Measure r at 0.9·ε_r, refit. Annealing (AIM's rule, for pure ε): if the model's
-   margin on r moved by no more than the expected L1 noise of the measurement,
+3. Measure r at 0.9·ε_r, refit (``round_fits``: from the uniform table, ``cold``, the pure-ε
+   default; or from the round's model, ``warm`` IPF then, with ``mirror_descent``, the (ε, δ)
+   default, a few iterations of Private-PGM's estimator: :func:`refit`). Annealing (AIM's rule,
+   for pure ε): if the model's margin on r moved by no more than the expected L1 noise of the measurement,
    E|Z|·cells(r), double ε_r (halves the noise scale and doubles the selection ε).
 4. After the last round, draw ñ records from the model: i.i.d. (``synthesis="sample"``) or by
    controlled rounding (``"round"``: every clique's counts rounded from ñ × the model's,
@@ -55,7 +57,7 @@ from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
 from dpcore.estimate.draws import model_draw
 from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
-from dpcore.estimate.mirror_descent import released_model
+from dpcore.estimate.mirror_descent import MirrorDescent, released_model
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
 from dpcore.privacy.definitions import PureDP, ReleaseContext
@@ -63,7 +65,13 @@ from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
-from dpcore.synthesizers.options import estimator_option, model_draw_option, pure_choice, zcdp_choices
+from dpcore.synthesizers.options import (
+    estimator_option,
+    model_draw_option,
+    pure_choice,
+    round_fits_option,
+    zcdp_choices,
+)
 from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
@@ -79,6 +87,12 @@ ROUNDS_PER_ATTRIBUTE = 4
 SELECTION_SHARE = 0.1
 #: AIM's default limit on the model (junction tree) size, in megabytes of float64 cells
 DEFAULT_MAX_MODEL_SIZE = 80.0
+#: warm round fits: stop when a sweep closes the largest margin gap by less than this share (docs/methods/aim.md)
+WARM_STALL = 0.01
+#: warm round fits: every cell of the carried model at least this many records, so a cell at 0 can move again
+WARM_FLOOR = 1e-3
+#: mirror-descent round fits: iterations per round (docs/methods/aim.md)
+ROUND_MD_ITERS = 10
 
 
 @dataclass(frozen=True)
@@ -89,6 +103,8 @@ class AimOptions:
     ``sample`` or ``round`` once resolved; ``auto`` resolves to ``sample`` under pure ε and
     to ``round`` under (ε, δ)), ``estimator`` (the final model fit: ``ipf`` or
     ``mirror_descent`` once resolved; ``auto`` resolves to ``ipf`` under pure ε and to
+    ``mirror_descent`` under (ε, δ)), ``round_fits`` (the refits after each round: ``cold``,
+    ``warm`` or ``mirror_descent`` once resolved; ``auto`` resolves to ``cold`` under pure ε and to
     ``mirror_descent`` under (ε, δ))."""
 
     rounds: int
@@ -97,6 +113,7 @@ class AimOptions:
     fit_sweeps: int = 50
     synthesis: str = "auto"
     estimator: str = "auto"
+    round_fits: str = "auto"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -124,6 +141,7 @@ OPTIONS = (
            docs="methods/aim.md#options", advanced=True, label="IPF sweeps per fit"),
     model_draw_option("methods/aim.md#options"),
     estimator_option("methods/aim.md#options"),
+    round_fits_option("methods/aim.md#options"),
 )
 
 
@@ -142,6 +160,7 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
         synthesis=pure_choice("synthesis", value(OPTIONS, opts, "synthesis")),
         estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator")),
+        round_fits=pure_choice("round_fits", value(OPTIONS, opts, "round_fits")),
     )
 
 
@@ -153,8 +172,9 @@ def for_zcdp(opts: AimOptions, definition, given: dict, domain: Domain) -> AimOp
     """AIM as McKenna et al. (2022) run it under zCDP: Gaussian margins (the definition's count
     noise) and, unless ``rounds`` was given, T = 16·d rounds: under zCDP the noise of T rounds
     grows like √T, so more, finer rounds pay (docs/methods/aim.md); ``synthesis="auto"`` draws
-    the records by controlled rounding and ``estimator="auto"`` fits the final model by mirror descent."""
-    opts = zcdp_choices(opts, given, "synthesis", "estimator")
+    the records by controlled rounding, ``estimator="auto"`` fits the final model by mirror descent and
+    ``round_fits="auto"`` refits each round from the last model (warm IPF, then mirror descent)."""
+    opts = zcdp_choices(opts, given, "synthesis", "estimator", "round_fits")
     if given.get("rounds") is None:
         return replace(opts, rounds=ZCDP_ROUNDS_PER_ATTRIBUTE * len(domain))
     return opts
@@ -233,7 +253,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
                          note="final round: the rest of the budget" if final else "", definition=definition)
         meas.append(margin)
         before = model.marginal(r)
-        model, info = fit.fit(shape, meas, total)
+        model, info = refit(opts.round_fits, fit, shape, meas, total, model)
         selected.append([names[a] for a in r])
         if not final and (np.abs(model.marginal(r) - before).sum()
                           <= expected_abs_noise(margin.mechanism) * counts_cells(shape, r)):
@@ -245,8 +265,22 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
     draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
     diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
             "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
-            "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "warnings": []}
+            "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "round_fits": opts.round_fits,
+            "warnings": []}
     return draw, diag
+
+
+def refit(kind: str, fit: JunctionTreeIPF, shape, meas, total: float, model):
+    """The model after a round's measurement: ``cold`` IPF from the uniform table; ``warm`` IPF from
+    the round's model carried to the new tree, stopping when the gap stalls; ``mirror_descent``: that,
+    then :data:`ROUND_MD_ITERS` iterations of Private-PGM's estimator from it (the reference's estimate,
+    warm-started). Post-processing of released margins, whichever."""
+    if kind == "cold":
+        return fit.fit(shape, meas, total)
+    warm = replace(fit, start=model, floor=WARM_FLOOR, stall=WARM_STALL).fit(shape, meas, total)
+    if kind == "warm":
+        return warm
+    return MirrorDescent(iters=ROUND_MD_ITERS, start_model=warm[0]).fit(shape, meas, total)
 
 
 def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):

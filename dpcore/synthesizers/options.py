@@ -57,7 +57,7 @@ def rare_levels_option(docs: str) -> Option:
 #: Under pure ε ``auto`` is what releases did before the option existed, so pure-ε releases stay
 #: byte for byte what they were.
 AUTO_CHOICES = {"synthesis": ("sample", "round"), "rare_levels": ("keep", "merge"),
-                "estimator": ("ipf", "mirror_descent")}
+                "estimator": ("ipf", "mirror_descent"), "round_fits": ("cold", "mirror_descent")}
 
 
 def pure_choice(name: str, value: str) -> str:
@@ -83,6 +83,20 @@ def estimator_option(docs: str) -> Option:
                   "weighted least squares, noisier margins counting less) or auto (mirror_descent under (ε, δ), ipf "
                   "under pure ε)",
                   choices=ESTIMATORS, docs=docs, advanced=True, label="Final model fit")
+
+
+#: how AIM refits its model after each round's measurement: auto, cold or warm
+ROUND_FITS = ("auto", "cold", "warm", "mirror_descent")
+
+
+def round_fits_option(docs: str) -> Option:
+    """``round_fits``: ``auto`` is mirror_descent under (ε, δ) and cold under pure ε (so pure-ε releases
+    stay what they were)."""
+    return Option("round_fits", "choice", "auto", "how the model is refitted after each round: cold (from the "
+                  "uniform table, every sweep up to the cap), warm (from the previous round's model, stopping when "
+                  "the fit stops improving), mirror_descent (warm, then a few iterations of Private-PGM's estimator) "
+                  "or auto (mirror_descent under (ε, δ), cold under pure ε)", choices=ROUND_FITS,
+                  docs=docs, advanced=True, label="Refits between rounds")
 
 
 def noise_option() -> Option:

@@ -110,3 +110,44 @@ def test_reconcile_nested_combines_by_inverse_variance_and_keeps_consistent_tabl
     # the change to B is spread evenly over the cells of each A-level (least squares)
     diff = out[(0, 1)][0] - pair
     assert np.allclose(diff, diff[:, :1])
+
+
+def test_a_warm_start_reaches_the_cold_fit_on_consistent_targets():
+    """Warm start (AIM's rounds under (ε, δ)): a model fitted to fewer margins, carried to the tree of
+    more margins, then fitted to them, ends at the cold fit's maximum-entropy table (within 1e-6 counts
+    on every pair), in fewer sweeps."""
+    targets = _targets(3)
+    first = {s: targets[s] for s in [(0, 1), (1, 2), (4,)]}
+    early, _ = DecomposableModel.fit(SHAPE, first, 1000.0, max_sweeps=2000, tol=1e-9)
+    cold, cold_info = DecomposableModel.fit(SHAPE, targets, 1000.0, max_sweeps=5000, tol=1e-9)
+    warm, warm_info = DecomposableModel.fit(SHAPE, targets, 1000.0, max_sweeps=5000, tol=1e-9, start=early,
+                                            floor=1e-3)
+    assert cold_info["converged"] and warm_info["converged"]
+    assert early.tree.cliques != warm.tree.cliques  # the start was carried to another tree
+    for s in itertools.combinations(range(len(SHAPE)), 2):
+        assert np.abs(warm.marginal(s) - cold.marginal(s)).max() < 1e-6, s
+    assert warm_info["sweeps"] < cold_info["sweeps"]
+
+
+def test_carrying_a_model_to_a_tree_keeps_its_margins_and_floors_its_cells():
+    model, _ = DecomposableModel.fit(SHAPE, _targets(4), 1000.0, max_sweeps=500, tol=1e-9)
+    bigger = JunctionTree.build(SHAPE, list(_targets(4)) + [(0, 4)])
+    carried = model.on_tree(bigger)
+    for c in model.tree.cliques:  # the model is Markov on the bigger tree: the same distribution
+        assert np.allclose(carried.marginal(c), model.marginal(c), atol=1e-9)
+    zeroed = DecomposableModel.from_cliques(model.tree, 1000.0, [np.where(m < 5, 0.0, m) for m in model.mu])
+    floored = zeroed.on_tree(bigger, floor=0.5)
+    assert min(float(m.min()) for m in floored.mu) > 0
+    assert all(abs(float(m.sum()) - 1000.0) < 1e-9 for m in floored.mu)
+
+
+def test_the_stall_rule_stops_a_fit_whose_targets_disagree():
+    """Inconsistent targets (independent noise on overlapping margins): the gap settles above ``tol``,
+    so without ``stall`` every sweep runs; ``stall=0.05`` stops once a sweep closes it by < 5 %."""
+    rng = np.random.default_rng(5)
+    targets = {s: project_simplex(t + rng.normal(0, 20, t.shape), 1000.0) for s, t in _targets(5).items()}
+    _, capped = DecomposableModel.fit(SHAPE, targets, 1000.0, max_sweeps=200, tol=1e-3)
+    assert capped["sweeps"] == 200 and not capped["converged"] and capped["max_gap"] > 1
+    _, stalled = DecomposableModel.fit(SHAPE, targets, 1000.0, max_sweeps=200, tol=1e-3, stall=0.05)
+    assert stalled["stalled"] and 1 < stalled["sweeps"] < 200
+    assert stalled["max_gap"] < 1.5 * capped["max_gap"]

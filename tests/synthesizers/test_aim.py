@@ -281,8 +281,32 @@ def test_the_final_fit_is_ipf_under_pure_epsilon_and_mirror_descent_under_delta(
     z = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9)
     assert z.options["estimator"] == "mirror_descent" and z.manifest()["options"]["estimator"] == "mirror_descent"
     z_md = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, estimator="mirror_descent")
-    z_ipf = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, estimator="ipf")
-    assert z.sets[0].equals(z_md.sets[0]) and not z.sets[0].equals(z_ipf.sets[0])
-    assert z_ipf.options["estimator"] == "ipf" and z_ipf.ledger.to_dict() == z.ledger.to_dict()
+    assert z.sets[0].equals(z_md.sets[0])
+    # with the rounds' refits cold, the "ipf" release is the last round's IPF fit itself
+    z_cold = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, round_fits="cold")
+    z_ipf = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, estimator="ipf", round_fits="cold")
+    assert z_cold.options["estimator"] == "mirror_descent" and not z_cold.sets[0].equals(z_ipf.sets[0])
+    assert z_ipf.options["estimator"] == "ipf" and z_ipf.ledger.to_dict() == z_cold.ledger.to_dict()
     with pytest.raises(OptionError, match="estimator"):
         dpcore.synthesize(df, "aim", 1.0, domain=dom, estimator="lbfgs")
+
+
+def test_round_fits_are_cold_under_pure_epsilon_and_mirror_descent_under_delta():
+    """``round_fits="auto"``: cold refits under pure ε (the release is the explicit ``cold`` one, byte
+    for byte) and warm ones polished by mirror descent under (ε, δ). The refits are post-processing,
+    but they steer later selections: the total stays ρ, in the same unit."""
+    df = _table(500, 8)
+    dom = _domain(df)
+    pure = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom)
+    assert pure.options["round_fits"] == "cold" and pure.diagnostics["per_set"][0]["round_fits"] == "cold"
+    assert pure.sets[0].equals(dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, round_fits="cold").sets[0])
+    z = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9)
+    assert z.options["round_fits"] == "mirror_descent" and z.manifest()["options"]["round_fits"] == "mirror_descent"
+    z_md = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, round_fits="mirror_descent")
+    z_cold = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, round_fits="cold")
+    z_warm = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, round_fits="warm")
+    assert z.sets[0].equals(z_md.sets[0])
+    assert z_cold.options["round_fits"] == "cold" and z_warm.diagnostics["per_set"][0]["round_fits"] == "warm"
+    assert math.isclose(z_cold.ledger.spent, z.ledger.spent, rel_tol=1e-12) and z.ledger.unit == z_cold.ledger.unit
+    with pytest.raises(OptionError, match="round_fits"):
+        dpcore.synthesize(df, "aim", 1.0, domain=dom, round_fits="hot")
