@@ -201,9 +201,10 @@ def score_sensitivity(weights, histogram_sensitivity: float) -> float:
     return max(weights) * histogram_sensitivity
 
 
-def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger: Ledger, set_label: str,
+def synthesize_set(X, domain: Domain, opts: AimOptions, budget: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
-    """One AIM set at ``eps`` (= ε/m), charged to ``ledger`` to exactly ``eps`` (module docstring)."""
+    """One AIM set at ``budget`` (= ε/m, or ρ/m under zCDP), charged to ``ledger`` to exactly ``budget``
+    (module docstring)."""
     nb, definition = ctx.neighbours, ctx.definition
     hs = nb.histogram_sensitivity
     shape, names = domain.shape, domain.names
@@ -216,40 +217,41 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         cand.setdefault((j,), 0.0)
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
-    eps_round = eps / opts.rounds
+    round_budget = budget / opts.rounds
     fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
-    meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * eps_round, nb, rng, group, f"one-way {names[j]}",
+    meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * round_budget, nb, rng, group, f"one-way {names[j]}",
                     note="AIM initialisation: every one-way margin", definition=definition) for j in range(d)]
     model, info = fit.fit(shape, meas, total)
     limit_cells = opts.max_model_size * 2**20 / BYTES_PER_CELL
     selected, annealed, t, final = [], 0, 0, False
     while not final:
         t += 1
-        left = eps - group.spent  # the set's odometer: what its charges have spent so far
-        if left < 2 * eps_round:
-            eps_round, final = left, True
-        eps_sel = SELECTION_SHARE * eps_round
-        eps_meas = eps_round - eps_sel
-        budget_after = group.spent + eps_round
+        left = budget - group.spent  # the set's odometer: what its charges have spent so far
+        if left < 2 * round_budget:
+            round_budget, final = left, True
+        select_budget = SELECTION_SHARE * round_budget
+        measure_budget = round_budget - select_budget
+        budget_after = group.spent + round_budget
         cliques = [set(c) for c in model.tree.cliques]
         measured = list({m.axes for m in meas})
         allowed = []
         for r in cand:
             if any(set(r) <= c for c in cliques) or \
-                    model_cells(shape, measured + [r]) <= limit_cells * budget_after / eps:
+                    model_cells(shape, measured + [r]) <= limit_cells * budget_after / budget:
                 allowed.append(r)
-        bias_cell = expected_abs_noise(definition.count_noise(eps_meas, nb))
+        bias_cell = expected_abs_noise(definition.count_noise(measure_budget, nb))
         scores = np.array([quality(answers[r], model.marginal(r), cand[r], bias_cell * counts_cells(shape, r))
                            for r in allowed])
-        pick = Measurement(f"round {t}: select a margin", definition.selection(eps_sel, sens), sens,
+        pick = Measurement(f"round {t}: select a margin", definition.selection(select_budget, sens), sens,
                            f"{len(allowed)} candidate margins", nb.label, sampler=EXACT_SAMPLER,
                            note="score w·(L1 error of the model − expected noise); sensitivity max weight × count "
                                 "sensitivity")
         k = int(pick.select(group, scores, rng))
         r = allowed[k]
-        # the last charge takes exactly what is left, so the set spends eps to the last bit
-        eps_meas = eps - group.spent if final else eps_meas
-        margin = measure(X, shape, r, eps_meas, nb, rng, group, f"round {t}: margin {' × '.join(names[a] for a in r)}",
+        # the last charge takes exactly what is left, so the set spends budget to the last bit
+        measure_budget = budget - group.spent if final else measure_budget
+        margin = measure(X, shape, r, measure_budget, nb, rng, group,
+                         f"round {t}: margin {' × '.join(names[a] for a in r)}",
                          note="final round: the rest of the budget" if final else "", definition=definition)
         meas.append(margin)
         before = model.marginal(r)
@@ -257,7 +259,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, eps: float, rng, ledger:
         selected.append([names[a] for a in r])
         if not final and (np.abs(model.marginal(r) - before).sum()
                           <= expected_abs_noise(margin.mechanism) * counts_cells(shape, r)):
-            eps_round *= definition.halving_factor  # half the noise: ε × 2, or ρ × 4 under zCDP
+            round_budget *= definition.halving_factor  # half the noise: ε × 2, or ρ × 4 under zCDP
             annealed += 1
     del answers
     model, info = released_model(opts.estimator, shape, meas, total, model, info)
@@ -283,9 +285,9 @@ def refit(kind: str, fit: JunctionTreeIPF, shape, meas, total: float, model):
     return MirrorDescent(iters=ROUND_MD_ITERS, start_model=warm[0]).fit(shape, meas, total)
 
 
-def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
-    """Registry adapter: one AIM set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    draw, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
+def run_set(X, domain, opts, plan, set_budget, rng, ledger, label, ctx):
+    """Registry adapter: one AIM set (ε = ``set_budget``, see :func:`synthesize_set`)."""
+    draw, diag = synthesize_set(X, domain, opts, set_budget, rng, ledger, label, ctx)
     return draw, None, diag
 
 
@@ -294,16 +296,16 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
     """What AIM measures, knowable before any budget is spent: the one-way margins and the
     starting round budget (later rounds may double it: annealing; the margins are chosen at release).
     Budgets are in the definition's unit (ε, or ρ under zCDP)."""
-    eps_round = per_set / opts.rounds
-    meas = definition.count_noise((1 - SELECTION_SHARE) * eps_round, nb)
+    round_budget = per_set / opts.rounds
+    meas = definition.count_noise((1 - SELECTION_SHARE) * round_budget, nb)
     spend = definition.cost(meas, nb.count_sensitivity(meas))
     rows = one_way_preview_rows(domain, meas, spend)
     left = per_set - len(domain) * spend
     # rounds run while at least two round budgets are left; the last takes the rest
-    n_rounds = max(1, math.floor(left / eps_round + 1e-9))
+    n_rounds = max(1, math.floor(left / round_budget + 1e-9))
     rows.append({"table": f"each round at the start: exponential mechanism picks a margin ({n_rounds} rounds "
                           "if none doubles its budget, fewer if some do)", "cells": None,
-                 "epsilon": SELECTION_SHARE * eps_round,
+                 "epsilon": SELECTION_SHARE * round_budget,
                  "mechanism": "exponential", "noise_scale": None, "noise_sd": None})
     rows.append({"table": "each round at the start: the chosen margin (its budget doubles when it barely changes the "
                           "model; the last round takes what is left)", "cells": None, "epsilon": spend,
@@ -316,8 +318,8 @@ def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: floa
     """The one-way margins AIM measures first, and a workload margin measured in a round at the
     starting round budget (the margins are chosen at release: the median size of the workload's
     margins; a margin whose budget doubles gets half the noise)."""
-    eps_round = epsilon / m / opts.rounds
-    e = (1 - SELECTION_SHARE) * eps_round
+    round_budget = epsilon / m / opts.rounds
+    e = (1 - SELECTION_SHARE) * round_budget
     meas = definition.count_noise(e, neighbours, "discrete_laplace")
     rows = [noise_row(f"one-way margin {a}", domain[a].size, domain[a].size, e, meas, n) for a in domain.names]
     sizes = [math.prod(domain[a].size for a in g) for g in opts.workload] or [1]
