@@ -1,0 +1,250 @@
+"""Fit the method adviser's error model to the corpus results, validate it leave-one-table-out, and
+write it as data (``dpcore/studio/adviser_model.json``; docs/methods/adviser.md).
+
+    python bench/fit_adviser.py                       # fit, validate, write the model JSON
+    python bench/fit_adviser.py --record              # ... and record the validation in bench/RESULTS.md
+    python bench/fit_adviser.py --results R.csv --tables T.csv --out model.json
+
+Inputs (written by the corpus runner, ``bench/corpus.py``):
+
+* the results, one row per release: ``table, method, definition (pure|zcdp), epsilon, delta, sets,
+  seed, spmse, status`` (other columns are ignored); rows whose status is not ``ok`` and methods the
+  registry does not hold (the peers) are left out;
+* the tables' public facts (``bench/corpus_tables.csv``): ``table``, the record count (``n_records``)
+  and the level count of each attribute (``levels``, a JSON object {attribute: levels}).
+
+What is fitted: per method, log10 of the median S_pMSE over seeds of each (table, definition, ε, m)
+against the public features of :mod:`dpcore.studio.error_model` (n is the corpus table's record count,
+public for these public tables). Two model kinds are fitted: a ridge regression per method
+(``linear``) and gradient-boosted trees per method (``trees``); ``--kind best`` ships the one whose
+leave-one-table-out pick score is higher (ties: linear, the simpler).
+
+The validation, leave-one-table-out: for each table, the model is refitted without it, and on each of
+its cases (table, definition, ε, m) the method with the lowest predicted error among those that ran
+(status ok) is picked; the pick *scores* when its measured median S_pMSE is within 15% of the best
+method's on that case. The target is 90% of the cases.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from dpcore.studio.error_model import FEATURES, MODEL_PATH, ErrorModel, facts_from_levels  # noqa: E402
+from dpcore.synthesizers import REGISTRY  # noqa: E402
+
+RESULTS = ROOT / "bench" / "corpus_results.csv"
+TABLES = ROOT / "bench" / "corpus_tables.csv"
+#: a pick scores when its error is within this factor of the best method's
+WITHIN = 1.15
+TARGET = 0.90
+CASE = ["table", "definition", "epsilon", "sets"]
+SECTION = "## The method adviser, learned from the corpus: leave-one-table-out ([real-tables] item 3)"
+
+
+def _levels(text) -> tuple:
+    """The level counts, from a JSON object {attribute: levels}, a JSON list, or "2;5;11"."""
+    text = str(text).strip()
+    if text.startswith(("{", "[")):
+        parsed = json.loads(text)
+        return tuple(int(k) for k in (parsed.values() if isinstance(parsed, dict) else parsed))
+    return tuple(int(k) for k in re.findall(r"\d+", text))
+
+
+def read_tables(path: Path) -> dict:
+    """{table: (levels, records)} from the corpus's table facts."""
+    t = pd.read_csv(path)
+    n_col = next((c for c in ("n_records", "records", "n", "rows") if c in t.columns), None)
+    if n_col is None or "levels" not in t.columns or "table" not in t.columns:
+        raise SystemExit(f"{path} needs columns table, levels and records (or n); it has {list(t.columns)}")
+    return {str(r["table"]): (_levels(r["levels"]), float(r[n_col])) for _, r in t.iterrows()}
+
+
+def read_cases(results: Path, tables: dict) -> pd.DataFrame:
+    """One row per (table, definition, ε, m, method): the median S_pMSE over seeds and the features."""
+    r = pd.read_csv(results)
+    if "status" in r.columns:
+        r = r[r["status"].astype(str).str.lower().eq("ok")]
+    r = r[r["method"].isin(list(REGISTRY)) & r["table"].astype(str).isin(list(tables))]
+    r = r[np.isfinite(r["spmse"].astype(float)) & (r["spmse"].astype(float) > 0)]
+    g = (r.assign(table=r["table"].astype(str), epsilon=r["epsilon"].astype(float), sets=r["sets"].astype(int))
+         .groupby([*CASE, "method"], as_index=False)
+         .agg(spmse=("spmse", "median"), seeds=("spmse", "size")))
+    feats = []
+    for _, row in g.iterrows():
+        levels, n = tables[row["table"]]
+        facts = facts_from_levels(levels, row["epsilon"], row["sets"], n, zcdp=row["definition"] == "zcdp")
+        feats.append(facts.vector())
+    X = pd.DataFrame(np.array(feats).reshape(len(g), len(FEATURES)), columns=list(FEATURES), index=g.index)
+    return pd.concat([g, X], axis=1)
+
+
+def _fit_linear(rows: pd.DataFrame, alpha: float = 1.0) -> dict:
+    from sklearn.linear_model import Ridge
+
+    X = rows[list(FEATURES)].to_numpy(float)
+    mean, scale = X.mean(axis=0), X.std(axis=0)
+    scale[scale == 0] = 1.0
+    reg = Ridge(alpha=alpha).fit((X - mean) / scale, np.log10(rows["spmse"].to_numpy(float)))
+    return {"intercept": float(reg.intercept_), "coef": reg.coef_.tolist(), "mean": mean.tolist(),
+            "scale": scale.tolist(), "cases": int(len(rows))}
+
+
+def _export_tree(est) -> dict:
+    t = est.tree_
+    return {"left": t.children_left.tolist(), "right": t.children_right.tolist(), "feature": t.feature.tolist(),
+            "threshold": t.threshold.tolist(), "value": t.value[:, 0, 0].tolist()}
+
+
+def _fit_trees(rows: pd.DataFrame, seed: int = 0) -> dict:
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X = rows[list(FEATURES)].to_numpy(float)
+    y = np.log10(rows["spmse"].to_numpy(float))
+    gbm = GradientBoostingRegressor(n_estimators=150, learning_rate=0.05, max_depth=3, min_samples_leaf=3,
+                                    subsample=1.0, random_state=seed).fit(X, y)
+    init = float(np.ravel(gbm._raw_predict_init(X[:1]))[0])
+    return {"init": init, "learning_rate": float(gbm.learning_rate),
+            "trees": [_export_tree(e[0]) for e in gbm.estimators_], "cases": int(len(rows))}
+
+
+def fit(cases: pd.DataFrame, kind: str) -> ErrorModel:
+    """The model of ``kind`` fitted to ``cases`` (one predictor per method with at least 3 cases)."""
+    fitter = _fit_linear if kind == "linear" else _fit_trees
+    methods = {m: fitter(rows) for m, rows in cases.groupby("method") if len(rows) >= 3}
+    return ErrorModel(kind, methods)
+
+
+def loto(cases: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """Leave-one-table-out picks: one row per case with the pick, the best method and whether it scores."""
+    out = []
+    for table in sorted(cases["table"].unique()):
+        model = fit(cases[cases["table"] != table], kind)
+        held = cases[cases["table"] == table]
+        for key, rows in held.groupby(CASE[1:]):
+            rows = rows[rows["method"].isin(list(model.methods))]
+            if len(rows) < 2:
+                continue
+            pred = {r["method"]: model.log10_error(r["method"], r[list(FEATURES)].to_numpy(float))
+                    for _, r in rows.iterrows()}
+            pick = min(pred, key=pred.get)
+            err = dict(zip(rows["method"], rows["spmse"]))
+            best = min(err, key=err.get)
+            out.append({"table": table, "definition": key[0], "epsilon": key[1], "sets": key[2], "pick": pick,
+                        "best": best, "pick_spmse": err[pick], "best_spmse": err[best],
+                        "ratio": err[pick] / err[best], "scores": err[pick] <= WITHIN * err[best],
+                        "methods": len(rows),
+                        "scoring": ",".join(sorted(m for m in err if err[m] <= WITHIN * err[best])),
+                        "log10_rmse": float(np.sqrt(np.mean(
+                            [(pred[m] - math.log10(err[m])) ** 2 for m in err])))})
+    return pd.DataFrame(out)
+
+
+def summary(picks: pd.DataFrame) -> dict:
+    """The validation figures recorded with the model and in bench/RESULTS.md."""
+    if picks.empty:
+        return {"cases": 0, "tables": 0, "share_within": None}
+    # the simplest rule to beat: always the one method that scores on most cases
+    fixed = pd.Series(",".join(picks["scoring"]).split(",")).value_counts()
+    return {
+        "cases": int(len(picks)), "tables": int(picks["table"].nunique()),
+        "within": WITHIN, "share_within": float(picks["scores"].mean()), "target": TARGET,
+        "median_ratio": float(picks["ratio"].median()), "worst_ratio": float(picks["ratio"].max()),
+        "log10_rmse": float(np.sqrt((picks["log10_rmse"] ** 2).mean())),
+        "fixed_method": str(fixed.index[0]), "fixed_share_within": float(fixed.iloc[0] / len(picks)),
+    }
+
+
+def coverage(results: Path, cases: pd.DataFrame) -> dict:
+    """How much of the runner's grid the fit saw: tables, methods, settings and releases."""
+    r = pd.read_csv(results)
+    return {"result_rows": int(len(r)), "ok_rows": int((r.get("status", "ok") == "ok").sum()),
+            "tables": int(cases["table"].nunique()), "methods": sorted(cases["method"].unique()),
+            "settings": sorted({f"{d} ε={e:g} m={m}" for d, e, m in
+                                cases[["definition", "epsilon", "sets"]].itertuples(index=False)}),
+            "cases": int(cases[CASE].drop_duplicates().shape[0])}
+
+
+def _markdown(chosen: str, scores: dict, cov: dict, picks: pd.DataFrame, command: str) -> str:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from _machine import describe, machine  # bench helper, next to this script
+
+    s = scores[chosen]
+    lines = [SECTION + f" — {dt.date.today():%Y-%m-%d}", "",
+             f"- Machine: {describe(machine())}", f"- Command: `{command}`",
+             f"- Corpus results seen: {cov['ok_rows']} ok releases of {cov['result_rows']} rows; {cov['tables']} "
+             f"tables; {len(cov['methods'])} methods ({', '.join(cov['methods'])}); settings: "
+             f"{'; '.join(cov['settings'])}.",
+             "- A case is (table, definition, ε, m); the pick is the method with the lowest predicted mean two-way "
+             "S_pMSE among those that ran on it, the model refitted without the table; it scores when its measured "
+             f"median S_pMSE is within {WITHIN:g}× the best method's.", "",
+             "| model | cases | tables | pick within 15% | median pick/best | worst pick/best | LOTO log10 RMSE |",
+             "|---|---|---|---|---|---|---|"]
+    for kind, v in scores.items():
+        if v["cases"]:
+            lines.append(f"| {kind}{' (shipped)' if kind == chosen else ''} | {v['cases']} | {v['tables']} | "
+                         f"**{v['share_within']:.1%}** | {v['median_ratio']:.3f} | {v['worst_ratio']:.2f} | "
+                         f"{v['log10_rmse']:.3f} |")
+    if s["cases"]:
+        lines += ["", f"Target: ≥ {TARGET:.0%} of the cases. Result: {s['share_within']:.1%} "
+                      f"({'met' if s['share_within'] >= TARGET else 'NOT met'}) on the grid above. For comparison, "
+                      f"always picking {s['fixed_method']} (the best single method) scores on "
+                      f"{s['fixed_share_within']:.1%} of the cases."]
+        worst = picks.sort_values("ratio", ascending=False).head(5)
+        lines += ["", "Worst picks:", "", "| table | definition | ε | m | pick | best | pick/best |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {r.table} | {r.definition} | {r.epsilon:g} | {r.sets} | {r.pick} | {r.best} | {r.ratio:.2f} |"
+                  for r in worst.itertuples()]
+    return "\n".join(lines) + "\n"
+
+
+def record(text: str, path: Path = ROOT / "bench" / "RESULTS.md") -> None:
+    """Replace (or append) this script's section of bench/RESULTS.md."""
+    body = path.read_text(encoding="utf-8")
+    parts = re.split(r"(?m)^(?=## )", body)
+    kept = [p for p in parts if not p.startswith(SECTION)]
+    path.write_text("".join(kept).rstrip("\n") + "\n\n" + text, encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--tables", type=Path, default=TABLES)
+    ap.add_argument("--kind", choices=("linear", "trees", "best"), default="best")
+    ap.add_argument("--out", type=Path, default=MODEL_PATH)
+    ap.add_argument("--record", action="store_true", help="record the validation in bench/RESULTS.md")
+    args = ap.parse_args(argv)
+    cases = read_cases(args.results, read_tables(args.tables))
+    if cases.empty:
+        raise SystemExit(f"no usable results in {args.results}")
+    kinds = ("linear", "trees") if args.kind == "best" else (args.kind,)
+    picks = {k: loto(cases, k) for k in kinds}
+    scores = {k: summary(p) for k, p in picks.items()}
+    chosen = max(kinds, key=lambda k: (scores[k]["share_within"] or 0.0, k == "linear"))
+    cov = coverage(args.results, cases)
+    model = fit(cases, chosen)
+    model = ErrorModel(model.kind, model.methods, validation=scores[chosen],
+                       fitted_on={k: v for k, v in cov.items() if k != "result_rows"})
+    args.out.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
+    command = "python bench/fit_adviser.py" + (f" --kind {args.kind}" if args.kind != "best" else "") + \
+        (" --record" if args.record else "")
+    text = _markdown(chosen, scores, cov, picks[chosen], command)
+    print(text)
+    if args.record:
+        record(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
