@@ -29,7 +29,7 @@ from dpcore.studio.error_model import N_GRID, ErrorModel, load_model, public_fac
 from dpcore.synthesizers import REGISTRY
 
 __all__ = ["MethodAdvice", "Advice", "METHODS", "MENU", "NAMES", "NAMES_OFFERED", "WHAT", "recommend", "advise",
-           "noise_summary", "predicted_errors", "CLOSE_WITHIN", "GOOD_WITHIN"]
+           "noise_summary", "predicted_errors", "sweep_disagreements", "CLOSE_WITHIN", "GOOD_WITHIN"]
 
 #: The methods the adviser ranks: every registered one (the registry is the only list of methods).
 METHODS = tuple(REGISTRY)
@@ -167,7 +167,7 @@ def _noise(method, domain, epsilon, sets, n, neighbours, delta, options) -> tupl
     (the method's preview decides whether it can run)."""
     from dpcore.api import expected_noise
 
-    given = {k: v for k, v in options.get(method, {}).items() if k != "delta"}
+    given = {k: v for k, v in options.get(method, {}).items() if k not in ("delta", "neighbours")}
     try:
         rows = tuple(expected_noise(method, domain, epsilon, n=n, sets=sets, neighbours=neighbours, delta=delta,
                                     **given))
@@ -250,6 +250,38 @@ def _notes(domain, epsilon, sets, delta, public_n, public_n_source, model, check
         notes.append(f"At ε/m = {epsilon / sets:.3g} per set most released counts are smaller than their noise, "
                      "whatever the method: a larger ε or fewer sets m give each count less noise.")
     return notes
+
+
+def sweep_winners(results, label_method: dict) -> dict:
+    """{ε: (label, method)} of a sweep's tidy results (:func:`dpcore.metrics.sweep`): at each ε, the release
+    with the lowest mean S_pMSE over its repetitions (runs that failed are left out)."""
+    s = results[results["measure"] == "s_pmse"].dropna(subset=["value"])
+    means = s.groupby(["epsilon", "method"])["value"].mean()
+    out = {}
+    for eps, by_label in means.groupby(level=0):
+        label = by_label.droplevel(0).idxmin()
+        out[float(eps)] = (label, label_method.get(label))
+    return out
+
+
+def sweep_disagreements(results, label_method: dict, pick_at: Callable[[float], str | None]) -> list[str]:
+    """Where a sweep on the curator's own table and the adviser disagree: one sentence per ε of the sweep
+    whose winner (:func:`sweep_winners`) is not the method the adviser recommends at that ε (``pick_at``).
+    The sweep reads the raw data, so these sentences are curator-only."""
+    out = []
+    swept = set(label_method.values())
+    for eps, (label, method) in sorted(sweep_winners(results, label_method).items()):
+        pick = pick_at(eps)
+        if pick is None or pick == method:
+            continue
+        if pick not in swept:
+            out.append(f"At ε = {eps:g} the adviser recommends {NAMES[pick]}, which this sweep did not run; of the "
+                       f"methods swept, {label} measured the lowest S_pMSE. Add {NAMES[pick]} to compare.")
+        else:
+            out.append(f"At ε = {eps:g} the sweep's lowest S_pMSE is {label}'s, while the adviser recommends "
+                       f"{NAMES[pick]} (predicted from public facts): on your table the measurement says "
+                       f"{label}.")
+    return out
 
 
 def noise_summary(rows) -> str:
