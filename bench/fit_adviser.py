@@ -13,11 +13,12 @@ Inputs (written by the corpus runner, ``bench/corpus.py``):
 * the tables' public facts (``bench/corpus_tables.csv``): ``table``, the record count (``n_records``)
   and the level count of each attribute (``levels``, a JSON object {attribute: levels}).
 
-What is fitted: per method, log10 of the median S_pMSE over seeds of each (table, definition, ε, m)
+What is fitted: log10 of the median S_pMSE over seeds of each (table, definition, ε, m) and method,
 against the public features of :mod:`dpcore.studio.error_model` (n is the corpus table's record count,
-public for these public tables). Two model kinds are fitted: a ridge regression per method
-(``linear``) and gradient-boosted trees per method (``trees``); ``--kind best`` ships the one whose
-leave-one-table-out pick score is higher (ties: linear, the simpler).
+public for these public tables), split in two parts: the case's level (the mean over its methods), one
+predictor, and each method's error relative to it, one predictor per method. Two model kinds are
+fitted: ridge regressions (``linear``) and gradient-boosted trees (``trees``); ``--kind best`` ships
+the one whose leave-one-table-out pick score is higher (ties: linear, the simpler).
 
 The validation, leave-one-table-out: for each table, the model is refitted without it, and on each of
 its cases (table, definition, ε, m) the method with the lowest predicted error among those that ran
@@ -90,13 +91,13 @@ def read_cases(results: Path, tables: dict) -> pd.DataFrame:
     return pd.concat([g, X], axis=1)
 
 
-def _fit_linear(rows: pd.DataFrame, alpha: float = 1.0) -> dict:
+def _fit_linear(rows: pd.DataFrame, target: str, alpha: float = 1.0) -> dict:
     from sklearn.linear_model import Ridge
 
     X = rows[list(FEATURES)].to_numpy(float)
     mean, scale = X.mean(axis=0), X.std(axis=0)
     scale[scale == 0] = 1.0
-    reg = Ridge(alpha=alpha).fit((X - mean) / scale, np.log10(rows["spmse"].to_numpy(float)))
+    reg = Ridge(alpha=alpha).fit((X - mean) / scale, rows[target].to_numpy(float))
     return {"intercept": float(reg.intercept_), "coef": reg.coef_.tolist(), "mean": mean.tolist(),
             "scale": scale.tolist(), "cases": int(len(rows))}
 
@@ -107,11 +108,11 @@ def _export_tree(est) -> dict:
             "threshold": t.threshold.tolist(), "value": t.value[:, 0, 0].tolist()}
 
 
-def _fit_trees(rows: pd.DataFrame, seed: int = 0) -> dict:
+def _fit_trees(rows: pd.DataFrame, target: str, seed: int = 0) -> dict:
     from sklearn.ensemble import GradientBoostingRegressor
 
     X = rows[list(FEATURES)].to_numpy(float)
-    y = np.log10(rows["spmse"].to_numpy(float))
+    y = rows[target].to_numpy(float)
     gbm = GradientBoostingRegressor(n_estimators=150, learning_rate=0.05, max_depth=3, min_samples_leaf=3,
                                     subsample=1.0, random_state=seed).fit(X, y)
     init = float(np.ravel(gbm._raw_predict_init(X[:1]))[0])
@@ -119,11 +120,21 @@ def _fit_trees(rows: pd.DataFrame, seed: int = 0) -> dict:
             "trees": [_export_tree(e[0]) for e in gbm.estimators_], "cases": int(len(rows))}
 
 
+def _split(cases: pd.DataFrame) -> pd.DataFrame:
+    """log10 S_pMSE as the case's level (mean over its methods) plus each method's relative error."""
+    y = np.log10(cases["spmse"].astype(float))
+    level = y.groupby([cases[c] for c in CASE]).transform("mean")
+    return cases.assign(log10_spmse=y, level=level, relative=y - level)
+
+
 def fit(cases: pd.DataFrame, kind: str) -> ErrorModel:
-    """The model of ``kind`` fitted to ``cases`` (one predictor per method with at least 3 cases)."""
+    """The model of ``kind`` fitted to ``cases``: the level on one row per case, and one relative
+    predictor per method with at least 3 cases."""
     fitter = _fit_linear if kind == "linear" else _fit_trees
-    methods = {m: fitter(rows) for m, rows in cases.groupby("method") if len(rows) >= 3}
-    return ErrorModel(kind, methods)
+    split = _split(cases)
+    level = fitter(split.drop_duplicates(CASE), "level")
+    methods = {m: fitter(rows, "relative") for m, rows in split.groupby("method") if len(rows) >= 3}
+    return ErrorModel(kind, methods, level)
 
 
 def loto(cases: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -234,7 +245,7 @@ def main(argv=None) -> int:
     chosen = max(kinds, key=lambda k: (scores[k]["share_within"] or 0.0, k == "linear"))
     cov = coverage(args.results, cases)
     model = fit(cases, chosen)
-    model = ErrorModel(model.kind, model.methods, validation=scores[chosen],
+    model = ErrorModel(model.kind, model.methods, model.level, validation=scores[chosen],
                        fitted_on={k: v for k, v in cov.items() if k != "result_rows"})
     args.out.write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
     command = "python bench/fit_adviser.py" + (f" --kind {args.kind}" if args.kind != "best" else "") + \

@@ -8,8 +8,11 @@ number of sets m and a public record count n (:func:`public_facts`). It takes a
 data (docs/methods/adviser.md).
 
 The model is data: ``adviser_model.json`` beside this module, written by ``bench/fit_adviser.py``
-from the corpus results (``bench/corpus_results.csv``). Per method it holds either a linear model
-(intercept and coefficients on the standardised features) or gradient-boosted regression trees
+from the corpus results (``bench/corpus_results.csv``). A method's predicted log10 error is the sum of
+two parts: the *level* of the case (the mean log10 error of the methods on that table and setting),
+shared by every method, and the method's *relative* error (its log10 error minus that mean), one
+predictor per method; the ranking depends on the relative parts only. Each part is either a linear
+model (intercept and coefficients on the standardised features) or gradient-boosted regression trees
 (scikit-learn's, exported node by node); :class:`ErrorModel` evaluates both with numpy, with no
 pickle and no scikit-learn at run time.
 """
@@ -117,6 +120,7 @@ class ErrorModel:
 
     kind: str
     methods: dict
+    level: dict | None = None
     features: tuple = FEATURES
     validation: dict | None = None
     fitted_on: dict | None = None
@@ -128,18 +132,24 @@ class ErrorModel:
                              "with bench/fit_adviser.py")
         if d.get("kind") not in ("linear", "trees"):
             raise InputError(f"the adviser's model kind must be linear or trees; got {d.get('kind')!r}")
-        return cls(d["kind"], dict(d["methods"]), FEATURES, d.get("validation"), d.get("fitted_on"))
+        return cls(d["kind"], dict(d["methods"]), d.get("level"), FEATURES, d.get("validation"), d.get("fitted_on"))
 
     def to_dict(self) -> dict:
-        return {"kind": self.kind, "features": list(self.features), "methods": self.methods,
+        return {"kind": self.kind, "features": list(self.features), "level": self.level, "methods": self.methods,
                 "validation": self.validation, "fitted_on": self.fitted_on}
 
-    def log10_error(self, method: str, x: np.ndarray) -> float:
-        m = self.methods[method]
+    def _part(self, m: dict, x: np.ndarray) -> float:
         if self.kind == "linear":
             z = (x - np.asarray(m["mean"])) / np.asarray(m["scale"])
             return float(m["intercept"] + z @ np.asarray(m["coef"]))
         return float(m["init"] + m["learning_rate"] * sum(_tree_predict(t, x) for t in m["trees"]))
+
+    def relative(self, method: str, x: np.ndarray) -> float:
+        """The method's log10 error relative to the case's level (what the ranking reads)."""
+        return self._part(self.methods[method], x)
+
+    def log10_error(self, method: str, x: np.ndarray) -> float:
+        return (self._part(self.level, x) if self.level else 0.0) + self.relative(method, x)
 
     def predict(self, method: str, facts: PublicFacts | None = None, *, grid: Sequence[PublicFacts] = ()) -> float:
         """The predicted mean two-way S_pMSE of ``method``: at ``facts``, or (no public n) the geometric

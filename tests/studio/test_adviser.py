@@ -114,9 +114,10 @@ def test_the_model_round_trips_through_json(corpus, kind, tmp_path):
     path.write_text(json.dumps(model.to_dict()))
     loaded = error_model.load_model(path)
     assert loaded.kind == kind and set(loaded.methods) == {"aim", "mst", "flat_laplace", "steps"}
-    X = corpus[list(error_model.FEATURES)].to_numpy(float)
-    y = np.log10(corpus["spmse"].to_numpy(float))
-    rows = corpus["method"] == "aim"
+    split = fit_adviser._split(corpus)
+    X = split[list(error_model.FEATURES)].to_numpy(float)
+    y = split["relative"].to_numpy(float)  # AIM's log10 error less the mean of the methods on the same case
+    rows = (split["method"] == "aim").to_numpy()
     # the same fit in scikit-learn predicts what the JSON model predicts
     if kind == "linear":
         from sklearn.linear_model import Ridge
@@ -130,8 +131,12 @@ def test_the_model_round_trips_through_json(corpus, kind, tmp_path):
         ref = GradientBoostingRegressor(n_estimators=150, learning_rate=0.05, max_depth=3, min_samples_leaf=3,
                                         random_state=0).fit(X[rows], y[rows])
         expected = ref.predict(X[rows])
-    got = [loaded.log10_error("aim", x) for x in X[rows]]
+    got = [loaded.relative("aim", x) for x in X[rows]]
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9)
+    # the predicted error is the case's level plus the relative part, each read from the JSON
+    x = X[0]
+    assert loaded.log10_error("aim", x) == pytest.approx(loaded._part(loaded.level, x) + loaded.relative("aim", x))
+    assert loaded.level is not None and loaded.level["cases"] == 6 * 12
     assert "pickle" not in path.read_text()
 
 
