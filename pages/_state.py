@@ -239,8 +239,9 @@ def public_record_count() -> tuple[float | None, str]:
             return float(rc["value"]), "the noisy record count of your last release of this table (public)"
     if cfg().get("neighbours") == "replace":
         return float(len(work_df())), "the table's record count (public under replace-one neighbours)"
-    if s.get("adviser_n"):
-        return float(s["adviser_n"]), "the figure you gave as public on the Design page"
+    given = s["w_adviser_n"] if "w_adviser_n" in s else s.get("adviser_n")  # the widget's value is the latest
+    if given:
+        return float(given), "the figure you gave as public on the Design page"
     return None, ""
 
 
