@@ -47,6 +47,7 @@ FEATURES = (
     "log10_sets",
     "log10_n",
     "log10_signal",        # log10(n · ε/m / mean two-way cells): records per two-way cell, times ε per set
+    "log10_full_signal",   # log10(n · ε/m / cells): records per cell of the full table, times ε per set
 )
 
 #: Without a public record count, predictions are averaged over these n (the corpus's range, 10² to 10⁶).
@@ -76,7 +77,7 @@ class PublicFacts:
         return np.array([
             p, float(logs.sum()), float(logs.max()), math.log10(float(lv.mean())), math.log10(pair_cells),
             math.log10(self.epsilon), float(self.zcdp), math.log10(self.sets), math.log10(self.n),
-            math.log10(self.n * per_set / pair_cells),
+            math.log10(self.n * per_set / pair_cells), math.log10(self.n * per_set) - float(logs.sum()),
         ])
 
 

@@ -40,6 +40,7 @@ def test_features_are_public_facts_of_the_domain_and_numbers():
     assert x["log10_epsilon"] == 0 and x["zcdp"] == 1 and x["log10_sets"] == pytest.approx(math.log10(5))
     assert x["log10_n"] == pytest.approx(3.0)
     assert x["log10_signal"] == pytest.approx(math.log10(1000 * 0.2 / pair))
+    assert x["log10_full_signal"] == pytest.approx(math.log10(1000 * 0.2 / 100))
     assert error_model.public_facts(_domain([2, 5, 10]), 1.0, 5, 1000, zcdp=False).vector()[6] == 0
 
 
