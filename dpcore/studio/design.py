@@ -126,7 +126,7 @@ def design_call(design: dict, domain, picked: str) -> tuple[str, dict, list[str]
     if not REGISTRY[picked].hierarchical:
         return picked, {**method_options(design, picked), **_privacy_options(design)}, []
     problems: list[str] = []
-    mode = design.get("mode", "mosda")
+    mode = auto_tree_mode(design, picked) or design.get("mode", "mosda")
     method = MODE_METHOD[mode]
     opts = method_options(design, method, skip=HIERARCHY_OPTIONS)
     if mode == "fixed":
@@ -162,6 +162,14 @@ def design_call(design: dict, domain, picked: str) -> tuple[str, dict, list[str]
     else:
         opts["allocation"] = alloc
     return method, {**opts, **_privacy_options(design)}, problems
+
+
+def auto_tree_mode(design: dict, picked: str) -> str | None:
+    """The tree selection the adviser's pick fixes: when the design follows the adviser ("auto") and it picked
+    a STEPS variant with its own tree selection (LeSDA, a random tree), that variant's mode; else None."""
+    if design.get("release_method", "auto") != "auto" or REGISTRY[picked].tree_select is None:
+        return None
+    return next(mode for mode, method in MODE_METHOD.items() if method == picked)
 
 
 def advised_options(design: dict, domain, name: str) -> dict:

@@ -352,3 +352,20 @@ def test_method_descriptions_quote_no_figures():
     """[honest-flow] item 4: descriptions must not quote one table's S_pMSE as if general."""
     for text in adviser.WHAT.values():
         assert not re.search(r"\d", text), text
+
+
+def test_a_steps_variant_picked_by_the_adviser_is_the_one_released():
+    """Under "Recommended for this table", a pick with its own tree selection (a random tree, LeSDA) is
+    released as that variant, whatever the hierarchy control says; chosen by name, STEPS follows the control."""
+    from dpcore.studio import design
+
+    dom = _domain([3, 4, 5, 2])
+    d = design.new_design()
+    for variant in (n for n, s in REGISTRY.items() if s.hierarchical and s.tree_select is not None):
+        assert design.design_call(d, dom, variant)[0] == variant
+        assert design.MODE_METHOD[design.auto_tree_mode(d, variant)] == variant
+    plain = next(n for n, s in REGISTRY.items() if s.hierarchical and s.tree_select is None)
+    assert design.auto_tree_mode(d, plain) is None
+    d["release_method"] = plain
+    assert design.auto_tree_mode(d, plain) is None and design.design_call(d, dom, plain)[0] == design.MODE_METHOD[
+        d["mode"]]
