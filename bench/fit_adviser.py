@@ -53,6 +53,8 @@ TABLES = ROOT / "bench" / "corpus_tables.csv"
 WITHIN = 1.15
 TARGET = 0.90
 CASE = ["table", "definition", "epsilon", "sets"]
+#: the runner's planned grid per table ([real-tables] item 2): 2 definitions × ε ∈ {0.3, 1, 3} × m ∈ {1, 5}
+PLANNED_PER_TABLE = 2 * 3 * 2
 SECTION = "## The method adviser, learned from the corpus: leave-one-table-out ([real-tables] item 3)"
 
 
@@ -193,10 +195,12 @@ def summary(picks: pd.DataFrame) -> dict:
     }
 
 
-def coverage(results: Path, cases: pd.DataFrame) -> dict:
+def coverage(results: Path, cases: pd.DataFrame, corpus_tables: int) -> dict:
     """How much of the runner's grid the fit saw: tables, methods, settings and releases."""
     r = pd.read_csv(results)
     return {"result_rows": int(len(r)), "ok_rows": int((r.get("status", "ok") == "ok").sum()),
+            "corpus_tables": corpus_tables, "planned_cases": corpus_tables * PLANNED_PER_TABLE,
+            "statuses": {str(k): int(v) for k, v in r.get("status", pd.Series(dtype=str)).value_counts().items()},
             "tables": int(cases["table"].nunique()), "methods": sorted(cases["method"].unique()),
             "settings": sorted({f"{d} ε={e:g} m={m}" for d, e, m in
                                 cases[["definition", "epsilon", "sets"]].itertuples(index=False)}),
@@ -210,9 +214,13 @@ def _markdown(chosen: str, scores: dict, cov: dict, picks: pd.DataFrame, command
     s = scores[chosen]
     lines = [SECTION + f" — {dt.date.today():%Y-%m-%d}", "",
              f"- Machine: {describe(machine())}", f"- Command: `{command}`",
-             f"- Corpus results seen: {cov['ok_rows']} ok releases of {cov['result_rows']} rows; {cov['tables']} "
-             f"tables; {len(cov['methods'])} methods ({', '.join(cov['methods'])}); settings: "
-             f"{'; '.join(cov['settings'])}.",
+             f"- Corpus results seen: {cov['ok_rows']} ok releases of {cov['result_rows']} rows "
+             f"({', '.join(f'{k} {v}' for k, v in cov['statuses'].items())}); {cov['tables']} of the corpus's "
+             f"{cov['corpus_tables']} tables; {len(cov['methods'])} methods ({', '.join(cov['methods'])}); settings: "
+             f"{'; '.join(cov['settings'])}. Cases: {cov['cases']} of the {cov['planned_cases']} the runner plans "
+             f"({cov['cases'] / cov['planned_cases']:.0%} of the grid).",
+             "- Methods that did not finish a case (timeout, cannot run, error) are not candidates there; in the app "
+             "a method is dropped only when its preview fails, so a method that times out would still be ranked.",
              "- A case is (table, definition, ε, m); the pick is the method with the lowest predicted mean two-way "
              "S_pMSE among those that ran on it, the model refitted without the table; it scores when its measured "
              f"median S_pMSE is within {WITHIN:g}× the best method's.", "",
@@ -253,7 +261,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     ap.add_argument("--record", action="store_true", help="record the validation in bench/RESULTS.md")
     args = ap.parse_args(argv)
-    cases = read_cases(args.results, read_tables(args.tables))
+    tables = read_tables(args.tables)
+    cases = read_cases(args.results, tables)
     if cases.empty:
         raise SystemExit(f"no usable results in {args.results}")
     kinds = tuple(CANDIDATES) if args.kind == "best" else (args.kind,)
@@ -262,7 +271,7 @@ def main(argv=None) -> int:
     # the highest share; on a tie the lower median pick/best, then the simpler (earlier) candidate
     chosen = min(kinds, key=lambda k: (-(scores[k]["share_within"] or 0.0), scores[k].get("median_ratio", 9.0),
                                        kinds.index(k)))
-    cov = coverage(args.results, cases)
+    cov = coverage(args.results, cases, len(tables))
     model = fit(cases, chosen)
     model = ErrorModel(model.kind, model.methods, model.level, validation={"candidate": chosen, **scores[chosen]},
                        fitted_on={**model.fitted_on, **{k: v for k, v in cov.items() if k != "result_rows"}})
