@@ -117,8 +117,8 @@ def _public_n_input() -> None:
 
 
 def _ranking_table(adv: adviser.Advice) -> pd.DataFrame:
-    return pd.DataFrame([{"method": a.name, "verdict": a.verdict, "predicted S_pMSE": a.predicted,
-                          "noisy counts": f"{a.swamped_counts / a.total_counts:.0%}" if a.total_counts else "—"}
+    return pd.DataFrame([{"method": a.name, "verdict": a.verdict, "pred. S_pMSE": a.predicted,
+                          "noisy": f"{a.swamped_counts / a.total_counts:.0%}" if a.total_counts else "—"}
                          for a in adv.methods])
 
 
@@ -139,10 +139,10 @@ def adviser_panel(dom: dpcore.Domain, method: str, opts: dict) -> adviser.Advice
             _public_n_input()
         with c2:
             st.dataframe(_ranking_table(adv), hide_index=True, width="stretch", column_config={
-                "predicted S_pMSE": st.column_config.NumberColumn(
+                "pred. S_pMSE": st.column_config.NumberColumn(width="small",
                     format="%.3g", help="Predicted mean two-way S_pMSE (lower is better), from public facts only: "
                                         "a prediction, not a measurement on your table. " + gl.help_text("spmse")),
-                "noisy counts": st.column_config.TextColumn(
+                "noisy": st.column_config.TextColumn(
                     help="Share of the released counts whose noise SD is larger than the typical count "
                          "(n / cells of the table counted): the counts that are mostly noise.")})
             st.caption(f"Noise figures use n = {n:,.0f}: {source}."

@@ -45,14 +45,14 @@ def texts(elements) -> str:
 
 
 def _ranking(at: AppTest) -> pd.DataFrame:
-    return next(d.value for d in at.dataframe if "predicted S_pMSE" in d.value.columns)
+    return next(d.value for d in at.dataframe if "pred. S_pMSE" in d.value.columns)
 
 
 def test_the_design_page_ranks_every_method_by_predicted_error():
     at = goto(start(), "pages/2_design.py")
     ranking = _ranking(at)
     assert set(ranking["method"]) == {s.display_name for s in REGISTRY.values()}
-    pred = ranking["predicted S_pMSE"].dropna().tolist()
+    pred = ranking["pred. S_pMSE"].dropna().tolist()
     assert pred == sorted(pred) and ranking.iloc[0]["verdict"] == "recommended"
     head = texts(at.markdown)
     assert f"recommended for this table: **{ranking.iloc[0]['method']}**" in head
