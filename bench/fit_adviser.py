@@ -208,6 +208,7 @@ def coverage(results: Path, cases: pd.DataFrame, corpus_tables: int) -> dict:
     return {"result_rows": int(len(r)), "ok_rows": int((r.get("status", "ok") == "ok").sum()),
             "corpus_tables": corpus_tables, "planned_cases": corpus_tables * PLANNED_PER_TABLE,
             "statuses": {str(k): int(v) for k, v in r.get("status", pd.Series(dtype=str)).value_counts().items()},
+            "last_run": str(r["date"].max()) if "date" in r.columns and len(r) else "",
             "tables": int(cases["table"].nunique()), "methods": sorted(cases["method"].unique()),
             "settings": sorted({f"{d} ε={e:g} m={m}" for d, e, m in
                                 cases[["definition", "epsilon", "sets"]].itertuples(index=False)}),
@@ -225,7 +226,8 @@ def _markdown(chosen: str, scores: dict, cov: dict, picks: pd.DataFrame, command
              f"({', '.join(f'{k} {v}' for k, v in cov['statuses'].items())}); {cov['tables']} of the corpus's "
              f"{cov['corpus_tables']} tables; {len(cov['methods'])} methods ({', '.join(cov['methods'])}); settings: "
              f"{'; '.join(cov['settings'])}. Cases: {cov['cases']} of the {cov['planned_cases']} the runner plans "
-             f"({cov['cases'] / cov['planned_cases']:.0%} of the grid).",
+             f"({cov['cases'] / cov['planned_cases']:.0%} of the grid)"
+             + (f"; the last run in the file is dated {cov['last_run']}." if cov.get("last_run") else "."),
              "- Methods that did not finish a case (timeout, cannot run, error) are not candidates there; in the app "
              "a method is dropped only when its preview fails, so a method that times out would still be ranked.",
              "- A case is (table, definition, ε, m); the pick is the method with the lowest predicted mean two-way "
