@@ -34,6 +34,7 @@ import argparse
 import datetime as dt
 import json
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -221,7 +222,8 @@ def _markdown(chosen: str, scores: dict, cov: dict, picks: pd.DataFrame, command
 
     s = scores[chosen]
     lines = [SECTION + f" — {dt.date.today():%Y-%m-%d}", "",
-             f"- Machine: {describe(machine())}", f"- Command: `{command}`",
+             f"- Machine: {describe(machine())} | load average {os.getloadavg()[0]:.1f} (a fit, not a timing)",
+             f"- Command: `{command}`",
              f"- Corpus results seen: {cov['ok_rows']} ok releases of {cov['result_rows']} rows "
              f"({', '.join(f'{k} {v}' for k, v in cov['statuses'].items())}); {cov['tables']} of the corpus's "
              f"{cov['corpus_tables']} tables; {len(cov['methods'])} methods ({', '.join(cov['methods'])}); settings: "
