@@ -155,6 +155,10 @@ with left:
                      help=gl.help_text("mosda", "lesda", "uh-random-tree",
                                        lead="Fixed order: you choose, nothing is spent on the tree."))
             cfg["mode"] = s["w_mode"]
+            fixed_by_pick = design.auto_tree_mode(cfg, method_now)
+            if fixed_by_pick and fixed_by_pick != cfg["mode"]:
+                st.caption(f"The adviser's pick, {adviser.NAMES[method_now]}, chooses the tree "
+                           f"({ui.MODES[fixed_by_pick]}); choose STEPS by name to use the selection above.")
             if s.get("w_L") is not None and not 1 <= int(s["w_L"]) <= p:
                 s["w_L"] = max(1, min(p, int(s["w_L"])))
             cfg["L"] = max(1, min(p, int(cfg["L"])))

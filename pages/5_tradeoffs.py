@@ -52,11 +52,10 @@ choices = design.comparison_choices(cfg, method, main_opts, problems)
 
 
 def _default_methods(labels: list[str]) -> list[str]:
-    """The design's method and the adviser's best-measured other method for this table."""
+    """The design's method and the adviser's best-ranked other method for this table (predicted from
+    public facts, among the methods that can run the design)."""
     out = labels[:1]
-    eps = float(cfg["epsilon"]) if ui.valid_epsilon(cfg["epsilon"]) else 1.0
-    delta = cfg.get("delta") if cfg.get("definition") == "zcdp" else None
-    ranked = [r.method for r in adviser.study(adviser.comparable_table(dom), eps, int(cfg["m"]), delta)]
+    ranked = [a.method for a in ui.design_advice(dom).methods if a.verdict != "cannot run"]
     for name in ranked:
         lab = next((lab for lab in labels if choices[lab][0] == name and lab not in out), None)
         if lab is not None:
@@ -67,8 +66,9 @@ def _default_methods(labels: list[str]) -> list[str]:
 
 with ui.guarded("the sweep controls"):
     # under an (ε, δ) design every release of the sweep is (ε, δ)-DP at the design's δ (design._privacy_options)
-    at_delta = f" at δ = {cfg['delta']:g}" if cfg.get("definition") == "zcdp" and cfg.get("delta") else ""
-    st.subheader(f"Sweep over ε{at_delta}", anchor=False)
+    at_delta = f", δ = {cfg['delta']:g}" if cfg.get("definition") == "zcdp" and cfg.get("delta") else ""
+    design_m = max(1, int(cfg.get("m") or 1))
+    st.subheader(f"Sweep over ε at the design's m = {design_m}{at_delta}", anchor=False)
     c1, c2, c3, c4, c5 = st.columns([3, 3, 1, 1, 2])
     labels = list(choices)
     if "w_sw_methods" not in s:
@@ -88,11 +88,14 @@ with ui.guarded("the sweep controls"):
     reps = c3.number_input("reps", 1, 50, step=1, key="w_sw_reps",
                            help="Independent releases per (method, ε); the bands show their range.")
     s["sw_reps"] = int(reps)
-    if "w_sw_sets" not in s:
-        s["w_sw_sets"] = s.get("sw_sets", 1)
-    sets = c4.number_input("sets m", 1, 20, step=1, key="w_sw_sets",
+    if s.get("sw_sets_for") != design_m:  # the design's m changed (or first visit): the sweep follows it
+        s["w_sw_sets"], s["sw_sets_for"] = design_m, design_m
+    elif "w_sw_sets" not in s:
+        s["w_sw_sets"] = s.get("sw_sets", design_m)
+    sets = c4.number_input("sets m", 1, max(20, design_m), step=1, key="w_sw_sets",
                            help="Synthetic sets per release (each gets ε/m); measures are averaged over the sets. "
-                                "1 is fastest.")
+                                "By default the design's m, so the errors are the ones your release would have; "
+                                "1 is faster but spends all of ε on one set.")
     s["sw_sets"] = int(sets)
     if "w_sw_model" not in s:
         s["w_sw_model"] = s.get("sw_model", "main")
@@ -103,6 +106,9 @@ with ui.guarded("the sweep controls"):
                                                           "pairwise interactions (the 2021 paper's choice; several "
                                                           "seconds per release)."))
     s["sw_model"] = model
+    if int(sets) != design_m:
+        st.caption(f":orange[This sweep releases m = {int(sets)} set(s) where the design releases {design_m}: its "
+                   "errors are not the ones your release would have.]")
     n_runs = len(picked) * len(eps_grid) * int(reps)
     full_runs = len(picked) * len(FULL_EPS) * FULL_REPS
     st.caption(f"{n_runs} releases in total. The default is short ({len(DEFAULT_EPS)} ε × {DEFAULT_REPS} reps); the "
@@ -217,6 +223,19 @@ with ui.guarded("the trade-off charts"):
                            help="Tidy table: method, options, epsilon, rep, measure, value. Curator-only.")
     elif sweep_fn is not None:
         st.info("Run a sweep to see SPECKS, S_pMSE and replicated uniques against ε.")
+
+with ui.guarded("the adviser's check against the sweep"):
+    if res is not None and len(res) and not stale and "s_pmse" in set(res["measure"]):
+        label_method = {lab: name for lab, name, _ in params["methods"]}
+        lines = adviser.sweep_disagreements(
+            res, label_method, lambda e: ui.design_advice(dom, epsilon=e, sets=int(sets)).recommended)
+        if lines:
+            st.warning("**The adviser and this sweep disagree on your table** (curator-only: the sweep reads the "
+                       "raw data; the adviser predicts from public facts)\n\n" + "\n".join(f"- {x}" for x in lines),
+                       icon=":material/compare_arrows:")
+        else:
+            st.caption("At every ε of this sweep, its lowest S_pMSE is the method the adviser recommends.")
+
 
 # --------------------------------------------------------------------------- per-release measures
 

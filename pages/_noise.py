@@ -99,54 +99,58 @@ def _count(k: int) -> str:
     return f"{k:,}" if k < 1e12 else f"{k:.2g}"
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _advice(domain_json: str, epsilon: float, sets: int, n: float, curator_only: bool, neighbours: str,
-            options_json: str, delta: float | None) -> adviser.Advice:
-    dom = dpcore.Domain.from_json(domain_json, declared=False)
-    return adviser.advise(dom, epsilon, sets, n=n, curator_only=curator_only, neighbours=neighbours,
-                          options=json.loads(options_json), delta=delta)
+VERDICT = {"recommended": ":green[**recommended**]", "close": ":green[close]", "good": ":green[good]",
+           "weak": ":orange[weak]", "not modelled": "not modelled", "cannot run": ":red[cannot run]"}
 
 
-VERDICT = {"recommended": ":green[**recommended**]", "good": ":green[good]", "weak": ":orange[weak]",
-           "not measured": "not measured", "cannot run": ":red[cannot run]"}
+def _public_n_input() -> None:
+    """The curator's public figure for n (never prefilled from the table: it is theirs to state)."""
+    s = st.session_state
+    if "w_adviser_n" not in s:
+        s["w_adviser_n"] = s.get("adviser_n")
+    st.number_input("Records n, a public figure (optional)", min_value=1, step=1000, key="w_adviser_n",
+                    placeholder="e.g. the size you would publish",
+                    help="A record count you would state publicly (rounded, or from the survey's design). The "
+                         "adviser predicts each method's error from it; without one it averages over n from 100 to "
+                         "1,000,000. Not taken from your table: that count is private under add/remove neighbours.")
+    s["adviser_n"] = s["w_adviser_n"]
+
+
+def _ranking_table(adv: adviser.Advice) -> pd.DataFrame:
+    return pd.DataFrame([{"method": a.name, "verdict": a.verdict, "pred. S_pMSE": a.predicted,
+                          "noisy": f"{a.swamped_counts / a.total_counts:.0%}" if a.total_counts else "—"}
+                         for a in adv.methods])
 
 
 def adviser_panel(dom: dpcore.Domain, method: str, opts: dict) -> adviser.Advice:
-    """The adviser: its recommendation and why, then every method with its verdict, noise and the
-    figures bench/RESULTS.md measured on the comparable table."""
-    c = state.cfg()
+    """The adviser: its recommendation and why (predicted from public facts), then every method ranked
+    with its verdict, its predicted error and its noise against the typical count."""
     n, source, curator_only = record_count(dom)
-    # the design's options reach the adviser for the methods it lists (a STEPS variant is advised as STEPS)
-    options = {method: _options(opts)} if method in adviser.METHODS else {}
-    delta = opts.get("delta") if c.get("definition") == "zcdp" else None
-    adv = _advice(dom.to_json(), float(c["epsilon"]), int(c["m"]), n, curator_only, c.get("neighbours", "add_remove"),
-                  json.dumps(options, sort_keys=True), delta)
+    adv = state.design_advice(dom, (n, source, curator_only))
     with st.container(border=True, key="adviser_panel"):
         c1, c2 = st.columns([1, 1], gap="large")
         with c1:
-            st.markdown(f"**Method adviser** — recommended for this table: **{adviser.NAMES[adv.recommended]}**",
+            pick = adviser.NAMES[adv.recommended] if adv.recommended else "none can run this design"
+            st.markdown(f"**Method adviser** — recommended for this table: **{pick}**",
                         help=gl.help_text("method-adviser"))
             st.write(adv.summary)
             for note in adv.notes:
                 st.caption(note)
-            if delta is not None:
-                st.caption("Every method's check “Noise against the counts” uses the (ε, δ) noise (discrete Gaussian "
-                           "at its share of ρ).")
+            _public_n_input()
         with c2:
-            rows = []
-            for a in adv.methods:
-                rows.append({"method": a.name, "verdict": a.verdict,
-                             "measured S_pMSE": a.measured.s_pmse if a.measured else None,
-                             "noisy counts": (f"{a.swamped_counts / a.total_counts:.0%}"
-                                                          if a.total_counts else "—")})
-            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
-                "measured S_pMSE": st.column_config.NumberColumn(format="%.3g", help=gl.help_text("spmse")),
-                "noisy counts": st.column_config.TextColumn(
+            st.dataframe(_ranking_table(adv), hide_index=True, width="stretch", column_config={
+                "pred. S_pMSE": st.column_config.NumberColumn(width="small",
+                    format="%.3g", help="Predicted mean two-way S_pMSE (lower is better), from public facts only: "
+                                        "a prediction, not a measurement on your table. " + gl.help_text("spmse")),
+                "noisy": st.column_config.TextColumn(
                     help="Share of the released counts whose noise SD is larger than the typical count "
                          "(n / cells of the table counted): the counts that are mostly noise.")})
             st.caption(f"Noise figures use n = {n:,.0f}: {source}."
                        + (" :red[Curator-only.]" if curator_only else "")
                        + " The recommendation itself uses public facts only.")
+            if adv.delta is not None:
+                st.caption("Every method's check “Noise against the counts” uses the (ε, δ) noise (discrete Gaussian "
+                           "at its share of ρ).")
         with st.expander("Why, method by method"):
             for a in adv.methods:
                 st.markdown(f"**{a.name}** — {VERDICT.get(a.verdict, a.verdict)}")

@@ -46,8 +46,9 @@ MODES = {
 DEFAULT_CFG: dict[str, Any] = design.new_design()
 
 #: The methods a curator can release with, as the Design page lists them: the adviser's pick for the
-#: table first ("auto", decided from public facts only), then each method by name. What each does,
-#: and what was measured on tables like this one, comes from dpcore.studio.adviser.
+#: table first ("auto", decided from public facts only), then each method of the registry by name
+#: (dpcore.studio.adviser.MENU: a STEPS variant is chosen by the tree selection). What each does and its
+#: predicted error on this table come from dpcore.studio.adviser.
 RELEASE_METHODS = {"auto": "Recommended for this table", **adviser.NAMES_OFFERED}
 
 NEIGHBOURS = {
@@ -251,16 +252,71 @@ def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
 
 
 def resolved_method(dom: dpcore.Domain) -> str:
-    """The design's release method; for "auto", the adviser's pick for this table (public facts only:
-    the domain, ε and m, so the choice does not use the data)."""
+    """The design's release method; for "auto", the adviser's pick for this table (predicted from public
+    facts only: the domain's levels, ε, δ, m and a public n, so the choice does not use the data), among
+    the methods whose preview passes; the first of the menu when none does (its preview then says why)."""
     c = cfg()
     method = c.get("release_method") or "auto"
     if method != "auto":
         return method
-    from dpcore.studio.adviser import recommend
+    return design_advice(dom).recommended or adviser.MENU[0]
 
+
+def public_record_count() -> tuple[float | None, str]:
+    """(n, where it comes from) for the adviser's predictions: public figures only. The noisy count of this
+    table's last release (public once released); n under replace-one neighbours (public by the notion);
+    the figure the curator states on the Design page; else None (the adviser then averages over n)."""
+    s = st.session_state
+    rel = s.get("release")
+    if rel and rel.get("key") == work_key() and rel.get("main") is not None:
+        rc = rel["main"].record_count or {}
+        if rc.get("noisy"):
+            return float(rc["value"]), "the noisy record count of your last release of this table (public)"
+    if cfg().get("neighbours") == "replace":
+        return float(len(work_df())), "the table's record count (public under replace-one neighbours)"
+    given = s["w_adviser_n"] if "w_adviser_n" in s else s.get("adviser_n")  # the widget's value is the latest
+    if given:
+        return float(given), "the figure you gave as public on the Design page"
+    return None, ""
+
+
+def _design_epsilon_sets_delta() -> tuple[float, int, float | None]:
+    c = cfg()
     eps = float(c["epsilon"]) if valid_epsilon(c.get("epsilon")) else 1.0  # an invalid ε is refused elsewhere
-    return recommend(dom, eps, max(1, int(c.get("m") or 1)))
+    delta = float(c.get("delta") or design.DEFAULT_DESIGN["delta"]) if c.get("definition") == "zcdp" else None
+    return eps, max(1, int(c.get("m") or 1)), delta
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _advice(_df: pd.DataFrame, key: str, domain_json: str, epsilon: float, sets: int, delta: float | None,
+            neighbours: str, options_json: str, public_n: float | None, public_n_source: str, n: float | None,
+            n_source: str, curator_only: bool) -> adviser.Advice:
+    dom = dpcore.Domain.from_json(domain_json, declared=False)
+    options = json.loads(options_json)
+
+    def check(method: str, opts: dict) -> None:  # the method's own preview: spends nothing, releases nothing
+        dpcore.preview(_df, method=method, epsilon=epsilon, sets=sets, domain=dom, **opts)
+
+    return adviser.advise(dom, epsilon, sets, delta=delta, public_n=public_n, public_n_source=public_n_source, n=n,
+                          n_source=n_source, curator_only=curator_only, neighbours=neighbours, options=options,
+                          check=check)
+
+
+def design_advice(dom: dpcore.Domain, n: tuple | None = None, *, epsilon: float | None = None,
+                  sets: int | None = None) -> adviser.Advice:
+    """The adviser's answer for the current design (cached): every method previewed with the options the
+    design gives it (dpcore.studio.design.advised_options). ``n``: (n, source, curator-only?) for the
+    noise figures beside the predictions (none when not given); ``epsilon``, ``sets``: another ε or m than
+    the design's (the Trade-offs sweep's)."""
+    c = cfg()
+    eps, m, delta = _design_epsilon_sets_delta()
+    eps, sets = (eps if epsilon is None else float(epsilon)), (m if sets is None else int(sets))
+    options = {m: design.advised_options(c, dom, m) for m in adviser.METHODS}
+    public_n, public_source = public_record_count()
+    n_value, n_source, curator_only = n if n is not None else (None, "", False)
+    return _advice(work_df(), work_key(), dom.to_json(), eps, sets, delta, c.get("neighbours", "add_remove"),
+                   json.dumps(options, sort_keys=True, default=str), public_n, public_source, n_value, n_source,
+                   curator_only)
 
 
 def valid_epsilon(v) -> bool:

@@ -336,7 +336,8 @@ def test_the_page_cycle_check_can_fail(tmp_path):
 
 def _method_name_uses(path: Path, names: set[str]) -> list[str]:
     """Where a file compares a value with a method's name (``method == "aim"``, ``m in ("steps",
-    "uh_random")``) or writes a dict keyed by two or more method names (a per-method table)."""
+    "uh_random")``), writes a dict keyed by two or more method names (a per-method table), or lists
+    two or more method names in a tuple, list or set (a list of methods beside the registry's)."""
     def strings(node) -> set[str]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return {node.value}
@@ -345,7 +346,11 @@ def _method_name_uses(path: Path, names: set[str]) -> list[str]:
         return set()
 
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    # a tuple compared with (``m in ("steps", "uh_random")``) is reported once, as the comparison
+    compared = {id(x) for node in ast.walk(tree) if isinstance(node, ast.Compare)
+                for x in (node.left, *node.comparators)}
+    for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             hit = set().union(*(strings(x) for x in (node.left, *node.comparators))) & names
             if hit:
@@ -354,6 +359,10 @@ def _method_name_uses(path: Path, names: set[str]) -> list[str]:
             hit = {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)} & names
             if len(hit) >= 2:
                 out.append((node.lineno, f"{_shown(path)}:{node.lineno} dict keyed by {sorted(hit)}"))
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)) and id(node) not in compared:
+            hit = strings(node) & names
+            if len(hit) >= 2:
+                out.append((node.lineno, f"{_shown(path)}:{node.lineno} lists {sorted(hit)}"))
     return [text for _, text in sorted(out)]
 
 
@@ -377,7 +386,8 @@ def test_the_method_name_check_can_fail(tmp_path):
     f = tmp_path / "page.py"
     f.write_text('family = "steps" if method in ("steps_lesda", "uh_random") else method\n'
                  'ok = method == "aim"\nterm = {"ipf": "dp-ipf", "flat_laplace": "flat-laplace"}\n'
-                 'diag = {"ipf": 1, "rows": 2}\nquery = q == "count"\n', encoding="utf-8")
-    assert _method_name_uses(f, {"steps", "steps_lesda", "uh_random", "aim", "ipf", "flat_laplace"}) == [
+                 'diag = {"ipf": 1, "rows": 2}\nquery = q == "count"\n'
+                 'METHODS = ("aim", "mst", "steps")\nmenu = ["ipf", "rows"]\n', encoding="utf-8")
+    assert _method_name_uses(f, {"steps", "steps_lesda", "uh_random", "aim", "ipf", "flat_laplace", "mst"}) == [
         "page.py:1 compares with ['steps_lesda', 'uh_random']", "page.py:2 compares with ['aim']",
-        "page.py:3 dict keyed by ['flat_laplace', 'ipf']"]
+        "page.py:3 dict keyed by ['flat_laplace', 'ipf']", "page.py:6 lists ['aim', 'mst', 'steps']"]

@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpcore synth|preview|domain|evaluate|sweep|report ...``.
+"""Command line: ``python -m dpcore synth|preview|domain|evaluate|sweep|report|advise ...``.
 
 Errors exit with status 2 and one line on stderr; never a traceback (``--debug`` shows one).
 """
@@ -526,7 +526,8 @@ def build_parser() -> argparse.ArgumentParser:
     for mod, names in (("dpcore.cli.metrics", ("add_evaluate_parser", "add_sweep_parser")),
                        ("dpcore.cli.survey", ("add_survey_parsers",)),
                        ("dpcore.cli.budget", ("add_budget_parser",)),
-                       ("dpcore.cli.report", ("add_report_parser",))):
+                       ("dpcore.cli.report", ("add_report_parser",)),
+                       ("dpcore.cli.advise", ("add_advise_parser",))):
         try:
             module = __import__(mod, fromlist=list(names))
         except ImportError:

@@ -134,11 +134,14 @@ def _run_sweep(args) -> int:
 
     data = _read(args.input)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    method_options = {}
+    method_options = {m: {} for m in methods}
     if args.layers is not None:
         for m in methods:
             if m in STEPS_METHODS:
-                method_options[m] = {"layers": args.layers}
+                method_options[m]["layers"] = args.layers
+    if args.delta is not None:  # every release of the sweep is (ε, δ)-DP at this δ, as the design's would be
+        for m in methods:
+            method_options[m]["delta"] = args.delta
 
     def progress(done, total, message):
         print(f"[{done}/{total}] {message}", file=sys.stderr, flush=True)
@@ -173,7 +176,10 @@ def add_sweep_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--measures", default=None,
                    help=f"comma-separated subset of {','.join(MEASURES)} (default s_pmse,ru,specks)")
     p.add_argument("--layers", type=int, default=None, help="layers L for the STEPS-family methods")
-    p.add_argument("--sets", type=int, default=1, help="synthetic sets m per release (default 1)")
+    p.add_argument("--sets", type=int, default=1, help="synthetic sets m per release (default 1; give the "
+                                                          "design's m to measure the errors its release would have)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="release every method under (ε, δ)-DP through zCDP with this δ (default: pure ε-DP)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0); each run's seed derives from it")
     p.add_argument("--domain", default=None, help="declared public domain (domain.json)")
     p.add_argument("--cache-dir", default=None, help="directory for cached results (JSON per run)")

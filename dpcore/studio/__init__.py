@@ -6,8 +6,8 @@
 * :mod:`.book_store`, :mod:`.book_merge`, :mod:`.table_match`: where the book is kept (SQLite or
   PostgreSQL), the merge of the workspaces' own books of before, tables that look like known ones;
 * :mod:`.report`: the release report (offline HTML and PDF);
-* :mod:`.adviser`: the method adviser (which method suits a table, from public facts and the
-  benchmark figures; each method's expected noise);
+* :mod:`.adviser`: the method adviser (which method suits a table: each method's error predicted
+  from public facts by :mod:`.error_model`, fitted to the corpus; each method's expected noise);
 * :mod:`.jobs`: long jobs (releases, sweeps) in a background thread, with progress and Cancel;
 * :mod:`.glossary`: the glossary of docs/glossary.md for the app's tooltips and docs viewer.
 

@@ -1,216 +1,70 @@
 """The method adviser: which release method suits a table, and why, in plain words.
 
-The recommendation reads **public facts only**: the declared domain (number of attributes,
-their level counts, the number of cells), ε and the number of sets m, and what
-``bench/RESULTS.md`` measured on public benchmark tables. So choosing the method by it is
-not a use of the data, and a release made with the recommended method keeps its ε-DP
-guarantee unchanged (docs/privacy-model.md). The expected noise of each method
-(:func:`dpcore.api.expected_noise`) also needs a record count n: the released noisy count
-of an earlier release (public), or the curator's own n, in which case the advice says it is
-curator-only (``Advice.curator_only``).
+Each registered method's error (mean two-way S_pMSE, lower is better; 1 is as good as a resample of
+the data) is **predicted** by a small model fitted to the corpus of public tables
+(:mod:`dpcore.studio.error_model`, shipped as ``adviser_model.json``; refitted by
+``bench/fit_adviser.py``) from public facts only: the declared domain's attributes and levels, ε, δ
+(pure ε or zCDP), m and a public record count n. So choosing the method by it is not a use of the
+data, and a release made with the recommended method has exactly the guarantee its ledger states
+(docs/privacy-model.md). The public n is, in this order: the noisy record count of a release of the
+table, n under replace-one neighbours, or a figure the curator states; without one the prediction is
+averaged over n from 10² to 10⁶, and the advice says which it used.
 
-How the recommendation is made (docs/methods/adviser.md):
-
-1. the *comparable table*: the benchmark table nearest to this one in number of
-   attributes and (log) number of cells (:func:`comparable_table`);
-2. the *study*: among that table's measurements, the setting (ε, m) with measurements of at
-   least four methods whose ε per set is nearest to this design's (:func:`study`);
-   Under (ε, δ) the study is taken among the (ε, δ) measurements of that table (δ = 10⁻⁹ through
-   zCDP); a table without them falls back to its pure-ε measurements, and the advice says so;
-3. the method with the lowest mean two-way S_pMSE in that study (synthpop's utility measure:
-   1 is as good as a resample of the data, lower is better) is recommended; a method within
-   twice its figure is "good", one further away "weak", one not measured there "not measured".
-
-Every figure in :data:`MEASURED` is copied from ``bench/RESULTS.md`` with its section and
-date; ``tests/studio/test_adviser.py`` checks that each one is there.
+A method is recommended only if it can run the design: the caller passes ``check(method, options)``,
+which runs that method's own preview (:func:`dpcore.preview`, spends nothing) and raises a
+:class:`dpcore.errors.DPCoreError` when it cannot; such methods are listed as "cannot run" with the
+reason. The expected noise of each method against the typical count
+(:func:`dpcore.api.expected_noise`) is shown beside, from a record count that may be the table's own
+(then ``Advice.curator_only``). Docs: docs/methods/adviser.md.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dpcore.data.domain import Domain
 from dpcore.errors import DPCoreError
+from dpcore.studio.error_model import N_GRID, ErrorModel, load_model, public_facts
 from dpcore.synthesizers import REGISTRY
 
-__all__ = ["BenchTable", "Measurement", "MethodAdvice", "Advice", "BENCH_TABLES", "MEASURED", "METHODS",
-           "comparable_table", "study", "recommend", "advise", "noise_summary"]
+__all__ = ["MethodAdvice", "Advice", "METHODS", "MENU", "NAMES", "NAMES_OFFERED", "WHAT", "recommend", "advise",
+           "noise_summary", "predicted_errors", "sweep_disagreements", "CLOSE_WITHIN", "GOOD_WITHIN"]
 
-#: The methods the Design page offers, in the order the adviser lists them.
-METHODS = ("aim", "mst", "ipf", "privbayes", "steps", "flat_laplace")
+#: The methods the adviser ranks: every registered one (the registry is the only list of methods).
+METHODS = tuple(REGISTRY)
+#: The Design page's menu: one entry per method family, in the registry's order (a STEPS variant is
+#: chosen by the tree selection control, so only the method whose tree selection is free is listed).
+MENU = tuple(name for name, spec in REGISTRY.items() if spec.tree_select is None)
 
 #: Each method's name as the Design page and the adviser show it (the registry's ``display_name``).
 NAMES = {name: spec.display_name for name, spec in REGISTRY.items()}
-#: The methods the Design page offers with their names, in :data:`METHODS`' order.
-NAMES_OFFERED = {name: NAMES[name] for name in METHODS}
+#: The Design page's menu with its names.
+NAMES_OFFERED = {name: NAMES[name] for name in MENU}
+#: What each method does, in one or two plain sentences (no figures); the registry's ``summary``.
+WHAT = {name: spec.summary for name, spec in REGISTRY.items()}
 
-#: What each method does, in one or two plain sentences (no figures: those depend on the table); the
-#: registry's ``summary``, written in each method's own module.
-WHAT = {name: REGISTRY[name].summary for name in METHODS}
-
-
-@dataclass(frozen=True)
-class BenchTable:
-    """A public benchmark table of bench/RESULTS.md (shape only: no data here)."""
-
-    key: str
-    name: str
-    records: int
-    attributes: int
-    cells: float
-
-
-BENCH_TABLES = (
-    BenchTable("s7", "SD2011 S7 extract", 5_000, 7, 147_000),
-    BenchTable("voter", "CPS voter extract", 6_231, 10, 748_800),
-    BenchTable("cps_shaped", "CPS-shaped table", 44_821, 15, 1_720_320),
-    BenchTable("wide", "cps_voter_wide table", 6_231, 22, 6.5e17),
-)
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """One figure of bench/RESULTS.md: mean two-way S_pMSE of ``method`` on ``table`` at
-    (``epsilon``, ``sets``), pure ε-DP (``delta`` None) or (ε, δ)-DP through zCDP, with where it was
-    recorded."""
-
-    method: str
-    table: str
-    epsilon: float
-    sets: int
-    s_pmse: float
-    runs: str
-    section: str
-    date: str
-    ru_pct_records: float | None = None
-    seconds: float | None = None
-    delta: float | None = None
-
-    @property
-    def guarantee(self) -> str:
-        return f"ε = {self.epsilon:g}" + ("" if self.delta is None else f", δ = {self.delta:g}")
-
-    def cite(self) -> str:
-        return f"bench/RESULTS.md, “{self.section}”, {self.date}"
-
-
-_PEERS = ("Peers", "2026-11-22")
-_SOTA = ("AIM and MST under pure ε-DP against the reference peers", "2026-11-24")
-_AUDIT = ("[privacy-audit] utility cost re-measured after the wide-tables merge", "2026-11-24")
-_WIDE5 = ("cps_voter_wide, every method, ε = 1, m = 5", "2026-11-24")
-_ZCDP = ("(ε, δ) AIM with a balanced rounded draw and a mirror-descent fit", "2026-11-26")
-#: the δ of the (ε, δ) benchmark runs
-BENCH_DELTA = 1e-9
-
-
-def _m(method, table, eps, sets, s_pmse, runs, source, ru=None, seconds=None, delta=None) -> Measurement:
-    return Measurement(method, table, eps, sets, s_pmse, runs, source[0], source[1], ru, seconds, delta)
-
-
-#: Figures from bench/RESULTS.md (mean two-way S_pMSE, lower is better; ru: replicated uniques
-#: as % of records, where the same run measured it; seconds: one release, where measured).
-MEASURED = (
-    # SD2011 S7, ε = 1, m = 1
-    _m("aim", "s7", 1.0, 1, 9.51, "median of 3", _SOTA, ru=5.45, seconds=0.56),
-    _m("mst", "s7", 1.0, 1, 11.16, "median of 3", _SOTA, ru=5.95, seconds=0.08),
-    _m("ipf", "s7", 1.0, 1, 14.0, "mean of 10 seeds", _AUDIT),
-    _m("privbayes", "s7", 1.0, 1, 36.22, "one draw", _PEERS, ru=3.86, seconds=0.02),
-    _m("steps", "s7", 1.0, 1, 90.7, "mean of 10 seeds", _AUDIT),
-    _m("flat_laplace", "s7", 1.0, 1, 151.9, "mean of 10 seeds", _AUDIT),
-    # SD2011 S7, ε = 0.5 and 2, m = 1 (three methods only)
-    _m("steps", "s7", 0.5, 1, 155.71, "one draw", _PEERS, ru=0.02),
-    _m("privbayes", "s7", 0.5, 1, 79.01, "one draw", _PEERS, ru=2.54),
-    _m("ipf", "s7", 0.5, 1, 24.66, "one draw", _PEERS, ru=0.96),
-    _m("steps", "s7", 2.0, 1, 53.72, "one draw", _PEERS, ru=0.72),
-    _m("privbayes", "s7", 2.0, 1, 29.02, "one draw", _PEERS, ru=4.20),
-    _m("ipf", "s7", 2.0, 1, 5.30, "one draw", _PEERS, ru=5.74),
-    # CPS voter extract, ε = 1, m = 1
-    _m("aim", "voter", 1.0, 1, 6.85, "median of 3", _SOTA, ru=8.85, seconds=0.65),
-    _m("mst", "voter", 1.0, 1, 8.35, "median of 3", _SOTA, ru=8.92, seconds=0.11),
-    _m("privbayes", "voter", 1.0, 1, 10.14, "one run", _SOTA, ru=8.30, seconds=0.22),
-    _m("ipf", "voter", 1.0, 1, 23.81, "one run", _SOTA, ru=3.82, seconds=16.40),
-    _m("steps", "voter", 1.0, 1, 336.37, "one run", _SOTA, ru=0.16, seconds=0.03),
-    # CPS-shaped, m = 1 (three methods)
-    _m("steps", "cps_shaped", 1.0, 1, 1341.41, "one draw", _PEERS, ru=0.21, seconds=0.68),
-    _m("privbayes", "cps_shaped", 1.0, 1, 23.39, "one draw", _PEERS, ru=7.00, seconds=0.60),
-    _m("ipf", "cps_shaped", 1.0, 1, 8.56, "one draw", _PEERS, ru=5.34, seconds=66.74),
-    # cps_voter_wide, ε = 1, m = 1 (AIM, MST after the reconciliation; PrivBayes, STEPS from the same section)
-    _m("aim", "wide", 1.0, 1, 24.63, "median of 3", _SOTA, ru=0.19, seconds=3.45),
-    _m("mst", "wide", 1.0, 1, 143.12, "median of 3", _SOTA, ru=0.01, seconds=0.31),
-    _m("privbayes", "wide", 1.0, 1, 305.77, "median of 3", _SOTA, ru=0.00, seconds=1.86),
-    _m("steps", "wide", 1.0, 1, 413.00, "median of 3", _SOTA, ru=0.00, seconds=0.30),
-    # cps_voter_wide, ε = 1, m = 5
-    _m("ipf", "wide", 1.0, 5, 114.2, "mean of 5 seeds", _WIDE5, seconds=4.22),
-    _m("aim", "wide", 1.0, 5, 124.2, "mean of 5 seeds", _WIDE5, seconds=5.27),
-    _m("privbayes", "wide", 1.0, 5, 375.6, "mean of 5 seeds", _WIDE5, seconds=1.91),
-    _m("steps", "wide", 1.0, 5, 462.3, "mean of 5 seeds", _WIDE5, seconds=0.22),
-    _m("flat_laplace", "wide", 1.0, 5, 485.6, "mean of 5 seeds", _WIDE5, seconds=0.11),
-    _m("mst", "wide", 1.0, 5, 486.3, "mean of 5 seeds", _WIDE5, seconds=0.58),
-    # (ε, δ) = (1, 1e-9) through zCDP, m = 1: SD2011 S7 and the voter extract (9 seeds), cps_voter_wide (3 seeds)
-    _m("aim", "s7", 1.0, 1, 6.69, "median of 9", _ZCDP, ru=8.48, seconds=0.71, delta=BENCH_DELTA),
-    _m("mst", "s7", 1.0, 1, 8.69, "median of 9", _ZCDP, ru=8.47, seconds=0.10, delta=BENCH_DELTA),
-    _m("ipf", "s7", 1.0, 1, 12.13, "median of 9", _ZCDP, ru=3.82, seconds=0.53, delta=BENCH_DELTA),
-    _m("privbayes", "s7", 1.0, 1, 37.11, "median of 9", _ZCDP, ru=4.07, seconds=0.08, delta=BENCH_DELTA),
-    _m("steps", "s7", 1.0, 1, 92.88, "median of 9", _ZCDP, ru=0.15, seconds=0.08, delta=BENCH_DELTA),
-    _m("aim", "voter", 1.0, 1, 3.99, "median of 9", _ZCDP, ru=13.79, seconds=0.93, delta=BENCH_DELTA),
-    _m("mst", "voter", 1.0, 1, 5.77, "median of 9", _ZCDP, ru=13.47, seconds=0.16, delta=BENCH_DELTA),
-    _m("ipf", "voter", 1.0, 1, 5.49, "median of 9", _ZCDP, ru=1.62, seconds=0.43, delta=BENCH_DELTA),
-    _m("privbayes", "voter", 1.0, 1, 15.03, "median of 9", _ZCDP, ru=7.96, seconds=0.08, delta=BENCH_DELTA),
-    _m("steps", "voter", 1.0, 1, 269.14, "median of 9", _ZCDP, ru=0.15, seconds=0.05, delta=BENCH_DELTA),
-    _m("aim", "wide", 1.0, 1, 13.79, "median of 3", _ZCDP, ru=0.30, seconds=4.94, delta=BENCH_DELTA),
-    _m("mst", "wide", 1.0, 1, 18.45, "median of 3", _ZCDP, ru=0.22, seconds=0.40, delta=BENCH_DELTA),
-    _m("ipf", "wide", 1.0, 1, 24.97, "median of 3", _ZCDP, ru=0.00, seconds=1.49, delta=BENCH_DELTA),
-    _m("privbayes", "wide", 1.0, 1, 116.19, "median of 3", _ZCDP, ru=0.05, seconds=0.65, delta=BENCH_DELTA),
-    _m("steps", "wide", 1.0, 1, 403.49, "median of 3", _ZCDP, ru=0.00, seconds=0.09, delta=BENCH_DELTA),
-)
-
-#: A study needs figures for at least this many methods to rank them.
-MIN_METHODS = 4
-#: Within this factor of the best figure a method is "good".
+#: Within this factor of the recommended method's predicted error a method is "close" (the validation's 15%).
+CLOSE_WITHIN = 1.15
+#: Within this factor it is "good"; further away "weak".
 GOOD_WITHIN = 2.0
 
-
-def comparable_table(domain: Domain) -> BenchTable:
-    """The benchmark table nearest to ``domain``: distance |Δ attributes|/5 + |Δ log10 cells|."""
-    p, cells = len(domain), max(float(domain.size), 1.0)
-
-    def dist(t: BenchTable) -> float:
-        return abs(t.attributes - p) / 5.0 + abs(math.log10(t.cells) - math.log10(cells))
-
-    return min(BENCH_TABLES, key=dist)
-
-
-def study(table: BenchTable, epsilon: float, sets: int, delta: float | None = None) -> list[Measurement]:
-    """The measurements of ``table`` at the setting (ε, m) nearest in ε per set to this design's,
-    among the settings with at least :data:`MIN_METHODS` methods (all of them when none has); of
-    the same kind as the design (pure ε, or (ε, δ) when ``delta`` is given), else pure ε."""
-    rows = [r for r in MEASURED if r.table == table.key and (r.delta is None) == (delta is None)] or \
-        [r for r in MEASURED if r.table == table.key and r.delta is None]
-    settings: dict[tuple, list[Measurement]] = {}
-    for r in rows:
-        settings.setdefault((r.epsilon, r.sets), []).append(r)
-    eligible = {k: v for k, v in settings.items() if len(v) >= MIN_METHODS} or settings
-    target = math.log(epsilon / sets)
-    best = min(eligible, key=lambda k: (abs(math.log(k[0] / k[1]) - target), -len(eligible[k])))
-    return sorted(eligible[best], key=lambda r: r.s_pmse)
-
-
-def recommend(domain: Domain, epsilon: float, sets: int, delta: float | None = None) -> str:
-    """The recommended method for this table and design: public facts only (see the module docstring)."""
-    return study(comparable_table(domain), epsilon, sets, delta)[0].method
+Check = Callable[[str, dict], object]
 
 
 @dataclass(frozen=True)
 class MethodAdvice:
-    """What the adviser says of one method: ``verdict`` is recommended, good, weak, not measured or
-    cannot run; ``why`` plain sentences; ``noise`` the expected-noise rows (empty without n)."""
+    """What the adviser says of one method: ``verdict`` is recommended, close, good, weak, cannot run or
+    not modelled; ``predicted`` its predicted mean two-way S_pMSE (None when not modelled); ``why`` plain
+    sentences; ``noise`` the expected-noise rows (empty without n)."""
 
     method: str
     name: str
     verdict: str
     why: tuple
+    predicted: float | None = None
     noise: tuple = ()
-    measured: Measurement | None = None
+    reason: str = ""
 
     @property
     def swamped_counts(self) -> int:
@@ -220,28 +74,214 @@ class MethodAdvice:
     def total_counts(self) -> int:
         return sum(r.counts for r in self.noise)
 
+    def to_dict(self) -> dict:
+        return {"method": self.method, "name": self.name, "verdict": self.verdict,
+                "predicted_spmse": self.predicted, "reason": self.reason or " ".join(self.why[1:2])}
+
 
 @dataclass(frozen=True)
 class Advice:
-    """The adviser's answer for one table and design (see :func:`advise`)."""
+    """The adviser's answer for one table and design (see :func:`advise`); ``methods`` is the ranking:
+    the methods that can run by predicted error, then those that cannot."""
 
-    recommended: str
-    comparable: BenchTable
+    recommended: str | None
     epsilon: float
     sets: int
-    study_epsilon: float
-    study_sets: int
+    delta: float | None
     methods: tuple
+    public_n: float | None = None
+    public_n_source: str = ""
     n: float | None = None
     n_source: str = ""
     curator_only: bool = False
     summary: str = ""
     notes: tuple = field(default_factory=tuple)
-    #: δ of the study's figures (None: pure-ε figures)
-    study_delta: float | None = None
+    validation: dict | None = None
+    checked: bool = False
 
     def for_method(self, method: str) -> MethodAdvice | None:
         return next((a for a in self.methods if a.method == method), None)
+
+    def to_dict(self) -> dict:
+        return {"recommended": self.recommended, "ranking": [a.to_dict() for a in self.methods],
+                "epsilon": self.epsilon, "delta": self.delta, "sets": self.sets,
+                "n": {"value": self.public_n, "source": self.public_n_source},
+                "summary": self.summary, "notes": list(self.notes), "validation": self.validation,
+                "checked_by_preview": self.checked}
+
+
+def predicted_errors(domain: Domain, epsilon: float, sets: int, *, delta: float | None = None,
+                     public_n: float | None = None, model: ErrorModel | None = None) -> dict[str, float]:
+    """Each modelled method's predicted mean two-way S_pMSE, from public facts only (no records: the
+    domain's levels, ε, δ, m and a public n; without n, the geometric mean over n in :data:`N_GRID`)."""
+    model = model or load_model()
+    zcdp = delta is not None
+    if public_n is not None:
+        facts, grid = public_facts(domain, epsilon, sets, public_n, zcdp=zcdp), ()
+    else:
+        facts, grid = None, [public_facts(domain, epsilon, sets, n, zcdp=zcdp) for n in N_GRID]
+    out = {}
+    for name, spec in REGISTRY.items():
+        if name in model.methods and (not zcdp or "zcdp" in spec.definitions):
+            out[name] = model.predict(name, facts, grid=grid)
+    return out
+
+
+def _cannot_run(method: str, delta: float | None, check: Check | None, options: dict) -> str:
+    """Why ``method`` cannot run this design ("" if it can, or if no check was given)."""
+    if delta is not None and "zcdp" not in REGISTRY[method].definitions:
+        return "it releases under pure ε-DP only"
+    if check is None:
+        return ""
+    try:
+        check(method, dict(options.get(method, {})))
+    except DPCoreError as exc:
+        return str(exc)
+    return ""
+
+
+def recommend(domain: Domain, epsilon: float, sets: int, delta: float | None = None, *,
+              public_n: float | None = None, check: Check | None = None, options: dict | None = None,
+              model: ErrorModel | None = None) -> str | None:
+    """The recommended method: the lowest predicted error among the methods whose preview passes
+    (``check``); None when none can run. Public facts only (see the module docstring)."""
+    pred = predicted_errors(domain, epsilon, sets, delta=delta, public_n=public_n, model=model)
+    for method in sorted(pred, key=pred.get):
+        if not _cannot_run(method, delta, check, options or {}):
+            return method
+    return None
+
+
+def _verdict(pred: float | None, best: float | None, reason: str) -> str:
+    if reason:
+        return "cannot run"
+    if pred is None:
+        return "not modelled"
+    if best is None or pred <= best:
+        return "recommended"
+    return "close" if pred <= CLOSE_WITHIN * best else "good" if pred <= GOOD_WITHIN * best else "weak"
+
+
+def _noise(method, domain, epsilon, sets, n, neighbours, delta, options) -> tuple[tuple, str]:
+    """The method's expected-noise rows and their sentence; a failure here is the noise figures' own
+    (the method's preview decides whether it can run)."""
+    from dpcore.api import expected_noise
+
+    given = {k: v for k, v in options.get(method, {}).items() if k not in ("delta", "neighbours")}
+    try:
+        rows = tuple(expected_noise(method, domain, epsilon, n=n, sets=sets, neighbours=neighbours, delta=delta,
+                                    **given))
+    except DPCoreError as exc:
+        return (), f"Its noise figures are not available for these options ({exc})."
+    return rows, noise_summary(rows)
+
+
+def advise(domain: Domain, epsilon: float, sets: int, *, delta: float | None = None, public_n: float | None = None,
+           public_n_source: str = "", n: float | None = None, n_source: str = "", curator_only: bool = False,
+           neighbours: str = "add_remove", options: dict | None = None, check: Check | None = None,
+           model: ErrorModel | None = None) -> Advice:
+    """Which methods suit this table and why: every registered method's predicted error (public facts
+    only: ``domain``'s levels, ε, ``delta``, m and ``public_n``), ranked; the lowest whose ``check``
+    passes is recommended, the others that fail it "cannot run" with the reason. ``n`` (possibly the
+    table's own count: ``curator_only``) gives each method's expected noise against the typical count.
+    ``options``: per method, the design's options (e.g. ``{"steps": {"layers": 3}}``)."""
+    model = model or load_model()
+    options = dict(options or {})
+    pred = predicted_errors(domain, epsilon, sets, delta=delta, public_n=public_n, model=model)
+    reasons = {m: _cannot_run(m, delta, check, options) for m in METHODS}
+    runnable = {m: p for m, p in pred.items() if not reasons[m]}
+    best = min(runnable, key=runnable.get) if runnable else None
+    advice = []
+    for method in METHODS:
+        p = pred.get(method)
+        why = [WHAT[method]]
+        if reasons[method]:
+            why.append(f"It cannot run this design: {reasons[method]}.")
+        elif p is None:
+            why.append("The adviser's model has no results for it under this definition, so it does not rank it.")
+        else:
+            why.append(f"Predicted mean two-way S_pMSE {_num(p)} from public facts"
+                       + ("" if best is None or method == best else f" ({p / runnable[best]:.2g}× the recommended)")
+                       + ".")
+        noise: tuple = ()
+        if n is not None:
+            noise, sentence = _noise(method, domain, epsilon, sets, n, neighbours, delta, options)
+            why.append(sentence)
+        advice.append(MethodAdvice(method, NAMES[method], _verdict(p, runnable.get(best), reasons[method]),
+                                   tuple(w for w in why if w), p, noise, reasons[method]))
+    order = {m: i for i, m in enumerate(sorted(METHODS, key=lambda m: (bool(reasons[m]), m not in pred,
+                                                                        pred.get(m, math.inf))))}
+    advice.sort(key=lambda a: order[a.method])
+    notes = _notes(domain, epsilon, sets, delta, public_n, public_n_source, model, check, advice, n)
+    summary = _summary(best, runnable, delta)
+    return Advice(best, float(epsilon), int(sets), delta, tuple(advice), public_n, public_n_source, n, n_source,
+                  curator_only, summary, tuple(notes), model.validation, check is not None)
+
+
+def _summary(best: str | None, runnable: dict, delta: float | None) -> str:
+    if best is None:
+        return ("No method can run this design (see each method's reason): change the options, the domain or "
+                "the definition.")
+    others = sorted((m for m in runnable if m != best), key=runnable.get)[:2]
+    line = ", ".join(f"{NAMES[m]} {_num(runnable[m])}" for m in [best, *others])
+    return (f"For this table the adviser recommends {NAMES[best]}: the lowest predicted error among the methods "
+            f"that can run this design (predicted mean two-way S_pMSE, lower is better: {line}). "
+            "These are predictions from public facts (attributes, levels, ε" + (", δ" if delta is not None else "")
+            + ", m, n), not measurements on your table; the choice does not change the release's guarantee.")
+
+
+def _notes(domain, epsilon, sets, delta, public_n, public_n_source, model, check, advice, n) -> list[str]:
+    notes = []
+    if public_n is not None:
+        notes.append(f"Predictions use n = {public_n:,.0f}: {public_n_source or 'a public record count'}.")
+    else:
+        notes.append(f"No public record count is known, so each prediction is averaged over n from "
+                     f"{N_GRID[0]:,.0f} to {N_GRID[-1]:,.0f}; give a public figure for n (or release once: "
+                     "its noisy count is public) to sharpen it.")
+    v = model.validation or {}
+    if v.get("cases"):
+        notes.append(f"The model was fitted to {v['tables']} public tables of the corpus; left out table by table, "
+                     f"its pick was within 15% of the best method's error on {v['share_within']:.0%} of "
+                     f"{v['cases']} cases (bench/RESULTS.md). Its predictions are typically off by a factor "
+                     f"{10 ** v['log10_rmse']:.2g}.")
+    if check is None:
+        notes.append("The methods' previews were not run here, so whether each can run this design is not checked.")
+    if n is not None and all(a.total_counts and a.swamped_counts > a.total_counts / 2 for a in advice):
+        notes.append(f"At ε/m = {epsilon / sets:.3g} per set most released counts are smaller than their noise, "
+                     "whatever the method: a larger ε or fewer sets m give each count less noise.")
+    return notes
+
+
+def sweep_winners(results, label_method: dict) -> dict:
+    """{ε: (label, method)} of a sweep's tidy results (:func:`dpcore.metrics.sweep`): at each ε, the release
+    with the lowest mean S_pMSE over its repetitions (runs that failed are left out)."""
+    s = results[results["measure"] == "s_pmse"].dropna(subset=["value"])
+    means = s.groupby(["epsilon", "method"])["value"].mean()
+    out = {}
+    for eps, by_label in means.groupby(level=0):
+        label = by_label.droplevel(0).idxmin()
+        out[float(eps)] = (label, label_method.get(label))
+    return out
+
+
+def sweep_disagreements(results, label_method: dict, pick_at: Callable[[float], str | None]) -> list[str]:
+    """Where a sweep on the curator's own table and the adviser disagree: one sentence per ε of the sweep
+    whose winner (:func:`sweep_winners`) is not the method the adviser recommends at that ε (``pick_at``).
+    The sweep reads the raw data, so these sentences are curator-only."""
+    out = []
+    swept = set(label_method.values())
+    for eps, (label, method) in sorted(sweep_winners(results, label_method).items()):
+        pick = pick_at(eps)
+        if pick is None or pick == method:
+            continue
+        if pick not in swept:
+            out.append(f"At ε = {eps:g} the adviser recommends {NAMES[pick]}, which this sweep did not run; of the "
+                       f"methods swept, {label} measured the lowest S_pMSE. Add {NAMES[pick]} to compare.")
+        else:
+            out.append(f"At ε = {eps:g} the sweep's lowest S_pMSE is {label}'s, while the adviser recommends "
+                       f"{NAMES[pick]} (predicted from public facts): on your table the measurement says "
+                       f"{label}.")
+    return out
 
 
 def noise_summary(rows) -> str:
@@ -273,87 +313,3 @@ def _num(x: float) -> str:
 
 def _count(k: int) -> str:
     return f"{k:,}" if k < 1e12 else f"{k:.2g}"
-
-
-def advise(domain: Domain, epsilon: float, sets: int, *, n: float | None = None, n_source: str = "",
-           curator_only: bool = False, neighbours: str = "add_remove", options: dict | None = None,
-           delta: float | None = None) -> Advice:
-    """Which methods suit this table and why: the recommendation (public facts only), each method's
-    verdict, its expected noise against the typical count (needs ``n``; ``curator_only`` when n is
-    the table's own count), and the figures bench/RESULTS.md measured on the comparable table.
-    ``options``: per method, the options of the design (e.g. ``{"steps": {"layers": 3}}``); ``delta``:
-    the design's δ for an (ε, δ) release (noise and figures of that kind), None for pure ε."""
-    from dpcore.api import expected_noise
-
-    options = dict(options or {})
-    table = comparable_table(domain)
-    rows = study(table, epsilon, sets, delta)
-    s_eps, s_sets, s_delta = rows[0].epsilon, rows[0].sets, rows[0].delta
-    setting = f"ε = {s_eps:g}" + ("" if s_delta is None else f", δ = {s_delta:g}") + f", m = {s_sets}"
-    best = rows[0]
-    by_method = {r.method: r for r in rows}
-    advice = []
-    for method in METHODS:
-        why = [WHAT[method]]
-        noise: tuple = ()
-        verdict = None
-        if n is not None:
-            try:
-                given = {k: v for k, v in options.get(method, {}).items() if k != "delta"}
-                noise = tuple(expected_noise(method, domain, epsilon, n=n, sets=sets, neighbours=neighbours,
-                                             delta=delta, **given))
-                why.append(noise_summary(noise))
-            except DPCoreError as exc:
-                verdict = "cannot run"
-                why.append(f"With these options it cannot run: {exc}.")
-        meas = by_method.get(method)
-        if verdict is None:
-            if meas is None:
-                verdict = "not measured"
-                why.append(f"Not measured on the {table.name} at {setting} in bench/RESULTS.md.")
-            else:
-                verdict = ("recommended" if meas is best else
-                           "good" if meas.s_pmse <= GOOD_WITHIN * best.s_pmse else "weak")
-                why.append(_measured_sentence(meas, table))
-        advice.append(MethodAdvice(method, NAMES[method], verdict, tuple(w for w in why if w), noise, meas))
-    notes = [f"Figures measured on the {table.name} ({table.records:,} records × {table.attributes} attributes, "
-             f"{_cells(table.cells)} cells), the benchmark table nearest to yours ({len(domain)} attributes, "
-             f"{_cells(domain.size)} cells), at {setting}."]
-    if delta is not None and s_delta is None:
-        notes.append(f"No (ε, δ) releases were measured on the {table.name}: these figures are pure-ε releases. "
-                     "On the other benchmark tables AIM, MST and ipf measured lower errors under (ε, δ) than under "
-                     "pure ε.")
-    if not math.isclose(epsilon / sets, s_eps / s_sets):
-        notes.append(f"Your design spends ε/m = {epsilon / sets:.3g} per set against {s_eps / s_sets:.3g} there: "
-                     + ("expect larger errors than these figures." if epsilon / sets < s_eps / s_sets
-                        else "expect smaller errors than these figures."))
-    if any(a.measured is not None and a.measured.ru_pct_records is not None for a in advice):
-        notes.append("Replicated uniques (records unique in the data that reappear in a synthetic set) differ a lot "
-                     "between methods; where measured they are given with each method.")
-    if n is not None and all(a.total_counts and a.swamped_counts > a.total_counts / 2 for a in advice):
-        notes.append(f"At ε/m = {epsilon / sets:.3g} per set most released counts are smaller than their noise, "
-                     "whatever the method: a larger ε or fewer sets m give each count less noise.")
-    summary = (f"For this table the adviser recommends {NAMES[best.method]}: the lowest error measured on the "
-               f"comparable benchmark table ({_verdict_line(rows)}). The choice uses public facts only "
-               f"(attributes, levels, ε, m), so it does not change the release's guarantee.")
-    return Advice(best.method, table, float(epsilon), int(sets), s_eps, s_sets, tuple(advice), n, n_source,
-                  curator_only, summary, tuple(notes), s_delta)
-
-
-def _cells(c: float) -> str:
-    return f"{c:,.0f}" if c < 1e9 else f"{c:.2g}"
-
-
-def _verdict_line(rows) -> str:
-    return "mean two-way S_pMSE, lower is better: " + ", ".join(f"{NAMES[r.method]} {r.s_pmse:g}" for r in rows[:3])
-
-
-def _measured_sentence(r: Measurement, table: BenchTable) -> str:
-    text = (f"Measured on the {table.name} at {r.guarantee}, m = {r.sets}: mean two-way S_pMSE {r.s_pmse:g} "
-            f"({r.runs}; {r.cite()})")
-    extra = []
-    if r.ru_pct_records is not None:
-        extra.append(f"replicated uniques {r.ru_pct_records:g}% of records")
-    if r.seconds is not None:
-        extra.append(f"{r.seconds:g} s per release")
-    return text + ("; " + ", ".join(extra) if extra else "") + "."

@@ -52,13 +52,14 @@ DEFAULT_DESIGN: dict[str, Any] = {
 MODE_METHOD = {"mosda": "steps", "lesda": "steps_lesda", "random": "uh_random", "fixed": "steps"}
 
 #: Keys of designs saved before the options schema, and where each went: (method, "*" for every
-#: method that has the option, or a tuple of methods; option name). ``aim_rounds`` 0 meant "the default".
+#: method that has the option, or a test of the method's option; option name). ``aim_rounds`` 0 meant "the default".
 _OLD_KEYS = {"ipf_margins": ("ipf", "margins"), "ipf_one_way_share": ("ipf", "one_way_share"),
              "prior": ("*", "prior"), "degree": ("privbayes", "degree"), "aim_rounds": ("aim", "rounds"),
              "aim_max_model_size": ("aim", "max_model_size"), "aim_workload": ("aim", "workload"),
              "utility": ("*", "utility"), "consistency": ("*", "consistency"),
-             # the flat key predates AIM's and MST's synthesis option (auto): it was the count methods' choice
-             "synthesis": (("steps", "uh_random", "steps_lesda", "flat_laplace", "ipf"), "synthesis")}
+             # the flat key predates AIM's and MST's synthesis option (auto): it was the choice of the methods
+             # whose option still offers exactly sample or round (the count methods)
+             "synthesis": (lambda option: tuple(option.choices) == ("sample", "round"), "synthesis")}
 
 
 def new_design() -> dict:
@@ -79,8 +80,9 @@ def migrate(design: dict) -> dict:
         if key in ("ipf_margins", "aim_workload") and value in ("twoway", "", None):
             continue
         for m, spec in REGISTRY.items():
-            takes = m in method if isinstance(method, tuple) else method in ("*", m)
-            if takes and any(o.name == name for o in spec.options):
+            option = next((o for o in spec.options if o.name == name), None)
+            takes = method(option) if callable(method) and option is not None else method in ("*", m)
+            if option is not None and takes:
                 options.setdefault(m, {}).setdefault(name, value)
         out.pop(key, None)
     out.pop("comparators", None)  # comparator releases left the Release page ([honest-flow])
@@ -130,7 +132,7 @@ def design_call(design: dict, domain, picked: str) -> tuple[str, dict, list[str]
     if not REGISTRY[picked].hierarchical:
         return picked, {**method_options(design, picked), **_privacy_options(design)}, []
     problems: list[str] = []
-    mode = design.get("mode", "mosda")
+    mode = auto_tree_mode(design, picked) or design.get("mode", "mosda")
     method = MODE_METHOD[mode]
     opts = method_options(design, method, skip=HIERARCHY_OPTIONS)
     if mode == "fixed":
@@ -166,6 +168,23 @@ def design_call(design: dict, domain, picked: str) -> tuple[str, dict, list[str]
     else:
         opts["allocation"] = alloc
     return method, {**opts, **_privacy_options(design)}, problems
+
+
+def auto_tree_mode(design: dict, picked: str) -> str | None:
+    """The tree selection the adviser's pick fixes: when the design follows the adviser ("auto") and it picked
+    a STEPS variant with its own tree selection (LeSDA, a random tree), that variant's mode; else None."""
+    if design.get("release_method", "auto") != "auto" or REGISTRY[picked].tree_select is None:
+        return None
+    return next(mode for mode, method in MODE_METHOD.items() if method == picked)
+
+
+def advised_options(design: dict, domain, name: str) -> dict:
+    """The options method ``name`` is checked with by the adviser (its preview): the design's own call when
+    the design would release with it, else the options it is compared with (:func:`_comparator_call`)."""
+    method, opts, problems = design_call(design, domain, name)
+    if method == name and not problems:
+        return opts
+    return _comparator_call(design, name, opts)
 
 
 def _comparator_call(design: dict, name: str, main_opts: dict) -> dict:

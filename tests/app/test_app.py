@@ -374,6 +374,8 @@ def test_tradeoffs_sweep_draws_the_charts():
     assert len(at.get("plotly_chart")) == 1  # the heat map of the release
     at.multiselect(key="w_sw_eps").set_value([0.5, 2.0]).run()
     at.number_input(key="w_sw_reps").set_value(2).run()
+    assert at.number_input(key="w_sw_sets").value == at.session_state["cfg"]["m"]  # the design's m by default
+    at.number_input(key="w_sw_sets").set_value(1).run()  # one set per release: a quick sweep for the charts
     next(b for b in at.button if b.label == "Run sweep").click()
     at.run()
     _wait_job(at)

@@ -4,7 +4,7 @@ what it says.
 * a cold start opens on the Start page and the sidebar never lists internal modules;
 * done-when (a): upload a categorical table, confirm its domain, release with the defaults — the budget
   book's increase equals the ε on the button that was clicked;
-* the Design page's method adviser (recommendation, bench figures with their source, tooltips that link
+* the Design page's method adviser (recommendation, predicted errors and their record, tooltips that link
   to the docs);
 * the noise warnings on Design and Preview, and one message for an invalid ε;
 * Cancel for a long release and for a sweep; a release started before leaving the page is shown on return.
@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpcore.synthesizers import REGISTRY
 from tests.browser import browser_support as bs
 from tests.browser.browser_support import ARTIFACTS, CHROMIUM, LAUNCH_ARGS, NEEDS_CHROMIUM, no_exception
 
@@ -205,15 +206,17 @@ def test_the_adviser_recommends_with_its_sources_and_the_terms_link_to_the_docs(
     context, page = open_app(browser, url, "2 · Design")
     panel = page.locator(".st-key-adviser_panel")
     panel.get_by_text("Method adviser").first.wait_for()
-    assert "recommended for this table: AIM" in panel.inner_text()  # the S7 demo
+    pick = re.search(r"recommended for this table: (.+)", panel.inner_text()).group(1).strip()
+    assert pick in {s.display_name for s in REGISTRY.values()}  # the model's pick on the S7 demo
     assert page.get_by_role("combobox", name="Method of the release").input_value() == \
-        "Recommended for this table: AIM"
+        f"Recommended for this table: {pick}"
     panel.get_by_text("Why, method by method").click()
     settle(page)
     why = panel.inner_text()
-    assert "bench/RESULTS.md" in why and "2026-11-24" in why and "SD2011 S7 extract" in why
-    for name in ("AIM", "MST", "DP ipf", "PrivBayes", "STEPS", "Flat Laplace"):
-        assert name in why
+    assert "predictions from public facts" in why and "Predicted mean two-way S_pMSE" in why
+    assert "bench/RESULTS.md" in why  # where the model's leave-one-table-out record is
+    for spec in REGISTRY.values():
+        assert spec.display_name in why
     # a term's tooltip: its sentence and a link to its docs page
     page.locator('[data-testid="stTooltipIcon"]').first.hover()
     tip = page.locator('[data-testid="stTooltipContent"]').first
@@ -224,7 +227,7 @@ def test_the_adviser_recommends_with_its_sources_and_the_terms_link_to_the_docs(
     choose(page, "Method of the release", "STEPS")
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("STEPS-2 MoSDA").first.wait_for()  # the rerun may still be drawing on a loaded machine
-    assert "AIM" not in sidebar.inner_text()  # never stale
+    assert "(the adviser's pick)" not in sidebar.inner_text()  # never stale
     terms = page.locator('[data-testid="stCaptionContainer"]', has_text="Terms:").first
     for term in ("MoSDA", "LeSDA", "Phantom padding", "Fan-out"):
         assert term in terms.inner_text()
@@ -237,7 +240,7 @@ def test_the_adviser_recommends_with_its_sources_and_the_terms_link_to_the_docs(
     docs.close()
     shot(page, "design-steps")
     choose(page, "Method of the release", "Recommended for this table")
-    assert "AIM (the adviser's pick)" in page.locator('[data-testid="stSidebar"]').inner_text()
+    assert "(the adviser's pick)" in page.locator('[data-testid="stSidebar"]').inner_text()
     panel.get_by_text("Why, method by method").click()  # folded again for the picture
     settle(page)
     shot(page, "design")
@@ -373,9 +376,9 @@ def test_an_epsilon_delta_release_chosen_on_the_design_page(server, browser, tmp
     shown = delta_box.input_value() or delta_box.get_attribute("aria-label") or ""
     assert "1e-09" in shown + page.locator('[data-testid="stSelectbox"]', has_text="δ").first.text_content(), shown
     page.locator('[data-testid="stSidebar"]').get_by_text("ε = 1, δ = 1e-09").first.wait_for()  # not stale
-    # the adviser's figures are (ε, δ) releases at the benchmark's δ, and its noise check is the (ε, δ) noise
+    # the adviser predicts for (ε, δ) releases, and its noise check is the (ε, δ) noise
     panel = page.locator(".st-key-adviser_panel")
-    panel.get_by_text(re.compile(r"at ε = 1, δ = 1e-09, m = 1")).first.wait_for()
+    panel.get_by_text(re.compile(r"public facts \(attributes, levels, ε, δ, m, n\)")).first.wait_for()
     panel.get_by_text("uses the (ε, δ) noise").first.wait_for()
     shot(page, "design-zcdp")
 
@@ -392,7 +395,8 @@ def test_an_epsilon_delta_release_chosen_on_the_design_page(server, browser, tmp
     shot(page, "release-zcdp")
     goto(page, "5 · Trade-offs")  # its default comparison: the design's method and the adviser's next, under δ
     page.locator("h1", has_text="Trade-offs").first.wait_for()
-    page.get_by_text("Sweep over ε at δ = 1e-09").first.wait_for()  # its releases are (ε, δ) ones, at the design's δ
+    # its releases are (ε, δ) ones, at the design's m and δ
+    page.get_by_text(re.compile(r"Sweep over ε at the design's m = \d+, δ = 1e-09")).first.wait_for()
     settle(page, 1500)
     no_exception(page)
     shot(page, "tradeoffs-zcdp")

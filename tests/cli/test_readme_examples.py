@@ -23,7 +23,7 @@ from dpcore.cli.commands import build_parser, main
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 #: subcommands whose first positional argument is an input file
-READS_A_FILE = {"synth", "preview", "domain", "evaluate", "sweep"}
+READS_A_FILE = {"synth", "preview", "domain", "evaluate", "sweep", "advise"}
 #: curator-side measures (~35 s here on 5 sets and an ε grid): only parsed, with their files
 #: present; tests/metrics/test_sweep.py runs both commands
 ONLY_PARSED = {"evaluate", "sweep"}

@@ -188,6 +188,29 @@ def test_cli_sweep_writes_tidy_csv(data, tmp_path, capsys):
     assert sweep_mod is not None
 
 
+def test_cli_sweep_at_the_designs_m_and_delta(data, tmp_path, capsys, monkeypatch):
+    """[real-tables] item 5: a sweep can release as the design does: m sets, under (ε, δ)."""
+    import dpcore
+
+    inp, out = tmp_path / "in.csv", tmp_path / "res.csv"
+    data.to_csv(inp, index=False)
+    seen = {}
+    real = dpcore.synthesize
+
+    def spy(*a, **k):
+        seen.update(k)
+        return real(*a, **k)
+
+    monkeypatch.setattr(dpcore, "synthesize", spy)
+    args = _parser().parse_args(["sweep", str(inp), "--methods", "flat_laplace", "--epsilons", "1", "--reps", "1",
+                                 "--out", str(out), "--sets", "3", "--delta", "1e-9", "--measures", "s_pmse"])
+    assert args.func(args) == 0
+    res = pd.read_csv(out)
+    assert json.loads(res["options"].iloc[0]) == {"delta": 1e-9} and len(res) == 1
+    assert seen["sets"] == 3 and seen["delta"] == 1e-9
+    capsys.readouterr()
+
+
 def test_sweep_measures_numeric_columns_on_their_bins():
     """[honest-flow] item 7: synthetic numeric values are drawn inside their bins, so compared value by
     value they never match an original value and SPECKS sat at 1 for every ε. On the domain's cells the
