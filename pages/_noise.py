@@ -11,6 +11,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.studio import adviser
+from dpcore.studio.noise_check import what_passes
 from pages import _glossary as gl
 from pages import _state as state
 
@@ -71,8 +72,7 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
                    icon=":material/check_circle:")
     elif swamped * 2 > total:
         st.error(f"**Noise larger than the data**: on {_count(swamped)} of {_count(total)} released counts the noise "
-                 f"SD exceeds the typical count. {detail} A larger ε, fewer sets m, fewer or coarser attributes, "
-                 "or another method (see the adviser) help.", icon=":material/warning:")
+                 f"SD exceeds the typical count. {detail} {_remedy(dom, method, opts, n)}", icon=":material/warning:")
     else:
         st.warning(f"The noise is larger than the typical count on {_count(swamped)} of {_count(total)} released "
                    f"counts. {detail}", icon=":material/warning:")
@@ -93,6 +93,21 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
                + ("“about”: the tables are chosen at release, so their size is a typical one. " if tab["estimate"].any()
                   else "")
                + (":red[Curator-only: computed from the table's own record count.]" if curator_only else ""))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _remedy_text(method: str, domain_json: str, epsilon: float, sets: int, n: float, neighbours: str,
+                 options_json: str, bins_share: float) -> str:
+    return what_passes(method, dpcore.Domain.from_json(domain_json, declared=False), epsilon, sets, n=n,
+                       neighbours=neighbours, bins_share=bins_share, **json.loads(options_json))
+
+
+def _remedy(dom: dpcore.Domain, method: str, opts: dict, n: float) -> str:
+    """The nearest design whose check passes, or why none near it does (public facts and n only)."""
+    c = state.cfg()
+    bins = state.dp_bins_options(dom).get("bins_share", 0.0)
+    return _remedy_text(method, dom.to_json(), float(c["epsilon"]), int(c["m"]), n, c.get("neighbours", "add_remove"),
+                        json.dumps(_options(opts), sort_keys=True), float(bins))
 
 
 def _count(k: int) -> str:

@@ -631,3 +631,18 @@ def test_an_empty_release_says_what_a_noisy_count_of_zero_means():
     assert kind == "warning" and "all of them empty" in text and "noisy record count came out 0" in text
     kind, text = _done_notice(SimpleNamespace(record_count={"value": 7, "noisy": True}), 2, 1.5, ".")
     assert kind == "success" and text == "Released 2 set(s) in 1.5 s."
+
+
+def test_a_red_noise_check_says_which_design_would_pass():
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"a": rng.choice(["p", "q", "r", "s"], 200), "b": rng.choice(["u", "v", "w", "x"], 200),
+                       "c": rng.choice(["k", "l", "m", "n", "o"], 200)})
+    at = start()
+    _inject(at, df, "small")
+    confirm_domain(at)
+    at.session_state["cfg"]["release_method"] = "flat_laplace"
+    at = goto(at, "pages/2_design.py")
+    red = [e for e in texts(at.error).splitlines() if "Noise larger than the data" in e]
+    assert red and "The check passes with m = 1 set instead of 5." in red[0]
