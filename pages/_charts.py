@@ -296,6 +296,7 @@ def risk_utility_figure(df: pd.DataFrame, colours: dict) -> go.Figure | None:
         # only the smallest and largest ε are written on the chart (the rest in the hover): no overlap
         labels = [f"ε={e:g}" if i in (0, len(eps) - 1) else "" for i, e in enumerate(eps)]
         fig.add_scatter(x=g["mean_u"], y=g["mean_r"], mode="lines+markers+text", name=mth, text=labels,
+                        cliponaxis=False,
                         customdata=[f"ε={e:g}" for e in eps], textposition=positions[k % len(positions)],
                         textfont=dict(size=11, color=colours.get(mth, "#000")),
                         line=dict(color=colours.get(mth, "#000"), width=1.5, dash="dot"), marker=dict(size=9),
@@ -304,9 +305,15 @@ def risk_utility_figure(df: pd.DataFrame, colours: dict) -> go.Figure | None:
     fig.update_layout(title=dict(text="Risk–utility trade-off", subtitle=dict(text="lower left is better")),
                       height=420, margin=dict(l=10, r=10, t=70, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.22))
+    # room around the points for their "ε=…" labels, which are drawn beside them (never clipped)
+    lo, hi = np.log10(max(d["mean_u"].min(), 1e-12)), np.log10(max(d["mean_u"].max(), 1e-12))
+    pad = max(0.25, 0.15 * (hi - lo))
+    y_hi = float(d["mean_r"].max())
     fig.update_xaxes(type="log", title="mean two-way S_pMSE (ratio, log scale; lower = better utility)",
-                     tickvals=log_ticks(d["mean_u"].min(), d["mean_u"].max()))
-    fig.update_yaxes(title="replicated uniques (% of p1; lower = less risk)")
+                     tickvals=log_ticks(d["mean_u"].min(), d["mean_u"].max()), range=[lo - pad, hi + pad])
+    fig.update_yaxes(title="replicated uniques (% of p1; lower = less risk)",
+                     range=[min(0.0, float(d["mean_r"].min())) - 0.08 * max(y_hi, 1e-9), 1.15 * max(y_hi, 1e-9)])
+    fig.update_layout(margin=dict(l=10, r=40, t=70, b=10))
     return fig
 
 

@@ -646,3 +646,25 @@ def test_a_red_noise_check_says_which_design_would_pass():
     at = goto(at, "pages/2_design.py")
     red = [e for e in texts(at.error).splitlines() if "Noise larger than the data" in e]
     assert red and "The check passes with m = 1 set instead of 5." in red[0]
+
+
+def test_risk_utility_labels_are_never_clipped():
+    """The 'ε=…' labels beside the end points are drawn outside the plot area if need be, and the axes
+    leave room around the points ([studio-polish] 5: 'ε=0.' was clipped)."""
+    import math
+
+    from pages._charts import risk_utility_figure
+
+    rows = []
+    for method, scale in (("aim", 1.0), ("mst", 3.0)):
+        for e in (0.1, 1.0, 10.0):
+            for rep in range(2):
+                rows += [{"method": method, "epsilon": e, "rep": rep, "measure": "s_pmse", "value": scale * 5 / e},
+                         {"method": method, "epsilon": e, "rep": rep, "measure": "ru_pct_of_p1", "value": 2 * e}]
+    fig = risk_utility_figure(pd.DataFrame(rows), {})
+    assert fig is not None and all(t.cliponaxis is False for t in fig.data)
+    xs = [x for t in fig.data for x in t.x]
+    lo, hi = fig.layout.xaxis.range
+    assert lo < math.log10(min(xs)) - 0.2 and hi > math.log10(max(xs)) + 0.2
+    ys = [y for t in fig.data for y in t.y]
+    assert fig.layout.yaxis.range[1] > max(ys) * 1.1
