@@ -57,11 +57,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from dpcore.data.domain import code_dtype
+
+if TYPE_CHECKING:  # annotations only: junction_tree is a heavier module the draws need not load
+    from dpcore.estimate.junction_tree import JunctionTree
 
 __all__ = ["CHUNK_ROWS", "SetDraw", "IIDDraw", "CellDraw", "TreeCountDraw", "FixedDraw", "SYNTHESIS_DRAWS",
            "controlled_round", "model_draw", "chunk_sizes", "part_sizes", "part_stream", "partition_stream",
@@ -139,7 +142,10 @@ def deal(counts: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
 class SetDraw(Protocol):
     """A released set before its records exist: ``n`` records of ``width`` attributes."""
 
-    n: int
+    @property
+    def n(self) -> int:
+        """The set's number of records."""
+        ...
 
     def chunks(self, rng: np.random.Generator, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
         """The records (integer codes, (≤ chunk_rows, p)), ``chunk_rows`` at a time, drawn from ``rng``."""
@@ -150,11 +156,17 @@ class SetDraw(Protocol):
         ...
 
 
+class RecordSampler(Protocol):
+    """A model that draws i.i.d. records: ``sample(n, rng)`` → codes (n, p)."""
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray: ...
+
+
 @dataclass(frozen=True, eq=False)
 class IIDDraw:
     """``n`` i.i.d. records from ``model`` (anything with ``sample(n, rng)`` → codes (n, p))."""
 
-    model: object
+    model: RecordSampler
     n: int
 
     def chunks(self, rng, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
@@ -339,7 +351,7 @@ class TreeCountDraw:
     interleaved and rotated by a uniform offset. ``tree``: the
     :class:`dpcore.estimate.junction_tree.JunctionTree` (shape, cliques, parent, order)."""
 
-    tree: object
+    tree: JunctionTree
     counts: tuple
 
     @property

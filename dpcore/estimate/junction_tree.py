@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
@@ -76,7 +77,7 @@ def elimination_cliques(shape, sets) -> list[tuple[int, ...]]:
     of its own. The elimination cost of a vertex is the number of cells of it and its
     remaining neighbours (ties: lowest index). Only clique sizes are computed, never a table."""
     d = len(shape)
-    adj = [set() for _ in range(d)]
+    adj: list[set[int]] = [set() for _ in range(d)]
     for s in sets:
         for a in s:
             adj[a].update(b for b in s if b != a)
@@ -95,7 +96,7 @@ def elimination_cliques(shape, sets) -> list[tuple[int, ...]]:
             cost[a] = cells(shape, adj[a] | {a})
         remaining.discard(v)
         adj[v] = set()
-    maximal = []
+    maximal: list[frozenset[int]] = []
     for c in sorted(set(found), key=len, reverse=True):
         if not any(c <= m for m in maximal):
             maximal.append(c)
@@ -125,7 +126,7 @@ class JunctionTree:
         # Kruskal on -|separator| over all pairs: a maximum-weight spanning tree
         pairs = sorted((-len(set(cl[i]) & set(cl[j])), i, j) for i in range(k) for j in range(i + 1, k))
         joined = DisjointSet(range(k))
-        nbrs = [[] for _ in range(k)]
+        nbrs: list[list[int]] = [[] for _ in range(k)]
         for _, i, j in pairs:
             if joined.merge(i, j):  # True when i and j were in different components
                 nbrs[i].append(j)
@@ -273,7 +274,7 @@ class DecomposableModel:
         """Pass the pending change from the active clique to every clique."""
         t = self.tree
         k = len(t.cliques)
-        nbrs = [[] for _ in range(k)]
+        nbrs: list[list[int]] = [[] for _ in range(k)]
         for c in range(k):
             if t.parent[c] >= 0:
                 nbrs[c].append(t.parent[c])
@@ -329,7 +330,7 @@ class DecomposableModel:
         tree = tree or JunctionTree.build(shape, list(targets))
         model = cls(tree, total) if start is None else start.on_tree(tree, floor)
         k = len(tree.cliques)
-        kids = [[] for _ in range(k)]
+        kids: list[list[int]] = [[] for _ in range(k)]
         for c in tree.order[1:]:
             kids[tree.parent[c]].append(c)
         dfs, stack = [], [tree.order[0]]
@@ -351,7 +352,7 @@ class DecomposableModel:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             for sweeps in range(1, max_sweeps + 1):  # noqa: B007 - read after the loop: the sweeps run
                 last, gap = gap, 0.0
-                before = [m.copy() for m in model.mu] if stop == "change" else None
+                before = [m.copy() for m in model.mu] if stop == "change" else []
                 for c, axes, t in steps:
                     if c != model.active:
                         model._move_to(c)
@@ -399,7 +400,8 @@ class DecomposableModel:
         if len(local) > 52:
             raise ResourceError(f"a margin of the model spans {len(local)} attributes (limit 52); lower max_model_size")
         ids = {a: i for i, a in enumerate(local)}
-        ops = [self.mu[root], [ids[a] for a in t.cliques[root]]]
+        # einsum's sublist form: operands alternate (table, its axes), so the list holds both types
+        ops: list[Any] = [self.mu[root], [ids[a] for a in t.cliques[root]]]
         # parent of each subtree node towards the root, along the tree paths
         for c in nodes - {root}:
             p = t.path(c, root)[1]
