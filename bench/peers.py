@@ -362,8 +362,8 @@ def main() -> None:
             for m in methods:
                 rs = [r for r in rows if r["data"] == data and r["epsilon"] == eps and r["method"] == m]
                 ok = [r for r in rs if r["status"] == "ok"]
-                mean = lambda k, ok=ok: statistics.mean(r[k] for r in ok) if ok else None  # noqa: E731
-                med = lambda k, ok=ok: statistics.median(r[k] for r in ok) if ok else None  # noqa: E731
+                mean = lambda k, ok=ok: statistics.mean(r[k] for r in ok) if ok else None
+                med = lambda k, ok=ok: statistics.median(r[k] for r in ok) if ok else None
                 notes = "; ".join(sorted({r["status"] + (": " + r["note"] if r.get("note") else "")
                                           for r in rs if r["status"] != "ok"}
                                          | {r["note"] for r in ok if r.get("note")}))

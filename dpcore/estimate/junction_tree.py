@@ -350,7 +350,7 @@ class DecomposableModel:
             steps.sort(key=lambda s: rank[s[0]])  # stable: a clique's margins in the given order
         sweeps, gap, change, stalled = 0, 0.0, 0.0, False
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            for sweeps in range(1, max_sweeps + 1):  # noqa: B007 - read after the loop: the sweeps run
+            for sweeps in range(1, max_sweeps + 1):  # read after the loop: the sweeps run
                 last, gap = gap, 0.0
                 before = [m.copy() for m in model.mu] if stop == "change" else []
                 for c, axes, t in steps:
