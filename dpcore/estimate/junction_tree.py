@@ -237,6 +237,35 @@ def reconcile_nested(combined: dict, shape) -> dict:
     return out
 
 
+def _depth_first(tree: JunctionTree) -> list[int]:
+    """The cliques in depth-first order from the root: consecutive cliques are close in the tree."""
+    kids: list[list[int]] = [[] for _ in range(len(tree.cliques))]
+    for c in tree.order[1:]:
+        kids[tree.parent[c]].append(c)
+    dfs, stack = [], [tree.order[0]]
+    while stack:
+        v = stack.pop()
+        dfs.append(v)
+        stack.extend(reversed(kids[v]))
+    return dfs
+
+
+def _fit_steps(tree: JunctionTree, shape, targets: dict, order: str) -> list[tuple[int, tuple, np.ndarray]]:
+    """IPF's updates, (home clique, axes, target table), in the order :meth:`DecomposableModel.fit`
+    visits them: ``"tree"`` clique by clique, depth-first; ``"given"`` as ``targets`` lists them."""
+    steps = []
+    for axes, t in targets.items():
+        axes = tuple(axes)
+        h = tree.home(axes)
+        if h < 0:
+            raise ValueError(f"margin over attributes {axes} lies in no clique of the junction tree")
+        steps.append((h, axes, np.asarray(t, float).reshape([shape[a] for a in axes])))
+    if order == "tree":
+        rank = {c: i for i, c in enumerate(_depth_first(tree))}
+        steps.sort(key=lambda s: rank[s[0]])  # stable: a clique's margins in the given order
+    return steps
+
+
 class DecomposableModel:
     """Clique tables μ_C of a calibrated junction tree (see the module docstring)."""
 
@@ -329,25 +358,7 @@ class DecomposableModel:
             raise ValueError(f"order must be one of {ORDERS} and stop one of {STOPS}; got {order!r}, {stop!r}")
         tree = tree or JunctionTree.build(shape, list(targets))
         model = cls(tree, total) if start is None else start.on_tree(tree, floor)
-        k = len(tree.cliques)
-        kids: list[list[int]] = [[] for _ in range(k)]
-        for c in tree.order[1:]:
-            kids[tree.parent[c]].append(c)
-        dfs, stack = [], [tree.order[0]]
-        while stack:  # depth-first visiting order: consecutive cliques are close in the tree
-            v = stack.pop()
-            dfs.append(v)
-            stack.extend(reversed(kids[v]))
-        steps = []
-        for axes, t in targets.items():
-            axes = tuple(axes)
-            h = tree.home(axes)
-            if h < 0:
-                raise ValueError(f"margin over attributes {axes} lies in no clique of the junction tree")
-            steps.append((h, axes, np.asarray(t, float).reshape([shape[a] for a in axes])))
-        if order == "tree":
-            rank = {c: i for i, c in enumerate(dfs)}
-            steps.sort(key=lambda s: rank[s[0]])  # stable: a clique's margins in the given order
+        steps = _fit_steps(tree, shape, targets, order)
         sweeps, gap, change, stalled = 0, 0.0, 0.0, False
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             for sweeps in range(1, max_sweeps + 1):  # read after the loop: the sweeps run
