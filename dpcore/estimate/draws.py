@@ -57,14 +57,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from dpcore.data.domain import code_dtype
-
-if TYPE_CHECKING:  # annotations only: junction_tree is a heavier module the draws need not load
-    from dpcore.estimate.junction_tree import JunctionTree
 
 __all__ = ["CHUNK_ROWS", "SetDraw", "IIDDraw", "CellDraw", "TreeCountDraw", "FixedDraw", "SYNTHESIS_DRAWS",
            "controlled_round", "model_draw", "chunk_sizes", "part_sizes", "part_stream", "partition_stream",
@@ -154,6 +151,19 @@ class SetDraw(Protocol):
     def part(self, k: int, parts: int, seed: int, set_index: int) -> SetDraw:
         """Partition ``k`` of ``parts`` (:func:`part_sizes`) as a draw of its own records."""
         ...
+
+
+class CliqueTree(Protocol):
+    """What the rounded draw reads of a junction tree (:class:`dpcore.estimate.junction_tree.JunctionTree`,
+    not imported here: it imports the draws): the domain's shape, the cliques, each one's parent
+    (−1 at the root) and a root-first order."""
+
+    shape: tuple
+    cliques: list
+    parent: list
+    order: list
+
+    def separator(self, child: int) -> tuple[int, ...]: ...
 
 
 class RecordSampler(Protocol):
@@ -351,7 +361,7 @@ class TreeCountDraw:
     interleaved and rotated by a uniform offset. ``tree``: the
     :class:`dpcore.estimate.junction_tree.JunctionTree` (shape, cliques, parent, order)."""
 
-    tree: JunctionTree
+    tree: CliqueTree
     counts: tuple
 
     @property
