@@ -29,7 +29,7 @@ css = ROOT / "assets" / "styles.css"
 if css.exists():
     st.markdown(f"<style>{css.read_text(encoding='utf-8')}</style>", unsafe_allow_html=True)
 
-from pages import _access  # noqa: E402  (Streamlit and the standard library only)
+from pages import _access  # Streamlit and the standard library only
 
 _access.gate()  # a network address without login is refused; with login, nothing opens before it
 
@@ -53,7 +53,7 @@ with st.sidebar:
     _access.account()
     summary_slot = st.empty()
 
-from pages import _imports  # noqa: E402  (light: the heavy imports happen in _imports.ready)
+from pages import _imports  # light: the heavy imports happen in _imports.ready
 
 
 def sidebar_summary() -> None:
@@ -78,7 +78,7 @@ if nav.title != "Start":  # the Start page draws its first lines, then waits for
     sidebar_summary()  # stays if the page stops early (st.stop ends the run: nothing after it is drawn)
 try:
     nav.run()
-except Exception as exc:  # noqa: BLE001 - never a traceback; Streamlit's rerun/stop are BaseExceptions
+except Exception as exc:  # never a traceback; Streamlit's rerun/stop are BaseExceptions
     _imports.ready()
     from pages import _common as ui
 

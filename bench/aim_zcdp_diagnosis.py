@@ -152,7 +152,7 @@ def run(df, dom, eps, delta, seed, opts, pgm: bool) -> dict:
         s, w = comb.get(r, (0.0, 0.0))
         comb[r] = (s + np.asarray(y, float).ravel() / v, w + 1.0 / v)
     measured2 = [r for r in comb if len(r) == 2]
-    l1 = lambda a, b: float(np.abs(a - b).sum()) / n  # noqa: E731
+    l1 = lambda a, b: float(np.abs(a - b).sum()) / n
     out = {
         "seconds": round(secs, 3),
         "s_pmse": float(utility_tables(df, syn).mean_s_pmse),

@@ -25,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench._machine import describe, machine  # noqa: E402
-from dpcore.studio.budget_book import BudgetBook  # noqa: E402
-from dpcore.studio.table_match import column_fingerprints  # noqa: E402
-from dpcore.studio.workspace import table_fingerprint  # noqa: E402
+from bench._machine import describe, machine
+from dpcore.studio.budget_book import BudgetBook
+from dpcore.studio.table_match import column_fingerprints
+from dpcore.studio.workspace import table_fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]
 

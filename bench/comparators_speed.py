@@ -42,17 +42,17 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cps_data import cps_shaped  # noqa: E402
+from cps_data import cps_shaped
 
-import dpcore  # noqa: E402
-from dpcore.api import _encode, _rng, privacy_setup, release_record_count  # noqa: E402
-from dpcore.data.datasets import load_sd2011, sd2011_extract  # noqa: E402
-from dpcore.estimate.dense_ipf import ipf  # noqa: E402
-from dpcore.privacy.definitions import ReleaseContext  # noqa: E402
-from dpcore.privacy.ledger import Ledger  # noqa: E402
-from dpcore.synthesizers import ipf as ipf_mod  # noqa: E402
+import dpcore
+from dpcore.api import _encode, _rng, privacy_setup, release_record_count
+from dpcore.data.datasets import load_sd2011, sd2011_extract
+from dpcore.estimate.dense_ipf import ipf
+from dpcore.privacy.definitions import ReleaseContext
+from dpcore.privacy.ledger import Ledger
+from dpcore.synthesizers import ipf as ipf_mod
 
-from _machine import describe, machine  # noqa: E402
+from _machine import describe, machine
 
 TARGETS = {"ipf_s7": 0.5, "privbayes_cps": 10.0}
 
@@ -203,7 +203,7 @@ def main() -> None:
           f"{'met' if a['median'] <= TARGETS['ipf_s7'] else 'MISSED'} |")
     if "naive" in res:
         r = res["naive"]
-        med = lambda k: statistics.median(x[k] for x in r)  # noqa: E731
+        med = lambda k: statistics.median(x[k] for x in r)
         print(f"| ipf fit alone (ours, tol 1e-3 on counts) | {len(r)} | {med('ours_fit_s'):.3f} s | "
               f"{min(x['ours_fit_s'] for x in r):.3f}–{max(x['ours_fit_s'] for x in r):.3f} s | — | — |")
         print(f"| naive dense IPF, same tol (1e-3 on counts) | {len(r)} | {med('naive_same_tol_s'):.2f} s | "

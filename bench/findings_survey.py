@@ -187,7 +187,7 @@ def context(pop, p, truth, rng):
     section("Noise in context: 50% SRS of the simulated population, smooth release, 60 repetitions")
     miss = rng.random(len(pop)) < p
     popm = pop.assign(income=pop["income"].where(~miss))
-    where = lambda s: ((s["age"] >= 20) & (s["age"] <= 59)).to_numpy()  # noqa: E731
+    where = lambda s: ((s["age"] >= 20) & (s["age"] <= 59)).to_numpy()
     rel = C.imputation_release("income", MATCH, BOUNDS, where=where, ordinal=ORDINAL, levels=LEVELS)
 
     def est(s):

@@ -36,12 +36,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cps_data import cps_shaped  # noqa: E402
+from cps_data import cps_shaped
 
-import dpcore  # noqa: E402
-from dpcore.metrics import disclosure, specks, utility_tables  # noqa: E402
+import dpcore
+from dpcore.metrics import disclosure, specks, utility_tables
 
-from _machine import describe, machine  # noqa: E402
+from _machine import describe, machine
 
 TARGETS = {"specks_interactions": 10.0, "utility_tables_2way": 2.0, "disclosure": 1.0}
 

@@ -273,7 +273,7 @@ def fmt(v, nd=3):
     return "—" if v is None or v == "" else (f"{v:.{nd}f}" if isinstance(v, float) else str(v))
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", nargs="+", default=["s7", "cps"])
     ap.add_argument("--eps", nargs="+", type=float, default=[0.5, 1.0, 2.0])
@@ -287,34 +287,48 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "out" / "peers.csv"))
     ap.add_argument("--one", nargs=5, metavar=("DATA", "METHOD", "EPS", "REP", "DELTA"), help=argparse.SUPPRESS)
     ap.add_argument("--dpmm-child", nargs=7, help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    return ap.parse_args()
 
-    if args.dpmm_child:
-        src, dst, m, e, dl, seed, sizes = args.dpmm_child
-        dpmm_child(src, dst, m, float(e), float(dl), int(seed), sizes)
-        return
-    if args.one:
-        d, m, e, r, dl = args.one
-        print("RESULT " + json.dumps(one(d, m, float(e), int(r), float(dl))), flush=True)
-        return
 
-    from _machine import describe, machine
-    print("machine:", describe(machine()), "| python", sys.executable, "| load average (1, 5, 15 min):",
-          " ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
+def _installed_methods(names: list[str]) -> list[str]:
+    """The methods whose package is installed; a line for each skipped one."""
     methods = []
-    for m in args.methods:
+    for m in names:
         if installed(m):
             methods.append(m)
         else:
             where, how = ((dpmm_python(), "bench/requirements-dpmm.txt") if m in DPMM_PIPELINE
                           else (sys.executable, "bench/requirements-peers.txt"))
             print(f"SKIP {m}: package {PEERS[m]!r} is not installed in {where}; see {how}", flush=True)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    return methods
+
+
+def _run_rep(args: argparse.Namespace, data: str, m: str, eps: float, rep: int) -> tuple[dict, bool]:
+    """One run in a capped child process: (its row, whether it went over the cap)."""
+    cmd = [sys.executable, __file__, "--one", data, m, str(eps), str(rep), repr(args.delta)]
+    code, stdout, stderr = run_capped(cmd, args.cap)
+    line = [x for x in stdout.splitlines() if x.startswith("RESULT ")]
+    if code is None:
+        return {"data": data, "method": m, "epsilon": eps, "rep": rep, "status": "timeout",
+                "note": f"over the {args.cap:g} s cap"}, True
+    if code == 0 and line:
+        return json.loads(line[-1][7:]), False
+    err = (stderr.strip().splitlines() or ["no output"])[-1][:200]
+    return {"data": data, "method": m, "epsilon": eps, "rep": rep, "status": "error", "note": err}, False
+
+
+def _run_all(args: argparse.Namespace, methods: list[str], out: Path) -> list[dict]:
+    """Every (table, ε, method, rep), each row written to ``out`` as it comes."""
     rows = []
     with out.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         w.writeheader()
+
+        def keep(row: dict) -> None:
+            rows.append(row)
+            w.writerow({k: row.get(k, "") for k in FIELDS})
+            f.flush()
+
         for data in args.data:
             for eps in args.eps:
                 for m in methods:
@@ -322,37 +336,25 @@ def main() -> None:
                     for rep in range(args.reps):
                         load1 = round(os.getloadavg()[0], 2)
                         if timed_out and args.skip_after_timeout:
-                            row = {"data": data, "method": m, "epsilon": eps, "rep": rep, "status": "skipped",
-                                   "load1": load1, "note": "not run: an earlier rep went over the cap"}
-                            rows.append(row)
-                            w.writerow({k: row.get(k, "") for k in FIELDS})
-                            f.flush()
+                            keep({"data": data, "method": m, "epsilon": eps, "rep": rep, "status": "skipped",
+                                  "load1": load1, "note": "not run: an earlier rep went over the cap"})
                             print(f"  {data} ε={eps:g} {m} rep {rep}: skipped", flush=True)
                             continue
-                        cmd = [sys.executable, __file__, "--one", data, m, str(eps), str(rep), repr(args.delta)]
                         t0 = time.perf_counter()
-                        code, stdout, stderr = run_capped(cmd, args.cap)
-                        line = [x for x in stdout.splitlines() if x.startswith("RESULT ")]
-                        if code is None:
-                            timed_out = True
-                            row = {"data": data, "method": m, "epsilon": eps, "rep": rep, "status": "timeout",
-                                   "note": f"over the {args.cap:g} s cap"}
-                        elif code == 0 and line:
-                            row = json.loads(line[-1][7:])
-                        else:
-                            err = (stderr.strip().splitlines() or ["no output"])[-1][:200]
-                            row = {"data": data, "method": m, "epsilon": eps, "rep": rep, "status": "error",
-                                   "note": err}
+                        row, over = _run_rep(args, data, m, eps, rep)
+                        timed_out = timed_out or over
                         row["load1"] = load1
-                        rows.append(row)
-                        w.writerow({k: row.get(k, "") for k in FIELDS})
-                        f.flush()
+                        keep(row)
                         print(f"  {data} ε={eps:g} {m} rep {rep}: {row['status']} "
                               f"{fmt(row.get('seconds'), 2)} s, S_pMSE {fmt(row.get('mean_s_pmse'), 2)}, "
                               f"%ru {fmt(row.get('ru_pct'), 2)}, SPECKS {fmt(row.get('specks_main'), 3)} "
                               f"({time.perf_counter() - t0:.0f} s with imports and scoring) {row.get('note', '')}",
                               flush=True)
+    return rows
 
+
+def _summary(args: argparse.Namespace, methods: list[str], rows: list[dict]) -> None:
+    """The Markdown table of the runs, one line per (table, ε, method)."""
     print()
     print("| data | ε | method | runs ok | seconds (median) | mean S_pMSE (2-way; median; runs) | %ru | SPECKS (main) "
           "| peak MB | load (1 min) | note |")
@@ -362,8 +364,8 @@ def main() -> None:
             for m in methods:
                 rs = [r for r in rows if r["data"] == data and r["epsilon"] == eps and r["method"] == m]
                 ok = [r for r in rs if r["status"] == "ok"]
-                mean = lambda k, ok=ok: statistics.mean(r[k] for r in ok) if ok else None  # noqa: E731
-                med = lambda k, ok=ok: statistics.median(r[k] for r in ok) if ok else None  # noqa: E731
+                mean = lambda k, ok=ok: statistics.mean(r[k] for r in ok) if ok else None
+                med = lambda k, ok=ok: statistics.median(r[k] for r in ok) if ok else None
                 notes = "; ".join(sorted({r["status"] + (": " + r["note"] if r.get("note") else "")
                                           for r in rs if r["status"] != "ok"}
                                          | {r["note"] for r in ok if r.get("note")}))
@@ -378,6 +380,27 @@ def main() -> None:
     for m in args.methods:
         if m not in methods:
             print(f"\n{m}: not run (package {PEERS[m]!r} not installed)")
+
+
+def main() -> None:
+    args = _arguments()
+    if args.dpmm_child:
+        src, dst, m, e, dl, seed, sizes = args.dpmm_child
+        dpmm_child(src, dst, m, float(e), float(dl), int(seed), sizes)
+        return
+    if args.one:
+        d, m, e, r, dl = args.one
+        print("RESULT " + json.dumps(one(d, m, float(e), int(r), float(dl))), flush=True)
+        return
+
+    from _machine import describe, machine
+    print("machine:", describe(machine()), "| python", sys.executable, "| load average (1, 5, 15 min):",
+          " ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
+    methods = _installed_methods(args.methods)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows = _run_all(args, methods, out)
+    _summary(args, methods, rows)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def main() -> None:
                 t = time.perf_counter()
                 try:
                     x, y = run_pair(stat, *R.PAIRS[pair], a.runs, seed0=50_000)
-                except Exception as exc:  # noqa: BLE001 - an old checkout may refuse an option
+                except Exception as exc:  # an old checkout may refuse an option
                     print(f"| {label} | {notion} | {pair} | {claim} | – | error: {type(exc).__name__} | | |")
                     continue
                 r = epsilon_lower_bound(*R.events(x, y))

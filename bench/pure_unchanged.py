@@ -44,7 +44,7 @@ def releases(data: list[str], eps: float, seed: int) -> dict:
                 rel = dpcore.synthesize(df, method=method, epsilon=eps, seed=seed, domain=dom)
                 sha = hashlib.sha256(rel.sets[0].to_csv(index=False).encode()).hexdigest()
                 res = {"sha256": sha, "epsilon": float(rel.ledger.epsilon)}
-            except Exception as e:  # noqa: BLE001 - an error is a result to compare
+            except Exception as e:  # an error is a result to compare
                 res = {"error": f"{type(e).__name__}: {e}"[:200]}
             res["seconds"] = round(time.perf_counter() - t0, 2)
             out[f"{name}/{method}"] = res
@@ -85,10 +85,10 @@ def main() -> None:
     print("|---|---|---|---|")
     for key in sorted(set(here) | set(there), key=lambda k: (k.split("/")[0], k)):
         a, b = here.get(key, {}), there.get(key, {})
-        strip = lambda r: {k: v for k, v in r.items() if k != "seconds"}  # noqa: E731
+        strip = lambda r: {k: v for k, v in r.items() if k != "seconds"}
         same = strip(a) == strip(b) and "sha256" in a  # an error on both sides is not a pass
         differ += not same
-        show = lambda r: (r["sha256"][:12] + f", ε {r['epsilon']:.6g}" if "sha256" in r  # noqa: E731
+        show = lambda r: (r["sha256"][:12] + f", ε {r['epsilon']:.6g}" if "sha256" in r
                           else r.get("error", "absent")[:80])
         print(f"| {key} | {show(a)} | {show(b)} | {'yes' if same else '**NO**'} |")
     print(f"\n{len(set(here) | set(there)) - differ} same, {differ} different or failed")

@@ -28,15 +28,15 @@ for k, (col, (title, text, page)) in enumerate(zip(cols, STEPS)):
         st.page_link(page, label=title)
         st.caption(text)
 
-from pages import _imports  # noqa: E402
+from pages import _imports
 
 _imports.ready()  # the heavy imports, after the first lines are on screen
-from pages import _common as ui  # noqa: E402
+from pages import _common as ui
 
 ui.init_state()
 s = st.session_state
-from pages import _access  # noqa: E402
-from pages import _workspace as wsui  # noqa: E402
+from pages import _access
+from pages import _workspace as wsui
 
 c1, c2 = st.columns([1, 2], gap="large")
 with c1:
@@ -86,6 +86,6 @@ with c2:
 
 who = _access.identity()
 if _access.login_on() and who is not None and who.admin:
-    from pages import _admin  # noqa: E402
+    from pages import _admin
 
     _admin.every_workspace()

@@ -32,7 +32,7 @@ def _on_demo():
     try:
         ui.load_demo(s["w_demo"])
         s.pop("upload_error", None)
-    except Exception as exc:  # noqa: BLE001 - callbacks must not raise into the page
+    except Exception as exc:  # callbacks must not raise into the page
         s["load_error"] = str(exc) if isinstance(exc, dpcore.DPCoreError) else f"could not load the demo ({exc})"
 
 
@@ -46,13 +46,13 @@ def _on_upload():
     except dpcore.DPCoreError as exc:
         s["upload_error"] = _rejected(str(exc))
         return
-    except Exception as exc:  # noqa: BLE001 - a file the readers did not anticipate
+    except Exception as exc:  # a file the readers did not anticipate
         s["upload_error"] = _rejected(f"'{f.name}' could not be read ({type(exc).__name__}: {exc}). Save it as UTF-8 "
                                       "CSV with a header line, or as Parquet, and upload it again.")
         return
     try:
         ui.set_data(df, f"upload: {f.name}")
-    except Exception as exc:  # noqa: BLE001 - a callback must never raise into the page
+    except Exception as exc:  # a callback must never raise into the page
         s["upload_error"] = (str(exc) if isinstance(exc, dpcore.DPCoreError) else
                              f"'{f.name}' could not be loaded ({type(exc).__name__}: {exc}); upload it again")
         return

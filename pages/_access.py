@@ -21,7 +21,7 @@ import serve
 def _secrets_section(name: str) -> dict | None:
     try:
         section = st.secrets.get(name)
-    except Exception:  # noqa: BLE001 - no secrets file: Streamlit raises its own not-found error
+    except Exception:  # no secrets file: Streamlit raises its own not-found error
         return None
     return _plain(section) if isinstance(section, Mapping) and section else None
 

@@ -16,10 +16,10 @@ import logging
 import streamlit as st
 
 from dpcore.errors import DPCoreError
-from pages._charts import *  # noqa: F401,F403 - the pages reach everything as ui.<name>
+from pages._charts import *  # noqa: F403 - the pages reach everything as ui.<name>
 from pages._charts import NOT_DP_RED, OKABE_ITO, PHANTOM_GREY  # noqa: F401
 from pages._session import init_state, load_demo, set_data  # noqa: F401 - the pages call them as ui.<name>
-from pages._state import *  # noqa: F401,F403
+from pages._state import *  # noqa: F403
 from pages._state import (  # noqa: F401
     ASSETS,
     DEFAULT_CFG,
@@ -57,7 +57,7 @@ def guarded(what: str = "this page"):
     """
     try:
         yield
-    except Exception as exc:  # noqa: BLE001 - the page must never show a traceback
+    except Exception as exc:  # the page must never show a traceback
         show_error(exc, what)
 
 

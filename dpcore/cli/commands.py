@@ -159,12 +159,17 @@ def _load(args):
     return df, domain
 
 
+def _check_private_manifest_path(path) -> None:
+    """``--private-manifest`` names a file in a folder that can be written, before any ε is spent."""
+    check_out_dir(Path(path).parent, "--private-manifest")
+    if Path(path).is_dir():
+        raise InputError(f"--private-manifest '{path}' is a folder; give a file path")
+
+
 def cmd_synth(args) -> int:
     check_out_dir(args.out)  # before any ε is spent
     if args.private_manifest:
-        check_out_dir(Path(args.private_manifest).parent, "--private-manifest")
-        if Path(args.private_manifest).is_dir():
-            raise InputError(f"--private-manifest '{args.private_manifest}' is a folder; give a file path")
+        _check_private_manifest_path(args.private_manifest)
     opts = _given_method_options(args)
     opts.update(_dp_bins_options(args))
     opts.update(_dp_domain_options(args))

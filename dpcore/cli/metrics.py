@@ -51,7 +51,7 @@ def _print_table(result: dict, file=None) -> None:
             row += [_fmt(p.get(k)) for p in result["per_set"]]
         rows.append(row)
     widths = [max(len(str(r[j])) for r in [head] + rows) for j in range(len(head))]
-    line = lambda r: "  ".join(str(c).ljust(w) if j == 0 else str(c).rjust(w)  # noqa: E731
+    line = lambda r: "  ".join(str(c).ljust(w) if j == 0 else str(c).rjust(w)
                                for j, (c, w) in enumerate(zip(r, widths)))
     print(line(head), file=file)
     print("  ".join("-" * w for w in widths), file=file)

@@ -224,11 +224,9 @@ def cmd_impute_release(args) -> int:
         return _impute_release(args)
 
 
-def _impute_release(args) -> int:
-    from dpcore.survey import imputation as I
-    from dpcore.survey.knn import knn_impute
-
-    df = read_table(args.input)
+def _impute_options(args, df: pd.DataFrame) -> tuple[list, list, dict | None]:
+    """The checked matching columns, ordinal columns and levels of ``dpcore impute-release``;
+    a one-line error for the first bad option."""
     match = _cols(args.match, "--match")
     if not match:
         raise OptionError("--match needs at least one column name")
@@ -246,31 +244,35 @@ def _impute_release(args) -> int:
     if args.k > n_obs - 1:
         raise OptionError(f"--k {args.k} is larger than the number of donors allows: {args.target!r} is observed "
                           f"in {n_obs} rows and k-NN needs at least k + 1; use --k {max(1, n_obs - 1)} or less")
-    where = None
-    if args.where:
-        if args.target in args.where:
-            raise InputError(f"--where {args.where!r} uses the target {args.target!r}; the subpopulation filter may "
-                             "only use the other columns. Put conditions on the target in --target-where")
-        where = row_mask(df.drop(columns=[args.target]), args.where, "--where")
-    imp = knn_impute(df, args.target, match, k=args.k, method=args.impute, ordinal=ordinal, levels=levels)
-    target_where = None
-    if args.target_where:
-        expr = args.target_where
+    return match, ordinal, levels
 
-        def target_where(values, _expr=expr):
-            return row_mask(pd.DataFrame({args.target: values}), _expr, "--target-where")
 
-        target_where(imp.values)  # fail early on a bad expression
-    rng = _rng(args.seed)
-    warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance is reported as a line below
-    bounds = _pair(args.bounds, "--bounds") if args.bounds else None
-    if args.query != "count" and bounds is None:
-        raise OptionError(f"a {args.query} needs public bounds of the target: --bounds a,b")
-    nb = args.neighbours
-    from dpcore.studio.survey_book import IMPUTATION
+def _subpopulation(args, df: pd.DataFrame):
+    """The rows of ``--where`` (None: all), a filter on the columns other than the target."""
+    if not args.where:
+        return None
+    if args.target in args.where:
+        raise InputError(f"--where {args.where!r} uses the target {args.target!r}; the subpopulation filter may "
+                         "only use the other columns. Put conditions on the target in --target-where")
+    return row_mask(df.drop(columns=[args.target]), args.where, "--where")
 
-    rel, booked = _through_book(args, df, lambda: _impute_query(args, I, imp, rng, bounds, where, target_where, nb),
-                                epsilon=args.epsilon, method=IMPUTATION, dp=not imp.domain_inferred)
+
+def _target_filter(args, imputed_values):
+    """``--target-where`` as a function of the (imputed) target values (None: no filter); a bad
+    expression fails now, on the imputed values."""
+    if not args.target_where:
+        return None
+    expr = args.target_where
+
+    def target_where(values, _expr=expr):
+        return row_mask(pd.DataFrame({args.target: values}), _expr, "--target-where")
+
+    target_where(imputed_values)  # fail early on a bad expression
+    return target_where
+
+
+def _print_impute_release(args, rel, imp, booked) -> None:
+    """The released value, its statement (or why it is NOT DP) and the ledger, as lines or JSON."""
     dp = getattr(rel, "dp", True) and not imp.domain_inferred
     reasons = []
     if not getattr(rel, "dp", True):
@@ -291,6 +293,28 @@ def _impute_release(args) -> int:
     if booked:
         lines.append(booked)
     _print(res, args.json, lines)
+
+
+def _impute_release(args) -> int:
+    from dpcore.survey import imputation as I
+    from dpcore.survey.knn import knn_impute
+
+    df = read_table(args.input)
+    match, ordinal, levels = _impute_options(args, df)
+    where = _subpopulation(args, df)
+    imp = knn_impute(df, args.target, match, k=args.k, method=args.impute, ordinal=ordinal, levels=levels)
+    target_where = _target_filter(args, imp.values)
+    rng = _rng(args.seed)
+    warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance is reported as a line below
+    bounds = _pair(args.bounds, "--bounds") if args.bounds else None
+    if args.query != "count" and bounds is None:
+        raise OptionError(f"a {args.query} needs public bounds of the target: --bounds a,b")
+    nb = args.neighbours
+    from dpcore.studio.survey_book import IMPUTATION
+
+    rel, booked = _through_book(args, df, lambda: _impute_query(args, I, imp, rng, bounds, where, target_where, nb),
+                                epsilon=args.epsilon, method=IMPUTATION, dp=not imp.domain_inferred)
+    _print_impute_release(args, rel, imp, booked)
     return 0
 
 

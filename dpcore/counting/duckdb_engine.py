@@ -92,6 +92,59 @@ def _header(path: Path, sep: str | None) -> tuple[str, list[str]]:
     return sep, header
 
 
+def _parquet_column(p: Path, name: str, typ, n_null: int) -> tuple[S.Column, str]:
+    """The reading rules' column and the pandas dtype of a Parquet column of DuckDB type ``typ``
+    (a whole-number or boolean column with missing values widens); a one-line error for a type
+    that is not a table value."""
+    t = str(typ).upper()
+    if t in _INT_TYPES:
+        return S.Column(name, S.INT, False), "float64" if n_null else _INT_TYPES[t]
+    if t in _FLOAT_TYPES:
+        return S.Column(name, S.FLOAT, False), _FLOAT_TYPES[t]
+    if t == "BOOLEAN":
+        return S.Column(name, S.BOOL, False), "object" if n_null else "bool"
+    if t == "VARCHAR":
+        return S.Column(name, S.TEXT, False), "str"
+    if t.startswith(("DATE", "TIMESTAMP", "TIME", "DECIMAL")):
+        return S.Column(name, S.OTHER, False), "object"
+    raise InputError(f"'{p.name}': column '{name}' has type {typ}, which is not a table value (lists, "
+                     "structs, maps and binary data cannot be synthesised); flatten it or drop it")
+
+
+def _parquet_view(con, p: Path, lit: str) -> tuple[dict, dict]:
+    """The Parquet file as the view ``src``: its columns and pandas dtypes, from its own types."""
+    d = S.DUCKDB
+    con.execute(f"CREATE OR REPLACE TEMP VIEW src AS SELECT * FROM read_parquet({lit})")
+    described = con.execute("DESCRIBE src").fetchall()
+    names = [r[0] for r in described]
+    check_width(len(names))
+    nulls = con.execute("SELECT " + ", ".join(f"COUNT(*) - COUNT({d.quote(n)})" for n in names)
+                        + " FROM src").fetchone() if names else ()
+    columns, dtypes = {}, {}
+    for (name, typ, *_), n_null in zip(described, nulls):
+        columns[name], dtypes[name] = _parquet_column(p, name, typ, n_null)
+    return columns, dtypes
+
+
+def _csv_view(con, p: Path, lit: str, sep: str | None, progress) -> tuple[dict, dict]:
+    """The CSV file as the view ``src`` of text columns: their kinds and pandas dtypes by the
+    reading rules, from one typing scan."""
+    d = S.DUCKDB
+    sep, header = _header(p, sep)
+    cols = "{" + ", ".join(f"{S.literal(h, d)}: 'VARCHAR'" for h in header) + "}"
+    con.execute(f"CREATE OR REPLACE TEMP VIEW src AS SELECT * FROM read_csv({lit}, header=true, "
+                f"delim={S.literal(sep, d)}, quote='\"', escape='\"', columns={cols}, auto_detect=false, "
+                "strict_mode=true, null_padding=false, buffer_size=2097152)")
+    if progress:
+        progress(f"typing the columns of {p.name} (one scan)")
+    row = con.execute(S.typing_query(header, "src", d)).fetchone()
+    kinds = S.csv_kinds(header, row)
+    columns = {h: S.Column(h, kinds[h], True) for h in header}
+    dtypes = {h: {S.INT: "Int64" if int(row[6 * i] or 0) < int(row[-1]) else "int64",
+                  S.FLOAT: "float64"}.get(kinds[h], "object") for i, h in enumerate(header)}
+    return columns, dtypes
+
+
 def open_source(con, path, sep: str | None = None, progress=None) -> on_engine.Source:
     """The file as a view on ``con`` with its columns typed by the reading rules."""
     p = Path(path)
@@ -102,41 +155,9 @@ def open_source(con, path, sep: str | None = None, progress=None) -> on_engine.S
     duckdb = _duckdb()
     try:
         if p.suffix.lower() in PARQUET_SUFFIXES:
-            con.execute(f"CREATE OR REPLACE TEMP VIEW src AS SELECT * FROM read_parquet({lit})")
-            described = con.execute("DESCRIBE src").fetchall()
-            names = [r[0] for r in described]
-            check_width(len(names))
-            nulls = con.execute("SELECT " + ", ".join(f"COUNT(*) - COUNT({d.quote(n)})" for n in names)
-                                + " FROM src").fetchone() if names else ()
-            columns, dtypes = {}, {}
-            for (name, typ, *_), n_null in zip(described, nulls):
-                t = str(typ).upper()
-                if t in _INT_TYPES:
-                    columns[name], dtypes[name] = S.Column(name, S.INT, False), "float64" if n_null else _INT_TYPES[t]
-                elif t in _FLOAT_TYPES:
-                    columns[name], dtypes[name] = S.Column(name, S.FLOAT, False), _FLOAT_TYPES[t]
-                elif t == "BOOLEAN":
-                    columns[name], dtypes[name] = S.Column(name, S.BOOL, False), "object" if n_null else "bool"
-                elif t == "VARCHAR":
-                    columns[name], dtypes[name] = S.Column(name, S.TEXT, False), "str"
-                elif t.startswith(("DATE", "TIMESTAMP", "TIME", "DECIMAL")):
-                    columns[name], dtypes[name] = S.Column(name, S.OTHER, False), "object"
-                else:
-                    raise InputError(f"'{p.name}': column '{name}' has type {typ}, which is not a table value (lists, "
-                                     "structs, maps and binary data cannot be synthesised); flatten it or drop it")
+            columns, dtypes = _parquet_view(con, p, lit)
         else:
-            sep, header = _header(p, sep)
-            cols = "{" + ", ".join(f"{S.literal(h, d)}: 'VARCHAR'" for h in header) + "}"
-            con.execute(f"CREATE OR REPLACE TEMP VIEW src AS SELECT * FROM read_csv({lit}, header=true, "
-                        f"delim={S.literal(sep, d)}, quote='\"', escape='\"', columns={cols}, auto_detect=false, "
-                        "strict_mode=true, null_padding=false, buffer_size=2097152)")
-            if progress:
-                progress(f"typing the columns of {p.name} (one scan)")
-            row = con.execute(S.typing_query(header, "src", d)).fetchone()
-            kinds = S.csv_kinds(header, row)
-            columns = {h: S.Column(h, kinds[h], True) for h in header}
-            dtypes = {h: {S.INT: "Int64" if int(row[6 * i] or 0) < int(row[-1]) else "int64",
-                          S.FLOAT: "float64"}.get(kinds[h], "object") for i, h in enumerate(header)}
+            columns, dtypes = _csv_view(con, p, lit, sep, progress)
     except duckdb.Error as exc:
         raise InputError(f"'{p.name}' cannot be read by DuckDB: {_first_line(exc)}") from None
 

@@ -111,6 +111,60 @@ def _json_scalar(value: Any) -> Any:
     return value if isinstance(value, (int, str)) else str(value)
 
 
+def _numeric_from_dict(d: Mapping, name: str, where: str, na: bool, dtype: str) -> Attribute:
+    """The numeric attribute of a domain file's entry ``d`` (:meth:`Attribute.from_dict`): its
+    edges a list of numbers, its dtype a number type, its origin one of :data:`EDGE_ORIGINS`."""
+    edges = d.get("edges")
+    if not isinstance(edges, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                              for x in edges):
+        raise DomainError(f"{where}: \"edges\" must be a list of numbers (the public "
+                          f"bin edges); got {_short(edges)}")
+    try:
+        floats = tuple(float(x) for x in edges)
+    except OverflowError:
+        raise DomainError(f"{where}: an edge is too large for a number; give finite bin edges") from None
+    if _dtype_kind(dtype) not in "iuf":
+        raise DomainError(f"{where}: a numeric attribute has \"dtype\" \"int64\" or "
+                          f"\"float64\"; got {_short(dtype)}")
+    origin = d.get("origin", UNSTATED)
+    if not isinstance(origin, str) or origin not in EDGE_ORIGINS:
+        raise DomainError(f"{where}: \"origin\" must be one of {', '.join(map(repr, EDGE_ORIGINS))} "
+                          f"(where the bin edges came from); got {_short(origin)}")
+    return numeric_attribute(name, floats, na=na, dtype=dtype, origin=origin)
+
+
+def _categorical_levels(d: Mapping, where: str, na: bool, dtype: str) -> list:
+    """The levels of a domain file's categorical entry ``d`` (:meth:`Attribute.from_dict`), checked
+    against its dtype: the dtype decides how synthetic values are written back."""
+    levels = d.get("levels")
+    if not isinstance(levels, list) or not all(isinstance(v, (str, int, float, bool)) for v in levels):
+        raise DomainError(f"{where}: \"levels\" must be a list of values (strings or "
+                          f"numbers), not {_short(levels)}")
+    if "origin" in d:
+        raise DomainError(f"{where}: \"origin\" is for numeric bin edges; remove it from this categorical "
+                          "attribute (its levels are declared with the whole domain)")
+    if not levels and not na:
+        raise DomainError(f"{where}: no levels; list the attribute's public levels")
+    if any(isinstance(v, float) and not math.isfinite(v) for v in levels):
+        raise DomainError(f"{where}: a level is not a finite number; use \"na\": true for missing values")
+    kind_letter = _dtype_kind(dtype)
+    if kind_letter == "b" and not all(isinstance(v, bool) for v in levels):
+        raise DomainError(f"{where}: \"dtype\": \"bool\" needs true/false levels; got {_short(levels)}. "
+                          "Use \"dtype\": \"object\" for text levels")
+    # the dtype decides how synthetic values are written back: it must hold the levels exactly
+    if kind_letter in "iu" and not all(isinstance(v, int) and not isinstance(v, bool) and -2**63 <= v < 2**63
+                                       for v in levels):
+        raise DomainError(f"{where}: \"dtype\": {_short(dtype)} needs whole-number levels within 64 bits; got "
+                          f"{_short(levels)}. Use \"dtype\": \"object\" for text levels")
+    if kind_letter == "f" and not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in levels):
+        raise DomainError(f"{where}: \"dtype\": {_short(dtype)} needs number levels; got {_short(levels)}. "
+                          "Use \"dtype\": \"object\" for text levels")
+    if kind_letter not in "iufbOU":
+        raise DomainError(f"{where}: \"dtype\" {_short(dtype)} is not a column type dpcore writes back; "
+                          "use \"object\" (text), \"int64\", \"float64\" or \"bool\"")
+    return levels
+
+
 @dataclass(frozen=True)
 class Attribute:
     """One attribute of the public domain.
@@ -219,49 +273,8 @@ class Attribute:
             raise DomainError(f"{where}: \"dtype\" must be a pandas dtype name such as \"object\", \"int64\", "
                               f"\"float64\", \"bool\" or \"string\"; got {_short(dtype)}")
         if kind == "numeric":
-            edges = d.get("edges")
-            if not isinstance(edges, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                      for x in edges):
-                raise DomainError(f"{where}: \"edges\" must be a list of numbers (the public "
-                                  f"bin edges); got {_short(edges)}")
-            try:
-                floats = tuple(float(x) for x in edges)
-            except OverflowError:
-                raise DomainError(f"{where}: an edge is too large for a number; give finite bin edges") from None
-            if _dtype_kind(dtype) not in "iuf":
-                raise DomainError(f"{where}: a numeric attribute has \"dtype\" \"int64\" or "
-                                  f"\"float64\"; got {_short(dtype)}")
-            origin = d.get("origin", UNSTATED)
-            if not isinstance(origin, str) or origin not in EDGE_ORIGINS:
-                raise DomainError(f"{where}: \"origin\" must be one of {', '.join(map(repr, EDGE_ORIGINS))} "
-                                  f"(where the bin edges came from); got {_short(origin)}")
-            return numeric_attribute(name, floats, na=na, dtype=dtype, origin=origin)
-        levels = d.get("levels")
-        if not isinstance(levels, list) or not all(isinstance(v, (str, int, float, bool)) for v in levels):
-            raise DomainError(f"{where}: \"levels\" must be a list of values (strings or "
-                              f"numbers), not {_short(levels)}")
-        if "origin" in d:
-            raise DomainError(f"{where}: \"origin\" is for numeric bin edges; remove it from this categorical "
-                              "attribute (its levels are declared with the whole domain)")
-        if not levels and not na:
-            raise DomainError(f"{where}: no levels; list the attribute's public levels")
-        if any(isinstance(v, float) and not math.isfinite(v) for v in levels):
-            raise DomainError(f"{where}: a level is not a finite number; use \"na\": true for missing values")
-        kind_letter = _dtype_kind(dtype)
-        if kind_letter == "b" and not all(isinstance(v, bool) for v in levels):
-            raise DomainError(f"{where}: \"dtype\": \"bool\" needs true/false levels; got {_short(levels)}. "
-                              "Use \"dtype\": \"object\" for text levels")
-        # the dtype decides how synthetic values are written back: it must hold the levels exactly
-        if kind_letter in "iu" and not all(isinstance(v, int) and not isinstance(v, bool) and -2**63 <= v < 2**63
-                                           for v in levels):
-            raise DomainError(f"{where}: \"dtype\": {_short(dtype)} needs whole-number levels within 64 bits; got "
-                              f"{_short(levels)}. Use \"dtype\": \"object\" for text levels")
-        if kind_letter == "f" and not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in levels):
-            raise DomainError(f"{where}: \"dtype\": {_short(dtype)} needs number levels; got {_short(levels)}. "
-                              "Use \"dtype\": \"object\" for text levels")
-        if kind_letter not in "iufbOU":
-            raise DomainError(f"{where}: \"dtype\" {_short(dtype)} is not a column type dpcore writes back; "
-                              "use \"object\" (text), \"int64\", \"float64\" or \"bool\"")
+            return _numeric_from_dict(d, name, where, na, dtype)
+        levels = _categorical_levels(d, where, na, dtype)
         return cls(name, "categorical", tuple(levels), na, None, dtype)
 
     # -- encoding -------------------------------------------------------------------

@@ -163,22 +163,10 @@ def _typed_levels(attr: Attribute, names: Sequence[str]) -> tuple[tuple, str] | 
     return tuple(names), attr.dtype
 
 
-def apply_level_table(attr: Attribute, table: pd.DataFrame, na: str = NA_LEVEL_CHOICE,
-                      missing_to: str | None = None) -> tuple[Attribute, Recode]:
-    """The edited attribute and the recode it needs, from the editor's table.
-
-    Rows with a level are existing levels: a different new name renames it, the same new
-    name on several rows merges them. Rows without a level are levels added (public but
-    absent from the data). ``na`` is one of :data:`NA_CHOICES`; with
-    :data:`NA_RECODE_CHOICE`, missing values become the level ``missing_to``.
-    Raises :class:`DomainError` naming the attribute and the row at fault.
-    """
-    where = f"attribute '{attr.name}'"
-    if attr.kind != "categorical":
-        raise DomainError(f"{where} is numeric: edit its bin edges instead of its levels")
-    if not {"level", "new name"} <= set(table.columns):
-        raise DomainError(f"{where}: the level table needs the columns 'level' and 'new name'")
-    old_keys = [_key(v) for v in attr.levels]
+def _level_rows(where: str, table: pd.DataFrame, old_keys: list[str], na: str) -> tuple[dict[str, str], list[str]]:
+    """The editor's rows read (:func:`apply_level_table`): the renames {old level: new name} and
+    the new levels in table order; a one-line error for the first row at fault, or for a level
+    of the data left out."""
     mapping: dict[str, str] = {}
     order: list[str] = []
     seen_old = set()
@@ -207,6 +195,12 @@ def apply_level_table(attr: Attribute, table: pd.DataFrame, na: str = NA_LEVEL_C
         raise DomainError(f"{where}: level(s) {', '.join(map(repr, dropped[:3]))} were deleted from the table; a level "
                           "held by the data cannot disappear: merge it into another level "
                           "by giving it that level's name")
+    return mapping, order
+
+
+def _missing_level(where: str, na: str, missing_to: str | None, order: list[str]) -> str | None:
+    """The level missing values become (:data:`NA_RECODE_CHOICE`: ``missing_to``, which must be one
+    of the new levels), else None."""
     if na == NA_RECODE_CHOICE:
         missing_to = _clean(missing_to)
         if missing_to is None or missing_to not in order:
@@ -216,6 +210,27 @@ def apply_level_table(attr: Attribute, table: pd.DataFrame, na: str = NA_LEVEL_C
         raise DomainError(f"{where}: NA handling must be one of {', '.join(NA_CHOICES)}; got {na!r}")
     else:
         missing_to = None
+    return missing_to
+
+
+def apply_level_table(attr: Attribute, table: pd.DataFrame, na: str = NA_LEVEL_CHOICE,
+                      missing_to: str | None = None) -> tuple[Attribute, Recode]:
+    """The edited attribute and the recode it needs, from the editor's table.
+
+    Rows with a level are existing levels: a different new name renames it, the same new
+    name on several rows merges them. Rows without a level are levels added (public but
+    absent from the data). ``na`` is one of :data:`NA_CHOICES`; with
+    :data:`NA_RECODE_CHOICE`, missing values become the level ``missing_to``.
+    Raises :class:`DomainError` naming the attribute and the row at fault.
+    """
+    where = f"attribute '{attr.name}'"
+    if attr.kind != "categorical":
+        raise DomainError(f"{where} is numeric: edit its bin edges instead of its levels")
+    if not {"level", "new name"} <= set(table.columns):
+        raise DomainError(f"{where}: the level table needs the columns 'level' and 'new name'")
+    old_keys = [_key(v) for v in attr.levels]
+    mapping, order = _level_rows(where, table, old_keys, na)
+    missing_to = _missing_level(where, na, missing_to, order)
     if not order:
         raise DomainError(f"{where}: no levels left; an attribute needs at least one level")
     has_na = na == NA_LEVEL_CHOICE

@@ -65,7 +65,7 @@ def read_readstat_bytes(data: bytes, filename: str) -> pd.DataFrame:
             fh.write(data)
         try:
             df, meta = reader(tmp, apply_value_formats=False)
-        except Exception as exc:  # noqa: BLE001 - pyreadstat raises its own and C-level errors
+        except Exception as exc:  # pyreadstat raises its own and C-level errors
             first = (str(exc).splitlines() or [type(exc).__name__])[0]
             raise InputError(f"'{filename}' is not a readable {kind} file ({first}); export it again from {kind} "
                              "or save it as CSV") from None
@@ -135,7 +135,7 @@ def read_xlsx_bytes(data: bytes, filename: str) -> pd.DataFrame:
 
     try:
         wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as exc:  # noqa: BLE001 - zipfile, XML and openpyxl errors alike
+    except Exception as exc:  # zipfile, XML and openpyxl errors alike
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise InputError(f"'{filename}' is not a readable Excel .xlsx file ({first}); save it again as .xlsx "
                          "(not .xls) or as CSV") from None

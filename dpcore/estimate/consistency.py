@@ -80,7 +80,7 @@ def _as_layers(parents, values, name):
     vals = [np.array(v, dtype=np.float64, copy=True).reshape(-1) for v in values]
     if vals[0].shape[0] != 1:
         raise ValueError(f"the root layer must hold exactly one node, got {vals[0].shape[0]}")
-    pars = [None]
+    pars: list[np.ndarray | None] = [None]  # the root layer has no parent
     for k in range(1, len(vals)):
         p = np.asarray(parents[k], dtype=np.intp).reshape(-1)
         if p.shape[0] != vals[k].shape[0]:
@@ -135,10 +135,11 @@ def gls_bottom_up(parents, noisy, variances):
     pars, nst = _as_layers(parents, noisy, "noisy")
     _, s2 = _as_layers(parents, variances, "variances")
     L = len(nst)
-    z = [None] * L
-    V = [None] * L
-    S = [None] * L
-    VS = [None] * L
+    # filled from the deepest layer up: every entry is set before it is read
+    z: list[np.ndarray] = [np.empty(0)] * L
+    V: list[np.ndarray] = [np.empty(0)] * L
+    S: list[np.ndarray] = [np.empty(0)] * L
+    VS: list[np.ndarray] = [np.empty(0)] * L
     for k in range(L - 1, -1, -1):
         m = nst[k].shape[0]
         if k == L - 1:
@@ -258,8 +259,9 @@ def _uh(pars, nst, s2, phantom, root, fanout=None):
     """
     L = len(nst)
     D = L - 1
-    z = [None] * L
-    Sz = [None] * L
+    # filled from the deepest layer up: every entry is set before it is read
+    z: list[np.ndarray] = [np.empty(0)] * L
+    Sz: list[np.ndarray] = [np.empty(0)] * L
     for k in range(D, -1, -1):
         m = nst[k].shape[0]
         h = D - k + 1

@@ -139,7 +139,10 @@ def deal(counts: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
 class SetDraw(Protocol):
     """A released set before its records exist: ``n`` records of ``width`` attributes."""
 
-    n: int
+    @property
+    def n(self) -> int:
+        """The set's number of records."""
+        ...
 
     def chunks(self, rng: np.random.Generator, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
         """The records (integer codes, (≤ chunk_rows, p)), ``chunk_rows`` at a time, drawn from ``rng``."""
@@ -150,11 +153,30 @@ class SetDraw(Protocol):
         ...
 
 
+class CliqueTree(Protocol):
+    """What the rounded draw reads of a junction tree (:class:`dpcore.estimate.junction_tree.JunctionTree`,
+    not imported here: it imports the draws): the domain's shape, the cliques, each one's parent
+    (−1 at the root) and a root-first order."""
+
+    shape: tuple
+    cliques: list
+    parent: list
+    order: list
+
+    def separator(self, child: int) -> tuple[int, ...]: ...
+
+
+class RecordSampler(Protocol):
+    """A model that draws i.i.d. records: ``sample(n, rng)`` → codes (n, p)."""
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray: ...
+
+
 @dataclass(frozen=True, eq=False)
 class IIDDraw:
     """``n`` i.i.d. records from ``model`` (anything with ``sample(n, rng)`` → codes (n, p))."""
 
-    model: object
+    model: RecordSampler
     n: int
 
     def chunks(self, rng, chunk_rows: int = CHUNK_ROWS) -> Iterator[np.ndarray]:
@@ -339,7 +361,7 @@ class TreeCountDraw:
     interleaved and rotated by a uniform offset. ``tree``: the
     :class:`dpcore.estimate.junction_tree.JunctionTree` (shape, cliques, parent, order)."""
 
-    tree: object
+    tree: CliqueTree
     counts: tuple
 
     @property

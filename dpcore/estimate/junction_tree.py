@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
@@ -76,7 +77,7 @@ def elimination_cliques(shape, sets) -> list[tuple[int, ...]]:
     of its own. The elimination cost of a vertex is the number of cells of it and its
     remaining neighbours (ties: lowest index). Only clique sizes are computed, never a table."""
     d = len(shape)
-    adj = [set() for _ in range(d)]
+    adj: list[set[int]] = [set() for _ in range(d)]
     for s in sets:
         for a in s:
             adj[a].update(b for b in s if b != a)
@@ -95,7 +96,7 @@ def elimination_cliques(shape, sets) -> list[tuple[int, ...]]:
             cost[a] = cells(shape, adj[a] | {a})
         remaining.discard(v)
         adj[v] = set()
-    maximal = []
+    maximal: list[frozenset[int]] = []
     for c in sorted(set(found), key=len, reverse=True):
         if not any(c <= m for m in maximal):
             maximal.append(c)
@@ -125,7 +126,7 @@ class JunctionTree:
         # Kruskal on -|separator| over all pairs: a maximum-weight spanning tree
         pairs = sorted((-len(set(cl[i]) & set(cl[j])), i, j) for i in range(k) for j in range(i + 1, k))
         joined = DisjointSet(range(k))
-        nbrs = [[] for _ in range(k)]
+        nbrs: list[list[int]] = [[] for _ in range(k)]
         for _, i, j in pairs:
             if joined.merge(i, j):  # True when i and j were in different components
                 nbrs[i].append(j)
@@ -236,6 +237,35 @@ def reconcile_nested(combined: dict, shape) -> dict:
     return out
 
 
+def _depth_first(tree: JunctionTree) -> list[int]:
+    """The cliques in depth-first order from the root: consecutive cliques are close in the tree."""
+    kids: list[list[int]] = [[] for _ in range(len(tree.cliques))]
+    for c in tree.order[1:]:
+        kids[tree.parent[c]].append(c)
+    dfs, stack = [], [tree.order[0]]
+    while stack:
+        v = stack.pop()
+        dfs.append(v)
+        stack.extend(reversed(kids[v]))
+    return dfs
+
+
+def _fit_steps(tree: JunctionTree, shape, targets: dict, order: str) -> list[tuple[int, tuple, np.ndarray]]:
+    """IPF's updates, (home clique, axes, target table), in the order :meth:`DecomposableModel.fit`
+    visits them: ``"tree"`` clique by clique, depth-first; ``"given"`` as ``targets`` lists them."""
+    steps = []
+    for axes, t in targets.items():
+        axes = tuple(axes)
+        h = tree.home(axes)
+        if h < 0:
+            raise ValueError(f"margin over attributes {axes} lies in no clique of the junction tree")
+        steps.append((h, axes, np.asarray(t, float).reshape([shape[a] for a in axes])))
+    if order == "tree":
+        rank = {c: i for i, c in enumerate(_depth_first(tree))}
+        steps.sort(key=lambda s: rank[s[0]])  # stable: a clique's margins in the given order
+    return steps
+
+
 class DecomposableModel:
     """Clique tables μ_C of a calibrated junction tree (see the module docstring)."""
 
@@ -273,7 +303,7 @@ class DecomposableModel:
         """Pass the pending change from the active clique to every clique."""
         t = self.tree
         k = len(t.cliques)
-        nbrs = [[] for _ in range(k)]
+        nbrs: list[list[int]] = [[] for _ in range(k)]
         for c in range(k):
             if t.parent[c] >= 0:
                 nbrs[c].append(t.parent[c])
@@ -328,30 +358,12 @@ class DecomposableModel:
             raise ValueError(f"order must be one of {ORDERS} and stop one of {STOPS}; got {order!r}, {stop!r}")
         tree = tree or JunctionTree.build(shape, list(targets))
         model = cls(tree, total) if start is None else start.on_tree(tree, floor)
-        k = len(tree.cliques)
-        kids = [[] for _ in range(k)]
-        for c in tree.order[1:]:
-            kids[tree.parent[c]].append(c)
-        dfs, stack = [], [tree.order[0]]
-        while stack:  # depth-first visiting order: consecutive cliques are close in the tree
-            v = stack.pop()
-            dfs.append(v)
-            stack.extend(reversed(kids[v]))
-        steps = []
-        for axes, t in targets.items():
-            axes = tuple(axes)
-            h = tree.home(axes)
-            if h < 0:
-                raise ValueError(f"margin over attributes {axes} lies in no clique of the junction tree")
-            steps.append((h, axes, np.asarray(t, float).reshape([shape[a] for a in axes])))
-        if order == "tree":
-            rank = {c: i for i, c in enumerate(dfs)}
-            steps.sort(key=lambda s: rank[s[0]])  # stable: a clique's margins in the given order
+        steps = _fit_steps(tree, shape, targets, order)
         sweeps, gap, change, stalled = 0, 0.0, 0.0, False
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            for sweeps in range(1, max_sweeps + 1):  # noqa: B007 - read after the loop: the sweeps run
+            for sweeps in range(1, max_sweeps + 1):  # read after the loop: the sweeps run
                 last, gap = gap, 0.0
-                before = [m.copy() for m in model.mu] if stop == "change" else None
+                before = [m.copy() for m in model.mu] if stop == "change" else []
                 for c, axes, t in steps:
                     if c != model.active:
                         model._move_to(c)
@@ -399,7 +411,8 @@ class DecomposableModel:
         if len(local) > 52:
             raise ResourceError(f"a margin of the model spans {len(local)} attributes (limit 52); lower max_model_size")
         ids = {a: i for i, a in enumerate(local)}
-        ops = [self.mu[root], [ids[a] for a in t.cliques[root]]]
+        # einsum's sublist form: operands alternate (table, its axes), so the list holds both types
+        ops: list[Any] = [self.mu[root], [ids[a] for a in t.cliques[root]]]
         # parent of each subtree node towards the root, along the tree paths
         for c in nodes - {root}:
             p = t.path(c, root)[1]

@@ -336,7 +336,8 @@ class RecordFit:
     shrink: bool = True
     cap: int = RECORD_FIT_MAX_RECORDS
 
-    def fit(self, shape: Sequence[int], margins: Sequence[NoisyMargin], total: float) -> tuple[FittedRecords, dict]:
+    def fit(self, shape: Sequence[int], margins: Sequence[NoisyMargin],
+            total: float) -> tuple[FittedRecords | WeightedRecords, dict]:
         shape = check_margins(shape, margins)
         axes = [m.axes for m in margins]
         targets = [m.values for m in margins]

@@ -170,6 +170,7 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
                                   neighbours.label, definition, integer=integer)
         how = f"DP quantile edges ({DEFAULT_NUMERIC_BINS} bins asked) over the refined DP bounds"
     attr = numeric_attribute(name, edges, na=found.na, dtype=dtype, origin=DP_BOUNDS)
+    assert attr.edges is not None  # a numeric attribute always has its edges (Attribute.__post_init__)
     return attr, {"bounds": [lo, hi], "first_bounds": [found.lower, found.upper], "refined": refine,
                   "edges": list(attr.edges), "na": found.na, "threshold": found.threshold, "fallback": found.fallback,
                   "bins": how}
@@ -186,6 +187,7 @@ def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, di
         s = out[a.name]
         missing = s.isna()
         if a.kind == "numeric":
+            assert a.edges is not None  # a numeric attribute always has its edges (Attribute.__post_init__)
             if missing.any() and not a.na:
                 out[a.name] = s.fillna(a.edges[0])
                 changed[a.name] = {"missing_recoded": int(missing.sum())}

@@ -153,6 +153,8 @@ def dp_bin_edges(values, spec: BinSpec, epsilon: float, rng: np.random.Generator
                  integer: bool = False) -> tuple[float, ...]:
     """ε-DP bin edges: the public bounds and k-1 DP quantiles (each at ε/(k-1)), sorted and
     with repeats dropped (post-processing), so at most k bins."""
+    if spec.lower is None or spec.upper is None:
+        raise OptionError("DP bin edges need public bounds (lower and upper) in the bin spec")
     cands = candidate_grid(spec.lower, spec.upper, integer=integer, grid=spec.grid)
     eps_q = epsilon / (spec.bins - 1)
     inner = [dp_quantile(values, j / spec.bins, cands, eps_q, rng) for j in range(1, spec.bins)]
@@ -232,8 +234,10 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
             raise OptionError(f"dp_bins['{name}']: the column is not numeric (type {dtype}); DP bins are for numbers")
         integer = _dtype_kind(dtype) in "iu"
         g = group.group(f"'{name}'")
-        lower, upper, eps_q_total, found = spec.lower, spec.upper, eps_attr, None
-        if spec.lower is None:  # no public bounds: a DP range finder first, with part of the attribute's share
+        found = None
+        if spec.lower is not None and spec.upper is not None:
+            lower, upper, eps_q_total = spec.lower, spec.upper, eps_attr
+        else:  # no public bounds: a DP range finder first, with part of the attribute's share
             found = dp_bounds(col, integer, BOUNDS_FRACTION * eps_attr, rng, g, neighbours, definition, name)
             lower, upper, eps_q_total = found.lower, found.upper, (1 - BOUNDS_FRACTION) * eps_attr
         edges, n_cands = quantile_edges(_values(col), lower, upper, spec.bins, eps_q_total, rng, g, name,

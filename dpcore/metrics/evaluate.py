@@ -104,6 +104,50 @@ def domain_cells(frame: pd.DataFrame, domain) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index)
 
 
+def _add_table_measures(orig, syns, want: set, means: dict, per_set: list[dict], extra: dict) -> None:
+    """S_pMSE of the two-way tables: the mean, and the worst table (with its variables)."""
+    from dpcore.metrics.tables import utility_tables
+
+    ut = utility_tables(orig, syns, order=2)
+    by_set = ut.per_table.groupby("set")["s_pmse"]
+    worst_per_set = by_set.max()  # NaN tables (df = 0) are skipped by max
+    if "s_pmse" in want:
+        means["s_pmse"] = ut.mean_s_pmse
+        for i, row in enumerate(per_set):
+            row["s_pmse"] = ut.per_set_mean[i]
+    if "s_pmse_worst" in want:
+        means["s_pmse_worst"] = ut.worst.s_pmse
+        extra["s_pmse_2way_worst_table"] = [str(v) for v in ut.worst.variables]
+        for i, row in enumerate(per_set):
+            row["s_pmse_worst"] = float(worst_per_set.get(i + 1, math.nan))
+
+
+def _add_disclosure_measures(orig, syns, want: set, means: dict, per_set: list[dict]) -> None:
+    """The disclosure measures asked for among p0, p1, ru and ru_pct_of_p1."""
+    from dpcore.metrics.disclosure import disclosure
+
+    d = disclosure(orig, syns)
+    for k in ("p0", "p1", "ru", "ru_pct_of_p1"):
+        if k in want:
+            means[k] = getattr(d, k)
+            for i, row in enumerate(per_set):
+                row[k] = d.per_set[i][k]
+
+
+def _add_specks_measures(orig, syns, want: set, means: dict, per_set: list[dict], extra: dict,
+                         specks_model: str, seed: int) -> None:
+    """SPECKS and pMSE of the propensity model, asked for among ``specks`` and ``pmse``."""
+    from dpcore.metrics.specks import specks
+
+    sp = specks(orig, syns, model=specks_model, seed=seed)
+    extra["specks_model"] = specks_model
+    for key, field in (("specks", "ks"), ("pmse", "pmse")):
+        if key in want:
+            means[key] = getattr(sp, field)
+            for i, row in enumerate(per_set):
+                row[key] = sp.per_set[i][field]
+
+
 def compute_measures(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
                      specks_model: str = "interactions", seed: int = 0) -> tuple[dict, list[dict], dict]:
     """The requested measures (canonical names): (means, per_set, extra).
@@ -113,9 +157,6 @@ def compute_measures(orig: pd.DataFrame, syns, measures: Sequence[str] | None = 
     NOT differentially private: reads the raw data.
     """
     from dpcore.metrics.analysis import l1_distance
-    from dpcore.metrics.disclosure import disclosure
-    from dpcore.metrics.specks import specks
-    from dpcore.metrics.tables import utility_tables
 
     measures = canonical_measures(measures)
     syns = _as_list(syns)
@@ -125,38 +166,11 @@ def compute_measures(orig: pd.DataFrame, syns, measures: Sequence[str] | None = 
     extra: dict = {}
     want = set(measures)
     if want & {"s_pmse", "s_pmse_worst"}:
-        ut = utility_tables(orig, syns, order=2)
-        by_set = ut.per_table.groupby("set")["s_pmse"]
-        worst_per_set = by_set.max()  # NaN tables (df = 0) are skipped by max
-        if "s_pmse" in want:
-            means["s_pmse"] = ut.mean_s_pmse
-            for i in range(m):
-                per_set[i]["s_pmse"] = ut.per_set_mean[i]
-        if "s_pmse_worst" in want:
-            means["s_pmse_worst"] = ut.worst.s_pmse
-            extra["s_pmse_2way_worst_table"] = [str(v) for v in ut.worst.variables]
-            for i in range(m):
-                per_set[i]["s_pmse_worst"] = float(worst_per_set.get(i + 1, math.nan))
-    disc_keys = want & {"p0", "p1", "ru", "ru_pct_of_p1"}
-    if disc_keys:
-        d = disclosure(orig, syns)
-        for k in ("p0", "p1", "ru", "ru_pct_of_p1"):
-            if k in want:
-                means[k] = getattr(d, k)
-                for i in range(m):
-                    per_set[i][k] = d.per_set[i][k]
+        _add_table_measures(orig, syns, want, means, per_set, extra)
+    if want & {"p0", "p1", "ru", "ru_pct_of_p1"}:
+        _add_disclosure_measures(orig, syns, want, means, per_set)
     if want & {"specks", "pmse"}:
-        sp = specks(orig, syns, model=specks_model, seed=seed)
-        extra["specks_model"] = specks_model
-        if "specks" in want:
-            means["specks"] = sp.ks
-        if "pmse" in want:
-            means["pmse"] = sp.pmse
-        for i in range(m):
-            if "specks" in want:
-                per_set[i]["specks"] = sp.per_set[i]["ks"]
-            if "pmse" in want:
-                per_set[i]["pmse"] = sp.per_set[i]["pmse"]
+        _add_specks_measures(orig, syns, want, means, per_set, extra, specks_model, seed)
     if "l1" in want:
         l1 = l1_distance(orig, syns)
         means["l1"] = l1.l1

@@ -152,11 +152,9 @@ def _py(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _design(frames, outcome, predictors, numeric, family, event, reference):
-    """Per-frame (y, X) with the same columns in every frame, plus term names and notes."""
-    notes = []
+def _outcomes(out_series: list, outcome, family: str, event, notes: list[str]) -> tuple[list, list]:
+    """Per frame: the outcome as floats (logit: 1 at the event level) and the rows where it is known."""
     ys, keeps = [], []
-    out_series = [f[outcome] for f in frames]
     if family == "logit":
         levels, _ = _levels(out_series)
         if len(levels) != 2:
@@ -177,36 +175,50 @@ def _design(frames, outcome, predictors, numeric, family, event, reference):
                 raise OptionError(f"family='ols' needs a numeric outcome; '{outcome}' is {s.dtype}")
             keeps.append(s.notna().to_numpy().copy())
             ys.append(s.to_numpy(dtype=float, na_value=np.nan))
+    return ys, keeps
+
+
+def _dummy_columns(p, series: list, reference: str, terms: list[str], blocks: list[list], notes: list[str]) -> None:
+    """The treatment-coded columns of categorical predictor ``p`` (missing values a level of their
+    own), appended to every frame's block; the reference level is the first, or the original's most
+    frequent."""
+    levels, has_na = _levels(series)
+    if has_na:
+        levels = levels + [_NA]
+    if reference == "most_frequent":
+        counts = series[0].value_counts(dropna=False)
+        top = counts.index[0]
+        ref = _NA if pd.isna(top) else top
+    else:
+        ref = levels[0]
+    for lev in levels:
+        if lev == ref:
+            continue
+        terms.append(f"{p}[T.{lev}]")
+        for i, s in enumerate(series):
+            col = s.isna().to_numpy() if lev is _NA else (s == lev).to_numpy(dtype=bool, na_value=False)
+            blocks[i].append(col.astype(float))
+    notes.append(f"{p}: reference level {_py(ref)!r}")
+
+
+def _design(frames, outcome, predictors, numeric, family, event, reference):
+    """Per-frame (y, X) with the same columns in every frame, plus term names and notes."""
+    notes: list[str] = []
+    ys, keeps = _outcomes([f[outcome] for f in frames], outcome, family, event, notes)
     terms = ["Intercept"]
     blocks = [[np.ones(len(f))] for f in frames]
     for p in predictors:
         series = [f[p] for f in frames]
-        if p in numeric:
-            for i, s in enumerate(series):
-                if not pd.api.types.is_numeric_dtype(s.dtype):
-                    raise OptionError(f"predictor '{p}' is declared numeric but is {s.dtype} in set {i}")
-                v = s.to_numpy(dtype=float, na_value=np.nan)
-                keeps[i] &= ~np.isnan(v)
-                blocks[i].append(v)
-            terms.append(p)
+        if p not in numeric:
+            _dummy_columns(p, series, reference, terms, blocks, notes)
             continue
-        levels, has_na = _levels(series)
-        if has_na:
-            levels = levels + [_NA]
-        if reference == "most_frequent":
-            counts = series[0].value_counts(dropna=False)
-            top = counts.index[0]
-            ref = _NA if pd.isna(top) else top
-        else:
-            ref = levels[0]
-        for lev in levels:
-            if lev == ref:
-                continue
-            terms.append(f"{p}[T.{lev}]")
-            for i, s in enumerate(series):
-                col = s.isna().to_numpy() if lev is _NA else (s == lev).to_numpy(dtype=bool, na_value=False)
-                blocks[i].append(col.astype(float))
-        notes.append(f"{p}: reference level {_py(ref)!r}")
+        for i, s in enumerate(series):
+            if not pd.api.types.is_numeric_dtype(s.dtype):
+                raise OptionError(f"predictor '{p}' is declared numeric but is {s.dtype} in set {i}")
+            v = s.to_numpy(dtype=float, na_value=np.nan)
+            keeps[i] &= ~np.isnan(v)
+            blocks[i].append(v)
+        terms.append(p)
     designs = []
     for i, _f in enumerate(frames):
         X = np.column_stack(blocks[i])

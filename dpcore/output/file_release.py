@@ -146,7 +146,7 @@ class ReleaseFolder:
         try:
             self.store.write_text(FAILED, text)
             self.store.remove(INCOMPLETE)
-        except Exception:  # noqa: BLE001 - a full disk: _INCOMPLETE stays, the folder still says so
+        except Exception:  # a full disk: _INCOMPLETE stays, the folder still says so
             pass
 
     def done(self) -> None:

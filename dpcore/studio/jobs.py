@@ -136,7 +136,7 @@ def start(name: str, work: Callable[[Job], Any], total: int = 1, expected_second
             job.state = DONE
         except Cancelled:
             job.state = CANCELLED
-        except BaseException as exc:  # noqa: BLE001 - handed to the page, which shows it in one line
+        except BaseException as exc:  # handed to the page, which shows it in one line
             job.error = exc
             job.state = FAILED
         finally:

@@ -313,7 +313,7 @@ class Workspace:
             try:
                 df.to_parquet(tmp, index=False)
                 os.replace(tmp, target)
-            except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for odd columns
+            except Exception as exc:  # pyarrow raises many types for odd columns
                 tmp.unlink(missing_ok=True)
                 raise InputError(f"table '{name}': cannot store a copy in the workspace ({type(exc).__name__}: "
                                  f"{exc}); it will not be restored after a reload") from None

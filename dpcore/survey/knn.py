@@ -289,16 +289,9 @@ def _l1(codes, incomplete, donors, rk, gi, Ui, tables, level_counts, max_grid):
 # ------------------------------------------------------------------ entry point
 
 
-def knn_impute(data: pd.DataFrame, target: str, match: Sequence[str], *, k: int = 1, method: str = "copy",
-               ordinal: Sequence[str] = (), levels: Mapping[str, Sequence] | None = None,
-               na_distance: int = 2, max_grid: int = 2_000_000) -> KNNImputation:
-    """Impute the missing values of ``target`` from the k nearest complete records and
-    compute L_1(D) exactly (module docstring). Releases nothing (no ε).
-
-    ``levels`` declares the public levels of the matching attributes (in order for the
-    ``ordinal`` ones); levels not declared are inferred from the data, which
-    ``domain_inferred`` reports (inferred levels are not public: confirm them).
-    """
+def _checked_columns(data: pd.DataFrame, target: str, match: Sequence[str],
+                     ordinal: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The matching and ordinal columns of :func:`knn_impute`, checked against the table and the target."""
     if not isinstance(data, pd.DataFrame):
         raise InputError("data must be a pandas DataFrame")
     if target not in data.columns:
@@ -317,6 +310,12 @@ def knn_impute(data: pd.DataFrame, target: str, match: Sequence[str], *, k: int 
     for c in ordinal:
         if c not in match:
             raise OptionError(f"ordinal column {c!r} is not one of the matching columns {list(match)}")
+    return match, ordinal
+
+
+def _checked_options(method: str, k, na_distance) -> int:
+    """The number of donors k of :func:`knn_impute` (a whole number ≥ 1), after checking ``method``
+    and ``na_distance``."""
     if method not in IMPUTE_METHODS:
         raise OptionError(f"method must be one of {', '.join(IMPUTE_METHODS)}; got {method!r}")
     try:
@@ -329,6 +328,21 @@ def knn_impute(data: pd.DataFrame, target: str, match: Sequence[str], *, k: int 
         raise OptionError("method 'copy' copies one donor, so it needs k = 1; use 'mean' or 'majority' for k > 1")
     if int(na_distance) != na_distance or na_distance < 0:
         raise OptionError(f"na_distance must be a whole number ≥ 0; got {na_distance!r}")
+    return kk
+
+
+def knn_impute(data: pd.DataFrame, target: str, match: Sequence[str], *, k: int = 1, method: str = "copy",
+               ordinal: Sequence[str] = (), levels: Mapping[str, Sequence] | None = None,
+               na_distance: int = 2, max_grid: int = 2_000_000) -> KNNImputation:
+    """Impute the missing values of ``target`` from the k nearest complete records and
+    compute L_1(D) exactly (module docstring). Releases nothing (no ε).
+
+    ``levels`` declares the public levels of the matching attributes (in order for the
+    ``ordinal`` ones); levels not declared are inferred from the data, which
+    ``domain_inferred`` reports (inferred levels are not public: confirm them).
+    """
+    match, ordinal = _checked_columns(data, target, match, ordinal)
+    kk = _checked_options(method, k, na_distance)
     df = data.reset_index(drop=True)
     incomplete = df[target].isna().to_numpy()
     n_donors = int((~incomplete).sum())

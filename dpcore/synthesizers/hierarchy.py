@@ -153,7 +153,7 @@ def build_tree(
     for k in range(L):
         chosen = chooser(k, fixed, rank)
         split = np.array([split_ids.setdefault(tuple(s), len(split_ids)) for s in chosen], dtype=np.int64)
-        splits = sorted(split_ids, key=split_ids.get)
+        splits = tuple(sorted(split_ids, key=split_ids.__getitem__))
         fan = np.array([_fanout(splits[s], shape) for s in split], dtype=np.int64)
         child_start = np.concatenate([[0], np.cumsum(fan)[:-1]]).astype(np.int64)
         # records move to their child: child_start[rank] + code of their values on the node's split
@@ -176,7 +176,7 @@ def build_tree(
         raw.append((fixed, split, child_start, parent_rank, code))
         fixed, parent_rank, code, rank = nxt_fixed, nxt_parent, nxt_code, new_rank
     raw.append((fixed, np.full(len(fixed), -1, np.int64), np.zeros(len(fixed), np.int64), parent_rank, code))
-    splits = tuple(sorted(split_ids, key=split_ids.get))
+    splits = tuple(sorted(split_ids, key=split_ids.__getitem__))
 
     b = max([_fanout(s, shape) for s in splits] or [1])
     layers = []
@@ -252,8 +252,8 @@ def leaf_index(tree: PhantomPaddedTree, X: np.ndarray, rank_L: np.ndarray) -> np
     return tree.leaf_offsets[rank_L] + within
 
 
-def count_nodes(tree: PhantomPaddedTree, X) -> tuple[list[np.ndarray], np.ndarray]:
-    """TRUE counts of the real nodes of layers 0..L and of the leaf cells, from records
+def count_nodes(tree: PhantomPaddedTree, X) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """TRUE counts of the real nodes of layers 0..L and of the leaf cells (None without a leaf layer), from records
     (n, p) or their :class:`dpcore.counting.count_table.CountTable` (cells weighted by their counts).
 
     Privacy: these are raw counts (ε = ∞). They must be noised before release; the
@@ -288,7 +288,8 @@ def leaf_codes(tree: PhantomPaddedTree, cells: np.ndarray) -> np.ndarray:
 def upper_slot_structure(tree: PhantomPaddedTree):
     """Parents and phantom masks of the padded slot layout of layers 0..L (without the leaf layer;
     the sparse leaf layer, :mod:`dpcore.synthesizers.sparse_leaves`, stands a block in for its leaves)."""
-    parents, phantom = [None], []
+    parents: list[np.ndarray | None] = [None]  # the root has no parent
+    phantom: list[np.ndarray] = []
     for k, lay in enumerate(tree.layers):
         ph = np.ones(lay.n_slots, dtype=bool)
         ph[lay.real_slots] = False

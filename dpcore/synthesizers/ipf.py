@@ -59,7 +59,8 @@ from dpcore.estimate.dense_ipf import DenseIPF
 from dpcore.estimate.draws import FixedDraw, model_draw
 from dpcore.estimate.estimator import Estimator
 from dpcore.estimate.junction_tree import JunctionTree, JunctionTreeIPF, elimination_cliques
-from dpcore.estimate.record_fit import FittedRecords, RecordFit
+from dpcore.estimate.record_fit import FittedRecords, RecordFit, WeightedRecords
+from dpcore.estimate.table import DenseTable
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import NoisyMargin, counts_cells, measure, preview_row
 from dpcore.privacy.definitions import PureDP, ReleaseContext
@@ -339,7 +340,7 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
     share = one_way_share(domain, opts, eps, ctx.neighbours, total, path, ctx.definition)
     margins = noisy_margins(X, domain, opts, eps, rng, group, ctx, positivity=path != "records", share=share)
     model, info = estimator(path, opts, jt, ctx.n_out, rng).fit(domain.shape, margins, total)
-    if path == "junction_tree":
+    if jt is not None:  # checked_fit builds the tree exactly for the junction-tree fit
         info["cliques"] = [[domain.names[a] for a in c] for c in jt.cliques]
         info["clique_cells"] = jt.cells
     elif path == "records":
@@ -347,11 +348,13 @@ def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger:
         info["shrinkage_mean"] = float(np.mean(info.pop("shrinkage")))
     info["fit"] = path
     diag = dict(info, margins=len(margins), one_way_share=share, warnings=fit_warnings(domain, opts, info, margins))
-    if path == "records" and isinstance(model, FittedRecords):
+    # each fit has its own model (estimator): the record fit's records or, above the cap, their
+    # weighted cells; the dense IPF's table; the junction tree's model
+    if isinstance(model, FittedRecords):
         return FixedDraw(model.records), diag  # GUM's records are its sample
-    if path == "records":  # above the cap: drawn from the fitted records' weighted cells, in chunks
+    if isinstance(model, WeightedRecords):  # above the cap: drawn from the fitted records' weighted cells, in chunks
         return model.draw(ctx.n_out, rng), diag
-    if path == "dense":  # cell counts now, records dealt in chunks
+    if isinstance(model, DenseTable):  # cell counts now, records dealt in chunks
         return model.draw(ctx.n_out, rng, opts.synthesis), diag
     # the junction tree's records, drawn in chunks: i.i.d., or by controlled rounding (rounded now from rng)
     return model_draw(model, ctx.n_out, opts.synthesis, rng), diag

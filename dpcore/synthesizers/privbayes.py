@@ -336,8 +336,8 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
     kk = min(opts.degree, d - 1)
     n_tables = d - kk
     mech = definition.count_noise(eps2 / n_tables, neighbours, opts.noise)
-    out = [None] * d
-    anchor = None
+    out: list[tuple[tuple, np.ndarray] | None] = [None] * d  # every position is set below
+    anchor: tuple[tuple, np.ndarray] | None = None
     for i in range(kk, d):
         x, pi = network[i]
         cols = (x,) + tuple(pi)
@@ -352,12 +352,13 @@ def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2:
         out[i] = (tuple(pi), _conditional(noisy))
         if i == kk:
             anchor = (cols, noisy)
-    cols, table = anchor
+    assert anchor is not None  # set at i == kk, the loop's first position
+    cols, anchor_table = anchor
     for j in range(kk):
         x, pi = network[j]
         keep = (x,) + tuple(pi)
         axes = tuple(a for a, c in enumerate(cols) if c not in keep)
-        marg = table.sum(axis=axes) if axes else table
+        marg = anchor_table.sum(axis=axes) if axes else anchor_table
         kept = [c for c in cols if c in keep]
         marg = np.transpose(marg, [kept.index(c) for c in keep])
         out[j] = (tuple(pi), _conditional(marg))

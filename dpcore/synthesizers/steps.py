@@ -130,6 +130,7 @@ class Selector:
     def __call__(self, k: int, fixed: np.ndarray, rank: np.ndarray) -> list[tuple[int, ...]]:
         o = self.opts
         if o.select == "user":
+            assert o.order is not None  # the options give select="user" only with an order
             return [tuple(self.names.index(a) for a in o.order[k])] * len(fixed)
         avail = fixed < 0
         if avail.sum(axis=1).max() <= 1:  # forced: a single attribute remains
@@ -149,12 +150,14 @@ class Selector:
                 record_unpaid(self.ledger, f"layer {k} split", "non-private argmax", subset, self.neighbours.label,
                               parallel_over=len(fixed), note=f"{note}; NOT DIFFERENTIALLY PRIVATE")
             return [(int(j),) for j in np.argmax(scores, axis=1)]
+        assert self.alloc is not None  # a private selection spends the allocation's budget for layer k
         mech = self.definition.selection(self.alloc.selection[k], self.score_sensitivity)
         self.spent.append({"layer": k, "nodes": len(fixed), "mechanism": mech})
         if self.mode == "preview":
             probs = mech.probabilities(scores, self.score_sensitivity)
             self.probabilities.append({"layer": k, "fixed": fixed.copy(), "probabilities": probs})
             return [(int(j),) for j in np.argmax(probs, axis=1)]
+        assert self.ledger is not None  # a release charges its selections before they draw
         split = Measurement(f"layer {k} split", mech, self.score_sensitivity, subset, self.neighbours.label,
                             parallel_over=len(fixed), note=note)
         return [(int(j),) for j in np.atleast_1d(split.select(self.ledger, scores, self.rng))]
@@ -209,7 +212,7 @@ def layer_measurements(tree: H.PhantomPaddedTree, mechs: list, nb: Neighbours, s
     """The count measurement of each noised layer (None for the root): layer k's real nodes
     are disjoint, so each layer costs its ε once; phantom nodes are public and not noised.
     ``sparse``: the leaf layer's empty cells are noised as a histogram (its ledger says so)."""
-    out = [None]
+    out: list[Measurement | None] = [None]  # the root is not noised
     for k in range(1, tree.L + 1):
         lay = tree.layers[k]
         out.append(Measurement.counts(
@@ -248,9 +251,9 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     if sparse:
         # same law as below without one entry per leaf cell (dpcore.synthesizers.sparse_leaves)
         table = X if isinstance(X, CountTable) else CountTable.from_codes(X, shape)
-        codes, counts = sparse_leaves.steps_support(tree, table, layers, cg, n_out, opts.consistency, opts.synthesis,
-                                                    rng)
-        return CellDraw(codes, counts), tree
+        support_codes, support_counts = sparse_leaves.steps_support(tree, table, layers, cg, n_out, opts.consistency,
+                                                                    opts.synthesis, rng)
+        return CellDraw(support_codes, support_counts), tree
     counts, leaves = H.count_nodes(tree, X)
     backend = {} if opts.noise_backend == "numpy" else {"backend": opts.noise_backend}
     # the root is the released record count (noisy under add/remove, public under replace)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit.testing.v1")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from dpcore.studio.access import ADMINS_ENV, Registry  # noqa: E402
-from dpcore.studio.workspace import DB_NAME, Workspace, root_folder  # noqa: E402
-from tests.app.test_app import goto, texts  # noqa: E402
+from dpcore.studio.access import ADMINS_ENV, Registry
+from dpcore.studio.workspace import DB_NAME, Workspace, root_folder
+from tests.app.test_app import goto, texts
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit.testing.v1")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-import dpcore  # noqa: E402
-import dpcore.metrics  # noqa: E402
+import dpcore
+import dpcore.metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

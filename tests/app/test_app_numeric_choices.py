@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit.testing.v1")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-import dpcore  # noqa: E402
-from dpcore.studio import design  # noqa: E402
+import dpcore
+from dpcore.studio import design
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit.testing.v1")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

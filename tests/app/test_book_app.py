@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("streamlit.testing.v1")
 
-from dpcore.studio.workspace import Workspace, table_fingerprint  # noqa: E402
-from tests.app.test_app import texts  # noqa: E402
-from tests.app.test_workspace_app import click, confirm, goto, small_design, start  # noqa: E402
+from dpcore.studio.workspace import Workspace, table_fingerprint
+from tests.app.test_app import texts
+from tests.app.test_workspace_app import click, confirm, goto, small_design, start
 
 ROOT = Path(__file__).resolve().parents[2]
 S7 = ROOT / "assets" / "sd2011_s7.csv"

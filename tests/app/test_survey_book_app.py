@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("streamlit.testing.v1")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from dpcore.data.io import read_table  # noqa: E402
-from dpcore.studio.workspace import Workspace, table_fingerprint  # noqa: E402
+from dpcore.data.io import read_table
+from dpcore.studio.workspace import Workspace, table_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit.testing.v1")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from dpcore.cli.commands import main  # noqa: E402
-from dpcore.studio.workspace import Workspace, root_folder  # noqa: E402
-from tests.app.test_app import click_and_collect, goto, texts  # noqa: E402  (the same page helpers)
+from dpcore.cli.commands import main
+from dpcore.studio.workspace import Workspace, root_folder
+from tests.app.test_app import click_and_collect, goto, texts  # the same page helpers
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

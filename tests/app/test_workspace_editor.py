@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit.testing.v1")
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-import dpcore  # noqa: E402
-from dpcore.data.editing import recodes_to_json  # noqa: E402
-from dpcore.studio.workspace import Workspace  # noqa: E402
+import dpcore
+from dpcore.data.editing import recodes_to_json
+from dpcore.studio.workspace import Workspace
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

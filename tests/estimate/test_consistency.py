@@ -138,7 +138,7 @@ def dense_gls(t):
     M = np.linalg.solve(K, R)[:N]
     x = M @ nst
     cov_diag = (M * M) @ s2
-    split = lambda a: [a[off[k]:off[k + 1]] for k in range(len(sizes))]  # noqa: E731
+    split = lambda a: [a[off[k]:off[k + 1]] for k in range(len(sizes))]
     return split(x), split(cov_diag)
 
 

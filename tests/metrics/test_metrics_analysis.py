@@ -132,7 +132,7 @@ def test_l1_on_a_table_too_large_to_allocate_uses_observed_cells(monkeypatch):
     monkeypatch.undo()
     assert max(calls) <= len(orig) + len(syn)  # never a count array of the full table's size
     # reference by hand: value counts of whole rows
-    key = lambda df: df.astype(str).agg("|".join, axis=1)  # noqa: E731
+    key = lambda df: df.astype(str).agg("|".join, axis=1)
     po = key(orig).value_counts(normalize=True)
     ps = key(syn).value_counts(normalize=True)
     want = po.sub(ps, fill_value=0).abs().sum()
@@ -293,7 +293,7 @@ def test_regression_overlap_combines_m_sets_and_handles_unestimable_terms():
     assert any("separation" in n for n in res.notes)
     assert math.isnan(t.loc["g[T.d]", "beta_orig"]) and math.isnan(t.loc["g[T.d]", "overlap"])
     # the combination over the usable sets equals combine_estimates on their fits
-    fit = lambda df: regression_overlap(df, df, outcome="y").table.set_index("term")  # noqa: E731
+    fit = lambda df: regression_overlap(df, df, outcome="y").table.set_index("term")
     f1 = fit(s1)
     f3 = regression_overlap(s3, s3, outcome="y").table.set_index("term")
     want = combine_estimates([f1.loc["g[T.c]", "beta_orig"], f3.loc["g[T.c]", "beta_orig"]],

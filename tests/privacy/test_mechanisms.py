@@ -127,7 +127,7 @@ def test_laplace_ks_detects_wrong_scale():
 
 
 def quad_half_mass(gamma, scale):
-    dens = lambda t: 1.0 / (1.0 + abs(t / scale) ** gamma)  # noqa: E731
+    dens = lambda t: 1.0 / (1.0 + abs(t / scale) ** gamma)
     total = integrate.quad(dens, 0, 1)[0] + integrate.quad(dens, 1, np.inf, limit=200)[0]
     return dens, total
 

@@ -35,7 +35,7 @@ def _donor_sets(records, k, ordinal):
     for x in records:
         if x[2]:
             continue
-        key = lambda y, x=x: (_dist(x[0], y[0], ordinal), (0, y[1]) if y[1] > x[1] else (1, y[1]))  # noqa: E731
+        key = lambda y, x=x: (_dist(x[0], y[0], ordinal), (0, y[1]) if y[1] > x[1] else (1, y[1]))
         out[x[1]] = frozenset(y[1] for y in sorted(comp, key=key)[:k])
     return out
 

@@ -15,7 +15,7 @@ def worst_log_ratio(g, a, b):
     z = np.concatenate([np.linspace(-8, 8, 4001), np.geomspace(8, 1e4, 200), -np.geomspace(8, 1e4, 200)])[:, None, None]
     s = np.linspace(-a, a, 15)[None, :, None]
     t = np.linspace(-b, b, 15)[None, None, :]
-    lh = lambda x: -np.log1p(np.abs(x) ** g)  # noqa: E731
+    lh = lambda x: -np.log1p(np.abs(x) ** g)
     return float(np.abs(lh(z) - lh((z - s) * np.exp(-t)) + t).max())
 
 
