@@ -363,7 +363,7 @@ with ui.guarded("the chart export"):
                 try:
                     with st.spinner(f"Rendering {which} as {fmt_srv} with kaleido …"):
                         s["_chart_img"] = (f"{which}.{fmt_srv}", figures[which].to_image(format=fmt_srv, scale=2))
-                except Exception as exc:  # noqa: BLE001 - kaleido needs a browser; say so instead of failing
+                except Exception as exc:
                     st.info(f"Server-side image export unavailable ({type(exc).__name__}); use the camera button.")
             if s.get("_chart_img"):
                 name, data = s["_chart_img"]

@@ -24,6 +24,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,63 @@ def _measure_into(values: dict, release, dom, cells, missing: Sequence[str], spe
     return False
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What every run of one sweep shares: the data, its domain and cells, the measures and the cache."""
+
+    data: pd.DataFrame
+    dom: dpcore.Domain
+    dom_json: str
+    data_hash: str
+    cells: Any
+    measures: Sequence[str]
+    cache_path: Path | None
+    seed: int
+    sets: int
+    specks_model: str
+    cancel: Any
+
+    def is_cancelled(self) -> bool:
+        return self.cancel is not None and bool(self.cancel.is_set())
+
+
+@dataclass
+class _Tally:
+    """The sweep's counters, as :func:`sweep` reports them in ``df.attrs``."""
+
+    done: int = 0
+    cache_hits: int = 0
+    releases: int = 0
+    errors: list[str] = field(default_factory=list)
+    cancelled: bool = False
+
+
+def _run_once(ctx: _Context, tally: _Tally, label: str, name: str, opts: dict, eps: float,
+              rep: int) -> tuple[dict, str]:
+    """One (method, ε, rep) run: its measures from the cache, or a release measured now; ``(values, how)``.
+    A method's refusal gives NaN values and is counted in ``tally.errors``; a cancel between measures sets
+    ``tally.cancelled`` and stores nothing."""
+    key = _run_key([ctx.data_hash, ctx.dom_json, name, opts, eps, rep, ctx.seed, ctx.sets, ctx.specks_model])
+    values = _cached_values(key, ctx.measures, ctx.cache_path)
+    missing = [m for m in ctx.measures if m not in values]
+    if not missing:
+        tally.cache_hits += 1
+        _MEMORY[key] = {**_MEMORY.get(key, {}), **values}
+        return values, "cached"
+    try:
+        release = dpcore.synthesize(ctx.data, method=name, epsilon=eps, sets=ctx.sets,
+                                    seed=run_seed(ctx.seed, name, opts, eps, rep), domain=ctx.dom, **opts)
+        tally.releases += 1
+        tally.cancelled = _measure_into(values, release, ctx.dom, ctx.cells, missing, ctx.specks_model,
+                                        ctx.is_cancelled)
+    except DPCoreError as exc:
+        tally.errors.append(f"{label} ε={eps:g} rep {rep}: {exc}")
+        return {m: math.nan for m in ctx.measures}, f"failed ({exc})"
+    if not tally.cancelled:
+        _remember(key, values, ctx.cache_path)
+    return values, "synthesised"
+
+
 def sweep(
     data: pd.DataFrame,
     methods: Sequence,
@@ -167,49 +225,24 @@ def sweep(
 ) -> pd.DataFrame:
     """Run every method at every ε, ``reps`` times, and record the measures.
 
-    Parameters
-    ----------
-    data:
-        the original data.
-    methods:
-        method names (``"steps"``, ``"flat_laplace"``, ...) or ``(label, method,
-        options)`` triples, e.g. ``("STEPS-2", "steps", {"layers": 2})``.
-    epsilons, reps:
-        the ε grid and the number of repetitions per (method, ε).
-    measures:
-        any of ``s_pmse`` (mean two-way S_pMSE), ``s_pmse_worst``, ``ru``,
-        ``ru_pct_of_p1``, ``p0``, ``p1``, ``specks``, ``pmse``, ``l1``; each value is
-        the mean over the release's ``sets`` synthetic sets.
-    progress:
-        ``progress(done, total, message)``, called after each run (cached or not).
-    cancel:
-        an object with ``is_set()`` (e.g. ``threading.Event``), checked before each
-        release and between measures; when set the sweep stops and returns the runs
-        finished so far, with ``df.attrs["cancelled"] = True``.
-    domain:
-        a :class:`dpcore.Domain`, dict or path to ``domain.json``; if None it is
-        inferred once from ``data`` and the same domain is used for every release.
-    seed:
-        base seed; each run's seed is :func:`run_seed` of (seed, method, options, ε, rep).
-    cache_dir:
-        optional directory holding one JSON file of results per run.
-    sets:
-        synthetic sets m per release.
-    method_options:
-        options merged into the methods given by name (keyed by method name or
-        label), e.g. ``{"steps": {"layers": 3}}``; options in a triple win.
-    specks_model:
-        propensity model for ``specks``/``pmse`` (``"interactions"``, the 2021 paper's).
+    ``methods``: names (``"steps"``, …) or ``(label, method, options)`` triples, e.g. ``("STEPS-2", "steps",
+    {"layers": 2})``; ``method_options`` are merged into the methods given by name (keyed by name or label;
+    a triple's options win). ``epsilons``, ``reps``: the ε grid and the repetitions per (method, ε).
+    ``measures``: any of ``s_pmse`` (mean two-way S_pMSE), ``s_pmse_worst``, ``ru``, ``ru_pct_of_p1``, ``p0``,
+    ``p1``, ``specks``, ``pmse``, ``l1``, each the mean over the release's ``sets`` synthetic sets.
+    ``progress(done, total, message)`` is called after each run (cached or not). ``cancel`` (anything with
+    ``is_set()``) is checked before each release and between measures: the sweep then returns the runs
+    finished so far, with ``df.attrs["cancelled"] = True``. ``domain``: a :class:`dpcore.Domain`, dict or
+    path, else inferred once from ``data`` for every release. Each run's seed is :func:`run_seed` of
+    (``seed``, method, options, ε, rep); ``cache_dir`` holds one JSON file of results per run.
+    ``specks_model``: the propensity model of ``specks``/``pmse`` (``"interactions"``, the 2021 paper's).
 
-    Returns a tidy DataFrame with columns ``method`` (label), ``options`` (JSON),
-    ``epsilon``, ``rep`` (1-based), ``measure``, ``value``.  ``df.attrs`` holds
-    ``cancelled``, ``done``, ``total``, ``cache_hits``, ``releases`` (runs
-    synthesised anew), ``errors`` (runs a method refused, whose values are NaN) and
-    ``not_dp``. Every measure compares the domain's cells (numeric values as their bins,
-    :func:`dpcore.metrics.evaluate.domain_cells`), what the release reproduces.
+    Returns a tidy DataFrame (``method`` label, ``options`` JSON, ``epsilon``, ``rep`` from 1, ``measure``,
+    ``value``); ``df.attrs`` holds ``cancelled``, ``done``, ``total``, ``cache_hits``, ``releases`` (runs
+    synthesised anew), ``errors`` (runs a method refused: NaN values) and ``not_dp``. Every measure compares
+    the domain's cells (numeric values as their bins, :func:`dpcore.metrics.evaluate.domain_cells`).
 
-    **The measures are NOT differentially private** (they read the raw data):
-    curator-only evaluation.
+    **The measures are NOT differentially private** (they read the raw data): curator-only evaluation.
     """
     measures = canonical_measures(measures)
     runs = _normalise_methods(methods, method_options)
@@ -219,65 +252,38 @@ def sweep(
     reps = whole_number("reps (repetitions per method and ε)", reps, 1, MAX_REPS)
     dom = _domain(data, domain)
     dom_json = _json(dom.to_dict())
-    data_hash = _data_hash(data)
     cache_path = Path(cache_dir) if cache_dir is not None else None
     if cache_path is not None:
         cache_path.mkdir(parents=True, exist_ok=True)
 
     # measured on the domain's cells (numeric values as their bins): see domain_cells
-    cells = domain_cells(data, dom)
+    ctx = _Context(data, dom, dom_json, _data_hash(data), domain_cells(data, dom), measures, cache_path, int(seed),
+                   int(sets), specks_model, cancel)
     total = len(runs) * len(eps_list) * reps
     rows: list[tuple] = []
-    done = cache_hits = releases = 0
-    errors: list[str] = []
-    cancelled = False
-
-    def is_cancelled() -> bool:
-        return cancel is not None and bool(cancel.is_set())
-
+    tally = _Tally()
     for label, name, opts in runs:
         opts_json = _json(opts)
         for eps in eps_list:
             for rep in range(1, reps + 1):
-                if is_cancelled():
-                    cancelled = True
+                if ctx.is_cancelled():
+                    tally.cancelled = True
                     break
                 t0 = time.perf_counter()
-                key = _run_key([data_hash, dom_json, name, opts, eps, rep, int(seed), int(sets), specks_model])
-                values = _cached_values(key, measures, cache_path)
-                missing = [m for m in measures if m not in values]
-                how = "cached"
-                if missing:
-                    how = "synthesised"
-                    try:
-                        release = dpcore.synthesize(
-                            data, method=name, epsilon=eps, sets=sets,
-                            seed=run_seed(seed, name, opts, eps, rep), domain=dom, **opts,
-                        )
-                        releases += 1
-                        cancelled = _measure_into(values, release, dom, cells, missing, specks_model, is_cancelled)
-                    except DPCoreError as exc:
-                        msg = f"{label} ε={eps:g} rep {rep}: {exc}"
-                        errors.append(msg)
-                        how = f"failed ({exc})"
-                        values = {m: math.nan for m in measures}
-                    if cancelled:
-                        break
-                    if not how.startswith("failed"):
-                        _remember(key, values, cache_path)
-                else:
-                    cache_hits += 1
-                    _MEMORY[key] = {**_MEMORY.get(key, {}), **values}
-                for measure in measures:
-                    rows.append((label, opts_json, eps, rep, measure, values[measure]))
-                done += 1
+                values, how = _run_once(ctx, tally, label, name, opts, eps, rep)
+                if tally.cancelled:
+                    break
+                rows.extend((label, opts_json, eps, rep, measure, values[measure]) for measure in measures)
+                tally.done += 1
                 if progress is not None:
-                    progress(done, total, f"{label} ε={eps:g} rep {rep}/{reps}: {how} "
-                                          f"in {time.perf_counter() - t0:.1f} s")
-            if cancelled:
+                    progress(tally.done, total, f"{label} ε={eps:g} rep {rep}/{reps}: {how} "
+                                                f"in {time.perf_counter() - t0:.1f} s")
+            if tally.cancelled:
                 break
-        if cancelled:
+        if tally.cancelled:
             break
+    done, cache_hits, releases, errors, cancelled = (tally.done, tally.cache_hits, tally.releases, tally.errors,
+                                                     tally.cancelled)
 
     df = pd.DataFrame(rows, columns=COLUMNS)
     df["epsilon"] = df["epsilon"].astype(float)

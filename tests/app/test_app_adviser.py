@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit.testing.v1")
-import streamlit as st  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+import streamlit as st
+from streamlit.testing.v1 import AppTest
 
-import dpcore  # noqa: E402
-import dpcore.metrics  # noqa: E402
-from dpcore.synthesizers import REGISTRY  # noqa: E402
+import dpcore
+import dpcore.metrics
+from dpcore.synthesizers import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
