@@ -180,11 +180,15 @@ def fork_run(df, dom, orig_codes, run: dict, timeout: float) -> dict:
         return {"status": "error", "message": f"the child died (wait status {status}) without a result"}
 
 
-def done_keys(path: Path) -> set[tuple]:
+def recorded(path: Path) -> tuple[set[tuple], set[tuple]]:
+    """The keys of the runs already in the results file, and the (table, method, definition, ε, m) settings
+    of which a seed went over the cap there (their other seeds are skipped, not run)."""
     if not path.exists():
-        return set()
+        return set(), set()
     with path.open(newline="", encoding="utf-8") as f:
-        return {tuple(str(row[k]) for k in KEY) for row in csv.DictReader(f)}
+        rows = list(csv.DictReader(f))
+    return ({tuple(str(row[k]) for k in KEY) for row in rows},
+            {tuple(str(row[k]) for k in KEY[:-1]) for row in rows if row["status"] == "timeout"})
 
 
 def key_of(run: dict) -> tuple:
@@ -214,7 +218,7 @@ def plan(args, table: str) -> list[dict]:
     return runs
 
 
-def run_table(args, table: str, out: Path, done: set, commit: str) -> None:
+def run_table(args, table: str, out: Path, done: set, commit: str, over_cap: set) -> None:
     import pandas as pd
     from corpus import load_table
     runs = [r for r in plan(args, table) if key_of(r) not in done]
@@ -222,9 +226,9 @@ def run_table(args, table: str, out: Path, done: set, commit: str) -> None:
         return
     df, dom = load_table(table)
     orig_codes = pd.DataFrame(dom.encode(df), columns=dom.names)
-    timed_out: set[tuple] = set()
+    timed_out = {c for c in over_cap if c[0] == table}
     for run in runs:
-        cell = (run["method"], run["definition"], run["epsilon"], run["sets"])
+        cell = key_of(run)[:-1]
         load1 = round(os.getloadavg()[0], 2)
         if cell in timed_out:
             res = {"status": "skipped", "message": f"not run: an earlier seed went over the {args.timeout:g} s cap"}
@@ -287,10 +291,10 @@ def main() -> None:
     if missing:
         raise SystemExit(f"no table(s) {', '.join(missing)} in bench/corpus.toml")
     out = Path(args.out) if args.out else (PEERS_RESULTS if all(m in PEERS for m in args.methods) else RESULTS)
-    done, commit = done_keys(out), git_commit()
+    (done, over_cap), commit = recorded(out), git_commit()
     warm_up(args.methods)
     for table in tables:
-        run_table(args, table, out, done, commit)
+        run_table(args, table, out, done, commit, over_cap)
 
 
 if __name__ == "__main__":

@@ -101,3 +101,9 @@ def test_after_a_timeout_the_later_seeds_are_skipped(tmp_path, monkeypatch):
     corpus_run.main()
     with out.open(newline="") as f:
         assert [r["status"] for r in csv.DictReader(f)] == ["timeout", "skipped", "skipped"]
+    # a later session asking for more seeds skips them too: the timeout is read back from the file
+    sys.argv[sys.argv.index("2") + 1:sys.argv.index("2") + 1] = ["3"]
+    corpus_run.main()
+    with out.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["seed"], r["status"]) for r in rows][3:] == [("3", "skipped")]
