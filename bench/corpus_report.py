@@ -118,8 +118,10 @@ def median_table(summ: dict, tables: list[str], keys: list[tuple]) -> list[str]:
             elif s["median"] is None:
                 cells.append("/".join(s["statuses"]))
             else:
-                v = fmt(s["median"]) + ("" if s["n_ok"] == s["n_runs"] else f" ({s['n_ok']}/{s['n_runs']})")
-                cells.append(f"**{v}**" if best.get(t, (None,))[0] == k else v)
+                v = fmt(s["median"])
+                cells.append((f"**{v}**" if best.get(t, (None,))[0] == k else v)
+                             + f" <small>{fmt(s['lo'])}–{fmt(s['hi'])}"
+                             + ("" if s["n_ok"] == s["n_runs"] else f", {s['n_ok']}/{s['n_runs']} ok") + "</small>")
         lines.append(f"| {t} | " + " | ".join(cells) + " |")
     return lines
 
@@ -275,7 +277,8 @@ def section(summ: dict, facts: list[dict], tables: list[str], keys: list[tuple],
     lines, ratios = method_summary(summ, tables, keys)
     out = [f"### {title}", "", *lines, ""]
     out += [p + "\n" for p in plots(summ, facts, tables, keys, ratios, {}, tag)]
-    out += ["Median S_pMSE per table over the seeds (lowest in bold; `(k/n)`: k of n seeds finished):", "",
+    out += ["Median S_pMSE per table over the seeds (the table's lowest in bold), then its min–max over the seeds "
+            "and, where not every seed finished, how many did:", "",
             *median_table(summ, tables, keys), ""]
     return out
 
