@@ -187,6 +187,25 @@ def plots(summ: dict, facts: list[dict], tables: list[str], keys: list[tuple], r
     except ImportError:
         return []
     IMG.mkdir(parents=True, exist_ok=True)
+    out = method_plots(go, summ, facts, tables, keys, ratios, tag) if keys else []
+    # the ratio to the best peer per table
+    if peer_ratios:
+        fig = go.Figure()
+        for k, per_table in peer_ratios.items():
+            ts = sorted(per_table)
+            fig.add_trace(go.Scatter(x=ts, y=[per_table[t] for t in ts], mode="markers", name=label(*k),
+                                     marker=dict(size=10)))
+        fig.add_hline(y=1.0, line_dash="dash")
+        fig.add_hline(y=1.15, line_dash="dot", annotation_text="1.15×")
+        fig.update_layout(title=f"dpcore (ε, δ) median S_pMSE over the best finishing peer's ({tag})",
+                          yaxis_type="log", yaxis_title="ratio to the best peer", width=1100, height=500)
+        out.append(save(fig, f"corpus-ratio-peer-{tag}.png", "Ratio to the best peer per table"))
+    return [line for line in out if line]
+
+
+def method_plots(go, summ: dict, facts: list[dict], tables: list[str], keys: list[tuple], ratios: dict,
+                 tag: str) -> list[str]:
+    """The ratio to the per-table best (a box over the tables), the win rate and the time against size."""
     out = []
     # 1. ratio to the per-table best, per method: a box over the tables (the spread), log scale
     fig = go.Figure()
@@ -216,19 +235,7 @@ def plots(summ: dict, facts: list[dict], tables: list[str], keys: list[tuple], r
                       yaxis_type="log", xaxis_title="records × attributes", yaxis_title="seconds", width=1100,
                       height=500)
     out.append(save(fig, f"corpus-time-{tag}.png", "Seconds per release against table size"))
-    # 4. ratio to the best peer per table
-    if peer_ratios:
-        fig = go.Figure()
-        for k, per_table in peer_ratios.items():
-            ts = sorted(per_table)
-            fig.add_trace(go.Scatter(x=ts, y=[per_table[t] for t in ts], mode="markers", name=label(*k),
-                                     marker=dict(size=10)))
-        fig.add_hline(y=1.0, line_dash="dash")
-        fig.add_hline(y=1.15, line_dash="dot", annotation_text="1.15×")
-        fig.update_layout(title=f"dpcore (ε, δ) median S_pMSE over the best finishing peer's ({tag})",
-                          yaxis_type="log", yaxis_title="ratio to the best peer", width=1100, height=500)
-        out.append(save(fig, f"corpus-ratio-peer-{tag}.png", "Ratio to the best peer per table"))
-    return [line for line in out if line]
+    return out
 
 
 def save(fig, name: str, alt: str) -> str:
