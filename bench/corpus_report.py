@@ -253,7 +253,14 @@ def machine_line(rows: list[dict]) -> str:
     commits = sorted({r["dpcore_commit"] for r in rows if r.get("dpcore_commit")})
     if not rows:
         return "No runs recorded yet."
-    return (f"Runs from {dates[0]} to {dates[-1]} (UTC), dpcore commit(s) {', '.join(commits)}; 1-minute load "
+    same = ""
+    if len(commits) > 1:
+        import subprocess
+        differs = [c for c in commits[1:] if subprocess.run(["git", "diff", "--quiet", commits[0], c, "--", "dpcore"],
+                                                            cwd=ROOT).returncode != 0]
+        same = (" (dpcore/ is the same in all of them)" if not differs
+                else f" (dpcore/ differs between {commits[0]} and {', '.join(differs)})")
+    return (f"Runs from {dates[0]} to {dates[-1]} (UTC), dpcore commit(s) {', '.join(commits)}{same}; 1-minute load "
             f"average when a run started: {min(loads):.1f}–{max(loads):.1f} (median {statistics.median(loads):.1f}) "
             "on 2 cores shared with other jobs, so the seconds are inflated.")
 
