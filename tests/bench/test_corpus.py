@@ -1,0 +1,108 @@
+"""bench/corpus.py: the [real-tables] corpus file, its loader's contract and its cache, on a few small tables."""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))  # bench scripts are run with bench/ on the path
+
+import corpus  # noqa: I001  (bench/corpus.py)
+
+from dpcore.data.domain import PUBLIC_ORIGINS
+
+SMALL = ["birthwt", "titanic_survival", "penguins"]
+
+
+@pytest.fixture(scope="module")
+def specs():
+    return corpus.corpus_specs()
+
+
+@pytest.fixture(scope="module")
+def facts():
+    with (ROOT / "bench" / "corpus_tables.csv").open(newline="", encoding="utf-8") as f:
+        return {row["table"]: row for row in csv.DictReader(f)}
+
+
+def test_the_corpus_has_the_shapes_the_issue_asks_for(specs, facts):
+    assert len(specs) >= 30
+    assert set(facts) == set(specs), "bench/corpus_tables.csv is out of date: run python bench/corpus.py"
+    n = [int(r["n_records"]) for r in facts.values()]
+    p = [int(r["n_attributes"]) for r in facts.values()]
+    assert min(n) >= 100 and max(n) <= 10**6
+    assert sum(x >= 10**5 for x in n) >= 3
+    assert min(p) >= 3 and max(p) <= 30
+    assert sum(int(r["n_numeric"]) > 0 for r in facts.values()) >= 20
+    assert sum(int(r["n_with_missing"]) > 0 for r in facts.values()) >= 8
+    for s in specs.values():
+        assert s.source and s.licence, f"{s.name}: name its source and licence"
+
+
+def test_every_numeric_entry_is_bounds_and_bins_or_edges(specs):
+    for s in specs.values():
+        for col, v in s.numeric.items():
+            assert ("edges" in v) != ("bounds" in v and "bins" in v), f"{s.name}.{col}: {v}"
+            e = v.get("edges") or v["bounds"]
+            assert all(b > a for a, b in zip(e, e[1:])), f"{s.name}.{col}: edges must increase"
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_loader_contract(name, specs, facts, tmp_path):
+    df, dom = corpus.load_table(name, cache_dir=tmp_path, specs=specs)
+    row = facts[name]
+    assert df.shape == (int(row["n_records"]), int(row["n_attributes"]))
+    assert list(df.columns) == dom.names
+    assert json.loads(row["levels"]) == dict(zip(dom.names, dom.shape))
+    assert not dom.inferred, "the corpus domain is declared public (by the benchmark)"
+    assert all(a.origin in PUBLIC_ORIGINS for a in dom.attributes if a.kind == "numeric")
+    codes = dom.encode(df)  # every record inside the declared domain
+    assert codes.shape == df.shape and (codes >= 0).all() and (codes < np.array(dom.shape)).all()
+    # numeric columns as the corpus file declares them, levels as the data has them
+    for col in specs[name].numeric:
+        assert dom[col].kind == "numeric"
+    assert dom[col].na == bool(df[col].isna().any())
+
+
+def test_cache_is_read_back_without_the_package(specs, tmp_path, monkeypatch):
+    first, dom1 = corpus.load_table("birthwt", cache_dir=tmp_path, specs=specs)
+    assert (tmp_path / "birthwt.parquet").exists() and (tmp_path / "birthwt.domain.json").exists()
+
+    def no_source(spec):
+        raise AssertionError("read the package although the cache is fresh")
+    monkeypatch.setattr(corpus, "read_source", no_source)
+    again, dom2 = corpus.load_table("birthwt", cache_dir=tmp_path, specs=specs)
+    pd.testing.assert_frame_equal(first, again)
+    assert dom2 == dom1
+
+
+def test_a_changed_entry_rebuilds_the_cache(specs, tmp_path):
+    corpus.load_table("birthwt", cache_dir=tmp_path, specs=specs)
+    cut = dict(specs, birthwt=replace(specs["birthwt"], rows=50))
+    df, dom = corpus.load_table("birthwt", cache_dir=tmp_path, specs=cut)
+    assert len(df) == 50
+    again, _ = corpus.load_table("birthwt", cache_dir=tmp_path / "other", specs=cut)
+    pd.testing.assert_frame_equal(df, again)  # the cut is a fixed-seed sample: the same records every time
+
+
+def test_the_cut_is_a_sample_of_the_source_records(specs):
+    spec = replace(specs["birthwt"], rows=60)
+    raw = corpus.read_source(spec)
+    df = corpus.prepare(spec, raw)
+    full = corpus.prepare(replace(spec, rows=None), raw)
+    assert len(df) == 60 and len(full) == 189
+    merged = df.merge(full.drop_duplicates(), how="left", indicator=True)
+    assert (merged["_merge"] == "both").all()
+
+
+def test_text_columns_become_labels(specs):
+    spec = replace(specs["birthwt"], text=("race",))
+    df = corpus.prepare(spec, corpus.read_source(spec))
+    assert set(df["race"]) == {"1", "2", "3"}

@@ -1,0 +1,55 @@
+"""bench/corpus_report.py: medians over seeds, the per-table best, win rates, ratios to the best peer."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import corpus_report as rep  # noqa: E402
+
+
+def _row(table, method, definition, seed, spmse, status="ok", eps=1.0, sets=1, seconds=1.0):
+    return {"table": table, "method": method, "definition": definition, "epsilon": str(eps), "sets": str(sets),
+            "seed": str(seed), "spmse": "" if spmse is None else str(spmse), "ru_pct": "0.5",
+            "seconds": str(seconds), "peak_mb": "100", "status": status, "message": ""}
+
+
+ROWS = [
+    *(_row("t1", "aim", "zcdp", s, v) for s, v in enumerate([2.0, 3.0, 10.0])),   # median 3
+    *(_row("t1", "mst", "zcdp", s, v) for s, v in enumerate([4.0, 5.0, 6.0])),    # median 5
+    *(_row("t2", "aim", "zcdp", s, v) for s, v in enumerate([8.0, 8.0, 8.0])),    # median 8
+    *(_row("t2", "mst", "zcdp", s, v) for s, v in enumerate([4.0, 4.0])),         # median 4
+    _row("t2", "mst", "zcdp", 2, None, status="timeout"),
+    _row("t1", "aim", "zcdp", 0, 99.0, eps=3.0),                                  # another ε: not counted
+]
+KEYS = [("aim", "zcdp"), ("mst", "zcdp")]
+
+
+def test_medians_over_seeds_and_statuses():
+    summ = rep.summarise(ROWS, 1.0, 1)
+    assert summ[("t1", "aim", "zcdp")]["median"] == 3.0
+    assert (summ[("t1", "aim", "zcdp")]["lo"], summ[("t1", "aim", "zcdp")]["hi"]) == (2.0, 10.0)
+    assert summ[("t2", "mst", "zcdp")]["n_ok"] == 2 and summ[("t2", "mst", "zcdp")]["n_runs"] == 3
+    assert summ[("t2", "mst", "zcdp")]["statuses"] == ["ok", "timeout"]
+
+
+def test_best_win_rate_and_ratio_to_the_best():
+    summ = rep.summarise(ROWS, 1.0, 1)
+    assert rep.best_per_table(summ, ["t1", "t2"], KEYS) == {"t1": (("aim", "zcdp"), 3.0), "t2": (("mst", "zcdp"), 4.0)}
+    lines, ratios = rep.method_summary(summ, ["t1", "t2"], KEYS)
+    assert sorted(ratios[("aim", "zcdp")]) == [1.0, 2.0]
+    assert sorted(ratios[("mst", "zcdp")]) == pytest.approx([1.0, 5 / 3])
+    assert "| 2 | 1 | 50% |" in lines[2] and "1 timeout" in lines[3]
+
+
+def test_ratio_to_the_best_finishing_peer():
+    summ = rep.summarise(ROWS, 1.0, 1)
+    peers = rep.summarise([*(_row("t1", "dpmm_aim", "zcdp", s, 6.0) for s in range(3)),
+                           *(_row("t1", "dpmm_mst", "zcdp", s, 1.5, status="timeout") for s in range(1))], 1.0, 1)
+    lines, ratios = rep.peer_ratio_table(summ, peers, ["t1", "t2"], KEYS)
+    assert ratios[("aim", "zcdp")] == {"t1": 0.5}  # 3 against dpmm's 6; t2 has no peer that finished
+    assert len(lines) == 3 and lines[2].startswith("| t1 | dpmm_aim 6.00")
