@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))  # bench scripts are run with bench/ on the path
 
-import corpus  # noqa: I001  (bench/corpus.py)
+import corpus
 
 from dpcore.data.domain import PUBLIC_ORIGINS
 

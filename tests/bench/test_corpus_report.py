@@ -9,7 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-import corpus_report as rep  # noqa: E402
+import corpus_report as rep
 
 
 def _row(table, method, definition, seed, spmse, status="ok", eps=1.0, sets=1, seconds=1.0):

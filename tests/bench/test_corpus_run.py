@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-import corpus  # noqa: I001
+import corpus
 import corpus_run
 
 from dpcore.errors import OptionError

@@ -87,7 +87,7 @@ def book(root, page):
     from dpcore.studio.workspace import Workspace
 
     page.wait_for_function("() => location.search.includes('ws=')")
-    return Workspace(root / re.search(r"ws=([^&]+)", page.url).group(1))
+    return Workspace.in_root(re.search(r"ws=([^&]+)", page.url).group(1), root)  # the server's one book
 
 
 def test_survey_page_on_an_uploaded_table(tmp_path):
@@ -103,7 +103,8 @@ def test_survey_page_on_an_uploaded_table(tmp_path):
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
             files=[{"name": "own_survey.csv", "mimeType": "text/csv", "buffer": data}])
         settle(page, 1500)
-        pick(page, "Bins of income", "public edges")
+        page.get_by_role("radiogroup", name="Bins of income").get_by_text("codebook edges").click()
+        settle(page)
         fill(page, "edges", "0,1000,2000,4000,8000,100000", role="textbox")
         page.get_by_role("button", name="Confirm: these names").click()
         settle(page)
