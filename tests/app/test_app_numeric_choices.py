@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 from dpcore.studio import design
+from tests.app.conftest import Upload
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -36,33 +37,6 @@ def wages(seed: int = 1, n: int = 600) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     return pd.DataFrame({"wage": np.round(rng.gamma(3.0, 2.0, n), 2), "age": rng.integers(18, 80, n),
                          "sex": rng.choice(["F", "M"], n)})
-
-
-class Upload:
-    def __init__(self, name: str, df: pd.DataFrame):
-        self.name, self.file_id, self._data = name, name, df.to_csv(index=False).encode()
-
-    def getvalue(self) -> bytes:
-        return self._data
-
-
-@pytest.fixture
-def uploads(monkeypatch):
-    """Queue a file for the Data page's uploader: it goes through the page's own upload handler
-    (set_data, which forgets the previous table), as a real upload does."""
-    import streamlit as st
-
-    queued: dict = {}
-
-    def fake(label, *args, key=None, on_change=None, **kwargs):
-        f = queued.pop(key, None)
-        if f is not None and key == "w_upload":
-            st.session_state[key] = f
-            on_change()
-        return f if f is not None else (None if key != "w_upload" else st.session_state.get(key))
-
-    monkeypatch.setattr(st, "file_uploader", fake)
-    return queued
 
 
 def key(at: AppTest, kind: str, col: str) -> str:

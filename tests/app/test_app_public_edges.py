@@ -15,6 +15,7 @@ pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest
 
 import dpcore
+from tests.app.conftest import Upload
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -172,27 +173,8 @@ def test_public_bounds_for_one_column_keep_the_editors_work_on_another():
     assert rel.dp and (rel.domain["age"].origin, rel.domain["income"].origin) == ("dp_quantiles", "public_bounds")
 
 
-def test_a_rejected_upload_keeps_the_previous_table_under_its_own_name(monkeypatch):
-    import streamlit as st
-
-    class Upload:
-        def __init__(self, name, data):
-            self.name, self._data, self.file_id = name, data, name
-
-        def getvalue(self):
-            return self._data
-
-    queued = {}
-    real = st.file_uploader
-
-    def fake(label, *args, key=None, on_change=None, **kwargs):
-        f = queued.pop(key, None)
-        if f is not None and key == "w_upload":
-            st.session_state[key] = f
-            on_change()
-        return f if f is not None else (None if key != "w_upload" else st.session_state.get(key))
-
-    monkeypatch.setattr(st, "file_uploader", fake)
+def test_a_rejected_upload_keeps_the_previous_table_under_its_own_name(uploads):
+    queued = uploads
     at = run(AppTest.from_file(APP, default_timeout=90))
     at.switch_page("pages/1_data.py")
     queued["w_upload"] = Upload("people.csv", numeric_table().to_csv(index=False).encode())
@@ -204,7 +186,6 @@ def test_a_rejected_upload_keeps_the_previous_table_under_its_own_name(monkeypat
     [err] = [e for e in texts(at.error).splitlines() if "bad.csv" in e]
     assert "ragged rows" in err
     assert err.endswith("Not loaded: the table in use is still “upload: people.csv” (500 rows × 3 columns).")
-    monkeypatch.setattr(st, "file_uploader", real)
 
 
 def test_survey_knn_tab_says_which_table_it_reads_and_rounds_its_epsilon():

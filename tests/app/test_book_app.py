@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("streamlit.testing.v1")
 
 from dpcore.studio.workspace import Workspace, table_fingerprint
+from tests.app.conftest import Upload
 from tests.app.test_app import texts
 from tests.app.test_workspace_app import click, confirm, goto, small_design, start
 
@@ -51,26 +52,8 @@ def test_a_second_workspace_sees_the_first_ones_spend_and_its_cap():
         "Audit trail (CSV)", "Audit trail (JSON)"]
 
 
-def test_an_upload_that_looks_like_a_known_table_is_charged_to_it_by_default(monkeypatch):
-    import streamlit as st
-
-    class Upload:
-        def __init__(self, name, data):
-            self.name, self._data, self.file_id = name, data, name
-
-        def getvalue(self):
-            return self._data
-
-    queued = {}
-
-    def fake(label, *args, key=None, on_change=None, **kwargs):
-        f = queued.pop(key, None)
-        if f is not None and key == "w_upload":
-            st.session_state[key] = f
-            on_change()
-        return f if f is not None else (None if key != "w_upload" else st.session_state.get(key))
-
-    monkeypatch.setattr(st, "file_uploader", fake)
+def test_an_upload_that_looks_like_a_known_table_is_charged_to_it_by_default(uploads):
+    queued = uploads
     a = start()
     confirm(a)
     small_design(a, epsilon=1.0)
