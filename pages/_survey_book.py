@@ -64,6 +64,18 @@ def _register(ws, table: SurveyTable) -> None:
         st.session_state["_ws_notice"] = str(exc)
 
 
+
+@dataclass(frozen=True)
+class ReadTable:
+    """What a Survey tab reads: the data, its cache key, the table the budget book charges, and whether it
+    is a bundled demo."""
+
+    df: pd.DataFrame
+    key: str
+    charged: SurveyTable
+    demo: bool
+
+
 def recorded(run, table: SurveyTable, *, epsilon: float, method: str, dp: bool | None = None,
              not_dp_reason: str = ""):
     """``run()`` through the budget book of ``table``: ``(release, book entry id or None)``.

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -52,16 +51,6 @@ s = st.session_state
 SD2011_NAME = "sd2011.csv (survey demo)"
 
 
-@dataclass(frozen=True)
-class Table:
-    """What the tab reads: the data, its cache key, the book's table, and whether it is the demo."""
-
-    df: pd.DataFrame
-    key: str
-    charged: book.SurveyTable
-    demo: bool
-
-
 def render() -> None:
     inp: dict = {}
     with ui.guarded("the imputation controls"):
@@ -86,7 +75,7 @@ def render() -> None:
 # --------------------------------------------------------------------------- the table
 
 
-def _table() -> Table | None:
+def _table() -> book.ReadTable | None:
     """The table chosen in the tab's "Table" radio, with a line saying what it is."""
     demo_ok = SD2011.exists()
     choice = source.choose("sv_source", f"Bundled demo: SD2011 survey ({SD2011.name})", demo_ok,
@@ -101,18 +90,18 @@ def _table() -> Table | None:
         df = load_sd2011(str(SD2011))
         st.caption(f"The **SD2011 survey demo** ({len(df):,} respondents): its subpopulation filter (age) and public "
                    f"matching levels are SD2011's codebook. Releases are charged to the budget book of {SD2011_NAME}.")
-        return Table(df, f"demo:{SD2011}", book.demo_table(SD2011, SD2011_NAME), True)
+        return book.ReadTable(df, f"demo:{SD2011}", book.demo_table(SD2011, SD2011_NAME), True)
     df = state.work_df()
     t = book.loaded_table(df)
     st.caption(f"**{t.name}** ({len(df):,} rows × {df.shape[1]} columns, as on the Data page). Releases are charged "
                "to this table's budget book, with its synthetic-data releases.")
-    return Table(df, state.work_key(), t, False)
+    return book.ReadTable(df, state.work_key(), t, False)
 
 
 # --------------------------------------------------------------------------- the variables
 
 
-def _columns(t: Table) -> dict:
+def _columns(t: book.ReadTable) -> dict:
     """Target, matching attributes (and their public levels), k and the imputation rule."""
     df = t.df
     if t.demo:
@@ -166,7 +155,7 @@ def _columns(t: Table) -> dict:
 # --------------------------------------------------------------------------- the query
 
 
-def _query(t: Table, inp: dict) -> dict:
+def _query(t: book.ReadTable, inp: dict) -> dict:
     """The query (count, mean, variance), the subpopulation and the public bounds and threshold."""
     c1, c2 = st.columns([0.8, 3.5])
     query = c1.radio("Query", ["count", "mean", "variance"], key="sv_query", horizontal=False,
@@ -212,7 +201,7 @@ def _query(t: Table, inp: dict) -> dict:
 # --------------------------------------------------------------------------- ε, method and the button
 
 
-def _budget(t: Table, inp: dict) -> dict:
+def _budget(t: book.ReadTable, inp: dict) -> dict:
     c1, c2 = st.columns([1, 2])
     eps = c1.number_input("ε", value=6 * LN2, step=0.1, format="%.4f", key="sv_eps",
                           help="Privacy budget of this one release: smaller means stronger privacy and more noise. "
@@ -246,7 +235,7 @@ def _budget(t: Table, inp: dict) -> dict:
             "levels_json": json.dumps(inp["levels"], sort_keys=True)}
 
 
-def _button(t: Table, inp: dict) -> bool:
+def _button(t: book.ReadTable, inp: dict) -> bool:
     clicked = st.button(f"Compute release (spends ε {epsilon_phrase(inp['eps'])})", type="primary",
                         disabled=bool(inp["problems"]), key="sv_go",
                         help="Imputes (cached, spends nothing) and releases the estimate with fresh noise. Every "
@@ -255,12 +244,12 @@ def _button(t: Table, inp: dict) -> bool:
     return clicked and not inp["problems"]
 
 
-def _impute(t: Table, inp: dict):
+def _impute(t: book.ReadTable, inp: dict):
     return cached_impute(t.df, t.key, inp["target"], tuple(inp["match"]), inp["k"], inp["rule"], inp["levels_json"],
                          tuple(inp["ordinal"]))
 
 
-def _where(t: Table, inp: dict) -> np.ndarray:
+def _where(t: book.ReadTable, inp: dict) -> np.ndarray:
     if "ages" in inp["subpop"]:
         return t.df["age"].between(*inp["subpop"]["ages"]).to_numpy()
     return subpopulation_mask(t.df, inp["subpop"]["expr"], inp["target"])
@@ -269,7 +258,7 @@ def _where(t: Table, inp: dict) -> np.ndarray:
 # --------------------------------------------------------------------------- the release and its result
 
 
-def _release(t: Table, inp: dict) -> None:
+def _release(t: book.ReadTable, inp: dict) -> None:
     with st.spinner("Imputing and releasing …"):
         imp = _impute(t, inp)
         where = _where(t, inp)
@@ -290,7 +279,7 @@ def _release(t: Table, inp: dict) -> None:
                            "subpop": int(where.sum()), "table": t.charged.name}
 
 
-def _result(t: Table, inp: dict) -> None:
+def _result(t: book.ReadTable, inp: dict) -> None:
     out = s.get("survey_release")
     if out and out["key"] != inp["key"]:
         st.info("The settings changed since the last release; compute again to see a release for them.")
@@ -333,7 +322,7 @@ def _result(t: Table, inp: dict) -> None:
 # --------------------------------------------------------------------------- noise in context
 
 
-def _context(t: Table, inp: dict) -> None:
+def _context(t: book.ReadTable, inp: dict) -> None:
     with ui.guarded("the noise-in-context controls"):
         st.caption("Treat the table as the population, draw R simple random samples, and on each compare the "
                    "non-private estimate (sampling noise only) with the DP release (sampling + DP noise) over a grid "

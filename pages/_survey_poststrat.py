@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import json
 import math
-from dataclasses import dataclass
 
 import pandas as pd
 import streamlit as st
@@ -48,16 +47,6 @@ s = st.session_state
 CPS_NAME = "cps_vrs_weighted.csv (survey demo)"
 
 
-@dataclass(frozen=True)
-class Table:
-    """What the tab reads: the sample, its cache key, the table the budget book charges, demo or not."""
-
-    df: pd.DataFrame
-    key: str
-    charged: book.SurveyTable
-    demo: bool
-
-
 def render() -> None:
     st.subheader("DP post-stratification")
     st.caption("A post-stratified weighted count (Merrill 2021, ch. 7): the curator's base weights are scaled so "
@@ -85,7 +74,7 @@ def render() -> None:
 # --------------------------------------------------------------------------- the table
 
 
-def _table() -> Table | None:
+def _table() -> book.ReadTable | None:
     demo_ok = CPS_WEIGHTED.exists()
     choice = source.choose("ps_source", "Bundled demo: CPS November voting supplement (weighted)", demo_ok)
     if not demo_ok:
@@ -103,13 +92,13 @@ def _table() -> Table | None:
             f"the voting questions): **{counts['kept']:,} records** kept, 13 November elections 1994–2018 pooled. "
             "Binning columns use fixed public definitions (assets/README.md).")
         # the file read: the budget book charges it
-        return Table(data, f"demo:{CPS_WEIGHTED}", book.demo_table(CPS_WEIGHTED, CPS_NAME), True)
+        return book.ReadTable(data, f"demo:{CPS_WEIGHTED}", book.demo_table(CPS_WEIGHTED, CPS_NAME), True)
     df = state.work_df()
     t = book.loaded_table(df)
     st.caption(f"**{t.name}** ({len(df):,} rows × {df.shape[1]} columns, as on the Data page): choose its base-weight "
                "column and the columns to post-stratify on, and upload their known population totals. Releases are "
                "charged to this table's budget book.")
-    return Table(df, state.work_key(), t, False)
+    return book.ReadTable(df, state.work_key(), t, False)
 
 
 # --------------------------------------------------------------------------- the demo's inputs
@@ -149,7 +138,7 @@ def _demo_candidates(cols) -> dict:
     return cands
 
 
-def _demo_inputs(t: Table) -> dict:
+def _demo_inputs(t: book.ReadTable) -> dict:
     data = t.df
     st.text_input("Weights column", value="WEIGHT", disabled=True, key="ps_weights_demo",
                   help="The base weight of each record, from the sampling design (here the CPS person weight). Every "
@@ -191,7 +180,7 @@ def _demo_inputs(t: Table) -> dict:
 # --------------------------------------------------------------------------- the curator's table
 
 
-def _own_inputs(t: Table) -> dict:
+def _own_inputs(t: book.ReadTable) -> dict:
     df = t.df
     columns = list(map(str, df.columns))
     session.keep_if_valid("ps_weights", columns)  # saved with another table: its columns may differ
@@ -228,7 +217,7 @@ def _own_inputs(t: Table) -> dict:
 # --------------------------------------------------------------------------- ε and the button
 
 
-def _budget(t: Table, inp: dict) -> dict:
+def _budget(t: book.ReadTable, inp: dict) -> dict:
     cols, cands = inp["cols"], inp["cands"]
     st.markdown("**Privacy budget**")
     c1, c2, c3, c4 = st.columns(4)
@@ -273,7 +262,7 @@ def _budget(t: Table, inp: dict) -> dict:
             "total_eps": poststrat_epsilon(eps_select, eps_table, e3)}
 
 
-def _weight_range(t: Table, default: tuple[float, float]) -> tuple[float, float]:
+def _weight_range(t: book.ReadTable, default: tuple[float, float]) -> tuple[float, float]:
     c1, c2 = st.columns(2)
     sfx = "demo" if t.demo else "up"
     g_lo = c1.number_input(
@@ -288,7 +277,7 @@ def _weight_range(t: Table, default: tuple[float, float]) -> tuple[float, float]
     return g_lo, g_hi
 
 
-def _button(t: Table, inp: dict) -> bool:
+def _button(t: book.ReadTable, inp: dict) -> bool:
     clicked = st.button(f"Compute release (spends ε {epsilon_phrase(inp['total_eps'])})", type="primary",
                         disabled=bool(inp["problems"]), key="ps_go",
                         help="Chooses bins, rakes, and releases the weighted count with fresh noise. Every click "
@@ -300,7 +289,7 @@ def _button(t: Table, inp: dict) -> bool:
 # --------------------------------------------------------------------------- the release and its result
 
 
-def _release(t: Table, inp: dict) -> None:
+def _release(t: book.ReadTable, inp: dict) -> None:
     with st.spinner("Selecting bins, raking and releasing …"):
         def run():
             return poststrat_release(t.df, inp["cols"], inp["totals"], inp["cands"], inp["mask"],

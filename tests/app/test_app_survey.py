@@ -273,8 +273,9 @@ def with_own_table(df=None, confirm: bool = True) -> AppTest:
     assert at.session_state["data_name"] == "upload: own_survey.csv"
     if confirm:
         for col, edges in (("income", "0,1000,2000,4000,8000,100000"), ("w", "0,25,50,100")):
-            at.selectbox(key=f"w_numkind_{col}").select("public edges").run()
-            at.text_input(key=f"w_edges_{col}").input(edges).run()
+            table = at.session_state["data_key"]  # the numeric widgets' keys name the table they belong to
+            at.radio(key=f"w_numkind_{col}@{table}").set_value("codebook edges").run()
+            at.text_input(key=f"w_edges_{col}@{table}").input(edges).run()
         next(b for b in at.button if b.label.startswith("Confirm")).click()
         at.run()
         assert at.session_state["domain_confirmed"], texts(at.error)
