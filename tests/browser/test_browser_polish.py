@@ -69,12 +69,17 @@ def test_sidebar_progress_moves_and_the_release_page_reads_well(page):
     bs.goto(page, "1 · Data", 1000, TIMEOUT_MS)
     page.get_by_role("button", name=re.compile("^Confirm")).first.click()
     bs.settle(page, 800, TIMEOUT_MS)
+    bs.goto(page, "2 · Design", 1000, TIMEOUT_MS)  # 20 sets: a release long enough to watch from another page
+    sets = page.get_by_role("spinbutton", name="Synthetic sets m").first
+    sets.fill("20")
+    sets.press("Enter")
+    bs.settle(page, 1000, TIMEOUT_MS)
     bs.goto(page, "4 · Release (spends ε)", 1000, TIMEOUT_MS)
     page.get_by_role("button", name=re.compile(r"^Release \(spends")).first.click()
-    page.wait_for_timeout(1500)
+    page.wait_for_timeout(500)
     bs.goto(page, "1 · Data", 1000, TIMEOUT_MS)
     seen = set()
-    for _ in range(40):  # the default release (5 sets) runs for several seconds: the count must move
+    for _ in range(60):  # a release of 20 sets runs for several seconds: the count must move
         text = page.locator('[data-testid="stSidebar"]').inner_text()
         m = re.search(r"A release is running \((\d+)/(\d+)", text)
         if m:
@@ -87,7 +92,7 @@ def test_sidebar_progress_moves_and_the_release_page_reads_well(page):
     page.wait_for_function("() => document.body.innerText.includes('Budget ledger (spent)')", timeout=TIMEOUT_MS)
     bs.settle(page, 1500, TIMEOUT_MS)
     body = page.locator('[data-testid="stMain"]').inner_text()
-    assert "Released 5 set(s)" in body
+    assert "Released 20 set(s)" in body
     legend = page.locator('[data-testid="stPlotlyChart"]', has_text="kind (hover a segment").first
     entries = legend.locator("g.legend g.traces").count()
     assert 1 <= entries <= 6, entries  # a few kinds of charge, not one entry per charge
