@@ -19,6 +19,7 @@ from dpcore.data.io import read_table
 from dpcore.errors import InputError, OptionError
 from dpcore.studio.budget_book import BudgetBook, BudgetExceeded, manifest_sha256
 from dpcore.studio.workspace import StoredRelease, Workspace, check_workspace_id, table_fingerprint
+from tests.studio.test_budget_book import _spend_tenths  # the two-writer worker, shared with the PostgreSQL test
 
 ROOT = Path(__file__).resolve().parents[2]
 S7 = ROOT / "assets" / "sd2011_s7.csv"
@@ -338,19 +339,6 @@ def test_a_killed_process_never_lets_a_release_leave_without_a_record(tmp_path, 
 
 
 # --------------------------------------------------------------------------- concurrent writers
-
-
-def _spend_tenths(db_path: str, attempts: int) -> int:
-    book = BudgetBook(db_path)
-    done = 0
-    for _ in range(attempts):
-        try:
-            entry = book.reserve("table", 0.1, "steps", "add_remove")
-        except BudgetExceeded:
-            continue
-        book.complete(entry, "0" * 64, True)
-        done += 1
-    return done
 
 
 def test_concurrent_writers_never_overspend_or_corrupt(tmp_path):
