@@ -32,9 +32,9 @@ def passes(rows: Sequence) -> bool:
 
 def what_passes(method: str, domain, epsilon: float, sets: int, *, n: float, neighbours: str = "add_remove",
                 bins_share: float = 0.0, **options: Any) -> str:
-    """One sentence for a design whose noise check is red: the nearest design that passes (fewer sets
-    first, since m multiplies the noise and every set is a full copy; then a larger ε up to 10), or why
-    none near it does."""
+    """One sentence for a design whose noise check is red: the nearest design that passes (the smallest ε
+    up to 10 at which it does, with the design's m if that is enough, else with one set, since m divides
+    the budget), or why none near it does."""
     def ok(eps: float, m: int) -> bool:
         try:
             return passes(expected_noise(method, domain, eps, n=n, sets=m, neighbours=neighbours,
@@ -42,8 +42,9 @@ def what_passes(method: str, domain, epsilon: float, sets: int, *, n: float, nei
         except DPCoreError:
             return False
 
-    tries = ([(epsilon, 1)] if sets > 1 else []) + [(e, m) for m in dict.fromkeys((sets, 1))
-                                                    for e in REMEDY_EPSILONS if e > epsilon]
+    # the smallest ε first (ε is the guarantee); at each ε the design's own m, then one set
+    grid = [epsilon, *(e for e in REMEDY_EPSILONS if e > epsilon)]
+    tries = [(e, m) for e in grid for m in dict.fromkeys((sets, 1)) if (e, m) != (epsilon, sets)]
     for eps, m in tries:
         if ok(eps, m):
             change = [f"m = {m} set{'s' if m > 1 else ''} instead of {sets}"] if m != sets else []
