@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dpcore.data.datasets import SD2011_LEVELS  # noqa: E402
+from dpcore.survey import bins as B  # noqa: E402
 from dpcore.survey import context as C  # noqa: E402
 from dpcore.survey import imputation as I  # noqa: E402
 from dpcore.survey import poststrat as ps  # noqa: E402
@@ -67,7 +68,7 @@ def running_example():
         "minors-adults": {"0-12": "0-18", "13-18": "0-18", "19-39": "19+", "40-64": "19+", "65+": "19+"},
         "all": {a: "0+" for a in ages},
     }
-    b = ps.binning("age", ages, cands)
+    b = B.binning("age", ages, cands)
     totals = {"age": {a: 100_000 for a in ages}}
     for name, counts in (("A", [1300, 100, 1200, 1200, 1200]), ("B", [1600, 100, 1600, 1600, 100])):
         df = pd.DataFrame({"age": np.repeat(ages, counts)})

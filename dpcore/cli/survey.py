@@ -358,6 +358,7 @@ def cmd_poststrat_release(args) -> int:
 
 def _poststrat_release(args) -> int:
     from dpcore.survey import poststrat as P
+    from dpcore.survey.bins import binnings_for
 
     df = read_table(args.input)
     cols = _cols(args.columns, "--columns")
@@ -368,7 +369,7 @@ def _poststrat_release(args) -> int:
     cands = _json_file(args.candidates, "candidates") if args.candidates else {}
     if not isinstance(cands, dict):
         raise InputError("the candidates file must hold a JSON object {column: {name: {level: bin}}}")
-    data, binnings = P.binnings_for(df, cols, totals, cands)
+    data, binnings = binnings_for(df, cols, totals, cands)
     wr = _pair(args.base_weight_range, "--base-weight-range") if args.base_weight_range else None
     rng = _rng(args.seed)
     from dpcore.studio.survey_book import POSTSTRAT

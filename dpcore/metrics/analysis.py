@@ -1,6 +1,5 @@
 """Analysis-specific utility (docs/measures.md; Bowen & Liu 2021, §4.3): L1 distance
-and chi-square consistency; regression CI overlap is in :mod:`dpcore.metrics.regression`
-(its names are re-exported here).
+and chi-square consistency; regression CI overlap is in :mod:`dpcore.metrics.regression`.
 
 - :func:`l1_distance` — L1 distance between the full cross-tabulations of the
   original and each synthetic set, in **proportions** (Σ|y/n − s/n_s|, range 0–2).
@@ -26,24 +25,14 @@ import pandas as pd
 from scipy import stats
 
 from dpcore.errors import OptionError
-from dpcore.metrics.regression import (
-    RegressionOverlap,
-    ci_overlap,
-    combine_estimates,
-    regression_overlap,
-)
 from dpcore.metrics.tables import _cell_ids, _prepare
 
 __all__ = [
     "L1Distance",
     "ChisqConsistency",
-    "RegressionOverlap",
     "l1_distance",
     "chisq_consistency",
-    "regression_overlap",
-    "ci_overlap",
     "d2_combine",
-    "combine_estimates",
 ]
 
 

@@ -47,12 +47,12 @@ from functools import lru_cache
 
 import numpy as np
 
-# the exact Binomial(n, ½) (re-exported: the split step of every level) and the integer bounds
+# the exact Binomial(n, ½) (the split step of every level) and the integer bounds
 from dpcore.privacy.exact_binomial import binomial_half
 from dpcore.privacy.exact_bounds import ceil_div, exp_neg_bounds, ln_bounds
 
 __all__ = [
-    "SAMPLER_NAME", "binomial_half", "binomial", "MagnitudeLaw", "DiscreteLaplaceLaw",
+    "SAMPLER_NAME", "binomial", "MagnitudeLaw", "DiscreteLaplaceLaw",
     "DiscreteGaussianLaw", "magnitude_histogram", "signed_histogram", "discrete_laplace_histogram",
     "discrete_gaussian_histogram",
 ]

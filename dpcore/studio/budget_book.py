@@ -57,9 +57,9 @@ from pathlib import Path
 
 from dpcore.errors import InputError, OptionError
 from dpcore.studio.book_merge import merge_legacy_book
-from dpcore.studio.book_store import BUSY_TIMEOUT_S, Store, current_entries_sql, sqlite_connect, sqlite_transaction
+from dpcore.studio.book_store import Store, current_entries_sql, sqlite_connect, sqlite_transaction
 
-__all__ = ["ABORTED", "COMPLETE", "FAILED", "PENDING", "SPENT", "CAP_TOLERANCE", "BUSY_TIMEOUT_S", "DEFAULT_DELTA",
+__all__ = ["ABORTED", "COMPLETE", "FAILED", "PENDING", "SPENT", "CAP_TOLERANCE", "DEFAULT_DELTA",
            "BookEntry", "BudgetBook", "BudgetExceeded", "composition_totals", "connect", "default_user",
            "manifest_sha256", "now", "release_costs", "transaction"]
 

@@ -136,8 +136,9 @@ def poststrat_release(data: pd.DataFrame, cols: list, totals: dict, cands: dict,
     """One :func:`dpcore.survey.poststrat.poststratify_release` (spends
     :func:`poststrat_epsilon`), its bins set up as ``poststrat-release`` does."""
     from dpcore.survey import poststrat as P
+    from dpcore.survey.bins import binnings_for
 
-    data, binnings = P.binnings_for(data, cols, totals, cands)
+    data, binnings = binnings_for(data, cols, totals, cands)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance: warned on the page
         return P.poststratify_release(data, binnings, totals, mask, epsilon_select=eps_select,

@@ -16,6 +16,7 @@ Laplace-type releases are exact on a grid, smooth-sensitivity ones are stated fo
 mechanism (docs/survey-privacy.md).
 """
 from dpcore.survey._smooth import SmoothRelease, cauchy_smooth_epsilon, check_gamma
+from dpcore.survey.bins import Binning, binning, select_bins, smooth_weight_bound
 from dpcore.survey.imputation import (
     BaselineRelease,
     release_count,
@@ -38,14 +39,7 @@ from dpcore.survey.partition import (
     partition,
     release_to_user,
 )
-from dpcore.survey.poststrat import (
-    Binning,
-    PostStratRelease,
-    binning,
-    poststratify_release,
-    select_bins,
-    smooth_weight_bound,
-)
+from dpcore.survey.poststrat import PostStratRelease, poststratify_release
 
 __all__ = [
     "amplified_epsilon", "effective_epsilon", "max_useful_beta", "amplification_table", "Partition", "partition",

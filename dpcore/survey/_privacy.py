@@ -27,9 +27,9 @@ import math
 import numpy as np
 
 from dpcore.errors import OptionError
-from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, REPLACE, check_neighbours
+from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, check_neighbours
 
-__all__ = ["ADD_REMOVE", "REPLACE", "notion_for", "label", "statement", "public_grid", "snap", "GRID_BITS",
+__all__ = ["notion_for", "label", "statement", "public_grid", "snap", "GRID_BITS",
            "SAMPLER_CAVEAT"]
 
 #: The grid of a smooth-sensitivity release is 2^-GRID_BITS of a public lower bound on its

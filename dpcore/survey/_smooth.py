@@ -50,7 +50,8 @@ from dpcore.errors import OptionError
 from dpcore.privacy.ledger import UNBOUNDED, Ledger, check_epsilon
 from dpcore.privacy.measurement import record_stated
 from dpcore.privacy.mechanisms import GeneralizedCauchy
-from dpcore.survey._privacy import ADD_REMOVE, public_grid, snap, statement
+from dpcore.privacy.neighbours import ADD_REMOVE
+from dpcore.survey._privacy import public_grid, snap, statement
 
 LN2 = math.log(2.0)
 #: smallest ε for which the chapter-6 calibration γ = 1 + ε/(2 ln 2) is proven ε-DP (γ ≥ 2)

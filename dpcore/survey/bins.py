@@ -20,7 +20,8 @@ from dpcore.errors import InputError, OptionError
 from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism
-from dpcore.survey._privacy import ADD_REMOVE, label
+from dpcore.privacy.neighbours import ADD_REMOVE
+from dpcore.survey._privacy import label
 
 __all__ = [
     "Binning",

@@ -49,7 +49,8 @@ from dpcore.errors import InputError, OptionError
 from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace, Laplace, positive_finite
-from dpcore.survey._privacy import ADD_REMOVE, REPLACE, label, notion_for, statement
+from dpcore.privacy.neighbours import ADD_REMOVE, REPLACE
+from dpcore.survey._privacy import label, notion_for, statement
 from dpcore.survey._smooth import (
     LN2,
     SmoothRelease,

@@ -31,7 +31,8 @@ from dpcore.errors import InputError, OptionError
 from dpcore.privacy.ledger import BOUNDED, Ledger, check_epsilon
 from dpcore.privacy.measurement import record_stated
 from dpcore.privacy.mechanisms import Laplace
-from dpcore.survey._privacy import REPLACE, notion_for, statement
+from dpcore.privacy.neighbours import REPLACE
+from dpcore.survey._privacy import notion_for, statement
 
 _PARTITION_WHY = ("the piece sizes n_i and the record count n are public (Def 5.3.1) and Thm 5.3.1/5.5.1 are "
                   "proved for tables of one fixed size; under add/remove n is private")

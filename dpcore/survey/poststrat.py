@@ -51,26 +51,23 @@ import numpy as np
 import pandas as pd
 
 from dpcore.errors import InputError, OptionError
-from dpcore.estimate.raking import Raking, rake
+from dpcore.estimate.raking import Raking
 from dpcore.measure.margins import NoisyMargin
 from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import exponential_probabilities, noise_for
-from dpcore.survey._privacy import ADD_REMOVE, label, notion_for, statement
+from dpcore.privacy.neighbours import ADD_REMOVE
+from dpcore.survey._privacy import label, notion_for, statement
 from dpcore.survey._smooth import charge_smooth, check_gamma, smooth_grid, smooth_value
 from dpcore.survey.bins import (
     Binning,
-    SelectedBins,
     _base_totals,
     _bin_totals,
     _level_codes,
-    binning,
-    binnings_for,
     check_base_weights,
     check_weight_range,
     max_potential_weight,
     post_weights,
-    potential_weight,
     select_bins,
     selection_scores,
     selection_sensitivity,
@@ -81,26 +78,12 @@ _WHY = ("W_k (Prop 7.3.8), the selection sensitivity (7.2) and the join-table co
         "removing one record changes; replace-one bounds are not derived")
 
 __all__ = [
-    "Binning",
-    "binning",
-    "post_weights",
-    "max_potential_weight",
-    "potential_weight",
-    "smooth_weight_bound",
-    "selection_scores",
-    "selection_sensitivity",
-    "SelectedBins",
-    "select_bins",
     "nonnegative_collapse",
-    "rake",
     "dp_ipf",
     "weighted_count",
     "expected_noise_sd",
     "PostStratRelease",
     "poststratify_release",
-    "check_base_weights",
-    "binnings_for",
-    "check_weight_range",
 ]
 
 

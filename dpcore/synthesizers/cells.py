@@ -1,23 +1,19 @@
 """What every synthesizer shares: size limits on dense tables and drawing records from cells.
 
 Synthesizers depend on this module, never on each other. Drawing records from cell
-estimates (:func:`draw_cells`, :func:`cell_codes`) belongs to the estimation layer
-(:mod:`dpcore.estimate.table`, where the dense model samples with them); they are named here
-for the synthesizers that estimate a table without an estimator (STEPS, flat Laplace), with
-the released set's form: the cell counts drawn at once and the records dealt in chunks
-(:func:`cell_counts`, :func:`cell_draw`; :mod:`dpcore.estimate.draws`).
-Privacy: nothing here reads records; :func:`draw_cells` is post-processing of
-already-noisy cell estimates.
+estimates belongs to the estimation layer: :func:`dpcore.estimate.table.draw_cells` and
+:func:`dpcore.estimate.table.cell_codes` (where the dense model samples with them), and the
+released set's form, the cell counts drawn at once and the records dealt in chunks
+(:func:`dpcore.estimate.table.cell_counts`, :func:`dpcore.estimate.draws.cell_draw`); the
+synthesizers that estimate a table without an estimator (STEPS, flat Laplace) import them
+from there. Privacy: nothing here reads records.
 """
 from __future__ import annotations
 
 from dpcore.data.domain import Domain
 from dpcore.errors import ResourceError
-from dpcore.estimate.draws import CellDraw, cell_draw
-from dpcore.estimate.table import cell_codes, cell_counts, draw_cells
 
-__all__ = ["DEFAULT_MAX_CELLS", "BYTES_PER_LEAF_CELL", "big_count", "check_cells", "draw_cells", "cell_codes",
-           "cell_counts", "cell_draw", "CellDraw"]
+__all__ = ["DEFAULT_MAX_CELLS", "BYTES_PER_LEAF_CELL", "big_count", "check_cells"]
 
 #: Largest dense table (cells) a release may allocate.
 DEFAULT_MAX_CELLS = 20_000_000

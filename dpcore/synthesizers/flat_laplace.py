@@ -17,6 +17,9 @@ from dpcore.counting.count_table import CountTable
 from dpcore.counting.rows import margin_counts
 from dpcore.data.domain import Domain
 from dpcore.errors import OptionError
+from dpcore.estimate.draws import CellDraw, cell_draw
+from dpcore.estimate.table import cell_codes, cell_counts
+from dpcore.measure import leaf_noise
 from dpcore.measure.margins import preview_row
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
@@ -24,15 +27,7 @@ from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers import sparse_leaves
-from dpcore.synthesizers.cells import (
-    DEFAULT_MAX_CELLS,
-    CellDraw,
-    big_count,
-    cell_codes,
-    cell_counts,
-    cell_draw,
-    check_cells,
-)
+from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, check_cells
 from dpcore.synthesizers.empty_share import NoiseRow, empty_share_warning, flat_empty_share, noise_row
 from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
@@ -122,12 +117,12 @@ def _sparse(cells: int, opts: FlatOptions) -> bool:
     # discrete Laplace and the discrete Gaussian (under delta) go sparse above the measured crossover;
     # other noise only when it must (and is then refused by check_sparse_noise)
     big = cells > min(sparse_leaves.SPARSE_ABOVE, opts.max_cells)
-    return big and (opts.noise in sparse_leaves.HISTOGRAM_NOISE or cells > opts.max_cells)
+    return big and (opts.noise in leaf_noise.HISTOGRAM_NOISE or cells > opts.max_cells)
 
 
 def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> CellDraw:
     cells = domain.size
-    sparse_leaves.check_sparse_noise(opts.noise, where=f"the full cross-tabulation ({big_count(cells)} cells)")
+    leaf_noise.check_sparse_noise(opts.noise, where=f"the full cross-tabulation ({big_count(cells)} cells)")
     mech = ctx.definition.count_noise(eps, ctx.neighbours, opts.noise)
     query = Measurement.counts(
         "full cross-tabulation counts", mech, ctx.neighbours, cells=cells, sampler=HISTOGRAM_SAMPLER,

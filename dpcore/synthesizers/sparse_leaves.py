@@ -32,7 +32,7 @@ described completely by
    (non-empty cells and value classes with weight multiplicity × value), then each
    record of a class picks one of the class's cells uniformly; ``round`` rounds by
    largest remainder with ties between equal remainders broken uniformly at random
-   (as :func:`dpcore.synthesizers.cells.draw_cells` does).
+   (as :func:`dpcore.estimate.table.draw_cells` does).
 4. **which** empty cells: the cells used by a block's classes are a uniformly random
    injection into the block's empty cells, drawn lazily (rejection sampling of
    uniform cells of the block, skipping non-empty and already chosen ones) only for
@@ -58,24 +58,16 @@ from dpcore.counting.count_table import CountTable, cell_keys, key_codes
 from dpcore.data.domain import code_dtype
 from dpcore.errors import ResourceError
 from dpcore.estimate.consistency import make_consistent, posterior_variances
-
-# the measurement step (noise per non-empty cell, the empty cells' histogram), re-exported here
-# because the sparse path's tests and benches reach the whole path through this module
 from dpcore.measure.leaf_noise import (
-    HISTOGRAM_NOISE,
-    MAX_HISTOGRAM_VALUES,
     HistogramNoise,
     Items,
-    check_sparse_noise,
-    empty_histogram,
     noisy_items,
 )
 from dpcore.synthesizers.hierarchy import record_ranks, slot_values, upper_slot_structure
 
 __all__ = [
-    "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "Items", "empty_histogram", "draw_items", "draw_empty_cells",
-    "flat_release", "flat_support", "check_sparse_noise", "steps_release", "steps_support", "nonneg_shift",
-    "HISTOGRAM_NOISE", "MAX_HISTOGRAM_VALUES", "HistogramNoise", "block_summaries", "posterior_variances_blocks",
+    "SPARSE_ABOVE", "MAX_SPARSE_CELLS", "draw_items", "draw_empty_cells", "flat_release", "flat_support",
+    "steps_release", "steps_support", "nonneg_shift", "block_summaries", "posterior_variances_blocks",
 ]
 
 #: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
@@ -137,7 +129,7 @@ def draw_items(x: np.ndarray, mult: np.ndarray, n: int, mode: str, rng: np.rando
 
     Returns (item, slot, count): ``count`` records go to cell ``slot`` (0 <= slot < mult)
     of ``item``; slots are distinct within an item. Same law as
-    :func:`dpcore.synthesizers.cells.draw_cells` on the expanded cells: ``sample`` is the multinomial
+    :func:`dpcore.estimate.table.draw_cells` on the expanded cells: ``sample`` is the multinomial
     over cells (grouped by item, then uniform within an item); ``round`` is the
     largest-remainder rounding with ties broken uniformly at random.
     """

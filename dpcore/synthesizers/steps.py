@@ -34,6 +34,9 @@ from dpcore.counting.rows import rows as count_rows
 from dpcore.counting.rows import weighted_count
 from dpcore.data.domain import Domain
 from dpcore.estimate.consistency import make_consistent, posterior_variances
+from dpcore.estimate.draws import CellDraw, cell_draw
+from dpcore.estimate.table import cell_counts
+from dpcore.measure import leaf_noise
 from dpcore.measure.selection import sensitivity as utility_sensitivity
 from dpcore.measure.selection import utility as utility_scores
 from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
@@ -44,7 +47,7 @@ from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers import hierarchy as H
 from dpcore.synthesizers import sparse_leaves
 from dpcore.synthesizers.allocation import Allocation, allocate_budget
-from dpcore.synthesizers.cells import CellDraw, big_count, cell_counts, cell_draw
+from dpcore.synthesizers.cells import big_count
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
 from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
 
@@ -288,8 +291,8 @@ def sparse_leaf_layer(tree: H.PhantomPaddedTree, opts: StepsOptions) -> bool:
         return False
     big = tree.n_leaves > min(sparse_leaves.SPARSE_ABOVE, opts.max_cells)
     if big and tree.n_leaves > opts.max_cells:
-        sparse_leaves.check_sparse_noise(opts.noise, opts.noise_backend)
-    return big and opts.noise in sparse_leaves.HISTOGRAM_NOISE and opts.noise_backend == "numpy"
+        leaf_noise.check_sparse_noise(opts.noise, opts.noise_backend)
+    return big and opts.noise in leaf_noise.HISTOGRAM_NOISE and opts.noise_backend == "numpy"
 
 
 def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):

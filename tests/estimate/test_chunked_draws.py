@@ -14,6 +14,7 @@ from scipy import stats
 
 from dpcore.estimate.draws import CellDraw, FixedDraw, IIDDraw, chunk_sizes, deal, part_sizes, records
 from dpcore.estimate.table import DenseTable, cell_codes, draw_cells
+from dpcore.measure import leaf_noise
 from dpcore.synthesizers import sparse_leaves as SL
 
 ALPHA = 1e-3
@@ -200,7 +201,8 @@ def test_empty_cells_drawn_in_batches_stay_distinct_and_uniform(monkeypatch):
     exclude = np.array([0 * 5 + 2, 1 * 5 + 1])  # one non-empty cell in each block (sorted keys)
     n_cells, n_empty = np.array([5, 5]), np.array([4, 4])
     # block 0: a class of 2 of its 4 empty cells with records, and one of 2 without; block 1: all 4
-    items = SL.Items(np.array([0, 0, 1]), np.array([1.0, 0.0, 1.0]), np.array([2, 2, 4]), np.array([-1, -1, -1]))
+    items = leaf_noise.Items(np.array([0, 0, 1]), np.array([1.0, 0.0, 1.0]), np.array([2, 2, 4]),
+                             np.array([-1, -1, -1]))
     table = type("T", (), {"shape": shape, "codes": np.zeros((0, 2), np.int64)})()
     hits = np.zeros(10, np.int64)
     monkeypatch.setattr(SL, "DRAW_BATCH", 2)  # 6 cells get records: three batches

@@ -19,7 +19,8 @@ from dpcore.metrics import (
     specks,
 )
 from dpcore.metrics import tables as tables_mod
-from dpcore.metrics.analysis import ci_overlap, combine_estimates, d2_combine
+from dpcore.metrics.analysis import d2_combine
+from dpcore.metrics.regression import ci_overlap, combine_estimates
 
 
 def _make(n: int, seed: int) -> pd.DataFrame:

@@ -32,7 +32,7 @@ from scipy import stats
 import dpcore.privacy.exact_binomial as B
 import dpcore.privacy.exact_bounds as XB
 import dpcore.privacy.exact_histogram as E
-from dpcore.privacy.mechanisms import _dyadic_scale
+from dpcore.privacy.exact_laplace import _dyadic_scale
 from tests.privacy.histogram_support import (
     check_histogram_contract,
     check_pooled_classes,
@@ -161,7 +161,7 @@ def _chi2_binomial_p(x: np.ndarray, n: int, p: float = 0.5) -> float:
 
 @pytest.mark.parametrize("n", [1, 2, 7, 64, 65, 1000, 4095, 4096, 4097, 10_007, 65_537, 1_000_003])
 def test_binomial_half_follows_the_binomial_pmf(n):
-    x = E.binomial_half(np.random.default_rng(n), np.full(200_000, n))
+    x = B.binomial_half(np.random.default_rng(n), np.full(200_000, n))
     assert x.dtype == np.int64 and x.min() >= 0 and x.max() <= n
     assert _chi2_binomial_p(x, n) > ALPHA
     # the same test rejects a law shifted by a tenth of its standard deviation: it can fail
@@ -174,7 +174,7 @@ def test_binomial_half_mean_and_variance_near_2_to_62(n):
     """400,000 draws: the mean within 4.5 standard errors of n/2, the variance within 5 of its
     standard errors (2σ⁴/N for the near-normal law) of n/4."""
     N = 400_000
-    x = E.binomial_half(np.random.default_rng(n % 1000), np.full(N, n))
+    x = B.binomial_half(np.random.default_rng(n % 1000), np.full(N, n))
     assert (x >= 0).all()
     d = (x - n // 2).astype(np.float64) - (n % 2) / 2  # exact int64 difference, then float
     sd = math.sqrt(n / 4)
@@ -200,7 +200,7 @@ def test_the_exact_path_alone_gives_the_binomial(monkeypatch):
 
     monkeypatch.setattr(B, "_accept_exact", counting)
     n = 5_001
-    x = E.binomial_half(np.random.default_rng(17), np.full(6_000, n))
+    x = B.binomial_half(np.random.default_rng(17), np.full(6_000, n))
     assert calls["n"] >= 6_000
     assert _chi2_binomial_p(x, n) > ALPHA
     assert _chi2_binomial_p(x + 8, n) < ALPHA  # a shift of a quarter standard deviation is seen
@@ -227,7 +227,7 @@ def test_the_envelope_tail_is_drawn_exactly(monkeypatch):
         n = 40_001
         # (seed 5 gave p = 3·10⁻⁴ here, a 1-in-3000 event: 2·10⁶ draws with a body ending at z = 1,
         # a third of the mass through the tail, gave p = 0.92 and 0.58 for seeds 1 and 2)
-        x = E.binomial_half(np.random.default_rng(6), np.full(20_000, n))
+        x = B.binomial_half(np.random.default_rng(6), np.full(20_000, n))
         assert tails["n"] > 300  # the tail was used
         assert _chi2_binomial_p(x, n) > ALPHA
         assert _chi2_binomial_p(x + 25, n) < ALPHA  # a quarter of a standard deviation off is seen
@@ -236,10 +236,10 @@ def test_the_envelope_tail_is_drawn_exactly(monkeypatch):
 
 
 def test_binomial_half_takes_any_shape_and_rejects_negative_counts():
-    x = E.binomial_half(np.random.default_rng(0), np.array([[0, 5000], [3, 2**40]]))
+    x = B.binomial_half(np.random.default_rng(0), np.array([[0, 5000], [3, 2**40]]))
     assert x.shape == (2, 2) and x[0, 0] == 0
     with pytest.raises(ValueError):
-        E.binomial_half(np.random.default_rng(0), np.array([-1]))
+        B.binomial_half(np.random.default_rng(0), np.array([-1]))
 
 
 # --------------------------------------------------------------------------- Binomial(k, p)

@@ -192,15 +192,16 @@ def _last_charge(ledger):
 def test_survey_post_stratification_charges_are_the_maps_of_its_mechanisms(monkeypatch):
     """The survey tool's bin selection and join table are charged from the same maps. (Its
     weighted count uses smooth sensitivity, a data-dependent ε bound recorded with its note.)"""
+    from dpcore.survey import bins as B
     from dpcore.survey import poststrat as ps
 
     rng = np.random.default_rng(1)
     ages = ["0-12", "13-18", "19-39", "40-64", "65+"]
     df = pd.DataFrame({"age": rng.choice(ages, 3000), "sex": rng.choice(["F", "M"], 3000)})
-    age = ps.binning("age", ages, {"separate": {a: a for a in ages}, "all": {a: "0+" for a in ages}})
+    age = B.binning("age", ages, {"separate": {a: a for a in ages}, "all": {a: "0+" for a in ages}})
     totals = {"age": {a: 100_000 for a in ages}, "sex": {"F": 260_000, "M": 240_000}}
     ran = _spy(monkeypatch)
-    rel = ps.poststratify_release(df, [age, ps.binning("sex", ["F", "M"])], totals, np.ones(3000, bool),
+    rel = ps.poststratify_release(df, [age, B.binning("sex", ["F", "M"])], totals, np.ones(3000, bool),
                                   epsilon_select=0.1, epsilon_table=0.5, epsilon_count=2.0, rng=rng)
     mapped = [c for _, c in rel.ledger.charges() if c.mechanism.split(" ")[0] in COUNT_NOISE | {"exponential"}]
     assert Counter(_key(c.mechanism, c.scale) for c in mapped) == Counter(_key(m.name, m.scale) for m, _ in ran)

@@ -21,9 +21,11 @@ import pytest
 from scipy import stats
 
 import dpcore
+from dpcore.measure import leaf_noise
 from dpcore.privacy.exact_histogram import SAMPLER_NAME
+from dpcore.privacy.exact_laplace import _dyadic_scale
 from dpcore.privacy.gaussian import DiscreteGaussian
-from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace, _dyadic_scale
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace
 from dpcore.studio.report import plain_statement
 from dpcore.synthesizers import sparse_leaves as SL
 
@@ -97,7 +99,7 @@ def test_histogram_cutoff_puts_at_most_one_draw_beyond_it():
 def test_sparse_leaves_draws_its_histogram_through_the_mechanism(mech):
     """The empty cells' histogram is the mechanism's, draw for draw (same generator calls)."""
     n_empty = np.array([5000, 0, 12])
-    a = SL.empty_histogram(n_empty, mech, np.random.default_rng(3))
+    a = leaf_noise.empty_histogram(n_empty, mech, np.random.default_rng(3))
     b = mech.sample_histogram(n_empty, np.random.default_rng(3))
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x, y)

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from dpcore.errors import OptionError
+from dpcore.survey import bins as B
 from dpcore.survey import context as C
-from dpcore.survey import poststrat as ps
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_custom_releases_imputation_and_poststrat(pop):
     f = C.noise_in_context(p, C.Design(0.2), None, [6.0], 5, rng, release=rel,
                            estimator=lambda s: float(s["y"].mean()), truth=truth)
     assert f["sampling_plus_dp_error"].abs().median() < 400
-    b = ps.binning("ageg", ["18-40", "41-65", "66+"])
+    b = B.binning("ageg", ["18-40", "41-65", "66+"])
     totals = {"ageg": p["ageg"].value_counts().to_dict()}
     prel = C.poststrat_release([b], totals, lambda d: (d["region"] == "n").to_numpy(), epsilon_share=(0, 0, 1),
                                weight_range=(5, 5))

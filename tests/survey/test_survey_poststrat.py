@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from dpcore.errors import InputError, OptionError
+from dpcore.estimate.raking import rake
+from dpcore.survey import bins as survey_bins
 from dpcore.survey import poststrat as ps
 
 AGES = ["0-12", "13-18", "19-39", "40-64", "65+"]
@@ -20,7 +22,7 @@ CANDIDATES = {  # Example 7.5.5
     "minors-adults": {"0-12": "0-18", "13-18": "0-18", "19-39": "19+", "40-64": "19+", "65+": "19+"},
     "all": {a: "0+" for a in AGES},
 }
-BIN = ps.binning("age", AGES, CANDIDATES)
+BIN = survey_bins.binning("age", AGES, CANDIDATES)
 
 
 def sample(counts):
@@ -32,7 +34,7 @@ B = sample([1600, 100, 1600, 1600, 100])
 
 
 def w0(df):
-    return np.array([len(BIN.bins(i)) for i in range(5)]) / ps.selection_scores(df, BIN, TOTALS)
+    return np.array([len(BIN.bins(i)) for i in range(5)]) / survey_bins.selection_scores(df, BIN, TOTALS)
 
 
 def test_running_example_W0_fig_7_3():
@@ -43,11 +45,11 @@ def test_running_example_W0_fig_7_3():
 
 
 def test_running_example_selection_probabilities_fig_7_2():
-    delta = ps.selection_sensitivity(BIN, TOTALS)
+    delta = survey_bins.selection_sensitivity(BIN, TOTALS)
     assert delta == pytest.approx(5e-5)  # Example 7.1.4
     from dpcore.privacy.mechanisms import exponential_probabilities
-    pa = exponential_probabilities(ps.selection_scores(A, BIN, TOTALS), 0.01, delta)
-    pb = exponential_probabilities(ps.selection_scores(B, BIN, TOTALS), 0.01, delta)
+    pa = exponential_probabilities(survey_bins.selection_scores(A, BIN, TOTALS), 0.01, delta)
+    pb = exponential_probabilities(survey_bins.selection_scores(B, BIN, TOTALS), 0.01, delta)
     # the thesis computed the scores from W_0 rounded to whole numbers (143, 118); exact W_0
     # moves the third decimal by at most 0.0016
     np.testing.assert_allclose(pa, [.063, .627, .052, .155, .104], atol=2e-3)
@@ -58,7 +60,7 @@ def test_running_example_selection_probabilities_fig_7_2():
     assert np.round(ra, 3).tolist() == [.063, .627, .052, .155, .104]
     assert np.round(rb, 3).tolist() == [.130, .118, .107, .430, .215]
     # at ε = 0.1 the best set is chosen with probability > .999 (caption of Fig 7.2)
-    assert exponential_probabilities(ps.selection_scores(A, BIN, TOTALS), 0.1, delta).max() > 0.999
+    assert exponential_probabilities(survey_bins.selection_scores(A, BIN, TOTALS), 0.1, delta).max() > 0.999
 
 
 def test_running_example_noise_sd_fig_7_4_and_example_7_4_4():
@@ -83,7 +85,7 @@ def test_example_7_2_2_Wk_separate():
     t = np.full(5, 100_000.0)
     for k in (0, 1, 50, 99, 100, 150):
         want = 100_000 / (100 - k) if k < 100 else 100_000
-        assert ps.potential_weight(codes, t, k) == pytest.approx(want)
+        assert survey_bins.potential_weight(codes, t, k) == pytest.approx(want)
 
 
 # ---------------------------------------------------------------- brute force
@@ -117,7 +119,7 @@ def test_prop_7_3_8_Wk_equals_brute_force(seed):
     G = max(levels)
     frontier = {(tuple(bins), tuple(bwt))}
     seen_best = _w0_brute(bins, bwt, totals, G)
-    assert ps.potential_weight(bins, totals, 0, bwt, G) == pytest.approx(seen_best)
+    assert survey_bins.potential_weight(bins, totals, 0, bwt, G) == pytest.approx(seen_best)
     for k in (1, 2):
         nxt = set()
         for fb, fw in frontier:
@@ -127,7 +129,7 @@ def test_prop_7_3_8_Wk_equals_brute_force(seed):
         frontier = nxt
         # W_k is monotone in k, so the max over distance <= k equals the max over distance k
         seen_best = max(seen_best, max(_w0_brute(np.array(b, int), np.array(w), totals, G) for b, w in frontier))
-        assert ps.potential_weight(bins, totals, k, bwt, G) == pytest.approx(seen_best), k
+        assert survey_bins.potential_weight(bins, totals, k, bwt, G) == pytest.approx(seen_best), k
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -135,22 +137,22 @@ def test_selection_score_sensitivity_7_2_brute_force(seed):
     rng = np.random.default_rng(100 + seed)
     levels_w = [1.0, 3.0]
     lv = ["a", "b", "c"]
-    b = ps.binning("x", lv, {"sep": {"a": "a", "b": "b", "c": "c"}, "ab": {"a": "ab", "b": "ab", "c": "c"},
+    b = survey_bins.binning("x", lv, {"sep": {"a": "a", "b": "b", "c": "c"}, "ab": {"a": "ab", "b": "ab", "c": "c"},
                              "all": {"a": "z", "b": "z", "c": "z"}})
     totals = {"x": dict(zip(lv, rng.integers(5, 30, 3).astype(float)))}
     n = int(rng.integers(1, 7))
     df = pd.DataFrame({"x": rng.choice(lv, n)})
     bwt = rng.choice(levels_w, n)
-    delta = ps.selection_sensitivity(b, totals, min(levels_w), max(levels_w))
-    f0 = ps.selection_scores(df, b, totals, bwt, max(levels_w))
+    delta = survey_bins.selection_sensitivity(b, totals, min(levels_w), max(levels_w))
+    f0 = survey_bins.selection_scores(df, b, totals, bwt, max(levels_w))
     for i in range(n):  # removals
         d2 = df.drop(index=i).reset_index(drop=True)
-        f1 = ps.selection_scores(d2, b, totals, np.delete(bwt, i), max(levels_w))
+        f1 = survey_bins.selection_scores(d2, b, totals, np.delete(bwt, i), max(levels_w))
         assert np.abs(f1 - f0).max() <= delta * (1 + 1e-12)
     for x in lv:  # additions of each level and weight
         for w in levels_w:
             d2 = pd.concat([df, pd.DataFrame({"x": [x]})], ignore_index=True)
-            f1 = ps.selection_scores(d2, b, totals, np.append(bwt, w), max(levels_w))
+            f1 = survey_bins.selection_scores(d2, b, totals, np.append(bwt, w), max(levels_w))
             assert np.abs(f1 - f0).max() <= delta * (1 + 1e-12)
 
 
@@ -160,10 +162,10 @@ def test_smooth_bound_is_smooth_and_bounds_local_sensitivity():
     bins = rng.integers(0, 3, 12)
     bwt = rng.choice([1.0, 2.0], 12)
     beta = 0.3
-    ss = ps.smooth_weight_bound(bins, totals, beta, bwt, 2.0)
-    assert ss >= ps.max_potential_weight(bins, totals, bwt, 2.0)
+    ss = survey_bins.smooth_weight_bound(bins, totals, beta, bwt, 2.0)
+    assert ss >= survey_bins.max_potential_weight(bins, totals, bwt, 2.0)
     for b2, w2 in _neighbours(bins, bwt, [1.0, 2.0], 3):
-        ss2 = ps.smooth_weight_bound(b2, totals, beta, w2, 2.0)
+        ss2 = survey_bins.smooth_weight_bound(b2, totals, beta, w2, 2.0)
         assert ss <= math.exp(beta) * ss2 * (1 + 1e-12)
 
 
@@ -191,7 +193,7 @@ def test_single_column_release_ledger_and_sd():
 def test_two_column_dp_ipf_release():
     rng = np.random.default_rng(1)
     df = _two_column_sample(rng)
-    sexb = ps.binning("sex", ["F", "M"])
+    sexb = survey_bins.binning("sex", ["F", "M"])
     totals = {"age": TOTALS["age"], "sex": {"F": 260_000, "M": 240_000}}
     rel = ps.poststratify_release(df, [BIN, sexb], totals, df["poor"].to_numpy(), epsilon_select=0.1,
                                   epsilon_table=0.5, epsilon_count=2.0, rng=rng)
@@ -209,7 +211,7 @@ def test_nonnegative_collapse_and_rake():
     T = np.array([[5.0, -2.0, 4.0], [3.0, 1.0, 6.0]])
     T0, groups = ps.nonnegative_collapse(T)
     assert (T0 > 0).all() and T0.sum() == pytest.approx(T.sum())
-    T1, info = ps.rake(T0, [np.array([10.0, 20.0]), np.full(T0.shape[1], 30.0 / T0.shape[1])])
+    T1, info = rake(T0, [np.array([10.0, 20.0]), np.full(T0.shape[1], 30.0 / T0.shape[1])])
     assert info["converged"]
     np.testing.assert_allclose(T1.sum(axis=1), [10, 20])
     with pytest.raises(OptionError, match="sums to"):
@@ -222,7 +224,7 @@ def test_bad_inputs_name_the_fix():
         ps.poststratify_release(bad, [BIN], TOTALS, np.ones(10, bool), epsilon_select=0.1, epsilon_count=1,
                                 weights="w", weight_range=(1, 2), rng=np.random.default_rng(0))
     with pytest.raises(InputError, match="do not cover level"):
-        ps.selection_scores(A, BIN, {"age": {a: 1.0 for a in AGES[:-1]}})
+        survey_bins.selection_scores(A, BIN, {"age": {a: 1.0 for a in AGES[:-1]}})
     with pytest.raises(OptionError, match="range"):
         ps.poststratify_release(A.assign(w=1.0), [BIN], TOTALS, np.ones(len(A), bool), epsilon_select=0.1,
                                 epsilon_count=1, weights="w", rng=np.random.default_rng(0))

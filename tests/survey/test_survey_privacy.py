@@ -23,6 +23,7 @@ from dpcore.cli.commands import main
 from dpcore.errors import OptionError
 from dpcore.privacy.ledger import BOUNDED, UNBOUNDED
 from dpcore.privacy.mechanisms import Laplace
+from dpcore.survey import bins as B
 from dpcore.survey import imputation as I
 from dpcore.survey import poststrat as ps
 from dpcore.survey._privacy import public_grid
@@ -138,7 +139,7 @@ def test_smooth_releases_lie_on_a_public_power_of_two_grid(imp, neighbour_imp, n
 
 def test_poststratified_count_lies_on_a_public_grid():
     ages = ["0-17", "18-64", "65+"]
-    b = ps.binning("age", ages)
+    b = B.binning("age", ages)
     totals = {"age": {"0-17": 20_000.0, "18-64": 60_000.0, "65+": 20_000.0}}
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"age": rng.choice(ages, 400)})
@@ -190,7 +191,7 @@ def test_partition_refuses_add_remove():
 
 
 def test_poststratification_refuses_replace_and_records_add_remove():
-    b = ps.binning("age", ["y", "o"])
+    b = B.binning("age", ["y", "o"])
     df = pd.DataFrame({"age": ["y", "o"] * 50})
     totals = {"age": {"y": 1000.0, "o": 1000.0}}
     mask = np.arange(100) % 3 == 0

@@ -16,13 +16,14 @@ from scipy import stats
 
 from dpcore.counting.count_table import CountTable
 from dpcore.estimate.consistency import _project_children, make_consistent
+from dpcore.estimate.table import draw_cells
+from dpcore.measure import leaf_noise
 from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers import hierarchy as H
 from dpcore.synthesizers import sparse_leaves as SL
-from dpcore.synthesizers.cells import draw_cells
 from dpcore.synthesizers.steps import layer_measurements
 
 ALPHA = 1e-3
@@ -210,7 +211,7 @@ def test_nonneg_shift_is_the_dense_projection():
         # the same cells grouped into (block, value, multiplicity) items
         key = np.stack([block, z.astype(int)], axis=1)
         uk, mult = np.unique(key, axis=0, return_counts=True)
-        items = SL.Items(uk[:, 0], uk[:, 1].astype(float), mult, np.full(len(uk), -1))
+        items = leaf_noise.Items(uk[:, 0], uk[:, 1].astype(float), mult, np.full(len(uk), -1))
         mu = SL.nonneg_shift(items, target, B)
         sparse = np.maximum(z - mu[block], 0.0)
         np.testing.assert_allclose(sparse, dense, atol=1e-9)
@@ -219,7 +220,7 @@ def test_nonneg_shift_is_the_dense_projection():
 def test_empty_histogram_is_the_noise_law():
     """Pooled over blocks, the histogram's values follow the mechanism's pmf (tails included)."""
     mech = DiscreteLaplace(2.0)
-    b, k, m = SL.empty_histogram(np.array([10**6, 3 * 10**6, 0, 7]), mech, np.random.default_rng(4))
+    b, k, m = leaf_noise.empty_histogram(np.array([10**6, 3 * 10**6, 0, 7]), mech, np.random.default_rng(4))
     assert np.bincount(b, weights=m, minlength=4).tolist() == [10**6, 3 * 10**6, 0, 7]
     ks = np.arange(-12, 13)
     counts = np.array([m[k == v].sum() for v in ks])
