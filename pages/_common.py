@@ -29,7 +29,7 @@ from pages._state import (  # noqa: F401
     MODES,
     NEIGHBOURS,
     ROOT,
-    _read_table_cached,
+    read_table_cached,
 )
 
 log = logging.getLogger("dpcore.app")

@@ -36,4 +36,4 @@ def set_data(df: pd.DataFrame, name: str, keep: bool = True) -> None:
 
 
 def load_demo(name: str, keep: bool = True) -> None:
-    set_data(state._read_table_cached(str(state.DEMOS[name])), name, keep=keep)
+    set_data(state.read_table_cached(str(state.DEMOS[name])), name, keep=keep)

@@ -109,7 +109,8 @@ def reset_data(df: pd.DataFrame, name: str) -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _read_table_cached(path: str) -> pd.DataFrame:
+def read_table_cached(path: str) -> pd.DataFrame:
+    """:func:`dpcore.data.io.read_table` of a server file, cached per path (``.clear()`` empties it)."""
     from dpcore.data.io import read_table
 
     return read_table(path)

@@ -158,7 +158,7 @@ def restore(ws: Workspace) -> bool:
     if not snap:
         return False
     s = st.session_state
-    df = ws.load_table(snap["table_fp"], reader=state._read_table_cached)
+    df = ws.load_table(snap["table_fp"], reader=state.read_table_cached)
     s["raw_df"] = df
     s["data_key"] = state.data_hash(df)
     s["table_fp"] = snap["table_fp"]

@@ -197,9 +197,9 @@ def _default(o):
 
 def cmd_amplify(args) -> int:
     from dpcore.survey._privacy import label
-    from dpcore.survey.partition import _partition_notion, amplified_epsilon, max_useful_beta
+    from dpcore.survey.partition import amplified_epsilon, max_useful_beta, partition_notion
 
-    nb = _partition_notion(args.neighbours, "amplify (--neighbours)")
+    nb = partition_notion(args.neighbours, "amplify (--neighbours)")
     eps_p = amplified_epsilon(args.epsilon, args.beta)
     eff = min(args.epsilon, eps_p)
     mb = max_useful_beta(args.epsilon)

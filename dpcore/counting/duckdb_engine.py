@@ -39,7 +39,8 @@ _INT_TYPES = {"TINYINT": "int8", "SMALLINT": "int16", "INTEGER": "int32", "BIGIN
 _FLOAT_TYPES = {"FLOAT": "float32", "DOUBLE": "float64"}
 
 
-def _duckdb():
+def import_duckdb():
+    """The ``duckdb`` module, or an OptionError saying how to install it."""
     try:
         import duckdb
     except ImportError:  # pragma: no cover - pinned in requirements.txt
@@ -50,7 +51,7 @@ def _duckdb():
 @contextmanager
 def connect(memory_limit: str | None = None, temp_directory=None, threads: int | None = None):
     """A DuckDB connection with ``memory_limit`` (default 1GB) and a spill folder."""
-    duckdb = _duckdb()
+    duckdb = import_duckdb()
     own_tmp = temp_directory is None
     tmp = Path(tempfile.mkdtemp(prefix="dpcore-duckdb-")) if own_tmp else Path(temp_directory)
     config = {"memory_limit": str(memory_limit or DEFAULT_MEMORY_LIMIT), "temp_directory": str(tmp),
@@ -70,7 +71,10 @@ def connect(memory_limit: str | None = None, temp_directory=None, threads: int |
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _header(path: Path, sep: str | None) -> tuple[str, list[str]]:
+def csv_header(path: Path, sep: str | None) -> tuple[str, list[str]]:
+    """(separator, column names) of the CSV at ``path``, from its first bytes: the separator
+    sniffed when ``sep`` is None; a one-line InputError for an empty file, UTF-16/32 text, or
+    duplicate or empty column names."""
     with open(path, "rb") as fh:
         head = fh.read(_SNIFF_BYTES)
     if not head.strip():
@@ -130,7 +134,7 @@ def _csv_view(con, p: Path, lit: str, sep: str | None, progress) -> tuple[dict, 
     """The CSV file as the view ``src`` of text columns: their kinds and pandas dtypes by the
     reading rules, from one typing scan."""
     d = S.DUCKDB
-    sep, header = _header(p, sep)
+    sep, header = csv_header(p, sep)
     cols = "{" + ", ".join(f"{S.literal(h, d)}: 'VARCHAR'" for h in header) + "}"
     con.execute(f"CREATE OR REPLACE TEMP VIEW src AS SELECT * FROM read_csv({lit}, header=true, "
                 f"delim={S.literal(sep, d)}, quote='\"', escape='\"', columns={cols}, auto_detect=false, "
@@ -152,26 +156,26 @@ def open_source(con, path, sep: str | None = None, progress=None) -> on_engine.S
         raise InputError(f"cannot read '{path}': no such file")
     d = S.DUCKDB
     lit = S.literal(str(p), d)
-    duckdb = _duckdb()
+    duckdb = import_duckdb()
     try:
         if p.suffix.lower() in PARQUET_SUFFIXES:
             columns, dtypes = _parquet_view(con, p, lit)
         else:
             columns, dtypes = _csv_view(con, p, lit, sep, progress)
     except duckdb.Error as exc:
-        raise InputError(f"'{p.name}' cannot be read by DuckDB: {_first_line(exc)}") from None
+        raise InputError(f"'{p.name}' cannot be read by DuckDB: {duckdb_error_line(exc)}") from None
 
     def rows(query: str) -> list:
         try:
             return con.execute(query).fetchall()
         except duckdb.Error as exc:
-            raise InputError(f"'{p.name}': DuckDB stopped: {_first_line(exc)}") from None
+            raise InputError(f"'{p.name}': DuckDB stopped: {duckdb_error_line(exc)}") from None
 
     def fetch(query: str) -> dict:
         try:
             return con.execute(query).fetchnumpy()
         except duckdb.Error as exc:
-            raise InputError(f"'{p.name}': DuckDB stopped: {_first_line(exc)}") from None
+            raise InputError(f"'{p.name}': DuckDB stopped: {duckdb_error_line(exc)}") from None
 
     def codes(query: str, k: int):
         res = fetch(query)
@@ -186,7 +190,9 @@ def open_source(con, path, sep: str | None = None, progress=None) -> on_engine.S
     return on_engine.Source(f"'{p.name}'", columns, "src", d, rows, dtypes, codes, keys)
 
 
-def _first_line(exc) -> str:
+def duckdb_error_line(exc) -> str:
+    """The first line of a DuckDB error (at most 300 characters), with what to do when DuckDB
+    ran out of memory."""
     text = str(exc).strip().splitlines()[0][:300]
     if "Out of Memory" in text:
         return text + "; raise --memory-limit (memory_limit=) or free disk space in the temporary folder"

@@ -25,9 +25,9 @@ from dpcore.data.domain import (
     INFERRED,
     Attribute,
     Domain,
-    _json_scalar,
-    _key,
     data_range_attribute,
+    json_scalar,
+    level_key,
     numeric_spec_attribute,
 )
 from dpcore.errors import DomainError
@@ -176,7 +176,7 @@ def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS
         limit = max(max_levels, max_int_levels) + 1
         vals = [r[0] for r in src.rows(f"SELECT DISTINCT {value} FROM {src.view} WHERE {pres} LIMIT {limit}")]
         if is_num:
-            keys = {_key(v) for v in vals}
+            keys = {level_key(v) for v in vals}
             if len(keys) > max_int_levels:
                 attrs.append(data_range_attribute(name, lo, hi, numeric_bins, has_na, dtype))
                 continue
@@ -185,11 +185,11 @@ def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS
                 f"column '{name}' has more than {max_levels} distinct values; it looks like an identifier or free "
                 "text. Drop it, or declare it numeric with public bin edges")
         if is_num:
-            levels = tuple(sorted({_json_scalar(v) for v in vals}))
+            levels = tuple(sorted({json_scalar(v) for v in vals}))
         else:
             uniq = {}
             for v in vals:
-                uniq.setdefault(_key(v), _json_scalar(v) if isinstance(v, bool) else str(v))
+                uniq.setdefault(level_key(v), json_scalar(v) if isinstance(v, bool) else str(v))
             levels = tuple(uniq[k] for k in sorted(uniq))
         if len(levels) + int(has_na) < 2:
             raise DomainError(f"column '{name}' has a single level ({levels[0]!r}); it carries no information. "

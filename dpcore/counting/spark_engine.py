@@ -27,7 +27,7 @@ import numpy as np
 from dpcore.counting import on_engine
 from dpcore.counting import sql as S
 from dpcore.counting.count_table import CountTable
-from dpcore.counting.duckdb_engine import _header
+from dpcore.counting.duckdb_engine import csv_header
 from dpcore.data.domain import Domain, check_width
 from dpcore.data.io import PARQUET_SUFFIXES
 from dpcore.errors import InputError, OptionError
@@ -165,7 +165,7 @@ def open_source(spark, path, sep: str | None = None, progress=None) -> on_engine
                                       S.FLOAT: "float32" if tname == "FloatType" else "float64",
                                       S.BOOL: "object" if n_null else "bool", S.TEXT: "str"}.get(kind, "object")
         else:
-            sep, header = _header(p, sep)
+            sep, header = csv_header(p, sep)
             schema = StructType([StructField(h, StringType(), True) for h in header])
             df = (spark.read.schema(schema).option("header", True).option("sep", sep).option("quote", '"')
                   .option("escape", '"').option("mode", "FAILFAST").option("encoding", "UTF-8").csv(str(p)))

@@ -9,7 +9,7 @@ a table read by :mod:`dpcore.data.io`:
   int64 with no leading zero, plus sign or "-0"; float when every present value is a
   plain number float64 holds exactly; text otherwise. Missing is the empty field, and in
   int/float columns also NA, NaN, nan.
-* A categorical attribute maps the column's key (``dpcore.data.domain._key``: the integer's
+* A categorical attribute maps the column's key (``dpcore.data.domain.level_key``: the integer's
   digits, a float's value, the text itself, True/False) to its level's code; a numeric
   attribute cuts the float value at the edges: bin i holds ``e_i <= x < e_{i+1}``, the
   last bin also holds its upper edge, and a number outside the edges is clamped into the first
@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpcore.data.domain import Attribute, _key
+from dpcore.data.domain import Attribute, level_key
 
 #: missing markers in a column whose other values are numbers (dpcore.data.io.NUMERIC_MISSING)
 NUMERIC_MISSING = ("", "NA", "NaN", "nan")
@@ -159,7 +159,7 @@ class Column:
         return d.double(c) if self.csv else d.double(d.text(c))
 
     def key(self, d: Dialect) -> str:
-        """The level key as text (``dpcore.data.domain._key``); not used for FLOAT columns."""
+        """The level key as text (``dpcore.data.domain.level_key``); not used for FLOAT columns."""
         c = d.quote(self.name)
         if self.csv:
             return c
@@ -184,12 +184,12 @@ def code_expression(a: Attribute, col: Column, d: Dialect) -> str:
     if col.kind == FLOAT:
         x = col.number(d)
         for code, v in enumerate(a.levels):
-            num = _float_of_key(_key(v))
+            num = _float_of_key(level_key(v))
             if num is not None:
                 parts.append(f"WHEN ({x}) = {double_literal(num)} THEN {code}")
     else:
         k = col.key(d)
-        keys = [(code, _key(v)) for code, v in enumerate(a.levels)]
+        keys = [(code, level_key(v)) for code, v in enumerate(a.levels)]
         if col.kind == BOOL:
             keys = [(code, kk) for code, kk in keys if kk in ("True", "False")]
         parts += [f"WHEN {k} = {literal(kk, d)} THEN {code}" for code, kk in keys]
@@ -203,7 +203,7 @@ def _float_of_key(k: str) -> float | None:
         x = float(k)
     except ValueError:
         return None
-    if not math.isfinite(x) or _key(x) != k:
+    if not math.isfinite(x) or level_key(x) != k:
         return None
     return x
 

@@ -71,7 +71,7 @@ EDGE_ORIGINS = {
 PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS, DP_QUANTILES, DP_BOUNDS})
 
 
-def _key(value: Any) -> str:
+def level_key(value: Any) -> str:
     """Canonical string key so that 1994, 1994.0 and "1994" name the same level."""
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
@@ -82,8 +82,8 @@ def _key(value: Any) -> str:
     return str(value)
 
 
-def _series_keys(s: pd.Series) -> np.ndarray:
-    """Vectorised :func:`_key` over the non-missing values of a column."""
+def series_level_keys(s: pd.Series) -> np.ndarray:
+    """Vectorised :func:`level_key` over the non-missing values of a column."""
     v = s.dropna()
     if pd.api.types.is_bool_dtype(v.dtype):
         return v.astype(bool).astype(str).to_numpy(dtype=object)
@@ -96,12 +96,14 @@ def _series_keys(s: pd.Series) -> np.ndarray:
         # int64 only where the cast is exact; 1e300 and 1e301 must not both become -2^63
         integral = np.isfinite(f) & (np.floor(f) == f) & (np.abs(f) < 2.0**62)
         out[integral] = f[integral].astype(np.int64).astype(str)
-        out[~integral] = [_key(x) for x in f[~integral]]
+        out[~integral] = [level_key(x) for x in f[~integral]]
         return out
     return v.astype(str).to_numpy(dtype=object)
 
 
-def _json_scalar(value: Any) -> Any:
+def json_scalar(value: Any) -> Any:
+    """A level value as plain JSON: numpy scalars to bool/int/float (a whole float to int),
+    anything else that is not an int or str to its text."""
     if isinstance(value, (np.bool_, bool)):
         return bool(value)
     if isinstance(value, np.integer):
@@ -123,7 +125,7 @@ def _numeric_from_dict(d: Mapping, name: str, where: str, na: bool, dtype: str) 
         floats = tuple(float(x) for x in edges)
     except OverflowError:
         raise DomainError(f"{where}: an edge is too large for a number; give finite bin edges") from None
-    if _dtype_kind(dtype) not in "iuf":
+    if dtype_kind(dtype) not in "iuf":
         raise DomainError(f"{where}: a numeric attribute has \"dtype\" \"int64\" or "
                           f"\"float64\"; got {_short(dtype)}")
     origin = d.get("origin", UNSTATED)
@@ -147,7 +149,7 @@ def _categorical_levels(d: Mapping, where: str, na: bool, dtype: str) -> list:
         raise DomainError(f"{where}: no levels; list the attribute's public levels")
     if any(isinstance(v, float) and not math.isfinite(v) for v in levels):
         raise DomainError(f"{where}: a level is not a finite number; use \"na\": true for missing values")
-    kind_letter = _dtype_kind(dtype)
+    kind_letter = dtype_kind(dtype)
     if kind_letter == "b" and not all(isinstance(v, bool) for v in levels):
         raise DomainError(f"{where}: \"dtype\": \"bool\" needs true/false levels; got {_short(levels)}. "
                           "Use \"dtype\": \"object\" for text levels")
@@ -205,10 +207,10 @@ class Attribute:
             if not math.isfinite(e[-1] - e[0]):
                 raise DomainError(f"attribute '{self.name}': bin edges [{e[0]:g}, {e[-1]:g}] span more than a number "
                                   "can hold; give edges a realistic public range")
-            if _dtype_kind(self.dtype) in "iu" and max(abs(e[0]), abs(e[-1])) > 2**53:
+            if dtype_kind(self.dtype) in "iu" and max(abs(e[0]), abs(e[-1])) > 2**53:
                 raise DomainError(f"attribute '{self.name}' holds whole numbers but its bin edges reach beyond ±2^53, "
                                   "where values drawn inside a bin are no longer exact; narrow the edges")
-            if _dtype_kind(self.dtype) in "iu":
+            if dtype_kind(self.dtype) in "iu":
                 # decode draws whole numbers inside each bin: a bin holding none would get a value from the next bin
                 for i, (lo, hi) in enumerate(zip(e, e[1:])):
                     last = i == len(e) - 2
@@ -218,7 +220,7 @@ class Attribute:
                             f"{hi:g}{']' if last else ')'} contains none; "
                             "merge it with a neighbouring bin or move its edges"
                         )
-        if len(set(_key(v) for v in self.levels)) != len(self.levels):
+        if len(set(level_key(v) for v in self.levels)) != len(self.levels):
             raise DomainError(f"attribute '{self.name}': its declared levels contain duplicates")
 
     @property
@@ -243,7 +245,7 @@ class Attribute:
             d["edges"] = [float(x) for x in self.edges]
             d["origin"] = self.origin
         else:
-            d["levels"] = [_json_scalar(v) for v in self.levels]
+            d["levels"] = [json_scalar(v) for v in self.levels]
         return d
 
     @classmethod
@@ -303,14 +305,14 @@ class Attribute:
             codes[present] = np.clip(np.searchsorted(np.asarray(self.edges), x, side="right") - 1, 0,
                                      len(self.edges) - 2)
             return codes
-        if _dtype_kind(str(s.dtype)) in "OU" and all(isinstance(v, str) for v in self.levels):
+        if dtype_kind(str(s.dtype)) in "OU" and all(isinstance(v, str) for v in self.levels):
             # fast path for text columns: look the values up directly, no per-value key conversion
             direct = pd.Index(list(self.levels)).get_indexer(s).astype(np.int64)
             if (direct[present] >= 0).all():
                 codes[present] = direct[present]
                 return codes
-        keys = _series_keys(s)
-        c = pd.Index([_key(v) for v in self.levels]).get_indexer(keys).astype(np.int64)
+        keys = series_level_keys(s)
+        c = pd.Index([level_key(v) for v in self.levels]).get_indexer(keys).astype(np.int64)
         if (c < 0).any():
             bad = pd.unique(keys[c < 0])[:3]
             raise DomainError(
@@ -342,7 +344,7 @@ class Attribute:
             e = np.asarray(self.edges, dtype=float)
             c = np.where(is_na, 0, codes)
             lo, hi = e[c], e[c + 1]
-            if _dtype_kind(self.dtype) in "iu":
+            if dtype_kind(self.dtype) in "iu":
                 # integers inside [lo, hi), the last bin closed: [ceil(lo), ceil(hi)-1] or up to floor(hi)
                 a = np.ceil(lo)
                 b = np.where(c == len(e) - 2, np.floor(hi), np.ceil(hi) - 1)
@@ -371,7 +373,7 @@ def _known_dtype(dtype: str) -> bool:
     return True
 
 
-def _dtype_kind(dtype: str) -> str:
+def dtype_kind(dtype: str) -> str:
     """numpy kind letter of a pandas/numpy dtype name ('i', 'f', 'b', 'O', ...)."""
     try:
         return pd.api.types.pandas_dtype(dtype).kind
@@ -381,7 +383,7 @@ def _dtype_kind(dtype: str) -> str:
 
 def _cast(s: pd.Series, dtype: str, has_na: bool) -> pd.Series:
     """Cast decoded values back to the original column dtype (nullable ints when NA appears)."""
-    kind = _dtype_kind(dtype)
+    kind = dtype_kind(dtype)
     try:
         if kind in "iu":
             return s.astype("Int64" if has_na else dtype)
@@ -733,7 +735,7 @@ def infer_domain(
             a.encode(s)  # fail early on non-numeric text (values outside the edges are clamped)
             attrs.append(a)
             continue
-        keys = pd.unique(_series_keys(s))
+        keys = pd.unique(series_level_keys(s))
         is_num = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
         if is_num and len(keys) > max_int_levels:
             attrs.append(data_range_attribute(name, s.min(), s.max(), numeric_bins, has_na, dtype))
@@ -745,11 +747,11 @@ def infer_domain(
             )
         vals = s.dropna()
         if is_num:
-            levels = tuple(sorted({_json_scalar(v) for v in vals.unique()}))
+            levels = tuple(sorted({json_scalar(v) for v in vals.unique()}))
         else:
             uniq = {}
             for v in vals.unique():
-                uniq.setdefault(_key(v), _json_scalar(v) if isinstance(v, (bool, np.bool_, np.integer, np.floating))
+                uniq.setdefault(level_key(v), json_scalar(v) if isinstance(v, (bool, np.bool_, np.integer, np.floating))
                                 else str(v))
             levels = tuple(uniq[k] for k in sorted(uniq))
         if len(levels) + int(has_na) < 2:

@@ -30,10 +30,10 @@ from dpcore.data.domain import (
     PUBLIC_BOUNDS,
     Attribute,
     Domain,
-    _dtype_kind,
-    _key,
-    _series_keys,
+    dtype_kind,
+    level_key,
     numeric_attribute,
+    series_level_keys,
 )
 from dpcore.errors import DomainError
 
@@ -59,7 +59,7 @@ class Recode:
         present = s.notna().to_numpy()
         out = np.empty(len(s), dtype=object)
         out[:] = None
-        keys = _series_keys(s)
+        keys = series_level_keys(s)
         out[present] = [self.mapping.get(k, k) for k in keys]
         if self.missing_to is not None:
             out[~present] = self.missing_to
@@ -128,8 +128,8 @@ def level_table(attr: Attribute, data: pd.Series | None = None) -> pd.DataFrame:
     its new name (initially the same) and whether the data hold it (curator-only)."""
     if attr.kind != "categorical":
         raise DomainError(f"attribute '{attr.name}' is numeric: edit its bin edges instead of its levels")
-    keys = [_key(v) for v in attr.levels]
-    seen = set(_series_keys(data)) if data is not None else set()
+    keys = [level_key(v) for v in attr.levels]
+    seen = set(series_level_keys(data)) if data is not None else set()
     return pd.DataFrame({"level": keys, "new name": keys, "in data": [k in seen for k in keys]})
 
 
@@ -142,7 +142,7 @@ def _clean(v) -> str | None:
 
 def _typed_levels(attr: Attribute, names: Sequence[str]) -> tuple[tuple, str] | None:
     """The new levels in the attribute's own type when every one is valid for it, else None."""
-    kind = _dtype_kind(attr.dtype)
+    kind = dtype_kind(attr.dtype)
     try:
         if kind in "iu":
             vals = [int(n) for n in names]
@@ -151,7 +151,7 @@ def _typed_levels(attr: Attribute, names: Sequence[str]) -> tuple[tuple, str] | 
             return tuple(vals), attr.dtype
         if kind == "f":
             vals = [float(n) for n in names]
-            if any(not math.isfinite(v) or _key(v) != n for v, n in zip(vals, names)):
+            if any(not math.isfinite(v) or level_key(v) != n for v, n in zip(vals, names)):
                 return None
             return tuple(int(v) if v.is_integer() else v for v in vals), attr.dtype
         if kind == "b":
@@ -228,7 +228,7 @@ def apply_level_table(attr: Attribute, table: pd.DataFrame, na: str = NA_LEVEL_C
         raise DomainError(f"{where} is numeric: edit its bin edges instead of its levels")
     if not {"level", "new name"} <= set(table.columns):
         raise DomainError(f"{where}: the level table needs the columns 'level' and 'new name'")
-    old_keys = [_key(v) for v in attr.levels]
+    old_keys = [level_key(v) for v in attr.levels]
     mapping, order = _level_rows(where, table, old_keys, na)
     missing_to = _missing_level(where, na, missing_to, order)
     if not order:
@@ -238,7 +238,7 @@ def apply_level_table(attr: Attribute, table: pd.DataFrame, na: str = NA_LEVEL_C
     if typed is None:
         # renamed, merged or recoded: the column becomes text, the levels are the new names
         levels, dtype = tuple(order), "object"
-        if not mapping and missing_to is None and _dtype_kind(attr.dtype) not in "OU":
+        if not mapping and missing_to is None and dtype_kind(attr.dtype) not in "OU":
             raise DomainError(f"{where} holds {attr.dtype} values: an added level must be one too "
                               f"({', '.join(n for n in order if n not in old_keys)[:60]}); or rename a level, "
                               "which makes the column text")

@@ -57,7 +57,7 @@ from dpcore.estimate.estimator import check_margins
 from dpcore.measure.margins import NoisyMargin
 
 __all__ = ["BYTES_PER_CELL", "JunctionTree", "DecomposableModel", "JunctionTreeIPF", "elimination_cliques",
-           "model_cells", "project_simplex", "combine", "reconcile_nested", "pooled_targets"]
+           "model_cells", "project_simplex", "combine", "reconcile_nested", "pooled_targets", "sum_to", "expand_to"]
 
 #: bytes per stored cell (float64), for model sizes in MB as AIM states them
 BYTES_PER_CELL = 8
@@ -168,13 +168,13 @@ class JunctionTree:
         return sum(cells(self.shape, c) for c in self.cliques)
 
 
-def _sum_to(table: np.ndarray, axes: tuple, keep: tuple) -> np.ndarray:
+def sum_to(table: np.ndarray, axes: tuple, keep: tuple) -> np.ndarray:
     """Sum a table over ``axes`` (sorted attribute ids) down to ``keep`` (a sorted subset)."""
     drop = tuple(i for i, a in enumerate(axes) if a not in keep)
     return table.sum(axis=drop) if drop else table
 
 
-def _expand(table: np.ndarray, sub: tuple, axes: tuple) -> np.ndarray:
+def expand_to(table: np.ndarray, sub: tuple, axes: tuple) -> np.ndarray:
     """View a table on ``sub`` ⊆ ``axes`` (both sorted) with singleton axes for broadcasting."""
     return table.reshape([table.shape[sub.index(a)] if a in sub else 1 for a in axes])
 
@@ -228,11 +228,11 @@ def reconcile_nested(combined: dict, shape) -> dict:
                 continue
             y_big, v_big = out[big]
             y_small, v_small = out[small]
-            m = _sum_to(y_big, big, small)
+            m = sum_to(y_big, big, small)
             k = y_big.size / m.size
             w_small, w_m = 1.0 / v_small, 1.0 / (k * v_big)
             c = (w_small * y_small + w_m * m) / (w_small + w_m)
-            out[big] = (y_big + _expand((c - m) / k, small, big), v_big)
+            out[big] = (y_big + expand_to((c - m) / k, small, big), v_big)
             out[small] = (c, 1.0 / (w_small + w_m))
     return out
 
@@ -289,9 +289,9 @@ class DecomposableModel:
         t = self.tree
         cs, cd = t.cliques[src], t.cliques[dst]
         sep = tuple(a for a in cd if a in cs)
-        new = _sum_to(self.mu[src], cs, sep)
-        old = _sum_to(self.mu[dst], cd, sep)
-        self.mu[dst] = self.mu[dst] * _expand(_ratio(new, old), sep, cd)
+        new = sum_to(self.mu[src], cs, sep)
+        old = sum_to(self.mu[dst], cd, sep)
+        self.mu[dst] = self.mu[dst] * expand_to(_ratio(new, old), sep, cd)
 
     def _move_to(self, target: int) -> None:
         p = self.tree.path(self.active, target)
@@ -368,9 +368,9 @@ class DecomposableModel:
                     if c != model.active:
                         model._move_to(c)
                     cax = tree.cliques[c]
-                    cur = _sum_to(model.mu[c], cax, axes)
+                    cur = sum_to(model.mu[c], cax, axes)
                     gap = max(gap, float(np.abs(cur - t).max()))
-                    model.mu[c] = model.mu[c] * _expand(_ratio(t, cur), axes, cax)
+                    model.mu[c] = model.mu[c] * expand_to(_ratio(t, cur), axes, cax)
                 if stop == "change":
                     model.calibrate()
                     change = max(float(np.abs(a - b).max()) for a, b in zip(model.mu, before))
@@ -399,7 +399,7 @@ class DecomposableModel:
         t = self.tree
         h = t.home(attrs)
         if h >= 0:
-            return _sum_to(self.mu[h], t.cliques[h], attrs)
+            return sum_to(self.mu[h], t.cliques[h], attrs)
         # smallest subtree whose cliques cover attrs: union of paths between one home per attribute
         homes = [t.home((a,)) for a in attrs]
         nodes = set()
@@ -418,7 +418,7 @@ class DecomposableModel:
             p = t.path(c, root)[1]
             cax, pax = t.cliques[c], t.cliques[p]
             sep = tuple(a for a in cax if a in pax)
-            cond = self.mu[c] * _expand(_ratio(np.ones(1), _sum_to(self.mu[c], cax, sep)), sep, cax) if sep else \
+            cond = self.mu[c] * expand_to(_ratio(np.ones(1), sum_to(self.mu[c], cax, sep)), sep, cax) if sep else \
                 self.mu[c] / max(self.mu[c].sum(), 1e-300)
             ops += [cond, [ids[a] for a in cax]]
         out = np.einsum(*ops, [ids[a] for a in attrs], optimize="greedy")

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from dpcore.estimate.estimator import check_margins
-from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, JunctionTreeIPF, _expand, _sum_to
+from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, JunctionTreeIPF, expand_to, sum_to
 from dpcore.measure.margins import NoisyMargin
 
 __all__ = ["MirrorDescent", "LossTerms", "margin_weights", "clique_beliefs", "potentials_of", "released_model"]
@@ -87,7 +87,7 @@ def clique_beliefs(tree: JunctionTree, theta: Sequence[np.ndarray], total: float
         if p >= 0:
             sep = tree.separator(c)
             up[c] = _logsumexp_to(gathered[c], cl[c], sep)
-            gathered[p] = gathered[p] + _expand(up[c], sep, cl[p])
+            gathered[p] = gathered[p] + expand_to(up[c], sep, cl[p])
     beliefs: list[np.ndarray] = [np.empty(0)] * k
     root = tree.order[0]
     log_z = float(_logsumexp_to(gathered[root], cl[root], ()))
@@ -97,8 +97,8 @@ def clique_beliefs(tree: JunctionTree, theta: Sequence[np.ndarray], total: float
             sep, msg = tree.separator(c), up[c]
             assert msg is not None
             # where c sent −inf its cells are all −inf: the conditional is 0/0 there, and the belief 0
-            cond = np.exp(gathered[c] - _expand(np.where(np.isneginf(msg), 0.0, msg), sep, cl[c]))
-            beliefs[c] = _expand(_sum_to(beliefs[parent[c]], cl[parent[c]], sep), sep, cl[c]) * cond
+            cond = np.exp(gathered[c] - expand_to(np.where(np.isneginf(msg), 0.0, msg), sep, cl[c]))
+            beliefs[c] = expand_to(sum_to(beliefs[parent[c]], cl[parent[c]], sep), sep, cl[c]) * cond
     return beliefs
 
 
@@ -112,7 +112,7 @@ def potentials_of(model: DecomposableModel, floor: float) -> list[np.ndarray]:
         sep = t.separator(c)
         th = np.log(np.maximum(mu, floor))
         if sep:
-            th = th - _expand(np.log(np.maximum(_sum_to(mu, t.cliques[c], sep), floor)), sep, t.cliques[c])
+            th = th - expand_to(np.log(np.maximum(sum_to(mu, t.cliques[c], sep), floor)), sep, t.cliques[c])
         theta.append(th)
     return theta
 
@@ -167,15 +167,15 @@ class LossTerms:
         loss = float(sum(self.const))
         grad = [np.zeros_like(m) for m in mu]
         for h, axes, y, w in zip(self.home, self.axes, self.values, self.weight):
-            diff = _sum_to(mu[h], tree.cliques[h], axes) - y
+            diff = sum_to(mu[h], tree.cliques[h], axes) - y
             loss += w * _inner(diff, diff)
-            grad[h] += _expand(2.0 * w * diff, axes, tree.cliques[h])
+            grad[h] += expand_to(2.0 * w * diff, axes, tree.cliques[h])
         return loss, grad
 
     def loss(self, tree: JunctionTree, mu: Sequence[np.ndarray]) -> float:
         loss = float(sum(self.const))
         for h, axes, y, w in zip(self.home, self.axes, self.values, self.weight):
-            diff = _sum_to(mu[h], tree.cliques[h], axes) - y
+            diff = sum_to(mu[h], tree.cliques[h], axes) - y
             loss += w * _inner(diff, diff)
         return loss
 

@@ -31,8 +31,8 @@ from dpcore.data.domain import (
     DP_FOUND,
     Attribute,
     Domain,
-    _dtype_kind,
     check_table,
+    dtype_kind,
     numeric_attribute,
 )
 from dpcore.errors import DomainError, OptionError, real_number
@@ -64,7 +64,7 @@ def column_kinds(data: pd.DataFrame) -> dict[str, str]:
     """Each column's kind from its type alone (public; no value read): numeric, boolean or text."""
     kinds = {}
     for name in data.columns:
-        k = _dtype_kind(str(data[name].dtype))
+        k = dtype_kind(str(data[name].dtype))
         if k == "b" or str(data[name].dtype) == "boolean":
             kinds[str(name)] = BOOLEAN
         elif k in "iuf":
@@ -149,7 +149,7 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
              definition) -> tuple[Attribute, dict]:
     """DP bounds, then DP quantile edges (or one bin per whole number) for one numeric column."""
     dtype = str(col.dtype)
-    integer = _dtype_kind(dtype) in "iu"
+    integer = dtype_kind(dtype) in "iu"
     found = dp_bounds(col, integer, BOUNDS_SHARE * budget, rng, group, neighbours, definition, name)
     lo, hi = found.lower, found.upper
     edges_share = 1.0 - BOUNDS_SHARE

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.data.domain import DP_BOUNDS, DP_QUANTILES, Domain, _dtype_kind, numeric_attribute
+from dpcore.data.domain import DP_BOUNDS, DP_QUANTILES, Domain, dtype_kind, numeric_attribute
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.measure.bounds import dp_bounds
 from dpcore.privacy.definitions import PureDP
@@ -230,9 +230,9 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
     for name, spec in specs.items():
         col = data[name]
         dtype = str(col.dtype)
-        if _dtype_kind(dtype) not in "iuf":
+        if dtype_kind(dtype) not in "iuf":
             raise OptionError(f"dp_bins['{name}']: the column is not numeric (type {dtype}); DP bins are for numbers")
-        integer = _dtype_kind(dtype) in "iu"
+        integer = dtype_kind(dtype) in "iu"
         g = group.group(f"'{name}'")
         found = None
         if spec.lower is not None and spec.upper is not None:

@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from dpcore.errors import OptionError
-from dpcore.metrics.tables import _cell_ids, _prepare
+from dpcore.metrics.tables import cell_ids, encode_sets
 
 __all__ = [
     "L1Distance",
@@ -66,8 +66,8 @@ def l1_distance(orig: pd.DataFrame, syns, columns: Sequence | None = None) -> L1
 
     **Not differentially private**: this reads the original data.
     """
-    syns, columns, codes, n_levels, bounds = _prepare(orig, syns, columns)
-    ids, n_cells = _cell_ids(codes, n_levels)
+    syns, columns, codes, n_levels, bounds = encode_sets(orig, syns, columns)
+    ids, n_cells = cell_ids(codes, n_levels)
     if n_cells > len(ids):
         ids, uniq = pd.factorize(ids)
         n_cells = len(uniq)
@@ -181,7 +181,7 @@ def chisq_consistency(orig: pd.DataFrame, syns, alphas=(0.01, 0.05, 0.10),
     alphas = tuple(float(a) for a in alphas)
     if any(not 0 < a < 1 for a in alphas):
         raise OptionError(f"alphas must lie in (0, 1); got {alphas}")
-    syns, columns, codes, n_levels, bounds = _prepare(orig, syns, columns)
+    syns, columns, codes, n_levels, bounds = encode_sets(orig, syns, columns)
     if len(columns) < 2:
         raise OptionError(f"chi-square consistency needs at least 2 columns, got {columns}")
     m = len(syns)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dpcore.metrics.tables import _cell_ids, _prepare, _split_counts
+from dpcore.metrics.tables import cell_ids, encode_sets, split_counts
 
 __all__ = ["Disclosure", "disclosure"]
 
@@ -59,11 +59,11 @@ def disclosure(
     **Not differentially private**: this reads the original data.  It is for the
     curator's evaluation; do not publish the results as covered by ε.
     """
-    syns, columns, codes, n_levels, bounds = _prepare(orig, syns)
+    syns, columns, codes, n_levels, bounds = encode_sets(orig, syns)
     n = len(orig)
     k = math.prod(int(v) for v in n_levels)
-    ids, n_cells = _cell_ids(codes, n_levels)
-    counts = _split_counts(ids, n_cells, bounds)
+    ids, n_cells = cell_ids(codes, n_levels)
+    counts = split_counts(ids, n_cells, bounds)
     y = counts[0]
     nonempty = int(np.count_nonzero(y))
     unique_y = y == 1

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.errors import OptionError
-from dpcore.metrics.tables import _as_list
+from dpcore.metrics.tables import synthetic_set_list
 
 __all__ = ["evaluate", "compute_measures", "domain_cells", "MEASURES", "DEFAULT_MEASURES"]
 
@@ -159,7 +159,7 @@ def compute_measures(orig: pd.DataFrame, syns, measures: Sequence[str] | None = 
     from dpcore.metrics.analysis import l1_distance
 
     measures = canonical_measures(measures)
-    syns = _as_list(syns)
+    syns = synthetic_set_list(syns)
     m = len(syns)
     means: dict = {}
     per_set = [{"set": i + 1} for i in range(m)]
@@ -223,7 +223,7 @@ def evaluate(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
     from dpcore.data.domain import check_table
 
     check_table(orig)  # bounded work: at most MAX_ATTRIBUTES attributes (pairwise measures)
-    syns = _as_list(syns)
+    syns = synthetic_set_list(syns)
     numeric = _numeric_block(orig, syns, domain, numeric_outcome)  # first: a bad outcome costs no measure
     means, per_set, extra = compute_measures(orig, syns, measures, specks_model, seed)
     out: dict = {"m": len(syns), "n_orig": int(len(orig)), "n_syn": [int(len(s)) for s in syns]}

@@ -23,7 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from dpcore.errors import InputError, OptionError
-from dpcore.metrics.tables import _as_list
+from dpcore.metrics.tables import synthetic_set_list
 
 __all__ = [
     "RegressionOverlap",
@@ -369,7 +369,7 @@ def _check_regression(orig, syns, outcome, predictors, family, numeric, referenc
         raise OptionError(f"level must lie in (0, 1); got {level!r}")
     if reference not in ("first", "most_frequent"):
         raise OptionError(f"reference must be 'first' or 'most_frequent'; got {reference!r}")
-    syns = _as_list(syns)
+    syns = synthetic_set_list(syns)
     if not isinstance(orig, pd.DataFrame):
         raise InputError(f"original data is a {type(orig).__name__}, not a DataFrame")
     if outcome not in orig.columns:

@@ -57,7 +57,7 @@ import scipy.sparse as sp
 from scipy.stats import ks_2samp
 
 from dpcore.errors import InputError, OptionError
-from dpcore.metrics.tables import _cell_ids, _prepare
+from dpcore.metrics.tables import cell_ids, encode_sets
 
 __all__ = ["Specks", "specks", "propensity_design"]
 
@@ -172,7 +172,7 @@ def _collapse(codes, n_levels, t):
     count-weighted log-likelihood of the distinct (x, T) rows, so fitting those
     with ``sample_weight`` gives the same propensities with fewer rows.
     """
-    ids, _ = _cell_ids(codes, n_levels)
+    ids, _ = cell_ids(codes, n_levels)
     key, uniq = pd.factorize(ids * 2 + t)
     first = np.zeros(len(uniq), dtype=np.int64)
     first[key[::-1]] = np.arange(len(key) - 1, -1, -1)  # first occurrence of each key
@@ -243,7 +243,7 @@ def specks(orig: pd.DataFrame, syns, model: str = "interactions", seed: int = 0,
     """
     if model not in MODELS:
         raise OptionError(f"model must be one of {', '.join(MODELS)}; got {model!r}")
-    syns, columns, codes, n_levels, bounds = _prepare(orig, syns, columns)
+    syns, columns, codes, n_levels, bounds = encode_sets(orig, syns, columns)
     empty = [("the original data" if i == 0 else f"synthetic set {i}")
              for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])) if b == a]
     if empty:

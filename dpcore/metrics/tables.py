@@ -26,7 +26,8 @@ import pandas as pd
 
 from dpcore.errors import InputError, OptionError
 
-__all__ = ["UtilityTables", "WorstTable", "utility_tables"]
+__all__ = ["UtilityTables", "WorstTable", "utility_tables", "synthetic_set_list", "encode_sets", "cell_ids",
+           "split_counts"]
 
 # Dense bincount up to this many cells; above it, count only the non-empty cells.
 _DENSE_LIMIT = 1 << 24
@@ -37,7 +38,9 @@ _CODE_LIMIT = 1 << 62
 # --------------------------------------------------------------------------- encoding
 
 
-def _as_list(syns: pd.DataFrame | Sequence[pd.DataFrame]) -> list[pd.DataFrame]:
+def synthetic_set_list(syns: pd.DataFrame | Sequence[pd.DataFrame]) -> list[pd.DataFrame]:
+    """The synthetic sets as a non-empty list of DataFrames (one DataFrame is a list of one);
+    an InputError for an empty list or a set that is not a DataFrame."""
     if isinstance(syns, pd.DataFrame):
         return [syns]
     out = list(syns)
@@ -103,7 +106,7 @@ def _encode(frames: list[pd.DataFrame], columns: Sequence) -> tuple[np.ndarray, 
     return codes, n_levels
 
 
-def _cell_ids(codes: np.ndarray, n_levels: Sequence[int]) -> tuple[np.ndarray, int]:
+def cell_ids(codes: np.ndarray, n_levels: Sequence[int]) -> tuple[np.ndarray, int]:
     """Map each row of ``codes`` to a cell id in ``[0, n_cells)``.
 
     If the full cross-tabulation has at most ``_DENSE_LIMIT`` cells the id is the
@@ -133,15 +136,18 @@ def _cell_ids(codes: np.ndarray, n_levels: Sequence[int]) -> tuple[np.ndarray, i
     return ids, bound
 
 
-def _split_counts(ids: np.ndarray, n_cells: int, bounds: Sequence[int]) -> list[np.ndarray]:
+def split_counts(ids: np.ndarray, n_cells: int, bounds: Sequence[int]) -> list[np.ndarray]:
     """Cell counts of each row block ``ids[bounds[i]:bounds[i+1]]``."""
     return [
         np.bincount(ids[a:b], minlength=n_cells) for a, b in zip(bounds[:-1], bounds[1:])
     ]
 
 
-def _prepare(orig, syns, columns=None):
-    syns = _as_list(syns)
+def encode_sets(orig, syns, columns=None):
+    """Check the original and the synthetic sets and encode them jointly on ``columns`` (all of
+    the original's by default): (syns as a list, columns, codes of every row of the original then
+    each set, levels per column, row bounds of each frame in ``codes``)."""
+    syns = synthetic_set_list(syns)
     if not isinstance(orig, pd.DataFrame):
         raise InputError(f"original data is a {type(orig).__name__}, not a DataFrame")
     _check_columns(orig, syns)
@@ -253,7 +259,7 @@ def utility_tables(
     """
     if order not in (2, 3):
         raise OptionError(f"order must be 2 or 3, got {order!r}")
-    syns, columns, codes, n_levels, bounds = _prepare(orig, syns, columns)
+    syns, columns, codes, n_levels, bounds = encode_sets(orig, syns, columns)
     if len(columns) < order:
         raise OptionError(
             f"order {order} needs at least {order} columns, got {len(columns)}: {columns}"
@@ -269,8 +275,8 @@ def utility_tables(
     dfs = np.empty(n_rows, dtype=np.int64)
     r = 0
     for combo in combos:
-        ids, n_cells = _cell_ids(codes[:, combo], [n_levels[j] for j in combo])
-        counts = _split_counts(ids, n_cells, bounds)
+        ids, n_cells = cell_ids(codes[:, combo], [n_levels[j] for j in combo])
+        counts = split_counts(ids, n_cells, bounds)
         y = counts[0]
         names = tuple(columns[j] for j in combo)
         for i in range(m):

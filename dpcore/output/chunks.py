@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dpcore.data.domain import Attribute, Domain, _dtype_kind, code_dtype
+from dpcore.data.domain import Attribute, Domain, code_dtype, dtype_kind
 from dpcore.errors import InputError, OptionError
 
 FORMATS = ("csv", "parquet")
@@ -137,7 +137,7 @@ def _generator_at(state: dict, steps: int) -> np.random.Generator:
 
 
 def _target_dtype(a: Attribute, has_na: bool) -> str:
-    kind = _dtype_kind(a.dtype)
+    kind = dtype_kind(a.dtype)
     if has_na and kind in "iu":
         return "Int64"
     if has_na and kind == "b":
@@ -146,7 +146,7 @@ def _target_dtype(a: Attribute, has_na: bool) -> str:
 
 
 def _arrow_type(a: Attribute) -> pa.DataType:
-    kind = _dtype_kind(a.dtype)
+    kind = dtype_kind(a.dtype)
     if kind in "iu":
         return pa.from_numpy_dtype(np.dtype(a.dtype)) if a.dtype not in ("Int64", "UInt64") else pa.int64()
     if kind == "f":
@@ -257,7 +257,7 @@ def _write_duckdb(path: Path, fmt: str, schema: pa.Schema, chunks, memory_limit=
     """DuckDB's own writer: ``COPY`` of the decoded chunks, read as one Arrow stream (never whole)."""
     from dpcore.counting import duckdb_engine
 
-    duckdb = duckdb_engine._duckdb()
+    duckdb = duckdb_engine.import_duckdb()
     if fmt == "csv":
         schema = pa.schema([(f.name, pa.string()) for f in schema])
     raised = []  # an error (or interrupt) in our own chunks: re-raised as itself, not as DuckDB's
@@ -284,7 +284,7 @@ def _write_duckdb(path: Path, fmt: str, schema: pa.Schema, chunks, memory_limit=
         except duckdb.Error as exc:
             if raised:
                 raise raised[0] from None
-            raise InputError(f"cannot write '{path}': DuckDB stopped ({duckdb_engine._first_line(exc)}); "
+            raise InputError(f"cannot write '{path}': DuckDB stopped ({duckdb_engine.duckdb_error_line(exc)}); "
                              "check the output folder's free space and permissions") from None
 
 

@@ -4,7 +4,7 @@ A popcount of n random bits for n < 4096, else rejection from a table envelope w
 is decided by integer bounds on the binomial ratio (Stirling's series with its remainder,
 :mod:`dpcore.privacy.exact_bounds`), or, in the rare undecided case, by big-integer arithmetic at
 growing precision. This is the split step of the exact histogram sampler
-(:mod:`dpcore.privacy.exact_histogram`, which re-exports :func:`binomial_half`). Proofs:
+(:mod:`dpcore.privacy.exact_histogram`). Proofs:
 docs/sparse-leaves.md, "The exact histogram sampler".
 
 Privacy: an exact sampler of the Binomial(n, ½) law from a passed-in ``numpy.random.Generator``;

@@ -4,8 +4,8 @@ and the discrete Laplace itself (Canonne, Kamath & Steinke 2020, Algorithms 1 an
 Only integer randomness from a passed-in ``numpy.random.Generator`` and integer arithmetic take
 part in any decision; a scale is rounded UP to a dyadic rational, which only adds privacy.
 :class:`dpcore.privacy.mechanisms.DiscreteLaplace` and ``Laplace`` draw through
-:func:`_discrete_laplace_exact` and the discrete Gaussian through :func:`_bernoulli_exp`
-(:mod:`dpcore.privacy.mechanisms` re-exports both). Proofs: docs/mechanisms.md.
+:func:`discrete_laplace_exact` and the discrete Gaussian through :func:`bernoulli_exp`
+(:mod:`dpcore.privacy.gaussian`). Proofs: docs/mechanisms.md.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["MAX_SCALE"]
+__all__ = ["MAX_SCALE", "dyadic_scale", "bernoulli_exp", "discrete_laplace_exact"]
 
 
 #: Largest noise scale (in integer units) the exact discrete sampler supports. Larger
@@ -26,7 +26,7 @@ MAX_SCALE = 2.0**48
 _SCALE_BITS = 30
 
 
-def _dyadic_scale(scale: float) -> tuple[int, int]:
+def dyadic_scale(scale: float) -> tuple[int, int]:
     """(num, den): the smallest num/den >= scale with den a power of two, num ~ 2^30.
 
     The sampler draws from the discrete Laplace of scale num/den exactly; since
@@ -39,7 +39,7 @@ def _dyadic_scale(scale: float) -> tuple[int, int]:
     return num, den
 
 
-def _bernoulli_exp(rng: np.random.Generator, num: np.ndarray, den: int) -> np.ndarray:
+def bernoulli_exp(rng: np.random.Generator, num: np.ndarray, den: int) -> np.ndarray:
     """Exact Bernoulli(exp(-num/den)) per entry, for integers num >= 0 and one den >= 1.
 
     Canonne, Kamath & Steinke (2020), Algorithm 1: for gamma in [0, 1], draw
@@ -99,11 +99,11 @@ def _geometric_round(rng, num: int, den: int, m: int) -> tuple[np.ndarray, np.nd
     sign): of m proposals, which were accepted and, for those, Y with P(Y = y) ∝ exp(−y·den/num)
     on {0, 1, ...}, exactly (integer arithmetic only)."""
     u = rng.integers(0, num, m)
-    keep = _bernoulli_exp(rng, u, num)
+    keep = bernoulli_exp(rng, u, num)
     return keep, (u[keep] + num * _geometric_exp1(rng, int(keep.sum()))) // den
 
 
-def _discrete_laplace_exact(rng: np.random.Generator, scale: float, size) -> np.ndarray:
+def discrete_laplace_exact(rng: np.random.Generator, scale: float, size) -> np.ndarray:
     """Exact discrete Laplace of scale >= ``scale`` (Canonne, Kamath & Steinke 2020, Alg. 2).
 
     With scale t/s (here num/den): U ~ U{0..t-1}, accept with prob exp(-U/t);
@@ -112,7 +112,7 @@ def _discrete_laplace_exact(rng: np.random.Generator, scale: float, size) -> np.
     "-0", gives P(Z = z) proportional to exp(-|z| s/t). Vectorised over all draws with
     rejection rounds; only integer arithmetic touches the randomness.
     """
-    num, den = _dyadic_scale(scale)
+    num, den = dyadic_scale(scale)
     shape = () if size is None else tuple(np.atleast_1d(size).astype(int))
     total = int(np.prod(shape, dtype=np.int64))
     out = np.empty(total, dtype=np.int64)

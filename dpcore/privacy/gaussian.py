@@ -13,7 +13,7 @@ comes from ``dpcore.privacy.zcdp.epsilon_of_rho``. Definitions: docs/privacy-mod
 Exact sampler (their Algorithm 3, vectorised): with t = ⌊σ⌋ + 1, draw Y from the discrete
 Laplace of scale t (the exact integer sampler of ``dpcore.privacy.exact_laplace``) and accept it with
 probability exp(−(|Y| − σ²/t)²/(2σ²)), an exact Bernoulli(exp(−γ)) for rational γ
-(``dpcore.privacy.exact_laplace._bernoulli_exp``); rejected draws are redrawn in the next round.
+(``dpcore.privacy.exact_laplace.bernoulli_exp``); rejected draws are redrawn in the next round.
 Accepting Y = y has probability ∝ exp(−|y|/t) · exp(−(|y| − σ²/t)²/(2σ²)) ∝ exp(−y²/(2σ²)):
 the cross terms cancel, so the accepted draws follow the discrete Gaussian exactly.
 
@@ -37,8 +37,8 @@ import numpy as np
 
 from dpcore.errors import OptionError
 from dpcore.privacy.exact_histogram import DiscreteGaussianLaw, signed_histogram
-from dpcore.privacy.exact_laplace import _bernoulli_exp, _discrete_laplace_exact
-from dpcore.privacy.mechanisms import _check_rng, _nonnegative_finite, positive_finite
+from dpcore.privacy.exact_laplace import bernoulli_exp, discrete_laplace_exact
+from dpcore.privacy.mechanisms import check_rng, nonnegative_finite, positive_finite
 from dpcore.privacy.zcdp import check_delta, check_rho, epsilon_of_rho, rho_of_epsilon_delta
 
 __all__ = ["DiscreteGaussian", "MAX_SIGMA", "MIN_SIGMA"]
@@ -48,7 +48,7 @@ __all__ = ["DiscreteGaussian", "MAX_SIGMA", "MIN_SIGMA"]
 MAX_SIGMA = 2.0**26
 #: Smallest σ: below it the noise is almost always 0 and ρ = Δ²/(2σ²) exceeds 30,000 at Δ = 1.
 MIN_SIGMA = 2.0**-8
-#: Bound on the denominator 2tpq of the acceptance exponent. ``_bernoulli_exp`` draws integers
+#: Bound on the denominator 2tpq of the acceptance exponent. ``bernoulli_exp`` draws integers
 #: below den·k at its k-th step; den ≤ 2⁵⁶ keeps den·k in int64 for k ≤ 127 (reaching step k
 #: has probability at most 1/(k − 1)!; numpy would raise, not round, beyond).
 _DEN_LIMIT = 2**56
@@ -79,14 +79,14 @@ def _accept(rng: np.random.Generator, y: np.ndarray, t: int, p: int, q: int) -> 
     fast = a <= (_FAST_LIMIT + p) // q  # then | |y|q − p | < 2³¹ and its square fits int64
     out = np.empty(a.shape, dtype=bool)
     m = a[fast] * q - p
-    out[fast] = _bernoulli_exp(rng, m * m, den)
+    out[fast] = bernoulli_exp(rng, m * m, den)
     slow = np.flatnonzero(~fast)
     if slow.size:
         # exp(−γ) = exp(−⌊γ⌋) · exp(−(γ − ⌊γ⌋)): two independent exact Bernoullis; the whole part
         # and the numerator of the fraction come from Python integers (no overflow).
         whole, frac = zip(*(divmod((int(v) * q - p) ** 2, den) for v in a[slow]))
-        out[slow] = (_bernoulli_exp(rng, np.array(whole, dtype=np.int64), 1)
-                     & _bernoulli_exp(rng, np.array(frac, dtype=np.int64), den))
+        out[slow] = (bernoulli_exp(rng, np.array(whole, dtype=np.int64), 1)
+                     & bernoulli_exp(rng, np.array(frac, dtype=np.int64), den))
     return out
 
 
@@ -98,7 +98,7 @@ def _discrete_gaussian_exact(rng: np.random.Generator, t: int, p: int, q: int, s
     out = np.empty(total, dtype=np.int64)
     pending = np.arange(total)
     while pending.size:
-        y = np.atleast_1d(_discrete_laplace_exact(rng, float(t), pending.size))
+        y = np.atleast_1d(discrete_laplace_exact(rng, float(t), pending.size))
         ok = _accept(rng, y, t, p, q)
         out[pending[ok]] = y[ok]
         pending = pending[~ok]
@@ -196,7 +196,7 @@ class DiscreteGaussian:
     def rho(self, l2_sensitivity: float = 1.0) -> float:
         """ρ = Δ₂²/(2σ²): the zCDP of q(D) + Z for q of L2 sensitivity Δ₂ (at the requested σ;
         the sampler's σ is larger, so the true ρ is at most this)."""
-        sens = _nonnegative_finite("l2_sensitivity", l2_sensitivity)
+        sens = nonnegative_finite("l2_sensitivity", l2_sensitivity)
         return sens * sens / (2.0 * self.sigma * self.sigma)
 
     def epsilon(self, l2_sensitivity: float = 1.0, *, delta: float) -> float:
@@ -227,7 +227,7 @@ class DiscreteGaussian:
 
     def sample(self, rng: np.random.Generator, size=None) -> np.ndarray:
         """Integer noise (int64), exact (module docstring)."""
-        return _discrete_gaussian_exact(_check_rng(rng), *self._rational, size)
+        return _discrete_gaussian_exact(check_rng(rng), *self._rational, size)
 
     @cached_property
     def _law(self) -> DiscreteGaussianLaw:
@@ -255,7 +255,7 @@ class DiscreteGaussian:
         docs/sparse-leaves.md, "The discrete Gaussian"). Ledger charges that use it name it
         (:data:`dpcore.privacy.mechanisms.HISTOGRAM_SAMPLER`).
         """
-        return signed_histogram(_check_rng(rng), np.asarray(counts, dtype=np.int64), self._law)
+        return signed_histogram(check_rng(rng), np.asarray(counts, dtype=np.int64), self._law)
 
     def release(self, values, rng: np.random.Generator) -> np.ndarray:
         """values + noise: int64 for integer input, float64 for integral float input."""

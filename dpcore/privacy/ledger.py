@@ -26,11 +26,11 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 from dpcore.errors import DPCoreError, OptionError
-from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, REPLACE
+from dpcore.privacy.neighbours import ADD_REMOVE, NEIGHBOUR_LABELS, REPLACE
 from dpcore.privacy.zcdp import epsilon_of_rho
 
-UNBOUNDED = _LABELS[ADD_REMOVE]
-BOUNDED = _LABELS[REPLACE]
+UNBOUNDED = NEIGHBOUR_LABELS[ADD_REMOVE]
+BOUNDED = NEIGHBOUR_LABELS[REPLACE]
 #: Relative slack of the cap: sums of shares of ε round in the last bits.
 _CAP_TOLERANCE = 1e-12
 

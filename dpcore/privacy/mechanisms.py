@@ -52,7 +52,7 @@ from scipy import special
 
 from dpcore.errors import OptionError
 from dpcore.privacy.exact_histogram import SAMPLER_NAME, DiscreteLaplaceLaw, discrete_laplace_histogram
-from dpcore.privacy.exact_laplace import MAX_SCALE, _bernoulli_exp, _discrete_laplace_exact, _dyadic_scale
+from dpcore.privacy.exact_laplace import MAX_SCALE, bernoulli_exp, discrete_laplace_exact, dyadic_scale
 from dpcore.privacy.zcdp import rho_of_exponential, rho_of_pure
 
 __all__ = [
@@ -66,6 +66,8 @@ __all__ = [
     "noise_for",
     "NOISE_KINDS",
     "HISTOGRAM_SAMPLER",
+    "check_rng",
+    "nonnegative_finite",
 ]
 
 #: Ledger sampler text of a discrete Laplace charge whose many identical cells (the empty
@@ -88,7 +90,8 @@ def positive_finite(name: str, value) -> float:
     return x
 
 
-def _nonnegative_finite(name: str, value) -> float:
+def nonnegative_finite(name: str, value) -> float:
+    """``value`` as a float if it is a finite number >= 0; an OptionError naming ``name`` otherwise."""
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -98,7 +101,8 @@ def _nonnegative_finite(name: str, value) -> float:
     return x
 
 
-def _check_rng(rng) -> np.random.Generator:
+def check_rng(rng) -> np.random.Generator:
+    """``rng`` if it is a ``numpy.random.Generator``; a TypeError otherwise."""
     # An int seed or the np.random module here would silently break reproducibility.
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
@@ -154,7 +158,7 @@ class DiscreteLaplace:
         return cls(_calibrated_scale(epsilon, sensitivity))
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
-        return _nonnegative_finite("sensitivity", sensitivity) / self.scale
+        return nonnegative_finite("sensitivity", sensitivity) / self.scale
 
     def rho(self, sensitivity: float = 1.0) -> float:
         """Its zCDP cost: an ε-DP mechanism is (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
@@ -173,7 +177,7 @@ class DiscreteLaplace:
             return _opendp_discrete_laplace(self.scale, size)
         if backend != "numpy":
             raise OptionError(f"unknown noise backend {backend!r}; use 'numpy' or 'opendp'")
-        return _discrete_laplace_exact(_check_rng(rng), self.scale, size)
+        return discrete_laplace_exact(check_rng(rng), self.scale, size)
 
     def release(self, values, rng: np.random.Generator, backend: str = "numpy") -> np.ndarray:
         """values + noise: int64 for integer input, float64 for integral float input."""
@@ -198,7 +202,7 @@ class DiscreteLaplace:
         """T of :meth:`sample_histogram`: its first pass draws the values in [−T, T], T the first
         with 2·n_max·e^{−(T+1)/s} ≤ 1 at the sampler's own dyadic scale s (so n_max·P(|Z| > T) ≤ 1),
         decided in integer arithmetic (:meth:`dpcore.privacy.exact_histogram.DiscreteLaplaceLaw.cutoff`)."""
-        return DiscreteLaplaceLaw(*_dyadic_scale(self.scale)).cutoff(0, max(1, int(n_max))) - 1
+        return DiscreteLaplaceLaw(*dyadic_scale(self.scale)).cutoff(0, max(1, int(n_max))) - 1
 
     def sample_histogram(self, counts, rng: np.random.Generator):
         """Histogram of ``counts[g]`` i.i.d. draws per group g, as (group, value, multiplicity) int64 arrays.
@@ -215,8 +219,8 @@ class DiscreteLaplace:
         docs/sparse-leaves.md). Ledger charges that use it name it (:data:`HISTOGRAM_SAMPLER`).
         """
         counts = np.asarray(counts, dtype=np.int64)
-        num, den = _dyadic_scale(self.scale)
-        return discrete_laplace_histogram(_check_rng(rng), counts, num, den)
+        num, den = dyadic_scale(self.scale)
+        return discrete_laplace_histogram(check_rng(rng), counts, num, den)
 
     def describe(self) -> dict:
         return {"mechanism": self.name, "scale": self.scale, "variance": self.variance}
@@ -287,7 +291,7 @@ class Laplace:
         return cls(_calibrated_scale(epsilon, steps, MAX_SCALE) * g, g)
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
-        sens = _nonnegative_finite("sensitivity", sensitivity)
+        sens = nonnegative_finite("sensitivity", sensitivity)
         if sens == 0:
             return 0.0
         return (math.floor(sens / self.grid) + 1) * self.grid / self.scale
@@ -305,7 +309,7 @@ class Laplace:
         return self.grid**2 * self._steps.variance
 
     def sample(self, rng: np.random.Generator, size=None) -> np.ndarray:
-        return np.asarray(self._steps.sample(_check_rng(rng), size), dtype=np.float64) * self.grid
+        return np.asarray(self._steps.sample(check_rng(rng), size), dtype=np.float64) * self.grid
 
     def release(self, values, rng: np.random.Generator) -> np.ndarray:
         v = np.asarray(values, dtype=np.float64)
@@ -315,7 +319,7 @@ class Laplace:
                 "a value to be released is not finite or too large for its noise grid; "
                 "check the clipping bounds of the query"
             )
-        z = self._steps.sample(_check_rng(rng), v.shape)
+        z = self._steps.sample(check_rng(rng), v.shape)
         return (np.rint(q) + z) * self.grid
 
     def pdf(self, x) -> np.ndarray:
@@ -359,8 +363,8 @@ class GeneralizedCauchy:
 
     def smooth_epsilon(self, alpha: float, beta: float) -> float:
         """Privacy map for noise S(x)/alpha * Z with S beta-smooth (see class docstring)."""
-        a = _nonnegative_finite("alpha", alpha)
-        b = _nonnegative_finite("beta", beta)
+        a = nonnegative_finite("alpha", alpha)
+        b = nonnegative_finite("beta", beta)
         return self.gamma * a + (self.gamma + 1.0) * b
 
     @property
@@ -377,7 +381,7 @@ class GeneralizedCauchy:
         E ~ Exp(1): B/(1-B) with B ~ rng.beta hits B == 1.0 (Y = inf) for gamma near 1
         and B == 0.0 for large gamma, and G_a itself underflows for large gamma.
         """
-        _check_rng(rng)
+        check_rng(rng)
         a, b = 1.0 / self.gamma, 1.0 - 1.0 / self.gamma
         log_ga = np.log(rng.standard_gamma(a + 1.0, size)) - rng.standard_exponential(size) / a
         log_gb = np.log(rng.standard_gamma(b + 1.0, size)) - rng.standard_exponential(size) / b
@@ -466,7 +470,7 @@ def exponential_mechanism(scores, epsilon: float, sensitivity: float, rng, axis:
     softmax exactly, whatever a_max is. Returns an integer scalar for 1-D scores, else
     an int array with ``axis`` removed.
     """
-    _check_rng(rng)
+    check_rng(rng)
     scaled, grid = _quantised_scores(scores, epsilon, sensitivity, axis)
     out_shape = scaled.shape[:-1]
     k = scaled.shape[-1]
@@ -485,7 +489,7 @@ def exponential_mechanism(scores, epsilon: float, sensitivity: float, rng, axis:
         pick = rng.integers(0, n_avail[pending][:, None], (pending.size, batch))
         cand = np.take_along_axis(order[pending], pick, axis=1)
         g = np.take_along_axis(gap[pending], cand, axis=1)
-        accept = _bernoulli_exp(rng, g.ravel(), grid).reshape(g.shape)
+        accept = bernoulli_exp(rng, g.ravel(), grid).reshape(g.shape)
         hit = accept.any(axis=1)
         first = accept.argmax(axis=1)
         choice[pending[hit]] = cand[hit, first[hit]]
@@ -522,7 +526,7 @@ class ExponentialMechanism:
         return cls(2.0 * positive_finite("sensitivity", sensitivity) / positive_finite("epsilon", epsilon))
 
     def epsilon(self, sensitivity: float) -> float:
-        return 2.0 * _nonnegative_finite("sensitivity", sensitivity) / self.scale
+        return 2.0 * nonnegative_finite("sensitivity", sensitivity) / self.scale
 
     def rho(self, sensitivity: float) -> float:
         """Its zCDP cost: ε²/8, since the exponential mechanism is ε-bounded-range (Cesar &

@@ -28,7 +28,8 @@ DEFAULT_MAX_RECORDS = 10**9
 #: Share of ε spent on the noisy record count under add/remove.
 DEFAULT_COUNT_SHARE = 0.05
 
-_LABELS = {
+#: The text a ledger charge records for each neighbour notion (``Charge.neighbours``).
+NEIGHBOUR_LABELS = {
     ADD_REMOVE: "add/remove one record",
     REPLACE: "replace one record (n public)",
 }
@@ -72,7 +73,7 @@ class Neighbours:
 
     @property
     def label(self) -> str:
-        return _LABELS[self.notion]
+        return NEIGHBOUR_LABELS[self.notion]
 
     def records_bound(self, n: int) -> int:
         """The public bound on the record count used inside score sensitivities."""

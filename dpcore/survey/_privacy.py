@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from dpcore.errors import OptionError
-from dpcore.privacy.neighbours import _LABELS, ADD_REMOVE, check_neighbours
+from dpcore.privacy.neighbours import ADD_REMOVE, NEIGHBOUR_LABELS, check_neighbours
 
 __all__ = ["notion_for", "label", "statement", "public_grid", "snap", "GRID_BITS",
            "SAMPLER_CAVEAT"]
@@ -55,7 +55,7 @@ def notion_for(value, supported: tuple[str, ...], what: str, why: str) -> str:
 
 def label(notion: str) -> str:
     """The text every ledger charge records in ``Charge.neighbours``."""
-    return _LABELS[check_neighbours(notion)]
+    return NEIGHBOUR_LABELS[check_neighbours(notion)]
 
 
 def statement(epsilon: float, notion: str, *, given: str = "", ideal_only: bool = False) -> str:

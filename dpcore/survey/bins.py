@@ -2,7 +2,7 @@
 smooth bounds, and the DP bin selection (Merrill 2021, ch. 7; Def 7.1.2, Prop 7.3.8).
 
 The first step of the pipeline in :mod:`dpcore.survey.poststrat` (whose docstring states
-the notation and the guarantee of the whole release, and re-exports these names). Bin
+the notation and the guarantee of the whole release). Bin
 selection is the exact exponential mechanism, ε_1-DP for add/remove neighbours; every
 other function here is a public bound or a curator-side computation on the sample.
 """
@@ -37,6 +37,9 @@ __all__ = [
     "selection_sensitivity",
     "SelectedBins",
     "select_bins",
+    "level_totals",
+    "bin_totals",
+    "level_codes",
 ]
 
 
@@ -124,7 +127,9 @@ def binning(column: str, levels: Sequence, candidates: Mapping[str, Mapping] | N
     return Binning(column, lv, tuple(out))
 
 
-def _base_totals(b: Binning, totals: Mapping) -> np.ndarray:
+def level_totals(b: Binning, totals: Mapping) -> np.ndarray:
+    """The known population totals of ``b``'s base levels, in level order; an InputError when a
+    level has none or a total is not a positive number. Public facts: no privacy cost."""
     if b.column not in totals:
         raise InputError(f"no population totals for column {b.column!r}; add its levels to the totals")
     t = totals[b.column]
@@ -144,11 +149,15 @@ def _base_totals(b: Binning, totals: Mapping) -> np.ndarray:
     return v
 
 
-def _bin_totals(b: Binning, i: int, base: np.ndarray) -> np.ndarray:
+def bin_totals(b: Binning, i: int, base: np.ndarray) -> np.ndarray:
+    """The population totals of the bins of ``b``'s strategy ``i``: the level totals ``base``
+    summed within each bin."""
     return np.bincount(b.bin_of_level(i), weights=base, minlength=len(b.bins(i)))
 
 
-def _level_codes(data: pd.DataFrame, b: Binning) -> np.ndarray:
+def level_codes(data: pd.DataFrame, b: Binning) -> np.ndarray:
+    """Each record's base level index in ``b`` (column ``b.column``); an InputError for a
+    missing column, missing values, or a value that is not a declared level."""
     if b.column not in data.columns:
         raise InputError(f"column {b.column!r} is not in the table; columns are {list(data.columns)}")
     s = data[b.column]
@@ -281,19 +290,19 @@ def smooth_weight_bound(bin_idx, totals, beta: float, bwt=None, max_bwt: float =
 
 def selection_scores(data: pd.DataFrame, b: Binning, totals: Mapping, bwt=None, max_bwt: float = 1.0) -> np.ndarray:
     """f(D, 𝒮) = |𝒮|/W_0^𝒮(D) for every candidate (7.1). Curator-side (not DP)."""
-    codes = _level_codes(data, b)
-    base = _base_totals(b, totals)
+    codes = level_codes(data, b)
+    base = level_totals(b, totals)
     out = np.empty(len(b.candidates))
     for i in range(len(b.candidates)):
         bi = b.bin_of_level(i)[codes]
-        out[i] = len(b.bins(i)) / max_potential_weight(bi, _bin_totals(b, i, base), bwt, max_bwt)
+        out[i] = len(b.bins(i)) / max_potential_weight(bi, bin_totals(b, i, base), bwt, max_bwt)
     return out
 
 
 def selection_sensitivity(b: Binning, totals: Mapping, min_bwt: float = 1.0, max_bwt: float = 1.0) -> float:
     """Δ of (7.2): max over candidates of |𝒮|·G/(G'·min_{S∈𝒮} N̂(S)). Public (totals, design)."""
-    base = _base_totals(b, totals)
-    return max(len(b.bins(i)) * max_bwt / (min_bwt * _bin_totals(b, i, base).min()) for i in range(len(b.candidates)))
+    base = level_totals(b, totals)
+    return max(len(b.bins(i)) * max_bwt / (min_bwt * bin_totals(b, i, base).min()) for i in range(len(b.candidates)))
 
 
 @dataclass(frozen=True)

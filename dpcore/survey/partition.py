@@ -38,10 +38,14 @@ _PARTITION_WHY = ("the piece sizes n_i and the record count n are public (Def 5.
                   "proved for tables of one fixed size; under add/remove n is private")
 
 
-def _partition_notion(neighbours, what) -> str:
+def partition_notion(neighbours, what) -> str:
+    """The validated neighbour notion of a partition release ``what``: replace-one only (the
+    piece sizes and n are public), an OptionError saying why for add/remove."""
     return notion_for(neighbours, (REPLACE,), what, _PARTITION_WHY)
 
+
 __all__ = [
+    "partition_notion",
     "amplified_epsilon",
     "effective_epsilon",
     "max_useful_beta",
@@ -194,7 +198,7 @@ def laplace_proportion(column: str, value, *, neighbours: str = REPLACE) -> Call
     its grid (returned in the info dict) and the ε holds for the implementation.
     Returns a query(piece, epsilon, rng) -> (value, charge kwargs).
     """
-    _partition_notion(neighbours, "laplace_proportion")
+    partition_notion(neighbours, "laplace_proportion")
 
     def query(piece: pd.DataFrame, epsilon: float, rng: np.random.Generator):
         if column not in piece.columns:
@@ -223,7 +227,7 @@ def release_to_user(data: pd.DataFrame, part: Partition, pieces: Sequence[int], 
     ``query(piece_df, epsilon, rng)`` must be ε-DP on its piece and return
     (value, dict(mechanism=..., sensitivity=..., scale=...)), e.g. :func:`laplace_proportion`.
     """
-    nb = _partition_notion(neighbours, "release_to_user")
+    nb = partition_notion(neighbours, "release_to_user")
     eps = check_epsilon(epsilon)
     if len(data) != part.n:
         raise InputError(f"the partition was made for {part.n} rows but the table has {len(data)}")

@@ -1,7 +1,7 @@
 """DP post-stratification: bin selection, DP IPF and weighted counts (Merrill 2021, ch. 7).
 
-The bins, weights, their bounds and the bin selection are in :mod:`dpcore.survey.bins`
-(re-exported here); this module holds DP IPF, the weighted count and the pipeline.
+The bins, weights, their bounds and the bin selection are in :mod:`dpcore.survey.bins`;
+this module holds DP IPF, the weighted count and the pipeline.
 
 Notation: a *binning strategy* for a column is a list of candidate *sets of bins*, each a
 partition of the column's public base levels (Example 7.5.5). N̂(S) is the known
@@ -61,11 +61,11 @@ from dpcore.survey._privacy import label, notion_for, statement
 from dpcore.survey._smooth import charge_smooth, check_gamma, smooth_grid, smooth_value
 from dpcore.survey.bins import (
     Binning,
-    _base_totals,
-    _bin_totals,
-    _level_codes,
+    bin_totals,
     check_base_weights,
     check_weight_range,
+    level_codes,
+    level_totals,
     max_potential_weight,
     post_weights,
     select_bins,
@@ -208,14 +208,14 @@ def expected_noise_sd(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon_s
     expectation over the selection probabilities. Curator-side planning (not DP)."""
     lo, hi = check_weight_range(weight_range)
     g = check_gamma(gamma)
-    codes = _level_codes(data, b)
-    base = _base_totals(b, totals)
+    codes = level_codes(data, b)
+    base = level_totals(b, totals)
     beta = epsilon_count / (2 * (g - 1))
     var1 = math.sin(math.pi / g) / math.sin(3 * math.pi / g) if g > 3 else math.inf
     ss, sd, w0 = [], [], []
     for i in range(len(b.candidates)):
         bi = b.bin_of_level(i)[codes]
-        t = _bin_totals(b, i, base)
+        t = bin_totals(b, i, base)
         s = smooth_weight_bound(bi, t, beta, bwt, hi)
         ss.append(s)
         w0.append(max_potential_weight(bi, t, bwt, hi))
@@ -358,8 +358,8 @@ def _strata(data, binnings, totals, chosen, eps2, ledger, rng, *, structural_zer
     bins themselves for one column, the join cells raked by DP IPF (ε_2, charged to
     ``ledger``) for several. Returns (cell per record, cell totals, bins per column, the
     population estimates, the IPF diagnostics or None)."""
-    codes = [b.bin_of_level(i)[_level_codes(data, b)] for b, i in zip(binnings, chosen)]
-    margins = [_bin_totals(b, i, _base_totals(b, totals)) for b, i in zip(binnings, chosen)]
+    codes = [b.bin_of_level(i)[level_codes(data, b)] for b, i in zip(binnings, chosen)]
+    margins = [bin_totals(b, i, level_totals(b, totals)) for b, i in zip(binnings, chosen)]
     labels = [b.bins(i) for b, i in zip(binnings, chosen)]
     if len(binnings) == 1:
         bins_out = {binnings[0].column: tuple((x,) for x in labels[0])}

@@ -112,9 +112,9 @@ def test_unclosed_quote_message_is_not_mistaken_for_an_internal_error():
 
 
 def test_huge_integral_floats_stay_distinct_levels():
-    from dpcore.data.domain import _series_keys
+    from dpcore.data.domain import series_level_keys
 
-    keys = _series_keys(pd.Series([1e300, 1e301, 3.0, 2.5]))
+    keys = series_level_keys(pd.Series([1e300, 1e301, 3.0, 2.5]))
     assert len(set(keys)) == 4 and keys[2] == "3" and keys[3] == "2.5"
 
 

@@ -32,7 +32,7 @@ from scipy import stats
 import dpcore.privacy.exact_binomial as B
 import dpcore.privacy.exact_bounds as XB
 import dpcore.privacy.exact_histogram as E
-from dpcore.privacy.exact_laplace import _dyadic_scale
+from dpcore.privacy.exact_laplace import dyadic_scale
 from tests.privacy.histogram_support import (
     check_histogram_contract,
     check_pooled_classes,
@@ -282,7 +282,7 @@ def test_binomial_edges_and_huge_k():
 # --------------------------------------------------------------------------- the histogram law
 
 def _dl(scale: float):
-    num, den = _dyadic_scale(scale)
+    num, den = dyadic_scale(scale)
     return num, den, _q(num, den)
 
 
@@ -304,7 +304,7 @@ def test_all_histogram_outcomes_of_three_draws_follow_the_multinomial():
     res, p = chi2(lambda ks: _pmf(ks, q))
     assert res.pvalue > ALPHA
     assert power_against_moving_mass(p, G, ALPHA) >= 0.999
-    num2, den2 = _dyadic_scale(1.03)
+    num2, den2 = dyadic_scale(1.03)
     assert chi2(lambda ks: _pmf(ks, _q(num2, den2)))[0].pvalue < ALPHA
 
 
@@ -345,7 +345,7 @@ def test_histograms_of_different_groups_are_multinomial_not_independent():
 def _float_multinomial_histogram(counts, scale, rng):
     """The sampler this module replaced (numpy's float64 multinomial over [−T, T], rarest classes
     first, values beyond T as T + 1 + geometric with a fair sign), kept here as the reference."""
-    num, den = _dyadic_scale(scale)
+    num, den = dyadic_scale(scale)
     s = num / den
     a = math.exp(-1 / s)
     n_max = int(counts.max())
@@ -373,7 +373,7 @@ def test_agrees_in_distribution_with_the_float_multinomial_it_replaces():
     counts = np.full(50, 10**12)
 
     def pooled_exact(scale, seed):
-        num, den = _dyadic_scale(scale)
+        num, den = dyadic_scale(scale)
         _, v, c = E.discrete_laplace_histogram(np.random.default_rng(seed), counts, num, den)
         return pooled(v, c)
 

@@ -344,9 +344,9 @@ def test_discrete_laplace_support_is_unbounded_at_large_scale():
 
 @pytest.mark.parametrize("gamma_num,den", [(0, 7), (3, 7), (7, 7), (10, 7), (25, 4), (1, 1)])
 def test_bernoulli_exp_is_exact(gamma_num, den):
-    from dpcore.privacy.exact_laplace import _bernoulli_exp
+    from dpcore.privacy.exact_laplace import bernoulli_exp
 
-    draws = _bernoulli_exp(rng(11), np.full(N, gamma_num, np.int64), den)
+    draws = bernoulli_exp(rng(11), np.full(N, gamma_num, np.int64), den)
     p = math.exp(-gamma_num / den)
     assert abs(draws.mean() - p) <= 5 * math.sqrt(p * (1 - p) / N) + 1e-12
 

@@ -124,10 +124,10 @@ def test_an_under_noised_empty_cell_histogram_is_caught(monkeypatch):
 
     from dpcore.privacy import mechanisms
     from dpcore.privacy.exact_histogram import discrete_laplace_histogram
-    from dpcore.privacy.exact_laplace import _dyadic_scale
+    from dpcore.privacy.exact_laplace import dyadic_scale
 
     def under_noised(self, counts, rng):
-        num, den = _dyadic_scale(self.scale / 20)
+        num, den = dyadic_scale(self.scale / 20)
         return discrete_laplace_histogram(rng, np.asarray(counts, dtype=np.int64), num, den)
 
     monkeypatch.setattr(mechanisms.DiscreteLaplace, "sample_histogram", under_noised)

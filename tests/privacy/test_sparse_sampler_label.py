@@ -23,7 +23,7 @@ from scipy import stats
 import dpcore
 from dpcore.measure import leaf_noise
 from dpcore.privacy.exact_histogram import SAMPLER_NAME
-from dpcore.privacy.exact_laplace import _dyadic_scale
+from dpcore.privacy.exact_laplace import dyadic_scale
 from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, DiscreteLaplace
 from dpcore.studio.report import plain_statement
@@ -75,7 +75,7 @@ def test_huge_blocks_draw_the_tail_at_its_rate(scale):
     mech, n = DiscreteLaplace(scale), 2**62
     T = mech.histogram_cutoff(n)
     _, v, m = mech.sample_histogram(np.full(200, n), np.random.default_rng(8))
-    num, den = _dyadic_scale(scale)
+    num, den = dyadic_scale(scale)
     a = np.exp(-den / num)
     expected = 200 * n * 2 * a ** (T + 1) / (1 + a)
     assert abs(int(m[np.abs(v) > T].sum()) - expected) < 5 * np.sqrt(expected)
@@ -85,7 +85,7 @@ def test_histogram_cutoff_puts_at_most_one_draw_beyond_it():
     """n·P(|Z| > T) ≤ 1, and T is at most one level (s·ln 2 values of slack) above the least such T."""
     for scale in (0.7, 3.0, 11.7):
         mech = DiscreteLaplace(scale)
-        num, den = _dyadic_scale(scale)
+        num, den = dyadic_scale(scale)
         s = num / den
         tail = lambda t, s=s: 2 * np.exp(-(t + 1) / s) / (1 + np.exp(-1 / s))  # P(|Z| > t)
         for n in (1, 10, 10**4, 10**9, 2**62):
