@@ -59,11 +59,11 @@ from pages import _imports  # light: the heavy imports happen in _imports.ready
 def sidebar_summary() -> None:
     """The session's summary under the page links; drawn again after the page ran (the page may have
     changed the design or the table), replacing the first drawing."""
-    from pages import _common as ui
+    from pages import _guard as guard
     from pages import _jobs, _sidebar
     from pages import _workspace as wsui
 
-    with summary_slot.container(), ui.guarded("the sidebar"):
+    with summary_slot.container(), guard.guarded("the sidebar"):
         _sidebar.summary()
         _jobs.sidebar_notice()
         wsui.sidebar()
@@ -71,25 +71,26 @@ def sidebar_summary() -> None:
 
 if nav.title != "Start":  # the Start page draws its first lines, then waits for the imports itself
     _imports.ready()
-    from pages import _common as ui
+    from pages import _guard as guard
+    from pages import _session as session
 
-    with ui.guarded("starting the session"):
-        ui.init_state()
+    with guard.guarded("starting the session"):
+        session.init_state()
     sidebar_summary()  # stays if the page stops early (st.stop ends the run: nothing after it is drawn)
 try:
     nav.run()
 except Exception as exc:  # never a traceback; Streamlit's rerun/stop are BaseExceptions
     _imports.ready()
-    from pages import _common as ui
+    from pages import _guard as guard
 
-    ui.show_error(exc, f"the page '{nav.title}'")
+    guard.show_error(exc, f"the page '{nav.title}'")
 finally:  # also after st.stop() / st.rerun(): the workspace keeps the table, domain, design and release
     _imports.ready()
-    from pages import _common as ui
+    from pages import _guard as guard
     from pages import _jobs
     from pages import _workspace as wsui
 
-    with ui.guarded("the session"):
+    with guard.guarded("the session"):
         _jobs.collect_release()  # a release that finished while the curator was on another page
         wsui.persist()
     sidebar_summary()

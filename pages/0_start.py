@@ -31,9 +31,11 @@ for k, (col, (title, text, page)) in enumerate(zip(cols, STEPS)):
 from pages import _imports
 
 _imports.ready()  # the heavy imports, after the first lines are on screen
-from pages import _common as ui
+from pages import _guard as guard
+from pages import _session as session
+from pages import _state as state
 
-ui.init_state()
+session.init_state()
 s = st.session_state
 from pages import _access
 from pages import _workspace as wsui
@@ -41,12 +43,12 @@ from pages import _workspace as wsui
 c1, c2 = st.columns([1, 2], gap="large")
 with c1:
     st.subheader("Try it on the demo", anchor=False)
-    st.caption(f"{ui.DEFAULT_DEMO}: a public extract of a social survey, with its provenance in assets/README.md.")
+    st.caption(f"{state.DEFAULT_DEMO}: a public extract of a social survey, with its provenance in assets/README.md.")
     if st.button("Open the demo", type="primary", key="start_demo",
                  help="Loads the demo table and opens the Data page; your workspace keeps it."):
-        with ui.guarded("opening the demo"):
-            if s.get("data_name") != ui.DEFAULT_DEMO:
-                ui.load_demo(ui.DEFAULT_DEMO)
+        with guard.guarded("opening the demo"):
+            if s.get("data_name") != state.DEFAULT_DEMO:
+                session.load_demo(state.DEFAULT_DEMO)
             else:  # the demo the studio opened is now the curator's table: keep it
                 wsui.ensure()
             st.switch_page("pages/1_data.py")

@@ -10,14 +10,16 @@ import dpcore
 from dpcore.data.domain import DEFAULT_MAX_LEVELS
 from dpcore.studio import design
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
-from pages import _common as ui
 from pages import _data_server
+from pages import _guard as guard
+from pages import _session as session
+from pages import _state as state
 from pages import _workspace as wsui
 from pages._domain_editor import render_domain_editor
 from pages._numeric_columns import render_numeric_columns, render_private_domain
 
 s = st.session_state
-ui.init_state()
+session.init_state()
 
 #: The domain table's "bin edges from" column (dpcore.data.domain.EDGE_ORIGINS, in a few words).
 EDGES_FROM = {"declared": "public edges", "public_bounds": "public bounds", "dp_quantiles": "DP quantiles",
@@ -30,7 +32,7 @@ st.caption("The curator is trusted and may see the raw data. Nothing on this pag
 
 def _on_demo():
     try:
-        ui.load_demo(s["w_demo"])
+        session.load_demo(s["w_demo"])
         s.pop("upload_error", None)
     except Exception as exc:  # callbacks must not raise into the page
         s["load_error"] = str(exc) if isinstance(exc, dpcore.DPCoreError) else f"could not load the demo ({exc})"
@@ -42,7 +44,7 @@ def _on_upload():
         return
     # the whole load, set_data included, is guarded: a callback must never raise into the page
     try:
-        df = ui.read_upload(f.getvalue(), f.name)
+        df = state.read_upload(f.getvalue(), f.name)
     except dpcore.DPCoreError as exc:
         s["upload_error"] = _rejected(str(exc))
         return
@@ -51,7 +53,7 @@ def _on_upload():
                                       "CSV with a header line, or as Parquet, and upload it again.")
         return
     try:
-        ui.set_data(df, f"upload: {f.name}")
+        session.set_data(df, f"upload: {f.name}")
     except Exception as exc:  # a callback must never raise into the page
         s["upload_error"] = (str(exc) if isinstance(exc, dpcore.DPCoreError) else
                              f"'{f.name}' could not be loaded ({type(exc).__name__}: {exc}); upload it again")
@@ -70,11 +72,11 @@ def _rejected(message: str) -> str:
             f"({len(raw):,} rows × {raw.shape[1]} columns).")
 
 
-with ui.guarded("loading data"):
+with guard.guarded("loading data"):
     left, right = st.columns([1, 1])
     with left:
         st.subheader("Demo data")
-        names = list(ui.DEMOS)
+        names = list(state.DEMOS)
         current = s.get("data_name")
         st.selectbox(
             "Bundled demo", names, index=names.index(current) if current in names else 0, key="w_demo",
@@ -87,10 +89,10 @@ with ui.guarded("loading data"):
     with right:
         st.subheader("Upload")
         st.file_uploader(
-            f"CSV, Parquet, SPSS, Stata, SAS or Excel (limit {ui.MAX_UPLOAD_MB} MB per file)",
+            f"CSV, Parquet, SPSS, Stata, SAS or Excel (limit {state.MAX_UPLOAD_MB} MB per file)",
             type=["csv", "parquet", "pq", "sav", "zsav", "dta", "sas7bdat", "xlsx"],
             key="w_upload", on_change=_on_upload,
-            help=f"Uploads up to {ui.MAX_UPLOAD_MB} MB (server.maxUploadSize in .streamlit/config.toml). "
+            help=f"Uploads up to {state.MAX_UPLOAD_MB} MB (server.maxUploadSize in .streamlit/config.toml). "
                  "The file stays on this server in your session only; it is never shared with other sessions.",
         )
         if s.get("upload_error"):
@@ -105,10 +107,10 @@ if "raw_df" not in s:
 
 raw: pd.DataFrame = s["raw_df"]
 
-with ui.guarded("the budget book's question"):
+with guard.guarded("the budget book's question"):
     wsui.charge_prompt()  # a table that looks like one the book knows: charged to it unless you say otherwise
 
-with ui.guarded("the schema table"):
+with guard.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")
     for note in design.table_shape_notes(len(raw), raw.shape[1]):
         st.info(note, icon=":material/info:")
@@ -154,7 +156,7 @@ with ui.guarded("the schema table"):
         s.pop("release", None)
         st.rerun()
 
-df = ui.work_df()
+df = state.work_df()
 
 
 def _edges_status(col: str, a) -> str:
@@ -177,21 +179,21 @@ def _edges_status(col: str, a) -> str:
     return f":green[public bounds [{a.edges[0]:g}, {a.edges[-1]:g}], {len(a.edges) - 1} bins{dp}]"
 
 
-with ui.guarded("numeric binning"):
+with guard.guarded("numeric binning"):
     numeric = {c: v for c, v in (s.get("numeric") or {}).items() if isinstance(v, (list, dict))}
     if numeric != (s.get("numeric") or {}):  # a malformed setting (not edges, not bounds) is forgotten
         s["numeric"], s["domain_override"], s["domain_confirmed"] = numeric, None, False
         st.rerun()
-    now, _ = ui.domain_status()  # the domain as it stands (edits in the table editor included)
+    now, _ = state.domain_status()  # the domain as it stands (edits in the table editor included)
     shown = {a.name: a for a in now.attributes} if now is not None else {}
     render_numeric_columns(raw, lambda col: _edges_status(col, shown.get(col)))
 
-with ui.guarded("the private domain"):
+with guard.guarded("the private domain"):
     render_private_domain()
 
-with ui.guarded("the domain"):
+with guard.guarded("the domain"):
     st.subheader("Public domain")
-    dom, err = ui.domain_status()
+    dom, err = state.domain_status()
     if err:
         st.error(err, icon=":material/warning:")
         if s.get("domain_override"):
@@ -229,10 +231,10 @@ with ui.guarded("the domain"):
                        "NOT public. Type codebook bounds, find them privately or drop each (Numeric columns, above), "
                        "or use DP quantile edges (table editor, below): until then the domain cannot be confirmed.",
                        icon=":material/warning:")
-        if design.finds_domain_privately(ui.cfg()):
+        if design.finds_domain_privately(state.cfg()):
             st.info("Nothing to confirm: the release finds the whole domain privately (above).",
                     icon=":material/lock:")
-        elif not ui.is_declared(dom):
+        elif not state.is_declared(dom):
             st.warning(f"Levels {dpcore.data.domain.INFERRED}. Levels read from the data leak rare values: a release "
                        "on this domain is labelled NOT DP until you confirm it.", icon=":material/warning:")
             if st.button("Confirm: these names, levels and bin edges are public", type="primary",
@@ -300,11 +302,11 @@ with ui.guarded("the domain"):
                 except dpcore.DPCoreError as exc:
                     st.error(str(exc), icon=":material/warning:")
 
-with ui.guarded("the domain editor"):
+with guard.guarded("the domain editor"):
     if dom is not None:
         render_domain_editor(dom, df)
 
-with ui.guarded("the data preview"):
+with guard.guarded("the data preview"):
     with st.expander("First rows of the table (curator only)"):
-        ui.not_dp_label("NOT FOR RELEASE — raw data, curator only")
+        guard.not_dp_label("NOT FOR RELEASE — raw data, curator only")
         st.dataframe(raw.head(20), width="stretch")

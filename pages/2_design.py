@@ -10,20 +10,23 @@ from dpcore.errors import DPCoreError
 from dpcore.privacy.ledger import check_epsilon, epsilon_warning
 from dpcore.studio import adviser, design
 from dpcore.synthesizers import REGISTRY
-from pages import _common as ui
+from pages import _charts as charts
 from pages import _glossary as gl
+from pages import _guard as guard
 from pages import _noise, _options
+from pages import _session as session
+from pages import _state as state
 from pages import _workspace as wsui
 
 s = st.session_state
-ui.init_state()
-cfg = ui.cfg()
+session.init_state()
+cfg = state.cfg()
 
 st.title("2 · Design", anchor=False)
 st.caption("Choose the release method, ε and the method's options. Nothing is spent on this page: the adviser, "
            "the noise check and the ledger chart show what the release would do.")
 
-dom = ui.need_domain()
+dom = state.need_domain()
 if dom is None:
     st.stop()
 
@@ -62,7 +65,7 @@ def _definition_controls() -> None:
     st.selectbox("δ", DELTAS, key=bind("delta"), format_func=lambda d: f"{d:.0e}",
                  help="Recommended 1e-9, and in any case well below 1/n (one over the number of records).")
     cfg["delta"] = float(s["w_delta"])
-    warning = delta_warning(cfg["delta"], len(ui.work_df()))  # the curator's own n: shown to the curator only
+    warning = delta_warning(cfg["delta"], len(state.work_df()))  # the curator's own n: shown to the curator only
     if warning:
         st.warning(warning, icon=":material/warning:")
 
@@ -75,7 +78,7 @@ def _not(*names: str) -> tuple:
 def nearest_grid(v: float) -> float:
     if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
         return 1.0
-    return min(ui.EPS_GRID, key=lambda g: abs(math.log(g) - math.log(v)))
+    return min(state.EPS_GRID, key=lambda g: abs(math.log(g) - math.log(v)))
 
 
 def _eps_from_slider():
@@ -104,7 +107,7 @@ def _margin_ledger(pv, method: str, opts: dict) -> None:
                                     format="scientific" if u == "ρ" else "%.4g"),
                                 "noise_scale": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_sd": st.column_config.NumberColumn(format="%.4g")})
-    st.caption(f"{ui.method_label(method, opts)}: {len(tab)} noisy tables per set, {plan['sets']} sets "
+    st.caption(f"{state.method_label(method, opts)}: {len(tab)} noisy tables per set, {plan['sets']} sets "
                f"(sequential composition); {u} for the record count: {plan['record_count_epsilon']:.4g}.")
     if plan.get("empty_cell_warning"):
         st.warning(plan["empty_cell_warning"], icon=":material/warning:")
@@ -120,24 +123,24 @@ adviser_box = st.container()  # filled at the end, from the settings chosen belo
 left, right = st.columns([1, 1], gap="large")
 
 with left:
-    with ui.guarded("the release method"):
+    with guard.guarded("the release method"):
         st.subheader("Release method", anchor=False)
-        if cfg.get("release_method") not in ui.RELEASE_METHODS:
+        if cfg.get("release_method") not in state.RELEASE_METHODS:
             cfg["release_method"] = "auto"
-        picked = ui.resolved_method(dom)
+        picked = state.resolved_method(dom)
 
         def method_name(k: str) -> str:
             if k == "auto":
                 return f"Recommended for this table: {adviser.NAMES.get(picked, picked)}"
-            return ui.RELEASE_METHODS[k]
+            return state.RELEASE_METHODS[k]
 
-        st.selectbox("Method of the release", list(ui.RELEASE_METHODS), key=bind("release_method"),
+        st.selectbox("Method of the release", list(state.RELEASE_METHODS), key=bind("release_method"),
                      format_func=method_name,
                      help=gl.help_text("method-adviser", lead="The first entry follows the adviser's pick for this "
                                                                 "table and design (public facts only); choose a "
                                                                 "method by name to fix it."))
         cfg["release_method"] = s["w_release_method"]
-        method_now = ui.resolved_method(dom)
+        method_now = state.resolved_method(dom)
         st.caption(REGISTRY[method_now].summary + " " + gl.method_link(method_now))
         hierarchical = REGISTRY[method_now].hierarchical
         if not hierarchical:  # every option of the method, from its schema (STEPS's are in its sections below)
@@ -147,18 +150,18 @@ with left:
 
     tree_method = design.MODE_METHOD.get(cfg.get("mode", "mosda"), "steps")
     if hierarchical:
-        with ui.guarded("the hierarchy controls"):
+        with guard.guarded("the hierarchy controls"):
             st.subheader("Hierarchy", anchor=False)
             gl.terms_line("layers-l", "mosda", "lesda", "uh-random-tree", "share-r", "phantom-padding", "fan-out")
-            keys = list(ui.MODES)
-            st.radio("How the tree is chosen", keys, format_func=ui.MODES.get, key=bind("mode"),
+            keys = list(state.MODES)
+            st.radio("How the tree is chosen", keys, format_func=state.MODES.get, key=bind("mode"),
                      help=gl.help_text("mosda", "lesda", "uh-random-tree",
                                        lead="Fixed order: you choose, nothing is spent on the tree."))
             cfg["mode"] = s["w_mode"]
             fixed_by_pick = design.auto_tree_mode(cfg, method_now)
             if fixed_by_pick and fixed_by_pick != cfg["mode"]:
                 st.caption(f"The adviser's pick, {adviser.NAMES[method_now]}, chooses the tree "
-                           f"({ui.MODES[fixed_by_pick]}); choose STEPS by name to use the selection above.")
+                           f"({state.MODES[fixed_by_pick]}); choose STEPS by name to use the selection above.")
             if s.get("w_L") is not None and not 1 <= int(s["w_L"]) <= p:
                 s["w_L"] = max(1, min(p, int(s["w_L"])))
             cfg["L"] = max(1, min(p, int(cfg["L"])))
@@ -172,7 +175,7 @@ with left:
                     from streamlit_sortables import sort_items
                 except ImportError:  # pragma: no cover - pinned in requirements.txt
                     sort_items = None
-                groups = [[a for a in g if a in dom.names] for g in ui.layer_groups()]
+                groups = [[a for a in g if a in dom.names] for g in state.layer_groups()]
                 groups = (groups + [[] for _ in range(L)])[:L]
                 used = {a for g in groups for a in g}
                 leaves = [a for a in dom.names if a not in used]
@@ -184,7 +187,7 @@ with left:
                     st.error("streamlit-sortables is not installed; `make venv` installs it.")
                 else:
                     result = sort_items(containers, multi_containers=True, direction="horizontal",
-                                        key=f"sortables_{ui.work_key()}_{L}_{s.get('sort_reset', 0)}")
+                                        key=f"sortables_{state.work_key()}_{L}_{s.get('sort_reset', 0)}")
                     if result:
                         new = [list(c["items"]) for c in result[:-1]]
                         if new != groups:
@@ -206,14 +209,14 @@ with left:
             else:
                 st.caption("Random selection reads no data to choose the tree, so it spends nothing on it (r = 0).")
 
-    with ui.guarded("the budget controls"):
+    with guard.guarded("the budget controls"):
         st.subheader("Privacy budget", anchor=False)
         if "w_eps_slider" not in s:
             s["w_eps_slider"] = nearest_grid(cfg["epsilon"])
         if "w_eps_typed" not in s:
             s["w_eps_typed"] = float(cfg["epsilon"])
         c1, c2 = st.columns([3, 1])
-        c1.select_slider("ε (log scale)", options=ui.EPS_GRID, key="w_eps_slider", on_change=_eps_from_slider,
+        c1.select_slider("ε (log scale)", options=state.EPS_GRID, key="w_eps_slider", on_change=_eps_from_slider,
                          format_func=lambda v: f"{v:g}",
                          help=gl.help_text("epsilon", lead="The whole release (all m sets) spends ε."))
         c2.number_input("or type ε", key="w_eps_typed", on_change=_eps_from_typed, step=0.1, format="%.4g",
@@ -227,8 +230,8 @@ with left:
             eps_ok = False
             st.error(str(exc), icon=":material/warning:")
         _definition_controls()
-        st.radio("Neighbouring tables (what one person's data means)", list(ui.NEIGHBOURS), key=bind("neighbours"),
-                 format_func=ui.NEIGHBOURS.get, horizontal=False,
+        st.radio("Neighbouring tables (what one person's data means)", list(state.NEIGHBOURS), key=bind("neighbours"),
+                 format_func=state.NEIGHBOURS.get, horizontal=False,
                  help=gl.help_text("neighbouring-tables",
                                    lead="Add/remove (default): 5% of ε buys a noisy record count, and every set has "
                                         "that many records. Replace: every count moves by up to 2, so it gets twice "
@@ -238,7 +241,7 @@ with left:
                         help=gl.help_text("synthetic-sets-m"))
         cfg["m"] = int(s["w_m"])
 
-    with ui.guarded("the amplification calculator"):
+    with guard.guarded("the amplification calculator"):
         from dpcore.survey import amplified_epsilon, max_useful_beta
 
         with st.expander("If you release only a random share β of the records to each non-colluding user…"):
@@ -266,14 +269,14 @@ with left:
                              "secret.")
 
     if hierarchical:
-        with ui.guarded("the allocation controls"):
+        with guard.guarded("the allocation controls"):
             st.subheader("Allocation, consistency, synthesis", anchor=False)
             gl.terms_line("allocation", "nonneg", "wls", "uh-consistency", "synthesis")
             alloc_opts = ["half", "equal", "custom"]
             st.radio("Allocation of the count budget over layers", alloc_opts, key=bind("allocation"), horizontal=True,
                      help=gl.help_text("allocation", lead="A layer with a larger share gets less noise."))
             cfg["allocation"] = s["w_allocation"]
-            n_layers, leaf = ui.noised_layers(dom)
+            n_layers, leaf = state.noised_layers(dom)
             n_noised = n_layers + int(leaf)
             if cfg["allocation"] == "custom":
                 if n_noised == 0:
@@ -291,7 +294,7 @@ with left:
                             f"weight: {nm}", 0.0, 1.0, step=0.05, key=wk,
                             help="Relative share of the count budget. Weights are normalised to sum to 1."))
                     cfg["custom_weights"] = new
-                    norm = ui.normalised_weights(new, n_noised)
+                    norm = state.normalised_weights(new, n_noised)
                     if norm is None:
                         st.error("Custom allocation: at least one weight must be above 0.")
                     else:
@@ -302,9 +305,9 @@ with left:
             with st.expander("Advanced options"):
                 _options.option_widgets(cfg, tree_method, advanced=True)
 
-method, opts, problems = ui.design_call(dom)
+method, opts, problems = state.design_call(dom)
 
-with adviser_box, ui.guarded("the method adviser"):
+with adviser_box, guard.guarded("the method adviser"):
     if eps_ok:
         _noise.adviser_panel(dom, method, opts)
 
@@ -313,28 +316,28 @@ with right:
         st.info("Set a valid ε on the left: the adviser, the noise check and the ledger need one.",
                 icon=":material/info:")
     elif not problems:
-        with ui.guarded("the noise check"):
-            _noise.noise_panel(dom, method, opts, ui.method_label(method, opts))
-    with ui.guarded("the budget ledger"):
+        with guard.guarded("the noise check"):
+            _noise.noise_panel(dom, method, opts, state.method_label(method, opts))
+    with guard.guarded("the budget ledger"):
         st.subheader("Budget ledger (planned)", anchor=False)
         for msg in problems:
             st.warning(msg, icon=":material/account_tree:")
         if not problems and eps_ok:
-            pv, method, opts = ui.preview_for_design(dom)
-            if ui.is_margin_preview(pv):
+            pv, method, opts = state.preview_for_design(dom)
+            if state.is_margin_preview(pv):
                 _margin_ledger(pv, method, opts)
             else:
                 plan = pv.plan
                 zc = plan.get("budget_unit") == "rho"  # an (ε, δ) design: the budgets are shares of ρ
-                st.plotly_chart(ui.ledger_figure(ui.plan_rows(plan, ui.preview_layer_names(pv)),
-                                                 plan["rho"] if zc else plan["epsilon"], ui.method_label(method, opts),
-                                                 "ρ" if zc else "ε"),
+                rows = charts.plan_rows(plan, charts.preview_layer_names(pv))
+                st.plotly_chart(charts.ledger_figure(rows, plan["rho"] if zc else plan["epsilon"],
+                                                     state.method_label(method, opts), "ρ" if zc else "ε"),
                                 config={"displaylogo": False})
                 rows = []
                 for k, e in enumerate(plan.get("selection_epsilon_per_layer", [])):
                     rows.append({"part": f"tree selection, layer {k}→{k + 1}", "ε per set": e,
                                  "ε over m sets": e * plan["sets"]})
-                for nm, e in zip(ui.preview_layer_names(pv), plan.get("count_epsilon_per_layer", [])):
+                for nm, e in zip(charts.preview_layer_names(pv), plan.get("count_epsilon_per_layer", [])):
                     rows.append({"part": f"counts, {nm}", "ε per set": e, "ε over m sets": e * plan["sets"]})
                 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                              column_config={"ε per set": st.column_config.NumberColumn(format="%.4g"),
@@ -346,5 +349,5 @@ with right:
             st.page_link("pages/3_preview.py", label="Preview the hierarchy (spends nothing)",
                          icon=":material/visibility:")
 
-with ui.guarded("the saved designs"):
+with guard.guarded("the saved designs"):
     wsui.designs_panel()

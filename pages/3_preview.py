@@ -5,9 +5,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages import _common as ui
+from pages import _charts as charts
 from pages import _glossary as gl
+from pages import _guard as guard
 from pages import _noise
+from pages import _session as session
+from pages import _state as state
 
 
 def _delta_text(plan: dict) -> str:
@@ -18,26 +21,26 @@ def _delta_text(plan: dict) -> str:
 
 
 s = st.session_state
-ui.init_state()
-cfg = ui.cfg()
+session.init_state()
+cfg = state.cfg()
 
 st.title("3 · Preview", anchor=False)
 st.caption("Spends no budget. The structure and the expected errors depend only on the design, the public "
            "domain and ε; the panels marked NOT FOR RELEASE read the raw data and are for you, the curator, only.")
 
-dom = ui.need_domain()
+dom = state.need_domain()
 if dom is None:
     st.stop()
 
 pv = None
-with ui.guarded("the preview"):
-    pv, method, opts = ui.preview_for_design(dom)
-    with ui.guarded("the noise check"):
-        _noise.noise_panel(dom, method, opts, ui.method_label(method, opts))
-    if ui.is_margin_preview(pv):
+with guard.guarded("the preview"):
+    pv, method, opts = state.preview_for_design(dom)
+    with guard.guarded("the noise check"):
+        _noise.noise_panel(dom, method, opts, state.method_label(method, opts))
+    if state.is_margin_preview(pv):
         # margin methods: what will be measured, with the noise per table (public facts, but for ipf's
         # one_way_share="auto", which the preview decides from the table's own size: curator-only)
-        st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}{_delta_text(pv.plan)}, "
+        st.markdown(f"**{state.method_label(method, opts)}**, ε = {cfg['epsilon']:g}{_delta_text(pv.plan)}, "
                     f"m = {cfg['m']}: the noisy tables each set measures")
         st.dataframe(pv.margins, hide_index=True, width="stretch",
                      column_config={"table": st.column_config.TextColumn(width="large")})
@@ -52,7 +55,7 @@ with ui.guarded("the preview"):
         if pv.plan.get("empty_cell_warning"):
             st.warning(pv.plan["empty_cell_warning"], icon=":material/warning:")
     else:
-        st.markdown(f"**{ui.method_label(method, opts)}**, ε = {cfg['epsilon']:g}{_delta_text(pv.plan)}, "
+        st.markdown(f"**{state.method_label(method, opts)}**, ε = {cfg['epsilon']:g}{_delta_text(pv.plan)}, "
                     f"m = {cfg['m']}, fan-out after padding b = {pv.tree.b}",
                     help=gl.help_text("fan-out", "phantom-padding"))
         if pv.plan.get("private_selection"):
@@ -60,17 +63,17 @@ with ui.guarded("the preview"):
                     "tree may differ. Shown here is the most likely attribute at each node.", icon=":material/casino:")
 
 # the tree's sections (STEPS and its variants); no st.stop(), so the sidebar is drawn after the page
-tree_preview = pv is not None and not ui.is_margin_preview(pv)
+tree_preview = pv is not None and not state.is_margin_preview(pv)
 
 if tree_preview:
-    with ui.guarded("the hierarchy chart"):
-        fig, note = ui.icicle_figure(pv, dom)
+    with guard.guarded("the hierarchy chart"):
+        fig, note = charts.icicle_figure(pv, dom)
         st.plotly_chart(fig, config={"displaylogo": False})
         st.caption("Blue/green/orange: real nodes by layer; **grey: phantom** nodes that pad every node to the same "
                    "fan-out b. Phantoms are publicly empty: not noised, pinned at 0, never output. Yellow: the leaf "
                    "cells under each last-layer node." + (f" {note}" if note else ""))
 
-    with ui.guarded("the per-layer table"):
+    with guard.guarded("the per-layer table"):
         st.subheader("Per noised layer", anchor=False)
         tab = pv.layers.rename(columns={
             "layer": "layer", "attributes": "attributes", "real": "real nodes", "phantom": "phantom nodes",
@@ -85,18 +88,18 @@ if tree_preview:
                    "and use the WLS variance of the consistency step.")
         fig = go.Figure()
         fig.add_bar(x=[f"layer {v}" for v in pv.layers["layer"]], y=pv.layers["noise_sd"],
-                    name="noise SD before consistency", marker_color=ui.OKABE_ITO[0])
+                    name="noise SD before consistency", marker_color=charts.OKABE_ITO[0])
         fig.add_bar(x=[f"layer {v}" for v in pv.layers["layer"]], y=pv.layers["expected_se"],
-                    name="expected SE after consistency", marker_color=ui.OKABE_ITO[3])
+                    name="expected SE after consistency", marker_color=charts.OKABE_ITO[3])
         fig.update_layout(barmode="group", height=300, margin=dict(l=10, r=10, t=30, b=10),
                           yaxis_title="error (records per node)", xaxis_title="noised layer",
                           title="Noise per node, before and after consistency")
         st.plotly_chart(fig, config={"displaylogo": False})
 
     if pv.selection is not None and len(pv.selection):
-        with ui.guarded("the selection probabilities"):
+        with guard.guarded("the selection probabilities"):
             st.subheader("Selection probabilities per node", anchor=False)
-            ui.not_dp_label("NOT FOR RELEASE — computed from the raw data, curator only")
+            guard.not_dp_label("NOT FOR RELEASE — computed from the raw data, curator only")
             sel = pv.selection
             for layer, sub in sel.groupby("layer"):
                 piv = sub.pivot_table(index="node", columns="attribute", values="probability",
@@ -110,9 +113,9 @@ if tree_preview:
                                   xaxis_title="attribute", yaxis_title="node")
                 st.plotly_chart(fig, config={"displaylogo": False})
 
-    with ui.guarded("the true counts"):
+    with guard.guarded("the true counts"):
         with st.expander("True node counts", expanded=False):
-            ui.not_dp_label("NOT FOR RELEASE — true counts, curator only")
+            guard.not_dp_label("NOT FOR RELEASE — true counts, curator only")
             rows = []
             for k, counts in enumerate(pv.true_counts):
                 if k == 0:

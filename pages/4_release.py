@@ -10,14 +10,17 @@ import streamlit as st
 import dpcore
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.studio.design import app_dp_reason
-from pages import _common as ui
+from pages import _charts as charts
+from pages import _guard as guard
 from pages import _jobs
+from pages import _session as session
+from pages import _state as state
 from pages import _workspace as wsui
 from pages._report import render_report_section
 
 s = st.session_state
-ui.init_state()
-cfg = ui.cfg()
+session.init_state()
+cfg = state.cfg()
 _jobs.collect_release()  # a release that finished while the curator was away is shown below
 
 st.title("4 · Release", anchor=False)
@@ -25,14 +28,14 @@ st.caption("This page spends the privacy budget. Every click on Release draws fr
            "the design's method at the ε on the button; publish one release only, since each extra release of "
            "the same data spends ε again.")
 
-dom = ui.need_domain()
+dom = state.need_domain()
 if dom is None:
     st.stop()
 
-method, opts, problems = ui.design_call(dom)
+method, opts, problems = state.design_call(dom)
 for msg in problems:
     st.warning(msg, icon=":material/account_tree:")
-label = ui.method_label(method, opts)
+label = state.method_label(method, opts)
 running = _jobs.running_job()
 c1, c2 = st.columns([1, 3])
 spends = f"ε = {cfg['epsilon']:g}" + (f", δ = {opts['delta']:g}" if opts.get("delta") else "")
@@ -45,7 +48,7 @@ c2.markdown(f"**{label}**, {spends}" + (" ((ε, δ) through zCDP)" if opts.get("
             + ". Change it on the Design page.")
 refused = False
 if clicked:
-    with ui.guarded("the release"):
+    with guard.guarded("the release"):
         try:
             if problems:
                 raise dpcore.OptionError(" ".join(problems))
@@ -64,14 +67,14 @@ if clicked:
 if running is not None:
     _jobs.progress_panel()
 
-notice = _jobs.notice_for(ui.work_key())
+notice = _jobs.notice_for(state.work_key())
 if notice and not refused:
     kind, text = notice
     {"success": st.success, "warning": st.warning, "error": st.error}[kind](
         text, icon={"success": ":material/check_circle:", "warning": ":material/stop_circle:",
                     "error": ":material/warning:"}[kind])
 
-with ui.guarded("the budget book"):
+with guard.guarded("the budget book"):
     wsui.book_panel()
 
 
@@ -89,17 +92,17 @@ def _show_release(rel: dict) -> None:
 
     with box:
         release = rel["main"]
-        orig = ui.work_df()
+        orig = state.work_df()
 
-        with ui.guarded("the release status"):
+        with guard.guarded("the release status"):
             if release.dp and refused:
                 st.caption(f"{release.dp_reason}.")
             elif release.dp:
                 st.success(f"{release.dp_reason}.", icon=":material/lock:")
             else:
                 st.markdown(
-                    f'<div class="not-dp" style="border:2px solid {ui.NOT_DP_RED};border-radius:6px;'
-                    f'padding:0.6rem 0.9rem;color:{ui.NOT_DP_RED};font-weight:600">'
+                    f'<div class="not-dp" style="border:2px solid {charts.NOT_DP_RED};border-radius:6px;'
+                    f'padding:0.6rem 0.9rem;color:{charts.NOT_DP_RED};font-weight:600">'
                     f'NOT DP — {app_dp_reason(release.dp_reason)}</div>',
                     unsafe_allow_html=True)
                 st.error("This release is NOT differentially private; the manifest records why. Fix the cause and "
@@ -108,13 +111,13 @@ def _show_release(rel: dict) -> None:
             st.caption(f"Released in {rel['times'].get('main', 0):.2f} s. Ledger total ε = {led['epsilon_total']:.6g} "
                        f"(requested {release.epsilon:g}).")
 
-        with ui.guarded("the downloads"):
+        with guard.guarded("the downloads"):
             st.subheader("Downloads", anchor=False)
             st.caption("What you publish: the synthetic sets and manifest.json (options, declared domain, ledger, DP "
                        "status; no seed, no raw counts).")
             zips = rel.setdefault("zips", {})  # built once per release, not on every rerun
             if "main" not in zips:
-                zips["main"] = ui.release_zip(release)
+                zips["main"] = state.release_zip(release)
             st.download_button("All sets + manifest (zip)", zips["main"], "release.zip", "application/zip",
                                type="primary", key="dl_zip",
                                help="synthetic_1.csv … synthetic_m.csv and manifest.json: everything covered by ε.")
@@ -126,26 +129,26 @@ def _show_release(rel: dict) -> None:
                         key=f"dl_set_{i}",
                         help=f"Synthetic set {i} alone (spent ε/m = {release.epsilon / len(release.sets):g}).")
 
-        with ui.guarded("the release report"):
+        with guard.guarded("the release report"):
             # the report: HTML (offline, plotly.js embedded) and PDF; built on request, the figures take seconds
             render_report_section(release, orig)
 
-        with ui.guarded("the synthetic sets"):
+        with guard.guarded("the synthetic sets"):
             st.subheader("Synthetic sets (first rows)", anchor=False)
             tabs = st.tabs([f"set {i}" for i in range(1, len(release.sets) + 1)])
             for t, df in zip(tabs, release.sets):
-                t.dataframe(ui.shown_rows(df.head(10)), hide_index=True, width="stretch")
+                t.dataframe(charts.shown_rows(df.head(10)), hide_index=True, width="stretch")
 
-        with ui.guarded("the one-way charts"):
+        with guard.guarded("the one-way charts"):
             st.subheader("One-way distributions: original vs synthetic", anchor=False)
-            ui.not_dp_label("Curator view: the 'original' bars come from the raw data — NOT FOR RELEASE")
+            guard.not_dp_label("Curator view: the 'original' bars come from the raw data — NOT FOR RELEASE")
             series = {"original": [orig], rel.get("label", release.method): release.sets}
             attrs = list(dom.names)
             pick = st.multiselect("Attributes", attrs, default=attrs[: min(6, len(attrs))],
                                   help="Share of records per level; synthetic bars average the m sets, the whiskers "
                                        "show the lowest and highest set.")
             labels = list(series)
-            colours = ["#000000"] + [ui.OKABE_ITO[i % 7] for i in range(len(labels) - 1)]
+            colours = ["#000000"] + [charts.OKABE_ITO[i % 7] for i in range(len(labels) - 1)]
             grid = st.columns(2)
             for i, a in enumerate(pick):
                 rows = []
@@ -157,15 +160,15 @@ def _show_release(rel: dict) -> None:
                     for lev, col in zip(attr.labels, shares.T):
                         rows.append({"level": lev, "source": lab, "percent": col.mean(), "lo": col.min(),
                                      "hi": col.max()})
-                fig = ui.oneway_figure(a, pd.DataFrame(rows), [str(x) for x in dom[a].labels], labels, colours,
+                fig = charts.oneway_figure(a, pd.DataFrame(rows), [str(x) for x in dom[a].labels], labels, colours,
                                        {lab: len(frames) for lab, frames in series.items()})
                 grid[i % 2].plotly_chart(fig, config={"displaylogo": False}, key=f"oneway_{a}")
 
-        with ui.guarded("the ledger"):
+        with guard.guarded("the ledger"):
             st.subheader("Budget ledger (spent)", anchor=False)
-            rows = ui.ledger_rows(led)
+            rows = charts.ledger_rows(led)
             zc = led.get("unit") == "rho"
-            st.plotly_chart(ui.ledger_figure(rows, led["rho_total"] if zc else led["epsilon_total"],
+            st.plotly_chart(charts.ledger_figure(rows, led["rho_total"] if zc else led["epsilon_total"],
                                              rel.get("label", release.method), "ρ" if zc else "ε"),
                             config={"displaylogo": False})
             with st.expander("All charges"):
@@ -173,7 +176,7 @@ def _show_release(rel: dict) -> None:
 
 
 rel = s.get("release")
-if rel and rel.get("key") != ui.work_key():
+if rel and rel.get("key") != state.work_key():
     st.info("The data changed since the last release; release again.")
     rel = None
 if rel and rel.get("main") is not None:

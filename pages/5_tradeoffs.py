@@ -22,21 +22,24 @@ import dpcore.metrics as metrics
 from dpcore.metrics.evaluate import domain_cells
 from dpcore.studio import adviser, design, jobs
 from dpcore.studio.report import RAW_BANNER, figures_html
-from pages import _common as ui
+from pages import _charts as charts
 from pages import _glossary as gl
+from pages import _guard as guard
 from pages import _jobs
+from pages import _session as session
+from pages import _state as state
 from pages._charts import MEASURES, band_figure, ci_figure, risk_utility_figure, specks_saturated
 
 s = st.session_state
-ui.init_state()
-cfg = ui.cfg()
+session.init_state()
+cfg = state.cfg()
 
 st.title("5 · Trade-offs", anchor=False)
-ui.not_dp_label("Curator evaluation — every measure here reads the raw data: NOT covered by ε, not for publication "
+guard.not_dp_label("Curator evaluation — every measure here reads the raw data: NOT covered by ε, not for publication "
                 "as part of the release. The sweep's releases are for this comparison only: they are discarded, "
                 "never downloadable and not in the budget book.")
 
-dom = ui.need_domain()
+dom = state.need_domain()
 if dom is None:
     st.stop()
 
@@ -47,7 +50,7 @@ FULL_EPS, FULL_REPS = [0.1, 0.5, 1.0, 2.0, 5.0], 3
 
 # --------------------------------------------------------------------------- controls
 
-method, main_opts, problems = ui.design_call(dom)
+method, main_opts, problems = state.design_call(dom)
 choices = design.comparison_choices(cfg, method, main_opts, problems)
 
 
@@ -55,7 +58,7 @@ def _default_methods(labels: list[str]) -> list[str]:
     """The design's method and the adviser's best-ranked other method for this table (predicted from
     public facts, among the methods that can run the design)."""
     out = labels[:1]
-    ranked = [a.method for a in ui.design_advice(dom).methods if a.verdict != "cannot run"]
+    ranked = [a.method for a in state.design_advice(dom).methods if a.verdict != "cannot run"]
     for name in ranked:
         lab = next((lab for lab in labels if choices[lab][0] == name and lab not in out), None)
         if lab is not None:
@@ -64,7 +67,7 @@ def _default_methods(labels: list[str]) -> list[str]:
     return out
 
 
-with ui.guarded("the sweep controls"):
+with guard.guarded("the sweep controls"):
     # under an (ε, δ) design every release of the sweep is (ε, δ)-DP at the design's δ (design._privacy_options)
     at_delta = f", δ = {cfg['delta']:g}" if cfg.get("definition") == "zcdp" and cfg.get("delta") else ""
     design_m = max(1, int(cfg.get("m") or 1))
@@ -80,7 +83,7 @@ with ui.guarded("the sweep controls"):
     s["sw_methods"] = picked
     if "w_sw_eps" not in s:
         s["w_sw_eps"] = s.get("sw_eps", DEFAULT_EPS)
-    eps_grid = c2.multiselect("ε grid", ui.EPS_GRID, key="w_sw_eps", format_func=lambda v: f"{v:g}",
+    eps_grid = c2.multiselect("ε grid", state.EPS_GRID, key="w_sw_eps", format_func=lambda v: f"{v:g}",
                               help="Each method is released at every ε of the grid, reps times.")
     s["sw_eps"] = eps_grid
     if "w_sw_reps" not in s:
@@ -120,7 +123,7 @@ def _full_grid():
     s["w_sw_eps"], s["w_sw_reps"] = list(FULL_EPS), FULL_REPS
 
 params = {
-    "data": ui.work_key(), "domain": dom.to_json(), "methods": [(lab, *choices[lab]) for lab in picked],
+    "data": state.work_key(), "domain": dom.to_json(), "methods": [(lab, *choices[lab]) for lab in picked],
     "epsilons": sorted(float(e) for e in eps_grid), "reps": int(reps), "measures": list(MEASURES),
     "sets": int(sets), "specks_model": model,
 }
@@ -131,12 +134,12 @@ running = bool(job and not job.finished)
 
 
 def start_sweep() -> jobs.Job:
-    j = jobs.start_sweep(ui.work_df(), dom, dict(params), key=pkey, seconds_per_run=s.get("_sweep_seconds_per_run"))
+    j = jobs.start_sweep(state.work_df(), dom, dict(params), key=pkey, seconds_per_run=s.get("_sweep_seconds_per_run"))
     s["sweep_job"] = j
     return j
 
 
-with ui.guarded("the sweep"):
+with guard.guarded("the sweep"):
     if sweep_fn is None:
         st.warning("Sweep unavailable: this dpcore has no `dpcore.metrics.sweep` yet, so the ε curves are "
                    "measure unavailable. The per-table heat map below works from the last release.",
@@ -184,12 +187,12 @@ stale = res is not None and pkey not in cache and not running
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 figures: dict[str, go.Figure] = {}
 
-with ui.guarded("the trade-off charts"):
+with guard.guarded("the trade-off charts"):
     if res is not None and len(res):
         if stale:
             st.caption("Showing the last sweep; the settings above changed since. Run the sweep again to update.")
         meths = list(dict.fromkeys(res["method"]))
-        colours = ui.colour_map(meths)
+        colours = charts.colour_map(meths)
         fmt = st.radio("Image format for the charts' camera button", ["png", "svg"], horizontal=True,
                        help="Each chart's toolbar (top right) has a camera button that saves the chart as an image "
                             "in your browser.")
@@ -224,11 +227,11 @@ with ui.guarded("the trade-off charts"):
     elif sweep_fn is not None:
         st.info("Run a sweep to see SPECKS, S_pMSE and replicated uniques against ε.")
 
-with ui.guarded("the adviser's check against the sweep"):
+with guard.guarded("the adviser's check against the sweep"):
     if res is not None and len(res) and not stale and "s_pmse" in set(res["measure"]):
         label_method = {lab: name for lab, name, _ in params["methods"]}
         lines = adviser.sweep_disagreements(
-            res, label_method, lambda e: ui.design_advice(dom, epsilon=e, sets=int(sets)).recommended)
+            res, label_method, lambda e: state.design_advice(dom, epsilon=e, sets=int(sets)).recommended)
         if lines:
             st.warning("**The adviser and this sweep disagree on your table** (curator-only: the sweep reads the "
                        "raw data; the adviser predicts from public facts)\n\n" + "\n".join(f"- {x}" for x in lines),
@@ -240,10 +243,10 @@ with ui.guarded("the adviser's check against the sweep"):
 # --------------------------------------------------------------------------- per-release measures
 
 rel = s.get("release")
-if rel and rel.get("key") != ui.work_key():
+if rel and rel.get("key") != state.work_key():
     rel = None
 
-with ui.guarded("the per-table heat map"):
+with guard.guarded("the per-table heat map"):
     st.subheader("Two-way S_pMSE per table (last release)", anchor=False)
     if not rel or rel.get("main") is None:
         st.info("Release once on the **Release** page to see which pairs of attributes are reproduced worst.")
@@ -255,7 +258,7 @@ with ui.guarded("the per-table heat map"):
         ut_cache = rel.setdefault("utility_tables", {})
         if which not in ut_cache:
             with st.status(f"{which}: two-way S_pMSE over {len(releases[which].sets)} set(s) …") as status:
-                ut_cache[which] = metrics.utility_tables(domain_cells(ui.work_df(), dom),
+                ut_cache[which] = metrics.utility_tables(domain_cells(state.work_df(), dom),
                                                          [domain_cells(x, dom) for x in releases[which].sets], order=2)
                 status.update(label=f"{which}: two-way S_pMSE computed", state="complete")
         ut = ut_cache[which]
@@ -280,7 +283,7 @@ with ui.guarded("the per-table heat map"):
                    f"({ut.worst.s_pmse:.3g}).")
 
 
-with ui.guarded("the analysis-specific measures"):
+with guard.guarded("the analysis-specific measures"):
     st.subheader("Analysis-specific utility (last release)", anchor=False)
     if rel and rel.get("main") is not None:
         binary = [a.name for a in dom.attributes if a.size == 2]
@@ -293,7 +296,7 @@ with ui.guarded("the analysis-specific measures"):
                                     "of each coefficient (Karr et al. 2006; 1 = identical intervals).")
         if outcome != "(choose an outcome)":
             releases = {rel.get("label", rel["main"].method): rel["main"], **(rel.get("comparators") or {})}
-            orig = ui.work_df()
+            orig = state.work_df()
             chisq_fn = getattr(metrics, "chisq_consistency", None)
             reg_fn = getattr(metrics, "regression_overlap", None)
             an_cache = rel.setdefault("analysis", {})
@@ -345,7 +348,7 @@ with ui.guarded("the analysis-specific measures"):
     else:
         st.info("Release once on the **Release** page first.")
 
-with ui.guarded("the chart export"):
+with guard.guarded("the chart export"):
     if figures:
         st.subheader("Export", anchor=False)
         st.caption("Each chart's toolbar (top right) has a camera button that saves it as PNG or SVG (choose above). "

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _common as ui
+from pages import _session as session
 from pages import _survey_imputation, _survey_poststrat, _survey_session
 
-ui.init_state()
+session.init_state()
 _survey_session.seed()  # the inputs saved with the workspace session (a reload) or left on another page
 
 st.title("6 · Survey estimates")

@@ -7,10 +7,10 @@ import streamlit as st
 
 from dpcore.errors import DPCoreError
 from dpcore.studio.glossary import DOCS, doc_text, rewrite_links, term
-from pages import _common as ui
 from pages import _glossary as gl
+from pages import _session as session
 
-ui.init_state()
+session.init_state()
 
 st.title("Docs and glossary", anchor=False)
 

@@ -15,14 +15,14 @@ from dpcore.counting import duckdb_engine as duckdb_counts
 from dpcore.data import server_files
 from dpcore.data.domain import Domain, not_public_message
 from dpcore.output import synthesize_file
-from pages import _common as ui
+from pages import _guard as guard
 
 
 def render() -> None:
     """The "table on the server" expander (a no-op note when no data folder is configured)."""
     s = st.session_state
     with st.expander("Table on the server (long files, counted with DuckDB)", expanded=bool(s.get("srv_release"))):
-        with ui.guarded("the table on the server"):
+        with guard.guarded("the table on the server"):
             folder = server_files.data_dir()
             if folder is None:
                 st.info("Files too large for an upload are read on the server from one data folder. Set "
@@ -54,7 +54,7 @@ def _form(s, folder) -> None:
             status.update(label=f"Domain inferred: {len(dom)} attributes", state="complete")
         s["srv_domain_json"] = dom.to_json()
         s["w_srv_domain"] = s["srv_domain_json"]
-    ui.not_dp_label("An inferred domain shows levels and ranges seen in the data: "
+    guard.not_dp_label("An inferred domain shows levels and ranges seen in the data: "
                     "NOT DP until you review and declare it.")
     text = st.text_area("Domain (JSON): review, edit, then declare", key="w_srv_domain", height=200)
     try:
@@ -95,5 +95,5 @@ def _form(s, folder) -> None:
         if last["dp"]:
             st.write("DP: " + last["reason"])
         else:
-            ui.not_dp_label(last["reason"])
+            guard.not_dp_label(last["reason"])
         st.download_button("manifest.json", last["manifest"], file_name="manifest.json", key="w_srv_manifest")

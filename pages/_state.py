@@ -56,6 +56,9 @@ NEIGHBOURS = {
     "replace": "Replace one person's record (the record count n is public)",
 }
 
+#: The ε values the Design page's slider and the Trade-offs page's sweep offer.
+EPS_GRID = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0]
+
 
 # --------------------------------------------------------------------------- state
 

@@ -29,7 +29,7 @@ from dpcore.studio.survey import (
     target_problems,
 )
 from dpcore.studio.survey_book import IMPUTATION
-from pages import _common as ui
+from pages import _guard as guard
 from pages import _state as state
 from pages import _survey_book as book
 from pages import _survey_session as session
@@ -53,7 +53,7 @@ SD2011_NAME = "sd2011.csv (survey demo)"
 
 def render() -> None:
     inp: dict = {}
-    with ui.guarded("the imputation controls"):
+    with guard.guarded("the imputation controls"):
         table = _table()
         if table is None:
             return
@@ -64,7 +64,7 @@ def render() -> None:
     if not inp.get("key"):
         return
     if clicked:
-        with ui.guarded("the imputation release"):
+        with guard.guarded("the imputation release"):
             _release(table, inp)
     _result(table, inp)
     st.divider()
@@ -214,7 +214,7 @@ def _budget(t: book.ReadTable, inp: dict) -> dict:
                            "informative. Global: the thesis's optimistic 'global' sensitivity read from the data — "
                            "NOT DP, shown only as a comparator.")
     if method == "global":
-        ui.not_dp_label("NOT DP: the 'global' baseline reads its sensitivity from the data (the true global "
+        guard.not_dp_label("NOT DP: the 'global' baseline reads its sensitivity from the data (the true global "
                         "sensitivity of imputation is unbounded). Comparator only — never publish it.")
     parts = parts_of(inp["query"], method, inp["public_size"])
     problems = inp["problems"] + imputation_problems(
@@ -286,7 +286,7 @@ def _result(t: book.ReadTable, inp: dict) -> None:
         return
     if not out:
         return
-    with ui.guarded("the release result"):
+    with guard.guarded("the release result"):
         rel = out["rel"]
         dp = out["dp_method"] and not out["domain_inferred"]
         target, threshold = inp["target"], inp["threshold"]
@@ -310,7 +310,7 @@ def _result(t: book.ReadTable, inp: dict) -> None:
         st.caption(f"Total ε = {led['epsilon_total']:.6g}. Smooth sensitivity and noise scale depend on the data and "
                    "are not recorded in the ledger.")
         with st.expander("Curator view — NOT FOR RELEASE"):
-            ui.not_dp_label("Computed from the confidential data: NOT FOR RELEASE")
+            guard.not_dp_label("Computed from the confidential data: NOT FOR RELEASE")
             noise_sd = getattr(rel, "noise_sd", float("nan"))
             st.write(pd.DataFrame([{
                 "exact (no noise)": rel.exact, "noise scale": rel.scale,
@@ -323,7 +323,7 @@ def _result(t: book.ReadTable, inp: dict) -> None:
 
 
 def _context(t: book.ReadTable, inp: dict) -> None:
-    with ui.guarded("the noise-in-context controls"):
+    with guard.guarded("the noise-in-context controls"):
         st.caption("Treat the table as the population, draw R simple random samples, and on each compare the "
                    "non-private estimate (sampling noise only) with the DP release (sampling + DP noise) over a grid "
                    "of ε (Merrill ch. 4). A simulation on data the curator holds: nothing here is published.")
@@ -341,7 +341,7 @@ def _context(t: book.ReadTable, inp: dict) -> None:
                         help="Runs R × (grid size) releases on simulated samples; cached for the same inputs.")
     ctx_key = inp["key"] + json.dumps([reps, rate, grid])
     if run and not inp["problems"]:
-        with ui.guarded("the noise-in-context simulation"):
+        with guard.guarded("the noise-in-context simulation"):
             with st.status(f"Simulating {reps} samples × {len(grid)} ε values …", expanded=True) as status:
                 st.write("Drawing samples, imputing each, releasing at every ε …")
                 frame = cached_context(
@@ -354,7 +354,7 @@ def _context(t: book.ReadTable, inp: dict) -> None:
             s["survey_context"] = {"key": ctx_key, "frame": frame}
     ctx = s.get("survey_context")
     if ctx and ctx["key"] == ctx_key:
-        with ui.guarded("the noise-in-context figure"):
+        with guard.guarded("the noise-in-context figure"):
             _context_figure(ctx["frame"], inp)
 
 

@@ -25,7 +25,7 @@ from dpcore.studio.survey import (
     weight_problems,
 )
 from dpcore.studio.survey_book import POSTSTRAT
-from pages import _common as ui
+from pages import _guard as guard
 from pages import _state as state
 from pages import _survey_book as book
 from pages import _survey_session as session
@@ -56,7 +56,7 @@ def render() -> None:
                "generalized Cauchy noise). The release is (ε₁ + ε₂ + ε₃)-DP. Each **Compute release** click spends ε "
                "again.")
     inp: dict = {}
-    with ui.guarded("the post-stratification controls"):
+    with guard.guarded("the post-stratification controls"):
         t = _table()
         if t is None:
             return
@@ -66,7 +66,7 @@ def render() -> None:
     if not inp.get("key"):
         return
     if clicked:
-        with ui.guarded("the post-stratification release"):
+        with guard.guarded("the post-stratification release"):
             _release(t, inp)
     _result(inp)
 
@@ -310,7 +310,7 @@ def _result(inp: dict) -> None:
         return
     if not out:
         return
-    with ui.guarded("the post-stratification result"):
+    with guard.guarded("the post-stratification result"):
         rel = out["rel"]
         c1, c2, c3 = st.columns([2, 1, 2])
         c1.metric(f"DP weighted count: {out['label']}", f"{rel.value:,.0f}")
@@ -349,7 +349,7 @@ def _bins_and_ipf(rel, chosen: bool) -> None:
 
 def _curator_view(rel) -> None:
     with st.expander("Curator view — NOT FOR RELEASE"):
-        ui.not_dp_label("Computed from the confidential data: NOT FOR RELEASE")
+        guard.not_dp_label("Computed from the confidential data: NOT FOR RELEASE")
         st.write(pd.DataFrame([{
             "non-private weighted estimate": f"{rel.exact:,.1f}",
             "DP − non-private": f"{rel.value - rel.exact:,.1f}",

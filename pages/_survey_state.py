@@ -12,11 +12,12 @@ import streamlit as st
 
 from dpcore.data.datasets import CPS_POSTSTRAT_AGE_LEVELS
 from dpcore.studio.survey import imputation_context, subpopulation_where
-from pages import _common as ui
+from pages import _charts as charts
+from pages import _state as state
 
-SD2011 = ui.ASSETS / "sd2011.csv"
+SD2011 = state.ASSETS / "sd2011.csv"
 #: the weighted CPS sample of the post-stratification demo, bundled (provenance: assets/README.md)
-CPS_WEIGHTED = ui.ASSETS / "cps_vrs_weighted.csv"
+CPS_WEIGHTED = state.ASSETS / "cps_vrs_weighted.csv"
 
 #: ordinal matching attributes; their public levels (lowest first) are dpcore.data.datasets.SD2011_LEVELS
 ORDINAL = ("agegr", "edu", "placesize")
@@ -78,7 +79,7 @@ def cached_context(_pop: pd.DataFrame, df_key: str, target: str, match: tuple, k
 
 # --------------------------------------------------------------------------- post-stratification
 
-PS_TOTALS = ui.ASSETS / "cps_poststrat_totals.csv"
+PS_TOTALS = state.ASSETS / "cps_poststrat_totals.csv"
 #: Base age levels of the CPS demo (fixed public edges; candidate sets of bins merge them).
 PS_AGE_LEVELS = CPS_POSTSTRAT_AGE_LEVELS
 #: Candidate sets of bins per column (public definitions, Merrill Example 7.5.5). A column not
@@ -128,7 +129,7 @@ def show_ledger(ledger, key: str | None = None) -> dict:
     """The ledger's charges as a table, with each charge's note; returns the ledger dict."""
     st.subheader("Ledger")
     led = ledger.to_dict()
-    rows = ui.ledger_rows(led)
+    rows = charts.ledger_rows(led)
     show = [c for c in ("component", "epsilon", "mechanism", "subset") if c in rows.columns]
     notes = [ch.get("note", "") for ch in led.get("charges", [])]
     st.dataframe(rows[show].assign(note=notes[: len(rows)]), hide_index=True, width="stretch",

@@ -165,12 +165,12 @@ def test_malformed_domain_json_and_malformed_csv():
     at.session_state["domain_override"] = '{"attributes": [{"name": "sex"}]}'
     at.run()
     assert not at.exception and "domain file" in texts(at.error)
-    from pages import _common as ui
+    from pages import _state as state
 
     with pytest.raises(dpcore.InputError, match="ragged rows"):
-        ui.read_upload(b"a,b\n1,2\n3,4,5\n", "bad.csv")
+        state.read_upload(b"a,b\n1,2\n3,4,5\n", "bad.csv")
     with pytest.raises(dpcore.InputError, match="not a readable Parquet"):
-        ui.read_upload(b"PAR1 not really", "bad.parquet")
+        state.read_upload(b"PAR1 not really", "bad.parquet")
 
 
 def test_empty_fixed_order_is_explained_not_crashed():
@@ -199,9 +199,9 @@ def test_design_ledger_and_custom_weights():
     assert not at.exception
     cap = texts(at.caption)
     assert "Normalised (sum = 1)" in cap
-    from pages import _common as ui
+    from pages import _state as state
 
-    w = ui.normalised_weights(at.session_state["cfg"]["custom_weights"], 3)
+    w = state.normalised_weights(at.session_state["cfg"]["custom_weights"], 3)
     assert abs(sum(w) - 1) < 1e-12
 
 
@@ -260,9 +260,9 @@ def test_release_on_the_s7_demo_is_dp_after_confirming():
     import io
     import zipfile
 
-    from pages import _common as ui
+    from pages import _state as state
 
-    with zipfile.ZipFile(io.BytesIO(ui.release_zip(r))) as z:
+    with zipfile.ZipFile(io.BytesIO(state.release_zip(r))) as z:
         assert sorted(z.namelist()) == ["manifest.json"] + [f"synthetic_{i}.csv" for i in range(1, 6)]
         man = json.loads(z.read("manifest.json"))
         assert man["dp"] is True and "seed" not in man
@@ -497,12 +497,12 @@ def test_numeric_column_with_public_edges_releases_values_inside_the_bins():
 
 
 def test_icicle_is_capped_for_large_trees():
-    from pages import _common as ui
+    from pages import _charts as charts
 
     df = pd.read_csv(ROOT / "assets" / "cps_voters.csv")
     dom = dpcore.infer_domain(df)
     pv = dpcore.preview(df, epsilon=1.0, domain=dom, order="year;region;agegr")
-    fig, note = ui.icicle_figure(pv, dom, max_nodes=400)
+    fig, note = charts.icicle_figure(pv, dom, max_nodes=400)
     assert len(fig.data[0].ids) <= 400
     assert "Showing layers 1–2 of 3" in note
     labels = list(fig.data[0].labels)

@@ -67,7 +67,6 @@ def test_too_small_epsilon_shows_an_error_not_an_exception():
 
     import dpcore
     from dpcore.survey import knn_impute, release_count
-    from pages import _common as ui  # noqa: F401
 
     df = pd.DataFrame({"g": ["a", "b"] * 10, "y": [1.0, None] * 10})
     imp = knn_impute(df, "y", ["g"], levels={"g": ["a", "b"]})

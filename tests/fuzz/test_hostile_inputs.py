@@ -427,9 +427,9 @@ def test_hostile_uploads_in_the_app(app, name):
 
 
 def read_table_of(name: str) -> pd.DataFrame:
-    from pages import _common as ui
+    from pages import _state as state
 
-    return ui.read_upload(FILES[name], name)
+    return state.read_upload(FILES[name], name)
 
 
 @pytest.mark.parametrize("name", APP_DOMAINS)
