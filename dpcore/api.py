@@ -437,8 +437,8 @@ def _margin_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, 
     plan = {"epsilon": eps, "sets": m, "epsilon_per_set": sets_budget / m, "neighbours": nb.notion,
             "record_count_epsilon": budget - sets_budget, "method": method, **_definition_plan(definition, budget),
             **spec.preview_plan(*args)}
-    table = pd.DataFrame(spec.preview_rows(*args))
-    return MarginPreview(table if definition.name == "pure" else table.rename(columns={"epsilon": "rho"}), plan)
+    # each row names its budget by the definition's key: "epsilon", or "rho" under zCDP
+    return MarginPreview(pd.DataFrame(spec.preview_rows(*args)), plan)
 
 
 def _steps_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, domain, privacy: tuple,
@@ -488,17 +488,15 @@ def _layer_table(tree, mechs, nb, alloc, dom, definition) -> pd.DataFrame:
     rows = steps.expected_errors(tree, mechs, nb.histogram_sensitivity)
     if definition.name != "pure":
         for row, c in zip(rows, alloc.counts):
-            row["epsilon"] = c  # the layer's budget, in ρ
+            del row["epsilon"]  # a Gaussian layer states no ε of its own
+            row[definition.budget_key] = c  # the layer's budget, in ρ
     attrs = tree.attributes_per_layer()
     for row in rows:
         k = row["layer"]
         row["attributes"] = ", ".join(f"{a} ×{c}" for a, c in attrs[k - 1]["splits"].items()) if k <= tree.L else \
             "leaf cells: " + "; ".join(",".join(dom.names[j] for j in r) for r in tree.remaining if r)
-    table = pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", "epsilon", "noise_scale", "noise_sd",
-                                "expected_se"]]
-    if definition.name != "pure":
-        table = table.rename(columns={"epsilon": "rho"})
-    return table
+    return pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", definition.budget_key, "noise_scale",
+                               "noise_sd", "expected_se"]]
 
 
 def _selection_rows(sel, dom) -> list[dict]:

@@ -333,17 +333,18 @@ with right:
                 st.plotly_chart(charts.ledger_figure(rows, plan["rho"] if zc else plan["epsilon"],
                                                      state.method_label(method, opts), "ρ" if zc else "ε"),
                                 config={"displaylogo": False})
+                u = "ρ" if zc else "ε"  # the plan's per-layer budgets are in its own unit
                 rows = []
                 for k, e in enumerate(plan.get("selection_epsilon_per_layer", [])):
-                    rows.append({"part": f"tree selection, layer {k}→{k + 1}", "ε per set": e,
-                                 "ε over m sets": e * plan["sets"]})
+                    rows.append({"part": f"tree selection, layer {k}→{k + 1}", f"{u} per set": e,
+                                 f"{u} over m sets": e * plan["sets"]})
                 for nm, e in zip(charts.preview_layer_names(pv), plan.get("count_epsilon_per_layer", [])):
-                    rows.append({"part": f"counts, {nm}", "ε per set": e, "ε over m sets": e * plan["sets"]})
+                    rows.append({"part": f"counts, {nm}", f"{u} per set": e, f"{u} over m sets": e * plan["sets"]})
+                number = st.column_config.NumberColumn(format="scientific" if zc else "%.4g")
                 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                             column_config={"ε per set": st.column_config.NumberColumn(format="%.4g"),
-                                            "ε over m sets": st.column_config.NumberColumn(format="%.4g")})
+                             column_config={f"{u} per set": number, f"{u} over m sets": number})
                 st.caption(f"Bars: the {plan['sets']} synthetic sets (they compose sequentially). "
-                           f"Per set ε/m = {plan['epsilon_per_set']:.4g}. Nodes within a layer are disjoint "
+                           f"Per set {u}/m = {plan['epsilon_per_set']:.4g}. Nodes within a layer are disjoint "
                            "(parallel composition: paid once); layers and sets add up (sequential composition). "
                            f"Fan-out after phantom padding b = {plan.get('fan_out')}.")
             st.page_link("pages/3_preview.py", label="Preview the hierarchy (spends nothing)",

@@ -172,7 +172,9 @@ def _show_release(rel: dict) -> None:
                                              rel.get("label", release.method), "ρ" if zc else "ε"),
                             config={"displaylogo": False})
             with st.expander("All charges"):
-                st.dataframe(rows, hide_index=True, width="stretch")
+                st.dataframe(rows, hide_index=True, width="stretch",
+                             column_config={"epsilon": st.column_config.NumberColumn("ε"),
+                                            "rho": st.column_config.NumberColumn("ρ", format="scientific")})
 
 
 rel = s.get("release")

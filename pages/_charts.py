@@ -21,22 +21,28 @@ NOT_DP_RED = "#C62828"
 # --------------------------------------------------------------------------- ledger charts
 
 
+#: The column a ledger or plan table names a budget by, per unit: a ρ is never in an "epsilon" column.
+BUDGET_COLUMN = {"ε": "epsilon", "ρ": "rho"}
+
+
 def plan_rows(plan: dict, layer_names: list[str] | None = None) -> pd.DataFrame:
-    """One row per (set, component) from Preview.plan; ``layer_names`` label the count layers."""
+    """One row per (set, component) from Preview.plan; ``layer_names`` label the count layers. The
+    budget is in "epsilon", or in "rho" for a plan kept in ρ (an (ε, δ) design through zCDP)."""
     rows = []
+    key = "rho" if plan.get("budget_unit") == "rho" else "epsilon"
     m = int(plan["sets"])
     sel = plan.get("selection_epsilon_per_layer", [])
     cnt = plan.get("count_epsilon_per_layer", [])
     names = list(layer_names or []) + [f"layer {k}" for k in range(len(layer_names or []) + 1, len(cnt) + 1)]
     if plan.get("record_count_epsilon"):
         rows.append({"set": "all sets", "component": "noisy record count", "kind": "record count",
-                     "epsilon": plan["record_count_epsilon"]})
+                     key: plan["record_count_epsilon"]})
     for s in range(1, m + 1):
         for k, e in enumerate(sel):
             rows.append({"set": f"set {s}", "component": f"tree selection, layer {k}→{k + 1}", "kind": "selection",
-                         "epsilon": e})
+                         key: e})
         for k, e in enumerate(cnt):
-            rows.append({"set": f"set {s}", "component": f"counts, {names[k]}", "kind": "counts", "epsilon": e})
+            rows.append({"set": f"set {s}", "component": f"counts, {names[k]}", "kind": "counts", key: e})
     return pd.DataFrame(rows)
 
 
@@ -52,15 +58,16 @@ def shown_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def ledger_rows(ledger_dict: dict) -> pd.DataFrame:
-    """One row per (set, charge) from Ledger.to_dict()["charges"]; a ledger kept in ρ (an (ε, δ)
-    release through zCDP) gives each charge's ρ in the "epsilon" column (the budget it spent)."""
+    """One row per (set, charge) from Ledger.to_dict()["charges"], the budget each spent in "epsilon";
+    a ledger kept in ρ (an (ε, δ) release through zCDP) gives each charge's ρ in "rho" instead."""
     rows = []
     in_rho = ledger_dict.get("unit") == "rho"
     for ch in ledger_dict.get("charges", []):
         parts = ch["path"].split("/")
         set_label = next((p for p in parts if p.startswith("set ")), "release")
         rows.append({"set": set_label, "component": ch["label"], "kind": ch.get("mechanism", ""),
-                     "epsilon": ch["rho"] if in_rho else ch["epsilon"], "mechanism": ch.get("mechanism", ""),
+                     **({"rho": ch["rho"]} if in_rho else {"epsilon": ch["epsilon"]}),
+                     "mechanism": ch.get("mechanism", ""),
                      "scale": ch.get("scale"),
                      "sensitivity": ch.get("sensitivity"), "subset": ch.get("subset", "")})
     return pd.DataFrame(rows)
@@ -69,7 +76,7 @@ def ledger_rows(ledger_dict: dict) -> pd.DataFrame:
 def ledger_figure(rows: pd.DataFrame, total: float, title: str, unit: str = "ε") -> go.Figure:
     """Stacked bars per set, one segment per charge (its name on hover), coloured by its kind (the mechanism that
     drew it, or the plan's kind): a legend of a few kinds, never one entry per charge (AIM has dozens), so it cannot
-    cover the sets' labels."""
+    cover the sets' labels. The budgets are read from the ``unit``'s column (:data:`BUDGET_COLUMN`)."""
     fig = go.Figure()
     kinds = list(dict.fromkeys(rows["kind"])) if len(rows) else []
     colour = {k: OKABE_ITO[i % (len(OKABE_ITO) - 1)] for i, k in enumerate(kinds)}
@@ -77,7 +84,7 @@ def ledger_figure(rows: pd.DataFrame, total: float, title: str, unit: str = "ε"
     for comp in (list(dict.fromkeys(rows["component"])) if len(rows) else []):
         sub = rows[rows["component"] == comp]
         kind = str(sub["kind"].iloc[0])
-        fig.add_bar(x=sub["set"], y=sub["epsilon"], name=kind or "charge", legendgroup=kind,
+        fig.add_bar(x=sub["set"], y=sub[BUDGET_COLUMN[unit]], name=kind or "charge", legendgroup=kind,
                     showlegend=kind not in shown, marker_color=colour.get(kind, OKABE_ITO[0]),
                     marker_line=dict(color="white", width=0.5),
                     hovertemplate="%{x}<br>" + comp + f"<br>{unit} = " + "%{y:.4g}<extra>" + kind + "</extra>")

@@ -130,8 +130,9 @@ def show_ledger(ledger, key: str | None = None) -> dict:
     st.subheader("Ledger")
     led = ledger.to_dict()
     rows = charts.ledger_rows(led)
-    show = [c for c in ("component", "epsilon", "mechanism", "subset") if c in rows.columns]
+    show = [c for c in ("component", "epsilon", "rho", "mechanism", "subset") if c in rows.columns]
     notes = [ch.get("note", "") for ch in led.get("charges", [])]
     st.dataframe(rows[show].assign(note=notes[: len(rows)]), hide_index=True, width="stretch",
-                 column_config={"epsilon": st.column_config.NumberColumn("ε", format="%.4g")}, key=key)
+                 column_config={"epsilon": st.column_config.NumberColumn("ε", format="%.4g"),
+                                "rho": st.column_config.NumberColumn("ρ", format="scientific")}, key=key)
     return led

@@ -135,21 +135,22 @@ def counts_cells(shape, axes) -> int:
     return math.prod(int(shape[a]) for a in axes)
 
 
-def preview_row(what: str, cells, budget: float, mech) -> dict:
+def preview_row(what: str, cells, budget: float, mech, definition) -> dict:
     """One row of a margin method's preview: a noisy table of ``cells`` cells, the budget it spends
-    (ε, or ρ under zCDP) and its noise (public facts only)."""
-    return {"table": what, "cells": cells, "epsilon": budget, "mechanism": mech.name, "noise_scale": mech.scale,
-            "noise_sd": float(np.sqrt(mech.variance))}
+    under the definition's own key (``"epsilon"`` for ε, ``"rho"`` for ρ under zCDP) and its noise
+    (public facts only)."""
+    return {"table": what, "cells": cells, definition.budget_key: budget, "mechanism": mech.name,
+            "noise_scale": mech.scale, "noise_sd": float(np.sqrt(mech.variance))}
 
 
-def selection_preview_row(what: str, budget: float) -> dict:
-    """A preview row for a private choice (exponential mechanism): no table, no noise scale."""
-    return {"table": what, "cells": None, "epsilon": budget, "mechanism": "exponential", "noise_scale": None,
-            "noise_sd": None}
+def selection_preview_row(what: str, budget: float, definition) -> dict:
+    """A preview row for a private choice (exponential mechanism): no table, no noise scale; the
+    budget under the definition's own key, as in :func:`preview_row`."""
+    return {"table": what, "cells": None, definition.budget_key: budget, "mechanism": "exponential",
+            "noise_scale": None, "noise_sd": None}
 
 
-def one_way_preview_rows(domain, mech, epsilon: float) -> list[dict]:
+def one_way_preview_rows(domain, mech, budget: float, definition) -> list[dict]:
     """Preview rows (public facts only) for the one-way margins that AIM and MST measure
-    first, each with the noise of ``mech`` at ``epsilon``."""
-    return [{"table": f"one-way {a}", "cells": domain[a].size, "epsilon": epsilon, "mechanism": mech.name,
-             "noise_scale": mech.scale, "noise_sd": float(np.sqrt(mech.variance))} for a in domain.names]
+    first, each with the noise of ``mech`` at ``budget`` (under the definition's own key)."""
+    return [preview_row(f"one-way {a}", domain[a].size, budget, mech, definition) for a in domain.names]

@@ -35,6 +35,8 @@ class PureDP:
 
     name: ClassVar[str] = "pure"
     unit: ClassVar[str] = "ε"
+    #: the key a table row or plan names a budget in this unit by
+    budget_key: ClassVar[str] = "epsilon"
     #: multiplying a budget by this halves every noise scale calibrated to it
     halving_factor: ClassVar[float] = 2.0
     delta: None = None
@@ -69,6 +71,8 @@ class ZeroConcentratedDP:
     delta: float
     name: ClassVar[str] = "zcdp"
     unit: ClassVar[str] = "ρ"
+    #: the key a table row or plan names a budget in this unit by (never "epsilon": a ρ is not an ε)
+    budget_key: ClassVar[str] = "rho"
     #: ρ ∝ 1/σ²: four times the budget halves σ
     halving_factor: ClassVar[float] = 4.0
 

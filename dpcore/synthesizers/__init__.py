@@ -41,7 +41,8 @@ class Method:
     not_dp: Callable[[Any], list] = lambda opts: []
     hierarchical: bool = False
     #: preview_rows(opts, domain, budget per set, neighbours, n, definition): the noisy tables a margin method
-    #: measures per set, with their noise (public facts; the Preview page and dpcore.preview)
+    #: measures per set, with their noise (public facts; the Preview page and dpcore.preview); each row's budget
+    #: is under the definition's budget_key: "epsilon" for ε, "rho" for ρ under zCDP
     preview_rows: Callable[..., list] | None = None
     #: preview_plan(same arguments): what else its preview says (e.g. ipf's fit); {} by default
     preview_plan: Callable[..., dict] = lambda *args, **kw: {}

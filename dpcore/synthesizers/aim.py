@@ -59,7 +59,15 @@ from dpcore.estimate.draws import model_draw
 from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
 from dpcore.estimate.mirror_descent import MirrorDescent, released_model
 from dpcore.measure.margin_spec import parse_margin_groups
-from dpcore.measure.margins import counts_cells, expected_abs_noise, margin_counts, measure, one_way_preview_rows
+from dpcore.measure.margins import (
+    counts_cells,
+    expected_abs_noise,
+    margin_counts,
+    measure,
+    one_way_preview_rows,
+    preview_row,
+    selection_preview_row,
+)
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
@@ -299,17 +307,15 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
     round_budget = per_set / opts.rounds
     meas = definition.count_noise((1 - SELECTION_SHARE) * round_budget, nb)
     spend = definition.cost(meas, nb.count_sensitivity(meas))
-    rows = one_way_preview_rows(domain, meas, spend)
+    rows = one_way_preview_rows(domain, meas, spend, definition)
     left = per_set - len(domain) * spend
     # rounds run while at least two round budgets are left; the last takes the rest
     n_rounds = max(1, math.floor(left / round_budget + 1e-9))
-    rows.append({"table": f"each round at the start: exponential mechanism picks a margin ({n_rounds} rounds "
-                          "if none doubles its budget, fewer if some do)", "cells": None,
-                 "epsilon": SELECTION_SHARE * round_budget,
-                 "mechanism": "exponential", "noise_scale": None, "noise_sd": None})
-    rows.append({"table": "each round at the start: the chosen margin (its budget doubles when it barely changes the "
-                          "model; the last round takes what is left)", "cells": None, "epsilon": spend,
-                 "mechanism": meas.name, "noise_scale": meas.scale, "noise_sd": float(np.sqrt(meas.variance))})
+    rows.append(selection_preview_row(f"each round at the start: exponential mechanism picks a margin ({n_rounds} "
+                                      "rounds if none doubles its budget, fewer if some do)",
+                                      SELECTION_SHARE * round_budget, definition))
+    rows.append(preview_row("each round at the start: the chosen margin (its budget doubles when it barely changes the "
+                            "model; the last round takes what is left)", None, spend, meas, definition))
     return rows
 
 

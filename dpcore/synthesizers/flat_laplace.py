@@ -152,7 +152,8 @@ def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: flo
 def preview_rows(opts: FlatOptions, domain: Domain, per_set: float, nb, n: float, definition=PureDP()) -> list[dict]:
     """The one noisy table flat Laplace measures per set (public facts only)."""
     mech = definition.count_noise(per_set, nb, opts.noise)
-    return [preview_row("full cross-tabulation (" + " × ".join(domain.names) + ")", domain.size, per_set, mech)]
+    return [preview_row("full cross-tabulation (" + " × ".join(domain.names) + ")", domain.size, per_set, mech,
+                        definition)]
 
 
 def preview_plan(opts: FlatOptions, domain: Domain, per_set: float, nb, n: float, definition=PureDP()) -> dict:

@@ -417,7 +417,8 @@ def preview_rows(opts: IpfOptions, domain: Domain, per_set: float, nb: Neighbour
     decided from ``n``: the curator's count in a preview, the released count at release)."""
     share = one_way_share(domain, opts, per_set, nb, n, definition=definition)
     return [preview_row(" × ".join(g) + (" (one-way)" if share > 0 and len(g) == 1 else ""),
-                        int(np.prod([domain[a].size for a in g])), e, definition.count_noise(e, nb, opts.noise))
+                        int(np.prod([domain[a].size for a in g])), e, definition.count_noise(e, nb, opts.noise),
+                        definition)
             for g, e, _ in measured_margins(domain, opts, per_set, share)]
 
 

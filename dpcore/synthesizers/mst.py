@@ -39,7 +39,7 @@ from dpcore.data.domain import Domain
 from dpcore.estimate.draws import RecodedDraw, model_draw
 from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.estimate.mirror_descent import released_model
-from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows
+from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows, preview_row, selection_preview_row
 from dpcore.measure.rare_levels import find_rare_levels
 from dpcore.privacy.definitions import PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
@@ -177,16 +177,14 @@ def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbour
     d = len(domain)
     e1, e2, e3 = budget_split(d, per_set)
     one = definition.count_noise(e1, nb)
-    rows = one_way_preview_rows(domain, one, e1)
+    rows = one_way_preview_rows(domain, one, e1, definition)
     if e2 > 0:
-        rows += [{"table": f"tree edge {i + 1}: exponential mechanism picks a pair", "cells": None, "epsilon": e2,
-                  "mechanism": "exponential", "noise_scale": None, "noise_sd": None} for i in range(d - 1)]
+        rows += [selection_preview_row(f"tree edge {i + 1}: exponential mechanism picks a pair", e2, definition)
+                 for i in range(d - 1)]
     if e3 > 0:
         edge = definition.count_noise(e3, nb)
-        rows += [{"table": f"two-way margin of tree edge {i + 1} (pair chosen at release)", "cells": None,
-                  "epsilon": e3,
-                  "mechanism": edge.name, "noise_scale": edge.scale, "noise_sd": float(np.sqrt(edge.variance))}
-                 for i in range(d - 1)]
+        rows += [preview_row(f"two-way margin of tree edge {i + 1} (pair chosen at release)", None, e3, edge,
+                             definition) for i in range(d - 1)]
     return rows
 
 

@@ -466,7 +466,7 @@ def preview_rows(opts: PrivBayesOptions, domain: Domain, per_set: float, nb: Nei
     P, T = network_plan(len(domain), opts.degree)
     eps1 = opts.network_share * per_set if P else 0.0
     rows = [selection_preview_row(f"network step {i + 1}: exponential mechanism (attribute and parents chosen "
-                                  "privately)", eps1 / P) for i in range(P)]
+                                  "privately)", eps1 / P, definition) for i in range(P)]
     e = (per_set - eps1) / T
     return rows + [preview_row(f"conditional table {j + 1} (attribute + ≤{opts.degree} parents, chosen at release)",
-                               None, e, definition.count_noise(e, nb, opts.noise)) for j in range(T)]
+                               None, e, definition.count_noise(e, nb, opts.noise), definition) for j in range(T)]

@@ -496,6 +496,26 @@ def test_numeric_column_with_public_edges_releases_values_inside_the_bins():
     assert f"{below:,} record(s) of age lie outside [20, 100] ({below:,} below, 0 above)" in texts(at.caption)
 
 
+def test_ledger_and_plan_tables_put_a_rho_in_a_rho_column():
+    """Under (ε, δ) through zCDP the app's ledger and plan tables carry ρ under "rho" (shown as ρ),
+    never under "epsilon"; a pure ε ledger keeps "epsilon"."""
+    from pages import _charts as charts
+
+    df = pd.read_csv(ROOT / "assets" / "sd2011_s7.csv")
+    dom = dpcore.infer_domain(df)
+    rel = dpcore.synthesize(df, "mst", 1.0, seed=3, domain=dom, delta=1e-6)
+    rows = charts.ledger_rows(rel.ledger.to_dict())
+    assert "rho" in rows.columns and "epsilon" not in rows.columns
+    assert rows["rho"].sum() == pytest.approx(rel.ledger.rho)
+    fig = charts.ledger_figure(rows, rel.ledger.rho, "MST", "ρ")
+    assert sum(sum(bar.y) for bar in fig.data) == pytest.approx(rel.ledger.rho) and "ρ" in fig.layout.title.text
+    pure = charts.ledger_rows(dpcore.synthesize(df, "mst", 1.0, seed=3, domain=dom).ledger.to_dict())
+    assert "epsilon" in pure.columns and "rho" not in pure.columns
+    plan = dpcore.preview(df, epsilon=1.0, domain=dom, delta=1e-6, order="sex;agegr").plan
+    assert plan["budget_unit"] == "rho"
+    assert set(charts.plan_rows(plan).columns) >= {"rho"} and "epsilon" not in charts.plan_rows(plan).columns
+
+
 def test_icicle_is_capped_for_large_trees():
     from pages import _charts as charts
 
