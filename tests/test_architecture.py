@@ -4,6 +4,8 @@
 * no Streamlit anywhere in ``dpcore/`` (the library stands alone);
 * the app and its pages import only public names and public modules of ``dpcore``
   (no ``_name``, no ``dpcore.x._private`` module, no CLI module);
+* no module of ``dpcore/`` or ``pages/`` takes a private (``_name``) name from another module, by
+  import or as ``module._name``, and none imports ``*`` (each name from the module that defines it);
 * only the privacy layer writes ledger charges; synthesizers never import each other;
 * estimators (``dpcore/estimate``) import no privacy layer, counting or data reader;
 * every module imports only its own layer or lower ones (no known crossings left);
@@ -391,3 +393,66 @@ def test_the_method_name_check_can_fail(tmp_path):
     assert _method_name_uses(f, {"steps", "steps_lesda", "uh_random", "aim", "ipf", "flat_laplace", "mst"}) == [
         "page.py:1 compares with ['steps_lesda', 'uh_random']", "page.py:2 compares with ['aim']",
         "page.py:3 dict keyed by ['flat_laplace', 'ipf']", "page.py:6 lists ['aim', 'mst', 'steps']"]
+
+
+def _is_project_module(dotted: str) -> bool:
+    """Whether ``dotted`` names a module or package of this repository (``pages`` is a namespace
+    package: a folder without ``__init__.py``)."""
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.is_dir() or path.with_suffix(".py").is_file()
+
+
+def _private_borrowing(source: str, where: str, is_module=_is_project_module) -> list[str]:
+    """What a module's source takes from another module that is private there: an imported
+    ``_name`` (``from pages import _charts`` imports a module, which is fine), ``alias._name``
+    on an imported project module, and every ``import *``. ``__future__`` and dunder names are fine."""
+    tree = ast.parse(source)
+    out, modules = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.asname and is_module(a.name)}
+            modules |= {a.name.split(".")[0] for a in node.names if not a.asname and is_module(a.name)}
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                if a.name == "*":
+                    out.append(f"{where}:{node.lineno} from {node.module} import *")
+                elif is_module(full):
+                    modules.add(a.asname or a.name)
+                elif a.name.startswith("_") and not a.name.startswith("__"):
+                    out.append(f"{where}:{node.lineno} from {node.module} import {a.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            base = node.value
+            while isinstance(base, ast.Attribute) and is_module(ast.unparse(base)):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in modules:
+                out.append(f"{where}:{node.lineno} {ast.unparse(node)}")
+    return out
+
+
+def test_no_module_borrows_another_modules_private_names_or_imports_star():
+    """[studio-polish] item 9: a helper used by another module is public, with a name saying what
+    it is; a page imports the modules it uses (no star facade), so a name is looked up (and
+    patched) where it is defined."""
+    files = [*sorted(PKG.rglob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
+    assert len(files) > 100
+    bad = [b for p in files for b in _private_borrowing(p.read_text(encoding="utf-8"), _shown(p))]
+    assert not bad, bad
+
+
+def test_the_private_borrowing_check_can_fail():
+    modules = {"dpcore", "dpcore.metrics", "dpcore.metrics.tables", "pages", "pages._charts", "pages._state"}
+    source = ("from __future__ import annotations\n"
+              "from dpcore.metrics.tables import _cell_ids, utility_tables\n"
+              "from pages import _charts as charts\n"
+              "from pages._state import *\n"
+              "import dpcore.metrics.tables as T\n"
+              "x = charts._palette + T._DENSE_LIMIT + charts.OKABE_ITO + T.__name__\n"
+              "y = dpcore.metrics.tables._prepare\n"
+              "z = self._cache\n")
+    assert _private_borrowing(source, "m.py", modules.__contains__) == [
+        "m.py:2 from dpcore.metrics.tables import _cell_ids", "m.py:4 from pages._state import *",
+        "m.py:6 charts._palette", "m.py:6 T._DENSE_LIMIT"]
+    assert _private_borrowing("import dpcore\ny = dpcore.metrics.tables._prepare\n", "m.py",
+                              modules.__contains__) == ["m.py:2 dpcore.metrics.tables._prepare"]
