@@ -148,7 +148,7 @@ def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: f
 def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1,
                seed: int | None = None, domain=None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
                max_records: int | None = None, dp_bins: dict | None = None, bins_share: float | None = None,
-               delta: float | None = None, domain_share: float | None = None,
+               delta: float | None = None, domain_share: float | None = None, domain_bins: str | None = None,
                progress: Callable[[int, int], Any] | None = None, **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
@@ -182,7 +182,8 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
 
     ``domain="dp"``: nothing declared; every column's domain is found with DP inside the release
     (numbers: DP bounds and DP bins; text: DP levels, which need ``delta``; true/false: public),
-    spending ``domain_share``·ε (default 10%) in the ledger's group "DP domain"
+    spending ``domain_share``·ε (default 10%) in the ledger's group "DP domain"; ``domain_bins`` says how
+    numeric columns are binned over their DP bounds: "quantiles" (default) or "privtree"
     (:mod:`dpcore.measure.dp_domain`, docs/methods/dp-domain.md). Numeric values outside the domain's
     edges are clamped into the end bins; ``release.curator_only`` counts the records clamped or recoded
     per column (NOT DP, never in the published manifest).
@@ -198,11 +199,11 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         if dp_bins is not None or bins_share is not None:
             raise OptionError("domain=\"dp\" finds every column's bins itself; drop dp_bins and bins_share (its "
                               "share of ε is domain_share)")
-        plan = plan_dp_domain(data, delta, domain_share)
+        plan = plan_dp_domain(data, delta, domain_share, domain_bins)
         dom = Domain((), DP_FOUND)  # a placeholder: the release finds the domain first (prepare)
-    elif domain_share is not None:
-        raise OptionError("domain_share is the share of ε for domain=\"dp\"; give domain=\"dp\" too, or drop "
-                          "domain_share")
+    elif domain_share is not None or domain_bins is not None:
+        what = "domain_share" if domain_share is not None else "domain_bins"
+        raise OptionError(f"{what} is an option of domain=\"dp\"; give domain=\"dp\" too, or drop {what}")
     else:
         dom = _domain(data, domain)
     bin_specs, bins_share_checked = check_dp_bins(dp_bins, bins_share)

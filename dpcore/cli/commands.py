@@ -299,10 +299,13 @@ def curator_only_lines(curator_only: dict) -> list[str]:
 
 
 def _dp_domain_options(args) -> dict:
-    """--dp-domain [--domain-share S] as synthesize's domain="dp" / domain_share (refused beside --domain)."""
+    """--dp-domain [--domain-share S] [--domain-bins M] as synthesize's domain="dp" / domain_share / domain_bins
+    (refused beside --domain)."""
     if not getattr(args, "dp_domain", False):
         if getattr(args, "domain_share", None) is not None:
             raise OptionError("--domain-share is the share of ε for --dp-domain; give --dp-domain too, or drop it")
+        if getattr(args, "domain_bins", None) is not None:
+            raise OptionError("--domain-bins is an option of --dp-domain; give --dp-domain too, or drop it")
         return {}
     if getattr(args, "domain", None):
         raise OptionError("--dp-domain finds the domain privately; drop --domain (a declared domain), or drop "
@@ -310,6 +313,8 @@ def _dp_domain_options(args) -> dict:
     out: dict = {"domain": "dp"}
     if args.domain_share is not None:
         out["domain_share"] = args.domain_share
+    if getattr(args, "domain_bins", None) is not None:
+        out["domain_bins"] = args.domain_bins
     return out
 
 
@@ -498,6 +503,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "--private-manifest")
     s.add_argument("--domain-share", dest="domain_share", type=_float_text,
                    help="share of ε spent on --dp-domain (default 0.1, strictly between 0 and 1)")
+    s.add_argument("--domain-bins", dest="domain_bins", choices=("quantiles", "privtree"),
+                   help="--dp-domain: how numeric columns are binned over their DP bounds: quantiles (default) | "
+                        "privtree (docs/methods/privtree.md)")
     s.add_argument("--engine", choices=("pandas", "duckdb", "spark"),
                    help="where records are counted: pandas (in memory; default up to 256 MB) | duckdb (larger than "
                         "memory; default above 256 MB) | spark")

@@ -8,7 +8,9 @@ ledger in its own group "DP domain":
 * a numeric column: DP bounds (:func:`dpcore.measure.bounds.dp_bounds`, :data:`BOUNDS_SHARE` of its
   share), refined inside on tables large enough for it (:func:`dpcore.measure.bounds.refine_bounds`,
   :data:`REFINE_SHARE`), then DP
-  quantile edges over them (:func:`dpcore.measure.quantiles.quantile_edges`, the rest); a whole-number
+  bin edges over them with the rest: ``domain_bins="quantiles"`` (default) DP quantile edges
+  (:func:`dpcore.measure.quantiles.quantile_edges`), ``"privtree"`` PrivTree's leaves
+  (:func:`dpcore.measure.privtree.privtree_bins`, docs/methods/privtree.md); a whole-number
   column whose DP range holds at most :data:`MAX_WHOLE_BINS` numbers gets one bin per number instead,
   and its quantile share goes back to the synthetic sets;
 * a true/false column: the levels False and True (public from the type; nothing spent);
@@ -38,6 +40,7 @@ from dpcore.data.domain import (
 from dpcore.errors import DomainError, OptionError, real_number
 from dpcore.measure.bounds import REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
 from dpcore.measure.levels import dp_levels
+from dpcore.measure.privtree import privtree_bins
 from dpcore.measure.quantiles import quantile_edges
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
@@ -52,12 +55,28 @@ MAX_WHOLE_BINS = 32
 #: A numeric column's share: its DP bounds (powers of two), their refinement, and (the rest) its quantile edges.
 BOUNDS_SHARE, REFINE_SHARE = 0.25, 0.2
 NUMERIC, BOOLEAN, TEXT = "numeric", "boolean", "text"
+#: How a numeric column's bins are found over its DP bounds (``domain_bins``): the first is the default.
+BIN_METHODS = ("quantiles", "privtree")
+#: PrivTree's threshold θ as a share of the DP estimate of the records (the bounds' noisy total, post-processing):
+#: a node is split while its (biased) count is over about this share of the table.
+PRIVTREE_THETA_SHARE = 0.1
+#: PrivTree's depth cap in a release: bins no narrower than 2^-12 of the DP range (the quantiles' 4096-step grid).
+PRIVTREE_MAX_DEPTH = 12
 
 
 def check_share(share, name: str = "domain_share") -> float:
     """The share of the budget spent on the domain: a number strictly between 0 and 1."""
     return real_number(f"{name} (the share of ε spent on finding the domain privately)",
                        DEFAULT_DOMAIN_SHARE if share is None else share, 0, 1, lo_open=True, hi_open=True)
+
+
+def check_bin_method(method) -> str:
+    """``domain_bins``: how numeric columns are binned over their DP bounds (default "quantiles")."""
+    if method is None:
+        return BIN_METHODS[0]
+    if method not in BIN_METHODS:
+        raise OptionError(f"domain_bins must be one of {', '.join(BIN_METHODS)}; got {method!r}")
+    return method
 
 
 def column_kinds(data: pd.DataFrame) -> dict[str, str]:
@@ -84,6 +103,7 @@ class DomainPlan:
     kinds: dict
     share: float
     levels_delta: float  # the part of δ spent on the levels' thresholds (0 without text columns)
+    bins: str = BIN_METHODS[0]  # how numeric columns are binned over their DP bounds (``domain_bins``)
 
     @property
     def spending(self) -> list[str]:
@@ -94,9 +114,10 @@ class DomainPlan:
         return [c for c, k in self.kinds.items() if k == TEXT]
 
 
-def plan_dp_domain(data: pd.DataFrame, delta, share) -> DomainPlan:
+def plan_dp_domain(data: pd.DataFrame, delta, share, bins=None) -> DomainPlan:
     """Check ``domain="dp"`` before anything is spent: refused for text columns under pure ε."""
     share = check_share(share)  # the options first: a bad one costs no reading
+    bins = check_bin_method(bins)
     check_table(data)
     kinds = column_kinds(data)
     text = [c for c, k in kinds.items() if k == TEXT]
@@ -104,7 +125,7 @@ def plan_dp_domain(data: pd.DataFrame, delta, share) -> DomainPlan:
         raise OptionError(f"domain=\"dp\" needs delta for text column(s) {', '.join(map(repr, text))}: releasing "
                           "a set of levels read from the data needs δ > 0 (a pure-ε release would need the universe "
                           "of levels to be public); give delta (e.g. 1e-9), or declare their levels")
-    return DomainPlan(kinds, share, LEVELS_DELTA_SHARE * check_delta(delta) if text else 0.0)
+    return DomainPlan(kinds, share, LEVELS_DELTA_SHARE * check_delta(delta) if text else 0.0, bins)
 
 
 def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: float, rng: np.random.Generator, ledger: Ledger,
@@ -129,7 +150,7 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: float, rng: np.rando
             attrs.append(Attribute(name, "categorical", (*found.levels, found.other), found.na, None, "object"))
             record[name] = {**found.to_dict(), "delta": delta_each, "spent": g.spent}
             continue
-        attr, rec = _numeric(col, name, per_column, rng, g, neighbours, definition)
+        attr, rec = _numeric(col, name, per_column, rng, g, neighbours, definition, plan.bins)
         attrs.append(attr)
         record[name] = {**rec, "spent": g.spent}
     if not attrs:
@@ -146,8 +167,8 @@ def fallback_warnings(record: dict) -> list[str]:
 
 
 def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neighbours: Neighbours,
-             definition) -> tuple[Attribute, dict]:
-    """DP bounds, then DP quantile edges (or one bin per whole number) for one numeric column."""
+             definition, bins: str = BIN_METHODS[0]) -> tuple[Attribute, dict]:
+    """DP bounds, then DP quantile or PrivTree edges (or one bin per whole number) for one numeric column."""
     dtype = str(col.dtype)
     integer = dtype_kind(dtype) in "iu"
     found = dp_bounds(col, integer, BOUNDS_SHARE * budget, rng, group, neighbours, definition, name)
@@ -164,6 +185,14 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
         # one bin per whole number; the last closed bin [hi, hi + 0.5] holds hi alone
         edges = (*np.arange(lo, hi + 1, dtype=float).tolist(), hi + 0.5)
         how = "one bin per whole number in the DP bounds"
+    elif bins == "privtree":
+        vals = pd.to_numeric(col[col.notna()], errors="coerce").to_numpy(dtype=float)
+        # θ from the bounds' noisy total: post-processing of a DP output, so public here
+        theta = max(0.0, PRIVTREE_THETA_SHARE * found.total)
+        edges = distinct_labels(privtree_bins(vals, lo, hi, edges_share * budget, rng, group, name, neighbours,
+                                              definition, integer=integer, theta=theta,
+                                              max_depth=PRIVTREE_MAX_DEPTH).edges)
+        how = f"PrivTree bins (θ = {theta:.4g}) over the refined DP bounds"
     else:
         vals = pd.to_numeric(col[col.notna()], errors="coerce").to_numpy(dtype=float)
         edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, edges_share * budget, rng, group, name,
@@ -174,6 +203,18 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
     return attr, {"bounds": [lo, hi], "first_bounds": [found.lower, found.upper], "refined": refine,
                   "edges": list(attr.edges), "na": found.na, "threshold": found.threshold, "fallback": found.fallback,
                   "bins": how}
+
+
+def distinct_labels(edges) -> tuple[float, ...]:
+    """The edges without those whose printed label (``{:g}``, as the domain's bin labels) repeats the previous
+    kept one: post-processing, merging bins too narrow to name apart. The outer edges stay."""
+    kept = [float(edges[0])]
+    for e in edges[1:-1]:
+        if f"{e:g}" != f"{kept[-1]:g}":
+            kept.append(float(e))
+    if f"{edges[-1]:g}" == f"{kept[-1]:g}" and len(kept) > 1:
+        kept.pop()
+    return (*kept, float(edges[-1]))
 
 
 def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict]:
