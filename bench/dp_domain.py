@@ -10,6 +10,7 @@
 
     PYTHONPATH=. python bench/dp_domain.py wages --seeds 10
     PYTHONPATH=.:<corpus checkout>/bench python bench/dp_domain.py corpus --cache <folder> --method mst
+    PYTHONPATH=. python bench/dp_domain.py bins --cache <folder> --seed-list 0 1 2   # quantiles vs PrivTree
 
 Curator-side benchmark (raw data read to score): nothing here is released.
 """
@@ -108,16 +109,53 @@ def run_corpus(method: str, cache: Path, seed: int, tables: list[str] | None) ->
     return rows
 
 
+def run_bins(method: str, cache: Path, seeds: list[int], tables: list[str] | None,
+             bins: tuple[str, ...] = ("quantiles", "privtree")) -> list[dict]:
+    """[numeric-columns] item 2: the DP domain's numeric binning, DP quantiles against PrivTree, on every numeric
+    column of the corpus: ``domain="dp"`` at (1, 10⁻⁹), the same method and seed, only ``domain_bins`` differs.
+    One row per (table, seed): normalised W1 per numeric column and binning, and the bins each found."""
+    import corpus  # bench/corpus.py ([real-tables])
+
+    import dpcore
+
+    rows = []
+    for name in tables or list(corpus.corpus_specs()):
+        df, dom = corpus.load_table(name, cache_dir=cache)
+        numeric = [a.name for a in dom.attributes if a.kind == "numeric"]
+        if not numeric:
+            continue
+        for seed in seeds:
+            row: dict = {"table": name, "n": len(df), "seed": seed, "numeric": numeric}
+            for how in bins:
+                t = time.perf_counter()
+                try:
+                    rel = dpcore.synthesize(df, method, 1.0, domain="dp", delta=1e-9, seed=seed, domain_bins=how)
+                except dpcore.DPCoreError as exc:
+                    row[f"error_{how}"] = str(exc)
+                    continue
+                cols = rel.diagnostics["dp_domain"]["columns"]
+                row[f"w1_{how}"] = {c: normalised_w1(df[c], rel.sets[0][c]) for c in numeric}
+                row[f"bins_{how}"] = {c: len(cols[c]["edges"]) - 1 for c in numeric if "edges" in cols[c]}
+                row[f"fallback_{how}"] = [c for c in numeric if cols[c].get("fallback")]
+                row[f"seconds_{how}"] = round(time.perf_counter() - t, 2)
+            rows.append(row)
+            print(json.dumps(row, default=str), flush=True)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("wages", "corpus"))
+    ap.add_argument("what", choices=("wages", "corpus", "bins"))
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--method", default=None, help="wages: the CLI's default unless given; corpus: default mst")
     ap.add_argument("--cache", default=None, help="corpus: the folder for bench/corpus.py's cache")
     ap.add_argument("--tables", nargs="+")
+    ap.add_argument("--seed-list", nargs="+", type=int, default=[0], help="bins: the seeds (default 0)")
     ap.add_argument("--out", help="JSON lines of the rows")
     ap.add_argument("--shares", nargs=2, type=float, metavar=("BOUNDS", "REFINE"),
                     help="corpus: dpcore.measure.dp_domain's BOUNDS_SHARE and REFINE_SHARE for this run (a variant)")
+    ap.add_argument("--privtree-theta-share", type=float,
+                    help="bins: dpcore.measure.dp_domain's PRIVTREE_THETA_SHARE for this run (a variant)")
     args = ap.parse_args()
     print(describe(machine()), f"| load {os.getloadavg()[0]:.1f}", flush=True)
     if args.shares:
@@ -125,10 +163,17 @@ def main() -> None:
 
         dp_domain.BOUNDS_SHARE, dp_domain.REFINE_SHARE = args.shares
         print(f"variant: BOUNDS_SHARE = {args.shares[0]}, REFINE_SHARE = {args.shares[1]}", flush=True)
+    if args.privtree_theta_share is not None:
+        from dpcore.measure import dp_domain
+
+        dp_domain.PRIVTREE_THETA_SHARE = args.privtree_theta_share
+        print(f"variant: PRIVTREE_THETA_SHARE = {args.privtree_theta_share}", flush=True)
+    cache = Path(args.cache) if args.cache else Path(tempfile.gettempdir()) / "dpcore-corpus-cache"
     if args.what == "wages":
         rows = run_wages(args.seeds, args.method)
+    elif args.what == "bins":
+        rows = run_bins(args.method or "mst", cache, args.seed_list, args.tables)
     else:
-        cache = Path(args.cache) if args.cache else Path(tempfile.gettempdir()) / "dpcore-corpus-cache"
         rows = run_corpus(args.method or "mst", cache, 0, args.tables)
     if args.out:
         Path(args.out).write_text("\n".join(json.dumps(r, default=str) for r in rows) + "\n")
