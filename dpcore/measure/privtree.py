@@ -26,15 +26,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
 from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.privacy.exact_laplace import dyadic_scale
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
-from dpcore.privacy.exact_laplace import dyadic_scale
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.privacy.zcdp import rho_of_pure
@@ -57,11 +57,17 @@ def sampler_scale(scale: float) -> float:
 
 
 def calibrated_scale(epsilon: float, sensitivity: float = 1.0) -> float:
-    """A λ with :func:`epsilon_of_scale` (λ) ≤ ε: λ = Δ·(2 + e^{1/λ₀}/(β − 1))/ε with λ₀ = Δ·(2β − 1)/((β − 1)ε),
-    the paper's λ (a lower bound on the exact root, so e^{1/λ₀} ≥ e^{1/λ} and the map is within ε)."""
+    """The smallest λ (to a relative 10⁻⁹, rounded up) with :func:`epsilon_of_scale` (λ, Δ) ≤ ε, by bisection:
+    the map decreases in λ, from the paper's λ₀ = Δ·(2β − 1)/((β − 1)ε) (where it is above ε) upwards."""
     eps = real_number("epsilon of the PrivTree bins", epsilon, 0, lo_open=True)
-    lam0 = sensitivity * (2 * FANOUT - 1) / ((FANOUT - 1) * eps)
-    return sensitivity * (2.0 + math.exp(1.0 / lam0) / (FANOUT - 1)) / eps
+    lo = sensitivity * (2 * FANOUT - 1) / ((FANOUT - 1) * eps)
+    hi = 2.0 * lo
+    while epsilon_of_scale(hi, sensitivity) > eps:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-9 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if epsilon_of_scale(mid, sensitivity) <= eps else (mid, hi)
+    return hi
 
 
 @dataclass(frozen=True)
