@@ -207,3 +207,44 @@ def test_bad_domain_bins_is_one_line(kw, match):
     with pytest.raises(OptionError, match=match) as e:
         dpcore.synthesize(_table(200), "flat_laplace", 1.0, seed=1, **kw)
     assert "\n" not in str(e.value)
+
+
+# --------------------------------------------------------------------------- the proof's bound, searched
+@pytest.mark.parametrize("scale", [0.5, 1.0, 3.0, 40.0])
+def test_no_path_loses_more_than_the_stated_map(scale):
+    """docs/methods/privtree.md, Lemma 2: along the record's path, Σ ln(p'_k/p_k) over the split nodes is at most
+    ε(λ) = (2 + e^{1/λ})/λ, and the leaf's ln((1 − p)/(1 − p')) at most 1/λ. A seeded random search over paths
+    (counts non-increasing with depth, θ anywhere) with the exact split probabilities, plus the two-nodes-near-θ
+    path of the audit."""
+    bias = scale * math.log(2)
+    rng = np.random.default_rng(12)
+    paths = [([30, 30, 30], 30 - bias + 0.5)]
+    for _ in range(500):
+        top = int(rng.integers(0, 120))
+        paths.append((sorted(rng.integers(0, top + 1, int(rng.integers(1, 10))).tolist(), reverse=True),
+                      float(rng.uniform(0, 60))))
+    a = math.exp(-1.0 / scale)
+
+    def split_and_stay(count: int, depth: int, theta: float) -> tuple[float, float]:
+        """(P(Z ≥ k), P(Z < k)) at the node's cutoff k, each from its own closed form (no 1 − p cancellation)."""
+        k = int(split_cutoffs([count], [depth], Fraction(bias), Fraction(theta))[0])
+        tail = a ** k / (1 + a) if k >= 1 else a ** (1 - k) / (1 + a)  # P(Z ≥ k) (k ≥ 1) or P(Z < k) (k ≤ 0)
+        return (tail, 1.0 - tail) if k >= 1 else (1.0 - tail, tail)
+
+    worst = 0.0
+    for counts, theta in paths:
+        d = [split_and_stay(c, k, theta) for k, c in enumerate(counts)]
+        d2 = [split_and_stay(c + 1, k, theta) for k, c in enumerate(counts)]
+        assert d[0][0] == pytest.approx(split_probability(counts[0], 0, scale, bias, theta), rel=1e-12)
+        up = sum(math.log(y[0] / x[0]) for x, y in zip(d, d2))
+        assert up <= epsilon_of_scale(scale) + 1e-12
+        assert math.log(d[-1][1] / d2[-1][1]) <= 1 / scale + 1e-9
+        worst = max(worst, up)
+    assert worst > 1.5 / scale  # the search reaches paths with more than one node's loss: it can fail
+
+
+def test_the_sampler_scale_is_a_fixed_point():
+    """grow_tree draws at DiscreteLaplace(λ): λ already the sampler's dyadic scale, so δ = λ ln 2 is for it."""
+    for lam in (3.0000001, 150.33, 0.7):
+        s = sampler_scale(lam)
+        assert s >= lam and sampler_scale(s) == s
