@@ -183,7 +183,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     ``domain="dp"``: nothing declared; every column's domain is found with DP inside the release
     (numbers: DP bounds and DP bins; text: DP levels, which need ``delta``; true/false: public),
     spending ``domain_share``·ε (default 10%) in the ledger's group "DP domain"; ``domain_bins`` says how
-    numeric columns are binned over their DP bounds: "quantiles" (default) or "privtree"
+    numeric columns are binned over their DP bounds: "privtree" (default) or "quantiles"
     (:mod:`dpcore.measure.dp_domain`, docs/methods/dp-domain.md). Numeric values outside the domain's
     edges are clamped into the end bins; ``release.curator_only`` counts the records clamped or recoded
     per column (NOT DP, never in the published manifest).

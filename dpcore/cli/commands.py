@@ -504,8 +504,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--domain-share", dest="domain_share", type=_float_text,
                    help="share of ε spent on --dp-domain (default 0.1, strictly between 0 and 1)")
     s.add_argument("--domain-bins", dest="domain_bins", choices=("quantiles", "privtree"),
-                   help="--dp-domain: how numeric columns are binned over their DP bounds: quantiles (default) | "
-                        "privtree (docs/methods/privtree.md)")
+                   help="--dp-domain: how numeric columns are binned over their DP bounds: privtree (default; "
+                        "docs/methods/privtree.md) | quantiles")
     s.add_argument("--engine", choices=("pandas", "duckdb", "spark"),
                    help="where records are counted: pandas (in memory; default up to 256 MB) | duckdb (larger than "
                         "memory; default above 256 MB) | spark")

@@ -191,12 +191,18 @@ def test_release_with_privtree_bins_is_dp_and_totals_its_budget(delta):
         assert list(e) == sorted(set(e))
 
 
-def test_default_binning_is_unchanged_quantiles():
+def test_default_binning_is_privtree_and_quantiles_stay_an_option():
+    """The default changed on purpose ([numeric-columns] item 2, bench/RESULTS.md): PrivTree by default; the DP
+    quantiles on request, as before."""
     a = dpcore.synthesize(_table(), "mst", 1.0, domain="dp", delta=1e-9, seed=5)
-    b = dpcore.synthesize(_table(), "mst", 1.0, domain="dp", delta=1e-9, seed=5, domain_bins="quantiles")
+    b = dpcore.synthesize(_table(), "mst", 1.0, domain="dp", delta=1e-9, seed=5, domain_bins="privtree")
+    q = dpcore.synthesize(_table(), "mst", 1.0, domain="dp", delta=1e-9, seed=5, domain_bins="quantiles")
     assert a.domain.to_dict() == b.domain.to_dict()
     pd.testing.assert_frame_equal(a.sets[0], b.sets[0])
-    assert any("quantile" in label for label, _ in a.ledger.charges())
+    assert any("PrivTree" in label for label, _ in a.ledger.charges())
+    assert any("quantile" in label for label, _ in q.ledger.charges())
+    assert not any("PrivTree" in label for label, _ in q.ledger.charges())
+    assert q.domain.to_dict() != a.domain.to_dict()
 
 
 @pytest.mark.parametrize("kw, match", [
