@@ -1,4 +1,4 @@
-"""[numeric-columns]: `synth --dp-domain [--domain-share S]` and its one-line errors."""
+"""[numeric-columns]: `synth --dp-domain [--domain-share S] [--domain-bins M]` and its one-line errors."""
 from __future__ import annotations
 
 import json
@@ -37,11 +37,23 @@ def test_synth_dp_domain_releases_labelled_dp(wages_csv, tmp_path, capsys):
     assert json.loads(private.read_text())["curator_only_not_dp"]["clamped_records"]["wage"] >= 1
 
 
+@pytest.mark.parametrize("bins, charge", [("quantiles", "quantile"), ("privtree", "PrivTree bins of 'wage'")])
+def test_synth_dp_domain_bins_choose_the_binning(wages_csv, tmp_path, capsys, bins, charge):
+    out = tmp_path / "out"
+    rc = main(["synth", str(wages_csv), "--out", str(out), "--dp-domain", "--epsilon", "1", "--delta", "1e-9",
+               "--seed", "3", "--method", "mst", "--domain-bins", bins])
+    assert rc == 0
+    man = (out / "manifest.json").read_text()
+    assert json.loads(man)["dp"] and charge in man
+
+
 @pytest.mark.parametrize("args, match", [
     (["--dp-domain", "--domain-share", "0"], "domain_share"),
     (["--dp-domain", "--domain-share", "1"], "domain_share"),
     (["--dp-domain", "--domain-share", "abc"], "'abc' is not a number"),
     (["--domain-share", "0.1"], "give --dp-domain"),
+    (["--domain-bins", "privtree"], "give --dp-domain"),
+    (["--dp-domain", "--delta", "1e-9", "--domain-bins", "kmeans"], "--domain-bins: invalid choice: 'kmeans'"),
     (["--dp-domain"], "needs delta for text column"),
     (["--dp-domain", "--delta", "1e-9", "--domain", "d.json"], "drop --domain"),
     (["--dp-bins", "wage=10:5:3"], "lower"),

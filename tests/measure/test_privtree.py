@@ -11,6 +11,7 @@ import pytest
 
 import dpcore
 from dpcore.errors import OptionError
+from dpcore.measure.dp_domain import distinct_labels
 from dpcore.measure.privtree import (
     FANOUT,
     MAX_DEPTH,
@@ -203,6 +204,14 @@ def test_default_binning_is_privtree_and_quantiles_stay_an_option():
     assert any("quantile" in label for label, _ in q.ledger.charges())
     assert not any("PrivTree" in label for label, _ in q.ledger.charges())
     assert q.domain.to_dict() != a.domain.to_dict()
+
+
+def test_edges_too_close_to_label_apart_are_merged():
+    """Post-processing: a bin whose printed label would repeat its neighbour's is merged into it; the ends stay."""
+    assert distinct_labels((0.0, 1.0000001, 1.0000002, 2.0, 3.0)) == (0.0, 1.0000001, 2.0, 3.0)
+    assert distinct_labels((1e9, 1e9 + 0.25, 1e9 + 0.5, 2e9)) == (1e9, 2e9)
+    assert distinct_labels((0.0, 2.0, 2.0000001)) == (0.0, 2.0000001)
+    assert distinct_labels((0.0, 1.0)) == (0.0, 1.0)
 
 
 @pytest.mark.parametrize("kw, match", [
