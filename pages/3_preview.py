@@ -77,7 +77,9 @@ if tree_preview:
         st.subheader("Per noised layer", anchor=False)
         tab = pv.layers.rename(columns={
             "layer": "layer", "attributes": "attributes", "real": "real nodes", "phantom": "phantom nodes",
-            "epsilon": "ε per set", "rho": "ρ per set (zCDP)", "noise_scale": "noise scale (Δ/ε)",
+            "epsilon": "ε per set", "rho": "ρ per set (zCDP)",
+            # discrete Laplace of scale Δ/ε under pure ε; under zCDP the scale is the discrete Gaussian's σ
+            "noise_scale": "noise scale σ (Gaussian)" if "rho" in pv.layers.columns else "noise scale (Δ/ε)",
             "noise_sd": "noise SD (records)",
             "expected_se": "expected SE (records)",
         })
