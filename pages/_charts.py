@@ -290,21 +290,35 @@ def _rgba(hex_colour: str, alpha: float) -> str:
     return f"rgba({int(h[0:2], 16)},{int(h[2:4], 16)},{int(h[4:6], 16)},{alpha})"
 
 
+def _end_label_positions(d: pd.DataFrame) -> dict:
+    """Where each method's "ε=…" label goes at the smallest and the largest ε: the methods' points at that ε
+    ordered by risk, the highest labelled above its point, the lowest below it, any between to the right
+    and the left in turn, so the labels of nearby points do not sit on each other (or on the other dot)."""
+    where = {}
+    for e in (d["epsilon"].min(), d["epsilon"].max()):
+        at = d[d["epsilon"] == e].sort_values("mean_r", ascending=False)["method"].tolist()
+        for i, mth in enumerate(at):
+            where[(mth, e)] = ("top center" if i == 0 else "bottom center" if i == len(at) - 1
+                               else ("middle right", "middle left")[i % 2])
+    return where
+
+
 def risk_utility_figure(df: pd.DataFrame, colours: dict) -> go.Figure | None:
     u, r = agg(df, "s_pmse"), agg(df, "ru_pct_of_p1")
     if u.empty or r.empty:
         return None
     d = u.merge(r, on=["method", "epsilon"], suffixes=("_u", "_r"))
     fig = go.Figure()
-    positions = ["top right", "bottom left", "top left", "bottom right"]
-    for k, (mth, g) in enumerate(d.groupby("method", sort=False)):
+    where = _end_label_positions(d)
+    for mth, g in d.groupby("method", sort=False):
         g = g.sort_values("epsilon")
         eps = list(g["epsilon"])
         # only the smallest and largest ε are written on the chart (the rest in the hover): no overlap
         labels = [f"ε={e:g}" if i in (0, len(eps) - 1) else "" for i, e in enumerate(eps)]
         fig.add_scatter(x=g["mean_u"], y=g["mean_r"], mode="lines+markers+text", name=mth, text=labels,
                         cliponaxis=False,
-                        customdata=[f"ε={e:g}" for e in eps], textposition=positions[k % len(positions)],
+                        customdata=[f"ε={e:g}" for e in eps],
+                        textposition=[where.get((mth, e), "middle right") for e in eps],
                         textfont=dict(size=11, color=colours.get(mth, "#000")),
                         line=dict(color=colours.get(mth, "#000"), width=1.5, dash="dot"), marker=dict(size=9),
                         hovertemplate=f"{mth}<br>%{{customdata}}<br>S_pMSE %{{x:.4g}}<br>ru %{{y:.3g}} % of p1"

@@ -688,3 +688,20 @@ def test_risk_utility_labels_are_never_clipped():
     assert lo < math.log10(min(xs)) - 0.2 and hi > math.log10(max(xs)) + 0.2
     ys = [y for t in fig.data for y in t.y]
     assert fig.layout.yaxis.range[1] > max(ys) * 1.1
+
+
+def test_risk_utility_end_labels_of_two_methods_go_above_and_below():
+    """At the same ε, the riskier method's label is drawn above its dot and the other's below, so two
+    nearby end points do not write their "ε=…" labels over each other ([studio-polish] 5)."""
+    from pages._charts import risk_utility_figure
+
+    rows = []
+    for method, ru in (("aim", 1.0), ("ipf", 2.0)):
+        for e in (0.1, 1.0, 10.0):
+            rows += [{"method": method, "epsilon": e, "rep": 0, "measure": "s_pmse", "value": 50 / e},
+                     {"method": method, "epsilon": e, "rep": 0, "measure": "ru_pct_of_p1", "value": ru * e}]
+    fig = risk_utility_figure(pd.DataFrame(rows), {})
+    pos = {t.name: list(t.textposition) for t in fig.data}
+    assert pos["ipf"][0] == "top center" and pos["aim"][0] == "bottom center"  # ε = 0.1: ipf is the riskier
+    assert pos["ipf"][-1] == "top center" and pos["aim"][-1] == "bottom center"
+    assert [t for t in fig.data if t.name == "aim"][0].text[1] == ""  # the middle ε only in the hover
