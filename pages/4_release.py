@@ -21,6 +21,21 @@ from pages._report import render_report_section
 s = st.session_state
 session.init_state()
 cfg = state.cfg()
+
+
+def _pick_note(method: str) -> str:
+    """Under "auto" the method is the adviser's pick, which can change once a release has made the noisy
+    record count public: say so, rather than change the method beside the button without a word."""
+    if (cfg.get("release_method") or "auto") != "auto":
+        return ""
+    rel = st.session_state.get("release")
+    last = rel["main"].method if rel and rel.get("key") == state.work_key() and rel.get("main") is not None else None
+    if last and last != method:
+        return (f" (the adviser's pick; your last release used {state.method_label(last, {})}: the adviser now "
+                "knows that release's noisy record count)")
+    return " (the adviser's pick)"
+
+
 _jobs.collect_release()  # a release that finished while the curator was away is shown below
 
 st.title("4 · Release", anchor=False)
@@ -42,7 +57,8 @@ spends = f"ε = {cfg['epsilon']:g}" + (f", δ = {opts['delta']:g}" if opts.get("
 clicked = c1.button(f"Release (spends {spends})", type="primary", disabled=bool(problems) or bool(running),
                     help="One release of the design's method: the m synthetic sets together spend exactly this budget, "
                          "recorded in the table's budget book.")
-c2.markdown(f"**{label}**, {spends}" + (" ((ε, δ) through zCDP)" if opts.get("delta") else " (pure ε)")
+c2.markdown(f"**{label}**{_pick_note(method)}, {spends}"
+            + (" ((ε, δ) through zCDP)" if opts.get("delta") else " (pure ε)")
             + f", m = {cfg['m']}"
             + "".join(f", {k} {opts[k]}" for k in ("consistency", "synthesis") if k in opts)
             + ". Change it on the Design page.")

@@ -705,3 +705,25 @@ def test_risk_utility_end_labels_of_two_methods_go_above_and_below():
     assert pos["ipf"][0] == "top center" and pos["aim"][0] == "bottom center"  # ε = 0.1: ipf is the riskier
     assert pos["ipf"][-1] == "top center" and pos["aim"][-1] == "bottom center"
     assert [t for t in fig.data if t.name == "aim"][0].text[1] == ""  # the middle ε only in the hover
+
+
+def test_the_release_line_says_when_the_method_is_the_advisers_pick_and_when_that_pick_changed():
+    """Under "auto" the line beside the Release button names the adviser's pick as such; once a release has
+    made the noisy record count public the pick can change, and then the line says which method the last
+    release used. A method chosen by hand gets no such note."""
+    at = start()
+    confirm_domain(at)
+    at.session_state["cfg"]["comparators"] = []
+    at = release(at)
+    last = at.session_state["release"]["main"].method
+    line = next(m for m in texts(at.markdown).splitlines() if "Change it on the Design page" in m)
+    assert "(the adviser's pick" in line
+    from dpcore.studio.design import method_label
+    from dpcore.synthesizers import REGISTRY
+
+    now = next(name for name in REGISTRY if f"**{method_label(name, {})}" in line)
+    assert (now != last) == ("your last release used " + method_label(last, {}) in line), line
+    at.session_state["cfg"]["release_method"] = "mst"
+    at.run()
+    line = next(m for m in texts(at.markdown).splitlines() if "Change it on the Design page" in m)
+    assert line.startswith("**MST**") and "adviser's pick" not in line, line
