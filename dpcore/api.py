@@ -92,9 +92,10 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Ne
 
 
 def _definition_plan(definition, budget: float) -> dict:
-    """What a preview's plan says of the privacy definition (nothing for pure ε, as before)."""
+    """What a preview's plan says of the privacy definition: the unit of its ``*_budget*`` figures
+    (``budget_unit``: "epsilon" under pure ε, "rho" under zCDP), and under zCDP δ and the whole ρ."""
     if definition.name == "pure":
-        return {}
+        return {"budget_unit": "epsilon"}
     return {"delta": definition.delta, "rho": budget, "budget_unit": "rho"}
 
 
@@ -435,8 +436,8 @@ def _margin_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, 
     spec = REGISTRY[method]
     # n: the table's own count (curator-only), where a release uses its noisy count (ipf's "auto" share)
     args = (opts, dom, sets_budget / m, nb, float(len(data)), definition)
-    plan = {"epsilon": eps, "sets": m, "epsilon_per_set": sets_budget / m, "neighbours": nb.notion,
-            "record_count_epsilon": budget - sets_budget, "method": method, **_definition_plan(definition, budget),
+    plan = {"epsilon": eps, "sets": m, "budget_per_set": sets_budget / m, "neighbours": nb.notion,
+            "record_count_budget": budget - sets_budget, "method": method, **_definition_plan(definition, budget),
             **spec.preview_plan(*args)}
     # each row names its budget by the definition's key: "epsilon", or "rho" under zCDP
     return MarginPreview(pd.DataFrame(spec.preview_rows(*args)), plan)
@@ -473,11 +474,11 @@ def _steps_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, d
     share = (leaf_empty_share(np.diff(tree.leaf_offsets), n_pub, mechs[-1].scale, opts.consistency)
              if tree.has_leaf_layer and definition.name == "pure" else 0.0)
     plan = {
-        "epsilon": eps, "sets": m, "epsilon_per_set": alloc.per_set,
-        "selection_epsilon_per_layer": list(alloc.selection), "count_epsilon_per_layer": list(alloc.counts),
+        "epsilon": eps, "sets": m, "budget_per_set": alloc.per_set,
+        "selection_budget_per_layer": list(alloc.selection), "count_budget_per_layer": list(alloc.counts),
         "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
-        "neighbours": nb.notion, "record_count_epsilon": budget - sets_budget,
+        "neighbours": nb.notion, "record_count_budget": budget - sets_budget,
         "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share),
         **_definition_plan(definition, budget),
     }

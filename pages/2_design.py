@@ -108,7 +108,7 @@ def _margin_ledger(pv, method: str, opts: dict) -> None:
                                 "noise_scale": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_sd": st.column_config.NumberColumn(format="%.4g")})
     st.caption(f"{state.method_label(method, opts)}: {len(tab)} noisy tables per set, {plan['sets']} sets "
-               f"(sequential composition); {u} for the record count: {plan['record_count_epsilon']:.4g}.")
+               f"(sequential composition); {u} for the record count: {plan['record_count_budget']:.4g}.")
     if plan.get("empty_cell_warning"):
         st.warning(plan["empty_cell_warning"], icon=":material/warning:")
 
@@ -335,16 +335,16 @@ with right:
                                 config={"displaylogo": False})
                 u = "ρ" if zc else "ε"  # the plan's per-layer budgets are in its own unit
                 rows = []
-                for k, e in enumerate(plan.get("selection_epsilon_per_layer", [])):
+                for k, e in enumerate(plan.get("selection_budget_per_layer", [])):
                     rows.append({"part": f"tree selection, layer {k}→{k + 1}", f"{u} per set": e,
                                  f"{u} over m sets": e * plan["sets"]})
-                for nm, e in zip(charts.preview_layer_names(pv), plan.get("count_epsilon_per_layer", [])):
+                for nm, e in zip(charts.preview_layer_names(pv), plan.get("count_budget_per_layer", [])):
                     rows.append({"part": f"counts, {nm}", f"{u} per set": e, f"{u} over m sets": e * plan["sets"]})
                 number = st.column_config.NumberColumn(format="scientific" if zc else "%.4g")
                 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                              column_config={f"{u} per set": number, f"{u} over m sets": number})
                 st.caption(f"Bars: the {plan['sets']} synthetic sets (they compose sequentially). "
-                           f"Per set {u}/m = {plan['epsilon_per_set']:.4g}. Nodes within a layer are disjoint "
+                           f"Per set {u}/m = {plan['budget_per_set']:.4g}. Nodes within a layer are disjoint "
                            "(parallel composition: paid once); layers and sets add up (sequential composition). "
                            f"Fan-out after phantom padding b = {plan.get('fan_out')}.")
             st.page_link("pages/3_preview.py", label="Preview the hierarchy (spends nothing)",

@@ -31,12 +31,12 @@ def plan_rows(plan: dict, layer_names: list[str] | None = None) -> pd.DataFrame:
     rows = []
     key = "rho" if plan.get("budget_unit") == "rho" else "epsilon"
     m = int(plan["sets"])
-    sel = plan.get("selection_epsilon_per_layer", [])
-    cnt = plan.get("count_epsilon_per_layer", [])
+    sel = plan.get("selection_budget_per_layer", [])
+    cnt = plan.get("count_budget_per_layer", [])
     names = list(layer_names or []) + [f"layer {k}" for k in range(len(layer_names or []) + 1, len(cnt) + 1)]
-    if plan.get("record_count_epsilon"):
+    if plan.get("record_count_budget"):
         rows.append({"set": "all sets", "component": "noisy record count", "kind": "record count",
-                     key: plan["record_count_epsilon"]})
+                     key: plan["record_count_budget"]})
     for s in range(1, m + 1):
         for k, e in enumerate(sel):
             rows.append({"set": f"set {s}", "component": f"tree selection, layer {k}→{k + 1}", "kind": "selection",

@@ -378,7 +378,7 @@ def cmd_preview(args) -> int:
             return 0
         print(f"{args.method} preview (no budget spent): ε = {pv.plan['epsilon']:g}{_delta_note(pv.plan)}, "
               f"m = {pv.plan['sets']}, neighbours = {pv.plan['neighbours']}, "
-              f"{_unit(pv.plan)} for the record count = {pv.plan['record_count_epsilon']:.4g}")
+              f"{_unit(pv.plan)} for the record count = {pv.plan['record_count_budget']:.4g}")
         if "fit" in pv.plan:
             print(f"fit = {pv.plan['fit']}, share of ε on the one-way margins = {pv.plan['one_way_share']:g}"
                   + (" (auto: decided here from the table's own record count, curator-only; the release decides "

@@ -129,3 +129,15 @@ def test_preview_and_noise_check_run_for_every_method_with_numeric_columns(numer
     assert pv is not None
     rows = dpcore.expected_noise(method, dom, 1.0, n=len(df), sets=5, delta=delta)
     assert rows and all(r.noise_sd > 0 for r in rows)
+
+
+@pytest.mark.parametrize("delta, unit", [(None, "epsilon"), (1e-9, "rho")])
+def test_a_steps_plan_names_the_unit_of_its_budget_figures(s7, s7_domain, delta, unit):
+    """The plan's budget figures are named for a budget (``budget_per_set``, ``record_count_budget``, ...),
+    and ``budget_unit`` says whether they are ε or ρ, under both definitions ([studio-polish] 9)."""
+    pv = dpcore.preview(s7, "steps", 1.0, sets=5, domain=s7_domain, delta=delta)
+    plan = pv.plan
+    assert plan["budget_unit"] == unit
+    assert not [k for k in plan if "epsilon" in k and k != "epsilon"], sorted(plan)
+    total = plan["budget_per_set"] * 5 + plan["record_count_budget"]
+    assert total == pytest.approx(plan["rho"] if unit == "rho" else 1.0)

@@ -123,8 +123,8 @@ def test_preview_lists_the_one_way_margins_with_their_epsilon(skewed):
     one_way = rows[rows["table"].str.contains("(one-way)", regex=False)]
     assert pv.plan["one_way_share"] == I.AUTO_ONE_WAY_SHARE
     assert len(one_way) == 10 and len(rows) == 55
-    assert rows["epsilon"].sum() == pytest.approx(pv.plan["epsilon_per_set"])
-    assert one_way["epsilon"].sum() == pytest.approx(pv.plan["epsilon_per_set"] * I.AUTO_ONE_WAY_SHARE)
+    assert rows["epsilon"].sum() == pytest.approx(pv.plan["budget_per_set"])
+    assert one_way["epsilon"].sum() == pytest.approx(pv.plan["budget_per_set"] * I.AUTO_ONE_WAY_SHARE)
 
 
 def test_cli_takes_the_share_and_refuses_a_bad_one(skewed, tmp_path, capsys):

@@ -569,7 +569,7 @@ def test_preview_layer_table_and_phantoms(small, small_domain):
     # consistency pools information: after WLS every layer's error is below its raw noise sd
     assert (t["expected_se"] < t["noise_sd"]).all()
     assert pv.selection is None and pv.plan["private_selection"] is False
-    assert pv.plan["selection_epsilon_per_layer"] == []
+    assert pv.plan["selection_budget_per_layer"] == []
 
 
 def test_preview_expected_se_decreases_with_epsilon(small, small_domain):
