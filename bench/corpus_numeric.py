@@ -267,6 +267,21 @@ def child_run(df, dom, run: dict) -> dict:
         return {"status": "error", "message": traceback.format_exception_only(type(exc), exc)[-1].strip()[:300]}
 
 
+#: the forked children running now (each the leader of its own process group)
+CHILDREN: set[int] = set()
+
+
+def stop_children(signum, frame) -> None:
+    """On SIGTERM: kill the running child's process group (dpmm's interpreter with it), then exit; the run in
+    progress has no row, so a rerun does it again."""
+    for pid in list(CHILDREN):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    raise SystemExit(f"stopped by signal {signum}")
+
+
 def fork_call(fn, timeout: float) -> dict:
     """``fn()`` (returning a JSON-able dict) in a forked child in a process group of its own; past ``timeout``
     seconds the group is killed and ``{"status": "timeout"}`` returned."""
@@ -275,6 +290,7 @@ def fork_call(fn, timeout: float) -> dict:
     if pid == 0:  # the child
         os.close(r)
         os.setpgrp()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
             res = fn()
         except BaseException as exc:  # never return into the parent's loop
@@ -283,6 +299,7 @@ def fork_call(fn, timeout: float) -> dict:
         os.close(w)
         os._exit(0)
     os.close(w)
+    CHILDREN.add(pid)
     deadline, chunks, timed_out = time.monotonic() + timeout, [], False
     while True:
         left = deadline - time.monotonic()
@@ -303,6 +320,7 @@ def fork_call(fn, timeout: float) -> dict:
                 pass
     os.close(r)
     _, status, _ = os.wait4(pid, 0)
+    CHILDREN.discard(pid)
     if timed_out:
         return {"status": "timeout", "message": f"over the {timeout:g} s cap"}
     try:
@@ -428,8 +446,9 @@ def wins(med: dict[tuple, float], ours: str, peer: str) -> tuple[int, int, list[
     return len(both) - len(lost), len(both), sorted(lost)
 
 
-def report(rows: list[dict], peer: str = f"dpmm_aim:{PEER_VARIANT}") -> str:
-    """The Markdown summary: wins per dpcore variant against dpmm, then a per-table table of median W1."""
+def report(rows: list[dict], peer: str = f"dpmm_aim:{PEER_VARIANT}", classes: dict | None = None) -> str:
+    """The Markdown summary: wins per dpcore run against dpmm, the other measures' medians over the same
+    columns, the wins by column class (when ``classes`` is given), then a per-table table of median W1."""
     med = medians(rows)
     variants = sorted({f"{r['method']}:{r['variant']}" for r in rows})
     ours = [v for v in variants if v != peer]
@@ -440,10 +459,73 @@ def report(rows: list[dict], peer: str = f"dpmm_aim:{PEER_VARIANT}") -> str:
         both = [(t, c) for (t, c, m) in med if m == peer and (t, c, v) in med]
         mo = statistics.median(med[(t, c, v)] for t, c in both) if both else math.nan
         mp = statistics.median(med[(t, c, peer)] for t, c in both) if both else math.nan
-        lines.append(f"| {v} | {n} | {won} | {won / n:.0%} | {mo:.4f} | {mp:.4f} |" if n else
+        lines.append(f"| {v} | {n} | {won} | {won / n:.0%} | {fmt(mo)} | {fmt(mp)} |" if n else
                      f"| {v} | 0 | — | — | — | — |")
+    lines += ["", other_measures(rows, variants, peer)]
+    if classes:
+        lines += ["", by_class(med, ours, peer, classes)]
     lines += ["", per_table(rows, med, variants)]
     return "\n".join(lines)
+
+
+def other_measures(rows: list[dict], variants: list[str], peer: str) -> str:
+    """Per run, medians over the columns where dpmm finished of the per-column medians over seeds."""
+    meds = {m: medians(rows, m) for m in METRICS}
+    cols = {(t, c) for (t, c, v) in meds["w1"] if v == peer}
+    lines = ["| run | " + " | ".join(f"median {m}" for m in METRICS) + " |", "|---|" + "---:|" * len(METRICS)]
+    for v in variants:
+        cells = []
+        for m in METRICS:
+            vals = [meds[m][(t, c, v)] for t, c in cols if (t, c, v) in meds[m]]
+            cells.append(f"{fmt(statistics.median(vals))} ({len(vals)})" if vals else "—")
+        lines.append(f"| {v} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def column_classes(keys, cache: Path) -> dict[tuple, dict]:
+    """{(table, column): {"n", "skew", "tail"}} from the raw tables (curator-side, for the report only):
+    the record count, the sample skewness and (max − 99th percentile) / (99th − 1st percentile)."""
+    import numpy as np
+    from corpus import load_table
+    from scipy import stats
+    out = {}
+    for table in sorted({t for t, _ in keys}):
+        df, _ = load_table(table, cache_dir=cache)
+        for t, c in keys:
+            if t != table:
+                continue
+            v = df[c].to_numpy(dtype=float, na_value=np.nan)
+            v = v[np.isfinite(v)]
+            p1, p99 = np.percentile(v, [1, 99])
+            out[(t, c)] = {"n": len(df), "skew": float(stats.skew(v)),
+                           "tail": float((v.max() - p99) / (p99 - p1)) if p99 > p1 else 0.0}
+    return out
+
+
+CLASSES = {"n < 1,000": lambda k: k["n"] < 1000, "1,000 ≤ n < 10,000": lambda k: 1000 <= k["n"] < 10_000,
+           "n ≥ 10,000": lambda k: k["n"] >= 10_000, "|skew| < 2": lambda k: abs(k["skew"]) < 2,
+           "|skew| ≥ 2 (heavy-tailed)": lambda k: abs(k["skew"]) >= 2}
+
+
+def by_class(med: dict[tuple, float], ours: list[str], peer: str, classes: dict[tuple, dict]) -> str:
+    """Wins against dpmm per class of column (table size, skewness)."""
+    lines = ["| columns | " + " | ".join(f"{v}: W1 ≤ dpmm's" for v in ours) + " |", "|---|" + "---:|" * len(ours)]
+    for label, keep in CLASSES.items():
+        cells = []
+        for v in ours:
+            both = [(t, c) for (t, c, m) in med if m == peer and (t, c, v) in med
+                    and (t, c) in classes and keep(classes[(t, c)])]
+            won = sum(med[(t, c, v)] <= med[(t, c, peer)] for t, c in both)
+            cells.append(f"{won} of {len(both)}" if both else "—")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def fmt(v: float | None) -> str:
+    """A score for the tables: 4 decimals, or 3 significant digits when it is large (an absurd release)."""
+    if v is None or not math.isfinite(v):
+        return "—"
+    return f"{v:.4f}" if abs(v) < 100 else f"{v:.3g}"
 
 
 def per_table(rows: list[dict], med: dict[tuple, float], variants: list[str]) -> str:
@@ -451,7 +533,7 @@ def per_table(rows: list[dict], med: dict[tuple, float], variants: list[str]) ->
     head = "| table | n | column | " + " | ".join(f"W1 {v} (seeds ok)" for v in variants) + " |"
     lines = [head, "|---|---:|---|" + "---:|" * len(variants)]
     seen: dict[tuple, None] = {}
-    for r in rows:
+    for r in sorted(rows, key=lambda r: (int(r["n_records"]), r["table"])):
         seen.setdefault((r["table"], r["n_records"], r["column"]), None)
     for t, n, c in seen:
         cells = []
@@ -460,7 +542,7 @@ def per_table(rows: list[dict], med: dict[tuple, float], variants: list[str]) ->
             ok = sum(r["status"] == "ok" for r in rs)
             bad = sorted({r["status"] for r in rs if r["status"] != "ok"})
             val = med.get((t, c, v))
-            cells.append((f"{val:.4f}" if val is not None else "—") + f" ({ok}/{len(rs)}"
+            cells.append("not run" if not rs else fmt(val) + f" ({ok}/{len(rs)}"
                          + (", " + ", ".join(bad) if bad else "") + ")")
         lines.append(f"| {t} | {int(n):,} | {c} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -484,13 +566,16 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE.parent))
     if args.report:
-        print(report(read_rows(Path(args.out))))
+        rows = read_rows(Path(args.out))
+        keys = {(r["table"], r["column"]) for r in rows}
+        print(report(rows, classes=column_classes(keys, Path(args.cache))))
         return
     bad = [m for m in args.methods if m.count(":") != 1]
     if bad:
         raise SystemExit(f"--methods takes method:variant (e.g. aim:declared); got {', '.join(bad)}")
     from _machine import describe, machine
     print(describe(machine()), f"| load {os.getloadavg()[0]:.1f}", flush=True)
+    signal.signal(signal.SIGTERM, stop_children)
     run_all(args)
 
 
