@@ -432,7 +432,7 @@ def medians(rows: list[dict], metric: str = "w1") -> dict[tuple, float]:
     """{(table, column, method:variant): median of ``metric`` over the seeds that finished}."""
     acc: dict[tuple, list[float]] = {}
     for r in rows:
-        if r["status"] == "ok" and r[metric] not in ("", "nan"):
+        if r["status"] == "ok" and r.get(metric, "") not in ("", "nan"):
             v = float(r[metric])
             if math.isfinite(v):
                 acc.setdefault((r["table"], r["column"], f"{r['method']}:{r['variant']}"), []).append(v)
