@@ -464,7 +464,7 @@ def report(rows: list[dict], peer: str = f"dpmm_aim:{PEER_VARIANT}", classes: di
     lines += ["", other_measures(rows, variants, peer)]
     if classes:
         lines += ["", by_class(med, ours, peer, classes)]
-    lines += ["", per_table(rows, med, variants)]
+    lines += ["", per_table(rows, med, variants, classes or {})]
     return "\n".join(lines)
 
 
@@ -483,22 +483,30 @@ def other_measures(rows: list[dict], variants: list[str], peer: str) -> str:
 
 
 def column_classes(keys, cache: Path) -> dict[tuple, dict]:
-    """{(table, column): {"n", "skew", "tail"}} from the raw tables (curator-side, for the report only):
-    the record count, the sample skewness and (max − 99th percentile) / (99th − 1st percentile)."""
+    """{(table, column): {"n", "skew", "tail", "floor"}} from the raw tables (curator-side, for the report
+    only): the record count, the sample skewness, (max − 99th percentile) / (99th − 1st percentile), and the
+    declared bins' floor: the normalised W1 of the original against itself put through its declared bins and
+    drawn back uniformly inside them (what dpcore's decoding gives with no noise at all)."""
     import numpy as np
     from corpus import load_table
     from scipy import stats
+
+    from dpcore.metrics.numeric import column_fidelity
     out = {}
     for table in sorted({t for t, _ in keys}):
-        df, _ = load_table(table, cache_dir=cache)
+        df, dom = load_table(table, cache_dir=cache)
         for t, c in keys:
             if t != table:
                 continue
             v = df[c].to_numpy(dtype=float, na_value=np.nan)
             v = v[np.isfinite(v)]
             p1, p99 = np.percentile(v, [1, 99])
+            a = dom[c]
+            span = column_span(df[c], a.edges[0], a.edges[-1])
+            binned = a.decode(a.encode(df[c]), np.random.default_rng(0)).astype(float)
             out[(t, c)] = {"n": len(df), "skew": float(stats.skew(v)),
-                           "tail": float((v.max() - p99) / (p99 - p1)) if p99 > p1 else 0.0}
+                           "tail": float((v.max() - p99) / (p99 - p1)) if p99 > p1 else 0.0,
+                           "floor": column_fidelity(df[c].astype(float), binned, 0.0, span, c)["w1"]}
     return out
 
 
@@ -528,10 +536,12 @@ def fmt(v: float | None) -> str:
     return f"{v:.4f}" if abs(v) < 100 else f"{v:.3g}"
 
 
-def per_table(rows: list[dict], med: dict[tuple, float], variants: list[str]) -> str:
-    """Per table: n, seeds finished per run, and per column the median W1 of each run."""
-    head = "| table | n | column | " + " | ".join(f"W1 {v} (seeds ok)" for v in variants) + " |"
-    lines = [head, "|---|---:|---|" + "---:|" * len(variants)]
+def per_table(rows: list[dict], med: dict[tuple, float], variants: list[str], classes: dict) -> str:
+    """Per table: n, and per column its skewness and declared bins' floor (when known), then the median W1
+    of each run with its seeds finished."""
+    head = ("| table | n | column | skew | declared bins' floor | "
+            + " | ".join(f"W1 {v} (seeds ok)" for v in variants) + " |")
+    lines = [head, "|---|---:|---|---:|---:|" + "---:|" * len(variants)]
     seen: dict[tuple, None] = {}
     for r in sorted(rows, key=lambda r: (int(r["n_records"]), r["table"])):
         seen.setdefault((r["table"], r["n_records"], r["column"]), None)
@@ -544,7 +554,10 @@ def per_table(rows: list[dict], med: dict[tuple, float], variants: list[str]) ->
             val = med.get((t, c, v))
             cells.append("not run" if not rs else fmt(val) + f" ({ok}/{len(rs)}"
                          + (", " + ", ".join(bad) if bad else "") + ")")
-        lines.append(f"| {t} | {int(n):,} | {c} | " + " | ".join(cells) + " |")
+        k = classes.get((t, c), {})
+        skew = f"{k['skew']:.2f}" if k else "—"
+        lines.append(f"| {t} | {int(n):,} | {c} | {skew} | {fmt(k.get('floor'))} | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
