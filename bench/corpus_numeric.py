@@ -216,7 +216,31 @@ def numeric_scores(orig, syn, dom) -> dict[str, dict]:
         s = pd.to_numeric(syn[a.name], errors="coerce").astype(float)
         o = pd.to_numeric(orig[a.name], errors="coerce").astype(float)
         out[a.name] = {"span": span, **column_fidelity(o, s, 0.0, span, a.name)}
-        out[a.name]["reg_overlap"] = regression_score(orig, syn, a.name, numeric)
+    snapped = snap_to_levels(syn, dom, orig)
+    for c in numeric:
+        out[c]["reg_overlap"] = regression_score(orig, snapped, c, numeric)
+    return out
+
+
+def snap_to_levels(syn, dom, orig):
+    """``syn`` with each declared-categorical column whose levels are numbers snapped to the nearest declared
+    level, in the original's dtype. Under ``domain="dp"`` dpcore may release such a column (an integer code with
+    a few levels) as a numeric one, with continuous values; entered as dummies in the regression they would make
+    thousands of columns. Only for the regression score; the W1 scores read the numeric columns as released."""
+    import numpy as np
+    import pandas as pd
+    out = syn.copy()
+    for a in dom.attributes:
+        if a.kind == "numeric" or not pd.api.types.is_numeric_dtype(out[a.name].dtype):
+            continue
+        try:
+            levels = np.asarray([float(v) for v in a.levels])
+        except (TypeError, ValueError):
+            continue
+        v = out[a.name].to_numpy(dtype=float, na_value=np.nan)
+        near = levels[np.abs(np.nan_to_num(v)[:, None] - levels[None, :]).argmin(axis=1)]
+        snapped = pd.Series(np.where(np.isnan(v), np.nan, near), index=out.index)
+        out[a.name] = snapped if snapped.isna().any() else snapped.astype(orig[a.name].dtype)
     return out
 
 

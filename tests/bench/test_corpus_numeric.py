@@ -136,3 +136,17 @@ def test_the_capped_child_returns_its_result_or_is_killed():
     assert cn.fork_call(_sleep, timeout=1.0)["status"] == "timeout" and time.monotonic() - t0 < 10
     res = cn.fork_call(lambda: 1 / 0, timeout=30)
     assert res["status"] == "error" and "ZeroDivisionError" in res["message"]
+
+
+def test_a_code_column_released_as_numbers_is_snapped_to_its_levels_for_the_regression(table):
+    df, dom = table
+    coded = df.assign(size=np.resize([1, 2, 5], len(df)))
+    dom2 = dpcore.infer_domain(coded, numeric={"age": [0, 20, 40, 60, 100], "income": [0, 10, 20, 50, 200],
+                                               "spend": [-20, 0, 20, 120]}).declared()
+    assert dom2["size"].kind == "categorical"
+    syn = coded.assign(size=np.resize([0.7, 1.6, 3.4, 9.0], len(df)))
+    snapped = cn.snap_to_levels(syn, dom2, coded)
+    assert snapped["size"].dtype == coded["size"].dtype
+    assert list(snapped["size"][:4]) == [1, 2, 2, 5]
+    pd.testing.assert_series_equal(snapped["spend"], syn["spend"])  # numeric columns untouched
+    assert (snapped["group"] == syn["group"]).all()
