@@ -485,11 +485,27 @@ def report(rows: list[dict], peer: str = f"dpmm_aim:{PEER_VARIANT}", classes: di
         mp = statistics.median(med[(t, c, peer)] for t, c in both) if both else math.nan
         lines.append(f"| {v} | {n} | {won} | {won / n:.0%} | {fmt(mo)} | {fmt(mp)} |" if n else
                      f"| {v} | 0 | — | — | — | — |")
+    fell_back = fallback_columns(rows)
+    for v in [v for v in ours if v.endswith(":dp")]:
+        kept = {k: x for k, x in med.items() if (k[0], k[1]) not in fell_back}
+        won, n, _ = wins(kept, v, peer)
+        if n:
+            lines.append(f"| {v}, columns whose DP bounds never fell back | {n} | {won} | {won / n:.0%} | — | — |")
     lines += ["", other_measures(rows, variants, peer)]
     if classes:
         lines += ["", by_class(med, ours, peer, classes)]
     lines += ["", per_table(rows, med, variants, classes or {})]
     return "\n".join(lines)
+
+
+def fallback_columns(rows: list[dict]) -> set[tuple]:
+    """(table, column) pairs whose DP bounds fell back in some ``dp`` run (the run's note names them)."""
+    out = set()
+    for r in rows:
+        note = r.get("note", "")
+        if note.startswith("fallback bounds: ") and r["column"] in note[len("fallback bounds: "):].split():
+            out.add((r["table"], r["column"]))
+    return out
 
 
 def other_measures(rows: list[dict], variants: list[str], peer: str) -> str:
@@ -535,8 +551,8 @@ def column_classes(keys, cache: Path) -> dict[tuple, dict]:
 
 
 CLASSES = {"n < 1,000": lambda k: k["n"] < 1000, "1,000 ≤ n < 10,000": lambda k: 1000 <= k["n"] < 10_000,
-           "n ≥ 10,000": lambda k: k["n"] >= 10_000, "|skew| < 2": lambda k: abs(k["skew"]) < 2,
-           "|skew| ≥ 2 (heavy-tailed)": lambda k: abs(k["skew"]) >= 2}
+           "n ≥ 10,000": lambda k: k["n"] >= 10_000, "abs(skew) < 2": lambda k: abs(k["skew"]) < 2,
+           "abs(skew) ≥ 2 (heavy-tailed)": lambda k: abs(k["skew"]) >= 2}
 
 
 def by_class(med: dict[tuple, float], ours: list[str], peer: str, classes: dict[tuple, dict]) -> str:

@@ -119,10 +119,13 @@ def test_wins_count_median_over_seeds_where_dpmm_finished():
     assert (won, n, lost) == (1, 2, [("t", "y")])
     text = cn.report(rows)
     assert "| aim:dp | 2 | 1 | 50% |" in text and "timeout" in text
+    assert "| aim:dp, columns whose DP bounds never fell back | 2 | 1 | 50% |" in text
+    rows[5]["note"] = "fallback bounds: y z"  # the lost column y fell back: without it, 1 of 1
+    assert "| aim:dp, columns whose DP bounds never fell back | 1 | 1 | 100% |" in cn.report(rows)
     classes = {("t", "x"): {"n": 100, "skew": 0.1, "tail": 0.0}, ("t", "y"): {"n": 50_000, "skew": 3.0, "tail": 1.0}}
     text = cn.report(rows, classes=classes)
     assert "| n < 1,000 | 1 of 1 |" in text and "| n ≥ 10,000 | 0 of 1 |" in text
-    assert "| |skew| ≥ 2 (heavy-tailed) | 0 of 1 |" in text and "| 1,000 ≤ n < 10,000 | — |" in text
+    assert "| abs(skew) ≥ 2 (heavy-tailed) | 0 of 1 |" in text and "| 1,000 ≤ n < 10,000 | — |" in text
 
 
 def _sleep():
