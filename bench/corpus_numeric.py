@@ -10,6 +10,8 @@ record counts); all tables at one seed before the next seed. Runs, each at ε = 
 
 - ``aim:declared``: ``dpcore.synthesize(df, "aim", 1.0, sets=1, seed=s, domain=declared, delta=1e-9)``, the
   corpus's declared domain (its hand-written numeric bins), as bench/corpus_run.py runs it;
+- ``aim:dp_quantiles``: the same as ``aim:dp`` below with ``domain_bins="quantiles"`` (the DP domain's binning
+  before PrivTree became its default; the rows of 2026-11-28 before 12:30 UTC were run as ``aim:dp`` then);
 - ``aim:dp``: the same with ``domain="dp"``: nothing declared, DP bounds, DP bins and DP levels inside the ε;
 - ``mst:declared`` / ``mst:dp`` (optional): the same with ``"mst"``;
 - ``dpmm_aim:public_bounds``: dpmm 0.1.9's ``AIMPipeline`` in its own venv (``--python-dpmm``, default
@@ -268,11 +270,13 @@ def release(df, dom, method: str, variant: str, seed: int):
         return run_dpmm(df, dom, seed)
     import dpcore
     t0 = time.perf_counter()
+    # dp: the DP domain's default binning (PrivTree); dp_quantiles: its DP quantile edges instead
+    extra = {"domain_bins": "quantiles"} if variant == "dp_quantiles" else {}
     rel = dpcore.synthesize(df, method=method, epsilon=EPSILON, sets=1, seed=seed,
-                            domain=dom if variant == "declared" else "dp", delta=DELTA)
+                            domain=dom if variant == "declared" else "dp", delta=DELTA, **extra)
     secs = time.perf_counter() - t0
     note = ""
-    if variant == "dp":
+    if variant in ("dp", "dp_quantiles"):
         cols = rel.diagnostics.get("dp_domain", {}).get("columns", {})
         fallback = [c for c, r in cols.items() if r.get("fallback")]
         note = ("fallback bounds: " + " ".join(fallback)) if fallback else ""
