@@ -65,7 +65,6 @@ import datetime as dt  # noqa: E402
 import functools  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
-import select  # noqa: E402
 import signal  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -74,6 +73,9 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+# the forked, capped run of bench/corpus_run.py (stdlib only, so dpmm's venv can import this file too)
+from corpus_run import fork_call  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "corpus_numeric.csv"
@@ -310,53 +312,6 @@ def stop_children(signum, frame) -> None:
     raise SystemExit(f"stopped by signal {signum}")
 
 
-def fork_call(fn, timeout: float) -> dict:
-    """``fn()`` (returning a JSON-able dict) in a forked child in a process group of its own; past ``timeout``
-    seconds the group is killed and ``{"status": "timeout"}`` returned."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        os.close(r)
-        os.setpgrp()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        try:
-            res = fn()
-        except BaseException as exc:  # never return into the parent's loop
-            res = {"status": "error", "message": repr(exc)[:300]}
-        os.write(w, json.dumps(res).encode())
-        os.close(w)
-        os._exit(0)
-    os.close(w)
-    CHILDREN.add(pid)
-    deadline, chunks, timed_out = time.monotonic() + timeout, [], False
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            timed_out = True
-            break
-        ready, _, _ = select.select([r], [], [], min(left, 5.0))
-        if ready:
-            chunk = os.read(r, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    if timed_out:
-        for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-            try:
-                target()
-            except ProcessLookupError:
-                pass
-    os.close(r)
-    _, status, _ = os.wait4(pid, 0)
-    CHILDREN.discard(pid)
-    if timed_out:
-        return {"status": "timeout", "message": f"over the {timeout:g} s cap"}
-    try:
-        return json.loads(b"".join(chunks).decode())
-    except ValueError:
-        return {"status": "error", "message": f"the child died (wait status {status}) without a result"}
-
-
 # ---------------------------------------------------------------- the results file
 
 def result_rows(run: dict, res: dict, numeric: list[str], extra: dict) -> list[dict]:
@@ -438,7 +393,7 @@ def run_all(args) -> None:
         if key[:-1] in over_cap:
             res = {"status": "skipped", "message": f"not run: an earlier seed went over the {args.timeout:g} s cap"}
         else:
-            res = fork_call(functools.partial(child_run, df, dom, run), args.timeout)
+            res = fork_call(functools.partial(child_run, df, dom, run), args.timeout, CHILDREN)
             if res["status"] == "timeout":
                 over_cap.add(key[:-1])
         extra = {"n_records": len(df), "load1": load1, "dpcore_commit": commit,

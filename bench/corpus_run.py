@@ -137,21 +137,26 @@ def child_run(df, dom, orig_codes, run: dict) -> dict:
         return {"status": "error", "message": last[:300]}
 
 
-def fork_run(df, dom, orig_codes, run: dict, timeout: float) -> dict:
-    """One run in a forked child in its own process group; killed past ``timeout`` seconds."""
+def fork_call(fn, timeout: float, children: set | None = None) -> dict:
+    """``fn()`` (returning a JSON-able dict) in a forked child in a process group of its own; past ``timeout``
+    seconds the group is killed and ``{"status": "timeout"}`` returned. ``children`` (if given) holds the pid while
+    it runs, so a SIGTERM handler can kill the group (bench/corpus_numeric.py's)."""
+    children = set() if children is None else children
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child
         os.close(r)
         os.setpgrp()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
-            res = child_run(df, dom, orig_codes, run)
+            res = fn()
         except BaseException as exc:  # never return into the parent's loop
             res = {"status": "error", "message": repr(exc)[:300]}
         os.write(w, json.dumps(res).encode())
         os.close(w)
         os._exit(0)
     os.close(w)
+    children.add(pid)
     deadline, chunks, timed_out = time.monotonic() + timeout, [], False
     while True:
         left = deadline - time.monotonic()
@@ -160,7 +165,7 @@ def fork_run(df, dom, orig_codes, run: dict, timeout: float) -> dict:
             break
         ready, _, _ = select.select([r], [], [], min(left, 5.0))
         if ready:
-            chunk = os.read(r, 65536)
+            chunk = os.read(r, 1 << 16)
             if not chunk:
                 break
             chunks.append(chunk)
@@ -172,12 +177,18 @@ def fork_run(df, dom, orig_codes, run: dict, timeout: float) -> dict:
                 pass
     os.close(r)
     _, status, _ = os.wait4(pid, 0)
+    children.discard(pid)
     if timed_out:
         return {"status": "timeout", "message": f"over the {timeout:g} s cap"}
     try:
         return json.loads(b"".join(chunks).decode())
     except ValueError:
         return {"status": "error", "message": f"the child died (wait status {status}) without a result"}
+
+
+def fork_run(df, dom, orig_codes, run: dict, timeout: float) -> dict:
+    """One run in a forked child in its own process group; killed past ``timeout`` seconds."""
+    return fork_call(lambda: child_run(df, dom, orig_codes, run), timeout)
 
 
 def recorded(path: Path) -> tuple[set[tuple], set[tuple]]:
