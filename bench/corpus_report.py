@@ -297,12 +297,18 @@ def section(summ: dict, facts: list[dict], tables: list[str], keys: list[tuple],
     return out
 
 
-def write_page(eps: float, m: int) -> Path:
+def load_results(eps: float, m: int):
+    """The corpus files read: (facts, dpcore's rows, the peers' rows, tables, methods in the order the results
+    file first names them, dpcore's summary at (ε, m), the peers' summary at (1, 1))."""
     facts = read_csv(HERE / "corpus_tables.csv")
     rows, peers = read_csv(HERE / "corpus_results.csv"), read_csv(HERE / "corpus_peers.csv")
     tables = [f["table"] for f in facts]
-    methods = sorted({r["method"] for r in rows}, key=lambda x: [r["method"] for r in rows].index(x))
-    summ, psumm = summarise(rows, eps, m), summarise(peers, 1.0, 1)
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    return facts, rows, peers, tables, methods, summarise(rows, eps, m), summarise(peers, 1.0, 1)
+
+
+def write_page(eps: float, m: int) -> Path:
+    facts, rows, peers, tables, methods, summ, psumm = load_results(eps, m)
     tag = f"eps{eps:g}-m{m}"
     pure = [(x, "pure") for x in methods]
     zcdp = [(x, "zcdp") for x in methods]
@@ -362,11 +368,7 @@ RESULTS_HEADING = "## [real-tables] corpus: every method on 37 real public table
 def results_section(eps: float, m: int) -> str:
     """The section of bench/RESULTS.md: machine, load, what of the grid is done, the per-method summary."""
     from _machine import describe, machine
-    facts = read_csv(HERE / "corpus_tables.csv")
-    rows, peers = read_csv(HERE / "corpus_results.csv"), read_csv(HERE / "corpus_peers.csv")
-    tables = [f["table"] for f in facts]
-    methods = sorted({r["method"] for r in rows}, key=lambda x: [r["method"] for r in rows].index(x))
-    summ, psumm = summarise(rows, eps, m), summarise(peers, 1.0, 1)
+    facts, rows, peers, tables, methods, summ, psumm = load_results(eps, m)
     pure, zcdp = [(x, "pure") for x in methods], [(x, "zcdp") for x in methods]
     peer_lines, _ = peer_ratio_table(summ, psumm, tables, pure + zcdp)
     out = [RESULTS_HEADING, "",
