@@ -17,6 +17,7 @@ import datetime as dt
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -72,7 +73,7 @@ def main(argv=None) -> None:
                             df, dom = load_table(table)
                             codes = pd.DataFrame(dom.encode(df), columns=dom.names)
                         load1 = round(os.getloadavg()[0], 2)
-                        res = fork_call(lambda: one_run(df, dom, codes, definition, eps, k, seed), args.timeout)
+                        res = fork_call(partial(one_run, df, dom, codes, definition, eps, k, seed), args.timeout)
                         row = {**run, **res, "rounds": k * len(dom.names), "load1": load1, "dpcore_commit": commit,
                                "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
                         new = not args.out.exists()

@@ -162,6 +162,37 @@ def test_leave_one_table_out_scores_the_picks(corpus):
     assert (t0["pick"] == "aim").all() and not t0["scores"].any()
 
 
+def test_the_shipped_model_is_chosen_without_the_table_it_is_scored_on(corpus, monkeypatch):
+    # two quick candidates stand in for the shipped selection (boosted trees: minutes here)
+    monkeypatch.setattr(fit_adviser, "SELECTION", ("per-method-constant", "linear"))
+    chosen, shares = fit_adviser.choose(corpus)
+    assert chosen in fit_adviser.SELECTION and set(shares) == set(fit_adviser.SELECTION)
+    assert shares[chosen] == max(shares.values()) and all(0 <= v <= 1 for v in shares.values())
+    model = fit_adviser.fit_shipped(corpus, "nested")
+    assert model.fitted_on["candidate"] == chosen and model.fitted_on["inner_shares"] == shares
+    # nested leave-one-table-out: each fold chooses on the other tables only; the held-out table's rows
+    # never reach choose()
+    seen = []
+    real_choose = fit_adviser.choose
+
+    def spy(cases, *a, **k):
+        seen.append(set(cases["table"]))
+        return real_choose(cases, *a, **k)
+
+    monkeypatch.setattr(fit_adviser, "choose", spy)
+    tables = sorted(corpus["table"].unique())
+    picks = fit_adviser.loto(corpus, "nested", n_jobs=1)
+    assert [s for s in seen] == [set(tables) - {t} for t in tables]
+    assert len(picks) == 6 * 12 and set(picks["chosen"]) <= set(fit_adviser.SELECTION)
+    assert picks["scores"].equals(picks["ratio"] <= fit_adviser.WITHIN)
+
+
+def test_relative_to_best_measures_each_method_from_the_best_of_its_case(corpus):
+    split = fit_adviser._split(corpus, "best")
+    assert (split["relative"] >= 0).all()
+    assert (split.groupby(fit_adviser.CASE)["relative"].min().abs() < 1e-12).all()
+
+
 def test_the_fit_script_writes_the_model_and_its_validation(tmp_path, capsys):
     results, tables = _synthetic_corpus(tmp_path, tables=4, seed=1)
     out = tmp_path / "m.json"
