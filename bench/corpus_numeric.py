@@ -13,6 +13,11 @@ record counts); all tables at one seed before the next seed. Runs, each at ε = 
 - ``aim:dp_quantiles``: the same as ``aim:dp`` below with ``domain_bins="quantiles"`` (the DP domain's binning
   before PrivTree became its default; the rows of 2026-11-28 before 12:30 UTC were run as ``aim:dp`` then);
 - ``aim:dp``: the same with ``domain="dp"``: nothing declared, DP bounds, DP bins and DP levels inside the ε;
+- ``aim:bounds_privtree``: the declared domain, but each numeric column's declared edges replaced by DP edges
+  inside its declared bounds (the first and last declared edge: what dpmm is told), ``dp_bins={col: {"lower",
+  "upper", "method": "privtree"}}`` (PrivTree, its default cap of 32 bins) at the default ``bins_share`` 0.1 of
+  the same (1, 10⁻⁹); ``aim:bounds_privtree_k``: the same with the cap at the declared number of bins;
+  ``aim:bounds_quantiles``: DP quantile edges instead, as many bins as declared;
 - ``mst:declared`` / ``mst:dp`` (optional): the same with ``"mst"``;
 - ``dpmm_aim:public_bounds``: dpmm 0.1.9's ``AIMPipeline`` in its own venv (``--python-dpmm``, default
   ``$DPMM_PYTHON`` else /tmp/dpmm-venv/bin/python), a child process that imports neither dpcore nor this
@@ -273,9 +278,12 @@ def release(df, dom, method: str, variant: str, seed: int):
     import dpcore
     t0 = time.perf_counter()
     # dp: the DP domain's default binning (PrivTree); dp_quantiles: its DP quantile edges instead
-    extra = {"domain_bins": "quantiles"} if variant == "dp_quantiles" else {}
+    extra: dict = {"domain_bins": "quantiles"} if variant == "dp_quantiles" else {}
+    if variant.startswith("bounds_"):
+        extra = {"dp_bins": bounds_bins(dom, variant)}
     rel = dpcore.synthesize(df, method=method, epsilon=EPSILON, sets=1, seed=seed,
-                            domain=dom if variant == "declared" else "dp", delta=DELTA, **extra)
+                            domain=dom if variant == "declared" or extra.get("dp_bins") else "dp", delta=DELTA,
+                            **extra)
     secs = time.perf_counter() - t0
     note = ""
     if variant in ("dp", "dp_quantiles"):
@@ -283,6 +291,22 @@ def release(df, dom, method: str, variant: str, seed: int):
         fallback = [c for c, r in cols.items() if r.get("fallback")]
         note = ("fallback bounds: " + " ".join(fallback)) if fallback else ""
     return rel.sets[0], secs, note
+
+
+#: the variants with DP bins inside the declared bounds: (method, cap or number of bins = the declared one)
+BOUNDS_VARIANTS = {"bounds_privtree": ("privtree", False), "bounds_privtree_k": ("privtree", True),
+                   "bounds_quantiles": ("quantiles", True)}
+
+
+def bounds_bins(dom, variant: str) -> dict:
+    """``dp_bins`` of a ``bounds_*`` variant: every numeric column of the declared domain, its declared bounds
+    (first and last edge), the variant's method, and the declared number of bins when the variant says so."""
+    if variant not in BOUNDS_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; known: {', '.join(BOUNDS_VARIANTS)}")
+    method, declared_k = BOUNDS_VARIANTS[variant]
+    return {a.name: {"lower": float(a.edges[0]), "upper": float(a.edges[-1]), "method": method,
+                     **({"bins": max(2, len(a.edges) - 1)} if declared_k else {})}
+            for a in dom.attributes if a.kind == "numeric"}
 
 
 def child_run(df, dom, run: dict) -> dict:
