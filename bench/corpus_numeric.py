@@ -16,7 +16,8 @@ record counts); all tables at one seed before the next seed. Runs, each at ε = 
 - ``aim:bounds_privtree``: the declared domain, but each numeric column's declared edges replaced by DP edges
   inside its declared bounds (the first and last declared edge: what dpmm is told), ``dp_bins={col: {"lower",
   "upper", "method": "privtree"}}`` (PrivTree, its default cap of 32 bins) at the default ``bins_share`` 0.1 of
-  the same (1, 10⁻⁹); ``aim:bounds_privtree_k``: the same with the cap at the declared number of bins;
+  the same (1, 10⁻⁹); ``aim:bounds_privtree_k``: the same with the cap at the declared number of bins
+  (``_16``, ``_64``: at 16, 64);
   ``aim:bounds_quantiles``: DP quantile edges instead, as many bins as declared;
 - ``mst:declared`` / ``mst:dp`` (optional): the same with ``"mst"``;
 - ``dpmm_aim:public_bounds``: dpmm 0.1.9's ``AIMPipeline`` in its own venv (``--python-dpmm``, default
@@ -293,9 +294,11 @@ def release(df, dom, method: str, variant: str, seed: int):
     return rel.sets[0], secs, note
 
 
-#: the variants with DP bins inside the declared bounds: (method, cap or number of bins = the declared one)
-BOUNDS_VARIANTS = {"bounds_privtree": ("privtree", False), "bounds_privtree_k": ("privtree", True),
-                   "bounds_quantiles": ("quantiles", True)}
+#: the variants with DP bins inside the declared bounds: (method, bins: "declared" for the declared number,
+#: None for the library's default, or a number)
+BOUNDS_VARIANTS = {"bounds_privtree": ("privtree", None), "bounds_privtree_k": ("privtree", "declared"),
+                   "bounds_privtree_16": ("privtree", 16), "bounds_privtree_64": ("privtree", 64),
+                   "bounds_quantiles": ("quantiles", "declared")}
 
 
 def bounds_bins(dom, variant: str) -> dict:
@@ -303,10 +306,14 @@ def bounds_bins(dom, variant: str) -> dict:
     (first and last edge), the variant's method, and the declared number of bins when the variant says so."""
     if variant not in BOUNDS_VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; known: {', '.join(BOUNDS_VARIANTS)}")
-    method, declared_k = BOUNDS_VARIANTS[variant]
-    return {a.name: {"lower": float(a.edges[0]), "upper": float(a.edges[-1]), "method": method,
-                     **({"bins": max(2, len(a.edges) - 1)} if declared_k else {})}
-            for a in dom.attributes if a.kind == "numeric"}
+    method, bins = BOUNDS_VARIANTS[variant]
+    out = {}
+    for a in dom.attributes:
+        if a.kind == "numeric":
+            out[a.name] = {"lower": float(a.edges[0]), "upper": float(a.edges[-1]), "method": method}
+            if bins is not None:
+                out[a.name]["bins"] = max(2, len(a.edges) - 1) if bins == "declared" else bins
+    return out
 
 
 def child_run(df, dom, run: dict) -> dict:
