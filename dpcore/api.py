@@ -172,9 +172,9 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     ``dp_bins={"age": {"bins": 5, "lower": 0, "upper": 100}}`` replaces the named
     attributes' bin edges by DP edges inside the public bounds, computed inside the
     release with ``bins_share``·ε (default 10%), charged to the same ledger, so the total
-    stays ``epsilon``. ``bins_method`` (or a column's ``"method"``) says how: "quantiles"
-    (default; ``bins`` − 1 DP quantiles, docs/methods/dp-quantiles.md) or "privtree"
-    (PrivTree's leaves, ``bins`` a cap on their number, default 32; docs/methods/privtree.md).
+    stays ``epsilon``. ``bins_method`` (or a column's ``"method"``) says how: "privtree"
+    (default; PrivTree's leaves, ``bins`` a cap on their number, default 32; docs/methods/privtree.md)
+    or "quantiles" (``bins`` − 1 DP quantiles, default 10 bins; docs/methods/dp-quantiles.md).
 
     ``delta=None`` (default): pure ε-DP, as above. ``delta`` a number with 0 < δ < 1: the release
     is (ε, δ)-DP through zero-concentrated DP: it gets the largest ρ whose conversion to (ε, δ)

@@ -16,7 +16,7 @@ from pages import _session as session
 from pages import _state as state
 from pages import _workspace as wsui
 from pages._domain_editor import METHOD_MODE, render_domain_editor, spec_method
-from pages._numeric_columns import render_numeric_columns, render_private_domain
+from pages._numeric_columns import private_bins, render_numeric_columns, render_private_domain
 
 s = st.session_state
 session.init_state()
@@ -166,7 +166,7 @@ def _edges_status(col: str, a) -> str:
         return "dropped: not synthesised, not released"
     private = design.private_numeric(s.get("dp_bins")).get(col)
     if private:
-        return f":violet[found privately at release: {private['bins']} bins]"
+        return f":violet[found privately at release: {private_bins(int(private['bins']))}]"
     if a is None:
         return "not in the domain (see the error below)"
     if a.kind == "categorical":

@@ -26,7 +26,7 @@ from dpcore.data.editing import (
     recodes_to_json,
     replace_attribute,
 )
-from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, DEFAULT_DP_BINS_METHOD, PRIVTREE, QUANTILES, BinSpec
+from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, PRIVTREE, QUANTILES, BinSpec
 from dpcore.studio import design
 
 EDGE_MODES = ("public edges", "DP quantile edges", "DP PrivTree edges")
@@ -36,8 +36,9 @@ METHOD_MODE = {v: k for k, v in MODE_METHOD.items()}
 
 
 def spec_method(spec: dict) -> str:
-    """A dp_bins entry's method: its own, else the library's default (entries the app writes always name it)."""
-    return str(spec.get("method") or DEFAULT_DP_BINS_METHOD)
+    """A dp_bins entry's method: its own; an entry without one was written by "Use DP quantile edges" before
+    the app offered PrivTree (dpcore.studio.design.release_domain_call releases it so)."""
+    return str(spec.get("method") or QUANTILES)
 
 
 def _unrecoded() -> pd.DataFrame:
