@@ -138,9 +138,10 @@ def dp_quantile(values, q: float, candidates: np.ndarray, epsilon: float, rng: n
 @dataclass(frozen=True)
 class BinSpec:
     """Public inputs of one attribute's DP bins over [lower, upper]; no bounds (both None): the release finds
-    them with DP first (:func:`dpcore.measure.bounds.dp_bounds`). ``method``: "quantiles" (``bins`` − 1 DP
-    quantiles, so at most ``bins`` bins) or "privtree" (PrivTree's leaves, ``bins`` a cap on their number);
-    ``grid``: the quantiles' candidate grid (not for PrivTree)."""
+    them with DP first (:func:`dpcore.measure.bounds.dp_bounds`). ``method``: "privtree" (the default;
+    PrivTree's leaves, ``bins`` a cap on their number, 32 when the entry does not say) or "quantiles"
+    (``bins`` − 1 DP quantiles, so at most ``bins`` bins, 10 when it does not say); ``grid``: the quantiles'
+    candidate grid (refused for PrivTree)."""
 
     bins: int
     lower: float | None
