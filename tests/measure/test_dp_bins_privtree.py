@@ -14,6 +14,7 @@ import pytest
 import dpcore
 from dpcore.errors import OptionError
 from dpcore.measure.privtree import epsilon_of_scale, grow_tree
+from dpcore.measure.quantiles import DEFAULT_PRIVTREE_BINS
 from dpcore.privacy import mechanisms as M
 
 
@@ -64,7 +65,7 @@ def test_privtree_edges_inside_public_bounds_and_the_ledger(monkeypatch, neighbo
         assert rec[col]["method"] == "privtree" and rec[col]["origin"] == "dp_privtree"
         assert rec[col]["edges"] == list(edges) and rec[col]["spent"] == pytest.approx(rec[col]["epsilon"], rel=1e-6)
     assert len(rel.domain["age"].edges) - 1 <= 8 and rec["age"]["bins_cap"] == 8
-    assert rec["income"]["bins_cap"] == 32  # the default cap
+    assert rec["income"]["bins_cap"] == DEFAULT_PRIVTREE_BINS  # the default cap
     assert math.fsum(c.epsilon for c in charges) == pytest.approx(rel.manifest()["diagnostics"]["dp_bin_edges"]
                                                                    ["age"]["spent"] * 2, rel=1e-6)
 
@@ -154,7 +155,8 @@ def test_cli_synth_dp_bins_privtree_seeded(tmp_path, capsys):
     assert main([*args, "--out", str(tmp_path / "b")]) == 0
     man = json.loads((tmp_path / "a" / "manifest.json").read_text())
     rec = man["diagnostics"]["dp_bin_edges"]
-    assert rec["income"]["method"] == "privtree" and rec["income"]["bins_cap"] == 32 and rec["age"]["bins_cap"] == 5
+    assert rec["income"]["method"] == "privtree" and rec["income"]["bins_cap"] == DEFAULT_PRIVTREE_BINS
+    assert rec["age"]["bins_cap"] == 5
     assert man["ledger"]["epsilon_total"] == pytest.approx(1.0, abs=1e-12) and man["dp"]
     # seeded: the same edges and the same records twice
     assert json.loads((tmp_path / "b" / "manifest.json").read_text())["diagnostics"]["dp_bin_edges"] == rec
