@@ -15,9 +15,10 @@ record counts); all tables at one seed before the next seed. Runs, each at ε = 
 - ``aim:dp``: the same with ``domain="dp"``: nothing declared, DP bounds, DP bins and DP levels inside the ε;
 - ``aim:bounds_privtree``: the declared domain, but each numeric column's declared edges replaced by DP edges
   inside its declared bounds (the first and last declared edge: what dpmm is told), ``dp_bins={col: {"lower",
-  "upper", "method": "privtree"}}`` (PrivTree, its default cap of 32 bins) at the default ``bins_share`` 0.1 of
+  "upper", "method": "privtree"}}`` (PrivTree at the library's default cap) at the default ``bins_share`` 0.1 of
   the same (1, 10⁻⁹); ``aim:bounds_privtree_k``: the same with the cap at the declared number of bins
-  (``_16``, ``_64``: at 16, 64);
+  (``_16``, ``_32``, ``_64``: at 16, 32, 64; the rows run as ``bounds_privtree`` when the default cap was 32
+  are labelled ``_32``);
   ``aim:bounds_quantiles``: DP quantile edges instead, as many bins as declared;
 - ``mst:declared`` / ``mst:dp`` (optional): the same with ``"mst"``;
 - ``dpmm_aim:public_bounds``: dpmm 0.1.9's ``AIMPipeline`` in its own venv (``--python-dpmm``, default
@@ -297,8 +298,8 @@ def release(df, dom, method: str, variant: str, seed: int):
 #: the variants with DP bins inside the declared bounds: (method, bins: "declared" for the declared number,
 #: None for the library's default, or a number)
 BOUNDS_VARIANTS = {"bounds_privtree": ("privtree", None), "bounds_privtree_k": ("privtree", "declared"),
-                   "bounds_privtree_16": ("privtree", 16), "bounds_privtree_64": ("privtree", 64),
-                   "bounds_quantiles": ("quantiles", "declared")}
+                   "bounds_privtree_16": ("privtree", 16), "bounds_privtree_32": ("privtree", 32),
+                   "bounds_privtree_64": ("privtree", 64), "bounds_quantiles": ("quantiles", "declared")}
 
 
 def bounds_bins(dom, variant: str) -> dict:

@@ -173,7 +173,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     attributes' bin edges by DP edges inside the public bounds, computed inside the
     release with ``bins_share``·ε (default 10%), charged to the same ledger, so the total
     stays ``epsilon``. ``bins_method`` (or a column's ``"method"``) says how: "privtree"
-    (default; PrivTree's leaves, ``bins`` a cap on their number, default 32; docs/methods/privtree.md)
+    (default; PrivTree's leaves, ``bins`` a cap on their number, default 16; docs/methods/privtree.md)
     or "quantiles" (``bins`` − 1 DP quantiles, default 10 bins; docs/methods/dp-quantiles.md).
 
     ``delta=None`` (default): pure ε-DP, as above. ``delta`` a number with 0 < δ < 1: the release

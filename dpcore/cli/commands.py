@@ -508,7 +508,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="COL=lower:upper[:bins]: DP bin edges inside public bounds, charged to this release "
                         "(repeatable; --bins-method says how; docs/methods/dp-quantiles.md, docs/methods/privtree.md)")
     s.add_argument("--bins-method", dest="bins_method", choices=("quantiles", "privtree"),
-                   help="--dp-bins: privtree (default; PrivTree's leaves, bins a cap on them, default 32) | "
+                   help="--dp-bins: privtree (default; PrivTree's leaves, bins a cap on them, default 16) | "
                         "quantiles (bins − 1 DP quantiles, bins default 10)")
     s.add_argument("--bins-share", dest="bins_share", type=_float_text,
                    help="share of ε spent on --dp-bins edges (default 0.1)")

@@ -69,11 +69,14 @@ QUANTILES, PRIVTREE = "quantiles", "privtree"
 BIN_METHODS = (QUANTILES, PRIVTREE)
 #: The default method of ``dp_bins`` (``bins_method``, or a spec's "method"): PrivTree, at or under dpmm's
 #: normalised W1 on 14 of 18 columns against 12 for the quantiles (AIM at (1, 10⁻⁹) inside the corpus's declared
-#: bounds), and closer to the data than the quantiles on most of the corpus's numeric columns (bench/RESULTS.md,
+#: bounds), and at or under the quantiles' W1 on 88 of the corpus's 102 numeric columns (bench/RESULTS.md,
 #: "PrivTree inside the declared bounds").
 DEFAULT_DP_BINS_METHOD = PRIVTREE
-#: The bins of a spec that does not say: k for the quantiles; the cap on PrivTree's leaves.
-DEFAULT_PRIVTREE_BINS = 32
+#: The bins of a spec that does not say: k for the quantiles; the cap on PrivTree's leaves. 16, not 32: the
+#: same wins against dpmm on its 18 columns, as close to the data over the corpus (at seed 0, at or under 32's
+#: W1 on 58 of 99 columns, 36 of them equal), and AIM on flights (150,000 records) finishes in 107 s where 32
+#: bins went over 600 s (bench/RESULTS.md).
+DEFAULT_PRIVTREE_BINS = 16
 #: Share of an attribute's budget spent on its DP bounds when it has no public ones (the rest: its quantiles).
 BOUNDS_FRACTION = 0.3
 
@@ -139,7 +142,7 @@ def dp_quantile(values, q: float, candidates: np.ndarray, epsilon: float, rng: n
 class BinSpec:
     """Public inputs of one attribute's DP bins over [lower, upper]; no bounds (both None): the release finds
     them with DP first (:func:`dpcore.measure.bounds.dp_bounds`). ``method``: "privtree" (the default;
-    PrivTree's leaves, ``bins`` a cap on their number, 32 when the entry does not say) or "quantiles"
+    PrivTree's leaves, ``bins`` a cap on their number, 16 when the entry does not say) or "quantiles"
     (``bins`` − 1 DP quantiles, so at most ``bins`` bins, 10 when it does not say); ``grid``: the quantiles'
     candidate grid (refused for PrivTree)."""
 
