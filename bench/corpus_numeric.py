@@ -13,6 +13,13 @@ record counts); all tables at one seed before the next seed. Runs, each at ε = 
 - ``aim:dp_quantiles``: the same as ``aim:dp`` below with ``domain_bins="quantiles"`` (the DP domain's binning
   before PrivTree became its default; the rows of 2026-11-28 before 12:30 UTC were run as ``aim:dp`` then);
 - ``aim:dp``: the same with ``domain="dp"``: nothing declared, DP bounds, DP bins and DP levels inside the ε;
+- ``aim:bounds_privtree``: the declared domain, but each numeric column's declared edges replaced by DP edges
+  inside its declared bounds (the first and last declared edge: what dpmm is told), ``dp_bins={col: {"lower",
+  "upper", "method": "privtree"}}`` (PrivTree at the library's default cap) at the default ``bins_share`` 0.1 of
+  the same (1, 10⁻⁹); ``aim:bounds_privtree_k``: the same with the cap at the declared number of bins
+  (``_16``, ``_32``, ``_64``: at 16, 32, 64; the rows run as ``bounds_privtree`` when the default cap was 32
+  are labelled ``_32``);
+  ``aim:bounds_quantiles``: DP quantile edges instead, as many bins as declared;
 - ``mst:declared`` / ``mst:dp`` (optional): the same with ``"mst"``;
 - ``dpmm_aim:public_bounds``: dpmm 0.1.9's ``AIMPipeline`` in its own venv (``--python-dpmm``, default
   ``$DPMM_PYTHON`` else /tmp/dpmm-venv/bin/python), a child process that imports neither dpcore nor this
@@ -273,9 +280,12 @@ def release(df, dom, method: str, variant: str, seed: int):
     import dpcore
     t0 = time.perf_counter()
     # dp: the DP domain's default binning (PrivTree); dp_quantiles: its DP quantile edges instead
-    extra = {"domain_bins": "quantiles"} if variant == "dp_quantiles" else {}
+    extra: dict = {"domain_bins": "quantiles"} if variant == "dp_quantiles" else {}
+    if variant.startswith("bounds_"):
+        extra = {"dp_bins": bounds_bins(dom, variant)}
     rel = dpcore.synthesize(df, method=method, epsilon=EPSILON, sets=1, seed=seed,
-                            domain=dom if variant == "declared" else "dp", delta=DELTA, **extra)
+                            domain=dom if variant == "declared" or extra.get("dp_bins") else "dp", delta=DELTA,
+                            **extra)
     secs = time.perf_counter() - t0
     note = ""
     if variant in ("dp", "dp_quantiles"):
@@ -283,6 +293,28 @@ def release(df, dom, method: str, variant: str, seed: int):
         fallback = [c for c, r in cols.items() if r.get("fallback")]
         note = ("fallback bounds: " + " ".join(fallback)) if fallback else ""
     return rel.sets[0], secs, note
+
+
+#: the variants with DP bins inside the declared bounds: (method, bins: "declared" for the declared number,
+#: None for the library's default, or a number)
+BOUNDS_VARIANTS = {"bounds_privtree": ("privtree", None), "bounds_privtree_k": ("privtree", "declared"),
+                   "bounds_privtree_16": ("privtree", 16), "bounds_privtree_32": ("privtree", 32),
+                   "bounds_privtree_64": ("privtree", 64), "bounds_quantiles": ("quantiles", "declared")}
+
+
+def bounds_bins(dom, variant: str) -> dict:
+    """``dp_bins`` of a ``bounds_*`` variant: every numeric column of the declared domain, its declared bounds
+    (first and last edge), the variant's method, and the declared number of bins when the variant says so."""
+    if variant not in BOUNDS_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; known: {', '.join(BOUNDS_VARIANTS)}")
+    method, bins = BOUNDS_VARIANTS[variant]
+    out = {}
+    for a in dom.attributes:
+        if a.kind == "numeric":
+            out[a.name] = {"lower": float(a.edges[0]), "upper": float(a.edges[-1]), "method": method}
+            if bins is not None:
+                out[a.name]["bins"] = max(2, len(a.edges) - 1) if bins == "declared" else bins
+    return out
 
 
 def child_run(df, dom, run: dict) -> dict:

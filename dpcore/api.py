@@ -150,7 +150,8 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
                seed: int | None = None, domain=None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
                max_records: int | None = None, dp_bins: dict | None = None, bins_share: float | None = None,
                delta: float | None = None, domain_share: float | None = None, domain_bins: str | None = None,
-               progress: Callable[[int, int], Any] | None = None, **options: Any) -> Release:
+               bins_method: str | None = None, progress: Callable[[int, int], Any] | None = None,
+               **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
     Privacy: the ledger of the returned :class:`Release` totals exactly ``epsilon``.
@@ -169,9 +170,11 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     synthesis; docs/methods/mst.md).
 
     ``dp_bins={"age": {"bins": 5, "lower": 0, "upper": 100}}`` replaces the named
-    attributes' bin edges by DP quantiles over the public bounds, computed inside the
+    attributes' bin edges by DP edges inside the public bounds, computed inside the
     release with ``bins_share``·ε (default 10%), charged to the same ledger, so the total
-    stays ``epsilon`` (docs/methods/dp-quantiles.md).
+    stays ``epsilon``. ``bins_method`` (or a column's ``"method"``) says how: "privtree"
+    (default; PrivTree's leaves, ``bins`` a cap on their number, default 16; docs/methods/privtree.md)
+    or "quantiles" (``bins`` − 1 DP quantiles, default 10 bins; docs/methods/dp-quantiles.md).
 
     ``delta=None`` (default): pure ε-DP, as above. ``delta`` a number with 0 < δ < 1: the release
     is (ε, δ)-DP through zero-concentrated DP: it gets the largest ρ whose conversion to (ε, δ)
@@ -197,9 +200,9 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
     plan = None
     if isinstance(domain, str) and domain == "dp":
-        if dp_bins is not None or bins_share is not None:
-            raise OptionError("domain=\"dp\" finds every column's bins itself; drop dp_bins and bins_share (its "
-                              "share of ε is domain_share)")
+        if dp_bins is not None or bins_share is not None or bins_method is not None:
+            raise OptionError("domain=\"dp\" finds every column's bins itself; drop dp_bins, bins_share and "
+                              "bins_method (its share of ε is domain_share, its binning domain_bins)")
         plan = plan_dp_domain(data, delta, domain_share, domain_bins)
         dom = Domain((), DP_FOUND)  # a placeholder: the release finds the domain first (prepare)
     elif domain_share is not None or domain_bins is not None:
@@ -207,7 +210,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         raise OptionError(f"{what} is an option of domain=\"dp\"; give domain=\"dp\" too, or drop {what}")
     else:
         dom = _domain(data, domain)
-    bin_specs, bins_share_checked = check_dp_bins(dp_bins, bins_share)
+    bin_specs, bins_share_checked = check_dp_bins(dp_bins, bins_share, bins_method)
     _, count_eps_share = privacy_setup(neighbours, count_share, max_records)
     pre_share = plan.share if plan is not None else bins_share_checked if bin_specs else 0.0
     if pre_share and pre_share + (count_eps_share or 0.0) >= 1:
@@ -234,8 +237,10 @@ def _release_steps(data: pd.DataFrame, plan, bin_specs: dict, bins_share: float)
     # ``budget`` is the release's whole budget in its definition's unit: ε, or ρ under zCDP
     def dp_edges(dom, rng, ledger, nb, budget, definition):
         """DP bin edges first: the options and the codes depend on the domain they finish."""
-        new_dom, record = apply_dp_bins(data, dom, bin_specs, bins_share * budget, rng, ledger, nb, definition)
-        return new_dom, bins_share * budget, ({"dp_bin_edges": record} if record else {})
+        new_dom, record, spent = apply_dp_bins(data, dom, bin_specs, bins_share * budget, rng, ledger, nb,
+                                               definition)
+        # PrivTree charges the map of its dyadic scale, at most its share: the sets get what it left
+        return new_dom, spent, ({"dp_bin_edges": record} if record else {})
 
     def found_domain(dom, rng, ledger, nb, budget, definition):
         """The whole domain first, with DP (domain="dp"); the sets get what it did not spend."""

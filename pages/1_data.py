@@ -15,14 +15,15 @@ from pages import _guard as guard
 from pages import _session as session
 from pages import _state as state
 from pages import _workspace as wsui
-from pages._domain_editor import render_domain_editor
-from pages._numeric_columns import render_numeric_columns, render_private_domain
+from pages._domain_editor import METHOD_MODE, render_domain_editor, spec_method
+from pages._numeric_columns import private_bins, render_numeric_columns, render_private_domain
 
 s = st.session_state
 session.init_state()
 
 #: The domain table's "bin edges from" column (dpcore.data.domain.EDGE_ORIGINS, in a few words).
 EDGES_FROM = {"declared": "public edges", "public_bounds": "public bounds", "dp_quantiles": "DP quantiles",
+              "dp_privtree": "DP PrivTree bins", "dp_bounds": "DP bounds and bins",
               "data_range": "data's min–max: NOT public", "unstated": "not stated: NOT public"}
 
 st.title("1 · Data")
@@ -165,7 +166,7 @@ def _edges_status(col: str, a) -> str:
         return "dropped: not synthesised, not released"
     private = design.private_numeric(s.get("dp_bins")).get(col)
     if private:
-        return f":violet[found privately at release: {private['bins']} bins]"
+        return f":violet[found privately at release: {private_bins(int(private['bins']))}]"
     if a is None:
         return "not in the domain (see the error below)"
     if a.kind == "categorical":
@@ -175,7 +176,8 @@ def _edges_status(col: str, a) -> str:
     if a.origin == "declared":
         shown = ", ".join(f"{e:g}" for e in a.edges[:8]) + (", …" if len(a.edges) > 8 else "")
         return f":green[public edges {shown}]"
-    dp = " (DP quantile edges at release)" if a.name in (s.get("dp_bins") or {}) else ""
+    spec = (s.get("dp_bins") or {}).get(a.name)
+    dp = f" ({METHOD_MODE[spec_method(spec)]} at release)" if spec else ""
     return f":green[public bounds [{a.edges[0]:g}, {a.edges[-1]:g}], {len(a.edges) - 1} bins{dp}]"
 
 
@@ -229,7 +231,7 @@ with guard.guarded("the domain"):
         if from_data:
             st.warning(f"Numeric column(s) {', '.join(from_data)}: bins span the data's observed min–max, which is "
                        "NOT public. Type codebook bounds, find them privately or drop each (Numeric columns, above), "
-                       "or use DP quantile edges (table editor, below): until then the domain cannot be confirmed.",
+                       "or use DP edges (table editor, below): until then the domain cannot be confirmed.",
                        icon=":material/warning:")
         if design.finds_domain_privately(state.cfg()):
             st.info("Nothing to confirm: the release finds the whole domain privately (above).",
@@ -245,7 +247,7 @@ with guard.guarded("the domain"):
                     s["_confirm_refused"] = (
                         f"Not confirmed: the bins of {', '.join(from_data)} span the data's own min–max, which is "
                         "not public. Under Numeric columns, type codebook bounds (then “Use these bounds”) or choose "
-                        f"“find privately” for {'it' if len(from_data) == 1 else 'each'} (or DP quantile edges in the "
+                        f"“find privately” for {'it' if len(from_data) == 1 else 'each'} (or DP edges in the "
                         f"table editor), or drop {'it' if len(from_data) == 1 else 'them'}.")
                 else:
                     s["domain_confirmed"] = True

@@ -26,10 +26,19 @@ from dpcore.data.editing import (
     recodes_to_json,
     replace_attribute,
 )
-from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, BinSpec
+from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, PRIVTREE, QUANTILES, BinSpec
 from dpcore.studio import design
 
-EDGE_MODES = ("public edges", "DP quantile edges")
+EDGE_MODES = ("public edges", "DP quantile edges", "DP PrivTree edges")
+#: the dp_bins method of each DP mode, and back
+MODE_METHOD = {EDGE_MODES[1]: QUANTILES, EDGE_MODES[2]: PRIVTREE}
+METHOD_MODE = {v: k for k, v in MODE_METHOD.items()}
+
+
+def spec_method(spec: dict) -> str:
+    """A dp_bins entry's method: its own; an entry without one was written by "Use DP quantile edges" before
+    the app offered PrivTree (dpcore.studio.design.release_domain_call releases it so)."""
+    return str(spec.get("method") or QUANTILES)
 
 
 def _unrecoded() -> pd.DataFrame:
@@ -56,9 +65,9 @@ def render_domain_editor(dom: dpcore.Domain, data: pd.DataFrame) -> None:
     with st.expander("Edit the domain (table editor)", expanded=bool(s.get("_edit_open"))):
         st.caption("Pick an attribute. Categorical: rename a level by typing a new name; give several levels the "
                    "same name to merge them; add a row with only a new name for a public level the data lack. "
-                   "Numeric: edit the public bin edges, or let the release compute DP quantile edges over public "
-                   "bounds (their ε is charged to the release). Renames and merges recode the data explicitly: "
-                   "the mapping is listed below and can be downloaded or undone.")
+                   "Numeric: edit the public bin edges, or let the release compute DP edges inside public "
+                   "bounds, by DP quantiles or PrivTree (their ε is charged to the release). Renames and merges "
+                   "recode the data explicitly: the mapping is listed below and can be downloaded or undone.")
         name = st.selectbox("Attribute", dom.names, key="w_edit_attr")
         attr = dom[name]
         tag = f"{name}_{abs(hash(attr.to_dict().__repr__()))}"
@@ -108,26 +117,51 @@ def _edges_editor(dom, attr, tag) -> None:
         st.caption(f"{attr.name}: the release finds its bounds and bins privately (Numeric columns, above).")
         return
     spec = dp_bins.get(attr.name)
-    mode = st.radio("Bin edges", EDGE_MODES, index=1 if spec else 0, key=f"w_edge_mode_{tag}", horizontal=True,
+    mode = st.radio("Bin edges", EDGE_MODES, index=EDGE_MODES.index(METHOD_MODE[spec_method(spec)]) if spec else 0,
+                    key=f"w_edge_mode_{tag}", horizontal=True,
                     help="Public edges: you declare them. DP quantile edges: the release computes edges at the "
-                         "data's quantiles with differential privacy over bounds you declare public.")
+                         "data's quantiles with differential privacy inside bounds you declare public. DP PrivTree "
+                         "edges: the release halves the bounds where the data are dense (PrivTree, differentially "
+                         "private).")
     na = st.checkbox("Missing values are their own level 'NA'", value=attr.na, key=f"w_num_na_{tag}")
     if mode == EDGE_MODES[0]:
-        if not attr.edges_public:
-            st.caption(f":red[The bins of {attr.name} now span the data's own min–max, which is not public: they are "
-                       "not offered for editing.] Type public edges (add rows), from the lowest to the highest "
-                       "value a record may have.")
-        edited = st.data_editor(edges_table(attr), key=f"w_edges_{tag}", num_rows="dynamic", hide_index=True,
-                                column_config={"edge": st.column_config.NumberColumn("edge",
-                                                                                     help="A public bin edge.")})
-        if st.button("Apply the edges", key=f"w_apply_edges_{tag}", type="primary"):
-            s["_edit_open"] = True
-            new_attr = apply_edges_table(attr, edited, na)
-            dp_bins.pop(attr.name, None)
-            s["dp_bins"] = dp_bins
-            _commit(replace_attribute(dom, new_attr), dict(s.get("recodes") or {}))
-            st.rerun()
+        _public_edges(dom, attr, tag, na, dp_bins)
         return
+    _dp_edges(dom, attr, tag, na, dp_bins, MODE_METHOD[mode])
+
+
+def _public_edges(dom, attr, tag, na: bool, dp_bins: dict) -> None:
+    s = st.session_state
+    if not attr.edges_public:
+        st.caption(f":red[The bins of {attr.name} now span the data's own min–max, which is not public: they are "
+                   "not offered for editing.] Type public edges (add rows), from the lowest to the highest "
+                   "value a record may have.")
+    edited = st.data_editor(edges_table(attr), key=f"w_edges_{tag}", num_rows="dynamic", hide_index=True,
+                            column_config={"edge": st.column_config.NumberColumn("edge",
+                                                                                 help="A public bin edge.")})
+    if st.button("Apply the edges", key=f"w_apply_edges_{tag}", type="primary"):
+        s["_edit_open"] = True
+        new_attr = apply_edges_table(attr, edited, na)
+        dp_bins.pop(attr.name, None)
+        s["dp_bins"] = dp_bins
+        _commit(replace_attribute(dom, new_attr), dict(s.get("recodes") or {}))
+        st.rerun()
+
+
+def dp_edges_caption(method: str, name: str, bins: int, share: float) -> str:
+    """What the release does with a column's DP edges inside its public bounds, and what it spends."""
+    spend = (f"It spends {share:.0%} of the release's ε (shared evenly with the other DP-binned columns), charged "
+             "to its ledger; the total stays ε. Values outside the bounds are clamped into the end bins.")
+    if method == PRIVTREE:
+        return (f"The release splits {name}'s public bounds in halves, again and again, where a noisy count says "
+                f"the records are dense (PrivTree, differentially private), into at most {bins} bins. " + spend)
+    return (f"The release places {bins - 1} edges at {name}'s quantiles, each chosen with differential privacy "
+            f"(exponential mechanism), so at most {bins} bins. " + spend)
+
+
+def _dp_edges(dom, attr, tag, na: bool, dp_bins: dict, method: str) -> None:
+    s = st.session_state
+    spec = dp_bins.get(attr.name)
     c1, c2, c3 = st.columns(3)
     # No default from the domain: an inferred domain's outer edges are the data's own min and max,
     # which would then be published as "public" bounds of a DP release.
@@ -137,19 +171,21 @@ def _edges_editor(dom, attr, tag) -> None:
     hi = c2.number_input("public upper bound", value=float(spec["upper"]) if spec else None,
                          key=f"w_dp_hi_{tag}", placeholder="type a public bound",
                          help="A bound you would publish (not the data's maximum).")
-    k = c3.number_input("bins", min_value=2, max_value=100,
+    k = c3.number_input("at most this many bins" if method == PRIVTREE else "bins", min_value=2, max_value=100,
                         value=int(spec["bins"] if spec else max(2, attr.size - attr.na)), key=f"w_dp_bins_{tag}")
     share = st.slider("Share of ε for the DP edges (all DP-binned attributes together)", 0.01, 0.5,
                       float(s.get("bins_share") or DEFAULT_BINS_SHARE), 0.01, key=f"w_dp_share_{tag}",
                       help="Taken from the release's ε and charged to its ledger; the total stays ε.")
+    st.caption(dp_edges_caption(method, attr.name, int(k), float(share)))
     st.caption("Until the release, the domain holds equal-width placeholder edges over these bounds (what the "
-               "preview shows); the release replaces them by DP quantile edges and records them in its manifest.")
-    if st.button("Use DP quantile edges", key=f"w_apply_dp_{tag}", type="primary"):
+               "preview shows); the release replaces them by its DP edges and records them in its manifest.")
+    what = METHOD_MODE[method]
+    if st.button(f"Use {what}", key=f"w_apply_dp_{tag}", type="primary"):
         s["_edit_open"] = True
         if lo is None or hi is None:
-            raise dpcore.DomainError(f"'{attr.name}': type the public lower and upper bounds for the DP quantile "
-                                     "edges (bounds you would publish, not the data's min and max)")
-        new = {"bins": int(k), "lower": float(lo), "upper": float(hi)}
+            raise dpcore.DomainError(f"'{attr.name}': type the public lower and upper bounds for the {what} "
+                                     "(bounds you would publish, not the data's min and max)")
+        new = {"bins": int(k), "lower": float(lo), "upper": float(hi), "method": method}
         try:
             BinSpec.parse(attr.name, new)
         except dpcore.OptionError as exc:
@@ -171,10 +207,13 @@ def _recodes_panel() -> None:
         st.markdown("**Found privately at release** (bounds and bins): " + "; ".join(
             f"{c}: {v['bins']} bins" for c, v in private.items())
             + f" (ε share {float(s.get('bins_share') or DEFAULT_BINS_SHARE):g})")
-    if dp_bins:
-        st.markdown("**DP quantile edges at release:** " + "; ".join(
-            f"{c}: {v['bins']} bins over [{v['lower']:g}, {v['upper']:g}]" for c, v in dp_bins.items())
-            + f" (ε share {float(s.get('bins_share') or DEFAULT_BINS_SHARE):g})")
+    for method, mode in METHOD_MODE.items():
+        these = {c: v for c, v in dp_bins.items() if spec_method(v) == method}
+        if these:
+            most = "at most " if method == PRIVTREE else ""
+            st.markdown(f"**{mode} at release:** " + "; ".join(
+                f"{c}: {most}{v['bins']} bins over [{v['lower']:g}, {v['upper']:g}]" for c, v in these.items())
+                + f" (ε share {float(s.get('bins_share') or DEFAULT_BINS_SHARE):g})")
     if not recodes:
         return
     st.markdown("**Recodes applied to the data before release** (renames and merges):")

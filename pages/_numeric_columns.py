@@ -21,7 +21,7 @@ from dpcore.data.domain import (
     numeric_spec_edges,
 )
 from dpcore.data.editing import parse_codebook_bounds, replace_attribute
-from dpcore.measure.quantiles import DEFAULT_BINS_SHARE
+from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, DEFAULT_DP_BINS_METHOD, PRIVTREE
 from dpcore.metrics.numeric import CROWDED_SHARE, bin_occupancy
 from dpcore.studio import design
 from pages import _state as state
@@ -37,6 +37,13 @@ def numeric_columns(raw: pd.DataFrame) -> list[str]:
 
 def bins_share() -> float:
     return float(st.session_state.get("bins_share") or DEFAULT_BINS_SHARE)
+
+
+def private_bins(k: int) -> str:
+    """The bins a column found privately gets, in words (dp_bins' default method decides them)."""
+    if DEFAULT_DP_BINS_METHOD == PRIVTREE:
+        return f"{k} bins at most, by PrivTree (halves split where a noisy count finds records)"
+    return f"{k} bins at DP quantiles"
 
 
 def current_choice(col: str, binned: bool) -> str:
@@ -167,15 +174,16 @@ def _private(col: str, cols) -> None:
     spec = design.private_numeric(s.get("dp_bins")).get(col, {})
     k = cols[0].number_input("bins", min_value=2, max_value=100,
                              key=_init(state.numeric_key("pbins", col), int(spec.get("bins", DEFAULT_NUMERIC_BINS))),
-                             help="How many bins the release cuts this column into, at bounds and edges it finds "
-                                  "privately.")
+                             help="At most how many bins the release cuts this column into, at bounds and edges it "
+                                  "finds privately.")
     if spec and int(k) != int(spec.get("bins", 0)):
         s["dp_bins"] = {**(s.get("dp_bins") or {}), col: {"bins": int(k)}}
         s["domain_confirmed"] = False
         st.rerun()
-    st.caption(f"The release finds the bounds and {int(k)} bins of {col} under differential privacy, charged to its "
-               f"ledger ({bins_share():.0%} of ε, shared with the other columns binned privately). Until then the "
-               "preview uses bins over the data's own range: curator-only, never released.")
+    st.caption(f"The release finds the bounds of {col} under differential privacy, then {private_bins(int(k))} "
+               f"inside them, charged to its ledger ({bins_share():.0%} of ε, shared with the other columns binned "
+               "privately). Until then the preview uses bins over the data's own range: curator-only, never "
+               "released.")
 
 
 def _curator_checks(col: str, values: pd.Series, spec) -> None:

@@ -269,18 +269,30 @@ def _dp_line(rel) -> str:
 
 
 def _dp_bins_options(args) -> dict:
-    """--dp-bins COL=lo:hi:bins (repeatable) and --bins-share as synthesize's dp_bins / bins_share."""
+    """--dp-bins COL=lo:hi[:bins] (repeatable), --bins-share and --bins-method as synthesize's dp_bins /
+    bins_share / bins_method."""
     specs = {}
     for spec in getattr(args, "dp_bins", None) or []:
         col, _, rhs = spec.partition("=")
         parts = rhs.split(":")
-        if not col or len(parts) != 3:
-            raise OptionError(f"--dp-bins {spec!r}: write COL=lower:upper:bins, e.g. age=0:100:5")
-        lo, hi, bins = _spec_numbers(spec, parts)
-        specs[col] = {"lower": lo, "upper": hi, "bins": whole_number(f"--dp-bins {spec!r}: bins", bins, 2)}
-    out = {"dp_bins": specs} if specs else {}
+        if not col or len(parts) not in (2, 3):
+            raise OptionError(f"--dp-bins {spec!r}: write COL=lower:upper or COL=lower:upper:bins, e.g. age=0:100:5")
+        try:
+            nums = [float(x) for x in parts]
+        except ValueError:
+            raise OptionError(f"--dp-bins {spec!r}: the bounds and bins must be numbers; write COL=lower:upper[:bins], "
+                              "e.g. age=0:100:5") from None
+        specs[col] = {"lower": nums[0], "upper": nums[1]}
+        if len(nums) == 3:
+            specs[col]["bins"] = whole_number(f"--dp-bins {spec!r}: bins", nums[2], 2)
+    out: dict = {"dp_bins": specs} if specs else {}
     if getattr(args, "bins_share", None) is not None:
         out["bins_share"] = args.bins_share
+    if getattr(args, "bins_method", None) is not None:
+        if not specs:
+            raise OptionError("--bins-method says how --dp-bins finds its edges; give --dp-bins too, or drop it "
+                              "(--dp-domain's is --domain-bins)")
+        out["bins_method"] = args.bins_method
     return out
 
 
@@ -493,8 +505,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "record count, at least half of its columns holding the same values); by default it is "
                         "charged to that table")
     s.add_argument("--dp-bins", dest="dp_bins", action="append",
-                   help="COL=lower:upper:bins: DP quantile bin edges over public bounds, charged to this release "
-                        "(repeatable; docs/methods/dp-quantiles.md)")
+                   help="COL=lower:upper[:bins]: DP bin edges inside public bounds, charged to this release "
+                        "(repeatable; --bins-method says how; docs/methods/dp-quantiles.md, docs/methods/privtree.md)")
+    s.add_argument("--bins-method", dest="bins_method", choices=("quantiles", "privtree"),
+                   help="--dp-bins: privtree (default; PrivTree's leaves, bins a cap on them, default 16) | "
+                        "quantiles (bins − 1 DP quantiles, bins default 10)")
     s.add_argument("--bins-share", dest="bins_share", type=_float_text,
                    help="share of ε spent on --dp-bins edges (default 0.1)")
     s.add_argument("--dp-domain", dest="dp_domain", action="store_true",

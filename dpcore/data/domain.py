@@ -54,21 +54,23 @@ DEFAULT_NUMERIC_BINS = 10
 DECLARED_EDGES = "declared"          # edges the curator gave
 PUBLIC_BOUNDS = "public_bounds"      # equal-width bins over bounds the curator gave
 DP_QUANTILES = "dp_quantiles"        # DP quantiles over public bounds, computed in the release (its ε)
-DP_BOUNDS = "dp_bounds"              # DP bounds, then DP quantiles (or whole-number bins) over them, in the release
+DP_PRIVTREE = "dp_privtree"          # PrivTree bins over public bounds, computed in the release (its ε)
+DP_BOUNDS = "dp_bounds"              # DP bounds, then DP quantiles, PrivTree or whole-number bins over them
 DATA_RANGE = "data_range"            # equal-width bins over the data's own min and max: NOT public
 UNSTATED = "unstated"                # a domain file from before origins were recorded: not known to be public
 EDGE_ORIGINS = {
     DECLARED_EDGES: "public edges declared by the curator",
     PUBLIC_BOUNDS: "equal-width bins over public bounds declared by the curator",
     DP_QUANTILES: "differentially private quantiles over public bounds, charged to the release",
-    DP_BOUNDS: "differentially private bounds, then DP quantiles or whole-number bins over them, charged to the "
-               "release",
+    DP_PRIVTREE: "differentially private PrivTree bins over public bounds, charged to the release",
+    DP_BOUNDS: "differentially private bounds, then DP quantiles, PrivTree or whole-number bins over them, charged "
+               "to the release",
     DATA_RANGE: "equal-width bins over the data's own min and max: read from the data, NOT public (NOT DP)",
     UNSTATED: "not stated (a domain file written before dpcore recorded where bin edges came from): "
               "NOT public (NOT DP)",
 }
 #: The origins a declared domain may hold: nothing in them was read from the data.
-PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS, DP_QUANTILES, DP_BOUNDS})
+PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS, DP_QUANTILES, DP_PRIVTREE, DP_BOUNDS})
 
 
 def level_key(value: Any) -> str:

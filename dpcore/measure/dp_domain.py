@@ -40,8 +40,8 @@ from dpcore.data.domain import (
 from dpcore.errors import DomainError, OptionError, real_number
 from dpcore.measure.bounds import REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
 from dpcore.measure.levels import dp_levels
-from dpcore.measure.privtree import privtree_bins
-from dpcore.measure.quantiles import quantile_edges
+from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE, distinct_labels, privtree_bins
+from dpcore.measure.quantiles import BIN_METHODS, quantile_edges
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.privacy.zcdp import check_delta
@@ -55,16 +55,11 @@ MAX_WHOLE_BINS = 32
 #: A numeric column's share: its DP bounds (powers of two), their refinement, and (the rest) its bin edges.
 BOUNDS_SHARE, REFINE_SHARE = 0.25, 0.2
 NUMERIC, BOOLEAN, TEXT = "numeric", "boolean", "text"
-#: How a numeric column's bins are found over its DP bounds (``domain_bins``).
-BIN_METHODS = ("quantiles", "privtree")
-#: The default: PrivTree, closer to the data than the quantiles on 63 of the corpus's 102 numeric columns
-#: (normalised W1, MST at (1, 10⁻⁹), seeds 0–2; bench/RESULTS.md).
+#: How a numeric column's bins are found over its DP bounds (``domain_bins``): one of BIN_METHODS ("quantiles",
+#: "privtree"; dpcore.measure.quantiles, shared with ``dp_bins``' "method"). The default: PrivTree, closer to the
+#: data than the quantiles on 63 of the corpus's 102 numeric columns (normalised W1, MST at (1, 10⁻⁹), seeds 0–2;
+#: bench/RESULTS.md).
 DEFAULT_BIN_METHOD = "privtree"
-#: PrivTree's threshold θ as a share of the DP estimate of the records (the bounds' noisy total, post-processing):
-#: a node is split while its (biased) count is over about this share of the table.
-PRIVTREE_THETA_SHARE = 0.1
-#: PrivTree's depth cap in a release: bins no narrower than 2^-12 of the DP range (the quantiles' 4096-step grid).
-PRIVTREE_MAX_DEPTH = 12
 
 
 def check_share(share, name: str = "domain_share") -> float:
@@ -206,18 +201,6 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
     return attr, {"bounds": [lo, hi], "first_bounds": [found.lower, found.upper], "refined": refine,
                   "edges": list(attr.edges), "na": found.na, "threshold": found.threshold, "fallback": found.fallback,
                   "bins": how}
-
-
-def distinct_labels(edges) -> tuple[float, ...]:
-    """The edges without those whose printed label (``{:g}``, as the domain's bin labels) repeats the previous
-    kept one: post-processing, merging bins too narrow to name apart. The outer edges stay."""
-    kept = [float(edges[0])]
-    for e in edges[1:-1]:
-        if f"{e:g}" != f"{kept[-1]:g}":
-            kept.append(float(e))
-    if f"{edges[-1]:g}" == f"{kept[-1]:g}" and len(kept) > 1:
-        kept.pop()
-    return (*kept, float(edges[-1]))
 
 
 def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict]:

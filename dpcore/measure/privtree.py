@@ -11,6 +11,11 @@ bins, and the released edges are the sorted ends of the leaves. The depth is cap
 ``max_depth`` (and, for whole numbers, by halves of at least one whole number): a node at the cap is a leaf
 without a test. Values outside [lower, upper] are clamped into it first (each record on its own).
 
+An optional public cap ``max_leaves`` on the number of bins (dpmm's ``enforce_bins``): the splits the tree
+decides are kept in breadth-first order (depth by depth, left to right) while the leaves stay within the cap,
+and growing stops there. That is a function of the uncapped tree's output alone (replay its splits in that
+order), so post-processing: the guarantee below is unchanged, and the tests not drawn are simply not needed.
+
 Privacy: with δ ≥ λ·ln β the tree is ε-DP for add/remove neighbours with
 
     ε(λ) = (2 + e^{1/λ}/(β − 1)) / λ      (β = 2: (2 + e^{1/λ}) / λ),
@@ -43,6 +48,11 @@ from dpcore.privacy.zcdp import rho_of_pure
 FANOUT = 2
 #: Deepest a node may be (2^20 bins of the root at most): a public cap, so the tree always ends.
 MAX_DEPTH = 20
+#: PrivTree's depth cap in a release: bins no narrower than 2^-12 of the range (the quantiles' 4096-step grid).
+PRIVTREE_MAX_DEPTH = 12
+#: PrivTree's threshold θ over DP bounds, as a share of the DP estimate of the records (the bounds' noisy total,
+#: post-processing): a node is split while its (biased) count is over about this share of the table.
+PRIVTREE_THETA_SHARE = 0.1
 
 
 def epsilon_of_scale(scale: float, sensitivity: float = 1.0) -> float:
@@ -119,10 +129,12 @@ def depth_cap(lower: float, upper: float, integer: bool, max_depth: int) -> int:
 
 
 def grow_tree(values: np.ndarray, lower: float, upper: float, scale: float, bias: float, theta: float,
-              rng: np.random.Generator, *, integer: bool = False, max_depth: int = MAX_DEPTH) -> tuple[float, ...]:
+              rng: np.random.Generator, *, integer: bool = False, max_depth: int = MAX_DEPTH,
+              max_leaves: int | None = None) -> tuple[float, ...]:
     """The PrivTree edges at the given noise ``scale`` λ, depth ``bias`` δ and threshold θ (the calibration is
     :func:`privtree_edges`'s; this is the algorithm alone, which the audits run under-noised). Breadth first:
-    every node of one depth is tested with one vector of exact discrete Laplace draws."""
+    every node of one depth is tested with one vector of exact discrete Laplace draws. ``max_leaves``: the
+    splits are kept left to right while the leaves stay within it, then growing stops (post-processing)."""
     mech = DiscreteLaplace(scale)
     x = np.sort(np.clip(np.asarray(values, dtype=float), lower, upper))
     top = upper + 1.0 if integer else upper  # whole numbers: [lower, upper + 1) holds lower … upper
@@ -130,6 +142,7 @@ def grow_tree(values: np.ndarray, lower: float, upper: float, scale: float, bias
     delta, th = Fraction(bias), Fraction(theta)
     level = [(float(lower), top)]
     cuts: list[float] = []
+    room = math.inf if max_leaves is None else max_leaves - 1  # each split adds one leaf
     for depth in range(cap):
         lo = np.array([a for a, _ in level])
         hi = np.array([b for _, b in level])
@@ -138,14 +151,15 @@ def grow_tree(values: np.ndarray, lower: float, upper: float, scale: float, bias
         split = mech.sample(rng, len(level)) >= split_cutoffs(counts, [depth] * len(level), delta, th)
         nxt = []
         for (a, b), s in zip(level, split):
-            if not s:
+            if not s or room < 1:
                 continue
             mid = math.floor((a + b) / 2) if integer else (a + b) / 2
             if not a < mid < b:  # a float interval too narrow to halve: a leaf
                 continue
             cuts.append(mid)
+            room -= 1
             nxt += [(a, mid), (mid, b)]
-        if not nxt:
+        if not nxt or room < 1:
             break
         level = nxt
     return tuple(float(e) for e in sorted({float(lower), *cuts, float(upper)}))
@@ -153,19 +167,23 @@ def grow_tree(values: np.ndarray, lower: float, upper: float, scale: float, bias
 
 def privtree_edges(values, lower: float, upper: float, epsilon: float, rng: np.random.Generator, *,
                    neighbours: Neighbours = Neighbours(), integer: bool = False, theta: float = 0.0,
-                   max_depth: int = MAX_DEPTH) -> PrivTreeBins:
+                   max_depth: int = MAX_DEPTH, max_leaves: int | None = None) -> PrivTreeBins:
     """ε-DP PrivTree edges of ``values`` over the public [lower, upper] (module docstring): λ calibrated so
     that Δ·ε(λ) ≤ ``epsilon`` with Δ the notion's count sensitivity, rounded up to the exact sampler's
-    dyadic scale, and δ = λ·ln β rounded up. No ledger: :func:`privtree_bins` charges one."""
+    dyadic scale, and δ = λ·ln β rounded up. ``max_leaves``: a public cap on the bins (module docstring).
+    No ledger: :func:`privtree_bins` charges one."""
     lo, hi = real_number("lower bound", lower), real_number("upper bound", upper)
     if not hi > lo or not math.isfinite(hi - lo):
         raise OptionError(f"PrivTree bins need bounds with lower < upper; got [{lower!r}, {upper!r}]")
     th = real_number("theta (the PrivTree split threshold)", theta)
     cap = whole_number("max_depth (the PrivTree depth cap)", max_depth, 1, 40)
+    if max_leaves is not None:
+        max_leaves = whole_number("max_leaves (the PrivTree cap on bins)", max_leaves, 2)
     sens = neighbours.histogram_sensitivity
     lam = sampler_scale(calibrated_scale(epsilon, sens))
     bias = lam * math.log(FANOUT) * (1 + 1e-12)  # δ ≥ λ·ln β, through the rounding of the product
-    edges = grow_tree(np.asarray(values, dtype=float), lo, hi, lam, bias, th, rng, integer=integer, max_depth=cap)
+    edges = grow_tree(np.asarray(values, dtype=float), lo, hi, lam, bias, th, rng, integer=integer, max_depth=cap,
+                      max_leaves=max_leaves)
     return PrivTreeBins(edges, lam, bias, th, cap, epsilon_of_scale(lam, sens))
 
 
@@ -188,16 +206,30 @@ class PrivTreeNoise:
 
 def privtree_bins(vals: np.ndarray, lower: float, upper: float, budget: float, rng: np.random.Generator,
                   group: Ledger, name: str, neighbours: Neighbours, definition, *, integer: bool = False,
-                  theta: float = 0.0, max_depth: int = MAX_DEPTH) -> PrivTreeBins:
+                  theta: float = 0.0, max_depth: int = MAX_DEPTH, max_leaves: int | None = None) -> PrivTreeBins:
     """PrivTree edges for a release, charged to ``group`` before any noise is drawn: ``budget`` is ε, or ρ under
     zCDP (an ε-DP tree is ε²/2-zCDP, so ε = √(2ρ)); the charge is the map of the scale actually drawn at, at
-    most the budget (proof: docs/methods/privtree.md)."""
+    most the budget (proof: docs/methods/privtree.md). ``max_leaves``: a public cap on the bins."""
     eps = budget if definition.name == "pure" else math.sqrt(2.0 * budget)
     sens = neighbours.histogram_sensitivity
     noise = PrivTreeNoise(sampler_scale(calibrated_scale(eps, sens)))
+    leaves = "" if max_leaves is None else f", at most {max_leaves} bins"
     m = Measurement(f"PrivTree bins of '{name}'", noise, sens, f"non-missing values of '{name}'", neighbours.label,
-                    note=f"PrivTree over [{lower:g}, {upper:g}] (fanout 2, θ = {theta:g}, depth ≤ {max_depth}); "
-                         "ε = Δ·(2 + e^(1/λ))/λ at δ = λ·ln 2 (docs/methods/privtree.md)",
+                    note=f"PrivTree over [{lower:g}, {upper:g}] (fanout 2, θ = {theta:g}, depth ≤ {max_depth}"
+                         f"{leaves}); ε = Δ·(2 + e^(1/λ))/λ at δ = λ·ln 2 (docs/methods/privtree.md)",
                     sampler=EXACT_SAMPLER)
     return m.draw(group, lambda: privtree_edges(vals, lower, upper, eps, rng, neighbours=neighbours,
-                                                integer=integer, theta=theta, max_depth=max_depth))
+                                                integer=integer, theta=theta, max_depth=max_depth,
+                                                max_leaves=max_leaves))
+
+
+def distinct_labels(edges) -> tuple[float, ...]:
+    """The edges without those whose printed label (``{:g}``, as the domain's bin labels) repeats the previous
+    kept one: post-processing, merging bins too narrow to name apart. The outer edges stay."""
+    kept = [float(edges[0])]
+    for e in edges[1:-1]:
+        if f"{e:g}" != f"{kept[-1]:g}":
+            kept.append(float(e))
+    if f"{edges[-1]:g}" == f"{kept[-1]:g}" and len(kept) > 1:
+        kept.pop()
+    return (*kept, float(edges[-1]))

@@ -18,6 +18,7 @@ import zipfile
 from typing import Any
 
 from dpcore.measure.dp_domain import DEFAULT_DOMAIN_SHARE
+from dpcore.measure.quantiles import QUANTILES
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers.schema import find
 
@@ -294,8 +295,9 @@ def release_domain_call(design: dict, domain, dp_bins: dict | None, bins_share: 
 
     - the whole domain found privately (:func:`finds_domain_privately`): ``domain="dp"`` and
       ``domain_share``, charged to the release's ledger;
-    - otherwise the declared ``domain``, with ``dp_bins``: DP quantile edges over public bounds
-      (kept only while the domain still holds their placeholder edges over the same bounds) and
+    - otherwise the declared ``domain``, with ``dp_bins``: DP edges inside public bounds, by the
+      entry's method (DP quantiles for an entry that names none, as the app wrote them before it
+      offered PrivTree; kept only while the domain still holds their placeholder edges over the same bounds) and
       the numeric columns found privately (``{"bins": k}``: bounds and bins both found by the
       release), their share ``bins_share`` (default 10%) charged to the release's ledger.
     """
@@ -308,7 +310,9 @@ def release_domain_call(design: dict, domain, dp_bins: dict | None, bins_share: 
         if col in private_numeric(dp_bins):
             specs[col] = {"bins": int(v["bins"])}
         elif (domain[col].edges[0], domain[col].edges[-1]) == (float(v["lower"]), float(v["upper"])):
-            specs[col] = v
+            # an entry written before the app recorded the method came from "Use DP quantile edges", its only
+            # DP method then: it stays the quantiles whatever dp_bins' default is now
+            specs[col] = {**v, "method": v.get("method", QUANTILES)}
     if not specs:
         return domain, {}
     return domain, {"dp_bins": specs, "bins_share": float(bins_share or DEFAULT_DOMAIN_SHARE)}

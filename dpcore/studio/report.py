@@ -327,9 +327,9 @@ def _privacy_section(manifest: Mapping, dp_edges: Mapping) -> list[str]:
                  f'<div class="{box}">' + "".join(f"<p>{html.escape(p)}</p>" for p in paras) + "</div>")
     public = list(manifest.get("public") or [])
     if dp_edges:
+        how = "; ".join(sorted({_edges_how(r, where=True) for r in dp_edges.values()}))
         public.append("except the bin edges of " + ", ".join(dp_edges) + ": those are differentially private "
-                      "outputs of this release (exponential-mechanism quantiles inside declared public bounds), "
-                      "covered by ε and listed in the ledger")
+                      f"outputs of this release ({how}), covered by ε and listed in the ledger")
     if public:
         parts.append("<p>Treated as public (not protected by ε):</p><ul>"
                      + "".join(f"<li>{html.escape(str(p))}</li>" for p in public) + "</ul>")
@@ -364,6 +364,15 @@ def _spent(record: Mapping) -> str:
     return f"ρ = {record['rho']:.4g}" if "rho" in record else "its cost in the ledger"
 
 
+def _edges_how(record: Mapping, where: bool = False) -> str:
+    """How one attribute's DP bin edges were found, from its manifest record (a record written before the
+    method was recorded is the quantiles', the only method then); ``where``: and inside which bounds."""
+    how = "PrivTree bins" if record.get("method") == "privtree" else "exponential-mechanism quantiles"
+    if not where:
+        return how
+    return how + (" inside DP bounds" if "bounds" in record else " inside declared public bounds")
+
+
 def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[str]:
     """3. The method's options and the domain, with where each attribute's levels or edges came from."""
     parts = ['<section id="design" class="page"><h2>Method and design</h2>']
@@ -372,7 +381,7 @@ def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[s
     rows = []
     for a in dom.attributes:
         if a.kind == "numeric":
-            src = (f"DP-derived: exponential-mechanism quantiles, {_spent(dp_edges[a.name])}"
+            src = (f"DP-derived: {_edges_how(dp_edges[a.name])}, {_spent(dp_edges[a.name])}"
                    if a.name in dp_edges else EDGE_ORIGINS[a.origin] if not a.edges_public
                    else EDGE_ORIGINS[a.origin] if dom.source in (DECLARED, DP_FOUND)
                    else "inferred domain, not declared (NOT DP)")

@@ -94,7 +94,9 @@ def test_the_three_choices_of_a_numeric_column(uploads):
     choices.set_value("find privately")
     run(at)
     assert at.session_state["dp_bins"] == {"wage": {"bins": 10}}
-    assert "**wage**: :violet[found privately at release: 10 bins]" in texts(at.markdown)
+    # dp_bins' default method (PrivTree) makes 10 a cap, and the status says so
+    assert ("**wage**: :violet[found privately at release: 10 bins at most, by PrivTree (halves split where a noisy "
+            "count finds records)]") in texts(at.markdown)
     at.number_input(key=key(at, "pbins", "wage")).set_value(6)
     run(at)
     assert at.session_state["dp_bins"] == {"wage": {"bins": 6}}

@@ -146,6 +146,29 @@ def test_dp_quantile_edges_from_the_table_editor_release_as_dp():
     assert "dp_bin_edges" in rel.manifest()["diagnostics"]
 
 
+def test_dp_privtree_edges_from_the_table_editor_say_what_they_spend_and_release_as_dp():
+    at = start_with(numeric_table()[["age", "sex"]])
+    at.selectbox(key="w_edit_attr").select("age")
+    run(at)
+    next(r for r in at.radio if r.label == "Bin edges").set_value("DP PrivTree edges")
+    run(at)
+    next(x for x in at.number_input if x.label == "public lower bound").set_value(0.0)
+    next(x for x in at.number_input if x.label == "public upper bound").set_value(100.0)
+    next(x for x in at.number_input if x.label == "at most this many bins").set_value(6)
+    run(at)
+    caption = texts(at.caption)
+    assert "PrivTree" in caption and "at most 6 bins" in caption and "10% of the release's ε" in caption
+    next(b for b in at.button if b.label == "Use DP PrivTree edges").click()
+    run(at)
+    assert at.session_state["dp_bins"]["age"] == {"bins": 6, "lower": 0.0, "upper": 100.0, "method": "privtree"}
+    assert "DP PrivTree edges at release" in texts(at.markdown)
+    at = confirm(at)
+    rel = release(at)
+    assert rel.dp and rel.domain["age"].origin == "dp_privtree"
+    rec = rel.manifest()["diagnostics"]["dp_bin_edges"]["age"]
+    assert rec["method"] == "privtree" and rec["bins"] <= 6
+
+
 def test_public_bounds_for_one_column_keep_the_editors_work_on_another():
     """DP quantile edges for age (table editor), then codebook bounds for income: age keeps its
     DP edges; the release is DP with both."""

@@ -153,3 +153,21 @@ def test_a_code_column_released_as_numbers_is_snapped_to_its_levels_for_the_regr
     assert list(snapped["size"][:4]) == [1, 2, 2, 5]
     pd.testing.assert_series_equal(snapped["spend"], syn["spend"])  # numeric columns untouched
     assert (snapped["group"] == syn["group"]).all()
+
+
+def test_bounds_variants_bin_every_numeric_column_inside_its_declared_bounds(table):
+    df, dom = table
+    got = cn.bounds_bins(dom, "bounds_privtree")
+    assert got == {"age": {"lower": 0.0, "upper": 100.0, "method": "privtree"},
+                   "income": {"lower": 0.0, "upper": 200.0, "method": "privtree"},
+                   "spend": {"lower": -20.0, "upper": 120.0, "method": "privtree"}}
+    assert cn.bounds_bins(dom, "bounds_privtree_k")["age"]["bins"] == 4  # the declared number of bins
+    assert cn.bounds_bins(dom, "bounds_privtree_16")["spend"]["bins"] == 16
+    assert cn.bounds_bins(dom, "bounds_quantiles")["spend"] == {"lower": -20.0, "upper": 120.0,
+                                                                "method": "quantiles", "bins": 3}
+    with pytest.raises(ValueError, match="unknown variant"):
+        cn.bounds_bins(dom, "bounds_kmeans")
+    # the release the bench makes from it: the declared domain, the edges DP inside the same bounds
+    rel = dpcore.synthesize(df, "aim", 1.0, seed=0, domain=dom, delta=1e-9, dp_bins=got)
+    assert rel.dp and all(rel.domain[c].origin == "dp_privtree" for c in got)
+    assert [(rel.domain[c].edges[0], rel.domain[c].edges[-1]) for c in got] == [(0, 100), (0, 200), (-20, 120)]

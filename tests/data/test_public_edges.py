@@ -139,7 +139,7 @@ def test_public_bounds_edges_and_dp_quantiles_release_as_dp(table):
     # DP quantile edges replace bins over the data's range: the release is DP and says where they came from
     d = _declared_file(infer_domain(table, numeric={"income": {"bounds": [0, 200_000], "bins": 4}}))
     rel = dpcore.synthesize(table, "flat_laplace", 1.0, seed=3, domain=d,
-                            dp_bins={"age": {"bins": 4, "lower": 0, "upper": 100}})
+                            dp_bins={"age": {"bins": 4, "lower": 0, "upper": 100, "method": "quantiles"}})
     assert rel.dp, rel.dp_reason
     assert rel.domain["age"].origin == DP_QUANTILES
     assert rel.manifest()["domain"]["attributes"][0]["origin"] == DP_QUANTILES

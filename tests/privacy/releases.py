@@ -71,7 +71,7 @@ V = pd.DataFrame({"v": np.arange(40)})
 V_PAIRS = {"add_remove": (V, pd.concat([V, pd.DataFrame({"v": [0]})], ignore_index=True)),
            "replace": (V, pd.DataFrame({"v": np.r_[np.arange(39), 0]}))}
 V_DOMAIN = dpcore.infer_domain(V, numeric={"v": [0, 20, 40]}).declared()  # public edges, replaced by DP ones
-DP_BINS = {"v": {"bins": 2, "lower": 0, "upper": 40}}
+DP_BINS = {"v": {"bins": 2, "lower": 0, "upper": 40, "method": "quantiles"}}
 
 
 def bin_edge_statistics(notion: str, epsilon: float, bins_share: float):

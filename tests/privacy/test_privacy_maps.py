@@ -33,7 +33,8 @@ from tests.privacy.audit import hockey_stick, renyi_divergence
 #: option variants every method is walked with (a method that has no such option skips it)
 VARIANTS = {"default": {}, "laplace noise": {"noise": "laplace"}, "sparse leaves": {"max_cells": 8},
             # DP quantile bin edges on c (exponential mechanism, rank utility) before the method runs
-            "dp bins": {"dp_bins": {"c": {"bins": 2, "lower": 0, "upper": 3}}, "bins_share": 0.2},
+            "dp bins": {"dp_bins": {"c": {"bins": 2, "lower": 0, "upper": 3, "method": "quantiles"}},
+                        "bins_share": 0.2},
             # ipf: every attribute's one-way margin measured besides the listed margins
             "one-way share": {"one_way_share": 0.4}}
 #: options of synthesize itself, not of the method
@@ -101,6 +102,30 @@ def test_ledger_charges_are_the_maps_of_the_mechanisms_that_ran(monkeypatch, tab
     assert rel.ledger.epsilon == pytest.approx(1.3, abs=1e-12)
 
 
+@pytest.mark.parametrize("notion", ["add_remove", "replace"])
+@pytest.mark.parametrize("method", ["flat_laplace", "mst", "aim"])
+def test_privtree_dp_bins_charge_the_map_of_the_tree_that_ran(monkeypatch, table, method, notion):
+    """dp_bins by PrivTree inside public bounds: one charge for the whole tree, its ε the PrivTree map of the
+    scale every node test drew at (at the notion's count sensitivity), within the share; every other charge is
+    one run, as above."""
+    from dpcore.measure.privtree import PrivTreeNoise
+    ran = _spy(monkeypatch)
+    rel = _release(table, method, notion, {"dp_bins": {"c": {"lower": 0, "upper": 3, "method": "privtree"}},
+                                           "bins_share": 0.2})
+    trees = [c for _, c in rel.ledger.charges() if c.mechanism.startswith("privtree")]
+    assert len(trees) == 1
+    tree, hs = trees[0], rel.neighbours.histogram_sensitivity
+    assert tree.sensitivity == hs and tree.neighbours == rel.neighbours.label
+    assert tree.epsilon == pytest.approx(PrivTreeNoise(tree.scale).epsilon(hs), rel=1e-12)
+    assert 0.2 * 1.3 * (1 - 1e-6) <= tree.epsilon <= 0.2 * 1.3
+    at = round(tree.scale, 12)
+    drawn = [m for m, _ in ran if m.name == M.DiscreteLaplace.name and round(m.scale, 12) == at]
+    assert drawn, "the tree drew no noise at its charged scale"
+    rest = [(m, s) for m, s in ran if not any(m is d for d in drawn)]
+    assert _mismatches(rel, rest, skip=lambda c: c is tree) == []
+    assert rel.ledger.epsilon == pytest.approx(1.3, abs=1e-12)
+
+
 def _key(name: str, scale: float):
     return name.split(" ")[0], round(scale, 12)
 
@@ -110,9 +135,10 @@ def _scale(m) -> float:
     return m.sigma if m.name == DiscreteGaussian.name else m.scale
 
 
-def _mismatches(rel, ran) -> list:
-    """Every way the ledger of ``rel`` differs from the maps of the mechanisms in ``ran``."""
-    spent = [c for _, c in rel.ledger.charges() if c.epsilon > 0]
+def _mismatches(rel, ran, skip=lambda c: False) -> list:
+    """Every way the ledger of ``rel`` differs from the maps of the mechanisms in ``ran`` (charges for which
+    ``skip`` is true left out: a PrivTree charge covers many runs, checked on its own)."""
+    spent = [c for _, c in rel.ledger.charges() if c.epsilon > 0 and not skip(c)]
     charged = Counter(_key(c.mechanism, c.scale) for c in spent)
     used = Counter(_key(m.name, _scale(m)) for m, _ in ran)
     if charged != used:  # one charge per mechanism run, matched by kind and scale

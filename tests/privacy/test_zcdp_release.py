@@ -104,7 +104,8 @@ def test_dp_bins_under_zcdp_spend_shares_of_rho():
     df = pd.DataFrame({"age": np.arange(200) % 90, "s": ["a", "b"] * 100})
     dom = dpcore.infer_domain(df, numeric={"age": [0, 45, 90]}).declared()
     rel = dpcore.synthesize(df, "flat_laplace", 1.0, seed=2, domain=dom, delta=DELTA,
-                            dp_bins={"age": {"bins": 3, "lower": 0, "upper": 90}}, bins_share=0.2)
+                            dp_bins={"age": {"bins": 3, "lower": 0, "upper": 90, "method": "quantiles"}},
+                            bins_share=0.2)
     q = [c for p, c in rel.ledger.charges() if "quantile" in p]
     assert len(q) == 2 and math.fsum(c.rho for c in q) == pytest.approx(0.2 * rel.ledger.rho, rel=1e-9)
     assert rel.diagnostics["dp_bin_edges"]["age"]["rho"] == pytest.approx(0.2 * rel.ledger.rho)

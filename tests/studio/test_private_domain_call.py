@@ -34,8 +34,11 @@ def test_the_release_call_for_each_private_path(table):
     assert got == (dom, {"dp_bins": {"wage": {"bins": 7}}, "bins_share": 0.2})
     # DP quantile edges only while the domain holds their placeholder over the same bounds
     spec = {"bins": 4, "lower": 0.0, "upper": 120.0}
-    assert design.release_domain_call(cfg, quantiles, {"age": spec}, None)[1] == {"dp_bins": {"age": spec},
-                                                                                   "bins_share": 0.1}
+    # an entry without a method is the app's DP quantile edges from before it offered PrivTree: named so
+    assert design.release_domain_call(cfg, quantiles, {"age": spec}, None)[1] == {
+        "dp_bins": {"age": {**spec, "method": "quantiles"}}, "bins_share": 0.1}
+    privtree = {**spec, "method": "privtree"}
+    assert design.release_domain_call(cfg, quantiles, {"age": privtree}, None)[1]["dp_bins"] == {"age": privtree}
     assert design.release_domain_call(cfg, quantiles, {"age": {**spec, "upper": 100.0}}, None) == (quantiles, {})
     # a dropped column is not asked for
     assert design.release_domain_call(cfg, dom.project(["age", "sex"]), {"wage": {"bins": 7}}, None)[1] == {}

@@ -38,7 +38,7 @@ def table() -> pd.DataFrame:
 def release(table):
     dom = dpcore.infer_domain(table, numeric={"age": {"bounds": [0, 120], "bins": 6}}).declared()
     return dpcore.synthesize(table, "flat_laplace", 0.7, sets=2, seed=3, domain=dom,
-                             dp_bins={"age": {"bins": 6, "lower": 0, "upper": 120}})
+                             dp_bins={"age": {"bins": 6, "lower": 0, "upper": 120, "method": "quantiles"}})
 
 
 @pytest.fixture(scope="module")
@@ -304,7 +304,8 @@ def test_the_published_report_builds_for_every_method_definition_and_bin_source(
     dom = dpcore.infer_domain(table, numeric={"age": {"bounds": [0, 120], "bins": 4}}).declared()
     rel = dpcore.synthesize(table, method, 1.0, sets=1, seed=5, domain=dom,
                             delta=1e-9 if definition == "zcdp" else None,
-                            dp_bins={"age": {"bins": 4, "lower": 0, "upper": 120}} if dp_bins else None)
+                            dp_bins=({"age": {"bins": 4, "lower": 0, "upper": 120, "method": "quantiles"}}
+                                     if dp_bins else None))
     text = release_report_html(rel, None, generated="test")
     assert "CURATOR-ONLY" not in text
     if dp_bins:
