@@ -176,7 +176,31 @@ def peer_ratio_table(summ: dict, psumm: dict, tables: list[str], keys: list[tupl
                 cells.append("—")
         lines.append(f"| {t} | {pk[0]} {fmt(pv)} ({fmt(ps['seconds'], 0)} s, {ps['n_ok']}/{ps['n_runs']} ok) | "
                      + " | ".join(cells) + " |")
-    return lines, ratios
+    return lines + ["", *aim_target_lines(summ, psumm, best_peer)], ratios
+
+
+def aim_target_lines(summ: dict, psumm: dict, best_peer: dict) -> list[str]:
+    """[real-tables] item 4 on the tables where a peer finished: AIM (ε, δ)'s median at most the best peer's on
+    80% of them, at most 1.15× on every one, in at least 20× less time (median seconds against the best peer's)."""
+    acc, speed = {}, {}
+    for t, (pk, pv) in best_peer.items():
+        s = summ.get((t, "aim", "zcdp"))
+        if not s or s["median"] is None or not pv:
+            continue
+        acc[t] = s["median"] / pv
+        ps = psumm[(t, *pk)]["seconds"]
+        if s["seconds"] and ps:
+            speed[t] = ps / s["seconds"]
+    if not acc:
+        return []
+    at_most = sum(r <= 1 for r in acc.values())
+    worst = max(acc, key=acc.get)
+    fast = sum(v >= 20 for v in speed.values())
+    slowest = min(speed, key=speed.get) if speed else None
+    return [f"**AIM (ε, δ) against the best finishing peer** ([real-tables] item 4): at or under it on {at_most} of "
+            f"{len(acc)} tables ({at_most / len(acc):.0%}; target 80%); the largest ratio {acc[worst]:.2f} ({worst}; "
+            f"target ≤ 1.15 on every table); the best peer took at least 20× AIM's median seconds on {fast} of "
+            f"{len(speed)} tables" + (f" (the least: {speed[slowest]:.0f}× on {slowest})." if slowest else ".")]
 
 
 def plots(summ: dict, facts: list[dict], tables: list[str], keys: list[tuple], ratios: dict, peer_ratios: dict,
