@@ -52,4 +52,9 @@ def test_ratio_to_the_best_finishing_peer():
                            *(_row("t1", "dpmm_mst", "zcdp", s, 1.5, status="timeout") for s in range(1))], 1.0, 1)
     lines, ratios = rep.peer_ratio_table(summ, peers, ["t1", "t2"], KEYS)
     assert ratios[("aim", "zcdp")] == {"t1": 0.5}  # 3 against dpmm's 6; t2 has no peer that finished
-    assert len(lines) == 3 and lines[2].startswith("| t1 | dpmm_aim 6.00")
+    assert len(lines) == 5 and lines[2].startswith("| t1 | dpmm_aim 6.00")
+    # item 4's targets on the tables with a peer: AIM at 0.5× the peer; the seconds are equal here (1×, not 20×)
+    assert "at or under it on 1 of 1 tables (100%" in lines[4] and "largest ratio 0.50 (t1" in lines[4]
+    assert "20× AIM's median seconds on 0 of 1 tables" in lines[4]
+    worse = rep.summarise([_row("t1", "dpmm_aim", "zcdp", s, 2.0) for s in range(3)], 1.0, 1)
+    assert "at or under it on 0 of 1 tables (0%" in rep.peer_ratio_table(summ, worse, ["t1"], KEYS)[0][4]
