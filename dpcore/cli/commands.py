@@ -237,7 +237,7 @@ def _dp_domain_on_file_refusal(args, opts) -> str:
             else "finds its DP bin edges")
     if args.engine != "pandas":
         why = (f"--engine {args.engine} counts the file in SQL and hands the release only the count table over a "
-               f"domain fixed before counting, while {flag} {what} from the columns' own values before anything is counted")
+               f"domain fixed before counting, while {flag} {what} from the columns' own values first")
     else:
         why = f"--format {args.format} writes through the file path, which does not run {flag}"
     return (f"{flag} works only on a table loaded in memory: {why}; add --engine pandas --format csv (the table must "
