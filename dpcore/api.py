@@ -245,7 +245,7 @@ def _release_steps(data: pd.DataFrame, plan, bin_specs: dict, bins_share: float)
     def found_domain(dom, rng, ledger, nb, budget, definition):
         """The whole domain first, with DP (domain="dp"); the sets get what it did not spend."""
         new_dom, record, spent = dp_domain(data, plan, plan.share * budget, rng, ledger, nb, definition)
-        return new_dom, spent, {"dp_domain": {"share": plan.share, "columns": record,
+        return new_dom, spent, {"dp_domain": {"share": plan.share, "bins": plan.bins, "columns": record,
                                               "warnings": fallback_warnings(record),
                                               "derived": "differentially private, charged to this release's "
                                                          "ledger (group \"DP domain\"; docs/methods/dp-domain.md)"}}

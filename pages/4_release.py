@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from dpcore.metrics.numeric import crowded_found_bins
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.studio.design import app_dp_reason
 from pages import _charts as charts
@@ -94,6 +95,22 @@ with guard.guarded("the budget book"):
     wsui.book_panel()
 
 
+def _curator_only_bins(release, orig: pd.DataFrame) -> None:
+    """NOT DP, curator-only: a numeric column whose bins the release found privately with one bin holding
+    more than half of the records, and the records clamped into the end bins (never released)."""
+    for col, occ in crowded_found_bins(orig, release.domain).items():
+        lo, hi = occ["top_bin"]
+        st.warning(f"NOT DP, curator-only: {occ['top_share']:.0%} of the records of {col} fall in one of the bins "
+                   f"the release found privately, [{lo:g}, {hi:g}]: the release keeps little of this column. Raise "
+                   "ε or the domain's share, choose the other binning, or declare codebook bounds.",
+                   icon=":material/stacked_bar_chart:")
+    clamped = (release.curator_only or {}).get("clamped_records") or {}
+    if clamped:
+        st.caption(":red[NOT DP, curator-only: records clamped into the end bins: "
+                   + ", ".join(f"{c} {n:,}" for c, n in clamped.items())
+                   + " (from the raw data; never in the published manifest).]")
+
+
 def _show_release(rel: dict) -> None:
     """The last release: its DP statement, downloads, report, sets, one-way charts and ledger (folded
     under a note when this click was refused)."""
@@ -124,6 +141,7 @@ def _show_release(rel: dict) -> None:
                 st.error("This release is NOT differentially private; the manifest records why. Fix the cause and "
                          "release again before publishing.", icon=":material/dangerous:")
             led = release.ledger.to_dict()
+            _curator_only_bins(release, orig)
             st.caption(f"Released in {rel['times'].get('main', 0):.2f} s. Ledger total ε = {led['epsilon_total']:.6g} "
                        f"(requested {release.epsilon:g}).")
 

@@ -87,7 +87,8 @@ def _form(s, folder) -> None:
         s["srv_release"] = {"out": str(out), "files": [str(p) for p in rel.sets], "dp": rel.dp,
                             "reason": rel.dp_reason, "epsilon": rel.ledger.epsilon,
                             "records": rel.record_count["value"], "timings": rel.timings,
-                            "manifest": rel.manifest_json()}
+                            "manifest": rel.manifest_json(),
+                            "clamped": rel.curator_only.get("clamped_records") or {}}
     last = s.get("srv_release")
     if last:
         st.success(f"{len(last['files'])} set(s) of {last['records']:,} records written to `{last['out']}`; "
@@ -96,4 +97,7 @@ def _form(s, folder) -> None:
             st.write("DP: " + last["reason"])
         else:
             guard.not_dp_label(last["reason"])
+        if last.get("clamped"):  # counted in DuckDB's SQL from the raw records: never in the manifest
+            st.caption(":red[NOT DP, curator-only: records clamped into the end bins: "
+                       + ", ".join(f"{c} {n:,}" for c, n in last["clamped"].items()) + ".]")
         st.download_button("manifest.json", last["manifest"], file_name="manifest.json", key="w_srv_manifest")

@@ -21,7 +21,10 @@ from dpcore.data.domain import (
     numeric_spec_edges,
 )
 from dpcore.data.editing import parse_codebook_bounds, replace_attribute
-from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, DEFAULT_DP_BINS_METHOD, PRIVTREE
+from dpcore.measure.bounds import REFINE_BINS
+from dpcore.measure.dp_domain import BOUNDS_SHARE, MAX_WHOLE_BINS, REFINE_SHARE
+from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE
+from dpcore.measure.quantiles import BIN_METHODS, DEFAULT_BINS_SHARE, DEFAULT_DP_BINS_METHOD, PRIVTREE, QUANTILES
 from dpcore.metrics.numeric import CROWDED_SHARE, bin_occupancy
 from dpcore.studio import design
 from pages import _state as state
@@ -253,6 +256,38 @@ def render_private_domain() -> None:
         _private_domain(state.cfg())
 
 
+#: The private domain's two binnings of a numeric column inside its DP bounds, in words (design "domain_bins").
+DOMAIN_BINS_LABELS = {
+    PRIVTREE: f"PrivTree: the DP bounds are split in halves while a noisy count finds more than about "
+              f"{PRIVTREE_THETA_SHARE:.0%} of the records in a half (narrow bins where records crowd, wide ones "
+              f"elsewhere; at most {PRIVTREE_MAX_DEPTH} halvings)",
+    QUANTILES: f"DP quantiles: {DEFAULT_NUMERIC_BINS} bins whose edges are DP quantiles inside the DP bounds "
+                 "(about equal numbers of records in each)",
+}
+assert set(DOMAIN_BINS_LABELS) == set(BIN_METHODS)
+
+
+def _on_domain_bins() -> None:
+    s = st.session_state
+    state.cfg()["domain_bins"] = s["w_domain_bins"]
+    s.pop("release", None)  # a release made with the other binning is not this design's
+
+
+def _domain_bins_choice(c: dict, disabled: bool) -> None:
+    """The private domain's binning of numeric columns (passed to synthesize as ``domain_bins``)."""
+    share = design.domain_share(c)
+    st.session_state["w_domain_bins"] = design.domain_bins(c)  # the radio shows the design as it stands
+    st.radio("Numeric columns: bins inside their DP bounds", list(DOMAIN_BINS_LABELS), key="w_domain_bins",
+             format_func=DOMAIN_BINS_LABELS.__getitem__, on_change=_on_domain_bins, disabled=disabled,
+             help="How the release cuts each numeric column once it has found the column's bounds privately.")
+    st.caption(f"Either choice spends the same ε: each column that spends gets an equal part of the domain's "
+               f"{share:.0%} of ε; a numeric column spends {BOUNDS_SHARE:.0%} of its part on its DP bounds, "
+               f"{REFINE_SHARE:.0%} on narrowing them ({REFINE_BINS} bins, on tables large enough) and the rest "
+               f"on these bins, all charged to the release's ledger (group “DP domain”) and the choice recorded in "
+               f"its manifest. A whole-number column whose DP bounds hold at most {MAX_WHOLE_BINS} numbers gets one "
+               "bin per number instead, and the bins' share goes to the synthetic sets.")
+
+
 def _private_domain(c: dict) -> None:
     share = design.domain_share(c)
     if design.finds_domain_privately(c):
@@ -260,6 +295,7 @@ def _private_domain(c: dict) -> None:
                    f"spending {share:.0%} of ε under (ε, δ), charged to the release's ledger and shown in its "
                    "manifest. Nothing needs confirming; the tables below are the curator's view of the data.",
                    icon=":material/lock:")
+        _domain_bins_choice(c, disabled=False)
         if st.button("Declare the domain instead", key="w_dp_domain_off"):
             c["dp_domain"] = False
             st.rerun()

@@ -20,7 +20,8 @@ def summary() -> None:
         if err:
             st.caption(":red[Domain needs attention (see Data page)]")
         elif design.finds_domain_privately(s["cfg"]):
-            st.caption(":green[Domain found privately at release]")
+            bins = "PrivTree" if design.domain_bins(s["cfg"]) == "privtree" else "DP quantiles"
+            st.caption(f":green[Domain found privately at release (numeric bins: {bins})]")
         elif not state.is_declared(dom):
             st.caption(":red[Domain inferred from data — not yet confirmed: releases are NOT DP]")
         else:

@@ -183,9 +183,7 @@ def cmd_synth(args) -> int:
         raise OptionError("--partitions is for --engine spark (the executors' part files)")
     if args.engine != "pandas" or args.format != "csv":
         if opts.get("dp_bins") or opts.get("domain") == "dp":
-            raise OptionError(f"{'--dp-domain' if opts.get('domain') == 'dp' else '--dp-bins'} works with tables "
-                              "read in memory; drop it, or use --engine pandas --format csv (the engine path does "
-                              "not support it yet)")
+            raise OptionError(_dp_domain_on_file_refusal(args, opts))
         return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
     df, domain = _load(args)
     table_name, fingerprint = Path(args.input).name, None
@@ -230,6 +228,21 @@ def cmd_synth(args) -> int:
 
         print(recorded_line(book, entry, fingerprint, table_name))
     return 0
+
+
+def _dp_domain_on_file_refusal(args, opts) -> str:
+    """Why --dp-domain / --dp-bins stop on the file path, and what to do, in one line."""
+    flag = "--dp-domain" if opts.get("domain") == "dp" else "--dp-bins"
+    what = ("finds each column's DP bounds, bins and levels" if flag == "--dp-domain"
+            else "finds its DP bin edges")
+    if args.engine != "pandas":
+        why = (f"--engine {args.engine} counts the file in SQL and hands the release only the count table over a "
+               f"domain fixed before counting, while {flag} {what} from the columns' own values first")
+    else:
+        why = f"--format {args.format} writes through the file path, which does not run {flag}"
+    return (f"{flag} works only on a table loaded in memory: {why}; add --engine pandas --format csv (the table must "
+            "fit in memory), or declare public bounds and bins in a --domain file (e.g. from a codebook) and drop "
+            f"{flag}")
 
 
 def _check_no_book(args) -> None:
@@ -369,6 +382,8 @@ def _synth_file(args, opts) -> int:
           f"written in {t.get('write', 0):.1f} s")
     print(_spent_line(rel))
     print(_dp_line(rel))
+    for line in curator_only_lines(rel.curator_only):
+        print(line)
     if record is None:
         print(_unaccounted_line(rel))
     else:

@@ -200,14 +200,15 @@ def duckdb_error_line(exc) -> str:
 
 
 def count_table(path, domain: Domain, *, memory_limit: str | None = None, temp_directory=None, threads=None,
-                sep: str | None = None, progress=None) -> CountTable:
+                sep: str | None = None, progress=None, curator: dict | None = None) -> CountTable:
     """The sparse count table of the file at ``path`` over ``domain``, counted by DuckDB.
 
-    TRUE counts: curator-only, never released as such.
+    TRUE counts: curator-only, never released as such. ``curator``, if given, gets the records
+    clamped per numeric column (:func:`on_engine.clamped_counts`: CURATOR-ONLY, NOT DP).
     """
     with connect(memory_limit, temp_directory, threads) as con:
         src = open_source(con, path, sep, progress)
-        return on_engine.count_table(src, domain, progress)
+        return on_engine.count_table(src, domain, progress, curator)
 
 
 def infer_domain(path, *, memory_limit: str | None = None, temp_directory=None, sep: str | None = None,

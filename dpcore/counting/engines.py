@@ -17,12 +17,14 @@ from dpcore.errors import OptionError
 __all__ = ["ENGINES", "ENGINE_NAMES", "count_table"]
 
 
-def _pandas_engine(source, domain, **options) -> CountTable:
+def _pandas_engine(source, domain, curator: dict | None = None, **options) -> CountTable:
     import pandas as pd
 
     if options:
         raise OptionError("engine 'pandas' takes no option(s) "
                           f"{', '.join(sorted(options))} (they are for duckdb/spark)")
+    if curator is not None and isinstance(source, pd.DataFrame):
+        curator["clamped_records"] = domain.clamped_counts(source)  # CURATOR-ONLY, NOT DP
     X = domain.encode(source) if isinstance(source, pd.DataFrame) else np.asarray(source)
     return CountTable.from_codes(X, domain.shape)
 
@@ -51,7 +53,9 @@ ENGINES: dict[str, Callable] = {"pandas": _pandas_engine, "numpy": _pandas_engin
 def count_table(source, domain, engine: str = "pandas", **options) -> CountTable:
     """The sparse count table of ``source`` (a DataFrame or integer codes; a file path for
     ``"duckdb"`` and ``"spark"``) over ``domain``.
-    ``options`` go to the engine (``memory_limit``, ``spark_master``, ...).
+    ``options`` go to the engine (``memory_limit``, ``spark_master``, ...; ``curator``: a dict
+    that gets ``"clamped_records"``, the records clamped into end bins per numeric column, computed
+    by the engine: CURATOR-ONLY, NOT DP).
 
     TRUE counts: curator-only, never released as such.
     """

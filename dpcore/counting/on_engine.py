@@ -54,12 +54,34 @@ def _progress(progress, message: str) -> None:
         progress(message)
 
 
-def count_table(src: Source, domain: Domain, progress=None) -> CountTable:
+def count_table(src: Source, domain: Domain, progress=None, curator: dict | None = None) -> CountTable:
     """The sparse count table of the source over ``domain``, from one ``GROUP BY``.
 
     TRUE counts: curator-only. A value outside the domain or a missing value without an NA
-    level is a :class:`DomainError` naming the column and the value.
+    level is a :class:`DomainError` naming the column and the value. ``curator``, if given, gets
+    ``"clamped_records"``: :func:`clamped_counts` (one more scan; CURATOR-ONLY, NOT DP).
     """
+    table = _count_table(src, domain, progress)
+    if curator is not None:
+        curator["clamped_records"] = clamped_counts(src, domain, progress)
+    return table
+
+
+def clamped_counts(src: Source, domain: Domain, progress=None) -> dict[str, int]:
+    """Records clamped into an end bin per numeric column (only columns with any), counted by the
+    engine in one scan (:func:`sql.clamped_query`): the same counts as
+    :meth:`dpcore.data.domain.Domain.clamped_counts` on the table read in memory. CURATOR-ONLY,
+    NOT DP: counts of raw records, never written to a published manifest."""
+    query = S.clamped_query(domain, src.columns, src.view, src.dialect)
+    if query is None:
+        return {}
+    _progress(progress, f"counting the records of {src.name} outside the numeric bin edges (curator-only, NOT DP)")
+    row = src.rows(query)[0]
+    names = [a.name for a in domain.attributes if a.kind == "numeric"]
+    return {name: int(n) for name, n in zip(names, row) if n}
+
+
+def _count_table(src: Source, domain: Domain, progress=None) -> CountTable:
     extra = [c for c in src.columns if c not in domain.names]
     if extra:
         raise DomainError(f"column(s) {', '.join(map(repr, extra))} are in the data but not in the domain; "

@@ -202,14 +202,16 @@ def _first_line(exc) -> str:
     return str(exc).strip().splitlines()[0][:300]
 
 
-def count_table(path, domain: Domain, *, spark_master=None, sep: str | None = None, progress=None) -> CountTable:
+def count_table(path, domain: Domain, *, spark_master=None, sep: str | None = None, progress=None,
+                curator: dict | None = None) -> CountTable:
     """The sparse count table of the file at ``path`` over ``domain``, counted by Spark.
 
-    TRUE counts: curator-only, never released as such.
+    TRUE counts: curator-only, never released as such. ``curator``, if given, gets the records
+    clamped per numeric column (:func:`on_engine.clamped_counts`: CURATOR-ONLY, NOT DP).
     """
     spark = session(spark_master)
     src = open_source(spark, path, sep, progress)
-    return on_engine.count_table(src, domain, progress)
+    return on_engine.count_table(src, domain, progress, curator)
 
 
 def infer_domain(path, *, spark_master=None, sep: str | None = None, progress=None, **kwargs) -> Domain:

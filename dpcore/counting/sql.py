@@ -248,6 +248,23 @@ def negative_codes_query(domain, columns: dict[str, Column], view: str, d: Diale
     return f"SELECT {mins} FROM ({_codes_select(domain, columns, view, d)}) t WHERE {_any_negative(len(domain))}"
 
 
+def clamped_query(domain, columns: dict[str, Column], view: str, d: Dialect) -> str | None:
+    """One scan counting, per numeric attribute, the present values outside [first edge, last edge]
+    (±inf included): those :func:`code_expression` clamps into the end bins, as
+    :meth:`dpcore.data.domain.Attribute.clamped_count` counts them. None when the domain has no
+    numeric attribute. CURATOR-ONLY, NOT DP: counts of raw records."""
+    sums = []
+    for j, a in enumerate(domain.attributes):
+        if a.kind != "numeric":
+            continue
+        col = columns[a.name]
+        x = col.number(d)
+        lo, hi = double_literal(float(a.edges[0])), double_literal(float(a.edges[-1]))
+        # a value that is not a plain number is NULL here (the count refuses it); NaN is missing (Column.present)
+        sums.append(f"SUM(CASE WHEN {col.present(d)} AND (({x}) < {lo} OR ({x}) > {hi}) THEN 1 ELSE 0 END) AS k{j}")
+    return f"SELECT {', '.join(sums)} FROM {view}" if sums else None
+
+
 def offending_query(a: Attribute, col: Column, view: str, d: Dialect, code: int) -> str:
     """The first raw value of the column that got ``code`` (OUTSIDE or MISSING), and how many."""
     expr = code_expression(a, col, d)

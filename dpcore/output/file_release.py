@@ -79,12 +79,14 @@ def infer_file_domain(path, engine: str, progress=None, numeric=None, **engine_o
     return infer_domain(read_table(path), numeric=numeric)
 
 
-def file_count_table(path, dom: Domain, engine: str, **engine_opts):
-    """TRUE counts of the file over ``dom`` (curator-only)."""
+def file_count_table(path, dom: Domain, engine: str, curator: dict | None = None, **engine_opts):
+    """TRUE counts of the file over ``dom`` (curator-only). ``curator``, if given, gets
+    ``"clamped_records"``: the records clamped into end bins per numeric column, counted by the
+    engine (CURATOR-ONLY, NOT DP; :func:`dpcore.counting.on_engine.clamped_counts`)."""
     if engine == "pandas":
         from dpcore.data.io import read_table
-        return count_table(read_table(path), dom)
-    return count_table(path, dom, engine=engine, **engine_opts)
+        return count_table(read_table(path), dom, curator=curator)
+    return count_table(path, dom, engine=engine, curator=curator, **engine_opts)
 
 
 #: the markers of a release folder: present while the sets are being written, after a failure, after success
@@ -232,11 +234,12 @@ def _release_into(folder: ReleaseFolder, path, *, dom_arg, method, epsilon, sets
     t0 = time.perf_counter()
     dom = load_domain(path, dom_arg, engine, progress, **opts)
     t_domain = time.perf_counter() - t0
-    timings = {}
+    timings: dict = {}
+    curator: dict = {}  # CURATOR-ONLY, NOT DP: the records clamped per column (private manifest, never published)
 
     def records(dom):
         t = time.perf_counter()
-        table = file_count_table(path, dom, engine, **opts)
+        table = file_count_table(path, dom, engine, curator, **opts)
         timings["count"] = time.perf_counter() - t
         state["counted"] = True  # from here on the release draws its noise
         if progress:
@@ -269,6 +272,7 @@ def _release_into(folder: ReleaseFolder, path, *, dom_arg, method, epsilon, sets
     finally:
         spool.close()
     rel.sets = paths
+    rel.curator_only = {k: v for k, v in curator.items() if v}
     rel.for_table(Path(str(path)).name)  # the manifest's summary names the file (no fingerprint: see its note)
     try:
         folder.store.write_text("manifest.json", rel.manifest_json())

@@ -17,7 +17,7 @@ import re
 import zipfile
 from typing import Any
 
-from dpcore.measure.dp_domain import DEFAULT_DOMAIN_SHARE
+from dpcore.measure.dp_domain import DEFAULT_BIN_METHOD, DEFAULT_DOMAIN_SHARE, check_bin_method
 from dpcore.measure.quantiles import QUANTILES
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers.schema import find
@@ -46,6 +46,8 @@ DEFAULT_DESIGN: dict[str, Any] = {
     # the whole domain (levels, bounds, bins) found privately at release, under (ε, δ) only
     "dp_domain": False,
     "domain_share": DEFAULT_DOMAIN_SHARE,
+    # how its numeric columns are binned inside their DP bounds: "privtree" or "quantiles" (domain_bins)
+    "domain_bins": DEFAULT_BIN_METHOD,
 }
 
 
@@ -289,12 +291,18 @@ def domain_share(design: dict) -> float:
     return float(design.get("domain_share") or DEFAULT_DOMAIN_SHARE)
 
 
+def domain_bins(design: dict) -> str:
+    """How the private domain bins numeric columns inside their DP bounds (``synthesize``'s ``domain_bins``):
+    the design's choice, else the library's default (PrivTree)."""
+    return check_bin_method(design.get("domain_bins") or None)
+
+
 def release_domain_call(design: dict, domain, dp_bins: dict | None, bins_share: float | None) -> tuple[Any, dict]:
     """``(domain, keyword arguments)`` of :func:`dpcore.synthesize` for the design's domain: the one
     place the app asks the library for a private domain (docs/privacy-model.md#what-is-public).
 
-    - the whole domain found privately (:func:`finds_domain_privately`): ``domain="dp"`` and
-      ``domain_share``, charged to the release's ledger;
+    - the whole domain found privately (:func:`finds_domain_privately`): ``domain="dp"``,
+      ``domain_share`` (charged to the release's ledger) and ``domain_bins`` (:func:`domain_bins`);
     - otherwise the declared ``domain``, with ``dp_bins``: DP edges inside public bounds, by the
       entry's method (DP quantiles for an entry that names none, as the app wrote them before it
       offered PrivTree; kept only while the domain still holds their placeholder edges over the same bounds) and
@@ -302,7 +310,7 @@ def release_domain_call(design: dict, domain, dp_bins: dict | None, bins_share: 
       release), their share ``bins_share`` (default 10%) charged to the release's ledger.
     """
     if finds_domain_privately(design):
-        return "dp", {"domain_share": domain_share(design)}
+        return "dp", {"domain_share": domain_share(design), "domain_bins": domain_bins(design)}
     specs = {}
     for col, v in (dp_bins or {}).items():
         if col not in domain.names or domain[col].kind != "numeric":

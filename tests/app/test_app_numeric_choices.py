@@ -177,7 +177,7 @@ def test_the_whole_domain_found_privately_under_epsilon_delta_only(uploads):
     assert "found privately at release" in texts(at.success)
     assert "Nothing to confirm" in texts(at.info) and "these choices apply only if you declare" in texts(at.info)
     assert not any(b.label.startswith("Confirm") for b in at.button)
-    assert design.release_domain_call(cfg, None, {}, None) == ("dp", {"domain_share": 0.1})
+    assert design.release_domain_call(cfg, None, {}, None) == ("dp", {"domain_share": 0.1, "domain_bins": "privtree"})
     # a new table starts with its domain to decide again
     uploads["w_upload"] = Upload("next.csv", wages(seed=3))
     run(at)
@@ -239,3 +239,75 @@ def test_the_whole_domain_found_privately_releases_labelled_dp(uploads):
     assert rel.dp, rel.dp_reason
     assert any("DP domain" in p for p, _ in rel.ledger.charges())
     assert set(rel.diagnostics["dp_domain"]["columns"]) == {"wage", "age", "sex"}
+
+
+def test_the_private_domain_offers_privtree_or_dp_quantiles_for_numeric_columns(uploads):
+    at = open_with(uploads, wages())
+    at.session_state["cfg"]["definition"] = "zcdp"
+    run(at)
+    assert not any(r.key == "w_domain_bins" for r in at.radio)  # offered once the domain is found privately
+    at.button(key="w_dp_domain").click()
+    run(at)
+    choice = at.radio(key="w_domain_bins")
+    assert choice.value == "privtree" and list(choice.options) == [
+        _numeric_columns().DOMAIN_BINS_LABELS[m] for m in ("privtree", "quantiles")]
+    assert choice.label == "Numeric columns: bins inside their DP bounds"
+    assert "Either choice spends the same ε" in texts(at.caption) and "10% of ε" in texts(at.caption)
+    choice.set_value("quantiles")
+    run(at)
+    cfg = at.session_state["cfg"]
+    assert cfg["domain_bins"] == "quantiles" and at.radio(key="w_domain_bins").value == "quantiles"
+    # the release call passes it to synthesize(domain_bins=...)
+    assert design.release_domain_call(cfg, None, {}, None) == ("dp", {"domain_share": 0.1, "domain_bins": "quantiles"})
+    cfg["release_method"], cfg["delta"], cfg["m"] = "aim", 1e-9, 1
+    at = _release(at)
+    rel = at.session_state["release"]["main"]
+    assert rel.dp, rel.dp_reason
+    manifest = rel.manifest()
+    assert manifest["diagnostics"]["dp_domain"]["bins"] == "quantiles"
+    assert "DP quantile edges" in str(manifest["diagnostics"]["dp_domain"]["columns"]["wage"])
+    assert any("quantile" in p for p, _ in rel.ledger.charges()) and not any("PrivTree" in p
+                                                                                for p, _ in rel.ledger.charges())
+
+
+def _numeric_columns():
+    from pages import _numeric_columns
+
+    return _numeric_columns
+
+
+def test_a_bin_found_privately_holding_over_half_the_records_is_flagged_after_release(uploads):
+    """The bins found at release are seen only then: the Release page gives the curator-only warning."""
+    rng = np.random.default_rng(4)
+    n = 800
+    wage = np.where(rng.random(n) < 0.9, 5.0, np.round(rng.uniform(0, 1000, n), 2))  # 90% on one value
+    df = pd.DataFrame({"wage": wage, "sex": rng.choice(["F", "M"], n)})
+    at = open_with(uploads, df)
+    cfg = at.session_state["cfg"]
+    cfg["definition"], cfg["delta"], cfg["release_method"], cfg["m"] = "zcdp", 1e-9, "aim", 1
+    run(at)
+    at.button(key="w_dp_domain").click()
+    run(at)
+    at = _release(at)
+    rel = at.session_state["release"]["main"]
+    a = rel.domain["wage"]
+    shares = np.bincount(a.encode(df["wage"]), minlength=a.size) / n
+    assert shares.max() > 0.5  # the released (DP) bins do crowd: the warning is due
+    warning = next(w.value for w in at.warning if "found privately" in w.value)
+    assert warning.startswith("NOT DP, curator-only:") and f"{shares.max():.0%} of the records of wage" in warning
+
+
+def test_no_crowded_bin_warning_when_the_found_bins_spread_the_records(uploads):
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"wage": np.round(rng.uniform(0, 1000, 2000), 2), "sex": rng.choice(["F", "M"], 2000)})
+    at = open_with(uploads, df)
+    cfg = at.session_state["cfg"]
+    cfg["definition"], cfg["delta"], cfg["release_method"], cfg["m"] = "zcdp", 1e-9, "aim", 1
+    run(at)
+    at.button(key="w_dp_domain").click()
+    run(at)
+    at = _release(at)
+    rel = at.session_state["release"]["main"]
+    a = rel.domain["wage"]
+    assert (np.bincount(a.encode(df["wage"]), minlength=a.size) / len(df)).max() <= 0.5
+    assert not any("found privately" in w.value for w in at.warning)

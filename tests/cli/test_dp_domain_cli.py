@@ -63,3 +63,19 @@ def test_bad_dp_domain_input_is_one_line(wages_csv, tmp_path, capsys, args, matc
     assert main(["synth", str(wages_csv), "--out", str(tmp_path / "o"), *args]) == 2
     err = capsys.readouterr().err.strip()
     assert match in err and "\n" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, flag, why", [
+    (["--dp-domain", "--delta", "1e-9", "--engine", "duckdb"], "--dp-domain",
+     "--engine duckdb counts the file in SQL"),
+    (["--dp-bins", "wage=0:100:4", "--engine", "duckdb"], "--dp-bins", "--engine duckdb counts the file in SQL"),
+    (["--dp-domain", "--delta", "1e-9", "--format", "parquet"], "--dp-domain", "--format parquet writes through"),
+])
+def test_dp_domain_on_the_file_path_says_why_and_what_to_do(wages_csv, tmp_path, capsys, args, flag, why):
+    out = tmp_path / "o"
+    assert main(["synth", str(wages_csv), "--out", str(out), "--no-book", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert f"{flag} works only on a table loaded in memory" in err and why in err
+    assert "add --engine pandas --format csv" in err and "--domain file" in err
+    assert not (out / "manifest.json").exists()  # refused before anything is spent

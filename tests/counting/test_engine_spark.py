@@ -255,3 +255,21 @@ def test_the_jvm_redirect_is_private_serialised_and_restores_the_fds(tmp_path, m
     monkeypatch.setattr(spark_counts.tempfile, "mkstemp", lambda **kw: (_ for _ in ()).throw(OSError("no tmp")))
     with spark_counts._jvm_output_to_log() as log:
         assert log is None and os.fstat(1).st_ino == before[0]
+
+
+def test_spark_clamped_counts_equal_the_in_memory_counts(spark, tmp_path):
+    """[numeric-columns]: the records clamped into the end bins, counted in Spark's SQL (curator-only, NOT DP)."""
+    from tests.counting.test_engine_clamped import declared_domain as clamped_domain
+    from tests.counting.test_engine_clamped import out_of_bounds_table
+
+    dom = clamped_domain()
+    csv = tmp_path / "clamped.csv"
+    out_of_bounds_table(11).to_csv(csv, index=False)
+    parquet = tmp_path / "clamped.parquet"
+    pq.write_table(pa.Table.from_pandas(out_of_bounds_table(11), preserve_index=False), parquet)
+    for source in (csv, parquet):
+        expected = dom.clamped_counts(read_table(source))
+        assert expected["age"] > 0 and expected["wage"] > 0
+        curator: dict = {}
+        count_table(source, dom, engine="spark", spark_master=spark, curator=curator)
+        assert curator["clamped_records"] == expected

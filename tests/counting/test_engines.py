@@ -328,10 +328,14 @@ def test_app_releases_a_table_on_the_server(tmp_path, monkeypatch):
     d = json.loads(inferred)
     ratio = next(a for a in d["attributes"] if a["name"] == "ratio")
     assert ratio["origin"] == "data_range"
-    ratio.update(edges=[-20, -5, 0, 5, 20], origin="declared")
+    ratio.update(edges=[-5, 0, 5], origin="declared")  # values outside are clamped into the end bins
     at.text_area(key="w_srv_domain").input(json.dumps(d)).run()
     at.button(key="w_srv_release").click().run()
     assert not at.error, [e.value for e in at.error]
+    clamped = Domain.from_dict(d).clamped_counts(read_table(data / "t.csv"))
+    assert clamped["ratio"] > 0
+    assert (f"NOT DP, curator-only: records clamped into the end bins: ratio {clamped['ratio']:,}"
+            in "\n".join(c.value for c in at.caption))
     out = next((data / "releases").iterdir())
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["dp"] is True and manifest["domain"]["source"] == "declared public by the curator"
