@@ -652,7 +652,7 @@ def per_table(rows: list[dict], med: dict[tuple, float], variants: list[str], cl
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", nargs="+", help="corpus names (default: every table with numeric columns)")
-    ap.add_argument("--methods", nargs="+", default=list(DEFAULT_RUNS), 
+    ap.add_argument("--methods", nargs="+", default=list(DEFAULT_RUNS),
                     help="method:variant, e.g. aim:declared; all:declared for every registered method")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--timeout", type=float, default=600.0, help="wall-clock cap per run, seconds")
