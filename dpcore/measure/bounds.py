@@ -46,8 +46,8 @@ MAX_WHOLE_EXPONENT = 52
 FALSE_BIN_PROBABILITY = 1e-3
 #: When no bin passes: a largest noisy count under the threshold at this chance is one that noise alone over the
 #: empty bins may reach at least as often (the union bound), so the column is withheld rather than bounded by it.
-#: On the corpus's tables under 1,400 records (9 tables, seeds 0-7, 347 columns that fell back) this withheld 196
-#: of the 208 whose fallback bin held no record and kept 79 of the 139 whose bin held data (bench/RESULTS.md).
+#: On the corpus's tables under 1,400 records (9 tables, seeds 0-7, 346 columns that fell back) this withheld 192
+#: of the 208 whose fallback bin held no record and kept 76 of the 138 whose bin held data (bench/RESULTS.md).
 WITHHOLD_PROBABILITY = 0.5
 
 
