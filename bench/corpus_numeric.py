@@ -60,7 +60,8 @@ the declared range when that is 0), computed by ``dpcore.metrics.numeric.column_
   (``dpcore.metrics.regression.regression_overlap``);
 - ``seconds`` of the release (dpmm: its own fit + generate), ``status`` (ok, timeout, skipped, cannot_run,
   error), the 1-minute load average when the run started, and a ``note`` (dp variant: "fallback bounds" when
-  dpcore's DP bounds fell back).
+  dpcore's DP bounds fell back; a column the DP domain withheld, every value missing, has no W1 nor percentile
+  errors: the report's medians leave it out).
 """
 from __future__ import annotations
 
