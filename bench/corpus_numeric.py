@@ -21,6 +21,10 @@ record counts); all tables at one seed before the next seed. Runs, each at ε = 
   are labelled ``_32``);
   ``aim:bounds_quantiles``: DP quantile edges instead, as many bins as declared;
 - ``mst:declared`` / ``mst:dp`` (optional): the same with ``"mst"``;
+- ``<method>:declared`` / ``<method>:bounds_privtree`` / ``<method>:dp`` for any name of
+  ``dpcore.synthesizers.REGISTRY`` (steps, uh_random, steps_lesda, flat_laplace, ipf, privbayes, aim, mst), the
+  same release with that method; ``all:<variant>`` in ``--methods`` stands for every registered method at that
+  variant (``--methods all:declared all:bounds_privtree`` runs the whole registry on both);
 - ``dpmm_aim:public_bounds``: dpmm 0.1.9's ``AIMPipeline`` in its own venv (``--python-dpmm``, default
   ``$DPMM_PYTHON`` else /tmp/dpmm-venv/bin/python), a child process that imports neither dpcore nor this
   repository. **What dpmm is told** (all of it public under the corpus's declared domain, nothing read from the
@@ -56,7 +60,8 @@ the declared range when that is 0), computed by ``dpcore.metrics.numeric.column_
   (``dpcore.metrics.regression.regression_overlap``);
 - ``seconds`` of the release (dpmm: its own fit + generate), ``status`` (ok, timeout, skipped, cannot_run,
   error), the 1-minute load average when the run started, and a ``note`` (dp variant: "fallback bounds" when
-  dpcore's DP bounds fell back).
+  dpcore's DP bounds fell back; a column the DP domain withheld, every value missing, has no W1 nor percentile
+  errors: the report's medians leave it out).
 """
 from __future__ import annotations
 
@@ -389,6 +394,22 @@ def numeric_tables(specs, facts: Path = FACTS) -> list[str]:
     return sorted((t for t, s in specs.items() if s.numeric), key=lambda t: (n.get(t, 0), t))
 
 
+ALL = "all"
+
+
+def expand_runs(runs: list[str], registry=None) -> list[str]:
+    """``method:variant`` runs with each ``all:<variant>`` replaced by every registered dpcore method at that
+    variant (``dpcore.synthesizers.REGISTRY``'s order), duplicates dropped, the order otherwise kept."""
+    if registry is None:
+        from dpcore.synthesizers import REGISTRY as registry
+    out: dict[str, None] = {}
+    for mv in runs:
+        method, variant = mv.split(":")
+        for m in (list(registry) if method == ALL else [method]):
+            out.setdefault(f"{m}:{variant}", None)
+    return list(out)
+
+
 def plan(tables: list[str], runs: list[str], seeds: list[int]) -> list[dict]:
     """Every run, seed outermost (all tables at seed 0 first), smallest table first."""
     out = []
@@ -405,6 +426,17 @@ def git_commit() -> str:
     return out.stdout.strip() or "unknown"
 
 
+def warm_up(df, dom) -> None:
+    """Import, in this parent, what every forked child would import again (dpcore, its synthesizers, the scores'
+    scipy and pandas paths): scoring once on a few records here makes each child start warm (a child's first
+    score was ~8 s of imports on this machine, its release under 1 s on the small tables)."""
+    import dpcore.synthesizers  # noqa: F401  (every registered method's module)
+    try:
+        numeric_scores(df.head(50), df.head(50), dom)
+    except Exception:  # a warm-up that fails costs nothing: the child imports what it needs itself
+        pass
+
+
 def run_all(args) -> None:
     from corpus import corpus_specs, load_table
     specs = corpus_specs()
@@ -412,13 +444,14 @@ def run_all(args) -> None:
     out = Path(args.out)
     done, over_cap = recorded(out)
     commit, loaded = git_commit(), {}
-    for run in plan(tables, args.methods, args.seeds):
+    for run in plan(tables, expand_runs(args.methods), args.seeds):
         key = tuple(str(run[k]) for k in KEY)
         if key in done:
             continue
         if run["table"] not in loaded:
             loaded.clear()  # one table in memory at a time
             loaded[run["table"]] = load_table(run["table"], cache_dir=Path(args.cache))
+            warm_up(*loaded[run["table"]])
         df, dom = loaded[run["table"]]
         numeric = [a.name for a in dom.attributes if a.kind == "numeric"]
         load1 = round(os.getloadavg()[0], 2)
@@ -482,10 +515,35 @@ def report(rows: list[dict], peer: str = f"dpmm_aim:{PEER_VARIANT}", classes: di
         won, n, _ = wins(kept, v, peer)
         if n:
             lines.append(f"| {v}, columns whose DP bounds never fell back | {n} | {won} | {won / n:.0%} | — | — |")
-    lines += ["", other_measures(rows, variants, peer)]
+    lines += ["", other_measures(rows, variants, peer), "", every_method(rows, peer)]
     if classes:
         lines += ["", by_class(med, ours, peer, classes)]
     lines += ["", per_table(rows, med, variants, classes or {})]
+    return "\n".join(lines)
+
+
+def every_method(rows: list[dict], peer: str = f"dpmm_aim:{PEER_VARIANT}") -> str:
+    """Per dpcore run (method:variant, variant then method): over the columns where ``peer`` finished and the run
+    did, the share whose median normalised W1 is at or under the peer's, the median W1 and the median percentile
+    errors (each the median over those columns of the per-column median over seeds); then over every column the
+    run finished, their number and median W1."""
+    meds = {m: medians(rows, m) for m in ("w1", "q10_error", "q50_error", "q90_error")}
+    runs = sorted({f"{r['method']}:{r['variant']}" for r in rows} - {peer},
+                  key=lambda v: (v.split(":")[1], v.split(":")[0]))
+    peer_cols = {(t, c) for (t, c, v) in meds["w1"] if v == peer}
+    lines = ["| dpcore run | columns where dpmm finished | W1 ≤ dpmm's | share | median W1 | median q10 error | "
+             "median q50 error | median q90 error | all columns run | median W1, all columns |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for v in runs:
+        both = sorted((t, c) for t, c in peer_cols if (t, c, v) in meds["w1"])
+        won = sum(meds["w1"][(t, c, v)] <= meds["w1"][(t, c, peer)] for t, c in both)
+        cells = [str(len(both)), str(won) if both else "—", f"{won / len(both):.0%}" if both else "—"]
+        for m in ("w1", "q10_error", "q50_error", "q90_error"):
+            vals = [meds[m][(t, c, v)] for t, c in both if (t, c, v) in meds[m]]
+            cells.append(fmt(statistics.median(vals)) if vals else "—")
+        every = [x for (t, c, r), x in meds["w1"].items() if r == v]
+        cells += [str(len(every)), fmt(statistics.median(every)) if every else "—"]
+        lines.append(f"| {v} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -595,7 +653,8 @@ def per_table(rows: list[dict], med: dict[tuple, float], variants: list[str], cl
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", nargs="+", help="corpus names (default: every table with numeric columns)")
-    ap.add_argument("--methods", nargs="+", default=list(DEFAULT_RUNS), help="method:variant, e.g. aim:declared")
+    ap.add_argument("--methods", nargs="+", default=list(DEFAULT_RUNS),
+                    help="method:variant, e.g. aim:declared; all:declared for every registered method")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     ap.add_argument("--timeout", type=float, default=600.0, help="wall-clock cap per run, seconds")
     ap.add_argument("--cache", default=str(HERE / "out" / "corpus-cache"), help="bench/corpus.py's cache folder")

@@ -13,7 +13,7 @@ from dpcore.data.domain import DECLARED, DP_FOUND, Domain, check_table, infer_do
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
 from dpcore.estimate.draws import records
 from dpcore.manifest_summary import created_now
-from dpcore.measure.dp_domain import dp_domain, fallback_warnings, plan_dp_domain, recode_for_domain
+from dpcore.measure.dp_domain import dp_domain, fallback_warnings, plan_dp_domain, recode_for_domain, withhold_columns
 from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
 from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
 from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
@@ -224,6 +224,9 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
                                             prepare=prepare, delta=delta, progress=progress,
                                             levels_delta=plan.levels_delta if plan is not None else 0.0, **options)
     rel.sets = [rel.domain.decode(c, rng) for c in codes_sets]
+    if plan is not None:  # columns the DP domain withheld are released missing (stated in its warnings)
+        record = rel.diagnostics.get("dp_domain", {}).get("columns", {})
+        rel.sets = [withhold_columns(s, record) for s in rel.sets]
     rel.curator_only = {k: v for k, v in curator.items() if v}
     return rel
 

@@ -16,7 +16,9 @@ ledger in its own group "DP domain":
 * a true/false column: the levels False and True (public from the type; nothing spent);
 * a text column: DP levels (:func:`dpcore.measure.levels.dp_levels`; (ε, δ) only) and "other".
 
-Values outside the DP bounds are clamped into the end bins, values outside the DP levels become
+A numeric column whose DP bounds histogram has no bin standing out of the noise (:data:`WITHHOLD_PROBABILITY`
+in dpcore.measure.bounds) is withheld: one bin, nothing more spent on it, every synthetic value missing, and a
+warning in the release. Values outside the DP bounds are clamped into the end bins, values outside the DP levels become
 "other", and missing values whose "missing" bin did not pass are recoded too; how many records
 each change touched is CURATOR-ONLY (NOT DP), never published. Proofs: docs/methods/dp-domain.md.
 """
@@ -158,10 +160,28 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: float, rng: np.rando
 
 def fallback_warnings(record: dict) -> list[str]:
     """One line per numeric column whose DP bounds histogram had no bin over its threshold (a DP fact, not
-    curator-only): its bounds are then the bin of the largest noisy count, most likely noise."""
-    return [f"column '{c}': no bin of its DP bounds passed the threshold (too few records for this share of ε), "
-            f"so its bounds {r['bounds']} are likely noise; raise domain_share or ε, declare its bounds, or drop it"
-            for c, r in record.items() if r.get("fallback")]
+    curator-only): its bounds are then the bin of the largest noisy count, perhaps noise; or, when that count did
+    not stand out of the noise either, the column is withheld (every synthetic value missing)."""
+    lines = []
+    for c, r in record.items():
+        if r.get("withheld"):
+            lines.append(f"column '{c}': withheld, every synthetic value missing: no bin of its DP bounds histogram "
+                         "stood out of the noise (too few records for this share of ε); declare its bounds "
+                         "(a declared domain, or dp_bins with lower and upper), raise domain_share or ε, or drop it")
+        elif r.get("fallback"):
+            lines.append(f"column '{c}': no bin of its DP bounds passed the threshold (too few records for this "
+                         f"share of ε), so its bounds {r['bounds']} are those of the largest noisy count and may be "
+                         "noise; raise domain_share or ε, declare its bounds, or drop it")
+    return lines
+
+
+def withhold_columns(frame: pd.DataFrame, record: dict) -> pd.DataFrame:
+    """``frame`` with every column the DP domain withheld (``record[c]["withheld"]``) set missing: post-processing
+    of the DP domain, stated in the release's warnings (:func:`fallback_warnings`)."""
+    withheld = [c for c, r in record.items() if r.get("withheld")]
+    if not withheld:
+        return frame
+    return frame.assign(**{c: pd.Series(np.nan, index=frame.index, dtype="float64") for c in withheld})
 
 
 def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neighbours: Neighbours,
@@ -171,6 +191,12 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
     integer = dtype_kind(dtype) in "iu"
     found = dp_bounds(col, integer, BOUNDS_SHARE * budget, rng, group, neighbours, definition, name)
     lo, hi = found.lower, found.upper
+    if found.withheld:
+        # noise-like bounds: one bin, nothing more spent on the column (its values are released missing)
+        attr = numeric_attribute(name, (lo, hi), na=found.na, dtype=dtype, origin=DP_BOUNDS)
+        return attr, {"bounds": [lo, hi], "first_bounds": [lo, hi], "refined": False, "edges": [lo, hi],
+                      "na": found.na, "threshold": found.threshold, "fallback": True, "withheld": True,
+                      "bins": "withheld: its DP bounds did not stand out of the noise"}
     edges_share = 1.0 - BOUNDS_SHARE
     # refined only when an average refinement bin would pass its threshold, judged from the noisy total
     # (post-processing): on smaller tables the refinement clamps tails (measured, bench/RESULTS.md)
@@ -200,7 +226,7 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
     assert attr.edges is not None  # a numeric attribute always has its edges (Attribute.__post_init__)
     return attr, {"bounds": [lo, hi], "first_bounds": [found.lower, found.upper], "refined": refine,
                   "edges": list(attr.edges), "na": found.na, "threshold": found.threshold, "fallback": found.fallback,
-                  "bins": how}
+                  "withheld": False, "bins": how}
 
 
 def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict]:

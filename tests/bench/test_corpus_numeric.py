@@ -171,3 +171,54 @@ def test_bounds_variants_bin_every_numeric_column_inside_its_declared_bounds(tab
     rel = dpcore.synthesize(df, "aim", 1.0, seed=0, domain=dom, delta=1e-9, dp_bins=got)
     assert rel.dp and all(rel.domain[c].origin == "dp_privtree" for c in got)
     assert [(rel.domain[c].edges[0], rel.domain[c].edges[-1]) for c in got] == [(0, 100), (0, 200), (-20, 120)]
+
+
+def test_all_stands_for_every_registered_method_at_its_variant():
+    from dpcore.synthesizers import REGISTRY
+    got = cn.expand_runs(["all:declared", "aim:declared", "dpmm_aim:public_bounds", "all:bounds_privtree"])
+    assert got[:len(REGISTRY)] == [f"{m}:declared" for m in REGISTRY]  # aim:declared is not repeated
+    assert got[len(REGISTRY)] == "dpmm_aim:public_bounds"
+    assert got[len(REGISTRY) + 1:] == [f"{m}:bounds_privtree" for m in REGISTRY]
+    assert cn.expand_runs(["all:dp"], registry={"x": None, "y": None}) == ["x:dp", "y:dp"]
+
+
+@pytest.mark.parametrize("method", ["steps", "uh_random", "steps_lesda", "flat_laplace", "ipf", "privbayes",
+                                    "aim", "mst"])
+def test_every_method_releases_the_bounds_variant_inside_the_declared_bounds(table, method):
+    df, dom = table
+    syn, secs, note = cn.release(df, dom, method, "bounds_privtree", 0)
+    assert secs > 0 and note == "" and len(syn) > 0  # some methods release a noisy record count
+    for c, (lo, hi) in {"age": (0, 100), "income": (0, 200), "spend": (-20, 120)}.items():
+        v = syn[c].dropna().astype(float)
+        assert len(v) and v.min() >= lo and v.max() <= hi, (method, c)
+    scores = cn.numeric_scores(df, syn, dom)
+    bounds = {"age": 100.0, "income": 200.0, "spend": 140.0}
+    # both tables' values lie inside the declared range, so W1 is at most its width (in units of the span)
+    assert all(0 <= s["w1"] <= bounds[c] / s["span"] for c, s in scores.items()), (method, scores)
+
+
+def _scored(table, column, run, seed, w1, q50):
+    method, variant = run.split(":")
+    return {**_row(table, column, method, variant, seed, w1), "q10_error": str(q50 / 2), "q50_error": str(q50),
+            "q90_error": str(q50 * 2)}
+
+
+def test_the_every_method_table_shares_medians_and_all_columns():
+    peer = "dpmm_aim:public_bounds"
+    rows = [_scored("t", "x", peer, 0, 0.30, 0.1), _scored("t", "y", peer, 0, 0.10, 0.1)]
+    rows += [_scored("t", "z", peer, 0, 0.5, 0.1) | {"status": "timeout", "w1": ""}]  # dpmm did not finish z
+    # steps: x at 0.2 (median of 0.1, 0.2, 0.9) ≤ 0.30; y at 0.2 > 0.10; z (no dpmm) at 0.05
+    rows += [_scored("t", "x", "steps:declared", s, w, 0.4) for s, w in enumerate([0.1, 0.9, 0.2])]
+    rows += [_scored("t", "y", "steps:declared", 0, 0.2, 0.2), _scored("t", "z", "steps:declared", 0, 0.05, 0.0)]
+    # mst:bounds_privtree: x only, under dpmm; a failed seed is not counted
+    rows += [_scored("t", "x", "mst:bounds_privtree", 0, 0.25, 0.3),
+             _scored("t", "x", "mst:bounds_privtree", 1, None, 0.3) | {"status": "error", "w1": ""}]
+    text = cn.every_method(rows, peer)
+    lines = text.splitlines()
+    # ordered by variant, then method
+    # 2 dpmm columns, 1 at or under; median W1 over them (0.2, 0.2); q errors (0.4, 0.2) → medians 0.3 etc.;
+    # every column: x 0.2, y 0.2, z 0.05 → 3 columns, median 0.2
+    assert lines[3] == "| steps:declared | 2 | 1 | 50% | 0.2000 | 0.1500 | 0.3000 | 0.6000 | 3 | 0.2000 |"
+    assert lines[2] == "| mst:bounds_privtree | 1 | 1 | 100% | 0.2500 | 0.1500 | 0.3000 | 0.6000 | 1 | 0.2500 |"
+    assert peer not in text
+    assert text in cn.report(rows, peer=peer)

@@ -15,6 +15,7 @@ from dpcore.errors import OptionError
 from dpcore.measure.bounds import (
     FALSE_BIN_PROBABILITY,
     REFINE_BINS,
+    WITHHOLD_PROBABILITY,
     LogBins,
     bounds_from_noisy,
     dp_bounds,
@@ -180,13 +181,59 @@ def test_numbers_only_release_under_pure_epsilon():
 
 
 def test_too_few_records_for_dp_bounds_is_said_not_hidden():
-    """40 records at ε = 0.5: no bin passes; the release is still DP (the bounds are post-processing of noise)
-    but its diagnostics carry a one-line warning per such column."""
+    """40 records at ε = 0.5: no bin passes, and none stands out of the noise (the largest noisy count under the
+    withholding threshold): the column is withheld, every synthetic value missing, one warning line naming it.
+    Before the withholding rule this release kept the largest noisy count's bin, most likely noise (changed on
+    purpose: this test asserted the noise-bound release)."""
     df = pd.DataFrame({"x": np.linspace(10, 20, 40)})
     rel = dpcore.synthesize(df, "flat_laplace", 0.5, domain="dp", seed=1)
-    assert rel.dp and rel.diagnostics["dp_domain"]["columns"]["x"]["fallback"]
+    rec = rel.diagnostics["dp_domain"]["columns"]["x"]
+    assert rel.dp and rec["fallback"] and rec["withheld"] and len(rec["edges"]) == 2
+    assert rel.sets[0]["x"].isna().all() and len(rel.sets[0]) > 0
     (w,) = rel.diagnostics["dp_domain"]["warnings"]
-    assert w.startswith("column 'x': no bin of its DP bounds passed") and "domain_share" in w and "\n" not in w
+    assert w.startswith("column 'x': withheld, every synthetic value missing") and "declare its bounds" in w
+    assert "domain_share" in w and "\n" not in w
+
+
+def test_a_withheld_column_leaves_the_others_and_spends_less():
+    """A column of 40 values among 3,000 missing ones is withheld; the table's other columns are released as
+    usual, and the withheld column spends only its bounds histogram (no refinement, no edges)."""
+    df = _wages().drop(columns="sex")
+    df["rare"] = np.where(np.arange(len(df)) < 40, 15.0, np.nan)
+    rel = dpcore.synthesize(df, "flat_laplace", 1.0, domain="dp", seed=0)
+    cols = rel.diagnostics["dp_domain"]["columns"]
+    assert cols["rare"]["withheld"] and not cols["wage"]["withheld"] and not cols["exper"]["withheld"]
+    assert rel.sets[0]["rare"].isna().all() and rel.sets[0]["wage"].notna().mean() > 0.9
+    assert cols["rare"]["spent"] < cols["wage"]["spent"] / 2
+    warned = {w.split(":")[0]: w for w in rel.diagnostics["dp_domain"]["warnings"]}
+    assert warned["column 'rare'"].startswith("column 'rare': withheld")
+    assert all("withheld" not in w for c, w in warned.items() if c != "column 'rare'")
+
+
+@pytest.mark.parametrize("mech", [DiscreteLaplace(4.0), DiscreteGaussian(6.0)])
+def test_withholding_threshold_is_where_noise_alone_reaches_half_the_time(mech):
+    """From the exact pmf: bins·P(Z ≥ τ_w) ≤ 1/2 (noise alone over the empty bins reaches τ_w at most that
+    often, the union bound), not far more conservative, and under the threshold for bins to pass."""
+    bins = 149
+    tau_w = threshold(mech, bins, WITHHOLD_PROBABILITY)
+    k = np.arange(math.ceil(tau_w), math.ceil(tau_w) + 4000)
+    tail = float(mech.pmf(k).sum())
+    assert bins * tail <= WITHHOLD_PROBABILITY < 50 * bins * tail
+    assert tau_w < threshold(mech, bins)
+
+
+def test_withheld_only_when_nothing_passes_and_the_largest_count_is_noise_like():
+    bins = LogBins.for_kind(False)
+    i8 = int(bins.index(pd.Series([8.0]))[0])
+    noisy = np.full(bins.size, -3.0)
+    noisy[i8] = 12.0
+    assert not bounds_from_noisy(noisy, bins, 20.0, 10.0).withheld  # stands out, under τ: the fallback bin
+    f = bounds_from_noisy(noisy, bins, 20.0, 10.0)
+    assert f.fallback and (f.lower, f.upper) == (8.0, 16.0)
+    assert bounds_from_noisy(noisy, bins, 20.0, 12.5).withheld  # under τ_w too: withheld
+    assert bounds_from_noisy(noisy, bins, 20.0).withheld is False  # no τ_w given: never withheld
+    noisy[i8] = 25.0
+    assert not bounds_from_noisy(noisy, bins, 20.0, 30.0).withheld  # a bin passed τ: bounded, never withheld
 
 
 def test_text_columns_under_pure_epsilon_are_refused_in_one_line():
