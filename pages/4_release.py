@@ -97,14 +97,16 @@ with guard.guarded("the budget book"):
 
 def _curator_only_bins(release, orig: pd.DataFrame) -> None:
     """NOT DP, curator-only: a numeric column whose bins the release found privately with one bin holding
-    more than half of the records, and the records clamped into the end bins (never released)."""
-    for col, occ in crowded_found_bins(orig, release.domain).items():
+    more than half of the records, and the records clamped into the end bins (never released). A release
+    restored from the workspace (its manifest and sets, no domain object) has neither to show."""
+    domain = getattr(release, "domain", None)
+    for col, occ in (crowded_found_bins(orig, domain) if domain is not None else {}).items():
         lo, hi = occ["top_bin"]
         st.warning(f"NOT DP, curator-only: {occ['top_share']:.0%} of the records of {col} fall in one of the bins "
                    f"the release found privately, [{lo:g}, {hi:g}]: the release keeps little of this column. Raise "
                    "ε or the domain's share, choose the other binning, or declare codebook bounds.",
                    icon=":material/stacked_bar_chart:")
-    clamped = (release.curator_only or {}).get("clamped_records") or {}
+    clamped = (getattr(release, "curator_only", None) or {}).get("clamped_records") or {}
     if clamped:
         st.caption(":red[NOT DP, curator-only: records clamped into the end bins: "
                    + ", ".join(f"{c} {n:,}" for c, n in clamped.items())
