@@ -87,7 +87,7 @@ import traceback  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 # the forked, capped run of bench/corpus_run.py (stdlib only, so dpmm's venv can import this file too)
-from corpus_run import fork_call  # noqa: E402
+from corpus_run import fork_call, recorded  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "corpus_numeric.csv"
@@ -363,16 +363,6 @@ def result_rows(run: dict, res: dict, numeric: list[str], extra: dict) -> list[d
     return rows
 
 
-def recorded(path: Path) -> tuple[set[tuple], set[tuple]]:
-    """The run keys already in ``path``, and the (table, method, variant) of which a seed timed out there."""
-    if not path.exists():
-        return set(), set()
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    return ({tuple(str(r[k]) for k in KEY) for r in rows},
-            {tuple(str(r[k]) for k in KEY[:-1]) for r in rows if r["status"] == "timeout"})
-
-
 def append_rows(path: Path, rows: list[dict]) -> None:
     """Append under an exclusive lock (two runners, one per kind of method, may share the file)."""
     import fcntl
@@ -442,7 +432,7 @@ def run_all(args) -> None:
     specs = corpus_specs()
     tables = args.tables or numeric_tables(specs)
     out = Path(args.out)
-    done, over_cap = recorded(out)
+    done, over_cap = recorded(out, KEY)
     commit, loaded = git_commit(), {}
     for run in plan(tables, expand_runs(args.methods), args.seeds):
         key = tuple(str(run[k]) for k in KEY)

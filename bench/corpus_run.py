@@ -191,15 +191,16 @@ def fork_run(df, dom, orig_codes, run: dict, timeout: float) -> dict:
     return fork_call(lambda: child_run(df, dom, orig_codes, run), timeout)
 
 
-def recorded(path: Path) -> tuple[set[tuple], set[tuple]]:
-    """The keys of the runs already in the results file, and the (table, method, definition, ε, m) settings
-    of which a seed went over the cap there (their other seeds are skipped, not run)."""
+def recorded(path: Path, key: tuple = KEY) -> tuple[set[tuple], set[tuple]]:
+    """The keys (columns ``key``, the seed last) of the runs already in a results file, and the settings (the
+    key without its seed) of which a seed went over the cap there (their other seeds are skipped, not run).
+    Also bench/corpus_numeric.py's, with its own key."""
     if not path.exists():
         return set(), set()
     with path.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    return ({tuple(str(row[k]) for k in KEY) for row in rows},
-            {tuple(str(row[k]) for k in KEY[:-1]) for row in rows if row["status"] == "timeout"})
+    return ({tuple(str(row[k]) for k in key) for row in rows},
+            {tuple(str(row[k]) for k in key[:-1]) for row in rows if row["status"] == "timeout"})
 
 
 def key_of(run: dict) -> tuple:

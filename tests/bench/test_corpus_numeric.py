@@ -90,7 +90,7 @@ def test_rows_per_column_rerun_keys_and_timeouts(tmp_path):
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == cn.FIELDS and len(rows) == 4
     assert rows[0]["w1"] == "0.1" and rows[1]["w1"] == "" and rows[1]["status"] == "ok"
-    done, over = cn.recorded(out)
+    done, over = cn.recorded(out, cn.KEY)
     assert done == {("t", "aim", "dp", "0"), ("t", "dpmm_aim", "public_bounds", "0")}
     assert over == {("t", "dpmm_aim", "public_bounds")}
 
