@@ -209,6 +209,18 @@ def _release(at: AppTest) -> AppTest:
     return run(at)
 
 
+def _private_domain_release(uploads, df):
+    """AIM at (1, 10⁻⁹), m = 1, with the domain found privately: (the AppTest after the release, the release)."""
+    at = open_with(uploads, df)
+    cfg = at.session_state["cfg"]
+    cfg["definition"], cfg["delta"], cfg["release_method"], cfg["m"] = "zcdp", 1e-9, "aim", 1
+    run(at)
+    at.button(key="w_dp_domain").click()
+    run(at)
+    at = _release(at)
+    return at, at.session_state["release"]["main"]
+
+
 def test_a_column_found_privately_releases_labelled_dp_with_its_charges_in_the_ledger(uploads):
     """The app's private path reaches the library: the wage column's bounds and bins are found inside
     the release, charged to its ledger, and the release is DP."""
@@ -282,14 +294,7 @@ def test_a_bin_found_privately_holding_over_half_the_records_is_flagged_after_re
     n = 800
     wage = np.where(rng.random(n) < 0.9, 5.0, np.round(rng.uniform(0, 1000, n), 2))  # 90% on one value
     df = pd.DataFrame({"wage": wage, "sex": rng.choice(["F", "M"], n)})
-    at = open_with(uploads, df)
-    cfg = at.session_state["cfg"]
-    cfg["definition"], cfg["delta"], cfg["release_method"], cfg["m"] = "zcdp", 1e-9, "aim", 1
-    run(at)
-    at.button(key="w_dp_domain").click()
-    run(at)
-    at = _release(at)
-    rel = at.session_state["release"]["main"]
+    at, rel = _private_domain_release(uploads, df)
     a = rel.domain["wage"]
     shares = np.bincount(a.encode(df["wage"]), minlength=a.size) / n
     assert shares.max() > 0.5  # the released (DP) bins do crowd: the warning is due
@@ -300,14 +305,7 @@ def test_a_bin_found_privately_holding_over_half_the_records_is_flagged_after_re
 def test_no_crowded_bin_warning_when_the_found_bins_spread_the_records(uploads):
     rng = np.random.default_rng(4)
     df = pd.DataFrame({"wage": np.round(rng.uniform(0, 1000, 2000), 2), "sex": rng.choice(["F", "M"], 2000)})
-    at = open_with(uploads, df)
-    cfg = at.session_state["cfg"]
-    cfg["definition"], cfg["delta"], cfg["release_method"], cfg["m"] = "zcdp", 1e-9, "aim", 1
-    run(at)
-    at.button(key="w_dp_domain").click()
-    run(at)
-    at = _release(at)
-    rel = at.session_state["release"]["main"]
+    at, rel = _private_domain_release(uploads, df)
     a = rel.domain["wage"]
     assert (np.bincount(a.encode(df["wage"]), minlength=a.size) / len(df)).max() <= 0.5
     assert not any("found privately" in w.value for w in at.warning)

@@ -125,16 +125,21 @@ def test_a_saved_confirmation_of_a_data_range_domain_is_withdrawn():
     assert "Domain declared public" not in texts(at.success)
 
 
+def _dp_edges_mode(at, mode: str, lower: float, upper: float) -> None:
+    """The table editor's "Bin edges" set to a DP mode, with its public bounds typed in (not yet run)."""
+    next(r for r in at.radio if r.label == "Bin edges").set_value(mode)
+    run(at)
+    next(x for x in at.number_input if x.label == "public lower bound").set_value(lower)
+    next(x for x in at.number_input if x.label == "public upper bound").set_value(upper)
+
+
 def test_dp_quantile_edges_from_the_table_editor_release_as_dp():
     at = start_with(numeric_table()[["age", "sex"]])
     at.selectbox(key="w_edit_attr").select("age")
     run(at)
     assert "not offered for editing" in texts(at.caption)
     assert next(d for d in at.dataframe if list(d.value.columns) == ["edge"]).value.empty
-    next(r for r in at.radio if r.label == "Bin edges").set_value("DP quantile edges")
-    run(at)
-    next(x for x in at.number_input if x.label == "public lower bound").set_value(0.0)
-    next(x for x in at.number_input if x.label == "public upper bound").set_value(100.0)
+    _dp_edges_mode(at, "DP quantile edges", 0.0, 100.0)
     next(x for x in at.number_input if x.label == "bins").set_value(4)
     run(at)
     next(b for b in at.button if b.label == "Use DP quantile edges").click()
@@ -150,10 +155,7 @@ def test_dp_privtree_edges_from_the_table_editor_say_what_they_spend_and_release
     at = start_with(numeric_table()[["age", "sex"]])
     at.selectbox(key="w_edit_attr").select("age")
     run(at)
-    next(r for r in at.radio if r.label == "Bin edges").set_value("DP PrivTree edges")
-    run(at)
-    next(x for x in at.number_input if x.label == "public lower bound").set_value(0.0)
-    next(x for x in at.number_input if x.label == "public upper bound").set_value(100.0)
+    _dp_edges_mode(at, "DP PrivTree edges", 0.0, 100.0)
     next(x for x in at.number_input if x.label == "at most this many bins").set_value(6)
     run(at)
     caption = texts(at.caption)
@@ -175,10 +177,7 @@ def test_public_bounds_for_one_column_keep_the_editors_work_on_another():
     at = start_with(numeric_table())
     at.selectbox(key="w_edit_attr").select("age")
     run(at)
-    next(r for r in at.radio if r.label == "Bin edges").set_value("DP quantile edges")
-    run(at)
-    next(x for x in at.number_input if x.label == "public lower bound").set_value(0.0)
-    next(x for x in at.number_input if x.label == "public upper bound").set_value(100.0)
+    _dp_edges_mode(at, "DP quantile edges", 0.0, 100.0)
     run(at)
     next(b for b in at.button if b.label == "Use DP quantile edges").click()
     run(at)
