@@ -489,11 +489,11 @@ def cmd_domain(args) -> int:
 def not_public_lines(dom: Domain) -> list[str]:
     """One line per attribute whose bin edges came from the data (marked "origin": "data_range" in
     the file): declaring the file does not make them public, and a release keeps NOT DP until
-    each gets public bounds, DP quantile edges, or is dropped. No bounds are suggested: any figure
+    each gets public bounds, DP bin edges, or is dropped. No bounds are suggested: any figure
     computed from the data would be offered as public (docs/privacy-model.md#what-is-public)."""
     return [f"NOT PUBLIC: '{a.name}' has bin edges from the data's own range [{a.edges[0]:g}, {a.edges[-1]:g}] "
             f"(\"origin\": \"{a.origin}\"): every release with it is NOT DP, whatever \"source\" says. Give "
-            f"public bounds from a codebook, not from the data (--numeric {a.name}=lower:upper:bins), DP quantile "
+            f"public bounds from a codebook, not from the data (--numeric {a.name}=lower:upper:bins), DP bin "
             f"edges at release (synth --dp-bins {a.name}=lower:upper:bins), or drop the column."
             for a in dom.not_public]
 
