@@ -9,7 +9,17 @@ import numpy as np
 import pandas as pd
 
 from dpcore.counting.count_table import CountTable
-from dpcore.data.domain import DECLARED, DP_FOUND, Domain, check_table, infer_domain, not_public_message
+from dpcore.data.domain import (
+    DECLARED,
+    DP_BOUNDS,
+    DP_FOUND,
+    DP_PRIVTREE,
+    DP_QUANTILES,
+    Domain,
+    check_table,
+    infer_domain,
+    not_public_message,
+)
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
 from dpcore.estimate.draws import records
 from dpcore.manifest_summary import created_now
@@ -76,7 +86,7 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Ne
         # whatever the domain's own "source" says: edges read from the data are never public
         reasons.append(
             not_public_message(domain.not_public) + ", so they are not public; give each public bounds or edges "
-            "(\"origin\": \"declared\" in domain.json; --numeric COL=lower:upper:bins), DP quantile edges "
+            "(\"origin\": \"declared\" in domain.json; --numeric COL=lower:upper:bins), DP bin edges "
             "(--dp-bins COL=lower:upper:bins), or drop the column"
         )
     if domain.source not in (DECLARED, DP_FOUND):
@@ -86,9 +96,22 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Ne
         )
     if reasons:
         return False, "NOT differentially private: " + "; ".join(reasons)
+    given = public_inputs(domain)
     if ledger is not None and ledger.unit == RHO:
-        return True, neighbours.statement(epsilon, ledger.delta if delta is None else delta, ledger.spent)
-    return True, neighbours.statement(epsilon)
+        return True, neighbours.statement(epsilon, ledger.delta if delta is None else delta, ledger.spent, given)
+    return True, neighbours.statement(epsilon, given=given)
+
+
+def public_inputs(domain: Domain) -> str:
+    """What the DP statement is given: the declared domain; or, when the release found the whole domain privately,
+    only the column names and types; or the declared domain with the columns whose bin edges it found privately."""
+    if domain.source == DP_FOUND:
+        return "only the public column names and types (the domain was found privately inside this release)"
+    found = [a.name for a in domain.attributes if a.origin in (DP_QUANTILES, DP_PRIVTREE, DP_BOUNDS)]
+    if found:
+        return ("the declared public domain (the bin edges of " + ", ".join(found)
+                + " found privately inside this release)")
+    return "the declared public domain"
 
 
 def _definition_plan(definition, budget: float) -> dict:

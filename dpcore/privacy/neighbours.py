@@ -86,8 +86,10 @@ class Neighbours:
                 "sensitivities are computed for; raise max_records"
             )
 
-    def statement(self, epsilon: float, delta: float | None = None, rho: float | None = None) -> str:
-        """The DP statement: ε-DP (``delta`` None), or (ε, δ)-DP through ρ-zCDP."""
+    def statement(self, epsilon: float, delta: float | None = None, rho: float | None = None,
+                  given: str = "the declared public domain") -> str:
+        """The DP statement: ε-DP (``delta`` None), or (ε, δ)-DP through ρ-zCDP, ``given`` the public inputs
+        (the declared domain, or what was public when parts of it were found privately in the release)."""
         if delta is None:
             head = f"ε-differentially private with ε = {epsilon:g}"
         else:
@@ -95,12 +97,12 @@ class Neighbours:
         if self.notion == ADD_REMOVE:
             return (
                 f"{head} for neighbouring tables that differ by adding or "
-                f"removing one record (tables of at most {self.max_records:,} records), given the declared public "
-                "domain; the record count is released with noise, not exactly"
+                f"removing one record (tables of at most {self.max_records:,} records), given {given}; the record "
+                "count is released with noise, not exactly"
             )
         return (
             f"{head} for neighbouring tables that differ by replacing one "
-            "record, given the declared public domain and the public record count n"
+            f"record, given {given} and the public record count n"
         )
 
     def to_dict(self) -> dict:
