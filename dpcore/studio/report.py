@@ -97,6 +97,18 @@ def epsilon_factor(epsilon: float) -> float:
     return math.exp(epsilon) if epsilon < 700 else math.inf
 
 
+def _given_sentence(manifest: Mapping) -> str:
+    """What the guarantee is given, in plain words: the declared domain, or (a domain found privately in the
+    release) only the column names and types."""
+    if (manifest.get("domain") or {}).get("source") == DP_FOUND:
+        return ("The guarantee is given only the public column names and types: the domain listed below (levels, "
+                "bounds and bin edges) was itself found with differential privacy inside this release, charged to "
+                "its ledger.")
+    return ("The guarantee is given the public facts listed below (the declared domain of attribute names, levels "
+            "and bin edges; edges marked as found privately were computed inside this release, charged to its "
+            "ledger).")
+
+
 def plain_statement(manifest: Mapping) -> list[str]:
     """The privacy statement in plain words, paragraph by paragraph, from the manifest."""
     eps = float(manifest["epsilon"])
@@ -132,8 +144,7 @@ def plain_statement(manifest: Mapping) -> list[str]:
         f"this release — with any background knowledge — is at most {factor:.3g} times (e^ε) more or less likely "
         f"than it would be {whose}{exception}. The smaller ε, the closer that factor is to 1 and the stronger the "
         "protection; ε = 1 gives a factor of 2.72, ε = 0.1 a factor of 1.11.",
-        "The guarantee is given the public facts listed below (the declared domain of attribute names, levels "
-        f"and bin edges). {adds_up}",
+        _given_sentence(manifest) + f" {adds_up}",
         f"Formally: {manifest.get('dp_reason', '')}.",
     ]
 

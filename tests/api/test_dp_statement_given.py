@@ -31,3 +31,14 @@ def test_a_domain_found_privately_is_not_called_declared(table):
     reason = rel.manifest()["dp_reason"]
     assert rel.dp and "declared" not in reason
     assert "given only the public column names and types (the domain was found privately" in reason
+
+
+def test_the_report_says_what_the_guarantee_is_given(table):
+    from dpcore.studio.report import plain_statement
+    found = dpcore.synthesize(table, "aim", 1.0, seed=1, domain="dp", delta=1e-9).manifest()
+    assert any(p.startswith("The guarantee is given only the public column names and types") for p in
+               plain_statement(found))
+    dom = dpcore.infer_domain(table, numeric={"age": [0, 50, 100]}).declared()
+    declared = dpcore.synthesize(table, "mst", 1.0, seed=1, domain=dom).manifest()
+    assert any(p.startswith("The guarantee is given the public facts listed below (the declared domain") for p in
+               plain_statement(declared))
