@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from corpus_run import fork_call, git_commit, score  # noqa: E402
+from corpus_run import append_row, fork_call, git_commit, score  # noqa: E402
 
 OUT = HERE / "aim_rounds.csv"
 FIELDS = ["table", "definition", "epsilon", "per_attribute", "rounds", "seed", "spmse", "seconds", "status",
@@ -142,12 +142,7 @@ def main(argv=None) -> None:
                         res = fork_call(partial(one_run, df, dom, codes, definition, eps, k, seed), args.timeout)
                         row = {**run, **res, "rounds": k * len(dom.names), "load1": load1, "dpcore_commit": commit,
                                "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-                        new = not args.out.exists()
-                        with args.out.open("a", newline="", encoding="utf-8") as f:
-                            w = csv.DictWriter(f, fieldnames=FIELDS)
-                            if new:
-                                w.writeheader()
-                            w.writerow({c: row.get(c, "") for c in FIELDS})
+                        append_row(args.out, row, FIELDS)
                         print(table, definition, eps, k, seed, res.get("status"), res.get("spmse", ""),
                               res.get("seconds", ""), flush=True)
 

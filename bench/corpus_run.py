@@ -207,13 +207,14 @@ def key_of(run: dict) -> tuple:
     return tuple(str(run[k]) for k in KEY)
 
 
-def append_row(path: Path, row: dict) -> None:
+def append_row(path: Path, row: dict, fields: list | tuple = FIELDS) -> None:
+    """One row appended to a results CSV (its header first, if the file is new); missing fields are empty."""
     new = not path.exists()
     with path.open("a", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w = csv.DictWriter(f, fieldnames=list(fields))
         if new:
             w.writeheader()
-        w.writerow({k: row.get(k, "") for k in FIELDS})
+        w.writerow({k: row.get(k, "") for k in fields})
 
 
 def plan(args, table: str) -> list[dict]:
