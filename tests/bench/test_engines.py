@@ -50,3 +50,19 @@ def test_ratios_pair_a_clamped_case_with_the_count_of_the_same_rows_and_engine()
         "clamped:duckdb:1e6": {"wall_s": 0.25, "cpu_s": 0.25, "peak_rss_mb": 0.5}}
     results[0] = {"case": "count:duckdb:1e6", "error": "boom"}
     assert engines.ratios_to_count(results) == {}
+
+
+def test_a_childs_peak_rss_is_its_own_not_the_parents():
+    """A child started by a parent holding 300 MB reports its own peak (imports only), not the parent's:
+    Linux keeps the replaced image's RSS in ``ru_maxrss`` across ``exec``."""
+    import subprocess
+
+    import numpy as np
+
+    held = np.ones(300 * 2**20 // 8)  # 300 MB touched in this process before the child starts
+    code = ("import sys; sys.path.insert(0, 'bench'); import engines, resource; "
+            "print(engines.peak_rss_mb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    own, maxrss = map(float, out.stdout.split())
+    assert held.sum() == held.size
+    assert 0 < own < 200, (own, maxrss)
