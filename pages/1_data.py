@@ -8,6 +8,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.data.domain import DEFAULT_MAX_LEVELS
+from dpcore.measure.quantiles import PRIVTREE
 from dpcore.studio import design
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from pages import _data_server
@@ -178,7 +179,9 @@ def _edges_status(col: str, a) -> str:
         return f":green[public edges {shown}]"
     spec = (s.get("dp_bins") or {}).get(a.name)
     dp = f" ({METHOD_MODE[spec_method(spec)]} at release)" if spec else ""
-    return f":green[public bounds [{a.edges[0]:g}, {a.edges[-1]:g}], {len(a.edges) - 1} bins{dp}]"
+    # PrivTree stops splitting where the data are sparse: the release has at most the bins asked for
+    most = "at most " if spec and spec_method(spec) == PRIVTREE else ""
+    return f":green[public bounds [{a.edges[0]:g}, {a.edges[-1]:g}], {most}{len(a.edges) - 1} bins{dp}]"
 
 
 with guard.guarded("numeric binning"):

@@ -164,6 +164,9 @@ def test_dp_privtree_edges_from_the_table_editor_say_what_they_spend_and_release
     run(at)
     assert at.session_state["dp_bins"]["age"] == {"bins": 6, "lower": 0.0, "upper": 100.0, "method": "privtree"}
     assert "DP PrivTree edges at release" in texts(at.markdown)
+    # the column's status line says what PrivTree gives: at most the bins asked for, not exactly that many
+    status = "**age**: :green[public bounds [0, 100], at most 6 bins (DP PrivTree edges at release)]"
+    assert status in texts(at.markdown)
     at = confirm(at)
     rel = release(at)
     assert rel.dp and rel.domain["age"].origin == "dp_privtree"
