@@ -28,6 +28,7 @@ from dpcore.measure.quantiles import BIN_METHODS, DEFAULT_BINS_SHARE, DEFAULT_DP
 from dpcore.metrics.numeric import CROWDED_SHARE, bin_occupancy
 from dpcore.studio import design
 from pages import _state as state
+from pages._domain_editor import METHOD_MODE, spec_method
 
 CODEBOOK, PRIVATE, DROP, EDGES, LEVELS = "codebook bounds", "find privately", "drop", "codebook edges", "levels"
 
@@ -134,9 +135,26 @@ def _init(key: str, value) -> str:
     return key
 
 
+def editor_dp_edges(col: str) -> dict | None:
+    """The table editor's DP edges of ``col`` (public bounds, edges found privately at release), or None."""
+    spec = (st.session_state.get("dp_bins") or {}).get(col)
+    return spec if isinstance(spec, dict) and spec.get("lower") is not None and spec.get("upper") is not None \
+        else None
+
+
 def _codebook_bounds(col: str, spec, cols) -> None:
     c2, c3, c4, c5 = cols
     lo0, hi0 = (f"{x:g}" for x in spec["bounds"]) if isinstance(spec, dict) else ("", "")
+    dp = editor_dp_edges(col)
+    if dp is not None and spec is None:
+        # the table editor declared these bounds with DP edges: the boxes show them, not empty ones
+        lo0, hi0 = f"{float(dp['lower']):g}", f"{float(dp['upper']):g}"
+        for key, value in ((state.numeric_key("lo", col), lo0), (state.numeric_key("hi", col), hi0)):
+            if not st.session_state.get(key):  # an empty box (drawn before the editor's edges) shows them
+                st.session_state[key] = value
+        st.caption(f"Set in the table editor (below): public bounds [{lo0}, {hi0}] with "
+                   f"{METHOD_MODE[spec_method(dp)]} found at release. “Use these bounds” replaces them by "
+                   "equal-width bins.")
     lo = c2.text_input("lower bound", key=_init(state.numeric_key("lo", col), lo0), placeholder="from the codebook",
                        help="A lower bound you would publish: from a codebook or the survey's design, never read "
                             "from the data. Values below it are clamped into the first bin.")
@@ -146,7 +164,7 @@ def _codebook_bounds(col: str, spec, cols) -> None:
     k = c4.number_input("bins", min_value=1, max_value=200, key=_init(state.numeric_key("bins", col), k0),
                         help="Equal-width bins over [lower, upper].")
     if c5.button("Use these bounds", key=state.numeric_key("usebounds", col),
-                 type="primary" if spec is None else "secondary",
+                 type="primary" if spec is None and dp is None else "secondary",
                  help="Declares [lower, upper] public for this column, cut into equal-width bins. You still confirm "
                       "the whole domain below."):
         try:

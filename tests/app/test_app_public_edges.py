@@ -235,3 +235,21 @@ def test_no_backticks_in_the_labels_of_the_data_page():
               for w in getattr(at, kind)]
     assert labels and not any("`" in str(x) for x in labels), labels
     assert all(str(x).strip() for x in labels)  # every widget has a name
+
+
+def test_the_numeric_columns_panel_shows_the_table_editors_dp_edges_not_empty_bounds():
+    """After "Use DP PrivTree edges" in the table editor, the Numeric columns panel above shows the editor's
+    public bounds in its boxes and says where they were set (it showed empty boxes and a primary "Use these
+    bounds", as if nothing were declared; seen in Chromium)."""
+    at = start_with(numeric_table()[["age", "sex"]])
+    at.selectbox(key="w_edit_attr").select("age")
+    run(at)
+    _dp_edges_mode(at, "DP PrivTree edges", 0.0, 100.0)
+    next(b for b in at.button if b.label == "Use DP PrivTree edges").click()
+    run(at)
+    assert "Set in the table editor (below): public bounds [0, 100] with DP PrivTree edges found at release" \
+        in texts(at.caption)
+    boxes = {x.label: x.value for x in at.text_input if x.label in ("lower bound", "upper bound")}
+    assert boxes == {"lower bound": "0", "upper bound": "100"}
+    use = next(b for b in at.button if b.label == "Use these bounds")
+    assert use.proto.type != "primary"
