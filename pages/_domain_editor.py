@@ -165,15 +165,21 @@ def _dp_edges(dom, attr, tag, na: bool, dp_bins: dict, method: str) -> None:
     c1, c2, c3 = st.columns(3)
     # No default from the domain: an inferred domain's outer edges are the data's own min and max,
     # which would then be published as "public" bounds of a DP release.
-    lo = c1.number_input("public lower bound", value=float(spec["lower"]) if spec else None,
+    # a whole-number column's bounds show as whole numbers ("0.00" reads as a fraction) and step by 1
+    whole = bool(attr.dtype) and str(attr.dtype).startswith(("int", "uint", "Int", "UInt"))
+    fmt, step = ("%g", 1.0) if whole else (None, None)
+    lo = c1.number_input("public lower bound", value=float(spec["lower"]) if spec else None, format=fmt, step=step,
                          key=f"w_dp_lo_{tag}", placeholder="type a public bound",
                          help="A bound you would publish (not the data's minimum).")
-    hi = c2.number_input("public upper bound", value=float(spec["upper"]) if spec else None,
+    hi = c2.number_input("public upper bound", value=float(spec["upper"]) if spec else None, format=fmt, step=step,
                          key=f"w_dp_hi_{tag}", placeholder="type a public bound",
                          help="A bound you would publish (not the data's maximum).")
     k = c3.number_input("at most this many bins" if method == PRIVTREE else "bins", min_value=2, max_value=100,
-                        value=int(spec["bins"] if spec else max(2, attr.size - attr.na)), key=f"w_dp_bins_{tag}")
-    share = st.slider("Share of ε for the DP edges (all DP-binned attributes together)", 0.01, 0.5,
+                        value=int(spec["bins"] if spec else max(2, attr.size - attr.na)), key=f"w_dp_bins_{tag}",
+                        help="PrivTree splits only where a noisy count says the records are dense, so the release "
+                             "may have fewer bins." if method == PRIVTREE else
+                             "How many bins the DP quantiles cut [lower, upper] into.")
+    share = st.slider("Share of ε for the DP edges (all DP-binned columns together)", 0.01, 0.5,
                       float(s.get("bins_share") or DEFAULT_BINS_SHARE), 0.01, key=f"w_dp_share_{tag}",
                       help="Taken from the release's ε and charged to its ledger; the total stays ε.")
     st.caption(dp_edges_caption(method, attr.name, int(k), float(share)))
@@ -206,14 +212,14 @@ def _recodes_panel() -> None:
     if private:
         st.markdown("**Found privately at release** (bounds and bins): " + "; ".join(
             f"{c}: {v['bins']} bins" for c, v in private.items())
-            + f" (ε share {float(s.get('bins_share') or DEFAULT_BINS_SHARE):g})")
+            + f" ({float(s.get('bins_share') or DEFAULT_BINS_SHARE):.0%} of ε)")
     for method, mode in METHOD_MODE.items():
         these = {c: v for c, v in dp_bins.items() if spec_method(v) == method}
         if these:
             most = "at most " if method == PRIVTREE else ""
             st.markdown(f"**{mode} at release:** " + "; ".join(
                 f"{c}: {most}{v['bins']} bins over [{v['lower']:g}, {v['upper']:g}]" for c, v in these.items())
-                + f" (ε share {float(s.get('bins_share') or DEFAULT_BINS_SHARE):g})")
+                + f" ({float(s.get('bins_share') or DEFAULT_BINS_SHARE):.0%} of ε)")
     if not recodes:
         return
     st.markdown("**Recodes applied to the data before release** (renames and merges):")
