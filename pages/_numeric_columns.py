@@ -149,9 +149,11 @@ def _codebook_bounds(col: str, spec, cols) -> None:
     if dp is not None and spec is None:
         # the table editor declared these bounds with DP edges: the boxes show them, not empty ones
         lo0, hi0 = f"{float(dp['lower']):g}", f"{float(dp['upper']):g}"
-        for key, value in ((state.numeric_key("lo", col), lo0), (state.numeric_key("hi", col), hi0)):
-            if not st.session_state.get(key):  # an empty box (drawn before the editor's edges) shows them
-                st.session_state[key] = value
+        lo_key, hi_key = state.numeric_key("lo", col), state.numeric_key("hi", col)
+        if not st.session_state.get(lo_key) and not st.session_state.get(hi_key):
+            # empty boxes (drawn before the editor's edges) show the editor's bounds and bins
+            st.session_state[lo_key], st.session_state[hi_key] = lo0, hi0
+            st.session_state[state.numeric_key("bins", col)] = int(dp.get("bins", DEFAULT_NUMERIC_BINS))
         st.caption(f"Set in the table editor (below): public bounds [{lo0}, {hi0}] with "
                    f"{METHOD_MODE[spec_method(dp)]} found at release. “Use these bounds” replaces them by "
                    "equal-width bins.")

@@ -245,11 +245,14 @@ def test_the_numeric_columns_panel_shows_the_table_editors_dp_edges_not_empty_bo
     at.selectbox(key="w_edit_attr").select("age")
     run(at)
     _dp_edges_mode(at, "DP PrivTree edges", 0.0, 100.0)
+    next(x for x in at.number_input if x.label == "at most this many bins").set_value(6)
+    run(at)
     next(b for b in at.button if b.label == "Use DP PrivTree edges").click()
     run(at)
     assert "Set in the table editor (below): public bounds [0, 100] with DP PrivTree edges found at release" \
         in texts(at.caption)
     boxes = {x.label: x.value for x in at.text_input if x.label in ("lower bound", "upper bound")}
     assert boxes == {"lower bound": "0", "upper bound": "100"}
+    assert next(x for x in at.number_input if x.label == "bins").value == 6  # the editor's cap, not the default
     use = next(b for b in at.button if b.label == "Use these bounds")
     assert use.proto.type != "primary"
