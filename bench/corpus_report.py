@@ -331,7 +331,22 @@ def load_results(eps: float, m: int):
     return facts, rows, peers, tables, methods, summarise(rows, eps, m), summarise(peers, 1.0, 1)
 
 
-def write_page(eps: float, m: int) -> Path:
+def other_setting(rows: list[dict], methods: list[str], tables: list[str], facts: list[dict], eps: float,
+                  m: int) -> list[str]:
+    """The page's sections for one more (ε, m) of the grid, both definitions (nothing when it has no rows)."""
+    summ = summarise(rows, eps, m)
+    if not summ:
+        return []
+    done = sorted({t for (t, *_rest) in summ})
+    tag = f"eps{eps:g}-m{m}"
+    return [f"## Results at ε = {eps:g}, m = {m}", "",
+            f"The same summaries, on the {len(done)} of {len(tables)} tables that have runs at this setting.", "",
+            *section(summ, facts, tables, [(x, "pure") for x in methods], "Pure ε-DP", f"pure-{tag}"),
+            *section(summ, facts, tables, [(x, "zcdp") for x in methods], "(ε, δ = 10⁻⁹) through zCDP",
+                     f"zcdp-{tag}")]
+
+
+def write_page(eps: float, m: int, also: tuple = ()) -> Path:
     facts, rows, peers, tables, methods, summ, psumm = load_results(eps, m)
     tag = f"eps{eps:g}-m{m}"
     pure = [(x, "pure") for x in methods]
@@ -350,7 +365,8 @@ def write_page(eps: float, m: int) -> Path:
             "write bench/corpus_tables.csv",
             "nice -n 10 python bench/corpus_run.py --eps 1 --sets 1 --seeds 0 1 2 3 4 --timeout 120",
             "nice -n 10 python bench/corpus_run.py --methods dpmm_aim dpmm_mst --seeds 0 1 2 --timeout 600",
-            f"python bench/corpus_report.py --eps {eps:g} --sets {m}      # this page", "```", "",
+            f"python bench/corpus_report.py --eps {eps:g} --sets {m}"
+            + "".join(f" --also {e2:g}:{m2}" for e2, m2 in also) + "      # this page", "```", "",
             "The runner skips every run already in its results file, so it resumes table by table. "
             "Each run is a forked child killed at the cap; see bench/corpus_run.py for the measures.", "",
             "## The corpus", "", *corpus_table(facts), "",
@@ -363,6 +379,7 @@ def write_page(eps: float, m: int) -> Path:
             "bench/corpus_results.csv).", "",
             *section(summ, facts, tables, pure, "Pure ε-DP", f"pure-{tag}"),
             *section(summ, facts, tables, zcdp, "(ε, δ = 10⁻⁹) through zCDP", f"zcdp-{tag}"),
+            *(line for e2, m2 in also for line in other_setting(rows, methods, tables, facts, e2, m2)),
             "## Against the peers (ε = 1, δ = 10⁻⁹, m = 1)", "",
             "Each dpcore (ε, δ) method's median S_pMSE over the best finishing peer's median on the same table "
             "(below 1: dpcore is better). The peers are dpmm 0.1.9 and smartnoise-synth 1.0.8, in venvs of "
@@ -432,9 +449,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--sets", type=int, default=1)
+    ap.add_argument("--also", nargs="*", default=[], metavar="EPS:M",
+                    help="more settings of the grid to summarise on the page, e.g. 1:5")
     ap.add_argument("--results", action="store_true", help="also write the corpus section of bench/RESULTS.md")
     args = ap.parse_args()
-    print("wrote", write_page(args.eps, args.sets))
+    try:
+        also = tuple((float(a.split(":")[0]), int(a.split(":")[1])) for a in args.also)
+    except (ValueError, IndexError):
+        raise SystemExit(f"--also takes EPS:M pairs such as 1:5; got {' '.join(args.also)}") from None
+    print("wrote", write_page(args.eps, args.sets, also))
     if args.results:
         update_results(args.eps, args.sets)
         print("wrote the corpus section of bench/RESULTS.md")

@@ -58,3 +58,14 @@ def test_ratio_to_the_best_finishing_peer():
     assert "20× AIM's median seconds on 0 of 1 tables" in lines[4]
     worse = rep.summarise([_row("t1", "dpmm_aim", "zcdp", s, 2.0) for s in range(3)], 1.0, 1)
     assert "at or under it on 0 of 1 tables (0%" in rep.peer_ratio_table(summ, worse, ["t1"], KEYS)[0][4]
+
+
+def test_another_setting_of_the_grid_gets_its_own_sections_only_when_it_has_runs(monkeypatch):
+    monkeypatch.setattr(rep, "plots", lambda *a, **k: [])  # no figures written from a unit test
+    rows = [*ROWS, *(_row("t1", m, "pure", s, v, sets=5) for m, v in (("aim", 7.0), ("mst", 3.0)) for s in range(3))]
+    facts = [{"table": "t1"}, {"table": "t2"}]
+    page = rep.other_setting(rows, ["aim", "mst"], ["t1", "t2"], facts, 1.0, 5)
+    assert page[0] == "## Results at ε = 1, m = 5" and "on the 1 of 2 tables that have runs" in page[2]
+    text = "\n".join(page)
+    assert "### Pure ε-DP" in text and "**3.00**" in text  # mst's median is t1's lowest at m = 5
+    assert rep.other_setting(rows, ["aim", "mst"], ["t1", "t2"], facts, 0.3, 5) == []
