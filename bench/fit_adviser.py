@@ -81,12 +81,23 @@ def read_tables(path: Path) -> dict:
     return {str(r["table"]): (_levels(r["levels"]), float(r[n_col])) for _, r in t.iterrows()}
 
 
+def _complete(r: pd.DataFrame) -> pd.Series:
+    """Rows of the cases the runner finished: every method tried anywhere on the table has a row (any status)
+    in the case. A case the runner was stopped in the middle of would otherwise rank only the methods it reached
+    (the runner goes method by method), and its "best" would not be the best."""
+    keys = [r[c].astype(str) for c in ("table", "definition", "epsilon", "sets")]
+    tried_case = r.groupby(keys)["method"].transform("nunique")
+    tried_table = r.groupby(r["table"].astype(str))["method"].transform("nunique")
+    return tried_case == tried_table
+
+
 def read_cases(results: Path, tables: dict) -> pd.DataFrame:
     """One row per (table, definition, ε, m, method): the median S_pMSE over seeds and the features."""
     r = pd.read_csv(results)
+    r = r[r["method"].isin(list(REGISTRY)) & r["table"].astype(str).isin(list(tables))]
+    r = r[_complete(r)]
     if "status" in r.columns:
         r = r[r["status"].astype(str).str.lower().eq("ok")]
-    r = r[r["method"].isin(list(REGISTRY)) & r["table"].astype(str).isin(list(tables))]
     r = r[np.isfinite(r["spmse"].astype(float)) & (r["spmse"].astype(float) > 0)]
     g = (r.assign(table=r["table"].astype(str), epsilon=r["epsilon"].astype(float), sets=r["sets"].astype(int))
          .groupby([*CASE, "method"], as_index=False)

@@ -48,6 +48,8 @@ FEATURES = (
     "log10_n",
     "log10_signal",        # log10(n · ε/m / mean two-way cells): records per two-way cell, times ε per set
     "log10_full_signal",   # log10(n · ε/m / cells): records per cell of the full table, times ε per set
+    "log10_pairs_signal",  # log10(n · ε/m / the cells of all two-way tables together): what a method that
+                           # measures every two-way table (DP ipf) has per cell once ε is split over them
 )
 
 #: Without a public record count, predictions are averaged over these n (the corpus's range, 10² to 10⁶).
@@ -71,13 +73,15 @@ class PublicFacts:
         if p >= 2:
             pairs = [logs[i] + logs[j] for i in range(p) for j in range(i + 1, p)]
             pair_cells = float(np.mean(np.power(10.0, pairs)))
+            all_pair_cells = pair_cells * len(pairs)
         else:
-            pair_cells = float(lv[0])
+            pair_cells = all_pair_cells = float(lv[0])
         per_set = self.epsilon / self.sets
         return np.array([
             p, float(logs.sum()), float(logs.max()), math.log10(float(lv.mean())), math.log10(pair_cells),
             math.log10(self.epsilon), float(self.zcdp), math.log10(self.sets), math.log10(self.n),
             math.log10(self.n * per_set / pair_cells), math.log10(self.n * per_set) - float(logs.sum()),
+            math.log10(self.n * per_set / all_pair_cells),
         ])
 
 

@@ -41,6 +41,7 @@ def test_features_are_public_facts_of_the_domain_and_numbers():
     assert x["log10_n"] == pytest.approx(3.0)
     assert x["log10_signal"] == pytest.approx(math.log10(1000 * 0.2 / pair))
     assert x["log10_full_signal"] == pytest.approx(math.log10(1000 * 0.2 / 100))
+    assert x["log10_pairs_signal"] == pytest.approx(math.log10(1000 * 0.2 / (10 + 20 + 50)))
     assert error_model.public_facts(_domain([2, 5, 10]), 1.0, 5, 1000, zcdp=False).vector()[6] == 0
 
 
@@ -400,3 +401,17 @@ def test_a_steps_variant_picked_by_the_adviser_is_the_one_released():
     d["release_method"] = plain
     assert design.auto_tree_mode(d, plain) is None and design.design_call(d, dom, plain)[0] == design.MODE_METHOD[
         d["mode"]]
+
+
+def test_a_case_the_runner_stopped_in_the_middle_of_is_left_out(tmp_path):
+    """The runner goes method by method: a case where some method has no row at all (not even a timeout) was
+    cut off, and is not a case (its "best" would be the best of the methods reached)."""
+    results, tables = _synthetic_corpus(tmp_path)
+    r = pd.read_csv(results)
+    cut = (r["table"] == "t0") & (r["definition"] == "pure") & (r["epsilon"] == 1.0) & (r["sets"] == 5) & \
+        r["method"].isin(["mst", "steps"])
+    r[~cut].to_csv(results, index=False)
+    cases = fit_adviser.read_cases(results, fit_adviser.read_tables(tables))
+    t0 = cases[(cases["table"] == "t0") & (cases["definition"] == "pure") & (cases["epsilon"] == 1.0)]
+    assert set(t0["sets"]) == {1}  # the cut case is gone, its neighbour stays
+    assert len(cases) == 6 * 2 * 3 * 2 * 4 - 4
