@@ -240,14 +240,7 @@ def test_a_column_found_privately_releases_labelled_dp_with_its_charges_in_the_l
 
 
 def test_the_whole_domain_found_privately_releases_labelled_dp(uploads):
-    at = open_with(uploads, wages())
-    cfg = at.session_state["cfg"]
-    cfg["definition"], cfg["delta"], cfg["release_method"], cfg["m"] = "zcdp", 1e-9, "aim", 1
-    run(at)
-    at.button(key="w_dp_domain").click()
-    run(at)
-    at = _release(at)
-    rel = at.session_state["release"]["main"]
+    _, rel = _private_domain_release(uploads, wages())
     assert rel.dp, rel.dp_reason
     assert any("DP domain" in p for p, _ in rel.ledger.charges())
     assert set(rel.diagnostics["dp_domain"]["columns"]) == {"wage", "age", "sex"}

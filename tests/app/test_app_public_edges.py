@@ -151,13 +151,19 @@ def test_dp_quantile_edges_from_the_table_editor_release_as_dp():
     assert "dp_bin_edges" in rel.manifest()["diagnostics"]
 
 
-def test_dp_privtree_edges_from_the_table_editor_say_what_they_spend_and_release_as_dp():
+def _privtree_edges_typed(bins: int = 6):
+    """The table editor on age with "DP PrivTree edges", bounds [0, 100] and at most ``bins`` bins typed (not
+    yet applied)."""
     at = start_with(numeric_table()[["age", "sex"]])
     at.selectbox(key="w_edit_attr").select("age")
     run(at)
     _dp_edges_mode(at, "DP PrivTree edges", 0.0, 100.0)
-    next(x for x in at.number_input if x.label == "at most this many bins").set_value(6)
-    run(at)
+    next(x for x in at.number_input if x.label == "at most this many bins").set_value(bins)
+    return run(at)
+
+
+def test_dp_privtree_edges_from_the_table_editor_say_what_they_spend_and_release_as_dp():
+    at = _privtree_edges_typed(6)
     caption = texts(at.caption)
     assert "PrivTree" in caption and "at most 6 bins" in caption and "10% of the release's ε" in caption
     next(b for b in at.button if b.label == "Use DP PrivTree edges").click()
@@ -241,12 +247,7 @@ def test_the_numeric_columns_panel_shows_the_table_editors_dp_edges_not_empty_bo
     """After "Use DP PrivTree edges" in the table editor, the Numeric columns panel above shows the editor's
     public bounds in its boxes and says where they were set (it showed empty boxes and a primary "Use these
     bounds", as if nothing were declared; seen in Chromium)."""
-    at = start_with(numeric_table()[["age", "sex"]])
-    at.selectbox(key="w_edit_attr").select("age")
-    run(at)
-    _dp_edges_mode(at, "DP PrivTree edges", 0.0, 100.0)
-    next(x for x in at.number_input if x.label == "at most this many bins").set_value(6)
-    run(at)
+    at = _privtree_edges_typed(6)
     next(b for b in at.button if b.label == "Use DP PrivTree edges").click()
     run(at)
     assert "Set in the table editor (below): public bounds [0, 100] with DP PrivTree edges found at release" \
