@@ -11,10 +11,8 @@ import pandas as pd
 from dpcore.counting.count_table import CountTable
 from dpcore.data.domain import (
     DECLARED,
-    DP_BOUNDS,
     DP_FOUND,
-    DP_PRIVTREE,
-    DP_QUANTILES,
+    FOUND_IN_RELEASE,
     Domain,
     check_table,
     infer_domain,
@@ -107,7 +105,7 @@ def public_inputs(domain: Domain) -> str:
     only the column names and types; or the declared domain with the columns whose bin edges it found privately."""
     if domain.source == DP_FOUND:
         return "only the public column names and types (the domain was found privately inside this release)"
-    found = [a.name for a in domain.attributes if a.origin in (DP_QUANTILES, DP_PRIVTREE, DP_BOUNDS)]
+    found = [a.name for a in domain.attributes if a.origin in FOUND_IN_RELEASE]
     if found:
         return ("the declared public domain (the bin edges of " + ", ".join(found)
                 + " found privately inside this release)")

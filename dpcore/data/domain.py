@@ -69,8 +69,10 @@ EDGE_ORIGINS = {
     UNSTATED: "not stated (a domain file written before dpcore recorded where bin edges came from): "
               "NOT public (NOT DP)",
 }
+#: The origins of edges a release finds with DP itself (public as its DP output, charged to its ledger).
+FOUND_IN_RELEASE = frozenset({DP_QUANTILES, DP_PRIVTREE, DP_BOUNDS})
 #: The origins a declared domain may hold: nothing in them was read from the data.
-PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS, DP_QUANTILES, DP_PRIVTREE, DP_BOUNDS})
+PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS}) | FOUND_IN_RELEASE
 
 
 def level_key(value: Any) -> str:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dpcore.data.domain import FOUND_IN_RELEASE
 from dpcore.errors import InputError, OptionError
 
 __all__ = ["QUANTILES", "numeric_ranges", "column_fidelity", "numeric_fidelity", "bin_occupancy", "CROWDED_SHARE",
@@ -145,20 +146,16 @@ def bin_occupancy(values: pd.Series, edges: Sequence[float]) -> dict:
             "above": int((v > e[-1]).sum())}
 
 
-#: Edges the release finds with DP (the curator sees them only once the release is made).
-FOUND_AT_RELEASE = ("dp_bounds", "dp_quantiles", "dp_privtree")
-
-
 def crowded_found_bins(orig: pd.DataFrame, domain) -> dict[str, dict]:
     """The numeric columns of a release's ``domain`` whose edges the release found with DP (origins
-    :data:`FOUND_AT_RELEASE`) and whose fullest bin holds more than :data:`CROWDED_SHARE` of the
+    :data:`dpcore.data.domain.FOUND_IN_RELEASE`) and whose fullest bin holds more than :data:`CROWDED_SHARE` of the
     original's records: column → :func:`bin_occupancy` over the released edges.
 
     Privacy: CURATOR-ONLY, NOT DP: exact counts of the raw records in the released (DP) bins, for the
     curator's warning that a column says little; never released."""
     out = {}
     for a in domain.attributes:
-        if a.kind != "numeric" or a.origin not in FOUND_AT_RELEASE or a.name not in orig.columns:
+        if a.kind != "numeric" or a.origin not in FOUND_IN_RELEASE or a.name not in orig.columns:
             continue
         occ = bin_occupancy(orig[a.name], a.edges)
         if occ["n"] and occ["top_share"] > CROWDED_SHARE:
