@@ -247,7 +247,9 @@ def test_the_whole_domain_found_privately_releases_labelled_dp(uploads):
 
 
 def test_the_private_domain_offers_privtree_or_dp_quantiles_for_numeric_columns(uploads):
-    at = open_with(uploads, wages())
+    # 3,000 records: on 600 the DP bounds of wage miss the noise threshold in about 1 release in 10 (measured,
+    # unseeded as the app's releases are) and the column is withheld with no bins to name
+    at = open_with(uploads, wages(n=3000))
     at.session_state["cfg"]["definition"] = "zcdp"
     run(at)
     assert not any(r.key == "w_domain_bins" for r in at.radio)  # offered once the domain is found privately
