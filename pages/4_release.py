@@ -10,6 +10,7 @@ import streamlit as st
 import dpcore
 from dpcore.metrics.numeric import crowded_found_bins
 from dpcore.privacy.ledger import check_epsilon
+from dpcore.release import curator_only_lines
 from dpcore.studio.design import app_dp_reason
 from pages import _charts as charts
 from pages import _guard as guard
@@ -106,11 +107,8 @@ def _curator_only_bins(release, orig: pd.DataFrame) -> None:
                    f"the release found privately, [{lo:g}, {hi:g}]: the release keeps little of this column. Raise "
                    "ε or the domain's share, choose the other binning, or declare codebook bounds.",
                    icon=":material/stacked_bar_chart:")
-    clamped = (getattr(release, "curator_only", None) or {}).get("clamped_records") or {}
-    if clamped:
-        st.caption(":red[NOT DP, curator-only: records clamped into the end bins: "
-                   + ", ".join(f"{c} {n:,}" for c, n in clamped.items())
-                   + " (from the raw data; never in the published manifest).]")
+    for line in curator_only_lines(getattr(release, "curator_only", None) or {}):
+        st.caption(f":red[{line} (from the raw data; never in the published manifest).]")
 
 
 def _show_release(rel: dict) -> None:

@@ -15,6 +15,7 @@ from dpcore.counting import duckdb_engine as duckdb_counts
 from dpcore.data import server_files
 from dpcore.data.domain import Domain, not_public_message
 from dpcore.output import synthesize_file
+from dpcore.release import curator_only_lines
 from pages import _guard as guard
 
 
@@ -88,7 +89,7 @@ def _form(s, folder) -> None:
                             "reason": rel.dp_reason, "epsilon": rel.ledger.epsilon,
                             "records": rel.record_count["value"], "timings": rel.timings,
                             "manifest": rel.manifest_json(),
-                            "clamped": rel.curator_only.get("clamped_records") or {}}
+                            "curator_only": curator_only_lines(rel.curator_only)}
     last = s.get("srv_release")
     if last:
         st.success(f"{len(last['files'])} set(s) of {last['records']:,} records written to `{last['out']}`; "
@@ -97,7 +98,6 @@ def _form(s, folder) -> None:
             st.write("DP: " + last["reason"])
         else:
             guard.not_dp_label(last["reason"])
-        if last.get("clamped"):  # counted in DuckDB's SQL from the raw records: never in the manifest
-            st.caption(":red[NOT DP, curator-only: records clamped into the end bins: "
-                       + ", ".join(f"{c} {n:,}" for c, n in last["clamped"].items()) + ".]")
+        for line in last.get("curator_only") or []:  # counted in DuckDB's SQL from the raw records: never published
+            st.caption(f":red[{line}.]")
         st.download_button("manifest.json", last["manifest"], file_name="manifest.json", key="w_srv_manifest")

@@ -15,7 +15,7 @@ from dpcore.api import METHODS, MarginPreview, preview, synthesize
 from dpcore.data.domain import Domain, infer_domain
 from dpcore.data.io import read_table
 from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
-from dpcore.release import check_out_dir
+from dpcore.release import check_out_dir, curator_only_lines
 from dpcore.synthesizers import REGISTRY
 
 
@@ -307,20 +307,6 @@ def _dp_bins_options(args) -> dict:
                               "(--dp-domain's is --domain-bins)")
         out["bins_method"] = args.bins_method
     return out
-
-
-def curator_only_lines(curator_only: dict) -> list[str]:
-    """The records clamped into end bins or recoded, per column: for the curator's eyes (NOT DP)."""
-    lines = []
-    clamped = curator_only.get("clamped_records") or {}
-    if clamped:
-        lines.append("curator-only, NOT DP: records clamped into the end bins: "
-                     + ", ".join(f"{c} {n:,}" for c, n in clamped.items()))
-    for col, what in (curator_only.get("recoded") or {}).items():
-        parts = [f"{n:,} {k.replace('_', ' ')}" for k, n in what.items() if n]
-        if parts:
-            lines.append(f"curator-only, NOT DP: '{col}': " + ", ".join(parts))
-    return lines
 
 
 def _dp_domain_options(args) -> dict:

@@ -28,7 +28,7 @@ def test_synth_dp_domain_releases_labelled_dp(wages_csv, tmp_path, capsys):
                "--seed", "3", "--method", "mst", "--private-manifest", str(private)])
     assert rc == 0
     text = capsys.readouterr().out
-    assert "DP: yes" in text and "curator-only, NOT DP: records clamped into the end bins: " in text
+    assert "DP: yes" in text and "NOT DP, curator-only: records clamped into the end bins: " in text
     syn = pd.read_csv(out / "synthetic_1.csv")
     assert syn["wage"].max() < 1000
     man = json.loads((out / "manifest.json").read_text())

@@ -98,10 +98,10 @@ def test_cli_duckdb_prints_the_curator_only_line_as_in_memory(tmp_path, capsys):
     (tmp_path / "domain.json").write_text(declared_domain().to_json())
     common = [str(path), "--domain", str(tmp_path / "domain.json"), "--seed", "4", "--method", "mst", "--no-book"]
     assert cli.main(["synth", *common, "--out", str(tmp_path / "a")]) == 0
-    mem_lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("curator-only, NOT DP")]
+    mem_lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("NOT DP, curator-only")]
     assert cli.main(["synth", *common, "--out", str(tmp_path / "b"), "--engine", "duckdb",
                      "--private-manifest", str(tmp_path / "private.json")]) == 0
-    engine_lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("curator-only, NOT DP")]
+    engine_lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("NOT DP, curator-only")]
     assert mem_lines and engine_lines == mem_lines
     assert "records clamped into the end bins: age " in engine_lines[0]
     private = json.loads((tmp_path / "private.json").read_text())
