@@ -135,7 +135,7 @@ def _init(key: str, value) -> str:
     return key
 
 
-def editor_dp_edges(col: str) -> dict | None:
+def _editor_dp_edges(col: str) -> dict | None:
     """The table editor's DP edges of ``col`` (public bounds, edges found privately at release), or None."""
     spec = (st.session_state.get("dp_bins") or {}).get(col)
     return spec if isinstance(spec, dict) and spec.get("lower") is not None and spec.get("upper") is not None \
@@ -145,7 +145,7 @@ def editor_dp_edges(col: str) -> dict | None:
 def _codebook_bounds(col: str, spec, cols) -> None:
     c2, c3, c4, c5 = cols
     lo0, hi0 = (f"{x:g}" for x in spec["bounds"]) if isinstance(spec, dict) else ("", "")
-    dp = editor_dp_edges(col)
+    dp = _editor_dp_edges(col)
     if dp is not None and spec is None:
         # the table editor declared these bounds with DP edges: the boxes show them, not empty ones
         lo0, hi0 = f"{float(dp['lower']):g}", f"{float(dp['upper']):g}"
