@@ -69,3 +69,12 @@ def test_another_setting_of_the_grid_gets_its_own_sections_only_when_it_has_runs
     text = "\n".join(page)
     assert "### Pure ε-DP" in text and "**3.00**" in text  # mst's median is t1's lowest at m = 5
     assert rep.other_setting(rows, ["aim", "mst"], ["t1", "t2"], facts, 0.3, 5) == []
+
+
+def test_a_bad_also_setting_is_one_line_and_writes_nothing(monkeypatch):
+    written = []
+    monkeypatch.setattr(rep, "write_page", lambda *a, **k: written.append(a))
+    monkeypatch.setattr(sys, "argv", ["corpus_report.py", "--also", "1-5"])
+    with pytest.raises(SystemExit, match=r"^--also takes EPS:M pairs such as 1:5; got 1-5$"):
+        rep.main()
+    assert written == []
