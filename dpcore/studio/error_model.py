@@ -50,6 +50,14 @@ FEATURES = (
     "log10_full_signal",   # log10(n · ε/m / cells): records per cell of the full table, times ε per set
     "log10_pairs_signal",  # log10(n · ε/m / the cells of all two-way tables together): what a method that
                            # measures every two-way table (DP ipf) has per cell once ε is split over them
+    # The five below (2026-11-28, second corpus refit) spell out how each kind of method splits ε/m, so that
+    # depth-3 trees need not build the differences from splits; each added 1–2 points leave-one-table-out.
+    "log10_pairs",         # log10 of the number of two-way tables, p(p − 1)/2 (0 for p < 2)
+    "log10_records_budget",  # log10(n · ε/m): the records times the budget of one set
+    "log10_round_signal",  # log10_signal − log10(4p): per mean two-way cell at one of AIM's 4·p starting rounds
+    "log10_tree_signal",   # log10_signal − log10(2p − 1): MST's p one-way and p − 1 two-way measurements
+    "log10_pair_to_full_cells",  # log10(cells of all two-way tables / cells of the full table): above 0 when
+                                 # one noisy full table (flat Laplace) has fewer cells than the two-way tables
 )
 
 #: Without a public record count, predictions are averaged over these n (the corpus's range, 10² to 10⁶).
@@ -82,6 +90,11 @@ class PublicFacts:
             math.log10(self.epsilon), float(self.zcdp), math.log10(self.sets), math.log10(self.n),
             math.log10(self.n * per_set / pair_cells), math.log10(self.n * per_set) - float(logs.sum()),
             math.log10(self.n * per_set / all_pair_cells),
+            math.log10(max(p * (p - 1) / 2, 1.0)),
+            math.log10(self.n * per_set),
+            math.log10(self.n * per_set / pair_cells) - math.log10(4 * p),
+            math.log10(self.n * per_set / pair_cells) - math.log10(2 * p - 1),
+            math.log10(all_pair_cells) - float(logs.sum()),
         ])
 
 
