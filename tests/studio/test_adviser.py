@@ -42,7 +42,8 @@ def test_features_are_public_facts_of_the_domain_and_numbers():
     assert x["log10_signal"] == pytest.approx(math.log10(1000 * 0.2 / pair))
     assert x["log10_full_signal"] == pytest.approx(math.log10(1000 * 0.2 / 100))
     assert x["log10_pairs_signal"] == pytest.approx(math.log10(1000 * 0.2 / (10 + 20 + 50)))
-    assert x["log10_pairs"] == pytest.approx(math.log10(3)) and x["log10_records_budget"] == pytest.approx(math.log10(200))
+    assert x["log10_pairs"] == pytest.approx(math.log10(3))
+    assert x["log10_records_budget"] == pytest.approx(math.log10(200))
     assert x["log10_round_signal"] == pytest.approx(math.log10(1000 * 0.2 / pair / 12))  # AIM's 4·p = 12 rounds
     assert x["log10_tree_signal"] == pytest.approx(math.log10(1000 * 0.2 / pair / 5))  # MST: 3 + 2 measurements
     assert x["log10_pair_to_full_cells"] == pytest.approx(math.log10(80 / 100))
