@@ -242,8 +242,11 @@ def _notes(domain, epsilon, sets, delta, public_n, public_n_source, model, check
     if v.get("cases"):
         notes.append(f"The model was fitted to {v['tables']} public tables of the corpus; left out table by table, "
                      f"its pick was within 15% of the best method's error on {v['share_within']:.0%} of "
-                     f"{v['cases']} cases (bench/RESULTS.md). Its predictions are typically off by a factor "
-                     f"{10 ** v['log10_rmse']:.2g}.")
+                     f"{v['cases']} cases (bench/RESULTS.md)"
+                     + (f"; an oracle that knows each case, picking on half of its seeds, scores "
+                        f"{v['seed_ceiling']['share_within']:.0%} on the other half"
+                        if (v.get("seed_ceiling") or {}).get("cases") else "")
+                     + f". Its predictions are typically off by a factor {10 ** v['log10_rmse']:.2g}.")
     if check is None:
         notes.append("The methods' previews were not run here, so whether each can run this design is not checked.")
     if n is not None and all(a.total_counts and a.swamped_counts > a.total_counts / 2 for a in advice):

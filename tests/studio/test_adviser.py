@@ -6,6 +6,7 @@ import inspect
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -318,6 +319,19 @@ def test_the_shipped_model_loads_and_states_its_validation():
     model = error_model.load_model()
     assert set(model.methods) <= set(REGISTRY) and model.methods
     assert model.validation and model.validation["cases"] > 0 and 0 <= model.validation["share_within"] <= 1
+    ceiling = model.validation["seed_ceiling"]
+    assert ceiling["cases"] > 0 and ceiling["low"] <= ceiling["share_within"] <= ceiling["high"] <= 1
+
+
+def test_the_advice_quotes_the_validation_and_the_seeds_ceiling(model):
+    dom = _domain([3, 4, 5, 2])
+    validated = replace(model, validation={"tables": 6, "cases": 72, "share_within": 0.861, "log10_rmse": 0.25,
+                                           "seed_ceiling": {"share_within": 0.937, "cases": 72}})
+    note = next(n for n in adviser.advise(dom, 1.0, 1, public_n=5000, model=validated).notes if "left out" in n)
+    assert "on 86% of 72 cases" in note and "scores 94% on the other half" in note
+    plain = replace(validated, validation={k: v for k, v in validated.validation.items() if k != "seed_ceiling"})
+    note = next(n for n in adviser.advise(dom, 1.0, 1, public_n=5000, model=plain).notes if "left out" in n)
+    assert "oracle" not in note and note.endswith("off by a factor 1.8.")
 
 
 def test_sweep_disagreements_name_the_epsilon_and_both_methods():
