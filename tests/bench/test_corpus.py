@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -106,3 +107,11 @@ def test_text_columns_become_labels(specs):
     spec = replace(specs["birthwt"], text=("race",))
     df = corpus.prepare(spec, corpus.read_source(spec))
     assert set(df["race"]) == {"1", "2", "3"}
+
+
+def test_the_aim_options_probe_stops_with_its_usage_on_bad_arguments():
+    from bench import aim_options_probe
+
+    for argv in ([], ["movies", "3", "zcdp"], ["movies", "3", "approximate", "1", "aim"]):
+        with pytest.raises(SystemExit, match=re.escape("aim_options_probe.py TABLE EPSILON pure|zcdp SETS")):
+            aim_options_probe.main(argv)

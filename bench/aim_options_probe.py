@@ -1,0 +1,61 @@
+"""AIM's options against DP ipf on one corpus table: median S_pMSE over seeds 0-2 of each variant
+(bench/RESULTS.md "AIM against DP ipf on a long table at high ε").
+
+    python bench/aim_options_probe.py TABLE EPSILON pure|zcdp SETS METHOD[:OPTIONS] ...
+    python bench/aim_options_probe.py movies 3 zcdp 1 aim ipf "aim:{'rounds': 104}" "aim:{'estimator': 'ipf'}"
+
+OPTIONS is a Python dict literal of ``dpcore.synthesize`` options. Each release prints its seconds, its mean
+two-way S_pMSE (scored as bench/corpus_run.py scores) and the first set's diagnostics (rounds, cliques, model
+cells). A probe, not a benchmark of speed: the seconds are one run each.
+"""
+from __future__ import annotations
+
+import ast
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (ROOT, ROOT / "bench"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+import corpus  # noqa: E402
+from corpus_run import score  # noqa: E402
+
+import dpcore  # noqa: E402
+
+
+SEEDS = (0, 1, 2)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 5 or argv[2] not in ("pure", "zcdp"):
+        raise SystemExit(__doc__.split("\n\n")[1])
+    name, eps, definition, sets = argv[0], float(argv[1]), argv[2], int(argv[3])
+    df, dom = corpus.load_table(name)
+    orig = pd.DataFrame(dom.encode(df), columns=dom.names)
+    print(f"{name}: {len(df):,} records, levels {dom.shape}; ε = {eps:g}, {definition}, m = {sets}")
+    for spec in argv[4:]:
+        method, _, text = spec.partition(":")
+        opts = ast.literal_eval(text) if text else {}
+        values = []
+        for seed in SEEDS:
+            t0 = time.perf_counter()
+            rel = dpcore.synthesize(df, method=method, epsilon=eps, sets=sets, seed=seed, domain=dom,
+                                    delta=1e-9 if definition == "zcdp" else None, **opts)
+            spmse, _ = score(orig, rel.sets, dom)
+            values.append(spmse)
+            diag = (rel.diagnostics.get("per_set") or [{}])[0]
+            brief = {k: (len(v) if isinstance(v, list) else v) for k, v in diag.items() if k != "warnings"}
+            print(f"  {method} {opts} seed {seed}: {time.perf_counter() - t0:.1f} s, S_pMSE {spmse:.2f} {brief}",
+                  flush=True)
+        print(f"{method} {opts}: median S_pMSE {statistics.median(values):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
