@@ -29,6 +29,7 @@ import numpy as np
 
 from dpcore.data.domain import Domain
 from dpcore.errors import InputError, OptionError
+from dpcore.synthesizers.aim import ROUNDS_PER_ATTRIBUTE
 
 __all__ = ["FEATURES", "PublicFacts", "public_facts", "facts_from_levels", "ErrorModel", "load_model", "MODEL_PATH",
            "N_GRID"]
@@ -55,6 +56,7 @@ FEATURES = (
     "log10_pairs",         # log10 of the number of two-way tables, p(p − 1)/2 (0 for p < 2)
     "log10_records_budget",  # log10(n · ε/m): the records times the budget of one set
     "log10_round_signal",  # log10_signal − log10(4p): per mean two-way cell at one of AIM's 4·p starting rounds
+                           # (4: dpcore.synthesizers.aim.ROUNDS_PER_ATTRIBUTE, its default under both definitions)
     "log10_tree_signal",   # log10_signal − log10(2p − 1): MST's p one-way and p − 1 two-way measurements
     "log10_pair_to_full_cells",  # log10(cells of all two-way tables / cells of the full table): above 0 when
                                  # one noisy full table (flat Laplace) has fewer cells than the two-way tables
@@ -92,7 +94,7 @@ class PublicFacts:
             math.log10(self.n * per_set / all_pair_cells),
             math.log10(max(p * (p - 1) / 2, 1.0)),
             math.log10(self.n * per_set),
-            math.log10(self.n * per_set / pair_cells) - math.log10(4 * p),
+            math.log10(self.n * per_set / pair_cells) - math.log10(ROUNDS_PER_ATTRIBUTE * p),
             math.log10(self.n * per_set / pair_cells) - math.log10(2 * p - 1),
             math.log10(all_pair_cells) - float(logs.sum()),
         ])
