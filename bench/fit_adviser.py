@@ -91,14 +91,20 @@ def _complete(r: pd.DataFrame) -> pd.Series:
     return tried_case == tried_table
 
 
-def read_cases(results: Path, tables: dict) -> pd.DataFrame:
-    """One row per (table, definition, ε, m, method): the median S_pMSE over seeds and the features."""
+def _ok_runs(results: Path, tables: dict) -> pd.DataFrame:
+    """The releases the fit reads, one row per seed: registered methods on the given tables, in cases the
+    runner finished (:func:`_complete`), with status ok and a finite S_pMSE above 0."""
     r = pd.read_csv(results)
     r = r[r["method"].isin(list(REGISTRY)) & r["table"].astype(str).isin(list(tables))]
     r = r[_complete(r)]
     if "status" in r.columns:
         r = r[r["status"].astype(str).str.lower().eq("ok")]
-    r = r[np.isfinite(r["spmse"].astype(float)) & (r["spmse"].astype(float) > 0)]
+    return r[np.isfinite(r["spmse"].astype(float)) & (r["spmse"].astype(float) > 0)]
+
+
+def read_cases(results: Path, tables: dict) -> pd.DataFrame:
+    """One row per (table, definition, ε, m, method): the median S_pMSE over seeds and the features."""
+    r = _ok_runs(results, tables)
     g = (r.assign(table=r["table"].astype(str), epsilon=r["epsilon"].astype(float), sets=r["sets"].astype(int))
          .groupby([*CASE, "method"], as_index=False)
          .agg(spmse=("spmse", "median"), seeds=("spmse", "size")))
@@ -276,12 +282,7 @@ def seed_ceiling(results: Path, tables: dict, reps: int = 20, seed: int = 0) -> 
     half's best), over ``reps`` splits. It knows the table, ε and m exactly, so no model of public facts can be
     expected to beat it; what it misses is the seeds' own noise near the 15% line. Cases with fewer than 4 seeds
     are left out. Returns the mean share, its range over the splits and the cases."""
-    r = pd.read_csv(results)
-    r = r[r["method"].isin(list(REGISTRY)) & r["table"].astype(str).isin(list(tables))]
-    r = r[_complete(r)]
-    if "status" in r.columns:
-        r = r[r["status"].astype(str).str.lower().eq("ok")]
-    r = r[np.isfinite(r["spmse"].astype(float)) & (r["spmse"].astype(float) > 0)]
+    r = _ok_runs(results, tables)
     rng = np.random.default_rng(seed)
     groups = [g for _, g in r.groupby(CASE) if g["seed"].nunique() >= 4]
     shares = []
