@@ -7,7 +7,10 @@
 * :mod:`.junction_tree`: ``JunctionTreeIPF``, the decomposable model of a set of margins
   (IPF on clique tables; AIM, MST, ``ipf`` on wide tables);
 * :mod:`.mirror_descent`: ``MirrorDescent``, Private-PGM's weighted least squares over the
-  marginal polytope on the same junction tree (AIM's final fit under (ε, δ));
+  marginal polytope on the same junction tree (AIM's round refits under (ε, δ));
+* :mod:`.accelerated_mirror_descent`: ``AcceleratedMirrorDescent``, the same loss minimised by an
+  accelerated method that stops when the loss stops falling;
+* :mod:`.final_fit`: ``released_model``, the model AIM and MST release (IPF, or the accelerated fit);
 * :mod:`.record_fit`: ``RecordFit``, synthetic records fitted directly to noisy margins (GUM);
 * :mod:`.raking`: ``Raking``, a seed table raked to known one-way margins (post-stratification);
 * :mod:`.table`: ``DenseTable``, the full table as a model, and drawing records from cells;

@@ -39,7 +39,9 @@ the measurements do not pin down where the start had it.
 
 Privacy: the fit reads only released margins, the released total and the public domain,
 and draws no randomness: it is post-processing (Dwork & Roth 2014, Prop 2.1) and costs no
-privacy. Used by ``method="aim"`` under (ε, δ) (docs/methods/aim.md#options).
+privacy. Used by ``method="aim"`` under (ε, δ) for its rounds' refits; the released model's fit
+minimises the same loss by the accelerated method of :mod:`.accelerated_mirror_descent`, which
+gets much nearer the minimum in the same time (docs/methods/aim.md#options).
 """
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ from dpcore.estimate.estimator import check_margins
 from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, JunctionTreeIPF, expand_to, sum_to
 from dpcore.measure.margins import NoisyMargin
 
-__all__ = ["MirrorDescent", "LossTerms", "margin_weights", "clique_beliefs", "potentials_of", "released_model"]
+__all__ = ["MirrorDescent", "LossTerms", "margin_weights", "clique_beliefs", "potentials_of", "starting_point"]
 
 #: weight of an exact (variance 0) margin, relative to the largest noisy margin's weight
 EXACT_WEIGHT = 1e6
@@ -195,7 +197,9 @@ class MirrorDescent:
     tree when the caller has it (else ``start_model``'s, else built from the margins).
 
     The default, 100 iterations from the IPF start, is a budget, not convergence (the loss still
-    falls slowly after it, as cells the noise pushes towards 0 approach it geometrically). On AIM's
+    falls slowly after it, as cells the noise pushes towards 0 approach it geometrically; on long
+    corpus tables it was far from the minimum, which is why the released model is now fitted by
+    :class:`~.accelerated_mirror_descent.AcceleratedMirrorDescent`). On AIM's
     (1, 10⁻⁹) measurements (bench/mirror_descent.py, docs/methods/aim.md) the model's S_pMSE after
     100, 300 and 1000 iterations was the same within the seed spread on SD2011 S7, the CPS voter
     extract and ``cps_voter_wide``, and well below the IPF start's; 100 is the cheapest. Model:
@@ -214,19 +218,7 @@ class MirrorDescent:
     def fit(self, shape: Sequence[int], margins: Sequence[NoisyMargin],
             total: float) -> tuple[DecomposableModel, dict[str, Any]]:
         shape = check_margins(shape, margins)
-        tree = (self.start_model.tree if self.start_model is not None else self.tree) or \
-            JunctionTree.build(shape, [m.axes for m in margins])
-        terms = LossTerms.of(tree, margins)
-        if self.warm and self.start_model is not None:
-            theta = potentials_of(self.start_model, self.floor)
-        elif self.warm:
-            # IPF's pooling divides by the variance: an exact margin enters it at the variance 1/weight
-            pooled = [m if m.variance > 0 else NoisyMargin(m.axes, m.values, 1.0 / w, m.mechanism)
-                      for m, w in zip(margins, margin_weights(margins))]
-            ipf, _ = JunctionTreeIPF(max_sweeps=self.ipf_sweeps, tree=tree).fit(shape, pooled, total)
-            theta = potentials_of(ipf, self.floor)
-        else:
-            theta = [np.zeros([shape[a] for a in c]) for c in tree.cliques]
+        tree, terms, theta = starting_point(shape, margins, total, self)
         mu = clique_beliefs(tree, theta, total)
         loss, grad = terms.loss_and_gradient(tree, mu)
         start_loss = loss
@@ -256,11 +248,22 @@ class MirrorDescent:
                        "step": step}
 
 
-def released_model(estimator: str, shape, margins: Sequence[NoisyMargin], total: float, model: DecomposableModel,
-                   info: dict) -> tuple[DecomposableModel, dict]:
-    """The model a junction-tree method (AIM, MST) releases: its IPF fit ``model`` as it is, or, with
-    ``estimator="mirror_descent"``, the same margins on the same tree refitted by mirror descent
-    from it. Post-processing either way; the methods' own refits (AIM's rounds) stay IPF."""
-    if estimator != "mirror_descent":
-        return model, info
-    return MirrorDescent(start_model=model).fit(shape, margins, total)
+def starting_point(shape: Sequence[int], margins: Sequence[NoisyMargin], total: float,
+                   start) -> tuple[JunctionTree, LossTerms, list[np.ndarray]]:
+    """The tree, the loss and the first log-potentials of a fit over the marginal polytope, from
+    ``start``'s ``tree``, ``start_model``, ``warm``, ``floor`` and ``ipf_sweeps`` (the fields
+    :class:`MirrorDescent` documents; the accelerated estimator has the same)."""
+    tree = (start.start_model.tree if start.start_model is not None else start.tree) or \
+        JunctionTree.build(shape, [m.axes for m in margins])
+    terms = LossTerms.of(tree, margins)
+    if start.warm and start.start_model is not None:
+        theta = potentials_of(start.start_model, start.floor)
+    elif start.warm:
+        # IPF's pooling divides by the variance: an exact margin enters it at the variance 1/weight
+        pooled = [m if m.variance > 0 else NoisyMargin(m.axes, m.values, 1.0 / w, m.mechanism)
+                  for m, w in zip(margins, margin_weights(margins))]
+        ipf, _ = JunctionTreeIPF(max_sweeps=start.ipf_sweeps, tree=tree).fit(shape, pooled, total)
+        theta = potentials_of(ipf, start.floor)
+    else:
+        theta = [np.zeros([shape[a] for a in c]) for c in tree.cliques]
+    return tree, terms, theta

@@ -29,8 +29,9 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
    controlled rounding (``"round"``: every clique's counts rounded from ñ × the model's,
    unbiased; :class:`dpcore.estimate.draws.TreeCountDraw`). ``"auto"`` (default) rounds under
    (ε, δ) and samples under pure ε. The drawn model is the last round's IPF fit
-   (``estimator="ipf"``) or, by default under (ε, δ), a refit of the same margins by mirror
-   descent (``"mirror_descent"``, :class:`dpcore.estimate.mirror_descent.MirrorDescent`).
+   (``estimator="ipf"``) or, by default under (ε, δ), a refit of the same margins by accelerated
+   mirror descent to Private-PGM's loss, stopped when the loss stops falling (``"mirror_descent"``,
+   :func:`dpcore.estimate.final_fit.released_model`).
 
 **Privacy.** Every measurement and selection is ε-DP at the ε charged to the ledger
 (discrete Laplace: Ghosh et al. 2009; exponential mechanism: McSherry & Talwar
@@ -42,8 +43,8 @@ The model fit and the draw (either kind) are post-processing. Proof: docs/method
 
 The rounds' estimation step is dpcore's own junction-tree IPF
 (:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`, pooled targets), not Private-PGM
-(``mbi``): docs/methods/aim.md says why; the final fit may be Private-PGM's estimator, written
-in numpy (:mod:`dpcore.estimate.mirror_descent`).
+(``mbi``): docs/methods/aim.md says why; the final fit may minimise Private-PGM's loss, written
+in numpy (:mod:`dpcore.estimate.accelerated_mirror_descent`).
 """
 from __future__ import annotations
 
@@ -56,8 +57,9 @@ import numpy as np
 from dpcore.data.domain import Domain
 from dpcore.errors import whole_number
 from dpcore.estimate.draws import model_draw
+from dpcore.estimate.final_fit import released_model
 from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
-from dpcore.estimate.mirror_descent import MirrorDescent, released_model
+from dpcore.estimate.mirror_descent import MirrorDescent
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import (
     counts_cells,

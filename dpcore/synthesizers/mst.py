@@ -37,8 +37,8 @@ from scipy.cluster.hierarchy import DisjointSet
 
 from dpcore.data.domain import Domain
 from dpcore.estimate.draws import RecodedDraw, model_draw
+from dpcore.estimate.final_fit import released_model
 from dpcore.estimate.junction_tree import JunctionTreeIPF
-from dpcore.estimate.mirror_descent import released_model
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows, preview_row, selection_preview_row
 from dpcore.measure.rare_levels import find_rare_levels
 from dpcore.privacy.definitions import PureDP, ReleaseContext
