@@ -115,3 +115,19 @@ def test_the_aim_options_probe_stops_with_its_usage_on_bad_arguments():
     for argv in ([], ["movies", "3", "zcdp"], ["movies", "3", "approximate", "1", "aim"]):
         with pytest.raises(SystemExit, match=re.escape("aim_options_probe.py TABLE EPSILON pure|zcdp SETS")):
             aim_options_probe.main(argv)
+
+
+def test_the_final_fit_trace_stops_with_its_usage_and_prints_non_increasing_losses(capsys):
+    """bench/final_fit.py: bad arguments give its usage line; on a small corpus table both fits print a
+    line per checkpoint, and neither's loss rises from 5 to 20 iterations (both never raise L)."""
+    from bench import final_fit
+
+    for argv in ([], ["titanic_survival", "x", "0"], ["titanic_survival", "1", "0", "0,5"]):
+        with pytest.raises(SystemExit, match=re.escape("final_fit.py TABLE EPSILON SEED")):
+            final_fit.main(argv)
+    assert final_fit.main(["titanic_survival", "1", "0", "5,20"]) == 0
+    out = capsys.readouterr().out
+    for label in ("plain", "accelerated"):
+        losses = [float(m.replace(",", "")) for m in re.findall(rf"  {label} \d+ iterations: .* loss ([\d,.]+) ", out)]
+        assert len(losses) == 2 and losses[1] <= losses[0], (label, out)
+    assert "accelerated with its stop rule" in out
