@@ -159,3 +159,20 @@ def test_the_divergence_is_n_times_kl_of_the_joint_tables():
     brute = float(np.sum(joints[0] * np.log(joints[0] / joints[1])))
     assert tree_divergence(t, tables[0], tables[1]) == pytest.approx(brute, rel=1e-9)
     assert tree_divergence(t, tables[0], tables[0]) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_released_model_is_the_accelerated_refit_or_the_ipf_fit_as_it_is():
+    """final_fit.released_model: ``ipf`` returns the IPF model and its diagnostics untouched;
+    ``mirror_descent`` the accelerated refit from it (same tree), whose loss is below the IPF fit's."""
+    from dpcore.estimate.final_fit import released_model
+
+    margins = _sparse_noisy()
+    ipf, ipf_info = JunctionTreeIPF().fit(SHAPE, margins, 2000.0)
+    same, same_info = released_model("ipf", SHAPE, margins, 2000.0, ipf, ipf_info)
+    assert same is ipf and same_info is ipf_info
+    refit, info = released_model("mirror_descent", SHAPE, margins, 2000.0, ipf, ipf_info)
+    direct, direct_info = AcceleratedMirrorDescent(start_model=ipf).fit(SHAPE, margins, 2000.0)
+    assert refit.tree is ipf.tree and info["iterations"] == direct_info["iterations"]
+    assert all(np.array_equal(a, b) for a, b in zip(refit.mu, direct.mu))
+    terms = LossTerms.of(ipf.tree, margins)
+    assert info["loss"] < terms.loss(ipf.tree, ipf.mu)
