@@ -131,3 +131,29 @@ def test_the_final_fit_trace_stops_with_its_usage_and_prints_non_increasing_loss
         losses = [float(m.replace(",", "")) for m in re.findall(rf"  {label} \d+ iterations: .* loss ([\d,.]+) ", out)]
         assert len(losses) == 2 and losses[1] <= losses[0], (label, out)
     assert "accelerated with its stop rule" in out
+
+
+def test_corpus_compare_reports_the_ratio_and_the_best_counts_of_both_worlds():
+    """bench/corpus_compare.py on two hand-made results: AIM halves on table a and stays on b, so the
+    geometric mean is √0.5; before, ipf beat it on a; now it is best on both. A table whose AIM lost
+    seeds is left out."""
+    import pandas as pd
+
+    from bench import corpus_compare
+
+    def runs(aim_a, aim_c_seeds=3):
+        rows = []
+        for seed in range(3):
+            rows += [("a", "aim", aim_a), ("a", "ipf", 4.0), ("b", "aim", 2.0), ("b", "ipf", 5.0)]
+            rows[-4:] = [(t, m, v, seed) for t, m, v in rows[-4:]]
+        rows += [("c", "aim", 1.0, s) for s in range(aim_c_seeds)] + [("c", "ipf", 2.0, s) for s in range(3)]
+        df = pd.DataFrame(rows, columns=["table", "method", "spmse", "seed"])
+        return df.assign(definition="zcdp", epsilon=1.0, sets=1, status="ok")
+
+    rows = corpus_compare.compare(runs(6.0), runs(3.0, aim_c_seeds=2), "aim", "zcdp")
+    assert len(rows) == 1
+    r = rows[0]
+    assert r["tables"] == 2 and r["geo_mean"] == pytest.approx(0.5 ** 0.5) and r["lower"] == 1
+    assert r["min"] == (0.5, "a") and r["max"] == (1.0, "b")
+    assert r["best"] == (1, 2) and r["within_15"] == (1, 2)
+    assert "| 1 | 1 | 2 | 0.707 | 1 |" in corpus_compare.markdown(rows, "aim", "zcdp")
