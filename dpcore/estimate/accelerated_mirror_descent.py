@@ -21,7 +21,7 @@ n·KL between the two tree distributions:
 * **Why accelerated.** Plain mirror descent converges at rate O(1/k) in L; this method at
   O(1/k²). On AIM's final margins of two long corpus tables (gss_wages, flights at ε = 3), 100
   plain iterations left L at 3–4× the lowest loss found, and the model's S_pMSE 1.6–2.2× the
-  stopped accelerated fit's; the accelerated method comes within 5% of plain mirror descent's
+  stopped accelerated fit's; the accelerated method comes within 6% of plain mirror descent's
   1000-iteration loss in 100 iterations, at about the same cost per iteration (bench/RESULTS.md,
   "AIM's final fit, accelerated").
 * **Restart.** The method is not monotone: when an accepted step raises L, it is dropped and the
