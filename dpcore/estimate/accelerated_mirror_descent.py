@@ -49,7 +49,7 @@ import numpy as np
 
 from dpcore.estimate.estimator import check_margins
 from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, sum_to
-from dpcore.estimate.mirror_descent import MAX_HALVINGS, clique_beliefs, potentials_of, starting_point
+from dpcore.estimate.mirror_descent import MAX_HALVINGS, FitStart, clique_beliefs, potentials_of, tables_dot
 from dpcore.measure.margins import NoisyMargin
 
 __all__ = ["AcceleratedMirrorDescent", "tree_divergence"]
@@ -83,19 +83,13 @@ def _mix(a: float, xs: Sequence[np.ndarray], b: float, ys: Sequence[np.ndarray])
     return [a * x + b * y for x, y in zip(xs, ys)]
 
 
-def _dot(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray]) -> float:
-    return float(sum(np.multiply(x, y).sum() for x, y in zip(xs, ys)))
-
-
 @dataclass(frozen=True)
-class AcceleratedMirrorDescent:
+class AcceleratedMirrorDescent(FitStart):
     """The accelerated estimator (module docstring) on dpcore's junction tree.
 
     ``iters``: at most this many iterations; ``window`` and ``rel_tol``: stop when the last
-    ``window`` iterations lowered L by less than ``rel_tol`` × L. The start is
-    :func:`~dpcore.estimate.mirror_descent.starting_point`'s: ``start_model`` (its potentials, cells
-    floored at ``floor`` records), else with ``warm`` the IPF fit to pooled targets (``ipf_sweeps``),
-    else the uniform table; ``tree`` as there. Model:
+    ``window`` iterations lowered L by less than ``rel_tol`` × L. The start (``start_model``, ``warm``,
+    ``floor``, ``ipf_sweeps``, ``tree``): :class:`~dpcore.estimate.mirror_descent.FitStart`. Model:
     :class:`~dpcore.estimate.junction_tree.DecomposableModel`. Diagnostics as MirrorDescent's:
     iterations, converged (the stop rule, or no step lowering the bound, ended it), loss,
     start_loss, step (the last accepted η), restarts."""
@@ -103,16 +97,11 @@ class AcceleratedMirrorDescent:
     iters: int = 1000
     window: int = 10
     rel_tol: float = 0.01  # measured: S_pMSE at its low on the corpus's long tables (module docstring)
-    warm: bool = True
-    floor: float = 1e-3
-    ipf_sweeps: int = 50
-    tree: JunctionTree | None = None
-    start_model: DecomposableModel | None = None
 
     def fit(self, shape: Sequence[int], margins: Sequence[NoisyMargin],
             total: float) -> tuple[DecomposableModel, dict[str, Any]]:
         shape = check_margins(shape, margins)
-        tree, terms, u = starting_point(shape, margins, total, self)
+        tree, terms, u = self.starting_point(shape, margins, total)
         x = z = clique_beliefs(tree, u, total)
         loss, grad = terms.loss_and_gradient(tree, x)
         start_loss = loss
@@ -130,7 +119,7 @@ class AcceleratedMirrorDescent:
                 z_new = clique_beliefs(tree, u_new, total)
                 x_new = _mix(1.0 - t, x, t, z_new)
                 loss_new = terms.loss(tree, x_new)
-                gap = _dot(grad_y, [a - b for a, b in zip(x_new, y)]) + tree_divergence(tree, x_new, y) / step
+                gap = tables_dot(grad_y, [a - b for a, b in zip(x_new, y)]) + tree_divergence(tree, x_new, y) / step
                 if loss_new <= loss_y + gap:
                     break
                 step *= 0.5

@@ -55,7 +55,8 @@ from dpcore.estimate.estimator import check_margins
 from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, JunctionTreeIPF, expand_to, sum_to
 from dpcore.measure.margins import NoisyMargin
 
-__all__ = ["MirrorDescent", "LossTerms", "margin_weights", "clique_beliefs", "potentials_of", "starting_point"]
+__all__ = ["MirrorDescent", "LossTerms", "margin_weights", "clique_beliefs", "potentials_of", "FitStart",
+           "tables_dot"]
 
 #: weight of an exact (variance 0) margin, relative to the largest noisy margin's weight
 EXACT_WEIGHT = 1e6
@@ -182,19 +183,52 @@ class LossTerms:
         return loss
 
 
-def _dot(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
+def tables_dot(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
+    """Σ over paired tables of Σ a·b: the inner product of two lists of clique tables."""
     return float(sum(_inner(x, y) for x, y in zip(a, b)))
 
 
 @dataclass(frozen=True)
-class MirrorDescent:
+class FitStart:
+    """Where a fit over the marginal polytope starts (the fields both estimators share):
+    ``start_model``'s potentials when the caller has that fit on the same margins, cells floored at
+    ``floor`` records (a cell at exactly 0 would stay at 0 under multiplicative steps); else, with
+    ``warm``, the IPF fit to pooled targets (``ipf_sweeps`` sweeps), floored the same way; else
+    θ = 0 (the uniform table). ``tree``: the junction tree when the caller has it (else
+    ``start_model``'s, else built from the margins)."""
+
+    warm: bool = True
+    floor: float = 1e-3
+    ipf_sweeps: int = 50
+    tree: JunctionTree | None = None
+    start_model: DecomposableModel | None = None
+
+    def starting_point(self, shape: Sequence[int], margins: Sequence[NoisyMargin],
+                       total: float) -> tuple[JunctionTree, LossTerms, list[np.ndarray]]:
+        """The tree, the loss and the first log-potentials (the class docstring)."""
+        tree = (self.start_model.tree if self.start_model is not None else self.tree) or \
+            JunctionTree.build(shape, [m.axes for m in margins])
+        terms = LossTerms.of(tree, margins)
+        if self.warm and self.start_model is not None:
+            theta = potentials_of(self.start_model, self.floor)
+        elif self.warm:
+            # IPF's pooling divides by the variance: an exact margin enters it at the variance 1/weight
+            pooled = [m if m.variance > 0 else NoisyMargin(m.axes, m.values, 1.0 / w, m.mechanism)
+                      for m, w in zip(margins, margin_weights(margins))]
+            ipf, _ = JunctionTreeIPF(max_sweeps=self.ipf_sweeps, tree=tree).fit(shape, pooled, total)
+            theta = potentials_of(ipf, self.floor)
+        else:
+            theta = [np.zeros([shape[a] for a in c]) for c in tree.cliques]
+        return tree, terms, theta
+
+
+@dataclass(frozen=True)
+class MirrorDescent(FitStart):
     """Private-PGM's estimator on dpcore's junction tree (see the module docstring).
 
     ``iters``: at most this many mirror-descent iterations; ``tol``: stop earlier when an
-    iteration lowers L by less than ``tol`` × L; ``warm``: start from the IPF fit to pooled targets
-    (``ipf_sweeps`` sweeps, cells floored at ``floor`` records; ``start_model``: that fit when the
-    caller has it, on the same margins), else from θ = 0 (the uniform table); ``tree``: the junction
-    tree when the caller has it (else ``start_model``'s, else built from the margins).
+    iteration lowers L by less than ``tol`` × L; the start (``warm``, ``floor``, ``ipf_sweeps``,
+    ``start_model``, ``tree``): :class:`FitStart`, by default the IPF fit to pooled targets.
 
     The default, 100 iterations from the IPF start, is a budget, not convergence (the loss still
     falls slowly after it, as cells the noise pushes towards 0 approach it geometrically; on long
@@ -209,16 +243,11 @@ class MirrorDescent:
 
     iters: int = 100  # measured: 100, 300 and 1000 fit AIM's margins equally (docs/methods/aim.md#options)
     tol: float = 1e-7
-    warm: bool = True
-    floor: float = 1e-3
-    ipf_sweeps: int = 50
-    tree: JunctionTree | None = None
-    start_model: DecomposableModel | None = None
 
     def fit(self, shape: Sequence[int], margins: Sequence[NoisyMargin],
             total: float) -> tuple[DecomposableModel, dict[str, Any]]:
         shape = check_margins(shape, margins)
-        tree, terms, theta = starting_point(shape, margins, total, self)
+        tree, terms, theta = self.starting_point(shape, margins, total)
         mu = clique_beliefs(tree, theta, total)
         loss, grad = terms.loss_and_gradient(tree, mu)
         start_loss = loss
@@ -231,7 +260,7 @@ class MirrorDescent:
                 theta_new = [t - step * g for t, g in zip(theta, grad)]
                 mu_new = clique_beliefs(tree, theta_new, total)
                 loss_new = terms.loss(tree, mu_new)
-                if loss - loss_new >= 0.5 * _dot(grad, [a - b for a, b in zip(mu, mu_new)]):
+                if loss - loss_new >= 0.5 * tables_dot(grad, [a - b for a, b in zip(mu, mu_new)]):
                     break
                 step *= 0.5
             else:
@@ -246,24 +275,3 @@ class MirrorDescent:
         model = DecomposableModel.from_cliques(tree, total, mu)
         return model, {"iterations": it, "converged": converged, "loss": loss, "start_loss": start_loss,
                        "step": step}
-
-
-def starting_point(shape: Sequence[int], margins: Sequence[NoisyMargin], total: float,
-                   start) -> tuple[JunctionTree, LossTerms, list[np.ndarray]]:
-    """The tree, the loss and the first log-potentials of a fit over the marginal polytope, from
-    ``start``'s ``tree``, ``start_model``, ``warm``, ``floor`` and ``ipf_sweeps`` (the fields
-    :class:`MirrorDescent` documents; the accelerated estimator has the same)."""
-    tree = (start.start_model.tree if start.start_model is not None else start.tree) or \
-        JunctionTree.build(shape, [m.axes for m in margins])
-    terms = LossTerms.of(tree, margins)
-    if start.warm and start.start_model is not None:
-        theta = potentials_of(start.start_model, start.floor)
-    elif start.warm:
-        # IPF's pooling divides by the variance: an exact margin enters it at the variance 1/weight
-        pooled = [m if m.variance > 0 else NoisyMargin(m.axes, m.values, 1.0 / w, m.mechanism)
-                  for m, w in zip(margins, margin_weights(margins))]
-        ipf, _ = JunctionTreeIPF(max_sweeps=start.ipf_sweeps, tree=tree).fit(shape, pooled, total)
-        theta = potentials_of(ipf, start.floor)
-    else:
-        theta = [np.zeros([shape[a] for a in c]) for c in tree.cliques]
-    return tree, terms, theta

@@ -1,35 +1,17 @@
 """The accelerated estimator (dpcore.estimate.accelerated_mirror_descent): it reaches the minimum of
-the same loss as plain mirror descent, faster, and the joint minimum on a small domain; its model
-is calibrated; its stop rule is the one documented; its Bregman divergence is n·KL of the joint
-tables; and it is the released fit of AIM and MST under (ε, δ)."""
-import itertools
-
+the same loss as plain mirror descent, faster; its stop rule is the one documented; its Bregman
+divergence is n·KL of the joint tables; and it is the released fit of AIM and MST under (ε, δ).
+The joint minimum on a small domain and the calibrated model are checked for both estimators in
+test_mirror_descent.py."""
 import numpy as np
 import pytest
-from scipy import optimize
 
 from dpcore.estimate.accelerated_mirror_descent import AcceleratedMirrorDescent, tree_divergence
 from dpcore.estimate.estimator import Estimator
-from dpcore.estimate.junction_tree import DecomposableModel, JunctionTreeIPF
+from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.estimate.mirror_descent import LossTerms, MirrorDescent, clique_beliefs
 from dpcore.measure.margins import NoisyMargin
-
-SHAPE = (2, 3, 2, 4, 3)
-SETS = [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4), (4,), (1,)]
-
-
-def _table(shape=SHAPE, total=1000.0, seed=0, concentration=1.0):
-    n = int(np.prod(shape))
-    return np.random.default_rng(seed).dirichlet(np.full(n, concentration)).reshape(shape) * total
-
-
-def _margin(p, axes):
-    return p.sum(axis=tuple(i for i in range(p.ndim) if i not in axes))
-
-
-def _noisy(p, sets, sd, seed=1):
-    rng = np.random.default_rng(seed)
-    return [NoisyMargin(s, _margin(p, s) + rng.normal(0, sd, _margin(p, s).shape), sd ** 2) for s in sets]
+from tests.estimate.test_mirror_descent import SETS, SHAPE, _margin, _noisy, _table
 
 
 def _sparse_noisy():
@@ -67,49 +49,6 @@ def test_it_gets_there_in_far_fewer_iterations():
     assert acc["start_loss"] == pytest.approx(plain["start_loss"], rel=1e-12)  # the same start
     assert acc["iterations"] == 100 and plain["iterations"] == 300
     assert acc["loss"] - best["loss"] < 0.5 * (plain["loss"] - best["loss"])
-
-
-def test_the_fit_is_the_minimum_over_the_whole_joint_simplex():
-    """On a 2×3×2 domain with margins {0,1}, {1,2}, {0}, {2} (decomposable: every consistent pair of
-    clique tables is some joint table's), the loss matches SLSQP's minimum over all 12-cell tables
-    with the total within 1e-4 relative, and is never below it (the fit stays in the polytope)."""
-    shape, total = (2, 3, 2), 600.0
-    p = _table(shape, total, seed=5) * 0.5 + total / 24
-    sets, variances = [(0, 1), (1, 2), (0,), (2,)], [4.0, 9.0, 1.0, 16.0]
-    rng = np.random.default_rng(7)
-    margins = [NoisyMargin(s, _margin(p, s) + rng.normal(0, np.sqrt(v), _margin(p, s).shape), v)
-               for s, v in zip(sets, variances)]
-
-    def loss(x):
-        q = x.reshape(shape)
-        return sum(np.sum((_margin(q, m.axes) - m.values) ** 2) / m.variance for m in margins)
-
-    best = optimize.minimize(loss, p.ravel(), method="SLSQP", bounds=[(0, None)] * 12,
-                             constraints=[{"type": "eq", "fun": lambda x: x.sum() - total}],
-                             options={"ftol": 1e-14, "maxiter": 1000})
-    assert best.success
-    _, info = AcceleratedMirrorDescent(iters=3000, rel_tol=0.0).fit(shape, margins, total)
-    assert info["loss"] == pytest.approx(best.fun, rel=1e-4)
-    assert info["loss"] >= best.fun * (1 - 1e-6)
-
-
-def test_the_model_is_a_calibrated_decomposable_model():
-    margins = _sparse_noisy()
-    model, _ = AcceleratedMirrorDescent().fit(SHAPE, margins, 2000.0)
-    assert isinstance(model, DecomposableModel) and len(model.tree.cliques) >= 2
-    t = model.tree
-    for c, mu in enumerate(model.mu):
-        assert mu.shape == tuple(SHAPE[a] for a in t.cliques[c])
-        assert (mu >= 0).all() and mu.sum() == pytest.approx(2000.0, rel=1e-12)
-        if t.parent[c] >= 0:
-            sep, par = t.separator(c), t.parent[c]
-            mine = mu.sum(axis=tuple(i for i, a in enumerate(t.cliques[c]) if a not in sep))
-            theirs = model.mu[par].sum(axis=tuple(i for i, a in enumerate(t.cliques[par]) if a not in sep))
-            assert np.abs(mine - theirs).max() < 1e-9 * 2000
-    for s in itertools.combinations(range(len(SHAPE)), 2):
-        assert model.marginal(s).sum() == pytest.approx(2000.0, rel=1e-9)
-    rec = model.sample(1000, np.random.default_rng(3))
-    assert rec.shape == (1000, len(SHAPE)) and (rec < np.array(SHAPE)).all()
 
 
 def test_the_stop_rule_is_the_documented_one():

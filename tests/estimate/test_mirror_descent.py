@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+from dpcore.estimate.accelerated_mirror_descent import AcceleratedMirrorDescent
 from dpcore.estimate.estimator import Estimator
 from dpcore.estimate.junction_tree import DecomposableModel, JunctionTreeIPF
 from dpcore.estimate.mirror_descent import LossTerms, MirrorDescent, clique_beliefs
@@ -17,8 +18,9 @@ SHAPE = (2, 3, 2, 4, 3)
 SETS = [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4), (4,), (1,)]
 
 
-def _table(shape=SHAPE, total=1000.0, seed=0):
-    return np.random.default_rng(seed).dirichlet(np.ones(int(np.prod(shape)))).reshape(shape) * total
+def _table(shape=SHAPE, total=1000.0, seed=0, concentration=1.0):
+    n = int(np.prod(shape))
+    return np.random.default_rng(seed).dirichlet(np.full(n, concentration)).reshape(shape) * total
 
 
 def _margin(p, axes):
@@ -63,7 +65,12 @@ def test_noisy_margins_are_fitted_better_than_by_ipf_on_pooled_targets():
     assert info["loss"] < short_info["loss"] < 0.9 * ipf_loss
 
 
-def test_the_fit_is_the_minimum_over_the_whole_joint_simplex():
+#: both estimators of the same loss, run to its minimum: plain mirror descent and the accelerated one
+TO_THE_MINIMUM = [MirrorDescent(iters=5000, tol=1e-14), AcceleratedMirrorDescent(iters=3000, rel_tol=0.0)]
+
+
+@pytest.mark.parametrize("estimator", TO_THE_MINIMUM, ids=["plain", "accelerated"])
+def test_the_fit_is_the_minimum_over_the_whole_joint_simplex(estimator):
     """On a 2×3×2 domain with margins {0,1}, {1,2}, {0}, {2} (a decomposable model: every
     consistent pair of clique tables is the margin of some joint table), the fit's L matches the
     minimum of L over all 12-cell tables with the total, found by SLSQP, within 1e-4 relative;
@@ -84,16 +91,18 @@ def test_the_fit_is_the_minimum_over_the_whole_joint_simplex():
                              constraints=[{"type": "eq", "fun": lambda x: x.sum() - total}],
                              options={"ftol": 1e-14, "maxiter": 1000})
     assert best.success
-    model, info = MirrorDescent(iters=5000, tol=1e-14).fit(shape, margins, total)
+    model, info = estimator.fit(shape, margins, total)
     assert info["loss"] == pytest.approx(best.fun, rel=1e-4)
     assert info["loss"] >= best.fun * (1 - 1e-6)  # nothing beats the joint minimum: the fit is in the polytope
     ipf, _ = JunctionTreeIPF().fit(shape, margins, total)
     assert LossTerms.of(ipf.tree, margins).loss(ipf.tree, ipf.mu) > best.fun * (1 + 1e-3)
 
 
-def test_the_model_is_a_calibrated_decomposable_model():
+@pytest.mark.parametrize("estimator", [MirrorDescent(iters=300), AcceleratedMirrorDescent()],
+                         ids=["plain", "accelerated"])
+def test_the_model_is_a_calibrated_decomposable_model(estimator):
     p = _table(total=500.0)
-    model, _ = MirrorDescent(iters=300).fit(SHAPE, _noisy(p, SETS, 6.0), 500.0)
+    model, _ = estimator.fit(SHAPE, _noisy(p, SETS, 6.0), 500.0)
     assert isinstance(model, DecomposableModel) and len(model.tree.cliques) >= 2
     t = model.tree
     for c, mu in enumerate(model.mu):
