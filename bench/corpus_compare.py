@@ -66,7 +66,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--method", default="aim")
     ap.add_argument("--definition", default="zcdp", choices=("pure", "zcdp"))
     args = ap.parse_args(argv)
-    before, now = pd.read_csv(args.before), pd.read_csv(args.now)
+    frames = []
+    for path in (args.before, args.now):
+        try:
+            frame = pd.read_csv(path)
+        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise SystemExit(f"corpus_compare.py: cannot read {path}: {exc}; give a results CSV of bench/corpus_run.py") from None
+        missing = {"table", "method", "definition", "epsilon", "sets", "seed", "spmse", "status"} - set(frame.columns)
+        if missing:
+            raise SystemExit(f"corpus_compare.py: {path} has no column(s) {', '.join(sorted(missing))}; "
+                             "give a results CSV of bench/corpus_run.py") from None
+        frames.append(frame)
+    before, now = frames
     sys.stdout.write(markdown(compare(before, now, args.method, args.definition), args.method, args.definition))
     return 0
 

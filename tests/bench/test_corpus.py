@@ -157,3 +157,14 @@ def test_corpus_compare_reports_the_ratio_and_the_best_counts_of_both_worlds():
     assert r["min"] == (0.5, "a") and r["max"] == (1.0, "b")
     assert r["best"] == (1, 2) and r["within_15"] == (1, 2)
     assert "| 1 | 1 | 2 | 0.707 | 1 |" in corpus_compare.markdown(rows, "aim", "zcdp")
+
+
+def test_corpus_compare_stops_with_one_line_on_a_missing_or_foreign_file(tmp_path):
+    from bench import corpus_compare
+
+    with pytest.raises(SystemExit, match="cannot read .*nowhere.csv.*results CSV of bench/corpus_run.py"):
+        corpus_compare.main([str(tmp_path / "nowhere.csv")])
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n1,2\n")
+    with pytest.raises(SystemExit, match=r"other.csv has no column\(s\) definition, epsilon, method"):
+        corpus_compare.main([str(other), "--now", str(other)])
