@@ -71,7 +71,8 @@ def main(argv: list[str]) -> int:
         try:
             frame = pd.read_csv(path)
         except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise SystemExit(f"corpus_compare.py: cannot read {path}: {exc}; give a results CSV of bench/corpus_run.py") from None
+            raise SystemExit(f"corpus_compare.py: cannot read {path}: {exc}; "
+                             "give a results CSV of bench/corpus_run.py") from None
         missing = {"table", "method", "definition", "epsilon", "sets", "seed", "spmse", "status"} - set(frame.columns)
         if missing:
             raise SystemExit(f"corpus_compare.py: {path} has no column(s) {', '.join(sorted(missing))}; "
