@@ -45,6 +45,7 @@ gets much nearer the minimum in the same time (docs/methods/aim.md#options).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -138,13 +139,15 @@ class LossTerms:
     """The objective L(μ) = Σ_i w_i ||μ_{r_i} − y_i||² as data, one term per measured set: repeated
     measurements of a set r are one term W ||μ_r − ȳ||² + c (W = Σ w_i, ȳ = Σ w_i y_i / W,
     c = Σ w_i ||y_i||² − W ||ȳ||²: the same L and gradient, one margin of μ computed instead of
-    several). Per term its clique (the smallest holding r), axes, ȳ, W and c (weights: :func:`margin_weights`)."""
+    several). Per term its clique (the smallest holding r), axes, ȳ, W and c (weights: :func:`margin_weights`),
+    and where its margin is summed from (``source``: another term's margin holding r, or −1 for the clique)."""
 
     home: tuple
     axes: tuple
     values: tuple
     weight: tuple
     const: tuple = ()
+    source: tuple = ()
 
     @classmethod
     def of(cls, tree: JunctionTree, margins: Sequence[NoisyMargin]) -> LossTerms:
@@ -163,24 +166,77 @@ class LossTerms:
             values.append(y)
             weights.append(w)
             consts.append(wyy - w * _inner(y, y))
-        return cls(tuple(homes), tuple(sums), tuple(values), tuple(weights), tuple(consts))
+        axes = tuple(sums)
+        return cls(tuple(homes), axes, tuple(values), tuple(weights), tuple(consts),
+                   _margin_sources(tree.shape, homes, axes))
+
+    def margins(self, tree: JunctionTree, mu: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """μ_r of every term: its home clique's table summed to its set, or a larger term's margin summed
+        further (``source``; a clique holds ten times more cells than most of its terms, so the sums
+        over the clique are the cost). Linear in μ, so the margins of a mixture of tables are the same
+        mixture of their margins (the accelerated fit keeps them)."""
+        source = self.source or (-1,) * len(self.axes)
+        out: list = [None] * len(self.axes)
+        for i in _source_order(source):
+            s = source[i]
+            out[i] = (sum_to(mu[self.home[i]], tree.cliques[self.home[i]], self.axes[i]) if s < 0
+                      else sum_to(out[s], self.axes[s], self.axes[i]))
+        return out
+
+    def loss_of(self, margins: Sequence[np.ndarray]) -> float:
+        """L from the terms' margins (:meth:`margins`)."""
+        loss = float(sum(self.const))
+        for m, y, w in zip(margins, self.values, self.weight):
+            diff = m - y
+            loss += w * _inner(diff, diff)
+        return loss
+
+    def gradient_of(self, tree: JunctionTree, margins: Sequence[np.ndarray],
+                    like: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """∇_{μ_C} L for every clique C from the terms' margins: 2 w (μ_r − ȳ) broadcast over C, summed
+        over the terms C holds (zero on cliques that hold none); ``like``: tables of the cliques' shapes."""
+        grad = [np.zeros_like(m) for m in like]
+        for h, axes, m, y, w in zip(self.home, self.axes, margins, self.values, self.weight):
+            grad[h] += expand_to(2.0 * w * (m - y), axes, tree.cliques[h])
+        return grad
+
+    def slope(self, at: Sequence[np.ndarray], to: Sequence[np.ndarray]) -> float:
+        """⟨∇L(μ), ν − μ⟩ from the margins ``at`` of μ and ``to`` of ν: Σ 2 w ⟨μ_r − ȳ, ν_r − μ_r⟩ (the
+        gradient is the margins' residuals broadcast over their cliques, and ⟨broadcast a, b⟩ = ⟨a, b summed⟩)."""
+        return float(sum(2.0 * w * _inner(m - y, n - m) for m, n, y, w in zip(at, to, self.values, self.weight)))
 
     def loss_and_gradient(self, tree: JunctionTree, mu: Sequence[np.ndarray]) -> tuple[float, list[np.ndarray]]:
         """L(μ) and ∇_{μ_C} L for every clique C (zero on cliques that hold no measurement)."""
-        loss = float(sum(self.const))
-        grad = [np.zeros_like(m) for m in mu]
-        for h, axes, y, w in zip(self.home, self.axes, self.values, self.weight):
-            diff = sum_to(mu[h], tree.cliques[h], axes) - y
-            loss += w * _inner(diff, diff)
-            grad[h] += expand_to(2.0 * w * diff, axes, tree.cliques[h])
-        return loss, grad
+        margins = self.margins(tree, mu)
+        return self.loss_of(margins), self.gradient_of(tree, margins, mu)
 
     def loss(self, tree: JunctionTree, mu: Sequence[np.ndarray]) -> float:
-        loss = float(sum(self.const))
-        for h, axes, y, w in zip(self.home, self.axes, self.values, self.weight):
-            diff = sum_to(mu[h], tree.cliques[h], axes) - y
-            loss += w * _inner(diff, diff)
-        return loss
+        return self.loss_of(self.margins(tree, mu))
+
+
+def _margin_sources(shape: Sequence[int], homes: Sequence[int], axes: Sequence[tuple]) -> tuple:
+    """For each term, the term in the same clique with the fewest cells whose set strictly holds its
+    own (−1: none, sum from the clique). Acyclic: a source always has more attributes."""
+    out = []
+    for h, a in zip(homes, axes):
+        cands = [j for j, (g, b) in enumerate(zip(homes, axes))
+                 if g == h and len(b) > len(a) and set(a) <= set(b)]
+        out.append(min(cands, key=lambda j: math.prod(shape[k] for k in axes[j])) if cands else -1)
+    return tuple(out)
+
+
+def _source_order(source: Sequence[int]) -> list[int]:
+    """The terms in an order where each comes after its source."""
+    done: list[int] = []
+    seen: set[int] = set()
+    for i in range(len(source)):
+        chain = []
+        while i >= 0 and i not in seen:
+            chain.append(i)
+            seen.add(i)
+            i = source[i]
+        done.extend(reversed(chain))
+    return done
 
 
 def tables_dot(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:

@@ -11,7 +11,7 @@ from scipy import optimize
 from dpcore.estimate.accelerated_mirror_descent import AcceleratedMirrorDescent
 from dpcore.estimate.estimator import Estimator
 from dpcore.estimate.junction_tree import DecomposableModel, JunctionTreeIPF
-from dpcore.estimate.mirror_descent import LossTerms, MirrorDescent, clique_beliefs
+from dpcore.estimate.mirror_descent import LossTerms, MirrorDescent, clique_beliefs, tables_dot
 from dpcore.measure.margins import NoisyMargin
 
 SHAPE = (2, 3, 2, 4, 3)
@@ -186,3 +186,20 @@ def test_repeated_measurements_are_one_term_with_the_same_loss_and_gradient():
     assert loss == pytest.approx(naive, rel=1e-10) and terms.loss(tree, mu) == pytest.approx(naive, rel=1e-10)
     for g, n in zip(grad, naive_grad):
         assert np.allclose(g, n, rtol=1e-10, atol=1e-12)
+
+
+def test_margins_summed_from_larger_terms_and_the_slope_from_margins_are_exact():
+    """A term's margin summed from a larger term's margin (``source``) equals the joint table's margin,
+    and ``slope`` (⟨∇L(μ), ν − μ⟩ from margins alone) equals the inner product of the clique tables."""
+    p = _table(total=300.0)
+    margins = _noisy(p, SETS + [(0, 1, 3)], 15.0)
+    model, _ = JunctionTreeIPF().fit(SHAPE, margins, 300.0)
+    other, _ = JunctionTreeIPF(max_sweeps=2).fit(SHAPE, _noisy(p, SETS + [(0, 1, 3)], 40.0, seed=5), 300.0)
+    tree = model.tree
+    terms = LossTerms.of(tree, margins)
+    assert any(s >= 0 for s in terms.source)  # (0, 1) and (1,) are summed from larger terms, not the clique
+    for axes, m in zip(terms.axes, terms.margins(tree, model.mu)):
+        assert np.allclose(m, model.marginal(axes), rtol=1e-12, atol=1e-9), axes
+    _, grad = terms.loss_and_gradient(tree, model.mu)
+    direct = tables_dot(grad, [a - b for a, b in zip(other.mu, model.mu)])
+    assert terms.slope(terms.margins(tree, model.mu), terms.margins(tree, other.mu)) == pytest.approx(direct, rel=1e-9)
