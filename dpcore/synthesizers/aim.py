@@ -29,7 +29,7 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
    controlled rounding (``"round"``: every clique's counts rounded from ñ × the model's,
    unbiased; :class:`dpcore.estimate.draws.TreeCountDraw`). ``"auto"`` (default) rounds under
    (ε, δ) and samples under pure ε. The drawn model is the last round's IPF fit
-   (``estimator="ipf"``) or, by default under (ε, δ), a refit of the same margins by accelerated
+   (``estimator="ipf"``) or, by default, a refit of the same margins by accelerated
    mirror descent to Private-PGM's loss, stopped when the loss stops falling (``"mirror_descent"``,
    :func:`dpcore.estimate.final_fit.released_model`).
 
@@ -76,6 +76,7 @@ from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 from dpcore.synthesizers.options import (
+    AIM_PURE_ESTIMATOR,
     estimator_option,
     model_draw_option,
     pure_choice,
@@ -112,8 +113,8 @@ class AimOptions:
     ``fit_sweeps`` (IPF sweeps per model fit), ``synthesis`` (how the records are drawn:
     ``sample`` or ``round`` once resolved; ``auto`` resolves to ``sample`` under pure ε and
     to ``round`` under (ε, δ)), ``estimator`` (the final model fit: ``ipf`` or
-    ``mirror_descent`` once resolved; ``auto`` resolves to ``ipf`` under pure ε and to
-    ``mirror_descent`` under (ε, δ)), ``round_fits`` (the refits after each round: ``cold``,
+    ``mirror_descent`` once resolved; ``auto`` resolves to ``mirror_descent``, under pure ε too
+    since the corpus rerun), ``round_fits`` (the refits after each round: ``cold``,
     ``warm`` or ``mirror_descent`` once resolved; ``auto`` resolves to ``cold`` under pure ε and to
     ``mirror_descent`` under (ε, δ))."""
 
@@ -150,7 +151,7 @@ OPTIONS = (
     Option("fit_sweeps", "int", 50, "IPF sweeps per model fit", low=1, high=100_000, hint=" (IPF sweeps per model fit)",
            docs="methods/aim.md#options", advanced=True, label="IPF sweeps per fit"),
     model_draw_option("methods/aim.md#options"),
-    estimator_option("methods/aim.md#options"),
+    estimator_option("methods/aim.md#options", pure_auto=AIM_PURE_ESTIMATOR),
     round_fits_option("methods/aim.md#options"),
 )
 
@@ -169,7 +170,7 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         workload=parse_workload(opts.get("workload"), domain),
         fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
         synthesis=pure_choice("synthesis", value(OPTIONS, opts, "synthesis")),
-        estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator")),
+        estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator"), auto=AIM_PURE_ESTIMATOR),
         round_fits=pure_choice("round_fits", value(OPTIONS, opts, "round_fits")),
     )
 
