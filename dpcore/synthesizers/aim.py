@@ -76,7 +76,6 @@ from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 from dpcore.synthesizers.options import (
-    AIM_PURE_ESTIMATOR,
     estimator_option,
     model_draw_option,
     pure_choice,
@@ -151,7 +150,7 @@ OPTIONS = (
     Option("fit_sweeps", "int", 50, "IPF sweeps per model fit", low=1, high=100_000, hint=" (IPF sweeps per model fit)",
            docs="methods/aim.md#options", advanced=True, label="IPF sweeps per fit"),
     model_draw_option("methods/aim.md#options"),
-    estimator_option("methods/aim.md#options", pure_auto=AIM_PURE_ESTIMATOR),
+    estimator_option("methods/aim.md#options"),
     round_fits_option("methods/aim.md#options"),
 )
 
@@ -170,7 +169,7 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         workload=parse_workload(opts.get("workload"), domain),
         fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
         synthesis=pure_choice("synthesis", value(OPTIONS, opts, "synthesis")),
-        estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator"), auto=AIM_PURE_ESTIMATOR),
+        estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator")),
         round_fits=pure_choice("round_fits", value(OPTIONS, opts, "round_fits")),
     )
 

@@ -13,7 +13,9 @@ Per set, at budget ε_s = ε/m, for d ≥ 3 attributes, three equal thirds (MST'
 3. **Edge margins**: each of the d − 1 chosen two-way margins at ε_s/(3(d − 1)).
 
 Then fit the tree model to all the noisy margins (junction-tree IPF,
-:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`) and draw ñ records from it: i.i.d.
+:class:`dpcore.estimate.junction_tree.JunctionTreeIPF`; by default, ``estimator="auto"``, refitted
+from there to Private-PGM's loss by accelerated mirror descent under both definitions:
+:func:`dpcore.estimate.final_fit.released_model`) and draw ñ records from it: i.i.d.
 (``synthesis="sample"``) or by controlled rounding (``"round"``,
 :class:`dpcore.estimate.draws.TreeCountDraw`); ``"auto"`` (default) rounds under (ε, δ) and
 samples under pure ε. d = 2: one pair, no choice:
@@ -66,7 +68,8 @@ SUMMARY = (
 class MstOptions:
     """Resolved options of ``method="mst"``: ``fit_sweeps`` (IPF sweeps of the final fit),
     ``synthesis`` (``sample`` or ``round`` once resolved; ``auto``: ``sample`` under pure ε,
-    ``round`` under (ε, δ))."""
+    ``round`` under (ε, δ)), ``rare_levels`` and ``estimator`` (``ipf`` or ``mirror_descent`` once
+    resolved; ``auto``: ``mirror_descent``)."""
 
     fit_sweeps: int = 50
     synthesis: str = "auto"

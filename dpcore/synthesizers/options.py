@@ -55,23 +55,16 @@ def rare_levels_option(docs: str) -> Option:
 
 #: the options whose ``auto`` is one value under pure ε and another under (ε, δ): {name: (pure, (ε, δ))}.
 #: Under pure ε ``auto`` is what releases did before the option existed, so pure-ε releases stay
-#: byte for byte what they were (AIM's ``estimator`` is the one exception, changed on purpose:
-#: :data:`AIM_PURE_ESTIMATOR`).
+#: byte for byte what they were, except ``estimator`` (AIM's and MST's final fit), changed on purpose
+#: on 2026-11-29: the accelerated fit lowered both methods' pure-ε error on most of the corpus
+#: (docs/methods/aim.md#the-same-fit-under-pure).
 AUTO_CHOICES = {"synthesis": ("sample", "round"), "rare_levels": ("keep", "merge"),
-                "estimator": ("ipf", "mirror_descent"), "round_fits": ("cold", "mirror_descent")}
+                "estimator": ("mirror_descent", "mirror_descent"), "round_fits": ("cold", "mirror_descent")}
 
 
-#: AIM's ``estimator="auto"`` under pure ε: the accelerated fit, since the corpus rerun showed its gain
-#: there (docs/methods/aim.md#the-same-fit-under-pure); MST's stays IPF (:data:`AUTO_CHOICES`).
-AIM_PURE_ESTIMATOR = "mirror_descent"
-
-
-def pure_choice(name: str, value: str, auto: str | None = None) -> str:
-    """What a resolved option ``name`` = ``value`` names under pure ε: ``auto`` is ``auto`` when given,
-    else :data:`AUTO_CHOICES`'s."""
-    if value != "auto":
-        return value
-    return auto if auto is not None else AUTO_CHOICES[name][0]
+def pure_choice(name: str, value: str) -> str:
+    """What a resolved option ``name`` = ``value`` names under pure ε (``auto``: :data:`AUTO_CHOICES`)."""
+    return AUTO_CHOICES[name][0] if value == "auto" else value
 
 
 def zcdp_choices(opts, given: dict, *names: str):
@@ -84,14 +77,12 @@ def zcdp_choices(opts, given: dict, *names: str):
 ESTIMATORS = ("auto", "ipf", "mirror_descent")
 
 
-def estimator_option(docs: str, pure_auto: str = "ipf") -> Option:
-    """``estimator``: ``auto`` is mirror descent under (ε, δ) and ``pure_auto`` under pure ε (IPF for
-    MST, so its pure-ε releases stay what they were; mirror descent for AIM: :data:`AIM_PURE_ESTIMATOR`)."""
-    auto = ("mirror_descent" if pure_auto == "mirror_descent"
-            else f"mirror_descent under (ε, δ), {pure_auto} under pure ε")
+def estimator_option(docs: str) -> Option:
+    """``estimator``: ``auto`` is mirror descent under both definitions (under pure ε since 2026-11-29,
+    changed on purpose: :data:`AUTO_CHOICES`)."""
     return Option("estimator", "choice", "auto", "how the final model is fitted to the noisy margins: ipf "
                   "(proportional fitting to the margins made non-negative first), mirror_descent (Private-PGM's "
-                  f"weighted least squares, noisier margins counting less) or auto ({auto})",
+                  "weighted least squares, noisier margins counting less) or auto (mirror_descent)",
                   choices=ESTIMATORS, docs=docs, advanced=True, label="Final model fit")
 
 
