@@ -24,7 +24,7 @@ n·KL between the two tree distributions:
   bound on the margins, max_r ||x_r − y_r||₁² / (2n) ≤ D (:func:`margins_pinsker`): when the bound
   already holds with it, it holds with D, and D's two logarithms per clique cell are not computed.
   Both change no decision; on flights' pure-ε final fit at ε = 3 (7·10⁶ model cells) they took the
-  fit from 130 to 80 s, with the same 156 iterations (bench/RESULTS.md, "AIM's final fit under pure ε").
+  fit from 130 to 80 s, with the same 156 iterations (bench/RESULTS.md, "AIM's and MST's final fit under pure ε").
 * **Why accelerated.** Plain mirror descent converges at rate O(1/k) in L; this method at
   O(1/k²). On AIM's final margins of two long corpus tables (gss_wages, flights at ε = 3), 100
   plain iterations left L at 3–4× the lowest loss found, and the model's S_pMSE 1.6–2.2× the
