@@ -43,7 +43,7 @@ n·KL between the two tree distributions:
 
 Privacy: reads only released margins, the released total and the public domain, and draws no
 randomness: post-processing (Dwork & Roth 2014, Prop 2.1), no privacy cost. AIM's and MST's final
-fit under (ε, δ) (docs/methods/aim.md#options).
+fit by default, under pure ε and (ε, δ) (docs/methods/aim.md#options).
 """
 from __future__ import annotations
 
