@@ -56,8 +56,7 @@ from dpcore.estimate.estimator import check_margins
 from dpcore.estimate.junction_tree import DecomposableModel, JunctionTree, JunctionTreeIPF, expand_to, sum_to
 from dpcore.measure.margins import NoisyMargin
 
-__all__ = ["MirrorDescent", "LossTerms", "margin_weights", "clique_beliefs", "potentials_of", "FitStart",
-           "tables_dot"]
+__all__ = ["MirrorDescent", "LossTerms", "margin_weights", "clique_beliefs", "potentials_of", "FitStart"]
 
 #: weight of an exact (variance 0) margin, relative to the largest noisy margin's weight
 EXACT_WEIGHT = 1e6
@@ -177,7 +176,7 @@ class LossTerms:
         mixture of their margins (the accelerated fit keeps them)."""
         source = self.source or (-1,) * len(self.axes)
         out: list = [None] * len(self.axes)
-        for i in _source_order(source):
+        for i in sorted(range(len(self.axes)), key=lambda i: -len(self.axes[i])):  # a source before its terms
             s = source[i]
             out[i] = (sum_to(mu[self.home[i]], tree.cliques[self.home[i]], self.axes[i]) if s < 0
                       else sum_to(out[s], self.axes[s], self.axes[i]))
@@ -223,25 +222,6 @@ def _margin_sources(shape: Sequence[int], homes: Sequence[int], axes: Sequence[t
                  if g == h and len(b) > len(a) and set(a) <= set(b)]
         out.append(min(cands, key=lambda j: math.prod(shape[k] for k in axes[j])) if cands else -1)
     return tuple(out)
-
-
-def _source_order(source: Sequence[int]) -> list[int]:
-    """The terms in an order where each comes after its source."""
-    done: list[int] = []
-    seen: set[int] = set()
-    for i in range(len(source)):
-        chain = []
-        while i >= 0 and i not in seen:
-            chain.append(i)
-            seen.add(i)
-            i = source[i]
-        done.extend(reversed(chain))
-    return done
-
-
-def tables_dot(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
-    """Σ over paired tables of Σ a·b: the inner product of two lists of clique tables."""
-    return float(sum(_inner(x, y) for x, y in zip(a, b)))
 
 
 @dataclass(frozen=True)
@@ -305,8 +285,9 @@ class MirrorDescent(FitStart):
         shape = check_margins(shape, margins)
         tree, terms, theta = self.starting_point(shape, margins, total)
         mu = clique_beliefs(tree, theta, total)
-        loss, grad = terms.loss_and_gradient(tree, mu)
-        start_loss = loss
+        marg = terms.margins(tree, mu)  # the terms' margins of μ, kept: L, ∇L and the Armijo test read them
+        loss = start_loss = terms.loss_of(marg)
+        grad = terms.gradient_of(tree, marg, mu)
         top = max(float(np.abs(g).max()) for g in grad) if grad else 0.0
         step = 1.0 / top if top > 0 else 1.0
         it, converged = 0, False
@@ -315,16 +296,18 @@ class MirrorDescent(FitStart):
             for _ in range(MAX_HALVINGS):
                 theta_new = [t - step * g for t, g in zip(theta, grad)]
                 mu_new = clique_beliefs(tree, theta_new, total)
-                loss_new = terms.loss(tree, mu_new)
-                if loss - loss_new >= 0.5 * tables_dot(grad, [a - b for a, b in zip(mu, mu_new)]):
+                marg_new = terms.margins(tree, mu_new)
+                loss_new = terms.loss_of(marg_new)
+                # Armijo: L(μ) − L(μ') ≥ ½ ⟨∇L(μ), μ − μ'⟩, the inner product from the margins (−slope μ → μ')
+                if loss - loss_new >= -0.5 * terms.slope(marg, marg_new):
                     break
                 step *= 0.5
             else:
                 converged = True  # no step decreases L: stationary to the arithmetic's precision
                 break
             drop = loss - loss_new
-            theta, mu = theta_new, mu_new
-            loss, grad = terms.loss_and_gradient(tree, mu)
+            theta, mu, marg, loss = theta_new, mu_new, marg_new, loss_new
+            grad = terms.gradient_of(tree, marg, mu)
             if drop <= self.tol * max(loss, 1e-300):
                 converged = True
                 break
