@@ -180,9 +180,12 @@ def expand_to(table: np.ndarray, sub: tuple, axes: tuple) -> np.ndarray:
 
 
 def _ratio(new: np.ndarray, old: np.ndarray) -> np.ndarray:
-    """new/old, 0 where old is 0 (the dense IPF's rule: a cell at 0 stays at 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(old > 0, new / np.where(old > 0, old, 1.0), 0.0)
+    """new/old, 0 where old is 0 (the dense IPF's rule: a cell at 0 stays at 0), and 0 where the quotient
+    overflows: a subnormal old cell (mirror descent's multiplicative updates leave some at 1e-310) counts as
+    0 instead of giving inf, and NaN after it. Wherever new/old is finite the quotient is unchanged."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        q = np.where(old > 0, new / np.where(old > 0, old, 1.0), 0.0)
+    return np.where(np.isfinite(q), q, 0.0)
 
 
 def project_simplex(y: np.ndarray, total: float) -> np.ndarray:
@@ -198,6 +201,16 @@ def project_simplex(y: np.ndarray, total: float) -> np.ndarray:
     return np.maximum(v - theta, 0.0).reshape(np.shape(y))
 
 
+#: the smallest noise variance the inverse-variance weights divide by: a margin known exactly (variance 0,
+#: or one so small it underflows, as discrete Laplace at ε in the thousands) weighs 10¹² per record², which
+#: keeps its values for all purposes and keeps the weights finite
+VARIANCE_FLOOR = 1e-12
+
+
+def _inverse(variance: float) -> float:
+    return 1.0 / max(float(variance), VARIANCE_FLOOR)
+
+
 def combine(measurements: Iterable[NoisyMargin]) -> dict:
     """Inverse-variance combination of repeated measurements of one set.
 
@@ -205,7 +218,7 @@ def combine(measurements: Iterable[NoisyMargin]) -> dict:
     acc: dict = {}
     for m in measurements:
         axes, y = m.axes, m.values
-        w = 1.0 / m.variance
+        w = _inverse(m.variance)
         if axes in acc:
             s, ws = acc[axes]
             acc[axes] = (s + w * np.asarray(y, float), ws + w)
@@ -230,7 +243,7 @@ def reconcile_nested(combined: dict, shape) -> dict:
             y_small, v_small = out[small]
             m = sum_to(y_big, big, small)
             k = y_big.size / m.size
-            w_small, w_m = 1.0 / v_small, 1.0 / (k * v_big)
+            w_small, w_m = _inverse(v_small), _inverse(k * v_big)
             c = (w_small * y_small + w_m * m) / (w_small + w_m)
             out[big] = (y_big + expand_to((c - m) / k, small, big), v_big)
             out[small] = (c, 1.0 / (w_small + w_m))

@@ -112,6 +112,39 @@ def test_reconcile_nested_combines_by_inverse_variance_and_keeps_consistent_tabl
     assert np.allclose(diff, diff[:, :1])
 
 
+def test_a_margin_known_exactly_keeps_its_values_in_the_pooled_targets():
+    """Variance 0 (a margin known exactly, or discrete Laplace at an ε so large its variance underflows):
+    combining and reconciling keep its values, with finite weights, where 1/0 raised before."""
+    from dpcore.estimate.junction_tree import combine, reconcile_nested
+    from dpcore.measure.margins import NoisyMargin
+    shape = (2, 3)
+    exact = np.array([[3.0, 1.0, 4.0], [1.0, 5.0, 9.0]])
+    noisy = exact + np.array([[2.0, -1.0, 0.0], [0.0, 1.0, -2.0]])
+    pooled = combine([NoisyMargin((0, 1), exact, 0.0), NoisyMargin((0, 1), noisy, 4.0),
+                      NoisyMargin((0,), np.array([10.0, 12.0]), 1.0)])
+    assert np.allclose(pooled[(0, 1)][0], exact, atol=1e-9) and np.isfinite(pooled[(0, 1)][1])
+    out = reconcile_nested(pooled, shape)
+    assert np.allclose(out[(0, 1)][0], exact, atol=1e-9)
+    assert np.allclose(out[(0,)][0], exact.sum(axis=1), atol=1e-9)  # the noisy one-way margin gives way
+
+
+def test_a_marginal_across_cliques_stays_finite_when_a_separator_cell_is_subnormal():
+    """Mirror descent's multiplicative updates can leave a cell at a subnormal float (1e-310): 1/μ_S then
+    overflowed to inf and the marginal across two cliques came out NaN (an AIM round then stopped with
+    "scores must be finite"). A quotient that overflows now counts as 0, as a cell at 0 does."""
+    shape = (2, 2, 2)
+    tree = JunctionTree.build(shape, [(0, 1), (1, 2)])
+    model = DecomposableModel(tree, 10.0)
+    a = np.array([[4.0, 1e-310], [5.0, 1e-311]])      # attribute 1 = 1 holds ~1e-310 records
+    b = np.array([[2.0, 7.0], [1.1e-310, 0.0]])        # rows: attribute 1, columns: attribute 2
+    model.mu = [a, b] if tree.cliques[0] == (0, 1) else [b, a]
+    out = model.marginal((0, 2))
+    assert np.all(np.isfinite(out))
+    # the dense table μ(0,1)·μ(1,2)/μ(1), to the last cell, with the subnormal row counted as 0
+    expected = np.einsum("ab,bc->ac", a[:, :1], b[:1] / b[:1].sum())
+    assert np.allclose(out, expected, rtol=1e-12, atol=1e-300)
+
+
 def test_a_warm_start_reaches_the_cold_fit_on_consistent_targets():
     """Warm start (AIM's rounds under (ε, δ)): a model fitted to fewer margins, carried to the tree of
     more margins, then fitted to them, ends at the cold fit's maximum-entropy table (within 1e-6 counts
