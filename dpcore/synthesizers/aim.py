@@ -55,7 +55,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from dpcore.data.domain import Domain
-from dpcore.errors import whole_number
+from dpcore.errors import OptionError, whole_number
 from dpcore.estimate.draws import model_draw
 from dpcore.estimate.final_fit import released_model
 from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
@@ -103,6 +103,12 @@ WARM_STALL = 0.01
 WARM_FLOOR = 1e-3
 #: mirror-descent round fits: iterations per round (docs/methods/aim.md)
 ROUND_MD_ITERS = 10
+#: ``whole_table="auto"`` measures the whole table once when, on every workload margin, the noise it sums
+#: there has at most this share of the variance of that margin measured in a round at the starting round
+#: budget (1/2: half the variance; docs/methods/aim.md#the-whole-table-at-once)
+WHOLE_TABLE_VARIANCE_SHARE = 0.5
+#: the choices of ``whole_table``
+WHOLE_TABLE = ("auto", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,7 @@ class AimOptions:
     synthesis: str = "auto"
     estimator: str = "auto"
     round_fits: str = "auto"
+    whole_table: str = "auto"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -152,6 +159,10 @@ OPTIONS = (
     model_draw_option("methods/aim.md#options"),
     estimator_option("methods/aim.md#options"),
     round_fits_option("methods/aim.md#options"),
+    Option("whole_table", "choice", "auto", "measure the whole cross-tabulation once with the set's whole budget "
+           "instead of running rounds: always, never, or auto (when that is less noisy on every workload margin: "
+           "tiny domains)", choices=WHOLE_TABLE, docs="methods/aim.md#the-whole-table-at-once", advanced=True,
+           label="Whole table at once"),
 )
 
 
@@ -171,6 +182,7 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         synthesis=pure_choice("synthesis", value(OPTIONS, opts, "synthesis")),
         estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator")),
         round_fits=pure_choice("round_fits", value(OPTIONS, opts, "round_fits")),
+        whole_table=value(OPTIONS, opts, "whole_table"),
     )
 
 
@@ -213,6 +225,28 @@ def score_sensitivity(weights, histogram_sensitivity: float) -> float:
     return max(weights) * histogram_sensitivity
 
 
+def whole_table_first(opts: AimOptions, domain: Domain, budget: float, nb: Neighbours,
+                      definition=PureDP()) -> bool:
+    """Whether a set measures the whole table once (``whole_table``; ``auto`` decides from public facts
+    only: the domain, the workload, T and the set's budget b). Measured at b, the whole table sums N/c
+    cells' noise into each cell of a workload margin of c cells (N the table's cells); in a round the
+    margin would be measured at the starting measurement budget 0.9·b/T. ``auto`` measures the whole
+    table when, on every workload margin, (N/c)·Var(noise at b) ≤ :data:`WHOLE_TABLE_VARIANCE_SHARE` ·
+    Var(noise at 0.9·b/T), and the whole table fits ``max_model_size`` (``always`` beyond it is an
+    :class:`OptionError` naming the size)."""
+    cells = math.prod(domain[a].size for a in domain.names)
+    fits = cells <= opts.max_model_size * 2**20 / BYTES_PER_CELL  # the model is the whole table
+    if opts.whole_table == "always" and not fits:
+        raise OptionError(f"whole_table=always: the whole table has {cells:,} cells, more than max_model_size "
+                          f"({opts.max_model_size:g} MB) holds; raise max_model_size or use whole_table=auto")
+    if opts.whole_table != "auto":
+        return opts.whole_table == "always"
+    whole = definition.count_noise(budget, nb).variance
+    in_round = definition.count_noise((1 - SELECTION_SHARE) * budget / opts.rounds, nb).variance
+    sizes = [math.prod(domain[a].size for a in g) for g in opts.workload] or [cells]
+    return fits and all(cells / c * whole <= WHOLE_TABLE_VARIANCE_SHARE * in_round for c in sizes)
+
+
 def synthesize_set(X, domain: Domain, opts: AimOptions, budget: float, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One AIM set at ``budget`` (= ε/m, or ρ/m under zCDP), charged to ``ledger`` to exactly ``budget``
@@ -227,10 +261,12 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: float, rng, ledg
     cand = candidates(work)
     for j in range(d):  # every attribute is measured once, even one the workload leaves out
         cand.setdefault((j,), 0.0)
+    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
+    if whole_table_first(opts, domain, budget, nb, definition):
+        return _whole_table_set(X, shape, names, opts, budget, nb, rng, group, fit, total, ctx)
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
     round_budget = budget / opts.rounds
-    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
     meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * round_budget, nb, rng, group, f"one-way {names[j]}",
                     note="AIM initialisation: every one-way margin", definition=definition) for j in range(d)]
     model, info = fit.fit(shape, meas, total)
@@ -284,6 +320,23 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: float, rng, ledg
     return draw, diag
 
 
+def _whole_table_set(X, shape, names, opts: AimOptions, budget: float, nb, rng, group, fit, total: float, ctx):
+    """One set as the whole table measured once at the set's budget, its model fitted and drawn (no rounds:
+    :func:`whole_table_first`)."""
+    axes = tuple(range(len(shape)))
+    meas = [measure(X, shape, axes, budget, nb, rng, group, "the whole table",
+                    note="AIM: the whole table measured once (option whole_table), no rounds",
+                    definition=ctx.definition)]
+    model, info = fit.fit(shape, meas, total)
+    model, info = released_model(opts.estimator, shape, meas, total, model, info)
+    draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
+    diag = {"rounds": 0, "selected": [list(names)], "annealed": 0, "model_cells": int(model.tree.cells),
+            "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
+            "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "round_fits": opts.round_fits,
+            "whole_table": True, "warnings": []}
+    return draw, diag
+
+
 def refit(kind: str, fit: JunctionTreeIPF, shape, meas, total: float, model):
     """The model after a round's measurement: ``cold`` IPF from the uniform table; ``warm`` IPF from
     the round's model carried to the new tree, stopping when the gap stalls; ``mirror_descent``: that,
@@ -307,7 +360,12 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
                  definition=PureDP()) -> list[dict]:
     """What AIM measures, knowable before any budget is spent: the one-way margins and the
     starting round budget (later rounds may double it: annealing; the margins are chosen at release).
-    Budgets are in the definition's unit (ε, or ρ under zCDP)."""
+    Budgets are in the definition's unit (ε, or ρ under zCDP). On a domain small enough that
+    :func:`whole_table_first` holds, the one row is the whole table at the set's budget."""
+    if whole_table_first(opts, domain, per_set, nb, definition):
+        whole = definition.count_noise(per_set, nb)
+        return [preview_row("the whole table, once (a small domain: on every workload margin less noisy than the "
+                            "rounds)", math.prod(domain[a].size for a in domain.names), per_set, whole, definition)]
     round_budget = per_set / opts.rounds
     meas = definition.count_noise((1 - SELECTION_SHARE) * round_budget, nb)
     spend = definition.cost(meas, nb.count_sensitivity(meas))
@@ -327,7 +385,12 @@ def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: floa
                definition=PureDP()) -> list[NoiseRow]:
     """The one-way margins AIM measures first, and a workload margin measured in a round at the
     starting round budget (the margins are chosen at release: the median size of the workload's
-    margins; a margin whose budget doubles gets half the noise)."""
+    margins; a margin whose budget doubles gets half the noise), or the whole table measured once
+    (:func:`whole_table_first`)."""
+    if whole_table_first(opts, domain, epsilon / m, neighbours, definition):
+        whole = definition.count_noise(epsilon / m, neighbours, "discrete_laplace")
+        table_cells = math.prod(domain[a].size for a in domain.names)
+        return [noise_row("the whole table, once", table_cells, table_cells, epsilon / m, whole, n)]
     round_budget = epsilon / m / opts.rounds
     e = (1 - SELECTION_SHARE) * round_budget
     meas = definition.count_noise(e, neighbours, "discrete_laplace")

@@ -16,7 +16,7 @@ from dpcore.synthesizers.empty_share import NoiseRow, typical_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = [("steps", {"order": "sex;agegr"}), ("steps", {}), ("uh_random", {}), ("flat_laplace", {}), ("ipf", {}),
-         ("privbayes", {}), ("aim", {}), ("mst", {})]
+         ("privbayes", {}), ("aim", {}), ("aim", {"whole_table": "always"}), ("mst", {})]
 
 
 def test_every_registered_method_says_its_noise():

@@ -14,6 +14,9 @@ from dpcore.measure.margins import margin_counts
 from dpcore.synthesizers import aim as A
 
 SHAPE = (2, 2, 3)
+#: the test tables' domains are tiny (36 cells), where ``whole_table="auto"`` measures the whole table once;
+#: the tests of the rounds keep them on
+ROUNDS = {"whole_table": "never"}
 
 
 def _tables(n, cells):
@@ -117,7 +120,7 @@ def test_budget_schedule_rounds_annealing_and_the_last_round():
     the previous one or its double; the last round takes exactly what is left."""
     df = _table(600, 2)
     eps, T = 1.0, 12
-    rel = dpcore.synthesize(df, "aim", eps, seed=5, domain=_domain(df), neighbours="replace", rounds=T)
+    rel = dpcore.synthesize(df, "aim", eps, seed=5, domain=_domain(df), **ROUNDS, neighbours="replace", rounds=T)
     set1 = [c for p, c in rel.ledger.charges() if p.startswith("release (aim)/set 1")]
     oneway = [c for c in set1 if c.label.startswith("one-way")]
     assert len(oneway) == 4 and all(c.epsilon == pytest.approx(0.9 * eps / T) for c in oneway)
@@ -188,17 +191,17 @@ def test_workload_and_model_size_steer_the_selection():
     the model to the one-way cliques, yet the ledger still totals ε."""
     df = _table(500, 8)
     dom = _domain(df)
-    rel = dpcore.synthesize(df, "aim", 1.0, seed=3, domain=dom, workload="a,b")
+    rel = dpcore.synthesize(df, "aim", 1.0, seed=3, domain=dom, **ROUNDS, workload="a,b")
     for sel in rel.diagnostics["per_set"][0]["selected"]:
         assert set(sel) <= {"a", "b"} or len(sel) == 1
-    small = dpcore.synthesize(df, "aim", 1.0, seed=3, domain=dom, max_model_size=1e-5)
+    small = dpcore.synthesize(df, "aim", 1.0, seed=3, domain=dom, **ROUNDS, max_model_size=1e-5)
     assert all(len(c) == 1 for c in small.diagnostics["per_set"][0]["cliques"])
     assert small.ledger.epsilon == pytest.approx(1.0, abs=1e-12)
 
 
 def test_preview_states_margins_and_noise_before_any_budget():
     df = _table(200)
-    pv = dpcore.preview(df, "aim", 1.0, domain=_domain(df), neighbours="replace", rounds=8)
+    pv = dpcore.preview(df, "aim", 1.0, domain=_domain(df), **ROUNDS, neighbours="replace", rounds=8)
     m = pv.margins
     one = m[m["table"].str.startswith("one-way")]
     assert len(one) == 4
@@ -218,14 +221,15 @@ def test_cli_release_and_preview_with_aim_options(tmp_path, capsys):
     dom.write_text(_domain(df).to_json(), encoding="utf-8")
     out = tmp_path / "out"
     code = main(["synth", str(src), "--out", str(out), "--method", "aim", "--rounds", "9", "--max-model-size", "5",
-                 "--workload", "a,b;c,d", "--domain", str(dom), "--seed", "3"])
+                 "--workload", "a,b;c,d", "--domain", str(dom), "--seed", "3", "--whole-table", "never"])
     text = capsys.readouterr().out
     assert code == 0, text
     assert "ε spent: 1 of 1" in text
     man = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert man["options"]["rounds"] == 9 and man["options"]["workload"] == [["a", "b"], ["c", "d"]]
     assert man["options"]["max_model_size"] == 5.0
-    code = main(["preview", str(src), "--method", "aim", "--rounds", "9", "--domain", str(dom), "--json"])
+    code = main(["preview", str(src), "--method", "aim", "--rounds", "9", "--domain", str(dom), "--json",
+                 "--whole-table", "never"])
     pv = json.loads(capsys.readouterr().out)
     assert code == 0 and pv["margins"][0]["epsilon"] == pytest.approx(0.95 * 0.9 / 9)
     code = main(["synth", str(src), "--out", str(tmp_path / "o2"), "--method", "aim", "--rounds", "2"])
@@ -240,9 +244,9 @@ def test_preview_round_count_matches_a_release_without_annealing(monkeypatch):
     dom = _domain(df)
     monkeypatch.setattr(A, "expected_abs_noise", lambda mech: -1.0)
     for rounds in (4, 7, 10, 23):
-        pv = dpcore.preview(df, "aim", 1.0, domain=dom, neighbours="replace", rounds=rounds)
+        pv = dpcore.preview(df, "aim", 1.0, domain=dom, **ROUNDS, neighbours="replace", rounds=rounds)
         row = pv.margins[pv.margins["mechanism"] == "exponential"]["table"].iloc[0]
-        rel = dpcore.synthesize(df, "aim", 1.0, seed=1, domain=dom, neighbours="replace", rounds=rounds)
+        rel = dpcore.synthesize(df, "aim", 1.0, seed=1, domain=dom, **ROUNDS, neighbours="replace", rounds=rounds)
         diag = rel.diagnostics["per_set"][0]
         assert diag["annealed"] == 0
         assert f"({diag['rounds']} rounds" in row, (row, diag)
@@ -271,27 +275,28 @@ def test_the_final_fit_is_mirror_descent_by_default_and_ipf_on_request():
     choice is post-processing: the same seed spends the same ledger and only the records differ."""
     df = _table(500, 8)
     dom = _domain(df)
-    pure = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom)
+    pure = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS)
     assert pure.options["estimator"] == "mirror_descent"
     assert pure.diagnostics["per_set"][0]["estimator"] == "mirror_descent"
-    assert pure.sets[0].equals(dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom,
+    assert pure.sets[0].equals(dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS,
                                                  estimator="mirror_descent").sets[0])
     # at ε = 0.3 the noisy margins disagree enough for the two fits to draw different records
-    pure3 = dpcore.synthesize(df, "aim", 0.3, seed=4, domain=dom)
-    pure3_ipf = dpcore.synthesize(df, "aim", 0.3, seed=4, domain=dom, estimator="ipf")
+    pure3 = dpcore.synthesize(df, "aim", 0.3, seed=4, domain=dom, **ROUNDS)
+    pure3_ipf = dpcore.synthesize(df, "aim", 0.3, seed=4, domain=dom, **ROUNDS, estimator="ipf")
     assert pure3_ipf.options["estimator"] == "ipf"
     assert pure3_ipf.ledger.to_dict() == pure3.ledger.to_dict() and not pure3_ipf.sets[0].equals(pure3.sets[0])
-    z = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9)
+    z = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9)
     assert z.options["estimator"] == "mirror_descent" and z.manifest()["options"]["estimator"] == "mirror_descent"
-    z_md = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, estimator="mirror_descent")
+    z_md = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9, estimator="mirror_descent")
     assert z.sets[0].equals(z_md.sets[0])
     # with the rounds' refits cold, the "ipf" release is the last round's IPF fit itself
-    z_cold = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, round_fits="cold")
-    z_ipf = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, estimator="ipf", round_fits="cold")
+    z_cold = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9, round_fits="cold")
+    z_ipf = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9, estimator="ipf",
+                              round_fits="cold")
     assert z_cold.options["estimator"] == "mirror_descent" and not z_cold.sets[0].equals(z_ipf.sets[0])
     assert z_ipf.options["estimator"] == "ipf" and z_ipf.ledger.to_dict() == z_cold.ledger.to_dict()
     with pytest.raises(OptionError, match="estimator"):
-        dpcore.synthesize(df, "aim", 1.0, domain=dom, estimator="lbfgs")
+        dpcore.synthesize(df, "aim", 1.0, domain=dom, **ROUNDS, estimator="lbfgs")
 
 
 def test_round_fits_are_cold_under_pure_epsilon_and_mirror_descent_under_delta():
@@ -300,16 +305,117 @@ def test_round_fits_are_cold_under_pure_epsilon_and_mirror_descent_under_delta()
     but they steer later selections: the total stays ρ, in the same unit."""
     df = _table(500, 8)
     dom = _domain(df)
-    pure = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom)
+    pure = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS)
     assert pure.options["round_fits"] == "cold" and pure.diagnostics["per_set"][0]["round_fits"] == "cold"
-    assert pure.sets[0].equals(dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, round_fits="cold").sets[0])
-    z = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9)
+    cold = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, round_fits="cold")
+    assert pure.sets[0].equals(cold.sets[0])
+    z = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9)
     assert z.options["round_fits"] == "mirror_descent" and z.manifest()["options"]["round_fits"] == "mirror_descent"
-    z_md = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, round_fits="mirror_descent")
-    z_cold = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, round_fits="cold")
-    z_warm = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, delta=1e-9, round_fits="warm")
+    z_md = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9, round_fits="mirror_descent")
+    z_cold = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9, round_fits="cold")
+    z_warm = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9, round_fits="warm")
     assert z.sets[0].equals(z_md.sets[0])
     assert z_cold.options["round_fits"] == "cold" and z_warm.diagnostics["per_set"][0]["round_fits"] == "warm"
     assert math.isclose(z_cold.ledger.spent, z.ledger.spent, rel_tol=1e-12) and z.ledger.unit == z_cold.ledger.unit
     with pytest.raises(OptionError, match="round_fits"):
-        dpcore.synthesize(df, "aim", 1.0, domain=dom, round_fits="hot")
+        dpcore.synthesize(df, "aim", 1.0, domain=dom, **ROUNDS, round_fits="hot")
+
+
+def _levels_domain(levels):
+    cols = {f"x{i}": [str(v % k) for v in range(max(levels))] for i, k in enumerate(levels)}
+    return dpcore.infer_domain(pd.DataFrame(cols)).declared()
+
+
+def test_whole_table_auto_is_decided_from_the_domain_the_workload_and_the_rounds():
+    """``whole_table="auto"``: the whole table once when, on every workload margin of c cells, the noise the
+    whole table sums there ((N/c)·Var at the set's budget) has at most half the variance of the margin measured
+    in a round (Var at 0.9·b/T). By hand: discrete Laplace at scale 1/ε has variance 2a/(1 − a)², a = e^(−ε)."""
+    from dpcore.privacy.definitions import PureDP, ZeroConcentratedDP
+    from dpcore.privacy.neighbours import Neighbours
+
+    def var(eps):
+        a = math.exp(-eps)
+        return 2 * a / (1 - a) ** 2
+
+    nb = Neighbours("add_remove")
+    for levels, eps in [((2, 2, 9, 3), 1.0), ((2, 2, 10, 8), 0.3), ((18, 2, 14, 8), 1.0), ((2, 2, 9, 3), 0.05)]:
+        dom = _levels_domain(levels)
+        opts = A.resolve(dom)
+        N, T = math.prod(levels), opts.rounds
+        by_hand = all(N / (a * b) * var(eps) <= 0.5 * var(0.9 * eps / T)
+                      for a, b in itertools.combinations(levels, 2))
+        assert A.whole_table_first(opts, dom, eps, nb, PureDP()) is by_hand
+    titanic, wages = _levels_domain((2, 2, 9, 3)), _levels_domain((18, 2, 14, 8))
+    assert A.whole_table_first(A.resolve(titanic), titanic, 1.0, nb) is True
+    assert A.whole_table_first(A.resolve(wages), wages, 1.0, nb) is False
+    # under zCDP the rounds' noise grows as √T, not T: the same tiny domain keeps its rounds
+    assert A.whole_table_first(A.resolve(titanic), titanic, 0.01, nb, ZeroConcentratedDP(1e-9)) is False
+    # a workload of one margin over every attribute is the whole table whatever the rounds
+    assert A.whole_table_first(A.resolve(wages, workload="x0,x1,x2,x3"), wages, 1.0, nb) is True
+    assert A.whole_table_first(A.resolve(wages, whole_table="always"), wages, 1.0, nb) is True
+    assert A.whole_table_first(A.resolve(titanic, whole_table="never"), titanic, 1.0, nb) is False
+    with pytest.raises(OptionError, match="whole_table"):
+        A.resolve(titanic, whole_table="sometimes")
+    # the model is the whole table: it must fit max_model_size (auto then keeps the rounds; always is refused)
+    tiny = A.resolve(titanic, max_model_size=100 * 8 / 2**20)  # 100 cells of 8 bytes, the table has 108
+    assert A.whole_table_first(tiny, titanic, 1.0, nb) is False
+    with pytest.raises(OptionError, match=r"whole_table=always: the whole table has 108 cells.*max_model_size"):
+        A.whole_table_first(A.resolve(titanic, whole_table="always", max_model_size=100 * 8 / 2**20), titanic,
+                            1.0, nb)
+
+
+@pytest.mark.parametrize("neighbours", ["add_remove", "replace"])
+def test_a_whole_table_set_is_one_charge_of_the_sets_budget_and_the_preview_says_so(neighbours):
+    df = _table(400, 3)
+    dom = _domain(df)
+    rel = dpcore.synthesize(df, "aim", 1.2, sets=2, seed=2, domain=dom, neighbours=neighbours)
+    assert rel.options["whole_table"] == "auto"
+    hs = 1.0 if neighbours == "add_remove" else 2.0
+    # under add/remove the record count takes its share of ε first; the sets split the rest
+    count = math.fsum(c.epsilon for p, c in rel.ledger.charges() if not p.startswith("release (aim)/set"))
+    per_set = (1.2 - count) / 2
+    assert (count > 0) is (neighbours == "add_remove")
+    for s in (1, 2):
+        charges = [c for p, c in rel.ledger.charges() if p.startswith(f"release (aim)/set {s}")]
+        assert [c.label for c in charges] == ["the whole table"]
+        assert charges[0].epsilon == pytest.approx(per_set, abs=1e-12) and charges[0].sensitivity == hs
+        assert charges[0].mechanism.startswith("discrete_laplace")
+    assert rel.ledger.epsilon == pytest.approx(1.2, abs=1e-12)
+    diag = rel.diagnostics["per_set"][0]
+    assert diag["whole_table"] is True and diag["rounds"] == 0 and diag["cliques"] == [dom.names]
+    pv = dpcore.preview(df, "aim", 1.2, sets=2, domain=dom, neighbours=neighbours)
+    rows = pv.margins
+    assert len(rows) == 1 and rows["table"].iloc[0].startswith("the whole table")
+    assert rows["cells"].iloc[0] == 36 and rows["epsilon"].iloc[0] == pytest.approx(per_set)
+    assert rows["noise_scale"].iloc[0] == pytest.approx(hs / per_set)
+    # the rounds on request: one-way margins, selections and measured margins, the same ε in total
+    rounds = dpcore.synthesize(df, "aim", 1.2, sets=2, seed=2, domain=dom, neighbours=neighbours, **ROUNDS)
+    assert any(c.label.startswith("round") for _, c in rounds.ledger.charges())
+    assert rounds.ledger.epsilon == pytest.approx(1.2, abs=1e-12)
+
+
+def test_a_whole_table_release_at_a_huge_epsilon_reproduces_the_table():
+    """The whole table is what the model is fitted to: at ε = 10⁴ its noise is nil, and the rounded draw gives
+    every cell of the full cross-tabulation within 1 of the data's (the released count is noisy too)."""
+    df = _table(500, 4)
+    dom = _domain(df)
+    rel = dpcore.synthesize(df, "aim", 1e4, seed=1, domain=dom, synthesis="round", neighbours="replace")
+    assert rel.diagnostics["per_set"][0]["whole_table"] is True
+    got = rel.sets[0].astype(str).value_counts()
+    want = df.astype(str).value_counts()
+    diff = got.sub(want, fill_value=0).abs()
+    assert len(rel.sets[0]) == len(df) and diff.max() <= 1, diff[diff > 1]
+
+
+def test_whole_table_under_epsilon_delta_spends_rho_with_the_discrete_gaussian():
+    df = _table(400, 5)
+    dom = _domain(df)
+    z = dpcore.synthesize(df, "aim", 1.0, seed=3, domain=dom, delta=1e-9, whole_table="always")
+    charges = [c for p, c in z.ledger.charges() if p.startswith("release (aim)/set")]
+    assert [c.label for c in charges] == ["the whole table"]
+    assert charges[0].mechanism.startswith("discrete_gaussian")
+    assert charges[0].epsilon is None and charges[0].rho > 0
+    assert math.isclose(math.fsum(c.rho for _, c in z.ledger.charges()), z.ledger.spent, rel_tol=1e-12)
+    # the default under (ε, δ) on this domain keeps the rounds (the rounds' noise grows as √T there)
+    auto = dpcore.synthesize(df, "aim", 1.0, seed=3, domain=dom, delta=1e-9)
+    assert auto.diagnostics["per_set"][0].get("whole_table") is not True
