@@ -105,7 +105,7 @@ WARM_FLOOR = 1e-3
 ROUND_MD_ITERS = 10
 #: ``whole_table="auto"`` measures the whole table once when, on every workload margin, the noise it sums
 #: there has at most this share of the variance of that margin measured in a round at the starting round
-#: budget (1/2: half the variance; docs/methods/aim.md#the-whole-table-at-once)
+#: budget, both in the noise law's scale squared (1/2: half; docs/methods/aim.md#the-whole-table-at-once)
 WHOLE_TABLE_VARIANCE_SHARE = 0.5
 #: the choices of ``whole_table``
 WHOLE_TABLE = ("auto", "always", "never")
@@ -231,8 +231,9 @@ def whole_table_first(opts: AimOptions, domain: Domain, budget: float, nb: Neigh
     only: the domain, the workload, T and the set's budget b). Measured at b, the whole table sums N/c
     cells' noise into each cell of a workload margin of c cells (N the table's cells); in a round the
     margin would be measured at the starting measurement budget 0.9·b/T. ``auto`` measures the whole
-    table when, on every workload margin, (N/c)·Var(noise at b) ≤ :data:`WHOLE_TABLE_VARIANCE_SHARE` ·
-    Var(noise at 0.9·b/T), and the whole table fits ``max_model_size`` (``always`` beyond it is an
+    table when, on every workload margin, (N/c)·s(b)² ≤ :data:`WHOLE_TABLE_VARIANCE_SHARE` · s(0.9·b/T)², s the
+    noise law's scale at that budget (Δ/ε for the discrete Laplace, σ for the discrete Gaussian), so
+    N/c ≤ ½·(T/0.9)² under pure ε and N/c ≤ ½·T/0.9 under (ε, δ), whatever the budget; and the whole table fits ``max_model_size`` (``always`` beyond it is an
     :class:`OptionError` naming the size)."""
     cells = math.prod(domain[a].size for a in domain.names)
     fits = cells <= opts.max_model_size * 2**20 / BYTES_PER_CELL  # the model is the whole table
@@ -241,8 +242,11 @@ def whole_table_first(opts: AimOptions, domain: Domain, budget: float, nb: Neigh
                           f"({opts.max_model_size:g} MB) holds; raise max_model_size or use whole_table=auto")
     if opts.whole_table != "auto":
         return opts.whole_table == "always"
-    whole = definition.count_noise(budget, nb).variance
-    in_round = definition.count_noise((1 - SELECTION_SHARE) * budget / opts.rounds, nb).variance
+    # the laws' scale squared (the continuous laws' variance up to a constant), not the discrete laws' exact
+    # variance: that falls below 2/ε² where the noise is under one count (ε ≳ 1 per count), which would let
+    # a high ε alone tip the rule where the noise no longer matters
+    whole = definition.count_noise(budget, nb).scale ** 2
+    in_round = definition.count_noise((1 - SELECTION_SHARE) * budget / opts.rounds, nb).scale ** 2
     sizes = [math.prod(domain[a].size for a in g) for g in opts.workload] or [cells]
     return fits and all(cells / c * whole <= WHOLE_TABLE_VARIANCE_SHARE * in_round for c in sizes)
 
