@@ -107,8 +107,10 @@ def _margin_ledger(pv, method: str, opts: dict) -> None:
                                     format="scientific" if u == "ρ" else "%.4g"),
                                 "noise_scale": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_sd": st.column_config.NumberColumn(format="%.4g")})
-    st.caption(f"{state.method_label(method, opts)}: {len(tab)} noisy tables per set, {plan['sets']} sets "
-               f"(sequential composition); {u} for the record count: {plan['record_count_budget']:.4g}.")
+    tables, sets = len(tab), plan["sets"]
+    st.caption(f"{state.method_label(method, opts)}: {tables} noisy table{'s' if tables != 1 else ''} per set, "
+               f"{sets} set{'s' if sets != 1 else ''} (sequential composition); {u} for the record count: "
+               f"{plan['record_count_budget']:.4g}.")
     if plan.get("empty_cell_warning"):
         st.warning(plan["empty_cell_warning"], icon=":material/warning:")
 

@@ -83,7 +83,7 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
         "typical_count": "typical count (records)"})
     styled = shown.style.apply(lambda r: ["color: #C62828; font-weight: 600" if r["noise larger?"] == "YES" else ""
                                           for _ in r], axis=1)
-    with st.expander(f"Noise per kind of released count ({len(tab)} rows)"):
+    with st.expander(f"Noise per kind of released count ({len(tab)} row{'s' if len(tab) != 1 else ''})"):
         st.dataframe(styled, hide_index=True, width="stretch", column_config={
             "released counts": st.column_config.TextColumn(width="large"),
             "ε each": st.column_config.NumberColumn(format="%.3g"),

@@ -87,7 +87,8 @@ from dpcore.synthesizers.schema import Option, check_known, value
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
     "Measures every attribute's counts, then, round by round, picks the combination of attributes "
-    "the model gets most wrong and measures it; the synthetic records are drawn from the fitted model."
+    "the model gets most wrong and measures it (on a tiny table it measures the whole table once instead); "
+    "the synthetic records are drawn from the fitted model."
 )
 
 #: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's published zCDP default is 16·d; Laplace noise grows
@@ -228,13 +229,13 @@ def score_sensitivity(weights, histogram_sensitivity: float) -> float:
 def whole_table_first(opts: AimOptions, domain: Domain, budget: float, nb: Neighbours,
                       definition=PureDP()) -> bool:
     """Whether a set measures the whole table once (``whole_table``; ``auto`` decides from public facts
-    only: the domain, the workload, T and the set's budget b). Measured at b, the whole table sums N/c
-    cells' noise into each cell of a workload margin of c cells (N the table's cells); in a round the
-    margin would be measured at the starting measurement budget 0.9·b/T. ``auto`` measures the whole
-    table when, on every workload margin, (N/c)·s(b)² ≤ :data:`WHOLE_TABLE_VARIANCE_SHARE` · s(0.9·b/T)², s the
-    noise law's scale at that budget (Δ/ε for the discrete Laplace, σ for the discrete Gaussian), so
-    N/c ≤ ½·(T/0.9)² under pure ε and N/c ≤ ½·T/0.9 under (ε, δ), whatever the budget; and the whole table fits ``max_model_size`` (``always`` beyond it is an
-    :class:`OptionError` naming the size)."""
+    only: the domain, the workload and T). Measured at the set's budget b, the whole table sums N/c cells'
+    noise into each cell of a workload margin of c cells (N the table's cells); in a round the margin
+    would be measured at the starting measurement budget 0.9·b/T. ``auto`` measures the whole table when,
+    on every workload margin, (N/c)·s(b)² ≤ :data:`WHOLE_TABLE_VARIANCE_SHARE` · s(0.9·b/T)², s the noise
+    law's scale at that budget (Δ/ε for the discrete Laplace, σ for the discrete Gaussian): N/c ≤
+    ½·(T/0.9)² under pure ε and N/c ≤ ½·T/0.9 under (ε, δ), whatever the budget; and when the whole
+    table fits ``max_model_size`` (``always`` beyond it is an :class:`OptionError` naming the size)."""
     cells = math.prod(domain[a].size for a in domain.names)
     fits = cells <= opts.max_model_size * 2**20 / BYTES_PER_CELL  # the model is the whole table
     if opts.whole_table == "always" and not fits:
@@ -368,8 +369,8 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
     :func:`whole_table_first` holds, the one row is the whole table at the set's budget."""
     if whole_table_first(opts, domain, per_set, nb, definition):
         whole = definition.count_noise(per_set, nb)
-        return [preview_row("the whole table, once (a small domain: on every workload margin less noisy than the "
-                            "rounds)", math.prod(domain[a].size for a in domain.names), per_set, whole, definition)]
+        return [preview_row("the whole table, once (tiny domain: no rounds)",
+                            math.prod(domain[a].size for a in domain.names), per_set, whole, definition)]
     round_budget = per_set / opts.rounds
     meas = definition.count_noise((1 - SELECTION_SHARE) * round_budget, nb)
     spend = definition.cost(meas, nb.count_sensitivity(meas))
