@@ -33,6 +33,12 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
    mirror descent to Private-PGM's loss, stopped when the loss stops falling (``"mirror_descent"``,
    :func:`dpcore.estimate.final_fit.released_model`).
 
+**The whole table at once** (``whole_table``; :func:`whole_table_first`). On a domain so small that the
+whole cross-tabulation measured once at ε_s is far less noisy on every workload margin than that margin
+measured in a round (``auto``: N/c ≤ ½·(T/0.9)² under pure ε, N the table's cells, c the margin's; public
+facts only), a set is that one measurement at ε_s, its fit and its draw: no rounds. One count table over
+disjoint cells, sensitivity Δ: ε_s-DP (docs/methods/aim.md#the-whole-table-at-once).
+
 **Privacy.** Every measurement and selection is ε-DP at the ε charged to the ledger
 (discrete Laplace: Ghosh et al. 2009; exponential mechanism: McSherry & Talwar
 2007); everything adaptive (which candidates exist, the scores' model term, the
@@ -369,7 +375,7 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
     :func:`whole_table_first` holds, the one row is the whole table at the set's budget."""
     if whole_table_first(opts, domain, per_set, nb, definition):
         whole = definition.count_noise(per_set, nb)
-        return [preview_row("the whole table, once (tiny domain: no rounds)",
+        return [preview_row("the whole table, once (no rounds)",
                             math.prod(domain[a].size for a in domain.names), per_set, whole, definition)]
     round_budget = per_set / opts.rounds
     meas = definition.count_noise((1 - SELECTION_SHARE) * round_budget, nb)
