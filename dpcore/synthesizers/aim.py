@@ -243,11 +243,11 @@ def whole_table_first(opts: AimOptions, domain: Domain, budget: float, nb: Neigh
     ½·(T/0.9)² under pure ε and N/c ≤ ½·T/0.9 under (ε, δ), whatever the budget; and when the whole
     table fits ``max_model_size`` (``always`` beyond it is an :class:`OptionError` naming the size)."""
     cells = math.prod(domain[a].size for a in domain.names)
-    fits = cells <= opts.max_model_size * 2**20 / BYTES_PER_CELL  # the model is the whole table
+    fits = cells <= _cell_limit(opts)  # the model is the whole table
     if opts.whole_table == "always" and not fits:
         raise OptionError(f"whole_table=always: the whole table has {cells:,} cells, more than max_model_size "
                           f"({opts.max_model_size:g} MB) holds; raise max_model_size or use whole_table=auto")
-    if opts.whole_table != "auto":
+    if opts.whole_table != "auto" or not fits:
         return opts.whole_table == "always"
     # the laws' scale squared (the continuous laws' variance up to a constant), not the discrete laws' exact
     # variance: that falls below 2/ε² where the noise is under one count (ε ≳ 1 per count), which would let
@@ -255,7 +255,12 @@ def whole_table_first(opts: AimOptions, domain: Domain, budget: float, nb: Neigh
     whole = definition.count_noise(budget, nb).scale ** 2
     in_round = definition.count_noise((1 - SELECTION_SHARE) * budget / opts.rounds, nb).scale ** 2
     sizes = [math.prod(domain[a].size for a in g) for g in opts.workload] or [cells]
-    return fits and all(cells / c * whole <= WHOLE_TABLE_VARIANCE_SHARE * in_round for c in sizes)
+    return all(cells / c * whole <= WHOLE_TABLE_VARIANCE_SHARE * in_round for c in sizes)
+
+
+def _cell_limit(opts: AimOptions) -> float:
+    """``max_model_size`` in model cells (8-byte floats)."""
+    return opts.max_model_size * 2**20 / BYTES_PER_CELL
 
 
 def synthesize_set(X, domain: Domain, opts: AimOptions, budget: float, rng, ledger: Ledger, set_label: str,
@@ -268,20 +273,20 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: float, rng, ledg
     d = len(shape)
     group = ledger.group(set_label)
     total = float(max(ctx.n_out, 1))
+    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
+    if whole_table_first(opts, domain, budget, nb, definition):
+        return _whole_table_set(X, shape, names, opts, budget, nb, rng, group, fit, total, ctx)
     work = [tuple(names.index(a) for a in g) for g in opts.workload]
     cand = candidates(work)
     for j in range(d):  # every attribute is measured once, even one the workload leaves out
         cand.setdefault((j,), 0.0)
-    fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
-    if whole_table_first(opts, domain, budget, nb, definition):
-        return _whole_table_set(X, shape, names, opts, budget, nb, rng, group, fit, total, ctx)
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
     round_budget = budget / opts.rounds
     meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * round_budget, nb, rng, group, f"one-way {names[j]}",
                     note="AIM initialisation: every one-way margin", definition=definition) for j in range(d)]
     model, info = fit.fit(shape, meas, total)
-    limit_cells = opts.max_model_size * 2**20 / BYTES_PER_CELL
+    limit_cells = _cell_limit(opts)
     selected, annealed, t, final = [], 0, 0, False
     while not final:
         t += 1
