@@ -72,8 +72,8 @@ docs: $(DEV_STAMP)
 	$(BIN)/mkdocs build --strict
 
 bench: $(STAMP)
-	$(BIN)/python bench/cps_shaped.py
-	$(BIN)/python bench/utility_s7.py
+	$(BIN)/python bench/speed/cps_shaped.py
+	$(BIN)/python bench/accuracy/utility_s7.py
 
 clean:
 	rm -rf $(VENV)

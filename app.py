@@ -9,7 +9,7 @@ The navigation is drawn here as links (``client.showSidebarNavigation = false`` 
 show the helper modules (charts, common, …, workspace) on the first load after a start.
 With login configured (docs/deploying.md) nothing but the login screen is drawn before the
 person has logged in (pages/_access.py). Nothing heavy is imported before the Start page has
-drawn its first lines, so the first screen is never blank for long (bench/cold_load.py); the
+drawn its first lines, so the first screen is never blank for long (bench/speed/cold_load.py); the
 imports run once, under a lock (pages/_imports.py).
 """
 from __future__ import annotations

@@ -270,7 +270,7 @@ class MirrorDescent(FitStart):
     falls slowly after it, as cells the noise pushes towards 0 approach it geometrically; on long
     corpus tables it was far from the minimum, which is why the released model is now fitted by
     :class:`~.accelerated_mirror_descent.AcceleratedMirrorDescent`). On AIM's
-    (1, 10⁻⁹) measurements (bench/mirror_descent.py, docs/methods/aim.md) the model's S_pMSE after
+    (1, 10⁻⁹) measurements (bench/accuracy/mirror_descent.py, docs/methods/aim.md) the model's S_pMSE after
     100, 300 and 1000 iterations was the same within the seed spread on SD2011 S7, the CPS voter
     extract and ``cps_voter_wide``, and well below the IPF start's; 100 is the cheapest. Model:
     :class:`~dpcore.estimate.junction_tree.DecomposableModel` on that tree. Diagnostics:

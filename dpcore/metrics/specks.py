@@ -35,7 +35,8 @@ the optimum finite when the groups separate).  All predictors are categorical, s
 the stacked rows are first collapsed to their distinct (x, T) patterns, fitted with
 the pattern counts as ``sample_weight`` — the same likelihood, hence the same
 propensities, on fewer rows.  This was the fastest accurate fit benchmarked on the
-CPS-shaped table (see ``bench/RESULTS-metrics-notes.md``); statsmodels has no
+CPS-shaped table (``bench/RESULTS.md``, "Why SPECKS fits with scikit-learn's
+newton-cholesky rather than statsmodels"); statsmodels has no
 sparse support and its dense Newton fit was 5–10× slower.  ``per_set`` records
 whether the solver reported convergence.
 

@@ -3,7 +3,7 @@
 Each registered method's error (mean two-way S_pMSE, lower is better; 1 is as good as a resample of
 the data) is **predicted** by a small model fitted to the corpus of public tables
 (:mod:`dpcore.studio.error_model`, shipped as ``adviser_model.json``; refitted by
-``bench/fit_adviser.py``) from public facts only: the declared domain's attributes and levels, ε, δ
+``bench/accuracy/fit_adviser.py``) from public facts only: the declared domain's attributes and levels, ε, δ
 (pure ε or zCDP), m and a public record count n. So choosing the method by it is not a use of the
 data, and a release made with the recommended method has exactly the guarantee its ledger states
 (docs/privacy-model.md). The public n is, in this order: the noisy record count of a release of the

@@ -7,8 +7,8 @@ number of sets m and a public record count n (:func:`public_facts`). It takes a
 :class:`dpcore.data.domain.Domain` and numbers, never records, so a prediction is not a use of the
 data (docs/methods/adviser.md).
 
-The model is data: ``adviser_model.json`` beside this module, written by ``bench/fit_adviser.py``
-from the corpus results (``bench/corpus_results.csv``). A method's predicted log10 error is the sum of
+The model is data: ``adviser_model.json`` beside this module, written by ``bench/accuracy/fit_adviser.py``
+from the corpus results (``bench/data/corpus_results.csv``). A method's predicted log10 error is the sum of
 two parts: the *level* of the case (the mean log10 error of the methods on that table and setting),
 shared by every method, and the method's *relative* error (its log10 error minus that mean), one
 predictor per method; the ranking depends on the relative parts only. Each part is either a linear
@@ -149,7 +149,7 @@ class ErrorModel:
     def from_dict(cls, d: dict) -> ErrorModel:
         if tuple(d.get("features", ())) != FEATURES:
             raise InputError("the adviser's model was fitted on other features than this code computes: refit it "
-                             "with bench/fit_adviser.py")
+                             "with bench/accuracy/fit_adviser.py")
         if d.get("kind") not in ("linear", "trees"):
             raise InputError(f"the adviser's model kind must be linear or trees; got {d.get('kind')!r}")
         return cls(d["kind"], dict(d["methods"]), d.get("level"), FEATURES, d.get("validation"), d.get("fitted_on"))
@@ -184,7 +184,7 @@ def _read(path: str) -> ErrorModel:
         return ErrorModel.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError) as exc:
         raise InputError(f"the adviser's model {Path(path).name} cannot be read ({exc}); refit it with "
-                         "bench/fit_adviser.py") from None
+                         "bench/accuracy/fit_adviser.py") from None
 
 
 def load_model(path: str | Path | None = None) -> ErrorModel:

@@ -195,7 +195,8 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
 
 #: default rounds under zCDP: T = 4·d, not the paper's 16·d (McKenna et al. 2022). On the 37 tables of the
 #: [real-tables] corpus at (1, 10⁻⁹), 3 seeds, a table's median S_pMSE under 4·d was 0.83× its median
-#: under 16·d (geometric mean over the tables; lower on 32 of 37): bench/aim_rounds.py, docs/methods/aim.md#rounds
+#: under 16·d (geometric mean over the tables; lower on 32 of 37): bench/accuracy/aim_rounds.py,
+#: docs/methods/aim.md#rounds
 ZCDP_ROUNDS_PER_ATTRIBUTE = 4
 
 

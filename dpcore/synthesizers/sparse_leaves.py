@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 #: Leaf layers (flat: full tables) with more cells than this take the sparse path. Measured
-#: in bench/wide_tables.py (bench/RESULTS.md, n = 2000): dense and sparse take the same
+#: in bench/speed/wide_tables.py (bench/RESULTS.md, n = 2000): dense and sparse take the same
 #: time at 2^14 cells, sparse is 2.5x faster at 2^16 and 80x at 2^22.
 SPARSE_ABOVE = 1 << 16
 #: The sparse path counts cells in int64: blocks and leaf layers up to 2^62 cells.

@@ -1,4 +1,4 @@
-"""bench/corpus.py: the [real-tables] corpus file, its loader's contract and its cache, on a few small tables."""
+"""bench/tools/corpus.py: the [real-tables] corpus file, its loader's contract and its cache, on a few small tables."""
 from __future__ import annotations
 
 import csv
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))  # bench scripts are run with bench/ on the path
+sys.path.insert(0, str(ROOT / "bench" / "tools"))  # bench scripts import their shared helpers by name
 
 import corpus
 
@@ -29,13 +29,13 @@ def specs():
 
 @pytest.fixture(scope="module")
 def facts():
-    with (ROOT / "bench" / "corpus_tables.csv").open(newline="", encoding="utf-8") as f:
+    with (ROOT / "bench" / "data" / "corpus_tables.csv").open(newline="", encoding="utf-8") as f:
         return {row["table"]: row for row in csv.DictReader(f)}
 
 
 def test_the_corpus_has_the_shapes_the_issue_asks_for(specs, facts):
     assert len(specs) >= 30
-    assert set(facts) == set(specs), "bench/corpus_tables.csv is out of date: run python bench/corpus.py"
+    assert set(facts) == set(specs), "bench/data/corpus_tables.csv is out of date: run python bench/tools/corpus.py"
     n = [int(r["n_records"]) for r in facts.values()]
     p = [int(r["n_attributes"]) for r in facts.values()]
     assert min(n) >= 100 and max(n) <= 10**6
@@ -110,7 +110,7 @@ def test_text_columns_become_labels(specs):
 
 
 def test_the_aim_options_probe_stops_with_its_usage_on_bad_arguments():
-    from bench import aim_options_probe
+    from bench.accuracy import aim_options_probe
 
     for argv in ([], ["movies", "3", "zcdp"], ["movies", "3", "approximate", "1", "aim"]):
         with pytest.raises(SystemExit, match=re.escape("aim_options_probe.py TABLE EPSILON pure|zcdp SETS")):
@@ -118,9 +118,9 @@ def test_the_aim_options_probe_stops_with_its_usage_on_bad_arguments():
 
 
 def test_the_final_fit_trace_stops_with_its_usage_and_prints_non_increasing_losses(capsys):
-    """bench/final_fit.py: bad arguments give its usage line; on a small corpus table both fits print a
+    """bench/accuracy/final_fit.py: bad arguments give its usage line; on a small corpus table both fits print a
     line per checkpoint, and neither's loss rises from 5 to 20 iterations (both never raise L)."""
-    from bench import final_fit
+    from bench.accuracy import final_fit
 
     for argv in ([], ["titanic_survival", "x", "0"], ["titanic_survival", "1", "0", "0,5"]):
         with pytest.raises(SystemExit, match=re.escape("final_fit.py TABLE EPSILON SEED")):
@@ -134,12 +134,12 @@ def test_the_final_fit_trace_stops_with_its_usage_and_prints_non_increasing_loss
 
 
 def test_corpus_compare_reports_the_ratio_and_the_best_counts_of_both_worlds():
-    """bench/corpus_compare.py on two hand-made results: AIM halves on table a and stays on b, so the
+    """bench/accuracy/corpus_compare.py on two hand-made results: AIM halves on table a and stays on b, so the
     geometric mean is √0.5; before, ipf beat it on a; now it is best on both. A table whose AIM lost
     seeds is left out."""
     import pandas as pd
 
-    from bench import corpus_compare
+    from bench.accuracy import corpus_compare
 
     def runs(aim_a, aim_c_seeds=3):
         rows = []
@@ -160,9 +160,9 @@ def test_corpus_compare_reports_the_ratio_and_the_best_counts_of_both_worlds():
 
 
 def test_corpus_compare_stops_with_one_line_on_a_missing_or_foreign_file(tmp_path):
-    from bench import corpus_compare
+    from bench.accuracy import corpus_compare
 
-    with pytest.raises(SystemExit, match="cannot read .*nowhere.csv.*results CSV of bench/corpus_run.py"):
+    with pytest.raises(SystemExit, match="cannot read .*nowhere.csv.*results CSV of bench/accuracy/corpus_run.py"):
         corpus_compare.main([str(tmp_path / "nowhere.csv")])
     other = tmp_path / "other.csv"
     other.write_text("a,b\n1,2\n")

@@ -1,4 +1,4 @@
-"""bench/corpus_numeric.py's pure helpers: what dpmm is given and how its output is read back, the scores per
+"""bench/accuracy/corpus_numeric.py's pure helpers: what dpmm is given and how its output is read back, the scores per
 numeric column, the results file, the win count against dpmm, and the capped child. No dpmm needed."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench" / "accuracy"), str(ROOT / "bench" / "tools")]
 
 import corpus_numeric as cn
 

@@ -1,4 +1,4 @@
-"""bench/corpus_report.py: medians over seeds, the per-table best, win rates, ratios to the best peer."""
+"""bench/accuracy/corpus_report.py: medians over seeds, the per-table best, win rates, ratios to the best peer."""
 from __future__ import annotations
 
 import sys
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench" / "accuracy"), str(ROOT / "bench" / "tools")]
 
 import corpus_report as rep
 

@@ -1,4 +1,4 @@
-"""bench/corpus_run.py: one forked child per run, its statuses (ok, cannot_run, error, timeout, skipped), the
+"""bench/accuracy/corpus_run.py: one forked child per run, its statuses (ok, cannot_run, error, timeout, skipped), the
 results file's columns, and that a rerun skips the runs already recorded."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path[:0] = [str(ROOT / "bench" / "accuracy"), str(ROOT / "bench" / "tools")]
 
 import corpus
 import corpus_run

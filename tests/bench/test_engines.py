@@ -1,4 +1,4 @@
-"""bench/engines.py: the ``clamped:duckdb`` case's scan sums every numeric column of the bench's
+"""bench/speed/engines.py: the ``clamped:duckdb`` case's scan sums every numeric column of the bench's
 domain with the in-memory clamped counts, and its ratios pair it with the count of the same rows."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "bench" / "speed"))
 
 import engines
 
@@ -60,7 +60,7 @@ def test_a_childs_peak_rss_is_its_own_not_the_parents():
     import numpy as np
 
     held = np.ones(300 * 2**20 // 8)  # 300 MB touched in this process before the child starts
-    code = ("import sys; sys.path.insert(0, 'bench'); import engines, resource; "
+    code = ("import sys; sys.path.insert(0, 'bench/speed'); import engines, resource; "
             "print(engines.peak_rss_mb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     own, maxrss = map(float, out.stdout.split())

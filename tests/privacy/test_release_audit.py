@@ -3,7 +3,7 @@
 A release labelled ε-DP for its neighbour notion must keep the lower bound at or below
 ε on pairs of that notion; an add/remove release must keep replace-one pairs at or below
 2ε (a replacement is a removal and an addition). The full runs, every method × notion ×
-pair with many more repetitions, are in bench/privacy_audit.py and bench/RESULTS.md.
+pair with many more repetitions, are in bench/checks/privacy_audit.py and bench/RESULTS.md.
 """
 import pytest
 

@@ -93,7 +93,7 @@ def test_pure_only_noise_options_are_refused_under_delta(table, domain):
 
 
 def test_aim_rounds_default_to_four_per_attribute_under_both_definitions_unless_told(table, domain):
-    # 4·d under zCDP too, not the paper's 16·d: the corpus measured it better (bench/aim_rounds.py)
+    # 4·d under zCDP too, not the paper's 16·d: the corpus measured it better (bench/accuracy/aim_rounds.py)
     z = dpcore.synthesize(table, "aim", 1.0, seed=1, domain=domain, delta=DELTA)
     assert z.options["rounds"] == 4 * 3
     assert dpcore.synthesize(table, "aim", 1.0, seed=1, domain=domain).options["rounds"] == 4 * 3

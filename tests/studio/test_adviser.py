@@ -1,4 +1,4 @@
-"""The method adviser (dpcore.studio.adviser, dpcore.studio.error_model, bench/fit_adviser.py) and the
+"""The method adviser (dpcore.studio.adviser, dpcore.studio.error_model, bench/accuracy/fit_adviser.py) and the
 glossary it links to (dpcore.studio.glossary)."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import dpcore
-from bench import fit_adviser
+from bench.accuracy import fit_adviser
 from dpcore.studio import adviser, error_model, glossary
 from dpcore.synthesizers import REGISTRY
 

@@ -253,7 +253,7 @@ def test_preview_names_the_fit_before_any_budget_is_spent(wide):
 def test_record_fit_is_no_worse_than_the_dense_fit_on_the_cps_extract():
     """The 10-attribute CPS voter extract (748,800 cells), ε = 1, seeds 0–2: the record fit's
     mean two-way S_pMSE is at most 1.15 × the dense fit's (measured: about 0.4 ×). Slow, so
-    opt-in; bench/wide_tables.py --utility measures the same over seeds 0–4."""
+    opt-in; bench/speed/wide_tables.py --utility measures the same over seeds 0–4."""
     from dpcore.data.datasets import bundled_cps_table
 
     _assert_record_fit_no_worse(bundled_cps_table("voters"))
