@@ -9,7 +9,7 @@ rounds=k·d, ...)`` on each corpus table at its declared domain and scores it as
 two-way S_pMSE on the declared codes; curator-side, NOT DP). One row per (table, definition, ε, k, seed) in
 bench/data/aim_rounds.csv; rerunnable (rows present are skipped), each run a forked child capped at ``--timeout``.
 The rows at the defaults of the day before the change (16·d under zCDP, 4·d pure, seeds 0–2) are the
-corpus runner's own rows of those releases (bench/corpus_results.csv at 0758a42, the file's path then), copied in.
+corpus runner's own rows of those releases (its results file at 0758a42), copied in.
 
     .venv/bin/python bench/accuracy/aim_rounds.py --report [--record]   # the summary (and bench/RESULTS.md's section)
 """

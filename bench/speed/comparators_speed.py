@@ -19,7 +19,7 @@
     All three are timed in the same run, interleaved per seed; ratios are naive / ours
     per seed, and their median is reported, with the full synthesis (a) as well.
 (c) ``dpcore.synthesize(cps, method="privbayes", epsilon=1, seed=s, domain=dom)`` on the
-    CPS-shaped table (44,821 × 15, ``bench/cps_data.cps_shaped()``), declared domain:
+    CPS-shaped table (44,821 × 15, ``bench/tools/cps_data.cps_shaped()``), declared domain:
     median over ``--pb-runs`` seeds (default 5). Target ≤ 10 s.
 
     cd <repo> && PYTHONPATH=. .venv/bin/python bench/speed/comparators_speed.py

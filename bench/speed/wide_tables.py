@@ -16,7 +16,7 @@ Cases:
   ``dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE``: where the sparse path starts to win.
 * ``boot64k:<method>``: a 64,600-row bootstrap (seed 0) of ``cps_voter_wide``'s first 15
   attributes, ε = 1, m = 5, defaults of the method;
-* ``s7:ipf``, ``cps_shaped:ipf``: SD2011 S7 and ``bench/cps_data.cps_shaped()`` (44,821 × 15),
+* ``s7:ipf``, ``cps_shaped:ipf``: SD2011 S7 and ``bench/tools/cps_data.cps_shaped()`` (44,821 × 15),
   ε = 1, m = 1, seed 0, ipf defaults. With ``--baseline-root DIR`` the same two cases also run
   against the dpcore found in DIR (e.g. the main checkout: "today's" ipf), in the same run.
 
