@@ -10,11 +10,14 @@
 * estimators (``dpcore/estimate``) import no privacy layer, counting or data reader;
 * every module imports only its own layer or lower ones (no known crossings left);
 * the app's own modules (app.py, pages/*.py) import each other in no circle;
-* no module outside a method's own names the method (per-method facts are registry fields).
+* no module outside a method's own names the method (per-method facts are registry fields);
+* docs/architecture.md is true to the code: its module map names every module of ``dpcore/`` and only
+  modules that exist, and its Size section lists exactly the modules and functions over its limits.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -456,3 +459,111 @@ def test_the_private_borrowing_check_can_fail():
         "m.py:6 charts._palette", "m.py:6 T._DENSE_LIMIT"]
     assert _private_borrowing("import dpcore\ny = dpcore.metrics.tables._prepare\n", "m.py",
                               modules.__contains__) == ["m.py:2 dpcore.metrics.tables._prepare"]
+
+
+# ---------------------------------------------------------------- docs/architecture.md true to the code
+
+ARCH_DOC = ROOT / "docs" / "architecture.md"
+#: a module path named in the doc (backticked), and the Size section's rule and lists
+_DOC_MODULE = re.compile(r"`(dpcore/[\w/]+\.py)`")
+_SIZE_RULE = re.compile(r"A module over (\d+) lines or a function over (\d+) lines")
+_STILL_OVER = re.compile(r"^- still over (\d+) lines:(.*?)(?=^- |^\S|\Z)", re.M | re.S)
+
+
+def _section(text: str, heading: str) -> str:
+    """The body of ``## heading`` (to the next ``## `` heading)."""
+    _, found, rest = text.partition(f"\n## {heading}\n")
+    assert found, f"docs/architecture.md has no section '## {heading}'"
+    return rest.split("\n## ", 1)[0]
+
+
+def _module_map_problems(text: str, modules: set[str]) -> list[str]:
+    """What the module map gets wrong against ``modules`` (every dpcore/…py path of the code): paths it
+    names that do not exist, and modules (other than ``__init__`` and ``__main__``) it does not name."""
+    named = set(_DOC_MODULE.findall(_section(text, "Module map")))
+    stale = [f"named but absent: {m}" for m in sorted(named - modules)]
+    unnamed = [f"not in the module map: {m}" for m in sorted(modules - named)
+               if not m.endswith(("/__init__.py", "/__main__.py"))]
+    return stale + unnamed
+
+
+def _code_modules() -> set[str]:
+    return {str(p.relative_to(ROOT)) for p in PKG.rglob("*.py")}
+
+
+def _long_functions(limit: int) -> set[str]:
+    """``module.qualname`` of every function (methods and nested functions too) longer than ``limit`` lines,
+    from its ``def`` line to its last line."""
+    out = set()
+
+    def walk(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                if child.end_lineno - child.lineno + 1 > limit:
+                    out.add(f"{prefix}.{child.name}")
+                walk(child, f"{prefix}.{child.name}")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}.{child.name}")
+
+    for path in PKG.rglob("*.py"):
+        walk(ast.parse(path.read_text(encoding="utf-8")), _module_name(path))
+    return out
+
+
+def _long_modules(limit: int) -> set[str]:
+    return {str(p.relative_to(ROOT)) for p in PKG.rglob("*.py")
+            if len(p.read_text(encoding="utf-8").splitlines()) > limit}
+
+
+def _size_problems(text: str, long_modules, long_functions) -> list[str]:
+    """The Size section's lists against the code: ``long_modules(limit)`` and ``long_functions(limit)`` give
+    what is over the section's own limits; every name over and not listed, or listed and not over, is a
+    problem. The section states no line counts (they would drift), only the rule and the names."""
+    size = _section(text, "Size")
+    rule = _SIZE_RULE.search(size)
+    if not rule:
+        return ["the Size section does not state its rule ('A module over N lines or a function over M lines')"]
+    module_limit, function_limit = int(rule.group(1)), int(rule.group(2))
+    lists = {int(n): body for n, body in _STILL_OVER.findall(size)}
+    if set(lists) != {module_limit, function_limit}:
+        return [f"the Size section lists 'still over' {sorted(lists)} lines, its rule says "
+                f"{module_limit} (modules) and {function_limit} (functions)"]
+    problems = []
+    for kind, limit, actual, pattern in (
+            ("module", module_limit, long_modules(module_limit), r"`(dpcore/[\w/]+\.py)`"),
+            ("function", function_limit, long_functions(function_limit), r"`(dpcore(?:\.\w+)+)`")):
+        listed = set(re.findall(pattern, lists[limit]))
+        problems += [f"{kind} over {limit} lines, not listed: {n}" for n in sorted(actual - listed)]
+        problems += [f"{kind} listed as over {limit} lines, but it is not: {n}" for n in sorted(listed - actual)]
+    return problems
+
+
+def test_the_module_map_names_every_module_and_only_modules_that_exist():
+    problems = _module_map_problems(ARCH_DOC.read_text(encoding="utf-8"), _code_modules())
+    assert not problems, problems
+
+
+def test_the_size_lists_are_what_the_code_measures():
+    problems = _size_problems(ARCH_DOC.read_text(encoding="utf-8"), _long_modules, _long_functions)
+    assert not problems, problems
+
+
+def test_the_architecture_doc_checks_can_fail():
+    text = ARCH_DOC.read_text(encoding="utf-8")
+    modules = _code_modules()
+    # a module the code has and the map does not name; a map row naming a module that is gone
+    row = next(line for line in text.splitlines() if line.startswith("| `dpcore/survey/context.py` |"))
+    doctored = text.replace(row + "\n", "| `dpcore/survey/gone.py` | a module deleted since |\n")
+    assert _module_map_problems(doctored, modules) == ["named but absent: dpcore/survey/gone.py",
+                                                       "not in the module map: dpcore/survey/context.py"]
+    assert _module_map_problems(text, modules | {"dpcore/new_module.py"}) == [
+        "not in the module map: dpcore/new_module.py"]
+    # a function grown over the limit, a module shrunk under it, a changed rule
+    assert _size_problems(text, _long_modules, lambda n: _long_functions(n) | {"dpcore.api.preview"}) == [
+        "function over 80 lines, not listed: dpcore.api.preview"]
+    assert _size_problems(text, lambda n: _long_modules(n) - {"dpcore/cli/commands.py"}, _long_functions) == [
+        "module listed as over 600 lines, but it is not: dpcore/cli/commands.py"]
+    assert _size_problems(text.replace("a function over 80 lines", "a function over 60 lines"),
+                          _long_modules, _long_functions)[0].startswith("the Size section lists 'still over'")
+    assert _size_problems("# x\n\n## Size\n\nsmall.\n", _long_modules, _long_functions)[0].startswith(
+        "the Size section does not state its rule")
