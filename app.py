@@ -6,11 +6,12 @@ All computation is done by ``dpcore``; the pages only call it.
 
 The navigation is drawn here as links (``client.showSidebarNavigation = false`` in
 .streamlit/config.toml): Streamlit's automatic list of the ``pages/`` folder would otherwise
-show the helper modules (charts, common, …, workspace) on the first load after a start.
+show the page files by their file names on the first load after a start. ``pages/`` holds only
+the pages registered below; what they share is ``pages/components/`` (tests/test_architecture.py).
 With login configured (docs/deploying.md) nothing but the login screen is drawn before the
-person has logged in (pages/_access.py). Nothing heavy is imported before the Start page has
+person has logged in (pages/components/access.py). Nothing heavy is imported before the Start page has
 drawn its first lines, so the first screen is never blank for long (bench/speed/cold_load.py); the
-imports run once, under a lock (pages/_imports.py).
+imports run once, under a lock (pages/components/imports.py).
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ css = ROOT / "assets" / "styles.css"
 if css.exists():
     st.markdown(f"<style>{css.read_text(encoding='utf-8')}</style>", unsafe_allow_html=True)
 
-from pages import _access  # Streamlit and the standard library only
+from pages.components import access  # Streamlit and the standard library only
 
-_access.gate()  # a network address without login is refused; with login, nothing opens before it
+access.gate()  # a network address without login is refused; with login, nothing opens before it
 
 pages = [
     st.Page("pages/0_start.py", title="Start", icon=":material/home:", default=True),
@@ -50,29 +51,27 @@ with st.sidebar:
     with st.container(key="studio_nav"):
         for p in pages:
             st.page_link(p, label=p.title, icon=p.icon)
-    _access.account()
+    access.account()
     summary_slot = st.empty()
 
-from pages import _imports  # light: the heavy imports happen in _imports.ready
+from pages.components import imports  # light: the heavy imports happen in imports.ready
 
 
 def sidebar_summary() -> None:
     """The session's summary under the page links; drawn again after the page ran (the page may have
     changed the design or the table), replacing the first drawing."""
-    from pages import _guard as guard
-    from pages import _jobs, _sidebar
-    from pages import _workspace as wsui
+    from pages.components import guard, jobs, sidebar
+    from pages.components import workspace as wsui
 
     with summary_slot.container(), guard.guarded("the sidebar"):
-        _sidebar.summary()
-        _jobs.sidebar_notice()
+        sidebar.summary()
+        jobs.sidebar_notice()
         wsui.sidebar()
 
 
 if nav.title != "Start":  # the Start page draws its first lines, then waits for the imports itself
-    _imports.ready()
-    from pages import _guard as guard
-    from pages import _session as session
+    imports.ready()
+    from pages.components import guard, session
 
     with guard.guarded("starting the session"):
         session.init_state()
@@ -80,17 +79,16 @@ if nav.title != "Start":  # the Start page draws its first lines, then waits for
 try:
     nav.run()
 except Exception as exc:  # never a traceback; Streamlit's rerun/stop are BaseExceptions
-    _imports.ready()
-    from pages import _guard as guard
+    imports.ready()
+    from pages.components import guard
 
     guard.show_error(exc, f"the page '{nav.title}'")
 finally:  # also after st.stop() / st.rerun(): the workspace keeps the table, domain, design and release
-    _imports.ready()
-    from pages import _guard as guard
-    from pages import _jobs
-    from pages import _workspace as wsui
+    imports.ready()
+    from pages.components import guard, jobs
+    from pages.components import workspace as wsui
 
     with guard.guarded("the session"):
-        _jobs.collect_release()  # a release that finished while the curator was on another page
+        jobs.collect_release()  # a release that finished while the curator was on another page
         wsui.persist()
     sidebar_summary()

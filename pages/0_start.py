@@ -28,17 +28,15 @@ for k, (col, (title, text, page)) in enumerate(zip(cols, STEPS)):
         st.page_link(page, label=title)
         st.caption(text)
 
-from pages import _imports
+from pages.components import imports
 
-_imports.ready()  # the heavy imports, after the first lines are on screen
-from pages import _guard as guard
-from pages import _session as session
-from pages import _state as state
+imports.ready()  # the heavy imports, after the first lines are on screen
+from pages.components import guard, session, state
 
 session.init_state()
 s = st.session_state
-from pages import _access
-from pages import _workspace as wsui
+from pages.components import access
+from pages.components import workspace as wsui
 
 c1, c2 = st.columns([1, 2], gap="large")
 with c1:
@@ -65,7 +63,7 @@ with c2:
             f"(`?ws={ws.id}`), so a reload or a bookmark comes back to the same table, design, releases and "
             "budget book. A tab opened without the id does not open it: it starts on the demo and keeps nothing "
             "until you load a table or change something.")
-        if _access.may_see_paths():
+        if access.may_see_paths():
             from dpcore.studio.workspace import ENV_VAR
 
             st.caption(f"On this server it is the folder `{ws.folder}`, under the folder named by `{ENV_VAR}`.")
@@ -77,7 +75,7 @@ with c2:
     else:
         st.warning(s.get("_ws_error", "No workspace is open: nothing is saved across reloads."),
                    icon=":material/warning:")
-    if _access.login_on():
+    if access.login_on():
         st.caption("A workspace belongs to the person who created it: its id alone opens nothing for anyone else; "
                    "admins open every workspace and set the tables' caps.")
     else:
@@ -86,8 +84,8 @@ with c2:
     if "raw_df" in s:
         st.caption(f"Table now: **{s.get('data_name', '')}** — continue on the Data page.")
 
-who = _access.identity()
-if _access.login_on() and who is not None and who.admin:
-    from pages import _admin
+who = access.identity()
+if access.login_on() and who is not None and who.admin:
+    from pages.components import admin
 
-    _admin.every_workspace()
+    admin.every_workspace()

@@ -11,13 +11,10 @@ from dpcore.data.domain import DEFAULT_MAX_LEVELS
 from dpcore.measure.quantiles import PRIVTREE
 from dpcore.studio import design
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
-from pages import _data_server
-from pages import _guard as guard
-from pages import _session as session
-from pages import _state as state
-from pages import _workspace as wsui
-from pages._domain_editor import METHOD_MODE, render_domain_editor, spec_method
-from pages._numeric_columns import private_bins, render_numeric_columns, render_private_domain
+from pages.components import data_server, guard, session, state
+from pages.components import workspace as wsui
+from pages.components.domain_editor import METHOD_MODE, render_domain_editor, spec_method
+from pages.components.numeric_columns import private_bins, render_numeric_columns, render_private_domain
 
 s = st.session_state
 session.init_state()
@@ -102,7 +99,7 @@ with guard.guarded("loading data"):
     if s.get("load_error"):
         st.error(s["load_error"], icon=":material/warning:")
 
-_data_server.render()  # long files on the server, counted with DuckDB
+data_server.render()  # long files on the server, counted with DuckDB
 
 if "raw_df" not in s:
     st.stop()

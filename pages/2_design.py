@@ -10,13 +10,9 @@ from dpcore.errors import DPCoreError
 from dpcore.privacy.ledger import check_epsilon, epsilon_warning
 from dpcore.studio import adviser, design
 from dpcore.synthesizers import REGISTRY
-from pages import _charts as charts
-from pages import _glossary as gl
-from pages import _guard as guard
-from pages import _noise, _options
-from pages import _session as session
-from pages import _state as state
-from pages import _workspace as wsui
+from pages.components import charts, guard, noise, options, session, state
+from pages.components import glossary as gl
+from pages.components import workspace as wsui
 
 s = st.session_state
 session.init_state()
@@ -146,9 +142,9 @@ with left:
         st.caption(REGISTRY[method_now].summary + " " + gl.method_link(method_now))
         hierarchical = REGISTRY[method_now].hierarchical
         if not hierarchical:  # every option of the method, from its schema (STEPS's are in its sections below)
-            _options.option_widgets(cfg, method_now)
+            options.option_widgets(cfg, method_now)
             with st.expander("Advanced options"):
-                _options.option_widgets(cfg, method_now, advanced=True)
+                options.option_widgets(cfg, method_now, advanced=True)
 
     tree_method = design.MODE_METHOD.get(cfg.get("mode", "mosda"), "steps")
     if hierarchical:
@@ -204,7 +200,7 @@ with left:
                     s["sort_reset"] = s.get("sort_reset", 0) + 1
                     st.rerun()
             elif cfg["mode"] in ("mosda", "lesda"):
-                _options.option_widgets(cfg, tree_method, skip=_not("utility"))
+                options.option_widgets(cfg, tree_method, skip=_not("utility"))
                 st.slider("Share r of ε spent choosing the tree", 0.01, 0.5, step=0.01, key=bind("r"),
                           help=gl.help_text("share-r", lead="Larger r: a better tree, noisier counts."))
                 cfg["r"] = float(s["w_r"])
@@ -303,15 +299,15 @@ with left:
                         st.caption("Normalised (sum = 1): " + ", ".join(f"{nm} **{w:.3f}**"
                                                                         for nm, w in zip(names, norm)))
             # consistency, synthesis and the rest of STEPS's options, from its schema
-            _options.option_widgets(cfg, tree_method, skip=design.HIERARCHY_OPTIONS + ("utility",))
+            options.option_widgets(cfg, tree_method, skip=design.HIERARCHY_OPTIONS + ("utility",))
             with st.expander("Advanced options"):
-                _options.option_widgets(cfg, tree_method, advanced=True)
+                options.option_widgets(cfg, tree_method, advanced=True)
 
 method, opts, problems = state.design_call(dom)
 
 with adviser_box, guard.guarded("the method adviser"):
     if eps_ok:
-        _noise.adviser_panel(dom, method, opts)
+        noise.adviser_panel(dom, method, opts)
 
 with right:
     if not eps_ok:
@@ -319,7 +315,7 @@ with right:
                 icon=":material/info:")
     elif not problems:
         with guard.guarded("the noise check"):
-            _noise.noise_panel(dom, method, opts, state.method_label(method, opts))
+            noise.noise_panel(dom, method, opts, state.method_label(method, opts))
     with guard.guarded("the budget ledger"):
         st.subheader("Budget ledger (planned)", anchor=False)
         for msg in problems:

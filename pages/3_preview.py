@@ -5,12 +5,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages import _charts as charts
-from pages import _glossary as gl
-from pages import _guard as guard
-from pages import _noise
-from pages import _session as session
-from pages import _state as state
+from pages.components import charts, guard, noise, session, state
+from pages.components import glossary as gl
 
 
 def _delta_text(plan: dict) -> str:
@@ -36,7 +32,7 @@ pv = None
 with guard.guarded("the preview"):
     pv, method, opts = state.preview_for_design(dom)
     with guard.guarded("the noise check"):
-        _noise.noise_panel(dom, method, opts, state.method_label(method, opts))
+        noise.noise_panel(dom, method, opts, state.method_label(method, opts))
     if state.is_margin_preview(pv):
         # margin methods: what will be measured, with the noise per table (public facts, but for ipf's
         # one_way_share="auto", which the preview decides from the table's own size: curator-only)

@@ -12,13 +12,9 @@ from dpcore.metrics.numeric import crowded_found_bins
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.release import curator_only_lines
 from dpcore.studio.design import app_dp_reason
-from pages import _charts as charts
-from pages import _guard as guard
-from pages import _jobs
-from pages import _session as session
-from pages import _state as state
-from pages import _workspace as wsui
-from pages._report import render_report_section
+from pages.components import charts, guard, jobs, session, state
+from pages.components import workspace as wsui
+from pages.components.report import render_report_section
 
 s = st.session_state
 session.init_state()
@@ -38,7 +34,7 @@ def _pick_note(method: str) -> str:
     return " (the adviser's pick)"
 
 
-_jobs.collect_release()  # a release that finished while the curator was away is shown below
+jobs.collect_release()  # a release that finished while the curator was away is shown below
 
 st.title("4 · Release", anchor=False)
 st.caption("This page spends the privacy budget. Every click on Release draws fresh noise and is one release of "
@@ -53,7 +49,7 @@ method, opts, problems = state.design_call(dom)
 for msg in problems:
     st.warning(msg, icon=":material/account_tree:")
 label = state.method_label(method, opts)
-running = _jobs.running_job()
+running = jobs.running_job()
 c1, c2 = st.columns([1, 3])
 spends = f"ε = {cfg['epsilon']:g}" + (f", δ = {opts['delta']:g}" if opts.get("delta") else "")
 clicked = c1.button(f"Release (spends {spends})", type="primary", disabled=bool(problems) or bool(running),
@@ -76,16 +72,16 @@ if clicked:
         except dpcore.DPCoreError:
             refused = True
             raise
-        job = _jobs.start_release(dom, method, opts, eps, m, label)
-        _jobs.wait_briefly(job)
+        job = jobs.start_release(dom, method, opts, eps, m, label)
+        jobs.wait_briefly(job)
         if job.finished:
-            _jobs.collect_release()
-        running = _jobs.running_job()
+            jobs.collect_release()
+        running = jobs.running_job()
 
 if running is not None:
-    _jobs.progress_panel()
+    jobs.progress_panel()
 
-notice = _jobs.notice_for(state.work_key())
+notice = jobs.notice_for(state.work_key())
 if notice and not refused:
     kind, text = notice
     {"success": st.success, "warning": st.warning, "error": st.error}[kind](

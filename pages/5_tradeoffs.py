@@ -22,13 +22,10 @@ import dpcore.metrics as metrics
 from dpcore.metrics.evaluate import domain_cells
 from dpcore.studio import adviser, design, jobs
 from dpcore.studio.report import RAW_BANNER, figures_html
-from pages import _charts as charts
-from pages import _glossary as gl
-from pages import _guard as guard
-from pages import _jobs
-from pages import _session as session
-from pages import _state as state
-from pages._charts import MEASURES, band_figure, ci_figure, risk_utility_figure, specks_saturated
+from pages.components import charts, guard, session, state
+from pages.components import glossary as gl
+from pages.components.charts import MEASURES, band_figure, ci_figure, risk_utility_figure, specks_saturated
+from pages.components.jobs import job_panel
 
 s = st.session_state
 session.init_state()
@@ -159,7 +156,7 @@ with guard.guarded("the sweep"):
             running = True
 
 if running:
-    _jobs.job_panel("sweep_job", "Sweep", "Cancel sweep",
+    job_panel("sweep_job", "Sweep", "Cancel sweep",
                     "Stops after the release in progress; keeps the results so far.",
                     "You can open other pages meanwhile; the sweep goes on and its charts appear here.",
                     "Cancelling after the release in progress …")

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _session as session
-from pages import _survey_imputation, _survey_poststrat, _survey_session
+from pages.components import session, survey_imputation, survey_poststrat, survey_session
 
 session.init_state()
-_survey_session.seed()  # the inputs saved with the workspace session (a reload) or left on another page
+survey_session.seed()  # the inputs saved with the workspace session (a reload) or left on another page
 
 st.title("6 · Survey estimates")
 st.caption("DP estimates from a survey sample (Merrill 2021, *Privacy in complex sample based surveys*), on the "
@@ -25,9 +24,9 @@ tab_imp, tab_ps = st.tabs(["Imputed estimate (k-NN)", "Post-stratification (weig
 
 try:
     with tab_imp:
-        _survey_imputation.render()
+        survey_imputation.render()
 
     with tab_ps:
-        _survey_poststrat.render()
+        survey_poststrat.render()
 finally:  # also after st.stop() in a tab: the workspace session saves these inputs
-    _survey_session.remember()
+    survey_session.remember()

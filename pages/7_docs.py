@@ -7,8 +7,8 @@ import streamlit as st
 
 from dpcore.errors import DPCoreError
 from dpcore.studio.glossary import DOCS, doc_text, rewrite_links, term
-from pages import _glossary as gl
-from pages import _session as session
+from pages.components import glossary as gl
+from pages.components import session
 
 session.init_state()
 

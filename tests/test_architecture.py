@@ -4,12 +4,15 @@
 * no Streamlit anywhere in ``dpcore/`` (the library stands alone);
 * the app and its pages import only public names and public modules of ``dpcore``
   (no ``_name``, no ``dpcore.x._private`` module, no CLI module);
-* no module of ``dpcore/`` or ``pages/`` takes a private (``_name``) name from another module, by
-  import or as ``module._name``, and none imports ``*`` (each name from the module that defines it);
+* no module of ``dpcore/`` or ``pages/`` (its components included) takes a private (``_name``) name
+  from another module, by import or as ``module._name``, and none imports ``*`` (each name from the
+  module that defines it);
 * only the privacy layer writes ledger charges; synthesizers never import each other;
 * estimators (``dpcore/estimate``) import no privacy layer, counting or data reader;
 * every module imports only its own layer or lower ones (no known crossings left);
-* the app's own modules (app.py, pages/*.py) import each other in no circle;
+* the app's own modules (app.py, pages/) import each other in no circle;
+* ``pages/*.py`` holds only the pages app.py registers with ``st.navigation``; what they share lives in
+  ``pages/components/`` (a subfolder, which Streamlit never lists as pages);
 * no module outside a method's own names the method (per-method facts are registry fields);
 * docs/architecture.md is true to the code: its module map names every module of ``dpcore/`` and only
   modules that exist, and its Size section lists exactly the modules and functions over its limits.
@@ -22,6 +25,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "dpcore"
+
+
+def _app_files() -> list[Path]:
+    """The app's own modules: app.py, the pages and their components."""
+    return [ROOT / "app.py", *sorted((ROOT / "pages").rglob("*.py"))]
 
 
 def _module_name(path: Path) -> str:
@@ -114,9 +122,8 @@ def test_no_streamlit_in_dpcore():
 
 
 def test_pages_import_only_public_dpcore_names():
-    files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
     bad = []
-    for path in files:
+    for path in _app_files():
         for mod, names in _imports(path):
             if not mod.startswith("dpcore"):
                 continue
@@ -201,7 +208,7 @@ def test_only_the_privacy_layer_writes_ledger_charges():
     """[architecture]: drawing noise and paying for it are one call of dpcore.privacy.measurement;
     nothing else records a charge (groups, which spend nothing, may be made anywhere)."""
     files = [p for p in PKG.rglob("*.py") if "privacy" not in p.relative_to(PKG).parts]
-    files += [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    files += _app_files()
     bad = [c for p in files for c in _calls(p, {"_record", "spend", "charge"})]
     assert not bad, bad
 
@@ -303,10 +310,14 @@ def test_every_module_imports_only_its_own_layer_or_lower():
 
 
 def _page_graph(files: list[Path]) -> dict[str, set[str]]:
-    """Imports among the app's own modules (app.py and pages/*.py; lazy imports inside functions
-    included): module → the page modules it imports."""
+    """Imports among the app's own modules (app.py and the modules under pages/; lazy imports inside
+    functions included): module → the app modules it imports."""
     def name(path: Path) -> str:
-        return "app" if path.parent == ROOT and path.stem == "app" else f"pages.{path.stem}"
+        if path.parent == ROOT and path.stem == "app":
+            return "app"
+        parts = path.with_suffix("").parts
+        parts = parts[len(parts) - 1 - parts[::-1].index("pages"):]  # from the (last) pages folder down
+        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
     modules = {name(p) for p in files}
     graph: dict[str, set[str]] = {}
@@ -319,11 +330,11 @@ def _page_graph(files: list[Path]) -> dict[str, set[str]]:
 
 
 def test_no_import_cycles_among_the_pages():
-    """[architecture]: pages/_state.py and pages/_workspace.py once imported each other; the app's
-    own modules form no circle (the session's first run and table changes, which touch both, are
-    pages/_session.py, above them)."""
-    graph = _page_graph([ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))])
-    assert "pages._state" in graph and "pages._workspace" in graph["pages._session"]
+    """[architecture]: pages/_state.py and pages/_workspace.py (now pages/components/state.py and
+    workspace.py) once imported each other; the app's own modules form no circle (the session's first
+    run and table changes, which touch both, are pages/components/session.py, above them)."""
+    graph = _page_graph(_app_files())
+    assert "pages.components.state" in graph and "pages.components.workspace" in graph["pages.components.session"]
     cycle = _cycle(graph)
     assert cycle is None, " → ".join(cycle)
 
@@ -337,6 +348,62 @@ def test_the_page_cycle_check_can_fail(tmp_path):
     graph = _page_graph(sorted(pages.glob("*.py")))
     assert graph == {"pages._a": {"pages._b"}, "pages._b": {"pages._a"}, "pages._c": {"pages._a"}}
     assert _cycle(graph) == ["pages._a", "pages._b", "pages._a"]
+
+
+def _registered_pages(app: Path) -> list[str]:
+    """The page files app.py registers: the first argument of every ``st.Page("pages/….py", …)``."""
+    out = []
+    for node in ast.walk(ast.parse(app.read_text(encoding="utf-8"))):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Page"
+                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            out.append(node.args[0].value)
+    return out
+
+
+def _page_folder_problems(root: Path) -> list[str]:
+    """What breaks "pages/ holds the pages, pages/components/ what they share": a ``pages/*.py`` file that
+    app.py does not register (a helper beside the pages), a registered page that is missing, a page that
+    another module imports (importing a page runs it), and a component that is not in pages/components/."""
+    registered = set(_registered_pages(root / "app.py"))
+    files = {str(p.relative_to(root)) for p in (root / "pages").glob("*.py")}
+    out = [f"{f}: not a page registered in app.py (helpers go in pages/components/)"
+           for f in sorted(files - registered)]
+    out += [f"{f}: registered in app.py but missing" for f in sorted(registered - files)]
+    pages = {f"pages.{Path(f).stem}" for f in files}
+    for path in [root / "app.py", *sorted((root / "pages").rglob("*.py"))]:
+        for mod, names in _imports(path):
+            hit = ({mod} | {f"{mod}.{n}" for n in names}) & pages
+            out += [f"{path.relative_to(root)} imports the page {h}" for h in sorted(hit)]
+    for sub in sorted(p for p in (root / "pages").iterdir() if p.is_dir() and p.name != "__pycache__"):
+        if sub.name != "components":
+            out.append(f"pages/{sub.name}/: components live in pages/components/")
+    return out
+
+
+def test_pages_hold_only_registered_pages_and_their_components_live_in_the_subpackage():
+    """[typed-contracts] item 5: pages/ once mixed 8 pages and 23 helpers. Now every ``pages/*.py`` is a
+    page of app.py's ``st.navigation`` and no module imports a page; the helpers are modules of
+    ``pages/components/`` (a subfolder Streamlit's page list never reads)."""
+    assert len(_registered_pages(ROOT / "app.py")) == 8
+    assert (ROOT / "pages" / "components" / "__init__.py").is_file()
+    assert len(list((ROOT / "pages" / "components").glob("*.py"))) > 20
+    assert not _page_folder_problems(ROOT), _page_folder_problems(ROOT)
+
+
+def test_the_page_folder_check_can_fail(tmp_path):
+    (tmp_path / "pages" / "components").mkdir(parents=True)
+    (tmp_path / "pages" / "widgets").mkdir()
+    (tmp_path / "app.py").write_text('import streamlit as st\npages = [st.Page("pages/data.py", title="Data"), '
+                                     'st.Page("pages/gone.py")]\n', encoding="utf-8")
+    (tmp_path / "pages" / "data.py").write_text("from pages.components import state\n", encoding="utf-8")
+    (tmp_path / "pages" / "_helper.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "pages" / "components" / "state.py").write_text("from pages import data\n", encoding="utf-8")
+    assert _registered_pages(tmp_path / "app.py") == ["pages/data.py", "pages/gone.py"]
+    assert _page_folder_problems(tmp_path) == [
+        "pages/_helper.py: not a page registered in app.py (helpers go in pages/components/)",
+        "pages/gone.py: registered in app.py but missing",
+        "pages/components/state.py imports the page pages.data",
+        "pages/widgets/: components live in pages/components/"]
 
 
 def _method_name_uses(path: Path, names: set[str]) -> list[str]:
@@ -382,7 +449,7 @@ def test_no_module_outside_a_method_compares_method_names():
     names = set(REGISTRY)
     own = {Path(__import__(m.run_set.__module__, fromlist=["_"]).__file__).resolve() for m in REGISTRY.values()}
     own |= {(PKG / "synthesizers" / "__init__.py").resolve(), (PKG / "synthesizers" / "options.py").resolve()}
-    files = [*PKG.rglob("*.py"), ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    files = [*PKG.rglob("*.py"), *_app_files()]
     bad = [u for p in files if p.resolve() not in own for u in _method_name_uses(p, names)]
     assert not bad, bad
 
@@ -438,24 +505,25 @@ def test_no_module_borrows_another_modules_private_names_or_imports_star():
     """[studio-polish] item 9: a helper used by another module is public, with a name saying what
     it is; a page imports the modules it uses (no star facade), so a name is looked up (and
     patched) where it is defined."""
-    files = [*sorted(PKG.rglob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
+    files = [*sorted(PKG.rglob("*.py")), *sorted((ROOT / "pages").rglob("*.py"))]
     assert len(files) > 100
     bad = [b for p in files for b in _private_borrowing(p.read_text(encoding="utf-8"), _shown(p))]
     assert not bad, bad
 
 
 def test_the_private_borrowing_check_can_fail():
-    modules = {"dpcore", "dpcore.metrics", "dpcore.metrics.tables", "pages", "pages._charts", "pages._state"}
+    modules = {"dpcore", "dpcore.metrics", "dpcore.metrics.tables", "pages", "pages.components",
+               "pages.components.charts", "pages.components.state"}
     source = ("from __future__ import annotations\n"
               "from dpcore.metrics.tables import _cell_ids, utility_tables\n"
-              "from pages import _charts as charts\n"
-              "from pages._state import *\n"
+              "from pages.components import charts\n"
+              "from pages.components.state import *\n"
               "import dpcore.metrics.tables as T\n"
               "x = charts._palette + T._DENSE_LIMIT + charts.OKABE_ITO + T.__name__\n"
               "y = dpcore.metrics.tables._prepare\n"
               "z = self._cache\n")
     assert _private_borrowing(source, "m.py", modules.__contains__) == [
-        "m.py:2 from dpcore.metrics.tables import _cell_ids", "m.py:4 from pages._state import *",
+        "m.py:2 from dpcore.metrics.tables import _cell_ids", "m.py:4 from pages.components.state import *",
         "m.py:6 charts._palette", "m.py:6 T._DENSE_LIMIT"]
     assert _private_borrowing("import dpcore\ny = dpcore.metrics.tables._prepare\n", "m.py",
                               modules.__contains__) == ["m.py:2 dpcore.metrics.tables._prepare"]

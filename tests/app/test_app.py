@@ -165,7 +165,7 @@ def test_malformed_domain_json_and_malformed_csv():
     at.session_state["domain_override"] = '{"attributes": [{"name": "sex"}]}'
     at.run()
     assert not at.exception and "domain file" in texts(at.error)
-    from pages import _state as state
+    from pages.components import state
 
     with pytest.raises(dpcore.InputError, match="ragged rows"):
         state.read_upload(b"a,b\n1,2\n3,4,5\n", "bad.csv")
@@ -199,7 +199,7 @@ def test_design_ledger_and_custom_weights():
     assert not at.exception
     cap = texts(at.caption)
     assert "Normalised (sum = 1)" in cap
-    from pages import _state as state
+    from pages.components import state
 
     w = state.normalised_weights(at.session_state["cfg"]["custom_weights"], 3)
     assert abs(sum(w) - 1) < 1e-12
@@ -260,7 +260,7 @@ def test_release_on_the_s7_demo_is_dp_after_confirming():
     import io
     import zipfile
 
-    from pages import _state as state
+    from pages.components import state
 
     with zipfile.ZipFile(io.BytesIO(state.release_zip(r))) as z:
         assert sorted(z.namelist()) == ["manifest.json"] + [f"synthetic_{i}.csv" for i in range(1, 6)]
@@ -499,7 +499,7 @@ def test_numeric_column_with_public_edges_releases_values_inside_the_bins():
 def test_ledger_and_plan_tables_put_a_rho_in_a_rho_column():
     """Under (ε, δ) through zCDP the app's ledger and plan tables carry ρ under "rho" (shown as ρ),
     never under "epsilon"; a pure ε ledger keeps "epsilon"."""
-    from pages import _charts as charts
+    from pages.components import charts
 
     df = pd.read_csv(ROOT / "assets" / "sd2011_s7.csv")
     dom = dpcore.infer_domain(df)
@@ -517,7 +517,7 @@ def test_ledger_and_plan_tables_put_a_rho_in_a_rho_column():
 
 
 def test_icicle_is_capped_for_large_trees():
-    from pages import _charts as charts
+    from pages.components import charts
 
     df = pd.read_csv(ROOT / "assets" / "cps_voters.csv")
     dom = dpcore.infer_domain(df)
@@ -645,7 +645,7 @@ def test_a_one_column_table_and_a_three_row_table_are_named_on_load():
 def test_an_empty_release_says_what_a_noisy_count_of_zero_means():
     from types import SimpleNamespace
 
-    from pages._jobs import _done_notice
+    from pages.components.jobs import _done_notice
 
     kind, text = _done_notice(SimpleNamespace(record_count={"value": 0, "noisy": True}), 20, 1.5, ".")
     assert kind == "warning" and "all of them empty" in text and "noisy record count came out 0" in text
@@ -673,7 +673,7 @@ def test_risk_utility_labels_are_never_clipped():
     leave room around the points ([studio-polish] 5: 'ε=0.' was clipped)."""
     import math
 
-    from pages._charts import risk_utility_figure
+    from pages.components.charts import risk_utility_figure
 
     rows = []
     for method, scale in (("aim", 1.0), ("mst", 3.0)):
@@ -693,7 +693,7 @@ def test_risk_utility_labels_are_never_clipped():
 def test_risk_utility_end_labels_of_two_methods_go_above_and_below():
     """At the same ε, the riskier method's label is drawn above its dot and the other's below, so two
     nearby end points do not write their "ε=…" labels over each other ([studio-polish] 5)."""
-    from pages._charts import risk_utility_figure
+    from pages.components.charts import risk_utility_figure
 
     rows = []
     for method, ru in (("aim", 1.0), ("ipf", 2.0)):

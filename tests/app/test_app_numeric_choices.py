@@ -278,9 +278,9 @@ def test_the_private_domain_offers_privtree_or_dp_quantiles_for_numeric_columns(
 
 
 def _numeric_columns():
-    from pages import _numeric_columns
+    from pages.components import numeric_columns
 
-    return _numeric_columns
+    return numeric_columns
 
 
 def test_a_bin_found_privately_holding_over_half_the_records_is_flagged_after_release(uploads):

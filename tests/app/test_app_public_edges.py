@@ -51,7 +51,7 @@ def start_with(df: pd.DataFrame, name: str = "upload: people.csv") -> AppTest:
 
 
 def key(at: AppTest, kind: str, col: str) -> str:
-    """A Numeric-columns widget's key: it names the table (pages._state.numeric_key)."""
+    """A Numeric-columns widget's key: it names the table (pages.components.state.numeric_key)."""
     return f"w_{kind}_{col}@{at.session_state['data_key']}"
 
 

@@ -217,7 +217,7 @@ def test_poststrat_totals_asset_reproduces_the_weighted_demo_sample():
 def test_poststrat_without_the_bundled_sample_reads_the_data_pages_table_and_says_why(monkeypatch, tmp_path):
     """An installation missing assets/cps_vrs_weighted.csv offers only the table on the Data page,
     with a plain message (never a path outside the repository, never an exception)."""
-    import pages._survey_poststrat as tab
+    import pages.components.survey_poststrat as tab
 
     monkeypatch.setattr(tab, "CPS_WEIGHTED", tmp_path / "cps_vrs_weighted.csv")
     at = goto(SURVEY)

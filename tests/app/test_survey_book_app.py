@@ -65,7 +65,7 @@ def test_an_imputation_release_is_charged_to_sd2011s_budget_book():
 
 
 def test_over_a_tiny_cap_the_page_refuses_and_draws_nothing(monkeypatch):
-    import pages._survey_imputation as tab
+    import pages.components.survey_imputation as tab
 
     calls = []
     real = tab.release_imputed

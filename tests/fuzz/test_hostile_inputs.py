@@ -427,7 +427,7 @@ def test_hostile_uploads_in_the_app(app, name):
 
 
 def read_table_of(name: str) -> pd.DataFrame:
-    from pages import _state as state
+    from pages.components import state
 
     return state.read_upload(FILES[name], name)
 

@@ -375,8 +375,8 @@ def test_every_term_the_pages_use_is_in_the_glossary():
         text = page.read_text(encoding="utf-8")
         for call in re.findall(r"gl\.(?:help_text|terms_line|link)\(([^)]*)\)", text):
             used |= set(re.findall(r'"([a-z0-9-]+)"', call.split("lead=")[0]))
-    # the option widgets (pages/_options.py) take their terms from the option's name or _OPTION_TERMS
-    from pages import _glossary as gl
+    # the option widgets (pages/components/options.py) take their terms from the option's name or _OPTION_TERMS
+    from pages.components import glossary as gl
 
     for spec in REGISTRY.values():
         for o in spec.options:

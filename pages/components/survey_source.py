@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import _state as state
-from pages import _survey_session as session
+from pages.components import state
+from pages.components import survey_session as session
 
 #: The two choices of every tab.
 DATA, DEMO = "data", "demo"

@@ -16,7 +16,7 @@ from dpcore.data import server_files
 from dpcore.data.domain import Domain, not_public_message
 from dpcore.output import synthesize_file
 from dpcore.release import curator_only_lines
-from pages import _guard as guard
+from pages.components import guard
 
 
 def render() -> None:

@@ -1,4 +1,4 @@
-"""The Survey page's inputs in the workspace session (saved by pages/_workspace.py).
+"""The Survey page's inputs in the workspace session (saved by pages/components/workspace.py).
 
 Only the curator's choices are kept (query, ε, bounds, columns, candidate bins, …), never
 data, uploads or results. Streamlit forgets a widget's value once its page is left, so

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore.studio import design
-from pages import _state as state
+from pages.components import state
 
 
 def summary() -> None:

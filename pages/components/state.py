@@ -24,7 +24,7 @@ from dpcore.studio import adviser, design
 log = logging.getLogger("dpcore.app")
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository (pages/components/state.py)
 ASSETS = ROOT / "assets"
 #: Keep in step with server.maxUploadSize in .streamlit/config.toml.
 MAX_UPLOAD_MB = 200
@@ -87,7 +87,7 @@ def numeric_key(kind: str, col: str) -> str:
 
 def reset_data(df: pd.DataFrame, name: str) -> None:
     """Replace the session's table; forget everything derived from the previous one (the workspace is
-    told by :func:`pages._session.set_data`, which calls this). The numeric columns' widgets start
+    told by :func:`pages.components.session.set_data`, which calls this). The numeric columns' widgets start
     empty: their keys name the table, and the old ones are dropped too."""
     s = st.session_state
     for k in [k for k in s.keys() if isinstance(k, str) and k.startswith("w_") and "@" in k]:
@@ -377,7 +377,7 @@ def is_margin_preview(pv) -> bool:
 
 def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, sets: int, seed=None):
     """``run(progress=None)``: the release of the current table, named for its manifest. It reads the
-    session now, so a job thread may call it later (pages/_jobs.py records it in the budget book)."""
+    session now, so a job thread may call it later (pages/components/jobs.py records it in the budget book)."""
     df = work_df()
     s = st.session_state
     domain, extra = design.release_domain_call(cfg(), dom, s.get("dp_bins"), s.get("bins_share"))

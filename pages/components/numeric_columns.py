@@ -27,8 +27,8 @@ from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE
 from dpcore.measure.quantiles import BIN_METHODS, DEFAULT_BINS_SHARE, DEFAULT_DP_BINS_METHOD, PRIVTREE, QUANTILES
 from dpcore.metrics.numeric import CROWDED_SHARE, bin_occupancy
 from dpcore.studio import design
-from pages import _state as state
-from pages._domain_editor import METHOD_MODE, spec_method
+from pages.components import state
+from pages.components.domain_editor import METHOD_MODE, spec_method
 
 CODEBOOK, PRIVATE, DROP, EDGES, LEVELS = "codebook bounds", "find privately", "drop", "codebook edges", "levels"
 

@@ -1,6 +1,6 @@
 """Survey page, first tab: DP estimates from k-NN-imputed data, with the noise in context (widgets only).
 
-The tab reads the table on the Data page or the bundled SD2011 demo (pages/_survey_source.py);
+The tab reads the table on the Data page or the bundled SD2011 demo (pages/components/survey_source.py);
 what can be released on it is checked by dpcore.studio.survey, which names the column and the fix.
 """
 from __future__ import annotations
@@ -29,12 +29,11 @@ from dpcore.studio.survey import (
     target_problems,
 )
 from dpcore.studio.survey_book import IMPUTATION
-from pages import _guard as guard
-from pages import _state as state
-from pages import _survey_book as book
-from pages import _survey_session as session
-from pages import _survey_source as source
-from pages._survey_state import (
+from pages.components import guard, state
+from pages.components import survey_book as book
+from pages.components import survey_session as session
+from pages.components import survey_source as source
+from pages.components.survey_state import (
     DEFAULT_MATCH,
     IMPUTE_RULES,
     METHODS,

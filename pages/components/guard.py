@@ -2,8 +2,8 @@
 
 :func:`guarded` shows dpcore's one-line message for a DPCoreError and a friendly error for
 anything else, never a traceback; :func:`not_dp_label` marks what ε does not cover. Session
-state and the dpcore calls are in ``pages/_state.py`` and ``pages/_session.py``, the figures in
-``pages/_charts.py``.
+state and the dpcore calls are in ``pages/components/state.py`` and ``pages/components/session.py``, the figures in
+``pages/components/charts.py``.
 
 Not a page: ``app.py`` registers the pages explicitly with ``st.navigation``, so
 this file is never listed in the sidebar.

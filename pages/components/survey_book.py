@@ -17,7 +17,7 @@ import streamlit as st
 from dpcore.errors import DPCoreError
 from dpcore.studio.survey_book import record_survey_release
 from dpcore.studio.workspace import table_fingerprint
-from pages import _access, _workspace
+from pages.components import access, workspace
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def recorded(run, table: SurveyTable, *, epsilon: float, method: str, dp: bool |
              not_dp_reason: str = ""):
     """``run()`` through the budget book of ``table``: ``(release, book entry id or None)``.
     Raises BudgetExceeded (one line naming what remains) before anything runs."""
-    ws = _workspace.ensure()  # created now if the session had kept nothing yet: the release is charged
+    ws = workspace.ensure()  # created now if the session had kept nothing yet: the release is charged
     if ws is None or not table.fingerprint:
         return run(), None
     _register(ws, table)
@@ -92,7 +92,7 @@ def recorded(run, table: SurveyTable, *, epsilon: float, method: str, dp: bool |
 
 def book_panel(table: SurveyTable, key: str) -> None:
     """Spent / cap / remaining of the table this tab reads, and its cap."""
-    ws = _workspace.ensure()
+    ws = workspace.ensure()
     if ws is None or not table.fingerprint:
         st.caption(":orange[No workspace is open: survey releases are not recorded in a budget book.]")
         return
@@ -102,7 +102,7 @@ def book_panel(table: SurveyTable, key: str) -> None:
             + ". Survey releases and synthetic-data releases of this table add up against one cap.")
     with st.expander("Budget book of this table", expanded=False):
         st.caption(text)
-        admin = _access.may_set_caps()
+        admin = access.may_set_caps()
         c1, c2, c3 = st.columns([2, 1, 1])
         cap = c1.number_input("Cap on this table's total ε", min_value=0.0, value=float(b["cap"] or 0.0), step=0.5,
                               key=f"{key}_cap", disabled=not admin,

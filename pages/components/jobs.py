@@ -13,8 +13,7 @@ import streamlit as st
 
 import dpcore
 from dpcore.studio import jobs
-from pages import _state as state
-from pages import _workspace
+from pages.components import state, workspace
 
 JOB_KEY = "release_job"
 #: Wait this long for a release before showing its progress (most releases finish within it).
@@ -30,7 +29,7 @@ def start_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, s
     """Start the release in a background thread, recorded in the budget book; the job."""
     s = st.session_state
     release = state.release_call(dom, method, opts, epsilon, sets)
-    record = _workspace.release_recorder(method, epsilon, opts.get("neighbours", "add_remove"), opts.get("delta"))
+    record = workspace.release_recorder(method, epsilon, opts.get("neighbours", "add_remove"), opts.get("delta"))
     key = state.work_key()
     times = s.setdefault("_release_seconds", {})
     prior = times.get((method, key, sets))

@@ -25,12 +25,11 @@ from dpcore.studio.survey import (
     weight_problems,
 )
 from dpcore.studio.survey_book import POSTSTRAT
-from pages import _guard as guard
-from pages import _state as state
-from pages import _survey_book as book
-from pages import _survey_session as session
-from pages import _survey_source as source
-from pages._survey_state import (
+from pages.components import guard, state
+from pages.components import survey_book as book
+from pages.components import survey_session as session
+from pages.components import survey_source as source
+from pages.components.survey_state import (
     CPS_WEIGHTED,
     PS_CANDIDATES,
     PS_COLUMNS,

@@ -12,8 +12,7 @@ import streamlit as st
 
 from dpcore.data.datasets import CPS_POSTSTRAT_AGE_LEVELS
 from dpcore.studio.survey import imputation_context, subpopulation_where
-from pages import _charts as charts
-from pages import _state as state
+from pages.components import charts, state
 
 SD2011 = state.ASSETS / "sd2011.csv"
 #: the weighted CPS sample of the post-stratification demo, bundled (provenance: assets/README.md)

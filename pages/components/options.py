@@ -7,7 +7,7 @@ import streamlit as st
 from dpcore.errors import DPCoreError
 from dpcore.studio import design
 from dpcore.synthesizers import REGISTRY
-from pages import _glossary as gl
+from pages.components import glossary as gl
 
 #: offered values of an option that is a number or the word "auto"
 _AUTO_GRID = 5

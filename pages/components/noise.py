@@ -12,8 +12,8 @@ import streamlit as st
 import dpcore
 from dpcore.studio import adviser
 from dpcore.studio.noise_check import what_passes
-from pages import _glossary as gl
-from pages import _state as state
+from pages.components import glossary as gl
+from pages.components import state
 
 
 def record_count(dom: dpcore.Domain) -> tuple[float, str, bool]:

@@ -35,8 +35,7 @@ from dpcore.studio.workspace import (
     root_folder,
     table_fingerprint,
 )
-from pages import _access, _survey_session
-from pages import _state as state
+from pages.components import access, state, survey_session
 
 log = logging.getLogger("dpcore.app")
 
@@ -44,7 +43,7 @@ QUERY_PARAM = "ws"
 STATE_KEY = "session"
 #: Session-state keys of the curator's work that a reload restores.
 SAVED_KEYS = ("data_name", "drop_cols", "numeric", "domain_override", "domain_confirmed")
-#: The domain editor's work (pages/_domain_editor.py): DP-bins specs and their ε share, saved as they are;
+#: The domain editor's work (pages/components/domain_editor.py): DP-bins specs and their ε share, saved as they are;
 #: the recodes (renames, merges, missing values recoded) are saved as their JSON document.
 EDITOR_KEYS = ("dp_bins", "bins_share")
 
@@ -76,7 +75,7 @@ def open_session() -> Workspace | None:
     s["_ws"] = None
     ws_id = _requested_id()
     if ws_id and (root_folder() / ws_id).is_dir():
-        who = _access.identity()
+        who = access.identity()
         refusal = ("log in to open it" if who is None  # app.py's gate stops before this; a page run alone does not
                    else Registry(root_folder()).refusal(ws_id, who))
         if refusal:
@@ -133,7 +132,7 @@ def ensure() -> Workspace | None:
     s = st.session_state
     if current() is not None or not s.get("_ws_id"):
         return current()
-    who = _access.identity()
+    who = access.identity()
     if who is None:  # nobody logged in (app.py's gate shows the login screen first): nothing is kept
         return None
     try:
@@ -165,7 +164,7 @@ def restore(ws: Workspace) -> bool:
     for k in SAVED_KEYS:
         s[k] = snap[k]
     _restore_editor(snap)  # before work_key() below: the recodes are part of it
-    _survey_session.restore(snap.get("survey"))  # the Survey page's inputs (absent in older snapshots)
+    survey_session.restore(snap.get("survey"))  # the Survey page's inputs (absent in older snapshots)
     s["cfg"] = studio_design.migrate(snap["cfg"])
     rel = snap.get("release")
     if rel:
@@ -232,7 +231,7 @@ def snapshot() -> dict | None:
             **{k: s.get(k) for k in EDITOR_KEYS}}
     recodes = {k: v for k, v in (s.get("recodes") or {}).items() if not v.empty}
     snap["recodes"] = recodes_to_json(recodes) if recodes else None
-    snap["survey"] = _survey_session.saved()  # the Survey page's inputs (choices only, no data or results)
+    snap["survey"] = survey_session.saved()  # the Survey page's inputs (choices only, no data or results)
     rel = s.get("release")
     if rel and rel.get("main") is not None and _entry(rel["main"]) is not None:
         comps = {n: _entry(r) for n, r in rel.get("comparators", {}).items()}
@@ -322,7 +321,7 @@ def check_budget(epsilon: float, label: str, delta: float | None = None) -> None
 
 def release_recorder(method: str, epsilon: float, neighbours: str, delta: float | None = None):
     """A function ``record(run)`` that runs ``run()`` through this session's budget book. It reads
-    the session now, so it may be called later from a job thread (pages/_jobs.py)."""
+    the session now, so it may be called later from a job thread (pages/components/jobs.py)."""
     ws, fp, name = ensure(), st.session_state.get("table_fp"), st.session_state.get("data_name", "")
     user = book_user()
 
@@ -338,7 +337,7 @@ def release_recorder(method: str, epsilon: float, neighbours: str, delta: float 
 
 def book_user() -> str:
     """The name every budget-book entry of this session carries: the login email, else the machine's user."""
-    who = _access.identity()
+    who = access.identity()
     return who.user if who is not None else ""
 
 
@@ -432,7 +431,7 @@ def _book_history(ws: Workspace, fp: str, entries: list) -> None:
 
 
 def _cap_controls(ws: Workspace, fp: str, b: dict) -> None:
-    admin = _access.may_set_caps()
+    admin = access.may_set_caps()
     c1, c2, c3 = st.columns([2, 1, 1])
     cap = c1.number_input("Cap on this table's total ε", min_value=0.0,
                           value=None if b["cap"] is None else float(b["cap"]), step=0.5, placeholder="no cap",
@@ -497,7 +496,7 @@ def sidebar() -> None:
     s = st.session_state
     ws = current()
     if ws is not None:
-        where = f" — saved in {ws.folder}" if _access.may_see_paths() else ""
+        where = f" — saved in {ws.folder}" if access.may_see_paths() else ""
         st.caption(f"**Workspace** `{ws.id}`{where}. Bookmark this page's address to come back to it.")
     elif session_id():
         st.caption("**Workspace**: nothing kept yet. It is created when you load a table or change the design, "

@@ -49,9 +49,9 @@ def logged_in() -> bool:
 
 def identity():
     """The person using this session (a dpcore.studio.access.Identity), or None before login."""
-    from pages import _imports
+    from pages.components import imports
 
-    _imports.ready()  # dpcore once, under the lock (a second script thread may be importing it)
+    imports.ready()  # dpcore once, under the lock (a second script thread may be importing it)
     from dpcore.studio.access import local_identity, logged_in_identity
 
     if not login_on():

@@ -19,8 +19,8 @@ _DONE = threading.Event()
 MODULES = ("pandas", "numpy", "plotly.graph_objects", "dpcore", "dpcore.metrics", "dpcore.survey",
            "dpcore.studio.report", "dpcore.studio.workspace", "dpcore.studio.adviser", "dpcore.studio.jobs",
            "dpcore.studio.glossary", "dpcore.studio.access",
-           "pages._guard", "pages._state", "pages._charts", "pages._session", "pages._workspace", "pages._jobs",
-           "pages._noise", "pages._glossary", "pages._sidebar")
+           *(f"pages.components.{name}" for name in ("guard", "state", "charts", "session", "workspace", "jobs",
+                                                      "noise", "glossary", "sidebar")))
 
 
 def ready() -> None:
