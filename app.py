@@ -60,13 +60,12 @@ from pages.components import imports  # light: the heavy imports happen in impor
 def sidebar_summary() -> None:
     """The session's summary under the page links; drawn again after the page ran (the page may have
     changed the design or the table), replacing the first drawing."""
-    from pages.components import guard, jobs, sidebar
-    from pages.components import workspace as wsui
+    from pages.components import guard, jobs, sidebar, workspace
 
     with summary_slot.container(), guard.guarded("the sidebar"):
         sidebar.summary()
         jobs.sidebar_notice()
-        wsui.sidebar()
+        workspace.sidebar()
 
 
 if nav.title != "Start":  # the Start page draws its first lines, then waits for the imports itself
@@ -85,10 +84,9 @@ except Exception as exc:  # never a traceback; Streamlit's rerun/stop are BaseEx
     guard.show_error(exc, f"the page '{nav.title}'")
 finally:  # also after st.stop() / st.rerun(): the workspace keeps the table, domain, design and release
     imports.ready()
-    from pages.components import guard, jobs
-    from pages.components import workspace as wsui
+    from pages.components import guard, jobs, workspace
 
     with guard.guarded("the session"):
         jobs.collect_release()  # a release that finished while the curator was on another page
-        wsui.persist()
+        workspace.persist()
     sidebar_summary()

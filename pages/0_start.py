@@ -35,8 +35,7 @@ from pages.components import guard, session, state
 
 session.init_state()
 s = st.session_state
-from pages.components import access
-from pages.components import workspace as wsui
+from pages.components import access, workspace
 
 c1, c2 = st.columns([1, 2], gap="large")
 with c1:
@@ -48,15 +47,15 @@ with c1:
             if s.get("data_name") != state.DEFAULT_DEMO:
                 session.load_demo(state.DEFAULT_DEMO)
             else:  # the demo the studio opened is now the curator's table: keep it
-                wsui.ensure()
+                workspace.ensure()
             st.switch_page("pages/1_data.py")
     st.page_link("pages/7_docs.py", label="Docs and glossary", icon=":material/menu_book:")
 
 with c2:
     st.subheader("Where your work is kept", anchor=False)
-    if s.get("_ws_refused") and wsui.current() is None:  # the address named someone else's workspace
+    if s.get("_ws_refused") and workspace.current() is None:  # the address named someone else's workspace
         st.warning(s["_ws_refused"], icon=":material/block:")
-    ws, ws_id = wsui.current(), wsui.session_id()
+    ws, ws_id = workspace.current(), workspace.session_id()
     if ws is not None:
         st.markdown(
             f"This browser tab works in the workspace **`{ws.id}`**: its id is in the page address "

@@ -11,8 +11,7 @@ from dpcore.data.domain import DEFAULT_MAX_LEVELS
 from dpcore.measure.quantiles import PRIVTREE
 from dpcore.studio import design
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
-from pages.components import data_server, guard, session, state
-from pages.components import workspace as wsui
+from pages.components import book_panel, data_server, guard, session, state
 from pages.components.domain_editor import METHOD_MODE, render_domain_editor, spec_method
 from pages.components.numeric_columns import private_bins, render_numeric_columns, render_private_domain
 
@@ -107,7 +106,7 @@ if "raw_df" not in s:
 raw: pd.DataFrame = s["raw_df"]
 
 with guard.guarded("the budget book's question"):
-    wsui.charge_prompt()  # a table that looks like one the book knows: charged to it unless you say otherwise
+    book_panel.charge_prompt()  # a table that looks like one the book knows: charged to it unless you say otherwise
 
 with guard.guarded("the schema table"):
     st.subheader(f"Schema: {len(raw):,} rows × {raw.shape[1]} columns")

@@ -10,9 +10,8 @@ from dpcore.errors import DPCoreError
 from dpcore.privacy.ledger import check_epsilon, epsilon_warning
 from dpcore.studio import adviser, design
 from dpcore.synthesizers import REGISTRY
-from pages.components import charts, guard, noise, options, session, state
+from pages.components import charts, guard, noise, options, saved_designs, session, state
 from pages.components import glossary as gl
-from pages.components import workspace as wsui
 
 s = st.session_state
 session.init_state()
@@ -349,4 +348,4 @@ with right:
                          icon=":material/visibility:")
 
 with guard.guarded("the saved designs"):
-    wsui.designs_panel()
+    saved_designs.panel()

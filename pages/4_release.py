@@ -12,8 +12,7 @@ from dpcore.metrics.numeric import crowded_found_bins
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.release import curator_only_lines
 from dpcore.studio.design import app_dp_reason
-from pages.components import charts, guard, jobs, session, state
-from pages.components import workspace as wsui
+from pages.components import book_panel, charts, guard, jobs, session, state, workspace
 from pages.components.report import render_report_section
 
 s = st.session_state
@@ -68,7 +67,7 @@ if clicked:
                 raise dpcore.OptionError(" ".join(problems))
             eps, m = float(cfg["epsilon"]), int(cfg["m"])
             check_epsilon(eps)
-            wsui.check_budget(eps, f"this release (ε = {eps:g})", opts.get("delta"))  # before any randomness
+            workspace.check_budget(eps, f"this release (ε = {eps:g})", opts.get("delta"))  # before any randomness
         except dpcore.DPCoreError:
             refused = True
             raise
@@ -89,7 +88,7 @@ if notice and not refused:
                     "error": ":material/warning:"}[kind])
 
 with guard.guarded("the budget book"):
-    wsui.book_panel()
+    book_panel.panel()
 
 
 def _curator_only_bins(release, orig: pd.DataFrame) -> None:

@@ -19,8 +19,8 @@ _DONE = threading.Event()
 MODULES = ("pandas", "numpy", "plotly.graph_objects", "dpcore", "dpcore.metrics", "dpcore.survey",
            "dpcore.studio.report", "dpcore.studio.workspace", "dpcore.studio.adviser", "dpcore.studio.jobs",
            "dpcore.studio.glossary", "dpcore.studio.access",
-           *(f"pages.components.{name}" for name in ("guard", "state", "charts", "session", "workspace", "jobs",
-                                                      "noise", "glossary", "sidebar")))
+           *(f"pages.components.{name}" for name in ("guard", "state", "charts", "session", "workspace", "book_panel",
+                                                      "saved_designs", "jobs", "noise", "glossary", "sidebar")))
 
 
 def ready() -> None:

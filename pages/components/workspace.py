@@ -11,6 +11,9 @@ with the domain editor's recodes and DP-bins settings and the Survey page's inpu
 restores them. Releases go through the installation's one
 budget book (dpcore.studio.workspace.installation_book: every workspace's releases of a table add up;
 refused over the table's cap before anything is spent).
+
+The budget book's panels are pages/components/book_panel.py, the Design page's saved designs
+pages/components/saved_designs.py; both read the session's workspace from here.
 """
 from __future__ import annotations
 
@@ -19,14 +22,12 @@ import logging
 import sqlite3
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore.data.editing import recodes_from_json, recodes_to_json
 from dpcore.errors import DPCoreError
 from dpcore.studio import design as studio_design
 from dpcore.studio.access import Registry
-from dpcore.studio.table_match import match_known
 from dpcore.studio.workspace import (
     ENV_VAR,
     Workspace,
@@ -341,155 +342,7 @@ def book_user() -> str:
     return who.user if who is not None else ""
 
 
-# --------------------------------------------------------------------------- the Release page's budget book
-
-
-def book_panel() -> None:
-    """Spent / remaining of the current table as a bar and its whole history (every workspace's
-    releases of it, with their users), its cap (set by admins only), and the table's audit trail to download."""
-    ws, fp = ensure(), st.session_state.get("table_fp")
-    st.subheader("Budget book of this table", anchor=False)
-    if ws is None or not fp:
-        st.warning(st.session_state.get("_ws_error", "No workspace is open: releases are not recorded."),
-                   icon=":material/warning:")
-        return
-    entries = [e for e in ws.releases(fp) if e["status"] != "aborted"]
-    b = ws.budget(fp)
-    done = sum(e["epsilon"] for e in entries if e["status"] == "complete")
-    pending = sum(e["epsilon"] for e in entries if e["status"] == "pending")
-    st.caption("Every release of this table (same fingerprint, through any workspace of this installation, the "
-               "command line or the API) adds its ε: releases compose sequentially, so the table's privacy loss is "
-               "at most the sum. A release that would exceed the cap is refused before anything is spent.")
-    if ws.book.account(fp) != fp:
-        st.caption(f"This table is charged to the table “{_book_name(ws, ws.book.account(fp))}” it looks like "
-                   "(see the Data page).")
-    if b.get("pure_epsilon") is None and entries:
-        st.caption(f"Some releases are (ε, δ) through zCDP, so the table's total is stated as (ε, δ) at the "
-                   f"book's δ = {b['delta']:g}: the smaller ε of basic composition and of the releases' ρ "
-                   f"(ρ = {b['rho']:.4g}, a pure ε release counting ε²/2) converted at that δ.")
-    _book_bar(b, done, pending, entries)
-    if entries:
-        _book_history(ws, fp, entries)
-    _cap_controls(ws, fp, b)
-
-
-def _book_name(ws: Workspace, fp: str) -> str:
-    return next((t["name"] for t in ws.book.known_tables() if t["fingerprint"] == fp), fp[:12])
-
-
-def _book_bar(b: dict, done: float, pending: float, entries: list) -> None:
-    fig = go.Figure()
-    fig.add_bar(y=["ε"], x=[done], name="spent", orientation="h", marker_color="#D55E00",
-                hovertemplate="spent %{x:.4g}<extra></extra>")
-    if pending:
-        fig.add_bar(y=["ε"], x=[pending], name="pending (counted as spent)", orientation="h", marker_color="#E69F00")
-    if b["cap"] is not None:
-        fig.add_bar(y=["ε"], x=[b["remaining"]], name="remaining", orientation="h", marker_color="#009E73",
-                    hovertemplate="remaining %{x:.4g}<extra></extra>")
-    title = (f"spent ε = {b['spent']:.4g}" + (" (no cap set)" if b["cap"] is None else
-                                              f" of the cap {b['cap']:.4g}; remaining {b['remaining']:.4g}"))
-    if b.get("pure_epsilon") is None and entries:  # some release is (ε, δ): the total is stated at the book's δ
-        title += f" — as (ε, δ) = ({b['epsilon_at_delta']:.4g}, {b['delta']:g})"
-    fig.update_layout(barmode="stack", height=170, title=dict(text=title, y=0.9), margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", y=-0.35), xaxis_title="ε")
-    st.plotly_chart(fig, config={"displaylogo": False}, key="budget_book_bar")
-
-
-def _book_history(ws: Workspace, fp: str, entries: list) -> None:
-    # narrow columns, so that the whole row fits at 1280 px: the minute is enough, the neighbours are
-    # abbreviated, and the manifest's hash is its first 12 digits (the audit trail has all of it)
-    rows = pd.DataFrame([{
-        "#": e["id"], "time (UTC)": str(e["completed_at"] or e["reserved_at"] or "")[:16].replace("T", " "),
-        "workspace": ("this one" if e["workspace"] == ws.id else e["workspace"]) or "CLI / API",
-        "user": e["user"] or "-", "method": e["method"],
-        "ε": e["epsilon"],
-        "δ; ρ": "-" if e.get("delta") is None else f"{e['delta']:g}; {e['rho']:.3g}" if e.get("rho") is not None
-        else f"{e['delta']:g}",
-        "neighbours": {"add_remove": "add/remove", "replace": "replace"}.get(e["neighbours"], e["neighbours"]),
-        "status": e["status"], "DP": {1: "yes", 0: "NOT DP"}.get(e["dp"], "-"),
-        "manifest": (e["manifest_sha256"] or "")[:12],
-    } for e in entries])
-    if (rows["δ; ρ"] == "-").all():  # no (ε, δ) release of this table: no column for it
-        rows = rows.drop(columns=["δ; ρ"])
-    st.dataframe(rows, hide_index=True, width="stretch",
-                 column_config={"ε": st.column_config.NumberColumn(format="%.4g", width="small"),
-                                "#": st.column_config.NumberColumn(width="small"),
-                                "δ; ρ": st.column_config.TextColumn(help="an (ε, δ) release's δ and the ρ of "
-                                                                         "zCDP it spent"),
-                                "DP": st.column_config.TextColumn(width="small"),
-                                "manifest": st.column_config.TextColumn(help="SHA-256 of manifest.json (first 12 "
-                                                                             "hex digits; the audit trail has all)")})
-    if any(e["dp"] == 0 for e in entries):
-        st.caption(":red[Releases marked NOT DP have a privacy loss that ε does not bound.]")
-    c1, c2 = st.columns(2)
-    c1.download_button("Audit trail (CSV)", ws.book.export_text("csv", fp), f"budget_book_{fp[:12]}.csv", "text/csv",
-                       key="w_book_csv", help="Every status event of this table's releases (append-only), with "
-                                              "workspace, user, ε / δ / ρ and the manifest's SHA-256.")
-    c2.download_button("Audit trail (JSON)", ws.book.export_text("json", fp), f"budget_book_{fp[:12]}.json",
-                       "application/json", key="w_book_json",
-                       help="The same events, and the logs of this table's caps and charging decisions.")
-
-
-def _cap_controls(ws: Workspace, fp: str, b: dict) -> None:
-    admin = access.may_set_caps()
-    c1, c2, c3 = st.columns([2, 1, 1])
-    cap = c1.number_input("Cap on this table's total ε", min_value=0.0,
-                          value=None if b["cap"] is None else float(b["cap"]), step=0.5, placeholder="no cap",
-                          key="w_budget_cap", disabled=not admin,
-                          help="The lifetime budget of this table, across every workspace of this installation. "
-                               "Setting it below what is spent refuses every further release.")
-    if not admin:
-        st.caption("Only an admin sets a table's cap; ask one to set or raise it.")
-    if c2.button("Set cap", key="w_budget_set", help="Store the cap in the installation's budget book.",
-                 disabled=not admin):
-        if cap is None or cap <= 0:
-            st.error("The cap must be greater than 0; use Remove cap for no cap.", icon=":material/warning:")
-        else:
-            ws.book.set_cap(fp, cap, user=ws.user)
-            st.rerun()
-    if c3.button("Remove cap", key="w_budget_clear", disabled=b["cap"] is None or not admin):
-        ws.book.set_cap(fp, None, user=ws.user)
-        st.rerun()
-
-
-def charge_prompt() -> None:
-    """The Data page's question when the loaded table looks like a table the book knows (same record
-    count, at least half of its columns holding the same values): charge it to that table (the default,
-    already in effect) or as a new table. Either answer is logged in the book with the user."""
-    ws, fp = current(), st.session_state.get("table_fp")
-    if ws is None or not fp:
-        return
-    match = match_known(ws.book, fp)
-    if match is None:
-        return
-    charged = ws.book.account(fp) == match.table_fp
-    st.warning(f"This table {match.question()} Dropping or reordering columns, or another file format, does not "
-               "make the same records a new table for the budget book.", icon=":material/join_inner:")
-    options = (f"Charge it to {match.label} (default)", "Charge it as a new table")
-    pick = st.radio("Budget book", options, index=0 if charged else 1, key=f"w_charge_{fp[:16]}", horizontal=True,
-                    help="Charged to the known table, every release of this one adds to that table's total and "
-                         "counts against its cap. A new table starts from zero: choose it only if these are other "
-                         "people's records.")
-    want = pick == options[0]
-    if want != charged:
-        ws.book.charge_to(fp, match.table_fp if want else None, user=ws.user, reason="the Data page")
-
-
-# --------------------------------------------------------------------------- sidebar and saved designs
-
-
-def _load_design(name: str) -> None:
-    s = st.session_state
-    try:
-        design = current().design(name)
-    except DPCoreError as exc:  # a callback must not raise into the page
-        s["_ws_notice"] = str(exc)
-        return
-    s["cfg"] = studio_design.migrate(design)
-    for k in [k for k in s.keys() if isinstance(k, str) and k.startswith("w_") and k[2:] in s["cfg"]]:
-        del s[k]  # Design page widgets are seeded from cfg again
-    for k in ("w_eps_slider", "w_eps_typed", "layers_items"):
-        s.pop(k, None)
+# --------------------------------------------------------------------------- the sidebar
 
 
 def sidebar() -> None:
@@ -505,46 +358,3 @@ def sidebar() -> None:
         st.caption(f":red[{s['_ws_error']}]")
     if s.get("_ws_notice"):
         st.caption(f":orange[{s['_ws_notice']}]")
-
-
-def designs_panel() -> None:
-    """Save the current design under a name, load a saved one, export it as JSON (Design page)."""
-    ws = current()
-    if ws is None and not session_id():
-        return
-    st.subheader("Saved designs", anchor=False)
-    with st.container(border=True):
-        name = st.text_input("Name", key="w_design_name", placeholder="e.g. S7 two layers",
-                             help="Saves ε, m, the method and the hierarchy settings of the Design page.")
-        if st.button("Save design", key="w_design_save", disabled=not (name or "").strip()):
-            ws = ensure()  # a saved design is something to keep: the workspace exists from now on
-            if ws is not None:
-                ws.save_design(name, state.cfg())
-                st.caption(f"Saved '{name.strip()}'.")
-        names = ws.designs() if ws is not None else []
-        if names:
-            pick = st.selectbox("Saved", names, key="w_design_pick")
-            st.button("Load design", key="w_design_load", on_click=_load_design, args=(pick,),
-                      help="Replace the current design with this one.")
-            st.download_button("Export as JSON", ws.export_design(pick), f"design_{pick}.json", "application/json",
-                               key="w_design_export", help="Import it into another workspace below.")
-        st.file_uploader("Import a design (JSON)", type=["json"], key="w_design_import", on_change=_import_design,
-                         help="A design exported from a workspace; it is saved here under its name.")
-        if s_notice := st.session_state.get("_design_import_msg"):
-            st.caption(s_notice)
-
-
-def _import_design() -> None:
-    s = st.session_state
-    f = s.get("w_design_import")
-    if f is None:
-        return
-    ws = ensure()
-    if ws is None:
-        return
-    try:
-        name = ws.import_design(f.getvalue().decode("utf-8", errors="replace"))
-        s["_design_import_msg"] = f"Imported '{name}': pick it above and load it."
-    except DPCoreError as exc:
-        s["_design_import_msg"] = f":red[{exc}]"
-
