@@ -3,7 +3,6 @@ with the manifest. One click is one release at the ε on the button: comparing m
 Trade-offs page's job (curator-only evaluation, never in the budget book)."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -12,6 +11,7 @@ from dpcore.metrics.numeric import crowded_found_bins
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.release import curator_only_lines
 from dpcore.studio.design import app_dp_reason
+from dpcore.studio.report import oneway_rows
 from pages.components import book_panel, charts, guard, jobs, session, state, workspace
 from pages.components.report import render_report_section
 
@@ -180,17 +180,10 @@ def _show_release(rel: dict) -> None:
             colours = ["#000000"] + [charts.OKABE_ITO[i % 7] for i in range(len(labels) - 1)]
             grid = st.columns(2)
             for i, a in enumerate(pick):
-                rows = []
-                attr = dom[a]
-                for lab, frames in series.items():
-                    # dpcore's own encoding: numeric values fall into their public bins, missing into "NA"
-                    shares = np.array([np.bincount(attr.encode(f[a]), minlength=attr.size) / max(len(f), 1) * 100
-                                       for f in frames])
-                    for lev, col in zip(attr.labels, shares.T):
-                        rows.append({"level": lev, "source": lab, "percent": col.mean(), "lo": col.min(),
-                                     "hi": col.max()})
-                fig = charts.oneway_figure(a, pd.DataFrame(rows), [str(x) for x in dom[a].labels], labels, colours,
-                                       {lab: len(frames) for lab, frames in series.items()})
+                # dpcore's own encoding: numeric values fall into their public bins, missing into "NA"
+                rows = oneway_rows(dom[a], {lab: [f[a] for f in frames] for lab, frames in series.items()})
+                fig = charts.oneway_figure(a, rows, [str(x) for x in dom[a].labels], labels, colours,
+                                           {lab: len(frames) for lab, frames in series.items()})
                 grid[i % 2].plotly_chart(fig, config={"displaylogo": False}, key=f"oneway_{a}")
 
         with guard.guarded("the ledger"):

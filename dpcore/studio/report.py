@@ -199,13 +199,33 @@ def _binned(dom: Domain, df: pd.DataFrame) -> pd.DataFrame:
                          for j, a in enumerate(dom.attributes)})
 
 
+def level_shares(attr, columns: Sequence[pd.Series]) -> np.ndarray:
+    """The one-way shares: the percentage of records at each level of ``attr`` in each of ``columns``
+    (a row per column, a column per level, in the attribute's order), by the domain's own encoding: a
+    numeric value counts in its public bin, a missing value in the NA level. Read from the raw data,
+    they are NOT DP (curator-only)."""
+    return np.array([np.bincount(attr.encode(c), minlength=attr.size) / max(len(c), 1) * 100 for c in columns],
+                    dtype=float).reshape(len(columns), attr.size)
+
+
+def oneway_rows(attr, sources: Mapping[str, Sequence[pd.Series]]) -> pd.DataFrame:
+    """One row per (source, level) of ``attr``: ``level``, ``source``, ``percent`` (the mean share over
+    the source's columns, e.g. the m synthetic sets) and the lowest and highest share (``lo``, ``hi``),
+    from :func:`level_shares`; the Release page's one-way charts draw these."""
+    rows = []
+    for source, columns in sources.items():
+        for level, col in zip(attr.labels, level_shares(attr, columns).T):
+            rows.append({"level": level, "source": source, "percent": col.mean(), "lo": col.min(), "hi": col.max()})
+    return pd.DataFrame(rows, columns=["level", "source", "percent", "lo", "hi"])
+
+
 def bar_figure(attr, original: pd.Series, sets: Sequence[pd.Series]):
     """Share of records per level: original (black) vs the mean of the synthetic sets, with
     whiskers from the lowest to the highest set."""
     go, _ = _plotly()
     labels = attr.labels
-    o = np.bincount(attr.encode(original), minlength=attr.size) / max(len(original), 1) * 100
-    shares = np.array([np.bincount(attr.encode(s), minlength=attr.size) / max(len(s), 1) * 100 for s in sets])
+    o = level_shares(attr, [original])[0]
+    shares = level_shares(attr, sets)
     mean = shares.mean(axis=0)
     fig = go.Figure()
     fig.add_bar(x=labels, y=o, name="original (raw data)", marker_color=PALETTE[0],

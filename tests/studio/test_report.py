@@ -15,10 +15,13 @@ import pytest
 import dpcore
 from dpcore.studio.report import (
     RAW_BANNER,
+    bar_figure,
     build_report_html,
     figures_html,
     find_chromium,
     html_to_pdf,
+    level_shares,
+    oneway_rows,
     release_report_html,
     report_filename,
 )
@@ -236,6 +239,48 @@ def test_report_needs_sets(release):
         build_report_html(release.manifest(), [])
 
 
+def test_one_way_shares_count_bins_and_missing_values_by_the_domain():
+    """[typed-contracts] item 5: the one-way shares are computed once, here; the report's bars and the
+    Release page's one-way charts both read them."""
+    frame = pd.DataFrame({"age": [5.0, 15.0, 25.0, 35.0, None], "sex": ["f", "m", "m", "m", "f"]})
+    dom = dpcore.infer_domain(frame, numeric={"age": [0, 20, 40]})
+    age = dom["age"]
+    assert list(age.labels)[-1] == "NA"
+    shares = level_shares(age, [frame["age"], frame["age"].iloc[:2]])
+    assert shares.shape == (2, age.size)
+    np.testing.assert_allclose(shares[0], [40.0, 40.0, 20.0])  # two per bin, the missing one in NA
+    np.testing.assert_allclose(shares[1], [100.0, 0.0, 0.0])
+    assert level_shares(dom["sex"], []).shape == (0, 2)
+    rows = oneway_rows(dom["sex"], {"original": [frame["sex"]], "synthetic": [frame["sex"], frame["sex"].iloc[1:4]]})
+    assert list(rows.columns) == ["level", "source", "percent", "lo", "hi"]
+    syn_f = rows[(rows["source"] == "synthetic") & (rows["level"] == "f")].iloc[0]
+    assert (syn_f["percent"], syn_f["lo"], syn_f["hi"]) == (20.0, 0.0, 40.0)
+    assert rows[rows["source"] == "original"]["percent"].tolist() == [40.0, 60.0]
+
+
+def test_the_report_bars_are_the_one_way_shares(release, table):
+    attr = release.domain["region"]
+    fig = bar_figure(attr, table["region"], [s["region"] for s in release.sets])
+    original, synthetic = fig.data
+    np.testing.assert_allclose(original.y, level_shares(attr, [table["region"]])[0])
+    np.testing.assert_allclose(synthetic.y, level_shares(attr, [s["region"] for s in release.sets]).mean(axis=0))
+
+
+def _figure_y(spec: dict, title: str) -> dict[str, list[float]]:
+    """Each trace's y values of the figure with this title in a Streamlit chart's spec (a typed array
+    decoded)."""
+    import base64
+
+    assert spec["layout"]["title"]["text"] == title
+    out = {}
+    for trace in spec["data"]:
+        y = trace["y"]
+        if isinstance(y, dict):
+            y = np.frombuffer(base64.b64decode(y["bdata"]), dtype=np.dtype(y["dtype"])).tolist()
+        out[trace["name"]] = y
+    return out
+
+
 def test_release_page_builds_the_report():
     pytest.importorskip("streamlit.testing.v1")
     from streamlit.testing.v1 import AppTest
@@ -254,6 +299,18 @@ def test_release_page_builds_the_report():
     next(b for b in at.button if b.label.startswith("Release (spends")).click()
     at.run()
     assert not at.exception
+    # the one-way charts draw dpcore.studio.report's one-way shares (computed once, for the report too)
+    rel = at.session_state["release"]
+    attr = rel["main"].domain.attributes[0]
+    charts = {json.loads(c.proto.spec)["layout"]["title"]["text"]: json.loads(c.proto.spec)
+              for c in at.get("plotly_chart")}
+    title = f"{attr.name}: share of records by level"
+    drawn = _figure_y(charts[title], title)
+    expected = oneway_rows(attr, {"original": [at.session_state["raw_df"][attr.name]],
+                                  rel["label"]: [s[attr.name] for s in rel["main"].sets]})
+    assert set(drawn) == {"original", rel["label"]}
+    for source, y in drawn.items():
+        np.testing.assert_allclose(y, expected[expected["source"] == source]["percent"])
     next(b for b in at.button if b.label == "Build the report").click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
