@@ -20,11 +20,12 @@ import streamlit as st
 import dpcore
 import dpcore.metrics as metrics
 from dpcore.metrics.evaluate import domain_cells
+from dpcore.metrics.registry import RISK_UTILITY, headline
 from dpcore.studio import adviser, design, jobs
 from dpcore.studio.report import RAW_BANNER, figures_html
 from pages.components import charts, guard, session, state
 from pages.components import glossary as gl
-from pages.components.charts import MEASURES, band_figure, ci_figure, risk_utility_figure, specks_saturated
+from pages.components.charts import band_figure, ci_figure, risk_utility_figure, specks_saturated
 from pages.components.jobs import job_panel
 
 s = st.session_state
@@ -44,6 +45,8 @@ sweep_fn = getattr(metrics, "sweep", None)
 #: The default sweep: short on the demo (about 12 releases); the full grid is one click away.
 DEFAULT_EPS, DEFAULT_REPS = [0.1, 1.0, 10.0], 2
 FULL_EPS, FULL_REPS = [0.1, 0.5, 1.0, 2.0, 5.0], 3
+#: The measures swept and plotted against ε, in the charts' order (dpcore.metrics.registry).
+HEADLINE = headline()
 
 # --------------------------------------------------------------------------- controls
 
@@ -121,7 +124,7 @@ def _full_grid():
 
 params = {
     "data": state.work_key(), "domain": dom.to_json(), "methods": [(lab, *choices[lab]) for lab in picked],
-    "epsilons": sorted(float(e) for e in eps_grid), "reps": int(reps), "measures": list(MEASURES),
+    "epsilons": sorted(float(e) for e in eps_grid), "reps": int(reps), "measures": [m.name for m in HEADLINE],
     "sets": int(sets), "specks_model": model,
 }
 pkey = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -194,13 +197,13 @@ with guard.guarded("the trade-off charts"):
                        help="Each chart's toolbar (top right) has a camera button that saves the chart as an image "
                             "in your browser.")
         PLOT_CONFIG["toImageButtonOptions"]["format"] = fmt
-        g1, g2 = st.columns(2)
-        slots = [g1, g2, g1, g2]
-        for i, mkey in enumerate(["specks", "s_pmse", "ru_pct_of_p1"]):
-            with slots[i]:
+        slots = st.columns(2)  # the charts two by two, the risk–utility scatter last
+        for i, entry in enumerate(HEADLINE):
+            mkey = entry.name
+            with slots[i % 2]:
                 fig = band_figure(res, mkey, colours) if mkey in set(res["measure"]) else None
                 if fig is None:
-                    st.info(f"{MEASURES[mkey][0]}: measure unavailable in these results.")
+                    st.info(f"{entry.label}: measure unavailable in these results.")
                 else:
                     figures[mkey] = fig
                     st.plotly_chart(fig, config=PLOT_CONFIG, key=f"chart_{mkey}")
@@ -210,15 +213,16 @@ with guard.guarded("the trade-off charts"):
                                    "cannot rank these releases.] S_pMSE (right) still separates them. This happens "
                                    "when every release misses the table's joint structure (many cells per record) "
                                    "— the noise check on the Design page says where.")
-        with slots[3]:
+        with slots[len(HEADLINE) % 2]:
             fig = risk_utility_figure(res, colours)
             if fig is None:
-                st.info("Risk–utility scatter: measure unavailable (needs s_pmse and ru_pct_of_p1).")
+                st.info(f"Risk–utility scatter: measure unavailable (needs {' and '.join(RISK_UTILITY)}).")
             else:
                 figures["risk_utility"] = fig
                 st.plotly_chart(fig, config=PLOT_CONFIG, key="chart_ru")
+        terms = dict.fromkeys(m.glossary for m in HEADLINE if m.glossary)  # each term once, in the charts' order
         st.caption("Measured on the public domain's cells (numeric values as their bins): what a release can "
-                   "reproduce. " + " · ".join(gl.link(k) for k in ("specks", "spmse", "replicated-uniques")))
+                   "reproduce. " + " · ".join(gl.link(k) for k in terms))
         st.download_button("Results (CSV)", res.to_csv(index=False), "tradeoffs.csv", "text/csv",
                            help="Tidy table: method, options, epsilon, rep, measure, value. Curator-only.")
     elif sweep_fn is not None:

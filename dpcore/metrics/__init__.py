@@ -8,6 +8,7 @@ must not be published as if they were covered by the release's ε.
 from dpcore.metrics.analysis import ChisqConsistency, L1Distance, chisq_consistency, l1_distance
 from dpcore.metrics.disclosure import Disclosure, disclosure
 from dpcore.metrics.evaluate import evaluate
+from dpcore.metrics.registry import METRICS, Metric
 from dpcore.metrics.regression import RegressionOverlap, regression_overlap
 from dpcore.metrics.specks import Specks, specks
 from dpcore.metrics.sweep import sweep
@@ -17,6 +18,8 @@ __all__ = [
     "ChisqConsistency",
     "Disclosure",
     "L1Distance",
+    "METRICS",
+    "Metric",
     "RegressionOverlap",
     "Specks",
     "UtilityTables",

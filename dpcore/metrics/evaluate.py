@@ -2,7 +2,8 @@
 and the ``evaluate`` / ``sweep`` subcommands of ``python -m dpcore``.
 
 :func:`evaluate` returns one JSON-ready dict: the mean over the sets of each measure
-plus ``per_set``.  The measures:
+plus ``per_set``.  The measures are the entries of :data:`dpcore.metrics.registry.METRICS`
+(each with its name, key, label and the function computing it):
 
 ========================  ============================================================
 key                       meaning
@@ -34,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.errors import OptionError
+from dpcore.metrics.registry import METRICS, compute_functions
 from dpcore.metrics.tables import synthetic_set_list
 
 __all__ = ["evaluate", "compute_measures", "domain_cells", "MEASURES", "DEFAULT_MEASURES"]
@@ -41,20 +43,11 @@ __all__ = ["evaluate", "compute_measures", "domain_cells", "MEASURES", "DEFAULT_
 NOT_DP = ("curator-only: computed from the raw data; NOT differentially private, "
           "not covered by the release's ε")
 
-# canonical measure name -> key in evaluate()'s output
-MEASURES = {
-    "s_pmse": "s_pmse_2way_mean",
-    "s_pmse_worst": "s_pmse_2way_worst",
-    "p0": "p0",
-    "p1": "p1",
-    "ru": "ru",
-    "ru_pct_of_p1": "ru_pct_of_p1",
-    "specks": "specks",
-    "pmse": "pmse",
-    "l1": "l1",
-}
+#: canonical measure name -> key in evaluate()'s output (from the registry)
+MEASURES = {m.name: m.key for m in METRICS.values()}
 _ALIASES = {v: k for k, v in MEASURES.items()}
-DEFAULT_MEASURES = ("s_pmse", "s_pmse_worst", "p0", "p1", "ru", "ru_pct_of_p1", "specks", "pmse")
+#: what evaluate() measures when not told (every registered measure but the full table's L1)
+DEFAULT_MEASURES = tuple(m.name for m in METRICS.values() if m.default)
 
 
 def canonical_measures(measures: Iterable[str] | str | None) -> list[str]:
@@ -104,78 +97,28 @@ def domain_cells(frame: pd.DataFrame, domain) -> pd.DataFrame:
     return pd.DataFrame(out, index=frame.index)
 
 
-def _add_table_measures(orig, syns, want: set, means: dict, per_set: list[dict], extra: dict) -> None:
-    """S_pMSE of the two-way tables: the mean, and the worst table (with its variables)."""
-    from dpcore.metrics.tables import utility_tables
-
-    ut = utility_tables(orig, syns, order=2)
-    by_set = ut.per_table.groupby("set")["s_pmse"]
-    worst_per_set = by_set.max()  # NaN tables (df = 0) are skipped by max
-    if "s_pmse" in want:
-        means["s_pmse"] = ut.mean_s_pmse
-        for i, row in enumerate(per_set):
-            row["s_pmse"] = ut.per_set_mean[i]
-    if "s_pmse_worst" in want:
-        means["s_pmse_worst"] = ut.worst.s_pmse
-        extra["s_pmse_2way_worst_table"] = [str(v) for v in ut.worst.variables]
-        for i, row in enumerate(per_set):
-            row["s_pmse_worst"] = float(worst_per_set.get(i + 1, math.nan))
-
-
-def _add_disclosure_measures(orig, syns, want: set, means: dict, per_set: list[dict]) -> None:
-    """The disclosure measures asked for among p0, p1, ru and ru_pct_of_p1."""
-    from dpcore.metrics.disclosure import disclosure
-
-    d = disclosure(orig, syns)
-    for k in ("p0", "p1", "ru", "ru_pct_of_p1"):
-        if k in want:
-            means[k] = getattr(d, k)
-            for i, row in enumerate(per_set):
-                row[k] = d.per_set[i][k]
-
-
-def _add_specks_measures(orig, syns, want: set, means: dict, per_set: list[dict], extra: dict,
-                         specks_model: str, seed: int) -> None:
-    """SPECKS and pMSE of the propensity model, asked for among ``specks`` and ``pmse``."""
-    from dpcore.metrics.specks import specks
-
-    sp = specks(orig, syns, model=specks_model, seed=seed)
-    extra["specks_model"] = specks_model
-    for key, field in (("specks", "ks"), ("pmse", "pmse")):
-        if key in want:
-            means[key] = getattr(sp, field)
-            for i, row in enumerate(per_set):
-                row[key] = sp.per_set[i][field]
-
-
 def compute_measures(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,
                      specks_model: str = "interactions", seed: int = 0) -> tuple[dict, list[dict], dict]:
     """The requested measures (canonical names): (means, per_set, extra).
 
     ``means`` maps each measure to its mean over the sets; ``per_set`` has one dict
     per set with the same keys; ``extra`` holds side information (the worst table).
-    NOT differentially private: reads the raw data.
+    NOT differentially private: reads the raw data. Each measure is computed by its registry entry's
+    function (:data:`dpcore.metrics.registry.METRICS`), each function once for all the measures
+    asked of it.
     """
-    from dpcore.metrics.analysis import l1_distance
-
     measures = canonical_measures(measures)
     syns = synthetic_set_list(syns)
-    m = len(syns)
     means: dict = {}
-    per_set = [{"set": i + 1} for i in range(m)]
+    per_set: list[dict] = [{"set": i + 1} for i in range(len(syns))]
     extra: dict = {}
     want = set(measures)
-    if want & {"s_pmse", "s_pmse_worst"}:
-        _add_table_measures(orig, syns, want, means, per_set, extra)
-    if want & {"p0", "p1", "ru", "ru_pct_of_p1"}:
-        _add_disclosure_measures(orig, syns, want, means, per_set)
-    if want & {"specks", "pmse"}:
-        _add_specks_measures(orig, syns, want, means, per_set, extra, specks_model, seed)
-    if "l1" in want:
-        l1 = l1_distance(orig, syns)
-        means["l1"] = l1.l1
-        for i in range(m):
-            per_set[i]["l1"] = l1.per_set[i]["l1"]
+    for compute in compute_functions(measures):
+        got = compute(orig, syns, want, specks_model=specks_model, seed=seed)
+        means.update(got.means)
+        for row, values in zip(per_set, got.per_set, strict=True):
+            row.update(values)
+        extra.update(got.extra)
     means = {k: means[k] for k in measures}
     per_set = [{"set": p["set"], **{k: p[k] for k in measures}} for p in per_set]
     return means, per_set, extra

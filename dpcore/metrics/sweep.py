@@ -228,8 +228,8 @@ def sweep(
     ``methods``: names (``"steps"``, …) or ``(label, method, options)`` triples, e.g. ``("STEPS-2", "steps",
     {"layers": 2})``; ``method_options`` are merged into the methods given by name (keyed by name or label;
     a triple's options win). ``epsilons``, ``reps``: the ε grid and the repetitions per (method, ε).
-    ``measures``: any of ``s_pmse`` (mean two-way S_pMSE), ``s_pmse_worst``, ``ru``, ``ru_pct_of_p1``, ``p0``,
-    ``p1``, ``specks``, ``pmse``, ``l1``, each the mean over the release's ``sets`` synthetic sets.
+    ``measures``: names of :data:`dpcore.metrics.registry.METRICS` (``s_pmse``, the mean two-way S_pMSE,
+    ``ru``, ``specks``, …), each the mean over the release's ``sets`` synthetic sets.
     ``progress(done, total, message)`` is called after each run (cached or not). ``cancel`` (anything with
     ``is_set()``) is checked before each release and between measures: the sweep then returns the runs
     finished so far, with ``df.attrs["cancelled"] = True``. ``domain``: a :class:`dpcore.Domain`, dict or

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import dpcore
+from dpcore.metrics.registry import RISK_UTILITY, metric
 
 log = logging.getLogger("dpcore.app")
 
@@ -221,12 +222,6 @@ def colour_map(labels: list[str]) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- trade-off charts
 
-#: measure key -> (short name, chart title, log scale, subtitle)
-MEASURES = {
-    "specks": ("SPECKS", "SPECKS", False, "KS distance of propensity scores; 0 = indistinguishable"),
-    "s_pmse": ("mean two-way S_pMSE", "Mean two-way S_pMSE", True, "1 = as good as a resample; lower is better"),
-    "ru_pct_of_p1": ("replicated uniques", "Replicated uniques", False, "% of the original's unique records"),
-}
 #: SPECKS at or above this for every method and ε cannot rank the releases (explained on the page).
 SPECKS_SATURATED = 0.95
 
@@ -257,10 +252,13 @@ def agg(df: pd.DataFrame, measure: str) -> pd.DataFrame:
 
 
 def band_figure(df: pd.DataFrame, measure: str, colours: dict) -> go.Figure | None:
+    """A measure against ε, one line per method (the mean over the reps) in a band from the lowest to the
+    highest rep; its title, subtitle, axis and scale from the metric registry (dpcore.metrics.registry)."""
     a = agg(df, measure)
     if a.empty or a["mean"].isna().all():
         return None
-    short, title, logy, subtitle = MEASURES[measure]
+    entry = metric(measure)
+    short, title, logy, subtitle = entry.label, entry.title, entry.log_scale, entry.description
     fig = go.Figure()
     for mth, d in a.groupby("method", sort=False):
         col = colours.get(mth, "#000000")
@@ -277,9 +275,7 @@ def band_figure(df: pd.DataFrame, measure: str, colours: dict) -> go.Figure | No
                       legend=dict(orientation="h", yanchor="top", y=-0.22))
     vals, text = epsilon_ticks(sorted(set(a["epsilon"])))
     fig.update_xaxes(type="log", title="privacy budget ε (log scale)", tickvals=vals, ticktext=text)
-    fig.update_yaxes(type="log" if logy else "linear",
-                     title=short + (" (% of p1)" if measure == "ru_pct_of_p1" else " (ratio, log scale)" if logy
-                                    else " (KS distance, 0–1)"))
+    fig.update_yaxes(type="log" if logy else "linear", title=entry.axis_title())
     if logy:
         fig.update_yaxes(tickvals=log_ticks(a["min"].min(), a["max"].max()))
     return fig
@@ -304,7 +300,10 @@ def _end_label_positions(d: pd.DataFrame) -> dict:
 
 
 def risk_utility_figure(df: pd.DataFrame, colours: dict) -> go.Figure | None:
-    u, r = agg(df, "s_pmse"), agg(df, "ru_pct_of_p1")
+    """The registry's utility measure (log axis) against its risk measure (:data:`RISK_UTILITY`), one
+    line per method through its ε, the smallest and largest ε written beside their points."""
+    utility, risk = (metric(name) for name in RISK_UTILITY)
+    u, r = agg(df, utility.name), agg(df, risk.name)
     if u.empty or r.empty:
         return None
     d = u.merge(r, on=["method", "epsilon"], suffixes=("_u", "_r"))
@@ -321,8 +320,8 @@ def risk_utility_figure(df: pd.DataFrame, colours: dict) -> go.Figure | None:
                         textposition=[where.get((mth, e), "middle right") for e in eps],
                         textfont=dict(size=11, color=colours.get(mth, "#000")),
                         line=dict(color=colours.get(mth, "#000"), width=1.5, dash="dot"), marker=dict(size=9),
-                        hovertemplate=f"{mth}<br>%{{customdata}}<br>S_pMSE %{{x:.4g}}<br>ru %{{y:.3g}} % of p1"
-                                      "<extra></extra>")
+                        hovertemplate=f"{mth}<br>%{{customdata}}<br>{utility.symbol} %{{x:.4g}}<br>{risk.symbol} "
+                                      f"%{{y:.3g}} {risk.unit}<extra></extra>")
     fig.update_layout(title=dict(text="Risk–utility trade-off", subtitle=dict(text="lower left is better")),
                       height=420, margin=dict(l=10, r=10, t=70, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.22))
@@ -330,9 +329,9 @@ def risk_utility_figure(df: pd.DataFrame, colours: dict) -> go.Figure | None:
     lo, hi = np.log10(max(d["mean_u"].min(), 1e-12)), np.log10(max(d["mean_u"].max(), 1e-12))
     pad = max(0.25, 0.15 * (hi - lo))
     y_hi = float(d["mean_r"].max())
-    fig.update_xaxes(type="log", title="mean two-way S_pMSE (ratio, log scale; lower = better utility)",
+    fig.update_xaxes(type="log", title=utility.axis_title("lower = better utility"),
                      tickvals=log_ticks(d["mean_u"].min(), d["mean_u"].max()), range=[lo - pad, hi + pad])
-    fig.update_yaxes(title="replicated uniques (% of p1; lower = less risk)",
+    fig.update_yaxes(title=risk.axis_title("lower = less risk"),
                      range=[min(0.0, float(d["mean_r"].min())) - 0.08 * max(y_hi, 1e-9), 1.15 * max(y_hi, 1e-9)])
     fig.update_layout(margin=dict(l=10, r=40, t=70, b=10))
     return fig

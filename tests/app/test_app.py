@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 import dpcore.metrics
+from dpcore.metrics.registry import METRICS, RISK_UTILITY, headline
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -380,7 +381,7 @@ def test_tradeoffs_sweep_draws_the_charts():
     at.run()
     _wait_job(at)
     res = at.session_state["sweep_last"]
-    assert set(res["measure"]) == {"specks", "s_pmse", "ru_pct_of_p1"}
+    assert set(res["measure"]) == {m.name for m in headline()}
     assert set(res["epsilon"]) == {0.5, 2.0} and set(res["rep"]) == {1, 2}
     assert len(at.get("plotly_chart")) >= 5  # SPECKS, S_pMSE, ru, risk–utility, heat map
     assert any(b.label == "Results (CSV)" for b in at.get("download_button"))
@@ -420,6 +421,40 @@ def test_tradeoffs_sweep_can_be_cancelled(monkeypatch):
     assert at.session_state["sweep_job"].cancel_event.is_set()
     _wait_job(at)
     assert "Sweep cancelled" in texts(at.warning)
+
+
+def test_the_tradeoffs_page_sweeps_and_plots_the_registrys_headline_measures(monkeypatch):
+    """[typed-contracts] item 5: the page asks the sweep for the registry's headline measures and draws one
+    chart for each, titled, labelled and scaled as the registry says, then the risk–utility scatter of
+    RISK_UTILITY. A measure added to the registry's headline is swept and drawn; one the page drew of its
+    own would not be in this list (tests/metrics/test_registry.py: the registry is what the sweep computes)."""
+    asked = []
+
+    def fake_sweep(data, methods, epsilons, reps, measures=(), progress=None, cancel=None, domain=None, **kw):
+        asked.append(list(measures))
+        rows = [(lab, "{}", float(e), rep, name, 0.5 + i + rep / 10 + e / 100)
+                for lab, _, _ in methods for e in epsilons for rep in range(1, reps + 1)
+                for i, name in enumerate(measures)]
+        df = pd.DataFrame(rows, columns=["method", "options", "epsilon", "rep", "measure", "value"])
+        df.attrs["cancelled"] = False
+        return df
+
+    monkeypatch.setattr(dpcore.metrics, "sweep", fake_sweep)
+    at = goto(start(), "pages/5_tradeoffs.py")
+    next(b for b in at.button if b.label == "Run sweep").click()
+    at.run()
+    _wait_job(at)
+    assert asked == [[m.name for m in headline()]]
+    specs = {f["layout"]["title"]["text"]: f for f in (json.loads(c.proto.spec) for c in at.get("plotly_chart"))}
+    assert sorted(specs) == sorted([m.title for m in headline()] + ["Risk–utility trade-off"])  # two columns
+    for m in headline():
+        axis = specs[m.title]["layout"]["yaxis"]
+        assert axis["title"]["text"] == m.axis_title()
+        assert axis.get("type", "linear") == ("log" if m.log_scale else "linear")
+    utility, risk = (METRICS[n] for n in RISK_UTILITY)
+    scatter = specs["Risk–utility trade-off"]["layout"]
+    assert scatter["xaxis"]["title"]["text"].startswith(utility.label)
+    assert scatter["yaxis"]["title"]["text"].startswith(risk.label)
 
 
 def test_tradeoffs_without_sweep_says_measure_unavailable(monkeypatch):
