@@ -160,9 +160,9 @@ with guard.guarded("the sweep"):
 
 if running:
     job_panel("sweep_job", "Sweep", "Cancel sweep",
-                    "Stops after the release in progress; keeps the results so far.",
-                    "You can open other pages meanwhile; the sweep goes on and its charts appear here.",
-                    "Cancelling after the release in progress …")
+              "Stops after the release in progress; keeps the results so far.",
+              "You can open other pages meanwhile; the sweep goes on and its charts appear here.",
+              "Cancelling after the release in progress …")
 
 collected = jobs.collect_sweep(job, cache) if job else None
 if collected:
