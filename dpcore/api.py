@@ -252,6 +252,16 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     return rel
 
 
+def planned_delta_approx(data: pd.DataFrame, domain=None, delta: float | None = None,
+                         domain_share: float | None = None, domain_bins: str | None = None) -> float:
+    """The part of δ a :func:`synthesize` call will spend outside ρ, from public facts only (the plan of
+    ``domain="dp"``: the thresholds of levels found privately; 0 otherwise). The budget book reserves a
+    release at exactly the ρ its ledger will spend: ρ within (ε, δ − this)."""
+    if delta is None or not (isinstance(domain, str) and domain == "dp"):
+        return 0.0
+    return float(plan_dp_domain(data, delta, domain_share, domain_bins).levels_delta)
+
+
 def _release_steps(data: pd.DataFrame, plan, bin_specs: dict, bins_share: float):
     """What :func:`synthesize` hands :func:`synthesize_codes`: ``prepare`` (the domain found with DP, or the
     DP bin edges, or None), ``codes`` (the records recoded and encoded to the release's domain) and the

@@ -23,6 +23,10 @@ Cases:
   the same rows in the same run (``ratio_to_count``); the per-column sums are recorded (the
   generator keeps ``age`` and ``income`` inside their edges, so they are 0: the scan's cost does
   not depend on it);
+* ``fingerprint:duckdb:<rows>``: the budget book's content fingerprint of the file alone
+  (``dpcore.counting.duckdb_engine.fingerprint``'s query: one scan, an MD5 per row and per value), the scan
+  every release on a file makes for the book beside its count. Opened and timed as ``clamped``; the
+  summary gives its wall and CPU over the ``count:duckdb`` case of the same rows in the same run;
 * ``cli:<engine>:<rows>``: ``python -m dpcore synth FILE --engine duckdb|spark --format parquet``
   (steps defaults, ε = 1, m = 1; with Spark the JVM start is inside the time, and the peak RSS
   is the Python process only);
@@ -163,15 +167,32 @@ def clamped_scan(path: Path, dom) -> dict:
             "clamped_records": clamped}
 
 
+def fingerprint_scan(path: Path) -> dict:
+    """Times the content fingerprint's scan alone on the file (connection and view opened first, outside
+    the time), as :func:`dpcore.counting.duckdb_engine.fingerprint` runs it. Curator-side: nothing released."""
+    from dpcore.counting import duckdb_engine
+    from dpcore.counting import fingerprint as fp
+
+    t_open = time.perf_counter()
+    with duckdb_engine.connect("512MB") as con:
+        src = duckdb_engine.open_source(con, path)
+        open_s = time.perf_counter() - t_open
+        t0, c0 = time.perf_counter(), time.process_time()
+        key = fp.engine_fingerprint(src.columns, src.view, src.dialect, src.rows)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"wall_s": wall, "cpu_s": cpu, "open_s": open_s, "key": key.key, "rows": key.n_rows}
+
+
 def ratios_to_count(results: list[dict]) -> dict[str, dict]:
-    """For each ``clamped:<engine>:<rows>`` result with a ``count:<engine>:<rows>`` result in the
+    """For each ``clamped:<engine>:<rows>`` or ``fingerprint:<engine>:<rows>`` result with a
+    ``count:<engine>:<rows>`` result in the
     same list (same run), its wall, CPU and peak RSS over the count's (medians when ``--reps`` > 1)."""
     by_case = {r["case"]: r for r in results if "error" not in r}
     out = {}
     for case, r in by_case.items():
         kind, engine, size = case.split(":")
         base = by_case.get(f"count:{engine}:{size}")
-        if kind != "clamped" or base is None:
+        if kind not in ("clamped", "fingerprint") or base is None:
             continue
         out[case] = {k: r[k] / base[k] for k in ("wall_s", "cpu_s", "peak_rss_mb") if base.get(k)}
     return out
@@ -183,8 +204,8 @@ def run_case(case: str) -> dict:
     dom = domain()
     extra = {}
     load1 = os.getloadavg()[0]  # the machine is shared: the 1-minute load when this run starts
-    if kind == "clamped":  # the curator-only second scan, timed alone
-        res = clamped_scan(path, dom)
+    if kind in ("clamped", "fingerprint"):  # a second scan beside the count, timed alone
+        res = clamped_scan(path, dom) if kind == "clamped" else fingerprint_scan(path)
         peak = peak_rss_mb()
         return {"case": case, "peak_rss_mb": peak, "load1_at_start": load1, **res}
     if kind == "count" and what == "spark":
@@ -294,7 +315,7 @@ def main() -> None:
                   f"{time.perf_counter() - t:.0f} s",
                   flush=True)
     (OUT / "engines_domain.json").write_text(domain().to_json())
-    cases = [c for s in sizes for c in (f"count:duckdb:{s}", f"clamped:duckdb:{s}")]
+    cases = [c for s in sizes for c in (f"count:duckdb:{s}", f"clamped:duckdb:{s}", f"fingerprint:duckdb:{s}")]
     cases += [f"release:{m}:{s}" for m in ("steps", "ipf", "privbayes", "aim", "mst") for s in sizes if s != "5e7"]
     cases += [f"count:spark:{s}" for s in sizes if s != "5e7"]
     cases += [f"cli:{e}:{s}" for e in ("duckdb", "spark") for s in sizes if s == "1e7"]

@@ -43,39 +43,47 @@ def _charging(args, book: BudgetBook, fp: str, name: str) -> str | None:
 def book_table(args, df, name: str) -> tuple[BudgetBook, object, str, str | None]:
     """(book, workspace or None, fingerprint, the line saying which table it is charged to or None) of
     the input table, registered in the book and charged."""
+    from dpcore.counting.fingerprint import frame_fingerprint
     from dpcore.studio.table_match import settle_table
-    from dpcore.studio.workspace import table_fingerprint
 
     book, ws = _book_and_workspace(args)
     if ws is not None:
         fp = ws.add_table(df, name, path=args.input).fingerprint
     else:
-        fp = table_fingerprint(df)
-        settle_table(book, df, fp, name)
+        tfp = frame_fingerprint(df)
+        fp = tfp.key
+        settle_table(book, df, fp, name, fingerprint=tfp, path=args.input)
     return book, ws, fp, _charging(args, book, fp, name)
 
 
-def record_release(args, book: BudgetBook, ws, fp: str, name: str, run):
-    """``(entry, release)``: ``run()`` through the book (and stored in the workspace, if given)."""
+def record_release(args, book: BudgetBook, ws, fp: str, name: str, run, delta_approx: float = 0.0):
+    """``(entry, release)``: ``run()`` through the book (and stored in the workspace, if given).
+    ``delta_approx``: the part of δ the release spends outside ρ (:func:`dpcore.api.planned_delta_approx`)."""
     eps, notion = check_epsilon(args.epsilon), check_neighbours(args.neighbours)
     if ws is not None:
-        return ws.release(fp, eps, args.method, notion, run, name, delta=args.delta)
-    return book.record(fp, eps, args.method, notion, run, table_name=name, delta=args.delta)
+        return ws.release(fp, eps, args.method, notion, run, name, delta=args.delta, delta_approx=delta_approx)
+    return book.record(fp, eps, args.method, notion, run, table_name=name, delta=args.delta,
+                       delta_approx=delta_approx)
 
 
-def file_entry(args) -> tuple[BudgetBook, BookEntry]:
-    """The book's entry for a release from a file on an engine (keyed by the file's bytes)."""
-    from dpcore.studio.workspace import file_fingerprint
+def file_entry(args, opts: dict | None = None) -> tuple[BudgetBook, BookEntry, str | None]:
+    """The book's entry for a release from a file on an engine, keyed by the content fingerprint of its
+    records computed on that engine (the same key as in memory: one account per table), and the line
+    saying which table it is charged to, or None."""
+    from dpcore.output.file_release import content_fingerprint
+    from dpcore.studio.table_match import settle_fingerprint
 
     book, ws = _book_and_workspace(args)
     name = Path(args.input).name
+    tfp = content_fingerprint(args.input, args.engine, **(opts or {}))
     if ws is not None:
-        fp = ws.add_file_table(args.input).fingerprint
+        fp = ws.add_file_table(args.input, tfp, name).fingerprint
     else:
-        fp = file_fingerprint(args.input)
-        book.register_table(fp, name, -1, -1)
-    return book, BookEntry(book, fp, check_epsilon(args.epsilon), args.method, check_neighbours(args.neighbours),
-                           name, delta=args.delta, workspace="" if ws is None else ws.id)
+        fp = tfp.key
+        settle_fingerprint(book, tfp, name, path=args.input)
+    entry = BookEntry(book, fp, check_epsilon(args.epsilon), args.method, check_neighbours(args.neighbours),
+                      name, delta=args.delta, workspace="" if ws is None else ws.id)
+    return book, entry, _charging(args, book, fp, name)
 
 
 def recorded_line(book: BudgetBook, entry: int, fp: str, name: str) -> str:

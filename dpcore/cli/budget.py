@@ -17,7 +17,6 @@ from dpcore.studio.workspace import (
     TableRecord,
     Workspace,
     installation_book,
-    table_fingerprint,
 )
 
 
@@ -66,28 +65,40 @@ def _find_table(tables: list[TableRecord], which: str | None) -> TableRecord:
             return tables[0]
         raise OptionError(f"--table is needed: there are {len(tables)} tables "
                           f"({', '.join(t.name for t in tables) or 'none yet'})")
-    hits = [t for t in tables if t.name == which or t.fingerprint.startswith(which.lower())]
+    hits = [t for t in tables if t.name == which or t.fingerprint.startswith(which.lower())
+            or t.fingerprint.startswith("content-" + which.lower())]
     if not hits and Path(which).is_file():
-        from dpcore.data.io import read_table
-        from dpcore.studio.workspace import file_fingerprint
+        from dpcore.counting.fingerprint import file_sha256
+        from dpcore.output.file_release import content_fingerprint, default_engine
 
-        by_file = file_fingerprint(which)  # a file released on an engine is keyed by its bytes
-        hits = [t for t in tables if t.fingerprint == by_file]
-        if not hits:
-            fp = table_fingerprint(read_table(which))
-            hits = [t for t in tables if t.fingerprint == fp]
+        # the file's records, fingerprinted where a release of it would count them (DuckDB above 256 MB)
+        keys = {content_fingerprint(which, default_engine(which)).key, file_sha256(which)}
+        hits = [t for t in tables if t.fingerprint in keys]
     if len(hits) != 1:
         raise OptionError(f"--table {which!r} matches {len(hits)} tables; give the name or more of "
                           f"the fingerprint ({', '.join(f'{t.name} {t.fingerprint[:12]}' for t in tables) or 'none'})")
     return hits[0]
 
 
+def _short(fp: str) -> str:
+    """A key as the table shows it: its first 12 characters after any prefix."""
+    return fp.split("-", 1)[1][:12] if fp.startswith("content-") else fp[:12]
+
+
+def _label(book, account: str) -> str:
+    return next((r["table_name"] for r in book.summary() if r["table_fp"] == account), "") or _short(account)
+
+
 def cmd_budget(args) -> int:
     ws = _existing(args.workspace) if args.workspace else None
     book = ws.book if ws is not None else installation_book()
     if getattr(args, "set_delta", None) is not None:
-        book.set_delta(args.set_delta)
+        kept = book.set_delta(args.set_delta)
         print(f"δ of the budget book ({book.describe()}): {args.set_delta:g}")
+        if kept:
+            names = ", ".join(_label(book, a) for a in kept)
+            print(f"tables with (ε, δ) releases keep their lower δ (a table's δ can only go down once it has spent "
+                  f"under (ε, δ), so what was spent never shrinks): {names}")
     if args.set_cap is not None:
         table = _find_table(_tables(book, ws), args.table)
         if args.set_cap.strip().lower() == "none":
@@ -97,13 +108,16 @@ def cmd_budget(args) -> int:
                 cap = float(args.set_cap)
             except ValueError:
                 raise OptionError(f"--set-cap {args.set_cap!r}: give a number greater than 0, or 'none'") from None
-        book.set_cap(table.fingerprint, cap)
-        print(f"cap of {table.name} ({table.fingerprint[:12]}): " + ("none" if cap is None else f"ε = {cap:g}"))
+        change = book.set_cap(table.fingerprint, cap)
+        print(f"cap of {table.name} ({_short(table.fingerprint)}): " + ("none" if cap is None else f"ε = {cap:g}")
+              + ("" if change in ("set", "unchanged") else f" ({change}; recorded in the book's audit trail)"))
     if getattr(args, "export", None):
         path = book.export(args.export)
         print(f"wrote the budget book's audit trail ({len(book.export_rows())} events) to {path}")
         return 0
     accounts = None if ws is None else {book.account(t.fingerprint) for t in ws.tables()}
+    if accounts is not None and getattr(args, "releases", False):  # entries are kept under every key of an account
+        accounts = {k for r in book.summary() if r["table_fp"] in accounts for k in r["keys"]}
     if getattr(args, "releases", False):
         return _print_releases(args, book, accounts)
     out = [r for r in book.summary() if accounts is None or r["table_fp"] in accounts]
@@ -115,14 +129,15 @@ def cmd_budget(args) -> int:
               + (f" for the tables of {args.workspace}" if ws is not None else ""))
         return 0
     frame = pd.DataFrame([{
-        "table": r["table_name"], "fingerprint": r["table_fp"][:12], "workspaces": ", ".join(r["workspaces"]) or "-",
-        "releases": r["releases"], "pending": r["pending"], "spent ε": f"{r['spent']:.6g}",
+        "table": r["table_name"], "fingerprint": _short(r["table_fp"]), "workspaces": ", ".join(r["workspaces"]) or "-",
+        "releases": r["releases"], "pending": r["pending"], "spent ε (DP)": f"{r['dp_epsilon']:.6g}",
+        **({"NOT DP ε": f"{r['not_dp_epsilon']:.6g}"} if any(x["not_dp"] for x in out) else {}),
         "cap": "none" if r["cap"] is None else f"{r['cap']:.6g}",
         "remaining": "-" if r["remaining"] is None else f"{r['remaining']:.6g}",
         "neighbours": r["neighbours"] or "-",
         # the same total both ways: a sum of pure ε (all releases pure), and (ε, δ) at the book's δ
         "Σ pure ε": "-" if r["pure_epsilon"] is None else f"{r['pure_epsilon']:.6g}",
-        "(ε, δ)": f"({r['epsilon_at_delta']:.6g}, {r['delta']:g})",
+        "(ε, δ)": f"({r['epsilon_at_delta']:.6g}, {r['delta']:g})" if r["pure_epsilon"] is None or r["rho"] else "-",
     } for r in out])
     print(f"budget book: {book.describe()}")
     print(frame.to_string(index=False))
@@ -130,7 +145,8 @@ def cmd_budget(args) -> int:
         print("pending: reserved by a release that did not finish recording; counted as spent (conservative)")
     if any(r["not_dp"] for r in out):
         print("WARNING: some releases were NOT DP (undeclared domain or non-private choices): their privacy loss is "
-              "not bounded by the ε shown")
+              "not bounded by any ε. Their ε is shown apart (NOT DP ε), in no DP total; the cap still counts it "
+              "(remaining = cap − spent − NOT DP)")
     return 0
 
 
@@ -144,7 +160,7 @@ def _print_releases(args, book, accounts) -> int:
         print(f"no releases recorded in the budget book of {book.describe()}")
         return 0
     frame = pd.DataFrame([{
-        "release": e["id"], "table": e["table_name"], "fingerprint": e["table_fp"][:12],
+        "release": e["id"], "table": e["table_name"], "fingerprint": _short(e["table_fp"]),
         "workspace": e["workspace"] or "-", "user": e["user"] or "-",
         "method": e["method"], "ε": f"{e['epsilon']:.6g}", "δ": "-" if e.get("delta") is None else f"{e['delta']:g}",
         "neighbours": e["neighbours"], "status": e["status"],

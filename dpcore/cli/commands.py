@@ -204,12 +204,14 @@ def cmd_synth(args) -> int:
             fingerprint = table_fingerprint(df)
         rel = run()
     else:  # the budget book: refused over the table's cap before anything is spent
+        from dpcore.api import planned_delta_approx
         from dpcore.cli.book import book_table, record_release
 
         book, ws, fingerprint, charged = book_table(args, df, table_name)
         if charged:
             print(charged)
-        entry, rel = record_release(args, book, ws, fingerprint, table_name, run)
+        approx = planned_delta_approx(df, domain, args.delta, opts.get("domain_share"), opts.get("domain_bins"))
+        entry, rel = record_release(args, book, ws, fingerprint, table_name, run, delta_approx=approx)
     rel.write(args.out)
     _write_private_manifest(args, rel)
     rc = rel.record_count
@@ -353,8 +355,11 @@ def _synth_file(args, opts) -> int:
         _check_no_book(args)
     else:  # the budget book, step by step: a failure after counting stays counted as spent
         from dpcore.cli.book import file_entry
+        from dpcore.output.file_release import engine_options
 
-        book, record = file_entry(args)
+        book, record, charged = file_entry(args, engine_options(args.engine, args.memory_limit, args.spark_master))
+        if charged:
+            print(charged)
     rel = synthesize_file(args.input, args.out, args.method, args.epsilon, sets=args.sets, seed=args.seed,
                           domain=domain, engine=args.engine, memory_limit=args.memory_limit,
                           spark_master=args.spark_master, format=args.format, record=record,
@@ -595,12 +600,30 @@ def run() -> None:
         os._exit(code)
 
 
+#: the options that name a file or folder a command writes
+_OUTPUTS = ("out", "private_manifest", "export", "html", "pdf", "cache_dir")
+
+
+def _check_outputs(args) -> None:
+    """Every output path is refused when it is, or is inside, the budget book's store or a workspace's own
+    files (:func:`dpcore.studio.workspace.check_output_path`), before anything is read or spent."""
+    from dpcore.studio.workspace import check_output_path
+
+    for name in _OUTPUTS:
+        value = getattr(args, name, None)
+        if isinstance(value, (str, Path)) and str(value):
+            check_output_path(value, "--" + name.replace("_", "-"))
+    if getattr(args, "func", None) is not None and args.func.__name__ == "cmd_report" and not args.html:
+        check_output_path(Path(args.release) / "report.html", "report (RELEASE/report.html)")
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
         _warn_epsilon(args)
+        _check_outputs(args)
         return int(args.func(args) or 0)
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)

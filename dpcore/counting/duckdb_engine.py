@@ -24,9 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dpcore.counting import fingerprint as fp
 from dpcore.counting import on_engine
 from dpcore.counting import sql as S
 from dpcore.counting.count_table import CountTable
+from dpcore.counting.fingerprint import TableFingerprint
 from dpcore.data.domain import Domain, check_width
 from dpcore.data.io import PARQUET_SUFFIXES, decode_bytes, sniff_delimiter
 from dpcore.errors import InputError, OptionError
@@ -60,6 +62,7 @@ def connect(memory_limit: str | None = None, temp_directory=None, threads: int |
         config["threads"] = int(threads)
     try:
         con = duckdb.connect(config=config)
+        con.execute("SET enable_progress_bar = false")  # a long scan must not draw on the caller's terminal
     except duckdb.Error as exc:
         raise OptionError(f"--memory-limit {memory_limit!r}: DuckDB refused it ({str(exc).splitlines()[0]}); "
                           "write it like 512MB or 4GB") from None
@@ -217,6 +220,17 @@ def infer_domain(path, *, memory_limit: str | None = None, temp_directory=None, 
     with connect(memory_limit, temp_directory) as con:
         src = open_source(con, path, sep, progress)
         return on_engine.infer_domain(src, progress=progress, **kwargs)
+
+
+def fingerprint(path, *, memory_limit: str | None = None, temp_directory=None, sep: str | None = None,
+                progress=None) -> TableFingerprint:
+    """The budget book's key of the file's records (:mod:`dpcore.counting.fingerprint`), in one DuckDB
+    scan: the same key as the table read into memory, or counted by Spark."""
+    with connect(memory_limit, temp_directory) as con:
+        src = open_source(con, path, sep, progress)
+        if progress:
+            progress(f"fingerprinting {Path(path).name} for the budget book (one scan)")
+        return fp.engine_fingerprint(src.columns, src.view, src.dialect, src.rows)
 
 
 def engine(source, domain: Domain, **options) -> CountTable:

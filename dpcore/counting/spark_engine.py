@@ -24,10 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
+from dpcore.counting import fingerprint as fp
 from dpcore.counting import on_engine
 from dpcore.counting import sql as S
 from dpcore.counting.count_table import CountTable
 from dpcore.counting.duckdb_engine import csv_header
+from dpcore.counting.fingerprint import TableFingerprint
 from dpcore.data.domain import Domain, check_width
 from dpcore.data.io import PARQUET_SUFFIXES
 from dpcore.errors import InputError, OptionError
@@ -218,6 +220,15 @@ def infer_domain(path, *, spark_master=None, sep: str | None = None, progress=No
     """:func:`dpcore.data.domain.infer_domain` of the file, computed by Spark (curator-only, NOT DP)."""
     src = open_source(session(spark_master), path, sep, progress)
     return on_engine.infer_domain(src, progress=progress, **kwargs)
+
+
+def fingerprint(path, *, spark_master=None, sep: str | None = None, progress=None) -> TableFingerprint:
+    """The budget book's key of the file's records (:mod:`dpcore.counting.fingerprint`), computed on the
+    cluster in one scan: the same key as the table read into memory, or counted by DuckDB."""
+    src = open_source(session(spark_master), path, sep, progress)
+    if progress:
+        progress(f"fingerprinting {Path(path).name} for the budget book (one scan)")
+    return fp.engine_fingerprint(src.columns, src.view, src.dialect, src.rows)
 
 
 def engine(source, domain: Domain, **options) -> CountTable:

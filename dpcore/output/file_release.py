@@ -79,6 +79,21 @@ def infer_file_domain(path, engine: str, progress=None, numeric=None, **engine_o
     return infer_domain(read_table(path), numeric=numeric)
 
 
+def content_fingerprint(path, engine: str, progress=None, **engine_opts):
+    """The budget book's key of the file's records (:class:`dpcore.counting.fingerprint.TableFingerprint`),
+    computed by ``engine`` where the file lies: the same key as the table read into memory, on any engine,
+    from CSV or Parquet, so one table is one account whatever path its releases take."""
+    if engine == "duckdb":
+        from dpcore.counting import duckdb_engine
+        return duckdb_engine.fingerprint(path, progress=progress, **engine_opts)
+    if engine == "spark":
+        from dpcore.counting import spark_engine
+        return spark_engine.fingerprint(path, progress=progress, **engine_opts)
+    from dpcore.counting.fingerprint import frame_fingerprint
+    from dpcore.data.io import read_table
+    return frame_fingerprint(read_table(path))
+
+
 def file_count_table(path, dom: Domain, engine: str, curator: dict | None = None, **engine_opts):
     """TRUE counts of the file over ``dom`` (curator-only). ``curator``, if given, gets
     ``"clamped_records"``: the records clamped into end bins per numeric column, counted by the

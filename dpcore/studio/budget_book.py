@@ -31,12 +31,27 @@ The book is kept in one neighbour notion per table (that of its first release): 
 add/remove and ε under replace-one neighbours do not add up to a bound in either notion,
 so a release under the other notion is refused.
 
-Releases of both privacy definitions compose (docs/privacy-model.md, "The budget book"): a
-pure ε-DP release is (ε²/2)-zCDP and a zCDP release is ρ-zCDP, so the table's releases are
-(Σρ)-zCDP, which converts to (ε, δ) at the book's δ (default 10⁻⁹). They are also (Σε, Σδ)-DP
-by basic composition (pure releases contribute δ = 0). The table's total is the smaller ε of
-the two statements that hold at the book's δ; while every release is pure it is Σε, exactly
-as before (pure ε, δ = 0), and that is what a cap on a pure book bounds.
+Each entry is kept in its own definition's unit: ε for a pure ε-DP release, ρ for an (ε, δ)
+release through zCDP (the ρ its ledger spent, the manifest's to the last digit, and the part of
+δ it spent outside ρ, ``delta_approx``: the thresholds of levels found privately). Releases of both
+definitions compose (docs/privacy-model.md, "The budget book"): a pure ε-DP release is
+(ε²/2)-zCDP, so the table's releases are (Σρ, Σδ_approx)-approximate zCDP, which converts to
+(ε, δ) at the table's δ. They are also (Σε, Σδ)-DP by basic composition (pure releases contribute
+δ = 0). The table's total is the smaller ε of the two statements that hold at the table's δ;
+while every release is pure it is Σε, exactly as before, and that is what a cap on a pure table
+bounds.
+
+What was spent never shrinks. A table's δ is the book's δ (default 10⁻⁹) until the table's first
+(ε, δ) release pins it; from then on it can only go down (a later, lower book δ applies; a higher
+one does not), so no setting makes a table's total ε smaller. A cap is raised only by setting it,
+an entry of its own in the audit trail (``change``: set, raised, lowered, removed).
+
+One table, one account: the book keys a table by its content fingerprint
+(:mod:`dpcore.counting.fingerprint`), the same in memory, on DuckDB and on Spark, from any format.
+A key an older book used for the same records (an unprefixed fingerprint, or ``file-sha256:`` of a
+file released on an engine) is linked to it when the same content is next seen
+(:meth:`BudgetBook.link_same_content`): the two accounts become one, their releases and the
+stricter cap kept, and the link can never be undone.
 
 A table may be charged to another (a copy of a known table's records with columns dropped or
 reordered, or in another file format: :mod:`dpcore.studio.table_match`): its releases are then
@@ -52,12 +67,13 @@ import json
 import math
 from collections.abc import Callable
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
-from dpcore.errors import InputError, OptionError
-from dpcore.studio.book_merge import merge_legacy_book
-from dpcore.studio.book_store import Store, current_entries_sql, sqlite_connect, sqlite_transaction
+from dpcore.errors import OptionError
+from dpcore.studio import book_accounts as A
+from dpcore.studio.book_store import Store, current_entries_sql, entry_dict, now, sqlite_connect, sqlite_transaction
+from dpcore.studio.book_totals import DEFAULT_DELTA, composition_totals, release_costs
+from dpcore.studio.book_totals import usage as _usage
 
 __all__ = ["ABORTED", "COMPLETE", "FAILED", "PENDING", "SPENT", "CAP_TOLERANCE", "DEFAULT_DELTA",
            "BookEntry", "BudgetBook", "BudgetExceeded", "composition_totals", "connect", "default_user",
@@ -70,12 +86,6 @@ PENDING, COMPLETE, ABORTED, FAILED = "pending", "complete", "aborted", "failed"
 #: the statuses whose ε counts as spent: a failed release drew its noise (and may have written part
 #: of its sets) before it stopped, so it counts like a complete one
 SPENT = (PENDING, COMPLETE, FAILED)
-#: The book's δ when none is set: where a table's total is stated as (ε, δ).
-DEFAULT_DELTA = 1e-9
-#: The columns of an exported event row (:meth:`BudgetBook.export_rows`), in order.
-EXPORT_COLUMNS = ("event", "entry", "table_fp", "table_name", "released_fp", "workspace", "user", "method",
-                  "neighbours", "epsilon", "delta", "rho", "status", "at", "dp", "manifest_sha256", "note",
-                  "reserved_at", "reserved_by")
 
 
 def default_user() -> str:
@@ -90,51 +100,12 @@ def _user(user: str | None) -> str:
     return default_user() if user is None else str(user)
 
 
-def release_costs(epsilon: float, delta: float | None) -> tuple[float, float | None, float]:
-    """(ε, δ, ρ) of one release: a pure one is (ε²/2)-zCDP; an (ε, δ) one gets the largest ρ
-    within (ε, δ) (what its ledger may spend)."""
-    from dpcore.privacy.zcdp import check_delta, rho_of_epsilon_delta, rho_of_pure
-
-    if delta is None:
-        return epsilon, None, rho_of_pure(epsilon)
-    d = check_delta(delta)
-    return epsilon, d, rho_of_epsilon_delta(epsilon, d)
-
-
-def composition_totals(rows, delta: float) -> dict:
-    """A table's total over its releases ``rows`` = [(ε, δ or None, ρ or None), ...].
-
-    * ``rho``: Σρ (a pure release as ε²/2): the releases are (Σρ)-zCDP (Bun & Steinke 2016);
-    * ``pure_epsilon``: Σε when every release is pure (basic composition, δ = 0), else None;
-    * ``epsilon_at_delta``: the smaller ε of the statements that hold at ``delta``: the
-      conversion of Σρ (dpcore.privacy.zcdp.epsilon_of_rho) and basic composition (Σε, Σδ)
-      when Σδ ≤ ``delta``;
-    * ``epsilon``: what the book counts as spent and caps: ``pure_epsilon`` for an all-pure
-      table (exactly the pure sum), else ``epsilon_at_delta``.
-    """
-    from dpcore.privacy.zcdp import epsilon_of_rho, rho_of_pure
-
-    rows = list(rows)
-    rho = math.fsum(r if r is not None else rho_of_pure(e) for e, _, r in rows)
-    basic_eps = math.fsum(e for e, _, _ in rows)
-    basic_delta = math.fsum(d or 0.0 for _, d, _ in rows)
-    pure = all(d is None for _, d, _ in rows)
-    at_delta = min(epsilon_of_rho(rho, delta) if rho > 0 else 0.0,
-                   basic_eps if basic_delta <= delta else math.inf)
-    return {"epsilon": basic_eps if pure else at_delta, "pure_epsilon": basic_eps if pure else None, "rho": rho,
-            "delta": delta, "epsilon_at_delta": at_delta}
-
-
 class BudgetExceeded(OptionError):
     """A release would take a table's spent ε above its cap; nothing was spent."""
 
 
 #: the workspace's own SQLite file uses the same connection and write transaction as a SQLite book
 connect, transaction = sqlite_connect, sqlite_transaction
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def manifest_sha256(manifest_json: str) -> str:
@@ -152,17 +123,10 @@ def _positive_epsilon(name: str, value) -> float:
     return e
 
 
-def _entry_dict(row: dict) -> dict:
-    """An entry as the book hands it out: ``user`` (stored as user_name), the rest as stored."""
-    out = dict(row)
-    out["user"] = out.pop("user_name", "")
-    return out
-
-
 _CURRENT = current_entries_sql()
-#: how deep a chain of charging decisions may go (a table charged to a table charged to …)
-_MAX_LINKS = 32
-
+#: the reason that marks a link between two keys of the same records (never undone)
+SAME_CONTENT = "same content"
+_PIN = A.PIN
 
 
 class BudgetBook:
@@ -178,7 +142,9 @@ class BudgetBook:
         self.store = Store(location)
         self.location = self.store.location
         if not self.store.postgres and Path(self.location).is_file():
-            merge_legacy_book(self, self.location, "")  # a book file written before the event log
+            from dpcore.studio.book_merge import merge_own_legacy_tables
+
+            merge_own_legacy_tables(self)  # a book file written before the event log (once; recorded)
 
     @property
     def db_path(self) -> Path | None:
@@ -186,7 +152,7 @@ class BudgetBook:
         return None if self.store.postgres else Path(self.location)
 
     def describe(self) -> str:
-        """Where the book is kept, for messages."""
+        """Where the book is, for messages."""
         return self.store.describe()
 
     @contextmanager
@@ -194,47 +160,20 @@ class BudgetBook:
         with self.store.connect() as conn:
             yield conn
 
-    # ------------------------------------------------------------------ reading
+    # ------------------------------------------------------------------ accounts (dpcore.studio.book_accounts)
 
-    @staticmethod
-    def _account(conn, table_fp: str) -> str:
-        """The table whose budget ``table_fp`` is charged to: itself, or the table its latest
-        charging decision names (followed through chains)."""
-        seen, fp = {table_fp}, table_fp
-        for _ in range(_MAX_LINKS):
-            row = conn.one("SELECT charged_to FROM book_links WHERE table_fp = ? ORDER BY id DESC LIMIT 1", (fp,))
-            if row is None or not row["charged_to"] or row["charged_to"] in seen:
-                return fp
-            fp = row["charged_to"]
-            seen.add(fp)
-        return fp
-
-    @staticmethod
-    def _live(conn, account: str) -> list:
-        return conn.all(f"SELECT epsilon, delta, rho FROM ({_CURRENT}) c WHERE table_fp = ? AND status IN (?, ?, ?)",
-                        (account, *SPENT))
-
-    @classmethod
-    def _spent(cls, conn, account: str, extra: tuple | None = None) -> float:
-        """The table's total ε (:func:`composition_totals`), with ``extra`` = (ε, δ, ρ) of one more release."""
-        rows = [(r["epsilon"], r["delta"], r["rho"]) for r in cls._live(conn, account)]
-        return composition_totals(rows + ([extra] if extra else []), cls._delta(conn))["epsilon"]
-
-    @staticmethod
-    def _delta(conn) -> float:
-        row = conn.one("SELECT value FROM book_settings_log WHERE key = 'delta' ORDER BY id DESC LIMIT 1")
-        return DEFAULT_DELTA if row is None else float(row["value"])
-
-    @staticmethod
-    def _cap(conn, account: str) -> float | None:
-        row = conn.one("SELECT epsilon FROM book_caps WHERE table_fp = ? ORDER BY id DESC LIMIT 1", (account,))
-        return None if row is None or row["epsilon"] is None else float(row["epsilon"])
-
-    @staticmethod
-    def _notion(conn, account: str) -> str | None:
-        row = conn.one(f"SELECT neighbours FROM ({_CURRENT}) c WHERE table_fp = ? AND status IN (?, ?, ?) "
-                       "ORDER BY id LIMIT 1", (account, *SPENT))
-        return None if row is None else row["neighbours"]
+    _links = staticmethod(A.links)
+    _follow = staticmethod(A.follow)
+    _account = staticmethod(A.account)
+    _members = staticmethod(A.members)
+    _in = staticmethod(A.sql_in)
+    _live = staticmethod(A.live)
+    _spent = staticmethod(A.spent)
+    _delta = staticmethod(A.book_delta)
+    _table_delta = staticmethod(A.table_delta)
+    _cap = staticmethod(A.cap)
+    _notion = staticmethod(A.notion)
+    _knows = staticmethod(A.knows)
 
     def account(self, table_fp: str) -> str:
         """The fingerprint whose budget a release of ``table_fp`` is charged to."""
@@ -243,33 +182,43 @@ class BudgetBook:
 
     def spent(self, table_fp: str) -> float:
         """ε spent on the table: completed releases plus pending ones (conservative); Σε while
-        every release is pure, else the (ε, δ) total at the book's δ (:func:`composition_totals`)."""
+        every release is pure, else the (ε, δ) total at the table's δ (:func:`composition_totals`)."""
         with self._conn() as conn:
             return self._spent(conn, self._account(conn, table_fp))
 
     @property
     def delta(self) -> float:
-        """The δ at which a table with (ε, δ) releases states its total."""
+        """The book's δ: where a table with (ε, δ) releases states its total, until its first such
+        release pins the table's own (:meth:`table_delta`)."""
         with self._conn() as conn:
             return self._delta(conn)
 
-    def set_delta(self, delta, user: str | None = None) -> None:
-        """Set the book's δ (0 < δ < 1; one line naming delta otherwise)."""
+    def table_delta(self, table_fp: str) -> float:
+        """The δ the table's total is stated at (see :meth:`_table_delta`)."""
+        with self._conn() as conn:
+            return self._table_delta(conn, self._account(conn, table_fp))
+
+    def set_delta(self, delta, user: str | None = None) -> list[str]:
+        """Set the book's δ (0 < δ < 1; one line naming delta otherwise). A table that has (ε, δ)
+        releases keeps its pinned δ when the new one is higher; the accounts so kept are returned."""
         from dpcore.privacy.zcdp import check_delta
 
         d = check_delta(delta)
         with self._conn() as conn, conn.transaction():
             conn.execute("INSERT INTO book_settings_log (key, value, set_at, user_name) VALUES ('delta', ?, ?, ?)",
                          (d, now(), _user(user)))
+            accounts = {self._account(conn, r["table_fp"]) for r in conn.all(
+                f"SELECT DISTINCT table_fp FROM ({_CURRENT}) c WHERE delta IS NOT NULL AND status IN (?, ?, ?)",
+                SPENT)}
+            return sorted(a for a in accounts if self._table_delta(conn, a) < d)
 
     def totals(self, table_fp: str) -> dict:
-        """The table's total both ways: ``pure_epsilon`` (Σε, when every release is pure, else
+        """The table's DP total both ways: ``pure_epsilon`` (Σε, when every release is pure, else
         None), ``rho`` (Σρ, pure releases as ε²/2), and ``epsilon_at_delta`` (its (ε, δ) at the
-        book's ``delta``)."""
+        table's ``delta``); ``not_dp_epsilon``, the ε of releases labelled NOT DP (in no DP total)."""
         with self._conn() as conn:
-            rows = [(r["epsilon"], r["delta"], r["rho"]) for r in self._live(conn, self._account(conn, table_fp))]
-            delta = self._delta(conn)
-        return composition_totals(rows, delta)
+            account = self._account(conn, table_fp)
+            return _usage(self._live(conn, account), self._table_delta(conn, account))
 
     def cap(self, table_fp: str) -> float | None:
         """The table's cap on total ε, or None (no cap set)."""
@@ -290,20 +239,21 @@ class BudgetBook:
         where, params = [], []
         with self._conn() as conn:
             if table_fp is not None:
-                where.append("table_fp = ?")
-                params.append(self._account(conn, table_fp))
+                keys = self._members(conn, self._account(conn, table_fp))
+                where.append(f"table_fp IN {self._in(keys)}")
+                params += keys
             if workspace is not None:
                 where.append("workspace = ?")
                 params.append(workspace)
             sql = f"SELECT * FROM ({_CURRENT}) c" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
-            return [_entry_dict(r) for r in conn.all(sql, params)]
+            return [entry_dict(r) for r in conn.all(sql, params)]
 
     def entry(self, entry_id: int) -> dict:
         with self._conn() as conn:
             row = conn.one(f"SELECT * FROM ({_CURRENT}) c WHERE id = ?", (int(entry_id),))
         if row is None:
             raise OptionError(f"the budget book has no release number {entry_id}")
-        return _entry_dict(row)
+        return entry_dict(row)
 
     def events(self, entry_id: int | None = None) -> list[dict]:
         """The status events (of one entry, or all), oldest first: the book's audit trail."""
@@ -312,31 +262,34 @@ class BudgetBook:
                 rows = conn.all("SELECT * FROM book_events ORDER BY id")
             else:
                 rows = conn.all("SELECT * FROM book_events WHERE entry_id = ? ORDER BY id", (int(entry_id),))
-        return [_entry_dict(r) for r in rows]
+        return [entry_dict(r) for r in rows]
 
     def summary(self) -> list[dict]:
-        """One row per table with a cap or an entry: spent, pending, cap, remaining, releases,
-        and the workspaces and users that released it."""
+        """One row per account (a table, with every key charged to it) with a cap or an entry: spent,
+        pending, cap, remaining, releases, and the workspaces and users that released it."""
         with self._conn() as conn:
+            links = self._links(conn)
             fps = [r["table_fp"] for r in conn.all(
                 "SELECT table_fp FROM book_entries UNION SELECT table_fp FROM book_caps ORDER BY 1")]
-            delta = self._delta(conn)
-            out = [self._summary_row(conn, fp, delta) for fp in fps]
+            accounts = sorted({self._follow(links, fp) for fp in fps})
+            out = [self._summary_row(conn, fp) for fp in accounts]
         return [r for r in out if r is not None]
 
-    def _summary_row(self, conn, fp: str, delta: float) -> dict | None:
-        rows = conn.all(f"SELECT * FROM ({_CURRENT}) c WHERE table_fp = ? ORDER BY id", (fp,))
+    def _summary_row(self, conn, fp: str) -> dict | None:
+        keys = self._members(conn, fp)
+        rows = conn.all(f"SELECT * FROM ({_CURRENT}) c WHERE table_fp IN {self._in(keys)} ORDER BY id", keys)
         cap = self._cap(conn, fp)
         if not rows and cap is None:  # a cap set and then removed, never released
             return None
         live = [r for r in rows if r["status"] in SPENT]
-        both = composition_totals([(r["epsilon"], r["delta"], r["rho"]) for r in live], delta)
-        spent = both["epsilon"]
+        both = _usage(live, self._table_delta(conn, fp))
+        spent = both["used"]
         known = conn.one("SELECT name FROM book_tables WHERE fingerprint = ?", (fp,))
         return {
             "table_fp": fp,
-            "table_name": next((r["table_name"] for r in reversed(rows) if r["table_name"]),
-                               known["name"] if known else ""),
+            "keys": keys,
+            "table_name": known["name"] if known and known["name"] else
+            next((r["table_name"] for r in rows if r["table_name"]), ""),
             "releases": sum(r["status"] == COMPLETE for r in rows),
             "pending": sum(r["status"] == PENDING for r in rows),
             "failed": sum(r["status"] == FAILED for r in rows),
@@ -347,19 +300,29 @@ class BudgetBook:
             "spent": spent,
             "cap": cap,
             "remaining": None if cap is None else max(0.0, cap - spent),
+            "dp_epsilon": both["epsilon"], "not_dp_epsilon": both["not_dp_epsilon"],
             "pure_epsilon": both["pure_epsilon"], "rho": both["rho"], "delta": both["delta"],
-            "epsilon_at_delta": both["epsilon_at_delta"],
+            "delta_approx": both["delta_approx"], "epsilon_at_delta": both["epsilon_at_delta"],
         }
 
     # ------------------------------------------------------------------ the cap
 
-    def set_cap(self, table_fp: str, epsilon, user: str | None = None) -> None:
+    def set_cap(self, table_fp: str, epsilon, user: str | None = None) -> str:
         """Set (or with ``None`` remove) the cap of the table ``table_fp`` is charged to. A cap below
-        what is already spent is allowed: every further release of the table is then refused."""
+        what is already spent is allowed: every further release of the table is then refused. The
+        change is an entry of its own in the audit trail; what it was is returned ("set", "raised",
+        "lowered", "removed" or "unchanged")."""
         e = None if epsilon is None else _positive_epsilon("the budget cap", epsilon)
         with self._conn() as conn, conn.transaction():
-            conn.execute("INSERT INTO book_caps (table_fp, epsilon, set_at, user_name) VALUES (?, ?, ?, ?)",
-                         (self._account(conn, table_fp), e, now(), _user(user)))
+            account = self._account(conn, table_fp)
+            held = self._cap(conn, account)
+            change = ("removed" if e is None else "set" if held is None else "raised" if e > held else
+                      "lowered" if e < held else "unchanged")
+            if held is None and e is None:
+                change = "unchanged"
+            conn.execute("INSERT INTO book_caps (table_fp, epsilon, set_at, user_name, change) VALUES (?, ?, ?, ?, ?)",
+                         (account, e, now(), _user(user), change))
+            return change
 
     # ------------------------------------------------------------------ tables and charging decisions
 
@@ -380,27 +343,60 @@ class BudgetBook:
             r["column_fps"] = json.loads(r["column_fps"])
         return rows
 
+    def knows(self, table_fp: str) -> bool:
+        """True when the book has anything under ``table_fp``: a registration, an entry, a cap or a link."""
+        with self._conn() as conn:
+            return self._knows(conn, table_fp)
+
+    def legacy_keys(self, prefix: str | None = None) -> bool:
+        """Whether the book holds keys of an older kind: ``prefix`` (e.g. ``file-sha256:``), or with None
+        unprefixed ones (fingerprints from before content fingerprints)."""
+        from dpcore.counting.fingerprint import CONTENT_PREFIX, FILE_PREFIX
+
+        with self._conn() as conn:
+            for table, col in (("book_tables", "fingerprint"), ("book_entries", "table_fp"), ("book_caps", "table_fp")):
+                if prefix is not None:
+                    row = conn.one(f"SELECT 1 AS x FROM {table} WHERE {col} LIKE ? LIMIT 1", (prefix + "%",))
+                else:
+                    row = conn.one(f"SELECT 1 AS x FROM {table} WHERE {col} NOT LIKE ? AND {col} NOT LIKE ? "
+                                   "LIMIT 1", (CONTENT_PREFIX + "%", FILE_PREFIX + "%"))
+                if row is not None:
+                    return True
+        return False
+
     def charge_to(self, table_fp: str, account_fp: str | None, user: str | None = None, reason: str = "") -> None:
         """Record that releases of ``table_fp`` are charged to the table ``account_fp`` (None: to itself,
-        a table of its own). The latest decision holds; earlier ones stay in the log."""
+        a table of its own). The latest decision holds; earlier ones stay in the log. A link between two
+        keys of the same records (:meth:`link_same_content`) is never undone."""
         if account_fp == table_fp:
             account_fp = None
         with self._conn() as conn, conn.transaction():
+            latest = conn.one("SELECT reason FROM book_links WHERE table_fp = ? ORDER BY id DESC LIMIT 1", (table_fp,))
+            if latest is not None and str(latest["reason"]).startswith(SAME_CONTENT):
+                raise OptionError("this table holds the same records as the table it is charged to (an older key "
+                                  "of the same content); it stays charged to it")
             if account_fp is not None and self._account(conn, account_fp) == table_fp:
                 raise OptionError("a table cannot be charged to a table that is charged to it; pick another table")
             conn.execute("INSERT INTO book_links (table_fp, charged_to, at, user_name, reason) VALUES (?, ?, ?, ?, ?)",
                          (table_fp, account_fp, now(), _user(user), reason[:500]))
 
+    def link_same_content(self, key: str, old_key: str, user: str | None = None, what: str = "") -> bool:
+        """Make ``old_key`` (a key an older book gave the same records) and ``key`` one account, for good
+        (:func:`dpcore.studio.book_accounts.link_same_content`). Returns True when a link was made."""
+        with self._conn() as conn, conn.transaction():
+            return A.link_same_content(conn, key, old_key, _user(user), now(), f"{SAME_CONTENT}: "
+                                       f"{what or 'an older key of the same records'}")
+
     def charging_decision(self, table_fp: str) -> dict | None:
         """The latest charging decision about ``table_fp`` (charged_to None: a table of its own), or None."""
         with self._conn() as conn:
             row = conn.one("SELECT * FROM book_links WHERE table_fp = ? ORDER BY id DESC LIMIT 1", (table_fp,))
-        return None if row is None else _entry_dict(row)
+        return None if row is None else entry_dict(row)
 
     # ------------------------------------------------------------------ spending
 
-    def _refusal(self, conn, account: str, epsilon: float, neighbours: str, label: str,
-                 delta: float | None = None) -> str | None:
+    def _refusal(self, conn, account: str, cost: tuple, neighbours: str, label: str) -> str | None:
+        epsilon, delta = cost[0], cost[1]
         label = label[:1].upper() + label[1:]
         notion = self._notion(conn, account)
         if notion is not None and notion != neighbours:
@@ -411,73 +407,90 @@ class BudgetBook:
         if cap is None:
             return None
         spent = self._spent(conn, account)
-        after = self._spent(conn, account, release_costs(epsilon, delta))
+        after = self._spent(conn, account, cost)
         if after > cap * (1 + CAP_TOLERANCE):
             remaining = max(0.0, cap - spent)
             pure = delta is None and all(r["delta"] is None for r in self._live(conn, account))
             what = (f"ε = {epsilon:g}" if pure else
                     f"ε = {epsilon:g}{'' if delta is None else f', δ = {delta:g}'}, which would take this table's "
-                    f"total to ε = {after:.6g} at δ = {self._delta(conn):g},")
+                    f"total to ε = {after:.6g} at δ = {self._table_delta(conn, account):g},")
             return (f"{label} needs {what} but only ε = {remaining:.6g} of this table's budget remains "
                     f"(cap {cap:g}, spent {spent:.6g}). Nothing was released or spent; lower ε, or raise the cap "
                     "if your policy allows it")
         return None
 
     def check(self, table_fp: str, epsilon, neighbours: str, label: str = "this release",
-              delta: float | None = None) -> None:
+              delta: float | None = None, delta_approx: float = 0.0) -> None:
         """Raise :class:`BudgetExceeded` (remaining budget named) if a release of ``epsilon``
-        (and ``delta``, for an (ε, δ) release) would not fit. Reads only; :meth:`reserve`
-        repeats the check atomically."""
+        (and ``delta``, for an (ε, δ) release; ``delta_approx`` the part of δ it spends outside ρ) would
+        not fit. Reads only; :meth:`reserve` repeats the check atomically."""
         e = _positive_epsilon("epsilon", epsilon)
         with self._conn() as conn:
-            msg = self._refusal(conn, self._account(conn, table_fp), e, neighbours, label, delta)
+            account = self._account(conn, table_fp)
+            msg = self._refusal(conn, account, (*release_costs(e, delta, delta_approx), delta_approx or None),
+                                neighbours, label)
         if msg:
             raise BudgetExceeded(msg)
 
     def reserve(self, table_fp: str, epsilon, method: str, neighbours: str, table_name: str = "",
-                delta: float | None = None, *, workspace: str = "", user: str | None = None) -> int:
+                delta: float | None = None, *, workspace: str = "", user: str | None = None,
+                delta_approx: float = 0.0) -> int:
         """Check the cap and write a pending entry in one transaction; the entry's id.
         Call this BEFORE the release draws any randomness. ``delta``: an (ε, δ) release
-        through zCDP (its ρ is the largest within (ε, δ), what its ledger may spend).
+        through zCDP (its ρ is the largest within (ε, δ − ``delta_approx``), what its ledger may spend;
+        ``delta_approx``: the part of δ it spends outside ρ, :func:`dpcore.api.planned_delta_approx`).
         ``workspace``: the workspace the release is made through ('' for none: the command line
-        or the API); ``user``: who makes it."""
+        or the API); ``user``: who makes it. The table's first (ε, δ) release pins its δ."""
         e = _positive_epsilon("epsilon", epsilon)
-        _, d, rho = release_costs(e, delta)
+        approx = float(delta_approx or 0.0) if delta is not None else 0.0
+        _, d, rho = release_costs(e, delta, approx)
         who, at = _user(user), now()
         with self._conn() as conn, conn.transaction():
             account = self._account(conn, table_fp)
-            msg = self._refusal(conn, account, e, neighbours, f"a {method} release", d)
+            msg = self._refusal(conn, account, (e, d, None if d is None else rho, approx or None), neighbours,
+                                f"a {method} release")
             if msg:
                 raise BudgetExceeded(msg)
+            if d is not None:
+                A.pin_delta(conn, account, who, at)
             entry_id = conn.one(
-                "INSERT INTO book_entries (table_fp, released_fp, table_name, epsilon, delta, rho, method, neighbours, "
-                "workspace, user_name, reserved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (account, table_fp, table_name, e, d, None if d is None else rho, method, neighbours, workspace, who,
-                 at))["id"]
+                "INSERT INTO book_entries (table_fp, released_fp, table_name, epsilon, delta, rho, delta_approx, "
+                "method, neighbours, workspace, user_name, reserved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING id",
+                (account, table_fp, table_name, e, d, None if d is None else rho, approx or None, method, neighbours,
+                 workspace, who, at))["id"]
             self._event(conn, entry_id, PENDING, who, at=at)
             return int(entry_id)
 
     @staticmethod
     def _event(conn, entry_id: int, status: str, user: str, *, at: str | None = None, epsilon: float | None = None,
-               dp: bool | None = None, sha: str | None = None, note: str = "") -> None:
-        conn.execute("INSERT INTO book_events (entry_id, status, at, user_name, epsilon, dp, manifest_sha256, note) "
-                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                     (int(entry_id), status, at or now(), user, epsilon, None if dp is None else int(bool(dp)), sha,
-                      note[:500]))
+               rho: float | None = None, dp: bool | None = None, sha: str | None = None, note: str = "") -> None:
+        conn.execute("INSERT INTO book_events (entry_id, status, at, user_name, epsilon, rho, dp, manifest_sha256, "
+                     "note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     (int(entry_id), status, at or now(), user, epsilon, rho, None if dp is None else int(bool(dp)),
+                      sha, note[:500]))
 
     def _pending(self, conn, entry_id: int) -> dict | None:
-        row = conn.one(f"SELECT status, epsilon FROM ({_CURRENT}) c WHERE id = ?", (int(entry_id),))
+        row = conn.one(f"SELECT status, epsilon, rho FROM ({_CURRENT}) c WHERE id = ?", (int(entry_id),))
         return row if row is not None and row["status"] == PENDING else None
 
     def complete(self, entry_id: int, manifest_sha: str, dp: bool, epsilon_spent: float | None = None,
-                 user: str | None = None) -> None:
-        """Record that a pending entry completed. The recorded ε never goes down (conservative)."""
+                 user: str | None = None, rho_spent: float | None = None) -> None:
+        """Record that a pending entry completed. What the entry counts never goes down (conservative): a
+        release that spent more than was reserved (ε, or ρ under zCDP) is counted at what it spent; under
+        zCDP the entry then holds exactly the ρ the release's manifest states."""
         with self._conn() as conn, conn.transaction():
             row = self._pending(conn, entry_id)
             if row is None:
                 raise OptionError(f"budget book entry {entry_id} is not pending; it cannot be completed")
             eps = max(float(row["epsilon"]), float(epsilon_spent or 0.0))
-            self._event(conn, entry_id, COMPLETE, _user(user), epsilon=eps, dp=dp, sha=manifest_sha)
+            rho = None
+            # the ρ the release's ledger spent, as its manifest states it: its exact sum of shares, which may
+            # differ from the reservation in the last bits only; a release that spent less is counted as reserved
+            if row["rho"] is not None and rho_spent is not None and \
+                    float(rho_spent) >= float(row["rho"]) * (1 - CAP_TOLERANCE):
+                rho = float(rho_spent)
+            self._event(conn, entry_id, COMPLETE, _user(user), epsilon=eps, rho=rho, dp=dp, sha=manifest_sha)
 
     def abort(self, entry_id: int, note: str, user: str | None = None) -> None:
         """Record that a pending entry aborted: only for a release that returned no output."""
@@ -494,16 +507,16 @@ class BudgetBook:
 
     def record(self, table_fp: str, epsilon, method: str, neighbours: str, run: Callable[[], object],
                store: Callable[[int, object], None] | None = None, table_name: str = "", delta: float | None = None,
-               *, workspace: str = "", user: str | None = None):
+               *, workspace: str = "", user: str | None = None, delta_approx: float = 0.0):
         """Reserve, run the release, store it, commit the record; then ``(entry_id, release)``.
 
-        ``run()`` returns an object with ``manifest_json()``, ``dp`` and ``ledger.epsilon``
-        (a :class:`dpcore.Release`). ``store(entry_id, release)`` may save its outputs
+        ``run()`` returns an object with ``manifest_json()``, ``dp`` and ``ledger`` (a
+        :class:`dpcore.Release`). ``store(entry_id, release)`` may save its outputs
         before the record is committed. If ``run`` raises, the entry is aborted (no output
         exists); if anything after it raises, the entry stays pending and counts as spent.
         """
         entry_id = self.reserve(table_fp, epsilon, method, neighbours, table_name, delta, workspace=workspace,
-                                user=user)
+                                user=user, delta_approx=delta_approx)
         try:
             release = run()
         except BaseException as exc:
@@ -512,59 +525,48 @@ class BudgetBook:
         # from here on ε is spent: failures leave the pending entry, which counts
         if store is not None:
             store(entry_id, release)
-        self.complete(entry_id, manifest_sha256(release.manifest_json()), release.dp, release.ledger.epsilon,
-                      user=user)
+        self.complete_release(entry_id, release, user=user)
         return entry_id, release
 
-    # ------------------------------------------------------------------ the audit trail
+    def complete_release(self, entry_id: int, release, user: str | None = None) -> None:
+        """:meth:`complete` with what ``release`` (a :class:`dpcore.Release`) spent, from its ledger."""
+        ledger = release.ledger
+        rho = getattr(ledger, "rho", None) if getattr(ledger, "delta", None) is not None else None
+        self.complete(entry_id, manifest_sha256(release.manifest_json()), release.dp, ledger.epsilon, user=user,
+                      rho_spent=rho)
+
+    # ------------------------------------------------------------------ the audit trail (dpcore.studio.book_export)
 
     def export_rows(self, table_fp: str | None = None) -> list[dict]:
-        """The book as its audit trail: one row per status event (:data:`EXPORT_COLUMNS`), with the
-        entry it belongs to (table, workspace, user, method, ε / δ / ρ, the manifest's SHA-256); all of
-        them, or those of the table ``table_fp`` is charged to."""
-        sql = ("SELECT v.id AS event, e.id AS entry, e.table_fp, e.table_name, e.released_fp, e.workspace, "
-               "v.user_name AS user_name, e.method, e.neighbours, COALESCE(v.epsilon, e.epsilon) AS epsilon, "
-               "e.delta, e.rho, v.status, v.at, v.dp, v.manifest_sha256, v.note, e.reserved_at, "
-               "e.user_name AS reserved_by FROM book_events v JOIN book_entries e ON e.id = v.entry_id")
-        with self._conn() as conn:
-            if table_fp is None:
-                rows = conn.all(sql + " ORDER BY v.id")
-            else:
-                rows = conn.all(sql + " WHERE e.table_fp = ? ORDER BY v.id", (self._account(conn, table_fp),))
-        return [{k: (r["user_name"] if k == "user" else r[k]) for k in EXPORT_COLUMNS} for r in rows]
+        """The book as its audit trail: one row per status event (:data:`EXPORT_COLUMNS`); all of them, or
+        those of the table ``table_fp`` is charged to (:func:`dpcore.studio.book_export.export_rows`)."""
+        from dpcore.studio.book_export import export_rows
+
+        return export_rows(self, table_fp)
 
     def export_text(self, fmt: str, table_fp: str | None = None) -> str:
-        """The audit trail (of the whole book, or of one table) as ``"csv"`` (one row per event) or
-        ``"json"`` (the events, and the logs of caps, δ and charging decisions)."""
-        if fmt == "csv":
-            import pandas as pd
+        """The audit trail as ``"csv"`` or ``"json"`` (:func:`dpcore.studio.book_export.export_text`)."""
+        from dpcore.studio.book_export import export_text
 
-            return pd.DataFrame(self.export_rows(table_fp), columns=list(EXPORT_COLUMNS)).to_csv(index=False)
-        if fmt != "json":
-            raise OptionError(f"the book exports as csv or json, not {fmt!r}")
-        with self._conn() as conn:
-            logs = {t: [_entry_dict(r) for r in conn.all(f"SELECT * FROM {t} ORDER BY id")]
-                    for t in ("book_caps", "book_settings_log", "book_links")}
-            account = None if table_fp is None else self._account(conn, table_fp)
-        if account is not None:  # one table: its caps and the decisions that name it
-            logs["book_caps"] = [r for r in logs["book_caps"] if r["table_fp"] == account]
-            logs["book_links"] = [r for r in logs["book_links"] if account in (r["table_fp"], r["charged_to"])]
-        doc = {"format": "dpcore-budget-book/1", "exported_at": now(), "book": self.describe(), "table_fp": account,
-               "events": self.export_rows(table_fp), "caps": logs["book_caps"],
-               "settings": logs["book_settings_log"], "charging_decisions": logs["book_links"]}
-        return json.dumps(doc, indent=2, ensure_ascii=False)
+        return export_text(self, fmt, table_fp)
 
     def export(self, path) -> Path:
         """Write the audit trail to ``path``: CSV or JSON by its suffix (.csv, .json)."""
-        p = Path(path)
-        fmt = p.suffix.lower().lstrip(".")
-        if fmt not in ("csv", "json"):
-            raise OptionError(f"--export '{p}': name a .csv or .json file")
-        try:
-            p.write_text(self.export_text(fmt), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"--export '{p}': cannot write it ({exc.strerror})") from None
-        return p
+        from dpcore.studio.book_export import export
+
+        return export(self, path)
+
+    # ------------------------------------------------------------------ migrations
+
+    def migrated(self, name: str) -> bool:
+        """Whether the one-time migration ``name`` ran (recorded in ``book_migrations``)."""
+        with self._conn() as conn:
+            return conn.one("SELECT 1 AS x FROM book_migrations WHERE name = ? LIMIT 1", (name,)) is not None
+
+    def record_migration(self, name: str, note: str = "") -> None:
+        with self._conn() as conn, conn.transaction():
+            conn.execute("INSERT INTO book_migrations (name, at, note) VALUES (?, ?, ?)", (name, now(), note[:2000]))
+
 
 class BookEntry:
     """One release of a table through the book, step by step, for a release that writes its output
@@ -573,15 +575,17 @@ class BookEntry:
     :meth:`fail` (stopped after: counted as spent)."""
 
     def __init__(self, book: BudgetBook, table_fp: str, epsilon, method: str, neighbours: str, table_name: str = "",
-                 delta: float | None = None, *, workspace: str = "", user: str | None = None):
+                 delta: float | None = None, *, workspace: str = "", user: str | None = None,
+                 delta_approx: float = 0.0):
         self.book, self.table_fp, self.epsilon, self.method = book, table_fp, epsilon, method
         self.neighbours, self.table_name, self.delta = neighbours, table_name, delta
-        self.workspace, self.user = workspace, user
+        self.workspace, self.user, self.delta_approx = workspace, user, delta_approx
         self.entry_id: int | None = None
 
     def reserve(self) -> None:
         self.entry_id = self.book.reserve(self.table_fp, self.epsilon, self.method, self.neighbours, self.table_name,
-                                          self.delta, workspace=self.workspace, user=self.user)
+                                          self.delta, workspace=self.workspace, user=self.user,
+                                          delta_approx=self.delta_approx)
 
     def abort(self, note: str) -> None:
         self.book.abort(self.entry_id, note, user=self.user)
@@ -590,5 +594,4 @@ class BookEntry:
         self.book.fail(self.entry_id, note, user=self.user)
 
     def complete(self, release) -> None:
-        self.book.complete(self.entry_id, manifest_sha256(release.manifest_json()), release.dp, release.ledger.epsilon,
-                           user=self.user)
+        self.book.complete_release(self.entry_id, release, user=self.user)

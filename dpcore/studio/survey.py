@@ -290,9 +290,13 @@ def matching_problems(df: pd.DataFrame, target: str | None, match, levels: dict 
 
 
 def public_levels(domain, match) -> dict | None:
-    """The matching attributes' levels from a declared (public) domain, for k-NN matching; None
-    when the domain is not declared, so the imputation infers them and the release is NOT DP."""
-    if domain is None or domain.inferred:
+    """The matching attributes' levels from the domain the curator confirmed (declared public), for k-NN
+    matching; None when it was not confirmed, so the imputation infers them and the release is NOT DP.
+    What decides is the confirmation, not :attr:`Domain.inferred`: a numeric column whose bins a synthetic
+    release will find privately (a placeholder until then) leaves the confirmed levels public."""
+    from dpcore.data.domain import DECLARED
+
+    if domain is None or domain.source != DECLARED:
         return None
     out = {}
     for c in match:

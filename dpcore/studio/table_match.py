@@ -1,13 +1,13 @@
 """Same records, other bytes: a table that looks like a table the budget book knows.
 
-The book keys a table by its fingerprint (:func:`dpcore.studio.workspace.table_fingerprint`):
-the same records in another row or column order or file format share it, but dropping a
-column, renaming one or re-coding a value makes another fingerprint, and so a fresh budget.
-To keep that from happening silently, the book also keeps a fingerprint per column
-(:func:`column_fingerprints`: SHA-256 of the column's values as text, sorted, without its
-name) and the record count of every table it has seen. A new table whose record count
-equals a known table's and at least half of whose columns have a fingerprint among that
-table's columns *looks like* it (:func:`find_match`); :func:`settle_table` then charges it
+The book keys a table by its content fingerprint (:mod:`dpcore.counting.fingerprint`, the same in
+memory and on an engine): the same records in another row or column order or file format share
+it, but dropping a column, renaming one or re-coding a value makes another fingerprint, and so a
+fresh budget. To keep that from happening silently, the book also keeps a fingerprint per column
+(:func:`column_fingerprints`: the column's values alone, without its name, computed in the same
+scan, on the engine for a file released there) and the record count of every table it has seen.
+A new table whose record count equals a known table's and at least half of whose columns have
+a fingerprint among that table's columns *looks like* it (:func:`find_match`); :func:`settle_table` then charges it
 to that table by default (a charging decision in the book, with the user who made it), and
 the curator may say otherwise explicitly (:meth:`dpcore.studio.budget_book.BudgetBook.charge_to`).
 
@@ -17,11 +17,17 @@ like the table fingerprint). Charging a table to a known one only makes the book
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import pandas as pd
 
+from dpcore.counting.fingerprint import (
+    FILE_PREFIX,
+    TableFingerprint,
+    file_sha256,
+    frame_fingerprint,
+    legacy_table_fingerprint,
+)
 from dpcore.studio.budget_book import BudgetBook
 
 #: Share of the new table's columns that must match a known table's (with the same record count).
@@ -29,17 +35,9 @@ MATCH_SHARE = 0.5
 
 
 def column_fingerprints(df: pd.DataFrame) -> list[str]:
-    """One SHA-256 per column, in the table's column order: the column's values written as the table
-    fingerprint writes them (CSV text), sorted. The name is left out, so a renamed column still matches."""
-    out = []
-    for i in range(df.shape[1]):
-        col = df.iloc[:, [i]]
-        text = col.to_csv(index=False, header=False, lineterminator="\x1e")
-        values = sorted(text.split("\x1e")[:-1])
-        # one update of the whole sorted text (value + separator each): the same bytes as value by value, faster
-        body = "".join(v + "\x1e" for v in values).encode("utf-8")
-        out.append(hashlib.sha256(b"dpcore-column/1\x1f" + body).hexdigest())
-    return out
+    """One fingerprint per column, in the table's column order: the column's values alone
+    (:mod:`dpcore.counting.fingerprint`). The name is left out, so a renamed column still matches."""
+    return list(frame_fingerprint(df).column_fps)
 
 
 @dataclass(frozen=True)
@@ -109,15 +107,34 @@ def _name(book: BudgetBook, account: str, fallback: str) -> str:
     return fallback
 
 
-def settle_table(book: BudgetBook, df: pd.DataFrame, table_fp: str, name: str,
-                 user: str | None = None) -> TableMatch | None:
-    """Register a loaded table in the book and, when it looks like a known table and no charging
-    decision was made for it yet, charge it to that table (the default; the caller shows
-    :meth:`TableMatch.question` so the curator can charge it as a new table instead). The match, or None."""
-    columns = column_fingerprints(df)
-    book.register_table(table_fp, name, len(df), df.shape[1], columns)
-    match = find_match(book, table_fp, len(df), columns)
-    if match is not None and book.charging_decision(table_fp) is None:
-        book.charge_to(table_fp, match.table_fp, user=user,
+def settle_table(book: BudgetBook, df: pd.DataFrame, table_fp: str, name: str, user: str | None = None,
+                 fingerprint: TableFingerprint | None = None, path=None) -> TableMatch | None:
+    """Register a loaded table in the book (:func:`settle_fingerprint`), and link it to the key an older
+    book gave the same records (its CSV-text fingerprint) when the book holds such keys."""
+    tfp = fingerprint if fingerprint is not None and fingerprint.key == table_fp else frame_fingerprint(df)
+    if tfp.key != table_fp:  # a key given by the caller (an older one kept by a workspace): registered as it is
+        tfp = TableFingerprint(table_fp, tfp.n_rows, tfp.column_fps)
+    if book.legacy_keys(None):
+        book.link_same_content(table_fp, legacy_table_fingerprint(df), user=user,
+                               what="the table's fingerprint before content fingerprints")
+    return settle_fingerprint(book, tfp, name, user=user, path=path)
+
+
+def settle_fingerprint(book: BudgetBook, fingerprint: TableFingerprint, name: str, user: str | None = None,
+                       path=None) -> TableMatch | None:
+    """Register a table in the book by its fingerprint (in memory or on an engine) and, when it looks
+    like a known table and no charging decision was made for it yet, charge it to that table (the
+    default; the caller shows :meth:`TableMatch.question` so the curator can charge it as a new table
+    instead). A file (``path``) an older book keyed by its bytes (``file-sha256:``) is linked to it.
+    The match, or None."""
+    key, columns = fingerprint.key, list(fingerprint.column_fps)
+    book.register_table(key, name, fingerprint.n_rows, len(columns), columns)
+    if path is not None and book.legacy_keys(FILE_PREFIX):
+        old = file_sha256(path)
+        if old:
+            book.link_same_content(key, old, user=user, what="the file's bytes, as a release on an engine keyed it")
+    match = find_match(book, key, fingerprint.n_rows, columns)
+    if match is not None and book.charging_decision(key) is None:
+        book.charge_to(key, match.table_fp, user=user,
                        reason=f"default: {match.matched} of {match.n_cols} columns match, same record count")
     return match

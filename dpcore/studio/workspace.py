@@ -23,7 +23,6 @@ record is committed. Books that workspaces kept in their own file before are mer
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -121,6 +120,25 @@ def installation_book(root=None) -> BudgetBook:
     return book
 
 
+def check_output_path(path, option: str, root=None) -> Path:
+    """Refuse, in one line naming ``option``, an output path that is, or is inside, the budget book's store
+    (its SQLite file with the files SQLite keeps beside it, or the root folder itself) or a workspace's own
+    files (any folder holding a ``workspace.sqlite``): an output there could overwrite the record of every
+    release. Nothing is written; the path is returned."""
+    p = Path(path).expanduser().resolve()
+    root = Path(root if root is not None else root_folder()).expanduser().resolve()
+    book = root / BOOK_NAME
+    if p == root or p in {book, *(book.with_name(book.name + x) for x in ("-wal", "-shm", "-journal"))}:
+        what = "the folder of the budget book" if p == root else "the budget book's own file"
+        raise InputError(f"{option} '{path}' is {what} ({root}): an output there could overwrite the record of "
+                         "every release; choose a path outside it")
+    for folder in (p, *p.parents):
+        if (folder / DB_NAME).is_file():
+            raise InputError(f"{option} '{path}' is inside the workspace {folder}: an output there could overwrite "
+                             "its stored releases and its record in the budget book; choose a path outside it")
+    return Path(path)
+
+
 def new_workspace_id() -> str:
     """A fresh random id (72 bits): hard to guess, so one id never stumbles on another's data."""
     return secrets.token_urlsafe(9)
@@ -133,40 +151,36 @@ def check_workspace_id(ws_id) -> str:
 
 
 def table_fingerprint(df: pd.DataFrame) -> str:
-    """SHA-256 of the table's canonical bytes: the column names sorted, then the rows as CSV
-    text (columns in that order) sorted. Re-saving the same records in another row or column
-    order, or another file format with the same values, gives the same fingerprint, so
-    the budget book charges them as one table."""
-    cols = sorted(map(str, df.columns))
-    frame = df.copy(deep=False)
-    frame.columns = list(map(str, frame.columns))
-    text = frame[cols].to_csv(index=False, header=False, lineterminator="\x1e")
-    rows = sorted(text.split("\x1e")[:-1]) if text else []
-    h = hashlib.sha256()
-    h.update(b"dpcore-table/1\x1f")
-    h.update("\x1f".join(cols).encode("utf-8"))
-    h.update(f"\x1f{len(df)}\x1f".encode())
-    h.update("".join(r + "\x1e" for r in rows).encode("utf-8"))  # the rows' bytes in one update (faster)
-    return h.hexdigest()
+    """The budget book's key of a table in memory: its content fingerprint
+    (:mod:`dpcore.counting.fingerprint`). Re-saving the same records in another row or column order
+    or another file format gives the same key, and a file released on DuckDB or Spark gets it too
+    (:func:`dpcore.counting.duckdb_engine.fingerprint`), so the book charges them as one table."""
+    from dpcore.counting.fingerprint import frame_fingerprint
+
+    return frame_fingerprint(df).key
 
 
-#: the prefix of a file's fingerprint (:func:`file_fingerprint`)
+#: the prefix of a file's key in books written before content fingerprints
 FILE_FINGERPRINT = "file-sha256:"
 
 
-def file_fingerprint(path, block: int = 1 << 22) -> str:
-    """The budget book's key for a table released from its file on an engine (DuckDB, Spark), where
-    reading it into pandas for :func:`table_fingerprint` is what the engine avoids: SHA-256 of the
-    file's bytes, streamed. The same file gives the same key; a copy of the same records in another
-    format or order is another file, and another table for the book (docs/engines.md)."""
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for piece in iter(lambda: fh.read(block), b""):
-                h.update(piece)
-    except OSError as exc:
-        raise InputError(f"cannot read '{path}' to fingerprint it for the budget book ({exc.strerror})") from None
-    return FILE_FINGERPRINT + h.hexdigest()
+def file_fingerprint(path) -> str:
+    """SHA-256 of a file's bytes (``file-sha256:…``): how books before content fingerprints keyed a file
+    released on an engine. Only used to find such a book's account, and to check that a file a workspace
+    refers to by that key has not changed."""
+    from dpcore.counting.fingerprint import file_sha256
+
+    key = file_sha256(path)
+    if not key:
+        raise InputError(f"cannot read '{path}' to fingerprint it for the budget book")
+    return key
+
+
+def _key_of(df: pd.DataFrame, like: str) -> str:
+    """The key of ``df`` of the same kind as ``like`` (a content fingerprint, or an older book's)."""
+    from dpcore.counting.fingerprint import CONTENT_PREFIX, legacy_table_fingerprint
+
+    return table_fingerprint(df) if like.startswith(CONTENT_PREFIX) else legacy_table_fingerprint(df)
 
 
 @dataclass(frozen=True)
@@ -299,10 +313,13 @@ class Workspace:
     def add_table(self, df: pd.DataFrame, name: str, path=None, fingerprint: str | None = None) -> TableRecord:
         """Register a table: a reference to ``path`` if given (a file that stays where it
         is), else a stored copy inside the workspace (uploads). Idempotent per fingerprint."""
-        fp = fingerprint or table_fingerprint(df)
+        from dpcore.counting.fingerprint import frame_fingerprint
+
+        tfp = frame_fingerprint(df) if fingerprint is None else None
+        fp = fingerprint or tfp.key
         known = self.table(fp)
         if known is not None and (known.kind == "copy" or path is not None):
-            self._settle(df, fp, known.name)  # known here; perhaps not yet in the book (a merged workspace)
+            self._settle(df, fp, known.name, tfp, path)  # known here; perhaps not yet in the book (a merged workspace)
             return known
         if path is not None:
             kind, where = "file", str(Path(path).resolve())
@@ -321,29 +338,32 @@ class Workspace:
         with self._conn() as conn, transaction(conn):
             conn.execute("INSERT OR REPLACE INTO tables VALUES (?, ?, ?, ?, ?, ?, ?)",
                          (rec.fingerprint, rec.name, rec.kind, rec.path, rec.n_rows, rec.n_cols, rec.added_at))
-        self._settle(df, fp, str(name))
+        self._settle(df, fp, str(name), tfp, path)
         return rec
 
-    def _settle(self, df: pd.DataFrame, fp: str, name: str) -> None:
-        """The table in the book: registered with its column fingerprints, charged by default to a
-        known table it looks like (:func:`dpcore.studio.table_match.settle_table`)."""
+    def _settle(self, df: pd.DataFrame, fp: str, name: str, tfp=None, path=None) -> None:
+        """The table in the book: registered with its column fingerprints, linked to the key an older
+        book gave the same records, charged by default to a known table it looks like
+        (:func:`dpcore.studio.table_match.settle_table`)."""
         from dpcore.studio.table_match import settle_table
 
-        settle_table(self.book, df, fp, name, user=self.user)
+        settle_table(self.book, df, fp, name, user=self.user, fingerprint=tfp, path=path)
 
-    def add_file_table(self, path, name: str | None = None) -> TableRecord:
-        """Register a file released on an engine (DuckDB, Spark) by reference, keyed by
-        :func:`file_fingerprint` (the file is never read into pandas; its size in rows is not known
-        here: -1). Idempotent per fingerprint."""
-        fp = file_fingerprint(path)
+    def add_file_table(self, path, fingerprint, name: str | None = None) -> TableRecord:
+        """Register a file released on an engine (DuckDB, Spark) by reference, keyed by its content
+        fingerprint ``fingerprint`` (a :class:`dpcore.counting.fingerprint.TableFingerprint` computed on the
+        engine: the file is never read into pandas). Idempotent per fingerprint."""
+        from dpcore.studio.table_match import settle_fingerprint
+
+        fp = fingerprint.key
         known = self.table(fp)
-        if known is not None:
-            return known
-        rec = TableRecord(fp, str(name or Path(path).name), "file", str(Path(path).resolve()), -1, -1, now())
-        self.book.register_table(fp, rec.name, -1, -1)
-        with self._conn() as conn, transaction(conn):
-            conn.execute("INSERT OR REPLACE INTO tables VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         (rec.fingerprint, rec.name, rec.kind, rec.path, rec.n_rows, rec.n_cols, rec.added_at))
+        rec = known or TableRecord(fp, str(name or Path(path).name), "file", str(Path(path).resolve()),
+                                   fingerprint.n_rows, len(fingerprint.column_fps), now())
+        if known is None:
+            with self._conn() as conn, transaction(conn):
+                conn.execute("INSERT OR REPLACE INTO tables VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (rec.fingerprint, rec.name, rec.kind, rec.path, rec.n_rows, rec.n_cols, rec.added_at))
+        settle_fingerprint(self.book, fingerprint, rec.name, user=self.user, path=path)
         return rec
 
     def table(self, fingerprint: str) -> TableRecord | None:
@@ -378,7 +398,7 @@ class Workspace:
             raise InputError(f"table '{rec.name}': the file {rec.path} changed since it was added (its fingerprint "
                              "differs); load it again: it is a new table for the budget book")
         df = reader(rec.path)
-        if verify and not fingerprint.startswith(FILE_FINGERPRINT) and table_fingerprint(df) != fingerprint:
+        if verify and not fingerprint.startswith(FILE_FINGERPRINT) and _key_of(df, fingerprint) != fingerprint:
             raise InputError(f"table '{rec.name}': the file {rec.path} changed since it was added (its fingerprint "
                              "differs); load it again: it is a new table for the budget book")
         return df
@@ -441,7 +461,7 @@ class Workspace:
 
     def release(self, table_fp: str, epsilon: float, method: str, neighbours: str,
                 run: Callable[[], object], table_name: str = "", delta: float | None = None,
-                user: str | None = None) -> tuple[int, object]:
+                user: str | None = None, delta_approx: float = 0.0) -> tuple[int, object]:
         """Run ``run()`` (a :func:`dpcore.synthesize` call) through the budget book:
         refused before any randomness if it would exceed the table's cap; the sets and
         manifest are stored and the record committed before the release is returned.
@@ -453,7 +473,7 @@ class Workspace:
         epsilon, neighbours = check_epsilon(epsilon), check_neighbours(neighbours)
         return self.book.record(table_fp, epsilon, method, neighbours, run, store=self._store_release,
                                 table_name=table_name, delta=delta, workspace=self.id,
-                                user=user if user is not None else self.user)
+                                user=user if user is not None else self.user, delta_approx=delta_approx)
 
     def _store_release(self, entry_id: int, release) -> None:
         folder = self.folder / "releases" / str(entry_id)

@@ -41,7 +41,7 @@ def start_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, s
             if done < total:
                 job.checkpoint()  # a cancel before the next set: nothing is returned, the book aborts the entry
 
-        return record(lambda: release(progress))
+        return record(lambda: release(progress), getattr(release, "delta_approx", 0.0))
 
     job = jobs.start("release", work, total=sets, expected_seconds=prior,
                      info={"key": key, "label": label, "method": method, "epsilon": epsilon, "sets": sets})

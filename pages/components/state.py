@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
+from dpcore.api import planned_delta_approx
 from dpcore.data.domain import DECLARED, data_range_attribute
 from dpcore.errors import DPCoreError
 from dpcore.studio import adviser, design
@@ -388,6 +389,9 @@ def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, se
         return dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=domain,
                                  progress=progress, **opts).for_table(name, fp)
 
+    # the part of δ the release spends outside ρ (levels found privately): the book reserves exactly its cost
+    run.delta_approx = planned_delta_approx(df, domain, opts.get("delta"), opts.get("domain_share"),  # type: ignore[attr-defined]
+                                            opts.get("domain_bins"))
     return run
 
 

@@ -326,10 +326,11 @@ def release_recorder(method: str, epsilon: float, neighbours: str, delta: float 
     ws, fp, name = ensure(), st.session_state.get("table_fp"), st.session_state.get("data_name", "")
     user = book_user()
 
-    def record(run):
+    def record(run, delta_approx: float = 0.0):
         if ws is None or not fp:
             return run()
-        entry, rel = ws.release(fp, epsilon, method, neighbours, run, table_name=name, delta=delta, user=user)
+        entry, rel = ws.release(fp, epsilon, method, neighbours, run, table_name=name, delta=delta, user=user,
+                                delta_approx=delta_approx)
         rel.book_entry = entry
         return rel
 

@@ -3,6 +3,7 @@ two workspaces, one table. The second sees the first's spend; a cap set in one r
 the other; an upload that looks like a known table is charged to it unless the curator says otherwise."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -77,3 +78,31 @@ def test_an_upload_that_looks_like_a_known_table_is_charged_to_it_by_default(upl
     assert book.account(fp) == fp and book.spent(fp) == 0.0
     decision = book.charging_decision(fp)
     assert decision["charged_to"] is None and decision["reason"] == "the Data page" and decision["user"]
+
+
+def test_a_cap_set_after_a_duckdb_release_of_the_demo_file_refuses_the_app_release(tmp_path, capsys):
+    """[ledger-integrity] One table, one account whatever path: the demo's file released on DuckDB from the
+    command line and capped there; the same records in the app are the same account, and are refused."""
+    from dpcore.cli.commands import main
+
+    a = start()
+    confirm(a)
+    fp = a.session_state["table_fp"]
+    assert fp == table_fingerprint(pd.read_csv(S7)) or fp.startswith("content-")
+    dom = tmp_path / "domain.json"
+    assert main(["domain", str(S7), "--out", str(dom)]) == 0
+    text = json.loads(dom.read_text())
+    text["source"] = "declared public by the curator"
+    dom.write_text(json.dumps(text))
+    assert main(["synth", str(S7), "--out", str(tmp_path / "r"), "--engine", "duckdb", "--method", "flat_laplace",
+                 "--epsilon", "1", "--domain", str(dom), "--seed", "1"]) == 0
+    assert main(["budget", "--set-cap", "1.5", "--table", str(S7)]) == 0
+    capsys.readouterr()
+    small_design(a, epsilon=1.0)
+    goto(a, "pages/4_release.py")
+    click(a, "Release (spends ε = 1)")
+    assert "needs ε = 1 but only ε = 0.5 of this table's budget remains" in texts(a.error)
+    assert "release" not in a.session_state
+    assert main(["budget", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 1 and rows[0]["spent"] == pytest.approx(1.0) and fp in rows[0]["keys"]

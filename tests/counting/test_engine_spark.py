@@ -158,7 +158,9 @@ def test_spark_bad_path_and_cancelled_job(spark, files, tmp_path):
 
     csv, _, _, dom = files[0]
     ws = Workspace(tmp_path / "ws")
-    fp = ws.add_file_table(csv).fingerprint
+    from dpcore.counting.spark_engine import fingerprint
+
+    fp = ws.add_file_table(csv, fingerprint(csv, spark_master=spark)).fingerprint
     record = BookEntry(ws.book, fp, 1.0, "steps", "add_remove", csv.name)
     with pytest.raises(InputError, match="Spark cannot") as err:
         synthesize_file(csv, "file:///proc/dpcore-nowhere/out", "steps", 1.0, domain=dom, engine="spark",

@@ -83,7 +83,7 @@ def test_the_book_exports_every_event_with_the_manifest_hash(tmp_path, small):
     assert rows[1]["workspace"] == "w" and rows[1]["table_fp"] == fp and float(rows[1]["epsilon"]) == 0.5
     assert main(["budget", "--export", str(tmp_path / "book.json")]) == 0
     doc = json.loads((tmp_path / "book.json").read_text(encoding="utf-8"))
-    assert doc["format"] == "dpcore-budget-book/1" and len(doc["events"]) == 4
+    assert doc["format"] == "dpcore-budget-book/2" and len(doc["events"]) == 4
     assert main(["budget", "--export", str(tmp_path / "book.csv")]) == 0
     assert len(pd.read_csv(tmp_path / "book.csv")) == 4
     assert main(["budget", "--export", str(tmp_path / "book.txt")]) == 2  # one line naming .csv or .json

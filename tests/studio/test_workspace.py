@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import dpcore
+from dpcore.counting.fingerprint import legacy_table_fingerprint
 from dpcore.data.io import read_table
 from dpcore.errors import InputError, OptionError
 from dpcore.studio.budget_book import BudgetBook, BudgetExceeded, manifest_sha256
@@ -40,10 +41,21 @@ def _release(df, epsilon=1.0, **kw):
 # --------------------------------------------------------------------------- fingerprints
 
 
-def test_fingerprint_is_the_sha256_of_the_canonical_bytes():
+def _halves(text: str) -> tuple[int, int]:
+    h = hashlib.md5(text.encode()).hexdigest()
+    return int(h[:16], 16), int(h[16:], 16)
+
+
+def test_fingerprint_is_the_sha256_of_the_sums_of_the_rows_md5_by_hand():
+    """The content fingerprint written out by hand (dpcore.counting.fingerprint's docstring): rows as canonical
+    texts in sorted-column order, their MD5 halves summed mod 2^64, SHA-256 over names, count and sums."""
     df = pd.DataFrame({"b": [2, 1], "a": ["x", "y"]})
-    canonical = b"dpcore-table/1\x1f" + b"a\x1fb" + b"\x1f2\x1f" + b"x,2\x1e" + b"y,1\x1e"
-    assert table_fingerprint(df) == hashlib.sha256(canonical).hexdigest()
+    rows = [_halves("t1:x|i2"), _halves("t1:y|i1")]
+    sums = f"{sum(r[0] for r in rows) % 2**64:016x}{sum(r[1] for r in rows) % 2**64:016x}"
+    canonical = b"dpcore-table/2\x1f" + b"a\x1fb" + f"\x1f2\x1f{sums}".encode()
+    assert table_fingerprint(df) == "content-" + hashlib.sha256(canonical).hexdigest()
+    old = b"dpcore-table/1\x1f" + b"a\x1fb" + b"\x1f2\x1f" + b"x,2\x1e" + b"y,1\x1e"  # older books' key
+    assert legacy_table_fingerprint(df) == hashlib.sha256(old).hexdigest()
 
 
 def test_fingerprint_ignores_row_and_column_order_but_not_values(small):
