@@ -59,8 +59,8 @@ def test_the_index_check_can_fail():
     readme = (BENCH / "README.md").read_text(encoding="utf-8")
     scripts = _scripts()
     assert index_problems(readme, scripts | {"speed/new_bench.py"}) == ["not in the index: speed/new_bench.py"]
-    assert index_problems(readme, scripts - {"checks/pure_unchanged.py"}) == [
-        "indexed but absent: checks/pure_unchanged.py"]
+    assert index_problems(readme, scripts - {"checks/releases_unchanged.py"}) == [
+        "indexed but absent: checks/releases_unchanged.py"]
     moved = readme.replace("| `speed/engines.py` | speed |", "| `speed/engines.py` | accuracy |")
     assert index_problems(moved, scripts) == [
         "speed/engines.py: kind 'accuracy' is not its folder (one of speed, accuracy, papers, checks, tools)"]
