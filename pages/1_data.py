@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.data.domain import DEFAULT_MAX_LEVELS
+from dpcore.data.inference import DEFAULT_MAX_LEVELS
 from dpcore.measure.quantiles import PRIVTREE
 from dpcore.studio import design
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS

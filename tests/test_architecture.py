@@ -14,6 +14,7 @@
 * ``pages/*.py`` holds only the pages app.py registers with ``st.navigation``; what they share lives in
   ``pages/components/`` (a subfolder, which Streamlit never lists as pages);
 * no module outside a method's own names the method (per-method facts are registry fields);
+* domain inference's refusals are written once, in ``dpcore/data/inference.py`` (the engines gather facts);
 * docs/architecture.md is true to the code: its module map names every module of ``dpcore/`` and only
   modules that exist, and its Size section lists exactly the modules and functions over its limits.
 """
@@ -527,6 +528,77 @@ def test_the_private_borrowing_check_can_fail():
         "m.py:6 charts._palette", "m.py:6 T._DENSE_LIMIT"]
     assert _private_borrowing("import dpcore\ny = dpcore.metrics.tables._prepare\n", "m.py",
                               modules.__contains__) == ["m.py:2 dpcore.metrics.tables._prepare"]
+
+
+# ---------------------------------------------------------------- one domain inference, one set of refusals
+
+INFERENCE = PKG / "data" / "inference.py"
+#: a literal piece of a refusal this long names it (shorter ones, "' that the data does not have", are shared idiom)
+_REFUSAL_PIECE = 30
+
+
+def _literal_pieces(node) -> list[str]:
+    """The literal text of a message expression: a string, an f-string's constant parts, a sum of them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        return [v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _literal_pieces(node.left) + _literal_pieces(node.right)
+    return []
+
+
+def _refusals(source: str, error: str = "DomainError") -> set[str]:
+    """The literal pieces (at least _REFUSAL_PIECE characters) of every message the source raises as ``error``."""
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        call = node.exc if isinstance(node, ast.Raise) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == error and call.args:
+            out |= {p.strip() for p in _literal_pieces(call.args[0]) if len(p.strip()) >= _REFUSAL_PIECE}
+    return out
+
+
+def _repeated_refusals(refusals: set[str], sources: dict[str, str]) -> list[str]:
+    """``where: piece`` for every refusal piece that a string literal of another module holds."""
+    out = []
+    for where, source in sources.items():
+        texts = [p for node in ast.walk(ast.parse(source))
+                 if isinstance(node, ast.Constant | ast.JoinedStr) for p in _literal_pieces(node)]
+        out += [f"{where}: {r!r}" for r in sorted(refusals) if any(r in t for t in texts)]
+    return out
+
+
+def test_domain_inference_refuses_in_one_module():
+    """[typed-contracts] item 4: the in-memory and the engine paths infer a domain by one rule
+    (dpcore/data/inference.py) from facts each engine gathers; its refusals (an empty column, infinite
+    values, an identifier, a single level, binning for a column the data lacks) are written there
+    only, so the two paths cannot drift apart word by word."""
+    refusals = _refusals(INFERENCE.read_text(encoding="utf-8"))
+    assert len(refusals) >= 5, refusals
+    others = {_shown(p): p.read_text(encoding="utf-8")
+              for p in [*sorted(PKG.rglob("*.py")), *sorted((ROOT / "pages").rglob("*.py"))] if p != INFERENCE}
+    assert len(others) > 100
+    assert not _repeated_refusals(refusals, others)
+
+
+def test_the_repeated_refusal_check_can_fail():
+    refusals = _refusals(INFERENCE.read_text(encoding="utf-8"))
+    copy = ("def infer(name, n, cap):\n"
+            "    if not n:\n"
+            "        raise DomainError(f\"column '{name}' is empty (all values missing); drop it before \"\n"
+            "                          \"synthesising\")\n"
+            "    raise DomainError(f\"column '{name}' has more than {cap} distinct values; it looks like an \"\n"
+            "                      \"identifier or free text. Drop it, or declare it numeric with public \"\n"
+            "                      \"bin edges\")\n")
+    assert _repeated_refusals(refusals, {"engine.py": copy}) == [
+        "engine.py: \"' is empty (all values missing); drop it before synthesising\"",
+        "engine.py: '; it looks like an identifier or free text. Drop it, or declare it numeric with public bin edges'"]
+    # the same idea in other words, and a shared short idiom, are not a copy
+    assert _repeated_refusals(refusals, {"other.py": "m = f\"column '{c}' has no values at all; drop it\"\n"
+                                                     "n = f\"{c!r} that the data does not have\"\n"}) == []
+    assert _refusals("raise DomainError(f'column {x} is empty (all values missing); drop it before it')\n"
+                     "raise OptionError('a message that names an option and is long enough')\n") == {
+        "is empty (all values missing); drop it before it"}
 
 
 # ---------------------------------------------------------------- docs/architecture.md true to the code

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from dpcore.api import METHODS, MarginPreview, preview, synthesize
-from dpcore.data.domain import Domain, infer_domain
+from dpcore.data.domain import Domain
+from dpcore.data.inference import infer_domain
 from dpcore.data.io import read_table
 from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
 from dpcore.release import check_out_dir, curator_only_lines

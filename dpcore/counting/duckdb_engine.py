@@ -216,7 +216,7 @@ def count_table(path, domain: Domain, *, memory_limit: str | None = None, temp_d
 
 def infer_domain(path, *, memory_limit: str | None = None, temp_directory=None, sep: str | None = None,
                  progress=None, **kwargs) -> Domain:
-    """:func:`dpcore.data.domain.infer_domain` of the file, computed by DuckDB (curator-only, NOT DP)."""
+    """:func:`dpcore.data.inference.infer_domain` of the file, computed by DuckDB (curator-only, NOT DP)."""
     with connect(memory_limit, temp_directory) as con:
         src = open_source(con, path, sep, progress)
         return on_engine.infer_domain(src, progress=progress, **kwargs)

@@ -3,7 +3,8 @@
 An engine module supplies a :class:`Source`: the file's columns with their kinds, and a
 ``rows(sql)`` that runs a query on the engine and returns its rows. Everything else is
 here: the declared domain applied in SQL (:mod:`dpcore.counting.sql`), the ``GROUP BY``,
-the one-line errors naming a column and value, and the curator-side domain inference.
+the one-line errors naming a column and value, and the facts of each column that domain
+inference decides from (:mod:`dpcore.data.inference`: the same rule and refusals as in memory).
 
 Privacy: the count table holds TRUE counts and the inferred domain is read from the
 data: both are curator-only (NOT DP) until noised or declared public
@@ -12,23 +13,22 @@ data: both are curator-only (NOT DP) until noised or declared public
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from dpcore.counting import sql as S
 from dpcore.counting.count_table import CountTable, fits_int64
-from dpcore.data.domain import (
+from dpcore.data.domain import DEFAULT_NUMERIC_BINS, Attribute, Domain, level_key
+from dpcore.data.inference import (
     DEFAULT_MAX_INT_LEVELS,
     DEFAULT_MAX_LEVELS,
-    DEFAULT_NUMERIC_BINS,
-    INFERRED,
-    Attribute,
-    Domain,
-    data_range_attribute,
-    json_scalar,
-    level_key,
-    numeric_spec_attribute,
+    ColumnFacts,
+    Limits,
+    check_numeric_columns,
+    domain_from_facts,
+    levels_of,
+    reads_levels,
 )
 from dpcore.errors import DomainError
 
@@ -153,71 +153,54 @@ def _domain_error(src: Source, a: Attribute, code: int) -> DomainError:
                        "records); add it to the domain's levels (it then becomes public) or recode the data")
 
 
+def column_facts(src: Source, name: str, limits: Limits, binned_publicly: bool, progress=None) -> ColumnFacts:
+    """The :class:`dpcore.data.inference.ColumnFacts` of one column, computed by the engine: its
+    present and missing values, infinite values and min/max of a numeric column in one scan; then,
+    if the rule reads them (:func:`dpcore.data.inference.reads_levels`), its distinct values, at
+    most :meth:`Limits.cap` + 1 of them fetched (the same facts as the column read in memory,
+    except that the count stops there). Curator-only, NOT DP."""
+    _progress(progress, f"reading the levels of '{name}' (curator-only, NOT DP)")
+    d, col = src.dialect, src.columns[name]
+    c = d.quote(name)
+    pres = col.present(d)
+    is_num = col.kind in (S.INT, S.FLOAT)
+    n_present, n_all, lo, hi, n_inf = src.rows(
+        f"SELECT SUM(CASE WHEN {pres} THEN 1 ELSE 0 END), COUNT(*), "
+        + (f"MIN(CASE WHEN {pres} THEN {col.number(d)} END), MAX(CASE WHEN {pres} THEN {col.number(d)} END), "
+           f"SUM(CASE WHEN {pres} AND NOT (abs({col.number(d)}) "
+           f"<= {S.double_literal(float(S.DBL_MAX))}) THEN 1 ELSE 0 END)"
+           if is_num else "NULL, NULL, 0")
+        + f" FROM {src.view}")[0]
+    n_present, n_inf = int(n_present or 0), int(n_inf or 0)
+    facts = ColumnFacts(name, src.dtypes[name], is_num, n_present, int(n_all) - n_present, n_inf,
+                        None if lo is None else float(lo), None if hi is None else float(hi))
+    if not reads_levels(n_present, n_inf, binned_publicly):
+        return facts
+    value = col.number(d) if col.kind == S.FLOAT else (f"CAST({c} AS BIGINT)" if col.kind == S.INT and col.csv else
+                                                        c if col.kind in (S.INT, S.BOOL) else col.key(d))
+    cap = limits.cap(is_num)
+    vals = [r[0] for r in src.rows(f"SELECT DISTINCT {value} FROM {src.view} WHERE {pres} LIMIT {cap + 1}")]
+    capped = len(vals) > cap
+    return replace(facts, n_distinct=len({level_key(v) for v in vals}), distinct_capped=capped,
+                   levels=None if capped else levels_of(vals, is_num))
+
+
 def infer_domain(src: Source, numeric=None, max_levels: int = DEFAULT_MAX_LEVELS,
                  max_int_levels: int = DEFAULT_MAX_INT_LEVELS, numeric_bins: int = DEFAULT_NUMERIC_BINS,
                  progress=None) -> Domain:
-    """:func:`dpcore.data.domain.infer_domain` on the engine: distinct levels (at most
-    ``max_levels`` + 1 fetched per column), min/max for bins, identifiers refused.
+    """:func:`dpcore.data.inference.infer_domain` on the engine: each column's facts computed here
+    (:func:`column_facts`, one column after the other), the domain decided from them by the same rule
+    as in memory (:func:`dpcore.data.inference.domain_from_facts`).
 
     Privacy: reads the raw data and releases nothing; the domain is marked inferred
     (NOT DP) until the curator declares it public, and bins over a column's own min/max
     are marked ``origin="data_range"``, which can never be declared (docs/privacy-model.md).
     """
     numeric = dict(numeric or {})
-    unknown = [c for c in numeric if c not in src.columns]
-    if unknown:
-        raise DomainError("numeric binning given for column(s) "
-                          f"{', '.join(map(repr, unknown))} that the data does not have")
-    d = src.dialect
-    attrs = []
-    for name, col in src.columns.items():
-        _progress(progress, f"reading the levels of '{name}' (curator-only, NOT DP)")
-        c = d.quote(name)
-        pres = col.present(d)
-        is_num = col.kind in (S.INT, S.FLOAT)
-        value = col.number(d) if col.kind == S.FLOAT else (f"CAST({c} AS BIGINT)" if col.kind == S.INT and col.csv else
-                                                            c if col.kind in (S.INT, S.BOOL) else col.key(d))
-        n_present, n_all, lo, hi, n_inf = src.rows(
-            f"SELECT SUM(CASE WHEN {pres} THEN 1 ELSE 0 END), COUNT(*), "
-            + (f"MIN(CASE WHEN {pres} THEN {col.number(d)} END), MAX(CASE WHEN {pres} THEN {col.number(d)} END), "
-               f"SUM(CASE WHEN {pres} AND NOT (abs({col.number(d)}) "
-               f"<= {S.double_literal(float(S.DBL_MAX))}) THEN 1 ELSE 0 END)"
-               if is_num else "NULL, NULL, 0")
-            + f" FROM {src.view}")[0]
-        n_present, n_all = int(n_present or 0), int(n_all)
-        has_na = n_present < n_all
-        dtype = src.dtypes[name]
-        if n_present == 0:
-            raise DomainError(f"column '{name}' is empty (all values missing); drop it before synthesising")
-        if int(n_inf or 0):
-            raise DomainError(f"column '{name}' holds infinite values (inf); replace them with a public bound or "
-                              "mark them missing, then try again")
-        if name in numeric:
-            attrs.append(numeric_spec_attribute(name, numeric[name], numeric_bins, has_na, dtype))
-            continue
-        limit = max(max_levels, max_int_levels) + 1
-        vals = [r[0] for r in src.rows(f"SELECT DISTINCT {value} FROM {src.view} WHERE {pres} LIMIT {limit}")]
-        if is_num:
-            keys = {level_key(v) for v in vals}
-            if len(keys) > max_int_levels:
-                attrs.append(data_range_attribute(name, lo, hi, numeric_bins, has_na, dtype))
-                continue
-        if len(vals) > max_levels:
-            raise DomainError(
-                f"column '{name}' has more than {max_levels} distinct values; it looks like an identifier or free "
-                "text. Drop it, or declare it numeric with public bin edges")
-        if is_num:
-            levels = tuple(sorted({json_scalar(v) for v in vals}))
-        else:
-            uniq = {}
-            for v in vals:
-                uniq.setdefault(level_key(v), json_scalar(v) if isinstance(v, bool) else str(v))
-            levels = tuple(uniq[k] for k in sorted(uniq))
-        if len(levels) + int(has_na) < 2:
-            raise DomainError(f"column '{name}' has a single level ({levels[0]!r}); it carries no information. "
-                              "Drop it before synthesising")
-        attrs.append(Attribute(str(name), "categorical", levels, has_na, None, dtype))
-    return Domain(tuple(attrs), INFERRED)
+    check_numeric_columns(numeric, src.columns)
+    limits = Limits(max_levels, max_int_levels, numeric_bins)
+    facts = (column_facts(src, name, limits, name in numeric, progress) for name in src.columns)
+    return domain_from_facts(facts, numeric, limits)
 
 
 def expand_records(table: CountTable) -> np.ndarray:

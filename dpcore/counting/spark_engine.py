@@ -217,7 +217,7 @@ def count_table(path, domain: Domain, *, spark_master=None, sep: str | None = No
 
 
 def infer_domain(path, *, spark_master=None, sep: str | None = None, progress=None, **kwargs) -> Domain:
-    """:func:`dpcore.data.domain.infer_domain` of the file, computed by Spark (curator-only, NOT DP)."""
+    """:func:`dpcore.data.inference.infer_domain` of the file, computed by Spark (curator-only, NOT DP)."""
     src = open_source(session(spark_master), path, sep, progress)
     return on_engine.infer_domain(src, progress=progress, **kwargs)
 

@@ -1,9 +1,8 @@
 """The public domain of a table: attribute names, categorical levels and numeric bin edges.
 
 Privacy: the domain is assumed PUBLIC (docs/privacy-model.md). Everything released is DP only
-*given* the domain. A domain inferred from the data leaks rare levels and the
-range of numeric columns, so :func:`infer_domain` marks it
-``"inferred from data — confirm before release"``; a release built on an
+*given* the domain. A domain inferred from the data (:mod:`dpcore.data.inference`) leaks rare
+levels and the range of numeric columns, so it is marked :data:`INFERRED`; a release built on an
 unconfirmed domain is reported as not DP by its manifest. Loading a domain from a
 file (``--domain domain.json``) or calling :meth:`Domain.declared` records the
 curator's declaration that it is public knowledge.
@@ -25,6 +24,7 @@ on its own, so a release's guarantee is unchanged) and counted for the curator
 """
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -45,9 +45,7 @@ DECLARED = "declared public by the curator"
 DP_FOUND = "found with differential privacy inside the release (its ledger's \"DP domain\" group)"
 FORMAT = "dpcore-domain/1"
 
-DEFAULT_MAX_LEVELS = 200
-# Integer columns with at most this many distinct values are treated as categorical.
-DEFAULT_MAX_INT_LEVELS = 25
+#: Equal-width bins over public bounds when the curator gives no number (and over the data's range).
 DEFAULT_NUMERIC_BINS = 10
 
 #: Where a numeric attribute's bin edges came from (``Attribute.origin``).
@@ -409,16 +407,6 @@ def numeric_attribute(name: str, edges: Sequence[float], na: bool = False, dtype
     return Attribute(name, "numeric", labels, na, e, dtype, origin)
 
 
-def data_range_attribute(name: str, lo, hi, bins: int, na: bool, dtype: str) -> Attribute:
-    """A numeric attribute of ``bins`` equal-width bins over the data's own [lo, hi] (a one-point
-    range becomes [lo, lo + 1]). The edges are read from the data (origin ``"data_range"``): the
-    attribute cannot be declared public, and a release with it is NOT DP."""
-    lo, hi = float(lo), float(hi)
-    if hi == lo:
-        hi = lo + 1.0
-    return numeric_attribute(name, equal_width_edges(lo, hi, bins), na, dtype, origin=DATA_RANGE)
-
-
 def equal_width_edges(lo: float, hi: float, bins: int) -> tuple[float, ...]:
     """``bins`` equal-width bins over the declared public bounds [lo, hi]."""
     if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
@@ -697,71 +685,14 @@ def numeric_spec_edges(name: str, spec, numeric_bins: int) -> tuple[float, ...]:
                           f"upper], \"bins\": k}}; got {_short(spec)}") from None
 
 
-def infer_domain(
-    df: pd.DataFrame,
-    numeric: Mapping[str, Any] | None = None,
-    max_levels: int = DEFAULT_MAX_LEVELS,
-    max_int_levels: int = DEFAULT_MAX_INT_LEVELS,
-    numeric_bins: int = DEFAULT_NUMERIC_BINS,
-) -> Domain:
-    """Infer a domain from the data, for the curator to confirm.
+#: Names that moved to :mod:`dpcore.data.inference` (inference from raw data), still importable from here.
+MOVED_TO_INFERENCE = frozenset({"infer_domain", "data_range_attribute", "DEFAULT_MAX_LEVELS", "DEFAULT_MAX_INT_LEVELS"})
 
-    ``numeric`` maps a column to its public bin edges (a list of numbers) or to
-    ``{"bounds": [lo, hi], "bins": k}`` for equal-width bins. Other numeric columns
-    with more than ``max_int_levels`` distinct values get ``numeric_bins``
-    equal-width bins over their observed range, which is *not* public: those attributes
-    are marked ``origin="data_range"`` and the domain cannot be declared until they get
-    public bounds or edges, DP quantile edges, or are dropped. Columns that are empty, constant, or have more than
-    ``max_levels`` levels (identifiers) are refused with a remedy.
 
-    Privacy: reads the raw data and releases nothing; the result is curator-only
-    until declared public.
-    """
-    check_table(df)
-    numeric = dict(numeric or {})
-    unknown = [c for c in numeric if c not in df.columns]
-    if unknown:
-        raise DomainError("numeric binning given for column(s) "
-                          f"{', '.join(map(repr, unknown))} that the data does not have")
-    attrs = []
-    for name in df.columns:
-        s = df[name]
-        dtype = str(s.dtype)
-        has_na = bool(s.isna().any())
-        if s.notna().sum() == 0:
-            raise DomainError(f"column '{name}' is empty (all values missing); drop it before synthesising")
-        if pd.api.types.is_float_dtype(s.dtype) and np.isinf(s.to_numpy(dtype=float, na_value=np.nan)).any():
-            # an infinite value is neither a level nor inside a bin: refuse it rather than bin or drop it
-            raise DomainError(f"column '{name}' holds infinite values (inf); replace them with a public bound or "
-                              "mark them missing, then try again")
-        if name in numeric:
-            a = numeric_spec_attribute(name, numeric[name], numeric_bins, has_na, dtype)
-            a.encode(s)  # fail early on non-numeric text (values outside the edges are clamped)
-            attrs.append(a)
-            continue
-        keys = pd.unique(series_level_keys(s))
-        is_num = pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
-        if is_num and len(keys) > max_int_levels:
-            attrs.append(data_range_attribute(name, s.min(), s.max(), numeric_bins, has_na, dtype))
-            continue
-        if len(keys) > max_levels:
-            raise DomainError(
-                f"column '{name}' has {len(keys):,} distinct values (limit {max_levels}); it looks like an identifier "
-                "or free text. Drop it, or declare it numeric with public bin edges"
-            )
-        vals = s.dropna()
-        if is_num:
-            levels = tuple(sorted({json_scalar(v) for v in vals.unique()}))
-        else:
-            uniq = {}
-            for v in vals.unique():
-                uniq.setdefault(level_key(v), json_scalar(v) if isinstance(v, (bool, np.bool_, np.integer, np.floating))
-                                else str(v))
-            levels = tuple(uniq[k] for k in sorted(uniq))
-        if len(levels) + int(has_na) < 2:
-            raise DomainError(
-                f"column '{name}' has a single level ({levels[0]!r}); "
-                "it carries no information. Drop it before synthesising"
-            )
-        attrs.append(Attribute(str(name), "categorical", levels, has_na, None, dtype))
-    return Domain(tuple(attrs), INFERRED)
+def __getattr__(name: str) -> Any:
+    """``from dpcore.data.domain import infer_domain`` keeps working for older callers: a name that
+    moved to :mod:`dpcore.data.inference` is looked up there on first use (PEP 562). Inference
+    builds on this module, never the other way round: nothing here imports it at import time."""
+    if name in MOVED_TO_INFERENCE:
+        return getattr(importlib.import_module("dpcore.data.inference"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

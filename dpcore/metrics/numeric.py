@@ -47,7 +47,7 @@ def numeric_ranges(orig: pd.DataFrame, domain=None, max_int_levels: int | None =
     if domain is not None:
         return {a.name: {"lower": float(a.edges[0]), "upper": float(a.edges[-1]), "from": "domain"}
                 for a in domain.attributes if a.kind == "numeric" and a.name in orig.columns}
-    from dpcore.data.domain import DEFAULT_MAX_INT_LEVELS
+    from dpcore.data.inference import DEFAULT_MAX_INT_LEVELS
 
     limit = DEFAULT_MAX_INT_LEVELS if max_int_levels is None else max_int_levels
     out = {}

@@ -74,7 +74,7 @@ def infer_file_domain(path, engine: str, progress=None, numeric=None, **engine_o
     if engine == "spark":
         from dpcore.counting import spark_engine as spark_counts
         return spark_counts.infer_domain(path, progress=progress, numeric=numeric, **engine_opts)
-    from dpcore.data.domain import infer_domain
+    from dpcore.data.inference import infer_domain
     from dpcore.data.io import read_table
     return infer_domain(read_table(path), numeric=numeric)
 

@@ -14,13 +14,9 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.data.domain import (
-    DEFAULT_MAX_INT_LEVELS,
-    DEFAULT_NUMERIC_BINS,
-    numeric_spec_attribute,
-    numeric_spec_edges,
-)
+from dpcore.data.domain import DEFAULT_NUMERIC_BINS, numeric_spec_attribute, numeric_spec_edges
 from dpcore.data.editing import parse_codebook_bounds, replace_attribute
+from dpcore.data.inference import DEFAULT_MAX_INT_LEVELS
 from dpcore.measure.bounds import REFINE_BINS
 from dpcore.measure.dp_domain import BOUNDS_SHARE, MAX_WHOLE_BINS, REFINE_SHARE
 from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE

@@ -18,7 +18,8 @@ import streamlit as st
 
 import dpcore
 from dpcore.api import planned_delta_approx
-from dpcore.data.domain import DECLARED, data_range_attribute
+from dpcore.data.domain import DECLARED
+from dpcore.data.inference import data_range_attribute
 from dpcore.errors import DPCoreError
 from dpcore.studio import adviser, design
 

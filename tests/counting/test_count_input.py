@@ -17,7 +17,7 @@ import pytest
 from dpcore.api import synthesize_codes
 from dpcore.counting.count_table import CountTable
 from dpcore.counting.rows import margin_counts
-from dpcore.data.domain import infer_domain
+from dpcore.data.inference import infer_domain
 from dpcore.estimate.draws import records
 from dpcore.privacy.definitions import ReleaseContext
 from dpcore.privacy.ledger import Ledger

@@ -7,7 +7,7 @@ import pytest
 
 from dpcore.counting.count_table import CountTable, cell_keys, fits_int64, key_codes
 from dpcore.counting.engines import count_table
-from dpcore.data.domain import infer_domain
+from dpcore.data.inference import infer_domain
 from dpcore.errors import OptionError
 
 

@@ -17,7 +17,8 @@ from dpcore.counting import duckdb_engine as duckdb_counts
 from dpcore.counting import spark_engine as spark_counts
 from dpcore.counting.engines import count_table
 from dpcore.counting.rows import margin_counts
-from dpcore.data.domain import Domain, infer_domain
+from dpcore.data.domain import Domain
+from dpcore.data.inference import infer_domain
 from dpcore.data.io import read_table
 from dpcore.errors import DomainError
 from dpcore.output import synthesize_file
@@ -61,6 +62,21 @@ def test_same_inferred_domain(spark, files):
     for source in (csv, parquet):
         assert spark_counts.infer_domain(source, spark_master=spark).to_dict() == \
             infer_domain(read_table(source)).to_dict()
+
+
+def test_same_column_facts_as_duckdb_and_memory(spark, tmp_path):
+    """[typed-contracts] item 4: Spark gathers the same facts of each column as DuckDB (and, up to
+    where an engine stops counting, as memory); one rule decides the domain from them."""
+    from dpcore.counting.on_engine import column_facts
+    from tests.counting.test_column_facts import LIMITS, engine_facts, memory_facts, tricky_table, up_to_cap
+
+    csv = tmp_path / "t.csv"
+    tricky_table().to_csv(csv, index=False)
+    src = spark_counts.open_source(spark, csv)
+    got = [column_facts(src, name, LIMITS, False) for name in src.columns]
+    assert got == engine_facts(csv)
+    assert [up_to_cap(m, e) for m, e in zip(memory_facts(csv), got)] == got
+    assert spark_counts.infer_domain(csv, spark_master=spark).to_dict() == infer_domain(read_table(csv)).to_dict()
 
 
 def test_spark_draws_and_writes_the_sets_with_the_in_memory_margins(spark, files, tmp_path, monkeypatch):

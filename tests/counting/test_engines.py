@@ -20,7 +20,8 @@ from dpcore.cli import commands as cli
 from dpcore.counting import duckdb_engine as duckdb_counts
 from dpcore.counting.engines import count_table
 from dpcore.counting.on_engine import expand_records
-from dpcore.data.domain import Domain, infer_domain, numeric_attribute
+from dpcore.data.domain import Domain, numeric_attribute
+from dpcore.data.inference import infer_domain
 from dpcore.data.io import read_table
 from dpcore.errors import DomainError, InputError, OptionError
 from dpcore.estimate.draws import records

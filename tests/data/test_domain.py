@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 import dpcore
-from dpcore.data.domain import DECLARED, INFERRED, NA_LEVEL, Attribute, Domain, infer_domain, numeric_attribute
+from dpcore.data.domain import DECLARED, INFERRED, NA_LEVEL, Attribute, Domain, numeric_attribute
+from dpcore.data.inference import infer_domain
 from dpcore.errors import DomainError, DPCoreError, InputError
 
 

@@ -34,7 +34,7 @@ import pytest
 
 import dpcore
 from dpcore.data.datasets import load_sd2011, sd2011_extract
-from dpcore.data.domain import infer_domain
+from dpcore.data.inference import infer_domain
 from dpcore.metrics import disclosure, utility_tables
 
 TOLERANCE = 0.30

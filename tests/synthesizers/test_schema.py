@@ -45,7 +45,7 @@ def test_resolve_takes_its_defaults_from_the_schema(method, monkeypatch):
     """Changing a declared default changes what resolve returns: the schema is the source."""
     import pandas as pd
 
-    from dpcore.data.domain import infer_domain
+    from dpcore.data.inference import infer_domain
 
     dom = infer_domain(pd.DataFrame({"a": list("xyxy"), "b": list("pqqp"), "c": list("uuvv")})).declared()
     spec = REGISTRY[method]
