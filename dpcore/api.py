@@ -23,7 +23,8 @@ from dpcore.estimate.draws import records
 from dpcore.manifest_summary import created_now
 from dpcore.measure.dp_domain import dp_domain, fallback_warnings, plan_dp_domain, recode_for_domain, withhold_columns
 from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
-from dpcore.privacy.definitions import PureDP, ReleaseContext, definition_for
+from dpcore.privacy.budget import Budget, Epsilon, zero_like
+from dpcore.privacy.definitions import Definition, PureDP, ReleaseContext, definition_for
 from dpcore.privacy.ledger import MIN_EPSILON, RHO, Ledger, check_epsilon
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import (
@@ -38,7 +39,9 @@ from dpcore.release import Release
 from dpcore.synthesizers import REGISTRY, steps
 from dpcore.synthesizers import hierarchy as H
 from dpcore.synthesizers.empty_share import empty_share_warning, leaf_empty_share
-from dpcore.synthesizers.options import PRIVATE_SELECTIONS, STEPS_METHODS, check_sets, resolve_steps_options
+from dpcore.synthesizers.method import SetRequest
+from dpcore.synthesizers.options import check_sets
+from dpcore.synthesizers.steps import PRIVATE_SELECTIONS
 
 METHODS = tuple(REGISTRY)
 
@@ -96,7 +99,7 @@ def _dp_status(domain: Domain, not_dp: list[str], epsilon: float, neighbours: Ne
         return False, "NOT differentially private: " + "; ".join(reasons)
     given = public_inputs(domain)
     if ledger is not None and ledger.unit == RHO:
-        return True, neighbours.statement(epsilon, ledger.delta if delta is None else delta, ledger.spent, given)
+        return True, neighbours.statement(epsilon, ledger.delta if delta is None else delta, ledger.rho, given)
     return True, neighbours.statement(epsilon, given=given)
 
 
@@ -112,12 +115,12 @@ def public_inputs(domain: Domain) -> str:
     return "the declared public domain"
 
 
-def _definition_plan(definition, budget: float) -> dict:
+def _definition_plan(definition: Definition, budget: Budget) -> dict:
     """What a preview's plan says of the privacy definition: the unit of its ``*_budget*`` figures
     (``budget_unit``: "epsilon" under pure ε, "rho" under zCDP), and under zCDP δ and the whole ρ."""
     if definition.name == "pure":
         return {"budget_unit": "epsilon"}
-    return {"delta": definition.delta, "rho": budget, "budget_unit": "rho"}
+    return {"delta": definition.delta, "rho": budget.value, "budget_unit": "rho"}
 
 
 def privacy_setup(neighbours, count_share, max_records) -> tuple[Neighbours, float | None]:
@@ -135,34 +138,35 @@ def privacy_setup(neighbours, count_share, max_records) -> tuple[Neighbours, flo
     return nb, None
 
 
-def release_record_count(n: int, nb: Neighbours, share: float | None, epsilon: float, rng, ledger: Ledger,
-                         definition=PureDP()) -> tuple[int, dict]:
+def release_record_count(n: int, nb: Neighbours, share: float | None, budget: Budget, rng, ledger: Ledger,
+                         definition: Definition = PureDP()) -> tuple[int, dict]:
     """The number of records each synthetic set gets, and how it was released.
 
     add/remove: ñ = max(0, n + Z), Z ~ DiscreteLaplace(1/(share·ε)): the count has
     sensitivity 1, so this costs share·ε (charged here); clamping at 0 and at the
     public ``max_records`` is post-processing. replace: n is public, nothing spent.
-    Under zCDP ``epsilon`` is the release's ρ and Z is discrete Gaussian spending share·ρ.
+    ``budget`` is the release's: ε, or ρ under zCDP (then Z is discrete Gaussian spending share·ρ).
     """
     nb.check_size(n)
     if share is None:
         return n, {"value": n, "noisy": False, "epsilon": 0.0, "note": "n is public under replace-one neighbours"}
-    count_budget = share * epsilon
-    if definition.name == "pure" and count_budget < MIN_EPSILON:
-        raise OptionError(f"count_share × epsilon = {count_budget:.3g} is too small for the noisy record count "
+    count_budget = share * budget
+    if definition.name == "pure" and count_budget.value < MIN_EPSILON:
+        raise OptionError(f"count_share × epsilon = {count_budget.value:.3g} is too small for the noisy record count "
                           f"(at least {MIN_EPSILON:g}); raise count_share or epsilon")
     mech = definition.count_noise(count_budget, nb)
-    count = Measurement("record count", mech, nb.count_sensitivity(mech), "all records", nb.label,
+    count = Measurement("record count", mech, nb.count_sensitivity(mech.norm), "all records", nb.label,
                         sampler=EXACT_SAMPLER, note="released once; every synthetic set has this many records")
     noisy = int(min(max(0, int(count.release(ledger, np.int64(n), rng))), nb.max_records))
     if noisy > 10 * n + 100_000:
         # Curator-only message (nothing is released): the count is too noisy to be usable.
         raise ResourceError(
             f"the noisy record count came out at {noisy:,}, far more than the table holds: the budget for the "
-            f"count ({count_budget:.3g} = count_share × the release's {definition.unit}) is too small to be useful; "
+            f"count ({count_budget.value:.3g} = count_share × the release's {count_budget.symbol}) is too small to be "
+            "useful; "
             "raise epsilon or count_share"
         )
-    spent = {"epsilon": count_budget} if definition.name == "pure" else {"rho": count_budget}
+    spent = {definition.budget_key: count_budget.value}
     return noisy, {"value": noisy, "noisy": True, **spent, "mechanism": mech.name, "scale": mech.scale,
                    "note": "noisy count of records (add/remove neighbours: the true count is not published)"}
 
@@ -331,14 +335,13 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     if definition.name not in spec.definitions:
         raise OptionError(f"method {method!r} releases under pure ε-DP only; leave delta unset, or choose one of "
                           f"{', '.join(k for k, v in REGISTRY.items() if definition.name in v.definitions)}")
-    budget = definition.budget(eps)  # ε itself, or the largest ρ whose (ε, δ) conversion is within ε
+    budget = definition.budget(Epsilon(eps))  # ε itself, or the largest ρ whose (ε, δ) conversion is within ε
     rng, seed = _rng(seed)
     # the odometer: no charge may take the release past the budget asked for; refused before its noise
-    ledger = (Ledger(f"release ({method})", cap=budget) if definition.name == "pure" else
-              Ledger(f"release ({method})", cap=budget, unit=RHO, delta=definition.delta))
-    pre_eps, pre_diag = 0.0, {}
+    ledger = Ledger.capped(f"release ({method})", budget, definition.delta)
+    pre_spent, pre_diag = zero_like(budget), {}
     if prepare is not None:
-        dom, pre_eps, pre_diag = prepare(dom, rng, ledger, nb, budget, definition)
+        dom, pre_spent, pre_diag = prepare(dom, rng, ledger, nb, budget, definition)
     opts = spec.resolve(dom, method, **options)
     if definition.name != "pure":
         opts = spec.for_definition(opts, definition, options, dom)
@@ -350,8 +353,8 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
         X = CountTable.from_codes(X, dom.shape)
     n = X.n if isinstance(X, CountTable) else len(X)
     n_out, record_count = release_record_count(n, nb, share, budget, rng, ledger, definition)
-    sets_budget = budget - (share * budget if share is not None else 0.0) - pre_eps
-    if sets_budget <= 0:
+    sets_budget = budget - (share * budget if share is not None else zero_like(budget)) - pre_spent
+    if sets_budget.value <= 0:
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
     ctx = ReleaseContext(nb, n_out, definition)
     plan = spec.plan(opts, dom, sets_budget, m)
@@ -359,7 +362,8 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     for s in range(m):
         if progress is not None:
             progress(s, m)
-        draw, tree, diag = spec.run_set(X, dom, opts, plan, sets_budget / m, rng, ledger, f"set {s + 1}", ctx)
+        result = spec.run_set(SetRequest(X, dom, opts, plan, sets_budget / m, rng, ledger, f"set {s + 1}", ctx))
+        draw, tree, diag = result.draw, result.tree, result.diagnostics
         # the set's records are drawn here, in chunks, from the release's generator (post-processing)
         codes_sets.append(keep(draw, rng) if keep is not None else records(draw, rng, len(dom)))
         del draw
@@ -432,8 +436,8 @@ def expected_noise(method: str, domain: Domain, epsilon: float, *, n: float, set
     if definition.name != "pure":
         opts = spec.for_definition(opts, definition, options, dom)
     nb, share = privacy_setup(neighbours, count_share, max_records)
-    sets_budget = definition.budget(eps) * (1.0 - (share or 0.0) - float(bins_share))
-    if sets_budget <= 0:
+    sets_budget = definition.budget(Epsilon(eps)) * (1.0 - (share or 0.0) - float(bins_share))
+    if sets_budget.value <= 0:
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
     return spec.noise_rows(opts, dom, sets_budget, m, max(float(n), 1.0), nb, definition)
 
@@ -455,7 +459,7 @@ def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, 
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
     definition = definition_for(delta)
     privacy = (neighbours, count_share, max_records)
-    if method not in STEPS_METHODS:
+    if not REGISTRY[method].hierarchical:
         return _margin_preview(data, method, epsilon, sets, domain, privacy, definition, options)
     return _steps_preview(data, method, epsilon, sets, domain, privacy, definition, options)
 
@@ -470,13 +474,14 @@ def _margin_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, 
     if definition.name != "pure":
         opts = REGISTRY[method].for_definition(opts, definition, options, dom)
     nb, share = privacy_setup(*privacy)
-    budget = definition.budget(eps)
+    budget = definition.budget(Epsilon(eps))
     sets_budget = budget * (1.0 - share) if share is not None else budget
     spec = REGISTRY[method]
     # n: the table's own count (curator-only), where a release uses its noisy count (ipf's "auto" share)
     args = (opts, dom, sets_budget / m, nb, float(len(data)), definition)
-    plan = {"epsilon": eps, "sets": m, "budget_per_set": sets_budget / m, "neighbours": nb.notion,
-            "record_count_budget": budget - sets_budget, "method": method, **_definition_plan(definition, budget),
+    plan = {"epsilon": eps, "sets": m, "budget_per_set": (sets_budget / m).value, "neighbours": nb.notion,
+            "record_count_budget": (budget - sets_budget).value, "method": method,
+            **_definition_plan(definition, budget),
             **spec.preview_plan(*args)}
     # each row names its budget by the definition's key: "epsilon", or "rho" under zCDP
     return MarginPreview(pd.DataFrame(spec.preview_rows(*args)), plan)
@@ -490,20 +495,20 @@ def _steps_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, d
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
     dom = _domain(data, domain)
-    opts = resolve_steps_options(dom, method, **options)
+    opts = REGISTRY[method].resolve(dom, method, **options)
     if definition.name != "pure":
         opts = REGISTRY[method].for_definition(opts, definition, options, dom)
     nb, share = privacy_setup(*privacy)
     X = _encode(dom, data)
     nb.check_size(len(X))
-    budget = definition.budget(eps)
+    budget = definition.budget(Epsilon(eps))
     sets_budget = budget * (1.0 - share) if share is not None else budget
     alloc = steps.plan_allocation(opts, len(dom), sets_budget, m)
     sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview",
                          neighbours=nb, definition=definition)
     tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, steps.leaf_cell_limit(opts))
     steps.sparse_leaf_layer(tree, opts)  # refuses now what the release would refuse
-    mechs = steps.layer_mechanisms(tree, alloc, opts.noise, nb.histogram_sensitivity, definition, nb)
+    mechs = steps.layer_mechanisms(tree, alloc, opts.noise, definition, nb)
     table = _layer_table(tree, mechs, nb, alloc, dom, definition)
     sel_rows = _selection_rows(sel, dom)
     # node counts only: the leaf layer may be far too big to count densely
@@ -513,11 +518,12 @@ def _steps_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, d
     share = (leaf_empty_share(np.diff(tree.leaf_offsets), n_pub, mechs[-1].scale, opts.consistency)
              if tree.has_leaf_layer and definition.name == "pure" else 0.0)
     plan = {
-        "epsilon": eps, "sets": m, "budget_per_set": alloc.per_set,
-        "selection_budget_per_layer": list(alloc.selection), "count_budget_per_layer": list(alloc.counts),
+        "epsilon": eps, "sets": m, "budget_per_set": alloc.per_set.value,
+        "selection_budget_per_layer": [b.value for b in alloc.selection],
+        "count_budget_per_layer": [b.value for b in alloc.counts],
         "weights": list(alloc.weights), "allocation": alloc.scheme,
         "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
-        "neighbours": nb.notion, "record_count_budget": budget - sets_budget,
+        "neighbours": nb.notion, "record_count_budget": (budget - sets_budget).value,
         "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share),
         **_definition_plan(definition, budget),
     }
@@ -530,7 +536,7 @@ def _layer_table(tree, mechs, nb, alloc, dom, definition) -> pd.DataFrame:
     if definition.name != "pure":
         for row, c in zip(rows, alloc.counts):
             del row["epsilon"]  # a Gaussian layer states no ε of its own
-            row[definition.budget_key] = c  # the layer's budget, in ρ
+            row[definition.budget_key] = c.value  # the layer's budget, in ρ
     attrs = tree.attributes_per_layer()
     for row in rows:
         k = row["layer"]

@@ -67,7 +67,7 @@ def _definition_controls() -> None:
 
 def _not(*names: str) -> tuple:
     """Every option of STEPS but ``names`` (to draw just those)."""
-    return tuple(o.name for o in REGISTRY["steps"].options if o.name not in names)
+    return tuple(o.name for o in design.tree_options() if o.name not in names)
 
 
 def nearest_grid(v: float) -> float:
@@ -145,7 +145,7 @@ with left:
             with st.expander("Advanced options"):
                 options.option_widgets(cfg, method_now, advanced=True)
 
-    tree_method = design.MODE_METHOD.get(cfg.get("mode", "mosda"), "steps")
+    tree_method = design.tree_method(cfg.get("mode"))
     if hierarchical:
         with guard.guarded("the hierarchy controls"):
             st.subheader("Hierarchy", anchor=False)

@@ -214,6 +214,54 @@ def test_only_the_privacy_layer_writes_ledger_charges():
     assert not bad, bad
 
 
+#: modules outside the privacy layer allowed to build a StatedMechanism: each proves its map in its docstring
+#: and in docs/survey-privacy.md (smooth sensitivity; amplification by subsampling a partition)
+STATED_MAPS = {"dpcore/survey/_smooth.py", "dpcore/survey/partition.py"}
+
+
+def _hand_costs(path: Path, where: str) -> list[str]:
+    """What would set a charge's cost by hand in ``path``: a Charge built outside privacy/measurement.py, a
+    StatedMechanism outside the modules that prove its map, or a cost passed to a Measurement as a number
+    (``epsilon=`` / ``rho=`` keywords, or a bare number where its Sensitivity goes)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if name == "Charge" and where != "dpcore/privacy/measurement.py":
+            out.append(f"{where}:{node.lineno} Charge(")
+        if name == "StatedMechanism" and where not in STATED_MAPS and not where.startswith("dpcore/privacy/"):
+            out.append(f"{where}:{node.lineno} StatedMechanism(")
+        if name == "Measurement":
+            if any(k.arg in ("epsilon", "rho") for k in node.keywords):
+                out.append(f"{where}:{node.lineno} Measurement(epsilon=/rho=)")
+            if len(node.args) >= 3 and isinstance(node.args[2], ast.Constant):
+                out.append(f"{where}:{node.lineno} Measurement(…, a number as the sensitivity)")
+    return out
+
+
+def test_no_call_site_computes_a_measurements_cost_by_hand():
+    """[typed-contracts] item 2: a charge's cost is the mechanism's privacy map at the sensitivity the
+    stability of the transformations gives (Measurement.cost = map ∘ stability), never a number written at a
+    call site."""
+    files = [*PKG.rglob("*.py"), *_app_files()]
+    bad = [b for p in files for b in _hand_costs(p, str(p.relative_to(ROOT)))]
+    assert not bad, bad
+
+
+def test_the_hand_cost_check_can_fail(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def g(mech, led):\n    Measurement('q', mech, 1.0, 's', 'n')\n"
+                 "    Measurement('q', mech, s, 's', 'n', epsilon=0.5)\n"
+                 "    StatedMechanism('x', 0.5, 'no proof')\n    Charge(label='x')\n", encoding="utf-8")
+    found = _hand_costs(f, "dpcore/synthesizers/m.py")
+    assert [b.split(" ", 1)[1] for b in found] == [
+        "Measurement(…, a number as the sensitivity)", "Measurement(epsilon=/rho=)", "StatedMechanism(", "Charge("]
+    assert _hand_costs(f, "dpcore/survey/_smooth.py")[2:] == ["dpcore/survey/_smooth.py:5 Charge("]
+
+
 def test_the_ledger_writer_check_can_fail(tmp_path):
     f = tmp_path / "m.py"
     f.write_text("def g(ledger, c):\n    ledger._record(c)\n    ledger.spend(1)\n    Charge(label='x')\n",

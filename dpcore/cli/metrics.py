@@ -130,14 +130,14 @@ def _floats(text: str) -> list[float]:
 
 def _run_sweep(args) -> int:
     from dpcore.metrics.sweep import sweep
-    from dpcore.synthesizers.options import STEPS_METHODS
+    from dpcore.synthesizers import REGISTRY
 
     data = _read(args.input)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     method_options = {m: {} for m in methods}
     if args.layers is not None:
         for m in methods:
-            if m in STEPS_METHODS:
+            if m in REGISTRY and REGISTRY[m].hierarchical:
                 method_options[m]["layers"] = args.layers
     if args.delta is not None:  # every release of the sweep is (ε, δ)-DP at this δ, as the design's would be
         for m in methods:

@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 
 from dpcore.errors import OptionError
+from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
@@ -95,7 +97,7 @@ def threshold(mechanism, bins: int, beta: float = FALSE_BIN_PROBABILITY) -> floa
     discrete Laplace P(Z ≥ t) ≤ e^{-t/s}; discrete Gaussian P(Z ≥ t) ≤ e^{-t²/(2σ²)} (Canonne,
     Kamath & Steinke 2020, Cor. 9). Public: the scale and the bin count only."""
     tail = math.log(bins / beta)
-    if getattr(mechanism, "norm", "l1") == "l2":
+    if mechanism.norm == "l2":
         return mechanism.scale * math.sqrt(2.0 * tail)
     return mechanism.scale * tail
 
@@ -134,11 +136,11 @@ def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold
                        float(np.sum(noisy)), withheld)
 
 
-def dp_bounds(values: pd.Series, integer: bool, budget: float, rng: np.random.Generator, ledger: Ledger,
+def dp_bounds(values: pd.Series, integer: bool, budget: Budget, rng: np.random.Generator, ledger: Ledger,
               neighbours: Neighbours, definition, name: str) -> FoundBounds:
     """DP [lower, upper] (and whether NA is kept) of one column, spending ``budget`` (ε, or ρ under
     zCDP) through one histogram measurement charged to ``ledger``. See the module docstring."""
-    if budget <= 0:
+    if budget.value <= 0:
         raise OptionError(f"column '{name}': no budget left for its DP bounds; raise the domain share")
     bins = LogBins.for_kind(integer)
     counts = np.bincount(bins.index(values), minlength=bins.size).astype(np.int64)
@@ -156,12 +158,12 @@ def dp_bounds(values: pd.Series, integer: bool, budget: float, rng: np.random.Ge
 REFINE_BINS = 16
 
 
-def refine_threshold(budget: float, neighbours: Neighbours, definition) -> float:
+def refine_threshold(budget: Budget, neighbours: Neighbours, definition: Definition) -> float:
     """The threshold :func:`refine_bounds` would use at ``budget``: public (the budget and bin count)."""
     return threshold(definition.count_noise(budget, neighbours), REFINE_BINS + 2)
 
 
-def refine_bounds(values: pd.Series, lower: float, upper: float, integer: bool, budget: float,
+def refine_bounds(values: pd.Series, lower: float, upper: float, integer: bool, budget: Budget,
                   rng: np.random.Generator, ledger: Ledger, neighbours: Neighbours, definition,
                   name: str) -> tuple[float, float]:
     """Tighter DP bounds inside [lower, upper] (powers of two are loose: years 1974–2018 give

@@ -44,6 +44,8 @@ from dpcore.measure.bounds import REFINE_BINS, dp_bounds, refine_bounds, refine_
 from dpcore.measure.levels import dp_levels
 from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE, distinct_labels, privtree_bins
 from dpcore.measure.quantiles import BIN_METHODS, quantile_edges
+from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.privacy.zcdp import check_delta
@@ -128,8 +130,8 @@ def plan_dp_domain(data: pd.DataFrame, delta, share, bins=None) -> DomainPlan:
     return DomainPlan(kinds, share, LEVELS_DELTA_SHARE * check_delta(delta) if text else 0.0, bins)
 
 
-def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: float, rng: np.random.Generator, ledger: Ledger,
-              neighbours: Neighbours, definition) -> tuple[Domain, dict, float]:
+def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.random.Generator, ledger: Ledger,
+              neighbours: Neighbours, definition: Definition) -> tuple[Domain, dict, Budget]:
     """The domain found with ``budget`` (a share of the release's ε or ρ): (domain, the manifest
     record, what was actually charged). Every charge sits in the ledger group "DP domain"."""
     group = ledger.group("DP domain")
@@ -148,11 +150,11 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: float, rng: np.rando
         if kind == TEXT:
             found = dp_levels(col, per_column, delta_each, rng, g, neighbours, definition, name)
             attrs.append(Attribute(name, "categorical", (*found.levels, found.other), found.na, None, "object"))
-            record[name] = {**found.to_dict(), "delta": delta_each, "spent": g.spent}
+            record[name] = {**found.to_dict(), "delta": delta_each, "spent": g.spent.value}
             continue
         attr, rec = _numeric(col, name, per_column, rng, g, neighbours, definition, plan.bins)
         attrs.append(attr)
-        record[name] = {**rec, "spent": g.spent}
+        record[name] = {**rec, "spent": g.spent.value}
     if not attrs:
         raise DomainError("the table has no columns to release")
     return Domain(tuple(attrs), DP_FOUND), record, group.spent
@@ -184,7 +186,7 @@ def withhold_columns(frame: pd.DataFrame, record: dict) -> pd.DataFrame:
     return frame.assign(**{c: pd.Series(np.nan, index=frame.index, dtype="float64") for c in withheld})
 
 
-def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neighbours: Neighbours,
+def _numeric(col: pd.Series, name: str, budget: Budget, rng, group: Ledger, neighbours: Neighbours,
              definition, bins: str = DEFAULT_BIN_METHOD) -> tuple[Attribute, dict]:
     """DP bounds, then DP quantile or PrivTree edges (or one bin per whole number) for one numeric column."""
     dtype = str(col.dtype)
@@ -220,7 +222,7 @@ def _numeric(col: pd.Series, name: str, budget: float, rng, group: Ledger, neigh
     else:
         vals = pd.to_numeric(col[col.notna()], errors="coerce").to_numpy(dtype=float)
         edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, edges_share * budget, rng, group, name,
-                                  neighbours.label, definition, integer=integer)
+                                  neighbours, definition, integer=integer)
         how = f"DP quantile edges ({DEFAULT_NUMERIC_BINS} bins asked) over the refined DP bounds"
     attr = numeric_attribute(name, edges, na=found.na, dtype=dtype, origin=DP_BOUNDS)
     assert attr.edges is not None  # a numeric attribute always has its edges (Attribute.__post_init__)

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.errors import OptionError
+from dpcore.privacy.budget import Budget
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
@@ -63,7 +64,7 @@ def level_counts(values: pd.Series) -> tuple[list[str], np.ndarray]:
     return [str(k) for k in vc.index], np.append(counts, missing) if missing else counts
 
 
-def dp_levels(values: pd.Series, budget: float, delta: float, rng: np.random.Generator, ledger: Ledger,
+def dp_levels(values: pd.Series, budget: Budget, delta: float, rng: np.random.Generator, ledger: Ledger,
               neighbours: Neighbours, definition, name: str) -> FoundLevels:
     """The levels of one column released by the thresholded histogram, spending ρ = ``budget`` and
     ``delta`` of the release's δ (see the module docstring); refused under pure ε."""

@@ -24,7 +24,8 @@ from typing import Protocol
 import numpy as np
 
 from dpcore.counting import rows as count_rows
-from dpcore.privacy.definitions import PureDP
+from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition, PureDP
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
@@ -34,7 +35,8 @@ class NoiseMechanism(Protocol):
     """What a :class:`NoisyMargin` keeps of the mechanism that noised it: its name, its
     scale and the variance of the noise it adds to one cell."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     @property
     def scale(self) -> float: ...
@@ -113,15 +115,15 @@ SAMPLERS = {"discrete_laplace": EXACT_SAMPLER, "laplace": "discretised, floating
             "discrete_gaussian": EXACT_SAMPLER}
 
 
-def measure(X, shape, axes, epsilon: float, nb: Neighbours, rng, ledger: Ledger, label: str,
+def measure(X, shape, axes, budget: Budget, nb: Neighbours, rng, ledger: Ledger, label: str,
             note: str = "", *, noise: str = "discrete_laplace", subset: str | None = None,
-            definition=PureDP()) -> NoisyMargin:
+            definition: Definition = PureDP()) -> NoisyMargin:
     """Release the margin on ``axes`` with ``noise`` (discrete Laplace by default) spending
-    ``epsilon`` (a ρ under zCDP: discrete Gaussian noise), charging ``ledger`` first (the cells are
+    ``budget`` (an ε; a ρ under zCDP: discrete Gaussian noise), charging ``ledger`` first (the cells are
     disjoint: parallel composition).
 
     Returns the :class:`NoisyMargin` (values as float, the mechanism's variance per cell)."""
-    mech = definition.count_noise(epsilon, nb, None if definition.name != "pure" else noise)
+    mech = definition.count_noise(budget, nb, None if definition.name != "pure" else noise)
     cells = counts_cells(shape, axes)
     query = Measurement.counts(label, mech, nb, cells=cells, subset=subset or f"{cells} cells (disjoint)", note=note,
                                sampler=SAMPLERS[mech.name])
@@ -135,22 +137,22 @@ def counts_cells(shape, axes) -> int:
     return math.prod(int(shape[a]) for a in axes)
 
 
-def preview_row(what: str, cells, budget: float, mech, definition) -> dict:
+def preview_row(what: str, cells, budget: Budget, mech, definition: Definition) -> dict:
     """One row of a margin method's preview: a noisy table of ``cells`` cells, the budget it spends
     under the definition's own key (``"epsilon"`` for ε, ``"rho"`` for ρ under zCDP) and its noise
     (public facts only)."""
-    return {"table": what, "cells": cells, definition.budget_key: budget, "mechanism": mech.name,
+    return {"table": what, "cells": cells, definition.budget_key: budget.value, "mechanism": mech.name,
             "noise_scale": mech.scale, "noise_sd": float(np.sqrt(mech.variance))}
 
 
-def selection_preview_row(what: str, budget: float, definition) -> dict:
+def selection_preview_row(what: str, budget: Budget, definition: Definition) -> dict:
     """A preview row for a private choice (exponential mechanism): no table, no noise scale; the
     budget under the definition's own key, as in :func:`preview_row`."""
-    return {"table": what, "cells": None, definition.budget_key: budget, "mechanism": "exponential",
+    return {"table": what, "cells": None, definition.budget_key: budget.value, "mechanism": "exponential",
             "noise_scale": None, "noise_sd": None}
 
 
-def one_way_preview_rows(domain, mech, budget: float, definition) -> list[dict]:
+def one_way_preview_rows(domain, mech, budget: Budget, definition: Definition) -> list[dict]:
     """Preview rows (public facts only) for the one-way margins that AIM and MST measure
     first, each with the noise of ``mech`` at ``budget`` (under the definition's own key)."""
     return [preview_row(f"one-way {a}", domain[a].size, budget, mech, definition) for a in domain.names]

@@ -37,11 +37,15 @@ from typing import ClassVar
 import numpy as np
 
 from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition
 from dpcore.privacy.exact_laplace import dyadic_scale
 from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.maps import pure_cost
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.privacy.neighbours import Neighbours
+from dpcore.privacy.stability import Norm, Sensitivity
 from dpcore.privacy.zcdp import rho_of_pure
 
 #: Fanout β: every split makes two halves.
@@ -195,7 +199,7 @@ class PrivTreeNoise:
 
     scale: float
     name: ClassVar[str] = "privtree"
-    norm: ClassVar[str] = "l1"
+    norm: ClassVar[Norm] = "l1"
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
         return epsilon_of_scale(self.scale, sensitivity)
@@ -203,21 +207,29 @@ class PrivTreeNoise:
     def rho(self, sensitivity: float = 1.0) -> float:
         return rho_of_pure(self.epsilon(sensitivity))
 
+    def cost(self, sensitivity: Sensitivity, unit: str) -> Budget:
+        """The tree's privacy map at count sensitivity Δ₁ (:func:`epsilon_of_scale`), or its ε²/2."""
+        if sensitivity.norm != self.norm:
+            raise ValueError(f"PrivTree's map takes an L1 count sensitivity, not {sensitivity.norm}")
+        return pure_cost(self.epsilon(sensitivity.value), unit)
 
-def privtree_bins(vals: np.ndarray, lower: float, upper: float, budget: float, rng: np.random.Generator,
-                  group: Ledger, name: str, neighbours: Neighbours, definition, *, integer: bool = False,
+
+def privtree_bins(vals: np.ndarray, lower: float, upper: float, budget: Budget, rng: np.random.Generator,
+                  group: Ledger, name: str, neighbours: Neighbours, definition: Definition, *, integer: bool = False,
                   theta: float = 0.0, max_depth: int = MAX_DEPTH, max_leaves: int | None = None) -> PrivTreeBins:
     """PrivTree edges for a release, charged to ``group`` before any noise is drawn: ``budget`` is ε, or ρ under
     zCDP (an ε-DP tree is ε²/2-zCDP, so ε = √(2ρ)); the charge is the map of the scale actually drawn at, at
     most the budget (proof: docs/methods/privtree.md). ``max_leaves``: a public cap on the bins."""
-    eps = budget if definition.name == "pure" else math.sqrt(2.0 * budget)
+    # the tree is ε-DP; under zCDP it is (ε²/2)-zCDP, so the ρ budget buys ε = √(2ρ)
+    eps = budget.value if definition.name == "pure" else math.sqrt(2.0 * budget.value)
     sens = neighbours.histogram_sensitivity
     noise = PrivTreeNoise(sampler_scale(calibrated_scale(eps, sens)))
     leaves = "" if max_leaves is None else f", at most {max_leaves} bins"
-    m = Measurement(f"PrivTree bins of '{name}'", noise, sens, f"non-missing values of '{name}'", neighbours.label,
-                    note=f"PrivTree over [{lower:g}, {upper:g}] (fanout 2, θ = {theta:g}, depth ≤ {max_depth}"
-                         f"{leaves}); ε = Δ·(2 + e^(1/λ))/λ at δ = λ·ln 2 (docs/methods/privtree.md)",
-                    sampler=EXACT_SAMPLER)
+    m = Measurement.counts(f"PrivTree bins of '{name}'", noise, neighbours, cells=1,
+                           subset=f"non-missing values of '{name}'",
+                           note=f"PrivTree over [{lower:g}, {upper:g}] (fanout 2, θ = {theta:g}, depth ≤ {max_depth}"
+                                f"{leaves}); ε = Δ·(2 + e^(1/λ))/λ at δ = λ·ln 2 (docs/methods/privtree.md)",
+                           sampler=EXACT_SAMPLER)
     return m.draw(group, lambda: privtree_edges(vals, lower, upper, eps, rng, neighbours=neighbours,
                                                 integer=integer, theta=theta, max_depth=max_depth,
                                                 max_leaves=max_leaves))

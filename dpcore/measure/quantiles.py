@@ -49,7 +49,8 @@ from dpcore.data.domain import (
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.measure.bounds import dp_bounds
 from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE, distinct_labels, privtree_bins
-from dpcore.privacy.definitions import PureDP
+from dpcore.privacy.budget import Budget, zero_like
+from dpcore.privacy.definitions import Definition, PureDP
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism, exponential_probabilities
@@ -224,8 +225,8 @@ def check_dp_bins(dp_bins, bins_share, bins_method=None) -> tuple[dict[str, BinS
     return specs, share
 
 
-def quantile_edges(vals: np.ndarray, lower: float, upper: float, bins: int, budget: float, rng: np.random.Generator,
-                   group: Ledger, name: str, neighbours_label: str, definition=PureDP(), *, integer: bool = False,
+def quantile_edges(vals: np.ndarray, lower: float, upper: float, bins: int, budget: Budget, rng: np.random.Generator,
+                   group: Ledger, name: str, neighbours: Neighbours, definition=PureDP(), *, integer: bool = False,
                    grid: int | None = None, tails: float | None = None) -> tuple[tuple[float, ...], int]:
     """Edges over [lower, upper]: k-1 exponential-mechanism quantiles, each at budget/(k-1) (ε, or ρ
     under zCDP) charged to ``group``; sorted with repeats dropped. With ``tails`` (DP bounds, which are
@@ -239,11 +240,12 @@ def quantile_edges(vals: np.ndarray, lower: float, upper: float, bins: int, budg
     if tails is not None:
         probs = [tails, *probs, 1.0 - tails]
     eps_q = budget / len(probs)
-    mech = definition.selection(eps_q, RANK_SENSITIVITY)  # ε, or ρ under zCDP (ε = √(8ρ))
+    # ε, or ρ under zCDP (ε = √(8ρ)); the rank utility's sensitivity times the unit's records
+    mech = definition.selection(eps_q, neighbours.score_sensitivity(RANK_SENSITIVITY).value)
     inner = []
     for q in probs:
-        quantile = Measurement(
-            f"{q:.4g}-quantile", mech, RANK_SENSITIVITY, f"non-missing values of '{name}'", neighbours_label,
+        quantile = Measurement.selection(
+            f"{q:.4g}-quantile", mech, neighbours, RANK_SENSITIVITY, subset=f"non-missing values of '{name}'",
             sampler=EXACT_SAMPLER,
             note=f"rank utility over {len(cands)} public grid points in [{lower:g}, {upper:g}]")
         inner.append(float(cands[quantile.select(group, rank_utility(vals, cands, q), rng)]))
@@ -253,12 +255,12 @@ def quantile_edges(vals: np.ndarray, lower: float, upper: float, bins: int, budg
     return tuple(float(x) for x in np.unique([lower, *inner, upper])), int(len(cands))
 
 
-def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec], epsilon: float,
+def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec], budget: Budget,
                   rng: np.random.Generator, ledger: Ledger, neighbours: Neighbours,
-                  definition=PureDP()) -> tuple[Domain, dict, float]:
+                  definition: Definition = PureDP()) -> tuple[Domain, dict, Budget]:
     """The domain with DP edges for the attributes in ``specs``, the manifest record, and what was charged.
 
-    ``epsilon`` (ε, or ρ under zCDP) is split evenly over the attributes (sequential composition), every
+    ``budget`` (ε, or ρ under zCDP) is split evenly over the attributes (sequential composition), every
     charge in the ledger group "DP bin edges", made before its noise is drawn. Inside an attribute's bounds
     its spec's method finds the edges: "quantiles", k-1 exponential-mechanism quantiles at an even share
     each (this module), or "privtree", PrivTree's leaves at most ``bins`` of them, its whole share
@@ -273,12 +275,12 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
     edges are then marked ``origin="dp_bounds"``.
     """
     if not specs:
-        return dom, {}, 0.0
+        return dom, {}, zero_like(budget)
     unknown = [c for c in specs if c not in data.columns]
     if unknown:
         raise OptionError(f"dp_bins names column(s) {', '.join(map(repr, unknown))} that the data does not have")
     group = ledger.group("DP bin edges")
-    eps_attr = epsilon / len(specs)
+    eps_attr = budget / len(specs)
     record: dict[str, dict] = {}
     attrs = list(dom.attributes)
     for name, spec in specs.items():
@@ -306,7 +308,7 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
             "edges": list(edges), "method": spec.method, "origin": origin, **how, "bins": len(edges) - 1,
             "lower": lower, "upper": upper,
             **({"bounds": "differentially private (docs/methods/dp-domain.md)"} if found else {}),
-            ("epsilon" if definition.name == "pure" else "rho"): eps_attr, "spent": g.spent,
+            definition.budget_key: eps_attr.value, "spent": g.spent.value,
             "derived": ("differentially private: PrivTree bins (Zhang, Xiao & Xie 2016) over public bounds, charged "
                         "to this release's ledger (docs/methods/privtree.md)" if spec.method == PRIVTREE else
                         "differentially private: exponential-mechanism quantiles (Smith 2011) over public bounds, "
@@ -315,8 +317,8 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
     return Domain(tuple(attrs), dom.source), record, group.spent
 
 
-def _edges_inside(vals: np.ndarray, spec: BinSpec, lower: float, upper: float, budget: float,
-                  rng: np.random.Generator, group: Ledger, name: str, neighbours: Neighbours, definition,
+def _edges_inside(vals: np.ndarray, spec: BinSpec, lower: float, upper: float, budget: Budget,
+                  rng: np.random.Generator, group: Ledger, name: str, neighbours: Neighbours, definition: Definition,
                   integer: bool, theta: float) -> tuple[tuple[float, ...], dict]:
     """One attribute's DP edges over [lower, upper] by its spec's method, charged to ``group``, and what the
     manifest records of how (all public: the settings, never a count)."""
@@ -325,6 +327,6 @@ def _edges_inside(vals: np.ndarray, spec: BinSpec, lower: float, upper: float, b
                              theta=theta, max_depth=PRIVTREE_MAX_DEPTH, max_leaves=spec.bins)
         return distinct_labels(tree.edges), {"bins_cap": spec.bins, "theta": theta, "scale": tree.scale,
                                              "max_depth": tree.max_depth}
-    edges, n_cands = quantile_edges(vals, lower, upper, spec.bins, budget, rng, group, name, neighbours.label,
+    edges, n_cands = quantile_edges(vals, lower, upper, spec.bins, budget, rng, group, name, neighbours,
                                     definition, integer=integer, grid=spec.grid)
     return edges, {"bins_requested": spec.bins, "grid_points": n_cands}

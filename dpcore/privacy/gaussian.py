@@ -36,9 +36,11 @@ from typing import ClassVar
 import numpy as np
 
 from dpcore.errors import OptionError
+from dpcore.privacy.budget import Budget, Rho
 from dpcore.privacy.exact_histogram import DiscreteGaussianLaw, signed_histogram
 from dpcore.privacy.exact_laplace import bernoulli_exp, discrete_laplace_exact
 from dpcore.privacy.mechanisms import check_rng, nonnegative_finite, positive_finite
+from dpcore.privacy.stability import Norm, Sensitivity
 from dpcore.privacy.zcdp import check_delta, check_rho, epsilon_of_rho, rho_of_epsilon_delta
 
 __all__ = ["DiscreteGaussian", "MAX_SIGMA", "MIN_SIGMA"]
@@ -152,7 +154,7 @@ class DiscreteGaussian:
     sigma: float
     name: ClassVar[str] = "discrete_gaussian"
     #: the norm of the sensitivity its map takes
-    norm: ClassVar[str] = "l2"
+    norm: ClassVar[Norm] = "l2"
 
     def __post_init__(self):
         s = positive_finite("sigma", self.sigma)
@@ -202,6 +204,14 @@ class DiscreteGaussian:
     def epsilon(self, l2_sensitivity: float = 1.0, *, delta: float) -> float:
         """The ε of the (ε, δ)-DP statement of :meth:`rho` (``dpcore.privacy.zcdp.epsilon_of_rho``)."""
         return epsilon_of_rho(self.rho(l2_sensitivity), delta)
+
+    def cost(self, sensitivity: Sensitivity, unit: str) -> Budget:
+        """The privacy map: ρ = Δ₂²/(2σ²). There is no pure-ε map: in a ledger kept in ε it is refused."""
+        if not isinstance(sensitivity, Sensitivity) or sensitivity.norm != self.norm:
+            raise ValueError(f"{self.name}'s privacy map takes an L2 Sensitivity, not {sensitivity!r}")
+        if unit != Rho.unit:
+            raise ValueError(f"{self.name} has no pure ε map; it needs a ledger kept in ρ")
+        return Rho(self.rho(sensitivity.value))
 
     @cached_property
     def _rational(self) -> tuple[int, int, int]:

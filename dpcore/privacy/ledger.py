@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 from dpcore.errors import DPCoreError, OptionError
+from dpcore.privacy.budget import Budget, Epsilon, Rho, budget_of
 from dpcore.privacy.neighbours import ADD_REMOVE, NEIGHBOUR_LABELS, REPLACE
 from dpcore.privacy.zcdp import epsilon_of_rho
 
@@ -66,11 +67,12 @@ class Charge:
     note: str = ""
     rho: float | None = None
 
-    def cost(self, unit: str) -> float:
+    def cost(self, unit: str) -> Budget:
+        """What this charge spends in ``unit`` ("epsilon" or "rho")."""
         value = self.rho if unit == RHO else self.epsilon
         if value is None:
             raise ValueError(f"charge '{self.label}' ({self.mechanism}) has no cost in {unit}")
-        return value
+        return budget_of(unit, value)
 
 
 #: The units a ledger is kept in: pure ε, or ρ (zCDP, converted to (ε, δ) at the end).
@@ -79,31 +81,40 @@ EPSILON, RHO = "epsilon", "rho"
 
 @dataclass
 class Ledger:
-    """A composition tree of charges. ``spent`` is what the whole tree spends, in ``unit``.
+    """A composition tree of charges. ``spent`` is what the whole tree spends: a budget in ``unit``
+    (:class:`~dpcore.privacy.budget.Epsilon` or :class:`~dpcore.privacy.budget.Rho`).
 
     ``unit`` (root only): ``"epsilon"`` (pure ε-DP, the default) or ``"rho"`` (ρ-zCDP; ``delta``
-    then states the (ε, δ) it converts to). ``cap`` (root only): the most the tree may spend, in
+    then states the (ε, δ) it converts to). ``cap`` (root only): the most the tree may spend, a budget of
     its unit; :meth:`_record` refuses a charge past it before any noise is drawn. Groups made by
     :meth:`group` share their root's unit and cap.
     """
 
     label: str
     composition: str = "sequential"
-    children: list = field(default_factory=list)
-    cap: float | None = None
+    children: list[Charge | Ledger] = field(default_factory=list)
+    cap: Budget | None = None
     unit: str = EPSILON
     delta: float | None = None
     _root: Ledger | None = field(default=None, repr=False, compare=False)
 
-    def __post_init__(self):
+    @classmethod
+    def capped(cls, label: str, cap: Budget, delta: float | None = None) -> Ledger:
+        """A root ledger that may spend at most ``cap``, in ``cap``'s unit (a ρ cap states ``delta``)."""
+        return cls(label, cap=cap, unit=cap.unit, delta=delta)
+
+    def __post_init__(self) -> None:
         if self.composition not in ("sequential", "parallel"):
             raise ValueError(f"composition must be 'sequential' or 'parallel', not {self.composition!r}")
         if self.unit not in (EPSILON, RHO):
             raise ValueError(f"a ledger's unit must be 'epsilon' or 'rho', not {self.unit!r}")
         if (self.unit == RHO) != (self.delta is not None):
             raise ValueError("a ledger kept in rho states the delta it converts to, and only such a ledger does")
-        if self.cap is not None and not (math.isfinite(self.cap) and self.cap >= 0):
-            raise ValueError(f"a ledger's cap must be a finite budget >= 0, not {self.cap!r}")
+        if self.cap is not None:
+            if not isinstance(self.cap, (Epsilon, Rho)) or self.cap.unit != self.unit:
+                raise TypeError(f"a ledger kept in {self.unit} takes a cap of that unit, not {self.cap!r}")
+            if self.cap.value < 0:
+                raise ValueError(f"a ledger's cap must be a budget >= 0, not {self.cap!r}")
 
     @property
     def root(self) -> Ledger:
@@ -121,18 +132,18 @@ class Ledger:
         Private to the privacy layer: :mod:`dpcore.privacy.measurement` calls it before the
         mechanism samples, so a refused charge has drawn no noise.
         """
-        value = charge.cost(self.root.unit)
+        value = charge.cost(self.root.unit).value
         if not (math.isfinite(value) and value >= 0):
             raise ValueError(f"charge '{charge.label}' has invalid {self.root.unit} {value!r}")
         self._append_capped(charge, f"'{charge.label}' would spend {self._show(value)}")
         return charge
 
-    def _append_capped(self, child, what: str) -> None:
+    def _append_capped(self, child: Charge | Ledger, what: str) -> None:
         self.children.append(child)
         root = self.root
-        if root.cap is not None and root.spent > root.cap * (1 + _CAP_TOLERANCE):
+        if root.cap is not None and root.spent.value > root.cap.value * (1 + _CAP_TOLERANCE):
             self.children.pop()
-            raise BudgetExceededError(f"{what}, taking '{root.label}' past its cap {self._show(root.cap)}; "
+            raise BudgetExceededError(f"{what}, taking '{root.label}' past its cap {self._show(root.cap.value)}; "
                                       "nothing was drawn")
 
     def _show(self, value: float) -> str:
@@ -143,7 +154,7 @@ class Ledger:
         into this tree, sequentially; refused like a charge if it would pass the root's cap."""
         if sub.unit != self.root.unit:
             raise ValueError(f"cannot attach a ledger kept in {sub.unit} to one kept in {self.root.unit}")
-        self._append_capped(sub, f"attaching '{sub.label}' ({self._show(sub.spent)})")
+        self._append_capped(sub, f"attaching '{sub.label}' ({self._show(sub.spent.value)})")
         for g in sub._groups():
             g._root = self.root
         return sub
@@ -155,33 +166,37 @@ class Ledger:
                 yield from c._groups()
 
     @property
-    def remaining(self) -> float:
-        """What the root's cap leaves, in its unit (inf without a cap)."""
+    def remaining(self) -> Budget | None:
+        """What the root's cap leaves, in its unit (None without a cap)."""
         root = self.root
-        return math.inf if root.cap is None else max(0.0, root.cap - root.spent)
+        if root.cap is None:
+            return None
+        return budget_of(root.unit, max(0.0, root.cap.value - root.spent.value))
 
     @property
-    def spent(self) -> float:
-        """What this tree spends in the root's unit: children add up (sequential) or the largest
+    def spent(self) -> Budget:
+        """What this tree spends, a budget in the root's unit: children add up (sequential) or the largest
         counts (parallel)."""
         unit = self.root.unit
-        vals = [c.spent if isinstance(c, Ledger) else c.cost(unit) for c in self.children]
+        vals = [(c.spent if isinstance(c, Ledger) else c.cost(unit)).value for c in self.children]
         if not vals:
-            return 0.0
-        return math.fsum(vals) if self.composition == "sequential" else max(vals)
+            return budget_of(unit, 0.0)
+        return budget_of(unit, math.fsum(vals) if self.composition == "sequential" else max(vals))
 
     @property
     def rho(self) -> float | None:
-        """ρ spent (ledgers kept in ρ), else None."""
-        return self.spent if self.root.unit == RHO else None
+        """ρ spent (ledgers kept in ρ), else None: the figure the manifest states."""
+        return self.spent.value if self.root.unit == RHO else None
 
     @property
     def epsilon(self) -> float:
-        """The ε this tree guarantees: its sum of ε (pure), or the (ε, δ) conversion of its ρ at
-        the root's δ (zCDP; tight conversion, rounded up: dpcore.privacy.zcdp.epsilon_of_rho)."""
+        """The ε this tree guarantees, as the manifest and the statement state it: its sum of ε (pure), or
+        the (ε, δ) conversion of its ρ at the root's δ (zCDP; tight conversion, rounded up:
+        dpcore.privacy.zcdp.epsilon_of_rho)."""
         if self.root.unit == RHO:
-            return epsilon_of_rho(self.spent, self.root.delta)
-        return self.spent
+            assert self.root.delta is not None  # a ledger kept in ρ states its δ (__post_init__)
+            return epsilon_of_rho(self.spent.value, self.root.delta)
+        return self.spent.value
 
     def charges(self, prefix: str = "") -> Iterator[tuple[str, Charge]]:
         """Every charge with its path, e.g. ``"set 1/counts/layer 2"``."""
@@ -202,7 +217,7 @@ class Ledger:
         ledger kept in ρ adds its unit, ρ and δ; a pure one is written as it always was."""
         out: dict[str, object] = {"epsilon_total": readable_total(self.epsilon)}
         if self.root.unit == RHO:
-            out.update(unit=RHO, rho_total=readable_total(self.spent), delta=self.root.delta)
+            out.update(unit=RHO, rho_total=readable_total(self.spent.value), delta=self.root.delta)
         out["composition"] = self._tree()
         out["charges"] = [dict(path=p, **_charge_dict(c)) for p, c in self.charges()]
         return out
@@ -216,11 +231,14 @@ class Ledger:
             return {"label": c.label, "epsilon": c.epsilon, **({"rho": c.rho} if rho else {})}
 
         return {"label": self.label, "composition": self.composition, "epsilon": readable_total(self.epsilon),
-                **({"rho": readable_total(self.spent)} if rho else {}), "children": [node(c) for c in self.children]}
+                **({"rho": readable_total(self.spent.value)} if rho else {}),
+                "children": [node(c) for c in self.children]}
 
-    def assert_total(self, requested: float, tol: float = 1e-12) -> None:
-        """Internal invariant: the release spends exactly what was asked (in the ledger's unit)."""
-        if abs(self.spent - requested) > tol * max(1.0, requested):
+    def assert_total(self, requested: Budget, tol: float = 1e-12) -> None:
+        """Internal invariant: the release spends exactly what was asked (a budget in the ledger's unit)."""
+        if not isinstance(requested, (Epsilon, Rho)) or requested.unit != self.root.unit:
+            raise TypeError(f"a ledger kept in {self.root.unit} checks a budget of that unit, not {requested!r}")
+        if abs(self.spent.value - requested.value) > tol * max(1.0, requested.value):
             raise AssertionError(f"ledger totals {self.spent!r} but {requested!r} was requested")
 
 

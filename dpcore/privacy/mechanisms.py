@@ -51,11 +51,16 @@ import numpy as np
 from scipy import special
 
 from dpcore.errors import OptionError
+from dpcore.privacy.budget import Budget
 from dpcore.privacy.exact_histogram import SAMPLER_NAME, DiscreteLaplaceLaw, discrete_laplace_histogram
 from dpcore.privacy.exact_laplace import MAX_SCALE, bernoulli_exp, discrete_laplace_exact, dyadic_scale
+from dpcore.privacy.maps import Mechanism, check_norm, pure_cost
+from dpcore.privacy.stability import Norm, Sensitivity
 from dpcore.privacy.zcdp import rho_of_exponential, rho_of_pure
 
 __all__ = [
+    "Mechanism",
+    "pure_cost",
     "DiscreteLaplace",
     "Laplace",
     "GeneralizedCauchy",
@@ -148,9 +153,9 @@ class DiscreteLaplace:
     scale: float
     name: ClassVar[str] = "discrete_laplace"
     #: the norm of the sensitivity its map takes
-    norm: ClassVar[str] = "l1"
+    norm: ClassVar[Norm] = "l1"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "scale", _check_scale(self.scale))
 
     @classmethod
@@ -159,6 +164,10 @@ class DiscreteLaplace:
 
     def epsilon(self, sensitivity: float = 1.0) -> float:
         return nonnegative_finite("sensitivity", sensitivity) / self.scale
+
+    def cost(self, sensitivity: Sensitivity, unit: str) -> Budget:
+        """The privacy map: ε = Δ₁/s, or its zCDP cost ε²/2."""
+        return pure_cost(self.epsilon(check_norm(self.name, self.norm, sensitivity)), unit)
 
     def rho(self, sensitivity: float = 1.0) -> float:
         """Its zCDP cost: an ε-DP mechanism is (ε²/2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
@@ -272,9 +281,9 @@ class Laplace:
     scale: float
     grid: float = 0.0  # 0: chosen from the scale (grid = scale * 2^-GRID_BITS, a power of two)
     name: ClassVar[str] = "laplace"
-    norm: ClassVar[str] = "l1"
+    norm: ClassVar[Norm] = "l1"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         s = positive_finite("scale", self.scale)
         g = float(self.grid) if self.grid else _grid_for(s)
         if not (g > 0 and math.frexp(g)[0] == 0.5):
@@ -299,6 +308,10 @@ class Laplace:
     def rho(self, sensitivity: float = 1.0) -> float:
         """Its zCDP cost: ε²/2 of its pure ε (Bun & Steinke 2016, Prop. 1.4)."""
         return rho_of_pure(self.epsilon(sensitivity))
+
+    def cost(self, sensitivity: Sensitivity, unit: str) -> Budget:
+        """The privacy map: ε = (⌊Δ₁/g⌋ + 1)·g/s (rounding to the grid included), or its zCDP cost ε²/2."""
+        return pure_cost(self.epsilon(check_norm(self.name, self.norm, sensitivity)), unit)
 
     @property
     def _steps(self) -> DiscreteLaplace:
@@ -517,8 +530,10 @@ class ExponentialMechanism:
 
     scale: float
     name: ClassVar[str] = "exponential"
+    #: its scores' sensitivity: the largest change of any one score between neighbours
+    norm: ClassVar[Norm] = "score"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "scale", positive_finite("scale", self.scale))
 
     @classmethod
@@ -532,6 +547,10 @@ class ExponentialMechanism:
         """Its zCDP cost: ε²/8, since the exponential mechanism is ε-bounded-range (Cesar &
         Rogers 2021; the exact sampler's quantised scores stay within the same ε)."""
         return rho_of_exponential(self.epsilon(sensitivity))
+
+    def cost(self, sensitivity: Sensitivity, unit: str) -> Budget:
+        """The privacy map: ε = 2Δ/scale, or its zCDP cost ε²/8 (ε-bounded-range)."""
+        return pure_cost(self.epsilon(check_norm(self.name, self.norm, sensitivity)), unit, rho_of_exponential)
 
     def select(self, scores, sensitivity: float, rng, axis: int = -1):
         return exponential_mechanism(scores, self.epsilon(sensitivity), sensitivity, rng, axis)

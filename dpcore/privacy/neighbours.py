@@ -14,10 +14,10 @@ its manifest and its DP statement (proofs: docs/privacy-model.md).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.privacy.stability import Norm, Sensitivity, Stability, count_table, records_per_unit
 
 ADD_REMOVE = "add_remove"
 REPLACE = "replace"
@@ -43,33 +43,63 @@ def check_neighbours(value) -> str:
 
 @dataclass(frozen=True)
 class Neighbours:
-    """One neighbour notion and the public facts it relies on."""
+    """One neighbour notion and the public facts it relies on.
+
+    ``records_per_unit``: the privacy unit's bound K (1: a record is the unit). Neighbouring tables differ by
+    one unit, which after contribution bounding is at most K records: every sensitivity below is the
+    K-stable bounding (:func:`dpcore.privacy.stability.records_per_unit`) followed by the query's own
+    stability (docs/privacy-model.md, "Stability and the privacy unit")."""
 
     notion: str = ADD_REMOVE
     max_records: int = DEFAULT_MAX_RECORDS
+    records_per_unit: int = 1
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_neighbours(self.notion)
         object.__setattr__(self, "max_records", whole_number("max_records", self.max_records, 1, 10**15))
+        object.__setattr__(self, "records_per_unit", whole_number("records_per_unit", self.records_per_unit, 1,
+                                                                  10**6))
 
     @property
     def n_public(self) -> bool:
         return self.notion == REPLACE
 
     @property
+    def unit(self) -> Stability:
+        """From neighbouring tables (one unit apart) to records: K-stable (the identity for K = 1)."""
+        return records_per_unit(self.records_per_unit)
+
+    @property
+    def counts(self) -> Stability:
+        """From neighbouring tables to any count table (histogram, margin, cell table, layer nodes)."""
+        return self.unit.then(count_table(self.notion))
+
+    def count_sensitivity(self, norm: Norm) -> Sensitivity:
+        """A count table's sensitivity in ``norm`` (L1 for Laplace-type noise, L2 for the discrete
+        Gaussian): the stability of :attr:`counts`."""
+        return self.counts.sensitivity(norm)
+
+    def score_sensitivity(self, per_record: float) -> Sensitivity:
+        """The sensitivity of a score whose change when one record changes is ``per_record``: that times K
+        (the unit's records; group privacy)."""
+        return Sensitivity(self.unit.scale(float(per_record)), "score")
+
+    @property
+    def record_count_sensitivity(self) -> float:
+        """L1 change of a count table when ONE record changes (1 under add/remove, 2 under replace): what a
+        score defined on count tables changes by per record, before :meth:`score_sensitivity` scales it to
+        the unit's records."""
+        return count_table(self.notion).l1
+
+    @property
     def histogram_sensitivity(self) -> float:
         """L1 change of any count table (histogram, margin, cell table)."""
-        return 1.0 if self.notion == ADD_REMOVE else 2.0
+        return self.count_sensitivity("l1").value
 
     @property
     def histogram_l2_sensitivity(self) -> float:
-        """L2 change of any count table: one cell by 1 (add/remove) or two cells by 1 (replace)."""
-        return 1.0 if self.notion == ADD_REMOVE else math.sqrt(2.0)
-
-    def count_sensitivity(self, mechanism) -> float:
-        """A count table's sensitivity in the norm ``mechanism``'s privacy map takes (L1 for
-        Laplace-type noise, L2 for the discrete Gaussian)."""
-        return self.histogram_l2_sensitivity if getattr(mechanism, "norm", "l1") == "l2" else self.histogram_sensitivity
+        """L2 change of any count table: one cell by 1 (add/remove) or two cells by 1 (replace), times K."""
+        return self.count_sensitivity("l2").value
 
     @property
     def label(self) -> str:

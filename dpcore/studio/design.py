@@ -54,6 +54,18 @@ DEFAULT_DESIGN: dict[str, Any] = {
 #: The selection modes of STEPS's hierarchy and the method each stands for.
 MODE_METHOD = {"mosda": "steps", "lesda": "steps_lesda", "random": "uh_random", "fixed": "steps"}
 
+
+def tree_method(mode: str | None) -> str:
+    """The hierarchical method a hierarchy mode stands for (MoSDA when the mode is unknown)."""
+    return MODE_METHOD.get(mode or "mosda", MODE_METHOD["mosda"])
+
+
+def tree_options() -> tuple:
+    """The options schema of the hierarchical method (STEPS and its variants share it)."""
+    from dpcore.synthesizers import REGISTRY
+
+    return REGISTRY[MODE_METHOD["mosda"]].options
+
 #: Keys of designs saved before the options schema, and where each went: (method, "*" for every
 #: method that has the option, or a test of the method's option; option name). ``aim_rounds`` 0 meant "the default".
 _OLD_KEYS = {"ipf_margins": ("ipf", "margins"), "ipf_one_way_share": ("ipf", "one_way_share"),

@@ -48,7 +48,7 @@ import numpy as np
 
 from dpcore.errors import OptionError
 from dpcore.privacy.ledger import UNBOUNDED, Ledger, check_epsilon
-from dpcore.privacy.measurement import record_stated
+from dpcore.privacy.measurement import Measurement, StatedMechanism
 from dpcore.privacy.mechanisms import GeneralizedCauchy
 from dpcore.privacy.neighbours import ADD_REMOVE
 from dpcore.survey._privacy import public_grid, snap, statement
@@ -194,16 +194,15 @@ def smooth_grid(epsilon: float, gamma: float, sensitivity_floor: float) -> float
     return public_grid(float(sensitivity_floor) / alpha)
 
 
-def charge_smooth(ledger: Ledger, label: str, epsilon: float, gamma: float, beta: float, subset: str, note: str,
-                  grid: float | None = None):
-    """Ledger entry of a smooth-sensitivity release (add/remove neighbours). The sensitivity
-    and scale depend on the data, so they are recorded as NaN (not published); ``note``
-    names the bound used and says the float sampler is not hardened."""
+def smooth_measurement(label: str, epsilon: float, gamma: float, beta: float, subset: str, note: str,
+                       grid: float | None = None) -> Measurement:
+    """The measurement of a smooth-sensitivity release (add/remove neighbours): its ``draw(ledger, sampler)``
+    charges the ledger, then runs the sampler (:func:`smooth_value`). The sensitivity and scale depend on the
+    data, so they are recorded as NaN (not published); ``note`` names the bound used and says the float
+    sampler is not hardened."""
     on_grid = f"value rounded to the public grid {grid:.6g}; " if grid else ""
-    return record_stated(
-        ledger, label, float(epsilon), GeneralizedCauchy.name + " (floating-point sampler, not hardened)",
-        sensitivity=math.nan,
-        scale=math.nan,
+    return Measurement.stated(
+        label, smooth_cauchy(epsilon, gamma),
         subset=subset,
         neighbours=UNBOUNDED,
         note=f"{note}; β-smooth bound with β = {beta:.6g}, γ = {gamma:.6g}, noise 2(γ−1)S(D)/ε·X "
@@ -211,3 +210,15 @@ def charge_smooth(ledger: Ledger, label: str, epsilon: float, gamma: float, beta
         f"and not recorded; {on_grid}the guarantee is for the ideal real-valued noise: this "
         "floating-point sampler is not hardened against Mironov-style attacks (Laplace releases are)",
     )
+
+
+def smooth_cauchy(epsilon: float, gamma: float) -> StatedMechanism:
+    """The generalized Cauchy release calibrated as Thm 2.2.5 does (α = β = ε/(2(γ−1))) as a mechanism with its
+    privacy map: it costs ε, which the sharper map of this module's docstring proves for γ ≥ 2
+    (:func:`cauchy_smooth_epsilon` ≤ ε is checked here; refused otherwise)."""
+    g, e = float(gamma), float(epsilon)
+    a = e / (2.0 * (g - 1.0))
+    if cauchy_smooth_epsilon(g, a, a) > e * (1 + 1e-12):
+        raise OptionError(f"generalized Cauchy with γ = {g:g} is not ε-DP at ε = {e:g} (needs γ ≥ 2)")
+    return StatedMechanism(GeneralizedCauchy.name + " (floating-point sampler, not hardened)", e,
+                           "Merrill 2021 Thm 2.2.5 with the sharper map of dpcore.survey._smooth (γ ≥ 2)")

@@ -21,6 +21,7 @@ from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import ExponentialMechanism
 from dpcore.privacy.neighbours import ADD_REMOVE
+from dpcore.privacy.stability import Sensitivity
 from dpcore.survey._privacy import label
 
 __all__ = [
@@ -337,7 +338,7 @@ def select_bins(data: pd.DataFrame, b: Binning, totals: Mapping, epsilon: float,
         raise OptionError(f"epsilon_select (ε_1 = {eps:g} for column {b.column!r}) is too large for the exact "
                           "exponential sampler; use a smaller one (a few hundred already picks the best candidate)")
     mech = ExponentialMechanism.calibrate(eps, delta)
-    choice = Measurement(f"bins of {b.column}", mech, delta, "sample", label(ADD_REMOVE),
+    choice = Measurement(f"bins of {b.column}", mech, Sensitivity(delta, "score"), "sample", label(ADD_REMOVE),
                          note=f"score |S|/W_0 over {len(b.candidates)} candidate sets of bins (Thm 7.1.3, Δ of (7.2))")
     try:
         probs = mech.probabilities(scores, delta)  # also refuses scores the exact sampler cannot take

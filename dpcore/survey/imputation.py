@@ -46,18 +46,20 @@ import numpy as np
 import pandas as pd
 
 from dpcore.errors import InputError, OptionError
+from dpcore.privacy.budget import Epsilon
 from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace, Laplace, positive_finite
 from dpcore.privacy.neighbours import ADD_REMOVE, REPLACE
+from dpcore.privacy.stability import Sensitivity
 from dpcore.survey._privacy import label, notion_for, statement
 from dpcore.survey._smooth import (
     LN2,
     SmoothRelease,
     ch6_gamma,
-    charge_smooth,
     check_ch6_epsilon,
     smooth_grid,
+    smooth_measurement,
     smooth_value,
 )
 from dpcore.survey.knn import KNNImputation
@@ -166,8 +168,8 @@ def _smooth_part(ledger, label, exact, smooth, eps, rng, subset, note, floor):
                           "tighter bounds a,b (or a larger size s)")
     gamma = ch6_gamma(eps)
     # charged before the draw (public grid), so a capped ledger refuses before any noise
-    charge_smooth(ledger, label, eps, gamma, LN2, subset, note, smooth_grid(eps, gamma, floor))
-    val, scale, grid = smooth_value(exact, smooth, eps, gamma, rng, floor)
+    release = smooth_measurement(label, eps, gamma, LN2, subset, note, smooth_grid(eps, gamma, floor))
+    val, scale, grid = release.draw(ledger, lambda: smooth_value(exact, smooth, eps, gamma, rng, floor))
     return val, gamma, scale, grid
 
 
@@ -178,7 +180,8 @@ def _noisy_size(imp, mask, eps, rng, ledger, depends_on_target, subset):
         val, _, _, _ = _smooth_part(ledger, "subpopulation size", n_sub, 1.0 + imp.L1, eps, rng, subset,
                                     "count |S∩D| (Cor 6.4.3, S = 1 + L_1(D))", 1.0)
     else:
-        size = Measurement("subpopulation size", DiscreteLaplace.calibrate(eps, 1.0), 1.0, subset, label(ADD_REMOVE),
+        size = Measurement("subpopulation size", DiscreteLaplace.calibrate(eps, 1.0), Sensitivity(1.0, "l1"), subset,
+                           label(ADD_REMOVE),
                            sampler=EXACT_SAMPLER,
                            note="count |S∩D|; inclusion does not use the imputed attribute, so its global "
                                 "sensitivity is 1 (§6.4.1) and discrete Laplace is used instead of Cor 6.4.3")
@@ -203,7 +206,7 @@ def release_count(imp: KNNImputation, epsilon: float, rng: np.random.Generator, 
     val, gamma, scale, grid = _smooth_part(ledger, "count", exact, smooth, eps, rng, "imputed table",
                                            "frequency query on k-NN-imputed data, S(D) = 1 + L_1(D) (Cor 6.4.3)",
                                            1.0)
-    ledger.assert_total(eps)
+    ledger.assert_total(Epsilon(eps))
     return SmoothRelease(val, eps, gamma, LN2, smooth, scale, exact, ledger, "count", {"L1": imp.L1}, grid, nb)
 
 
@@ -240,7 +243,7 @@ def release_mean(imp: KNNImputation, epsilon: float, rng: np.random.Generator, *
     # S(D) ≥ M/s in both cases: a public floor (s is public or already released)
     val, gamma, scale, grid = _smooth_part(ledger, "mean", exact, smooth, eps_mean, rng, "imputed table",
                                            note + f"with Y clipped to [{a:g}, {b:g}], M = {M:g} (Cor 6.4.6)", M / s)
-    ledger.assert_total(eps)
+    ledger.assert_total(Epsilon(eps))
     return SmoothRelease(val, eps, gamma, LN2, smooth, scale, exact, ledger, "mean", details, grid, nb)
 
 
@@ -286,7 +289,7 @@ def release_variance(imp: KNNImputation, epsilon: float, rng: np.random.Generato
     val, gamma, scale, grid = _smooth_part(ledger, "variance", exact, smooth, eps_var, rng, "imputed table",
                                            "Σ(Y − y)²/(s − 1), S(D) = m(1 + L_1(D))/(s − 1) (Cor 6.4.9)",
                                            m / (s - 1.0))
-    ledger.assert_total(eps)
+    ledger.assert_total(Epsilon(eps))
     return SmoothRelease(val, eps, gamma, LN2, smooth, scale, exact, ledger, "variance", details, grid, nb)
 
 
@@ -306,14 +309,15 @@ def _variance(mech) -> float:
 def _count_noise(ledger, what, exact, sens, eps, rng, subset, note, nb):
     """Exact discrete Laplace on an integer count: integer output, ε from the mechanism's map."""
     mech = DiscreteLaplace.calibrate(eps, sens)
-    count = Measurement(what, mech, sens, subset, label(nb), sampler=EXACT_SAMPLER, note=note)
+    count = Measurement(what, mech, Sensitivity(sens, "l1"), subset, label(nb), sampler=EXACT_SAMPLER, note=note)
     return float(count.release(ledger, np.int64(round(exact)), rng)), mech
 
 
 def _real_noise(ledger, what, exact, sens, eps, rng, subset, note, nb):
     """Discretised Laplace (dpcore.privacy.mechanisms.Laplace): output on its power-of-two grid."""
     mech = Laplace.calibrate(eps, sens)
-    value = Measurement(what, mech, sens, subset, label(nb), sampler="discretised, floating-point safe", note=note)
+    value = Measurement(what, mech, Sensitivity(sens, "l1"), subset, label(nb),
+                        sampler="discretised, floating-point safe", note=note)
     return float(value.release(ledger, exact, rng)), mech
 
 
@@ -332,7 +336,7 @@ def release_count_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, w
     exact = float(mask.sum())
     ledger = Ledger("count ignoring missing (discrete Laplace)")
     val, mech = _count_noise(ledger, "count", exact, 1.0, eps, rng, "complete records", "missing values dropped", nb)
-    ledger.assert_total(eps)
+    ledger.assert_total(Epsilon(eps))
     return BaselineRelease(val, eps, 1.0, mech.scale, exact, True, "ignore missing + discrete Laplace", ledger,
                            grid=1.0, neighbours=nb, noise_variance=_variance(mech))
 
@@ -365,7 +369,7 @@ def release_mean_ignoring_missing(imp: KNNImputation, epsilon: float, rng, *, bo
     val, mech = _real_noise(ledger, "mean", exact, sens, e, rng, "complete records",
                             f"sum of Y clipped to [{a:g}, {b:g}] over s, sensitivity "
                             f"{'M' if nb == ADD_REMOVE else 'max(M, b − a)'}/s", nb)
-    ledger.assert_total(eps)
+    ledger.assert_total(Epsilon(eps))
     return BaselineRelease(val, eps, sens, mech.scale, exact, True, "ignore missing + Laplace", ledger, details,
                            grid=mech.grid, neighbours=nb, noise_variance=_variance(mech))
 
@@ -426,6 +430,6 @@ def release_mean_global(imp: KNNImputation, epsilon: float, rng, *, bounds, wher
     sens = (M + G * (b - a)) / s
     note = _GLOBAL_NOTE.format(G=G)
     val, mech = _real_noise(ledger, "mean", exact, sens, e, rng, "imputed table", note, nb)
-    ledger.assert_total(eps)
+    ledger.assert_total(Epsilon(eps))
     return BaselineRelease(val, eps, sens, mech.scale, exact, False, note, ledger, details, grid=mech.grid,
                            neighbours=nb, noise_variance=_variance(mech))

@@ -29,7 +29,7 @@ import pandas as pd
 
 from dpcore.errors import InputError, OptionError
 from dpcore.privacy.ledger import BOUNDED, Ledger, check_epsilon
-from dpcore.privacy.measurement import record_stated
+from dpcore.privacy.measurement import Measurement, StatedMechanism
 from dpcore.privacy.mechanisms import Laplace
 from dpcore.privacy.neighbours import REPLACE
 from dpcore.survey._privacy import notion_for, statement
@@ -79,6 +79,13 @@ def amplified_epsilon(epsilon, beta) -> float:
     if eps > 700:  # e^ε overflows: ε' = ε + ln β + ln(1 + (1−β)e^{−ε}/β) − ln(1 − β), in log space
         return eps + math.log(b) + math.log1p((1 - b) * math.exp(-eps) / b) - math.log1p(-b)
     return math.log1p(b * math.expm1(eps)) - math.log1p(-b)
+
+
+def subsampled(mechanism: str, epsilon: float, beta: float) -> StatedMechanism:
+    """An ε-DP query run on a random β-share of the records (the pieces given to one user), as a mechanism
+    with its privacy map: min(ε, ε') by Thm 5.5.1 (:func:`amplified_epsilon`), ε when β = 1."""
+    cost = min(check_epsilon(epsilon), amplified_epsilon(epsilon, beta)) if beta < 1 else check_epsilon(epsilon)
+    return StatedMechanism(str(mechanism), cost, "Merrill 2021 Thm 5.5.1 (amplification by subsampling a partition)")
 
 
 def effective_epsilon(epsilon, beta) -> float:
@@ -245,13 +252,14 @@ def release_to_user(data: pd.DataFrame, part: Partition, pieces: Sequence[int], 
         values.append(v)
         grids.append(info.get("grid"))
         # the query's mechanism, sensitivity and scale are known only once it has run on the piece
-        # (the query is the caller's); the ledger here has no cap, so nothing is refused after the fact
-        record_stated(
-            ledger, f"piece {i}", eff, info["mechanism"], sensitivity=float(info["sensitivity"]),
+        # (the query is the caller's); the ledger here has no cap, so nothing is refused after the fact:
+        # the piece's release is recorded with its value, already drawn by the query
+        Measurement.stated(
+            f"piece {i}", subsampled(info["mechanism"], eps, beta), sensitivity=float(info["sensitivity"]),
             scale=float(info["scale"]), subset=f"piece {i} of {len(part.sizes)} (n_i = {part.sizes[i]})",
             neighbours=BOUNDED,
             note=(f"query run at ε = {eps:g} on the piece; pieces {idx} are a random {beta:.4g} share of the "
                   f"records, so Thm 5.5.1 gives ε' = {amp:.6g} and the charge is min(ε, ε'); parallel over "
                   "pieces by Thm 5.3.1; valid only if users of other pieces do not collude"),
-        )
+        ).draw(ledger, lambda v=v: v)
     return PieceRelease(tuple(idx), tuple(values), eps, beta, amp, eff, ledger, tuple(grids), nb)

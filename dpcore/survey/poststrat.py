@@ -53,12 +53,14 @@ import pandas as pd
 from dpcore.errors import InputError, OptionError
 from dpcore.estimate.raking import Raking
 from dpcore.measure.margins import NoisyMargin
+from dpcore.privacy.budget import Epsilon
 from dpcore.privacy.ledger import Ledger, check_epsilon
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import exponential_probabilities, noise_for
 from dpcore.privacy.neighbours import ADD_REMOVE
+from dpcore.privacy.stability import Sensitivity
 from dpcore.survey._privacy import label, notion_for, statement
-from dpcore.survey._smooth import charge_smooth, check_gamma, smooth_grid, smooth_value
+from dpcore.survey._smooth import check_gamma, smooth_grid, smooth_measurement, smooth_value
 from dpcore.survey.bins import (
     Binning,
     bin_totals,
@@ -157,7 +159,8 @@ def dp_ipf(codes, margins, shape, epsilon: float, ledger: Ledger, rng, *, struct
     if (counts[S] > 0).any():
         raise InputError("records fall in cells declared structural zeros; fix the data or the declaration")
     mech = noise_for(noise, epsilon, 1.0)
-    table = Measurement("join table", mech, 1.0, "sample", label(ADD_REMOVE), parallel_over=int((~S).sum()),
+    table = Measurement("join table", mech, Sensitivity(1.0, mech.norm), "sample", label(ADD_REMOVE),
+                        parallel_over=int((~S).sum()),
                         note="unweighted counts of the join cells of the chosen bins (Thm 7.3.2); one record "
                              "is in one cell, so the cells compose in parallel; structural zeros are not noised")
     noisy = np.where(S, 0.0, table.release(ledger, counts.astype(np.int64) if mech.name == "discrete_laplace"
@@ -194,11 +197,16 @@ def weighted_count(bin_idx, totals, mask, epsilon, rng, *, gamma: float = 4.0, b
     exact = float(w[np.asarray(mask, bool)].sum())
     ss = smooth_weight_bound(bin_idx, totals, beta, bwt, max_bwt)
     # grid floor: one person (public); a coarser grid relative to the noise costs resolution only
+    def draw():
+        return smooth_value(exact, ss, eps, g, rng, 1.0)
+
     if ledger is not None:  # charged before the draw, so a capped ledger refuses before any noise
-        charge_smooth(ledger, label, eps, g, beta, "sample",
-                      "post-stratified weighted count, SS_β = max_k e^{−βk} W_k (Prop 7.4.2, 7.3.8)",
-                      smooth_grid(eps, g, 1.0))
-    value, scale, grid = smooth_value(exact, ss, eps, g, rng, 1.0)
+        release = smooth_measurement(label, eps, g, beta, "sample",
+                                     "post-stratified weighted count, SS_β = max_k e^{−βk} W_k (Prop 7.4.2, 7.3.8)",
+                                     smooth_grid(eps, g, 1.0))
+        value, scale, grid = release.draw(ledger, draw)
+    else:
+        value, scale, grid = draw()
     return value, exact, ss, scale, beta, grid
 
 
@@ -306,7 +314,7 @@ def poststratify_release(data: pd.DataFrame, binnings: Sequence[Binning], totals
         tol=ipf_tol, max_iter=ipf_max_iter)
     value, exact, ss, scale, beta, grid = weighted_count(cell, cell_totals, m, eps3, rng, gamma=g, bwt=bwt,
                                                          max_bwt=hi, ledger=ledger)
-    ledger.assert_total(requested)
+    ledger.assert_total(Epsilon(requested))
     return PostStratRelease(value, exact, requested, g, beta, selected, bins_out, np.asarray(pop), ipf_info,
                             ss, scale, probs, ledger, grid, nb)
 

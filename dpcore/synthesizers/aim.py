@@ -57,6 +57,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -76,11 +77,13 @@ from dpcore.measure.margins import (
     preview_row,
     selection_preview_row,
 )
-from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition, PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
+from dpcore.synthesizers.method import Method, MethodBase, SetRequest, SetResult
 from dpcore.synthesizers.options import (
     estimator_option,
     model_draw_option,
@@ -233,8 +236,8 @@ def score_sensitivity(weights, histogram_sensitivity: float) -> float:
     return max(weights) * histogram_sensitivity
 
 
-def whole_table_first(opts: AimOptions, domain: Domain, budget: float, nb: Neighbours,
-                      definition=PureDP()) -> bool:
+def whole_table_first(opts: AimOptions, domain: Domain, budget: Budget, nb: Neighbours,
+                      definition: Definition = PureDP()) -> bool:
     """Whether a set measures the whole table once (``whole_table``; ``auto`` decides from public facts
     only: the domain, the workload and T). Measured at the set's budget b, the whole table sums N/c cells'
     noise into each cell of a workload margin of c cells (N the table's cells); in a round the margin
@@ -264,12 +267,12 @@ def _cell_limit(opts: AimOptions) -> float:
     return opts.max_model_size * 2**20 / BYTES_PER_CELL
 
 
-def synthesize_set(X, domain: Domain, opts: AimOptions, budget: float, rng, ledger: Ledger, set_label: str,
+def synthesize_set(X, domain: Domain, opts: AimOptions, budget: Budget, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One AIM set at ``budget`` (= ε/m, or ρ/m under zCDP), charged to ``ledger`` to exactly ``budget``
     (module docstring)."""
     nb, definition = ctx.neighbours, ctx.definition
-    hs = nb.histogram_sensitivity
+    hs = nb.record_count_sensitivity  # per record: the selection's Measurement scales it to the unit
     shape, names = domain.shape, domain.names
     d = len(shape)
     group = ledger.group(set_label)
@@ -307,10 +310,11 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: float, rng, ledg
         bias_cell = expected_abs_noise(definition.count_noise(measure_budget, nb))
         scores = np.array([quality(answers[r], model.marginal(r), cand[r], bias_cell * counts_cells(shape, r))
                            for r in allowed])
-        pick = Measurement(f"round {t}: select a margin", definition.selection(select_budget, sens), sens,
-                           f"{len(allowed)} candidate margins", nb.label, sampler=EXACT_SAMPLER,
-                           note="score w·(L1 error of the model − expected noise); sensitivity max weight × count "
-                                "sensitivity")
+        em = definition.selection(select_budget, nb.score_sensitivity(sens).value)
+        pick = Measurement.selection(f"round {t}: select a margin", em, nb, sens,
+                                     subset=f"{len(allowed)} candidate margins", sampler=EXACT_SAMPLER,
+                                     note="score w·(L1 error of the model − expected noise); sensitivity max weight × "
+                                          "count sensitivity")
         k = int(pick.select(group, scores, rng))
         r = allowed[k]
         # the last charge takes exactly what is left, so the set spends budget to the last bit
@@ -337,7 +341,8 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: float, rng, ledg
     return draw, diag
 
 
-def _whole_table_set(X, shape, names, opts: AimOptions, budget: float, nb, rng, group, fit, total: float, ctx):
+def _whole_table_set(X, shape, names, opts: AimOptions, budget: Budget, nb: Neighbours, rng, group: Ledger,
+                     fit: JunctionTreeIPF, total: float, ctx: ReleaseContext):
     """One set as the whole table measured once at the set's budget, its model fitted and drawn (no rounds:
     :func:`whole_table_first`)."""
     axes = tuple(range(len(shape)))
@@ -367,14 +372,8 @@ def refit(kind: str, fit: JunctionTreeIPF, shape, meas, total: float, model):
     return MirrorDescent(iters=ROUND_MD_ITERS, start_model=warm[0]).fit(shape, meas, total)
 
 
-def run_set(X, domain, opts, plan, set_budget, rng, ledger, label, ctx):
-    """Registry adapter: one AIM set (ε = ``set_budget``, see :func:`synthesize_set`)."""
-    draw, diag = synthesize_set(X, domain, opts, set_budget, rng, ledger, label, ctx)
-    return draw, None, diag
-
-
-def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbours, n: float = 0.0,
-                 definition=PureDP()) -> list[dict]:
+def preview_rows(opts: AimOptions, domain: Domain, per_set: Budget, nb: Neighbours, n: float = 0.0,
+                 definition: Definition = PureDP()) -> list[dict]:
     """What AIM measures, knowable before any budget is spent: the one-way margins and the
     starting round budget (later rounds may double it: annealing; the margins are chosen at release).
     Budgets are in the definition's unit (ε, or ρ under zCDP). On a domain small enough that
@@ -385,7 +384,7 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
                             math.prod(domain[a].size for a in domain.names), per_set, whole, definition)]
     round_budget = per_set / opts.rounds
     meas = definition.count_noise((1 - SELECTION_SHARE) * round_budget, nb)
-    spend = definition.cost(meas, nb.count_sensitivity(meas))
+    spend = definition.cost(meas, nb.count_sensitivity(meas.norm))
     rows = one_way_preview_rows(domain, meas, spend, definition)
     left = per_set - len(domain) * spend
     # rounds run while at least two round budgets are left; the last takes the rest
@@ -398,8 +397,8 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: float, nb: Neighbour
     return rows
 
 
-def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
-               definition=PureDP()) -> list[NoiseRow]:
+def noise_rows(opts: AimOptions, domain: Domain, epsilon: Budget, m: int, n: float, neighbours: Neighbours,
+               definition: Definition = PureDP()) -> list[NoiseRow]:
     """The one-way margins AIM measures first, and a workload margin measured in a round at the
     starting round budget (the margins are chosen at release: the median size of the workload's
     margins; a margin whose budget doubles gets half the noise), or the whole table measured once
@@ -417,3 +416,37 @@ def noise_rows(opts: AimOptions, domain: Domain, epsilon: float, m: int, n: floa
     rows.append(noise_row("a workload margin measured in a round (chosen at release)", int(cells), cells, e, meas, n,
                           estimate=True))
     return rows
+
+
+class Aim(MethodBase):
+    """AIM as a :class:`~dpcore.synthesizers.method.Method`."""
+
+    name = "aim"
+    label = "AIM"
+    display_name = "AIM"
+    summary = SUMMARY
+    glossary = "aim"
+    options = OPTIONS
+
+    def resolve(self, domain: Domain, method: str = "aim", **options: Any) -> AimOptions:
+        return resolve(domain, method, **options)
+
+    def for_definition(self, options: Any, definition: Definition, given: dict, domain: Domain) -> Any:
+        return for_zcdp(options, definition, given, domain)
+
+    def run_set(self, request: SetRequest) -> SetResult:
+        draw, diag = synthesize_set(request.data, request.domain, request.options, request.budget, request.rng,
+                                    request.ledger, request.label, request.context)
+        return SetResult(draw, None, diag)
+
+    def noise_rows(self, options: Any, domain: Domain, budget: Budget, sets: int, n: float, neighbours: Neighbours,
+                   definition: Definition) -> list[NoiseRow]:
+        return noise_rows(options, domain, budget, sets, n, neighbours, definition)
+
+    def preview_rows(self, options: Any, domain: Domain, budget: Budget, neighbours: Neighbours, n: float,
+                     definition: Definition) -> list[dict]:
+        return preview_rows(options, domain, budget, neighbours, n, definition)
+
+
+#: the registry's entries of this module
+METHODS: tuple[Method, ...] = (Aim(),)

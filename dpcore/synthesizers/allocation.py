@@ -1,24 +1,26 @@
-"""STEPS's split of ε over the m sets, the tree choice and the noised layers (docs/methods/steps.md).
+"""STEPS's split of its budget over the m sets, the tree choice and the noised layers (docs/methods/steps.md).
 
 Pure arithmetic on public options: no data, no noise. The charges these shares pay for are
-made by the privacy layer (:mod:`dpcore.privacy.measurement`).
+made by the privacy layer (:mod:`dpcore.privacy.measurement`). The budget is an ε, or a ρ under zCDP:
+every share is a budget of the same unit (:mod:`dpcore.privacy.budget`).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Generic
 
-from dpcore.errors import OptionError, whole_number
-from dpcore.privacy.ledger import check_epsilon
+from dpcore.errors import OptionError, real_number, whole_number
+from dpcore.privacy.budget import BudgetT
 
 
 @dataclass(frozen=True)
-class Allocation:
-    """ε per set, per selection layer and per noised count layer (already divided by m)."""
+class Allocation(Generic[BudgetT]):
+    """The budget per set, per selection layer and per noised count layer (already divided by m)."""
 
-    per_set: float
-    selection: tuple[float, ...]
-    counts: tuple[float, ...]
+    per_set: BudgetT
+    selection: tuple[BudgetT, ...]
+    counts: tuple[BudgetT, ...]
     weights: tuple[float, ...]
     scheme: str
 
@@ -58,31 +60,48 @@ def layer_weights(scheme, n_partition_layers: int, has_leaf_layer: bool) -> tupl
     return tuple(x / total for x in w), "custom"
 
 
+def check_r(r: object, n_selection_layers: int, select: str | None = None) -> float:
+    """r, the share of the budget spent on choosing the tree: in [0, 1), and > 0 exactly when
+    ``n_selection_layers`` says something is chosen privately (``select``: how the tree is chosen, for the
+    message). One line naming r and the fix otherwise; the one check of r (resolving STEPS's options and
+    splitting its budget both call it)."""
+    r = real_number("r, the share of ε spent on choosing the tree,", r, 0, 1, hi_open=True,
+                    hint=" (r must be in [0, 1))")
+    if not (math.isfinite(r) and 0 <= r < 1):
+        raise OptionError(f"r, the share of ε spent on choosing the tree, must be in [0, 1); got {r!r}")
+    if n_selection_layers == 0 and r > 0:
+        why = ("nothing is chosen privately (fixed or random order)" if select is None else
+               "the order is fixed" if select == "user" else f"select='{select}' spends no budget"
+               if select != "mosda" else "only one attribute remains")
+        raise OptionError(f"r={r} but {why}; set r to 0")
+    if n_selection_layers > 0 and r == 0:
+        who = "private tree selection" if select is None else f"select='{select}' chooses the tree privately and"
+        raise OptionError(f"{who} needs r > 0 (default 0.1)")
+    return float(r)
+
+
 def allocate_budget(
-    epsilon: float,
+    budget: BudgetT,
     m: int,
     r: float,
     n_selection_layers: int,
     n_partition_layers: int,
     has_leaf_layer: bool,
-    scheme="half",
-) -> Allocation:
-    """Split ε over m sets, the tree choice (share r) and the noised layers (docs/methods/steps.md).
+    scheme: object = "half",
+) -> Allocation[BudgetT]:
+    """Split ``budget`` (ε, or ρ under zCDP) over m sets, the tree choice (share r) and the noised layers
+    (docs/methods/steps.md).
 
-    Each set gets ε/m (sequential composition over sets). Within a set, each of the
-    ``n_selection_layers`` selection layers gets rε/(m·L_sel) and noised layer l gets
-    c_l(1−r)ε/m. Nodes of one layer are disjoint, so each layer's charge is paid once.
+    Each set gets budget/m (sequential composition over sets). Within a set, each of the
+    ``n_selection_layers`` selection layers gets r·budget/(m·L_sel) and noised layer l gets
+    c_l(1−r)·budget/m. Nodes of one layer are disjoint, so each layer's charge is paid once.
     """
-    eps = check_epsilon(epsilon)
+    if not budget.value > 0:
+        raise OptionError(f"the budget to split must be greater than 0; got {budget}")
     whole_number("the number of synthetic sets m", m, 1)
-    if not (isinstance(r, (int, float)) and math.isfinite(r) and 0 <= r < 1):
-        raise OptionError(f"r, the share of ε spent on choosing the tree, must be in [0, 1); got {r!r}")
-    if n_selection_layers == 0 and r > 0:
-        raise OptionError("r > 0 but nothing is chosen privately (fixed or random order); set r to 0")
-    if n_selection_layers > 0 and r == 0:
-        raise OptionError("private tree selection needs a share r > 0 of ε; the default is 0.1")
+    r = check_r(r, n_selection_layers)
     w, name = layer_weights(scheme, n_partition_layers, has_leaf_layer)
-    per_set = eps / m
+    per_set = budget / m
     sel = tuple([r * per_set / n_selection_layers] * n_selection_layers) if n_selection_layers else ()
     cnt = tuple(c * (1 - r) * per_set for c in w)
     return Allocation(per_set, sel, cnt, w, name)

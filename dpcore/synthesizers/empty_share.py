@@ -27,6 +27,8 @@ from itertools import combinations
 
 import numpy as np
 
+from dpcore.privacy.budget import Budget
+
 __all__ = ["positive_part_mean", "flat_empty_share", "leaf_empty_share", "empty_share_warning", "WARN_ABOVE",
            "NoiseRow", "noise_row", "typical_cells"]
 
@@ -112,7 +114,7 @@ class NoiseRow:
     Computed before any budget is spent from public facts (the domain, the options, ε, m,
     the neighbour notion) and a record count ``n``: the released noisy count, or the
     curator's own n (then curator-only). ``counts`` noisy counts per set, each with noise of
-    standard deviation ``noise_sd`` (records) at ``epsilon``; a cell of the table they count
+    standard deviation ``noise_sd`` (records) at ``budget`` (an ε, or a ρ under zCDP); a cell of the table they count
     holds ``typical_count`` = n / ``cells`` records on average. ``estimate``: the tables are
     chosen at release (private selection, PrivBayes' network, AIM's rounds), so ``cells`` is
     a typical size rather than the exact one.
@@ -121,7 +123,7 @@ class NoiseRow:
     what: str
     counts: int
     cells: float
-    epsilon: float
+    budget: Budget
     noise_sd: float
     typical_count: float
     estimate: bool = False
@@ -136,17 +138,18 @@ class NoiseRow:
         return self.ratio > 1.0
 
     def to_dict(self) -> dict:
-        return {"what": self.what, "counts": self.counts, "cells": self.cells, "epsilon": self.epsilon,
+        return {"what": self.what, "counts": self.counts, "cells": self.cells, "budget": self.budget.value,
+                "unit": self.budget.symbol,
                 "noise_sd": self.noise_sd, "typical_count": self.typical_count, "ratio": self.ratio,
                 "swamped": self.swamped, "estimate": self.estimate}
 
 
-def noise_row(what: str, counts: int, cells: float, epsilon: float, mechanism, n: float,
+def noise_row(what: str, counts: int, cells: float, budget: Budget, mechanism, n: float,
               estimate: bool = False) -> NoiseRow:
     """A :class:`NoiseRow`: ``counts`` counts of a ``cells``-cell table, each noised by
-    ``mechanism`` (a calibrated count mechanism of :mod:`dpcore.mechanisms`) at ``epsilon``; n records."""
+    ``mechanism`` (a calibrated count mechanism of :mod:`dpcore.mechanisms`) at ``budget``; n records."""
     cells = max(float(cells), 1.0)
-    return NoiseRow(what, int(counts), cells, float(epsilon), float(math.sqrt(mechanism.variance)),
+    return NoiseRow(what, int(counts), cells, budget, float(math.sqrt(mechanism.variance)),
                     float(n) / cells, estimate)
 
 

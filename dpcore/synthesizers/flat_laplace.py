@@ -10,6 +10,7 @@ clipping, normalising and sampling are post-processing.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -21,15 +22,17 @@ from dpcore.estimate.draws import CellDraw, cell_draw
 from dpcore.estimate.table import cell_codes, cell_counts
 from dpcore.measure import leaf_noise
 from dpcore.measure.margins import preview_row
-from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition, PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import Measurement
-from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, Laplace
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers import sparse_leaves
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, check_cells
 from dpcore.synthesizers.empty_share import NoiseRow, empty_share_warning, flat_empty_share, noise_row
-from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
+from dpcore.synthesizers.method import Method, MethodBase, SetRequest, SetResult
+from dpcore.synthesizers.options import gaussian_counts, max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
@@ -84,7 +87,7 @@ def _zero_cell(domain: Domain, cell) -> tuple[int, ...]:
     return tuple(codes)
 
 
-def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: float, rng, ledger: Ledger, set_label: str,
+def synthesize_set(X, domain: Domain, opts: FlatOptions, eps: Budget, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext) -> CellDraw:
     """One set: the draw of ``ctx.n_out`` records from the noisy full table (cell counts drawn
     now, records dealt in chunks: :mod:`dpcore.estimate.draws`; post-processing). ``X``: records
@@ -120,10 +123,12 @@ def _sparse(cells: int, opts: FlatOptions) -> bool:
     return big and (opts.noise in leaf_noise.HISTOGRAM_NOISE or cells > opts.max_cells)
 
 
-def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> CellDraw:
+def _sparse_set(X, domain: Domain, opts: FlatOptions, eps: Budget, rng, ledger: Ledger, set_label: str,
+                ctx: ReleaseContext) -> CellDraw:
     cells = domain.size
     leaf_noise.check_sparse_noise(opts.noise, where=f"the full cross-tabulation ({big_count(cells)} cells)")
     mech = ctx.definition.count_noise(eps, ctx.neighbours, opts.noise)
+    assert not isinstance(mech, Laplace)  # check_sparse_noise refused it: the histogram sampler is for integers
     query = Measurement.counts(
         "full cross-tabulation counts", mech, ctx.neighbours, cells=cells, sampler=HISTOGRAM_SAMPLER,
         subset=f"{cells} cells of the full cross-tabulation (disjoint; empty cells noised as a histogram)")
@@ -135,13 +140,8 @@ def _sparse_set(X, domain, opts, eps, rng, ledger, set_label, ctx) -> CellDraw:
     return CellDraw(codes, counts)
 
 
-def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
-    """Registry adapter: one flat-Laplace set (its draw)."""
-    return synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx), None, {}
-
-
-def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
-               definition=PureDP()) -> list[NoiseRow]:
+def noise_rows(opts: FlatOptions, domain: Domain, epsilon: Budget, m: int, n: float, neighbours: Neighbours,
+               definition: Definition = PureDP()) -> list[NoiseRow]:
     """The noise on every cell of the full table against its typical count n/cells (public facts and n)."""
     eps = epsilon / m
     cells = domain.size
@@ -149,17 +149,56 @@ def noise_rows(opts: FlatOptions, domain: Domain, epsilon: float, m: int, n: flo
                       definition.count_noise(eps, neighbours, opts.noise), n)]
 
 
-def preview_rows(opts: FlatOptions, domain: Domain, per_set: float, nb, n: float, definition=PureDP()) -> list[dict]:
+def preview_rows(opts: FlatOptions, domain: Domain, per_set: Budget, nb: Neighbours, n: float,
+                 definition: Definition = PureDP()) -> list[dict]:
     """The one noisy table flat Laplace measures per set (public facts only)."""
     mech = definition.count_noise(per_set, nb, opts.noise)
     return [preview_row("full cross-tabulation (" + " × ".join(domain.names) + ")", domain.size, per_set, mech,
                         definition)]
 
 
-def preview_plan(opts: FlatOptions, domain: Domain, per_set: float, nb, n: float, definition=PureDP()) -> dict:
+def preview_plan(opts: FlatOptions, domain: Domain, per_set: Budget, nb: Neighbours, n: float,
+                 definition: Definition = PureDP()) -> dict:
     """The expected share of synthetic records from cells empty in the data (worked out for discrete
     Laplace noise only; ``n`` is the curator's count in a preview)."""
     if definition.name != "pure":
         return {}
     share = flat_empty_share(domain.size, float(n), definition.count_noise(per_set, nb, opts.noise).scale, opts.prior)
     return {"empty_cell_share": share, "empty_cell_warning": empty_share_warning(share, more="method='steps', ")}
+
+
+class FlatLaplace(MethodBase):
+    """Flat Laplace as a :class:`~dpcore.synthesizers.method.Method`."""
+
+    name = "flat_laplace"
+    label = "flat Laplace"
+    display_name = "Flat Laplace"
+    summary = SUMMARY
+    glossary = "flat-laplace"
+    options = OPTIONS
+
+    def resolve(self, domain: Domain, method: str = "flat_laplace", **options: Any) -> FlatOptions:
+        return resolve(domain, method, **options)
+
+    def for_definition(self, options: Any, definition: Definition, given: dict, domain: Domain) -> Any:
+        return gaussian_counts(options, definition, given, domain)
+
+    def run_set(self, request: SetRequest) -> SetResult:
+        return SetResult(synthesize_set(request.data, request.domain, request.options, request.budget, request.rng,
+                                        request.ledger, request.label, request.context))
+
+    def noise_rows(self, options: Any, domain: Domain, budget: Budget, sets: int, n: float, neighbours: Neighbours,
+                   definition: Definition) -> list[NoiseRow]:
+        return noise_rows(options, domain, budget, sets, n, neighbours, definition)
+
+    def preview_rows(self, options: Any, domain: Domain, budget: Budget, neighbours: Neighbours, n: float,
+                     definition: Definition) -> list[dict]:
+        return preview_rows(options, domain, budget, neighbours, n, definition)
+
+    def preview_plan(self, options: Any, domain: Domain, budget: Budget, neighbours: Neighbours, n: float,
+                     definition: Definition) -> dict:
+        return preview_plan(options, domain, budget, neighbours, n, definition)
+
+
+#: the registry's entries of this module
+METHODS: tuple[Method, ...] = (FlatLaplace(),)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,12 +64,14 @@ from dpcore.estimate.record_fit import FittedRecords, RecordFit, WeightedRecords
 from dpcore.estimate.table import DenseTable
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import NoisyMargin, counts_cells, measure, preview_row
-from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition, PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS, big_count, check_cells
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
-from dpcore.synthesizers.options import max_cells_option, noise_option, synthesis_option
+from dpcore.synthesizers.method import Method, MethodBase, SetRequest, SetResult
+from dpcore.synthesizers.options import gaussian_counts, max_cells_option, noise_option, synthesis_option
 from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
@@ -225,8 +228,8 @@ def _joint(opts: IpfOptions) -> tuple:
     return tuple(g for g in opts.margins if len(g) > 1)
 
 
-def one_way_share(domain: Domain, opts: IpfOptions, eps: float, neighbours: Neighbours, n: float,
-                  path: str | None = None, definition=PureDP()) -> float:
+def one_way_share(domain: Domain, opts: IpfOptions, eps: Budget, neighbours: Neighbours, n: float,
+                  path: str | None = None, definition: Definition = PureDP()) -> float:
     """The share of a set's ε spent on every attribute's one-way margin (:func:`measured_margins`).
 
     A number: that share. ``auto``: :data:`AUTO_ONE_WAY_SHARE` when the fit is the record fit
@@ -246,7 +249,8 @@ def one_way_share(domain: Domain, opts: IpfOptions, eps: float, neighbours: Neig
     return AUTO_ONE_WAY_SHARE if dominated else 0.0
 
 
-def measured_margins(domain: Domain, opts: IpfOptions, eps: float, share: float) -> list[tuple[tuple, float, str]]:
+def measured_margins(domain: Domain, opts: IpfOptions, eps: Budget,
+                     share: float) -> list[tuple[tuple, Budget, str]]:
     """What one set measures: (attribute names, ε, note) per noisy margin, ε totalling ``eps``.
 
     ``share`` = 0: the listed margins at ε/|M| each (synthpop). ``share`` = f > 0: every
@@ -262,7 +266,7 @@ def measured_margins(domain: Domain, opts: IpfOptions, eps: float, share: float)
                for a in domain.names])
 
 
-def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, ctx: ReleaseContext,
+def noisy_margins(X, domain: Domain, opts: IpfOptions, eps: Budget, rng, ledger: Ledger, ctx: ReleaseContext,
                   positivity: bool = True, share: float = 0.0) -> list[NoisyMargin]:
     """Release the margins of :func:`measured_margins` (the listed ones at ε/|M| each, or with
     ``share`` > 0 every one-way margin at ε·share/p and the others at ε(1 − share)/|M'|; see
@@ -326,7 +330,7 @@ def estimator(path: str, opts: IpfOptions, tree: JunctionTree | None, n_out: int
     return RecordFit(rng, records=n_out, shrink=True)
 
 
-def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: float, rng, ledger: Ledger, set_label: str,
+def synthesize_set(X, domain: Domain, opts: IpfOptions, eps: Budget, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One DP-ipf set at ``eps`` (= ε/m): its draw (:mod:`dpcore.estimate.draws`: the records
     are drawn in chunks from the fitted model, post-processing) and diagnostics.
@@ -390,15 +394,8 @@ def fit_warnings(domain: Domain, opts: IpfOptions, info: dict, margins: list[Noi
     return out
 
 
-def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
-    """Registry adapter: one DP-ipf set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    draw, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
-    return draw, None, diag
-
-
-
-def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
-               definition=PureDP()) -> list[NoiseRow]:
+def noise_rows(opts: IpfOptions, domain: Domain, epsilon: Budget, m: int, n: float, neighbours: Neighbours,
+               definition: Definition = PureDP()) -> list[NoiseRow]:
     """Per measured margin (:func:`measured_margins`): the noise on each cell against its typical
     count n/cells. ``one_way_share="auto"`` is decided from ``n`` as at release."""
     eps = epsilon / m
@@ -411,8 +408,8 @@ def noise_rows(opts: IpfOptions, domain: Domain, epsilon: float, m: int, n: floa
     return rows
 
 
-def preview_rows(opts: IpfOptions, domain: Domain, per_set: float, nb: Neighbours, n: float,
-                 definition=PureDP()) -> list[dict]:
+def preview_rows(opts: IpfOptions, domain: Domain, per_set: Budget, nb: Neighbours, n: float,
+                 definition: Definition = PureDP()) -> list[dict]:
     """The margins ipf measures per set with their noise (public facts; ``one_way_share="auto"`` is
     decided from ``n``: the curator's count in a preview, the released count at release)."""
     share = one_way_share(domain, opts, per_set, nb, n, definition=definition)
@@ -422,9 +419,47 @@ def preview_rows(opts: IpfOptions, domain: Domain, per_set: float, nb: Neighbour
             for g, e, _ in measured_margins(domain, opts, per_set, share)]
 
 
-def preview_plan(opts: IpfOptions, domain: Domain, per_set: float, nb: Neighbours, n: float,
-                 definition=PureDP()) -> dict:
+def preview_plan(opts: IpfOptions, domain: Domain, per_set: Budget, nb: Neighbours, n: float,
+                 definition: Definition = PureDP()) -> dict:
     """The fit ipf will use (public: the domain and the options) and the one-way share."""
     return {"fit": choose_fit(domain, opts),
             "one_way_share": one_way_share(domain, opts, per_set, nb, n, definition=definition),
             "one_way_share_auto": opts.one_way_share == "auto"}
+
+
+class Ipf(MethodBase):
+    """DP ipf as a :class:`~dpcore.synthesizers.method.Method`."""
+
+    name = "ipf"
+    label = "IPF"
+    display_name = "DP ipf"
+    summary = SUMMARY
+    glossary = "dp-ipf"
+    options = OPTIONS
+
+    def resolve(self, domain: Domain, method: str = "ipf", **options: Any) -> IpfOptions:
+        return resolve(domain, method, **options)
+
+    def for_definition(self, options: Any, definition: Definition, given: dict, domain: Domain) -> Any:
+        return gaussian_counts(options, definition, given, domain)
+
+    def run_set(self, request: SetRequest) -> SetResult:
+        draw, diag = synthesize_set(request.data, request.domain, request.options, request.budget, request.rng,
+                                    request.ledger, request.label, request.context)
+        return SetResult(draw, None, diag)
+
+    def noise_rows(self, options: Any, domain: Domain, budget: Budget, sets: int, n: float, neighbours: Neighbours,
+                   definition: Definition) -> list[NoiseRow]:
+        return noise_rows(options, domain, budget, sets, n, neighbours, definition)
+
+    def preview_rows(self, options: Any, domain: Domain, budget: Budget, neighbours: Neighbours, n: float,
+                     definition: Definition) -> list[dict]:
+        return preview_rows(options, domain, budget, neighbours, n, definition)
+
+    def preview_plan(self, options: Any, domain: Domain, budget: Budget, neighbours: Neighbours, n: float,
+                     definition: Definition) -> dict:
+        return preview_plan(options, domain, budget, neighbours, n, definition)
+
+
+#: the registry's entries of this module
+METHODS: tuple[Method, ...] = (Ipf(),)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 from scipy.cluster.hierarchy import DisjointSet
@@ -43,11 +44,13 @@ from dpcore.estimate.final_fit import released_model
 from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.measure.margins import margin_counts, measure, one_way_preview_rows, preview_row, selection_preview_row
 from dpcore.measure.rare_levels import find_rare_levels
-from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.budget import Budget, zero_like
+from dpcore.privacy.definitions import Definition, PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
+from dpcore.synthesizers.method import Method, MethodBase, SetRequest, SetResult
 from dpcore.synthesizers.options import (
     estimator_option,
     model_draw_option,
@@ -104,12 +107,13 @@ def for_zcdp(opts: MstOptions, definition, given: dict, domain: Domain) -> MstOp
     return zcdp_choices(opts, given, "synthesis", "rare_levels", "estimator")
 
 
-def budget_split(d: int, eps: float) -> tuple[float, float, float]:
-    """(ε per one-way margin, ε per selection step, ε per edge margin) for d attributes."""
+def budget_split(d: int, eps: Budget) -> tuple[Budget, Budget, Budget]:
+    """(budget per one-way margin, per selection step, per edge margin) for d attributes: shares of a set's
+    budget, in its unit (ε, or ρ under zCDP)."""
     if d == 1:
-        return eps, 0.0, 0.0
+        return eps, zero_like(eps), zero_like(eps)
     if d == 2:
-        return eps / 4, 0.0, eps / 2
+        return eps / 4, zero_like(eps), eps / 2
     return eps / (3 * d), eps / (3 * (d - 1)), eps / (3 * (d - 1))
 
 
@@ -118,11 +122,11 @@ def quality(answer: np.ndarray, model_margin: np.ndarray) -> float:
     return float(np.abs(np.asarray(answer, float) - model_margin).sum())
 
 
-def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger: Ledger, set_label: str,
+def synthesize_set(X, domain: Domain, opts: MstOptions, eps: Budget, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One MST set at ``eps`` (= ε/m), charged to exactly ``eps`` (module docstring)."""
     nb = ctx.neighbours
-    hs = nb.histogram_sensitivity
+    hs = nb.record_count_sensitivity  # per record: the selection's Measurement scales it to the unit
     shape, names = domain.shape, domain.names
     d = len(shape)
     group = ledger.group(set_label)
@@ -141,12 +145,13 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
         pairs = list(combinations(range(d), 2))
         score = {p: quality(margin_counts(X, shape, p), model.marginal(p)) for p in pairs}  # raw: scored only
         joined = DisjointSet(range(d))
-        em = ctx.definition.selection(e2, hs)  # scores: L1 errors, sensitivity the L1 count sensitivity
+        em = ctx.definition.selection(e2, nb.score_sensitivity(hs).value)  # scores: L1 errors (count sensitivity)
         for step in range(d - 1):
             cands = [p for p in pairs if not joined.connected(*p)]
-            pick = Measurement(f"tree edge {step + 1}: select a pair", em, hs, f"{len(cands)} candidate pairs",
-                               nb.label, sampler=EXACT_SAMPLER,
-                               note="score: L1 error of the one-way model on the pair; sensitivity = count sensitivity")
+            pick = Measurement.selection(f"tree edge {step + 1}: select a pair", em, nb, hs,
+                                         subset=f"{len(cands)} candidate pairs", sampler=EXACT_SAMPLER,
+                                         note="score: L1 error of the one-way model on the pair; sensitivity = count "
+                                              "sensitivity")
             k = int(pick.select(group, np.array([score[p] for p in cands]), rng))
             a, b = cands[k]
             joined.merge(a, b)
@@ -167,40 +172,68 @@ def synthesize_set(X, domain: Domain, opts: MstOptions, eps: float, rng, ledger:
     return draw, diag
 
 
-def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
-    """Registry adapter: one MST set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    draw, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
-    return draw, None, diag
-
-
-def preview_rows(opts: MstOptions, domain: Domain, per_set: float, nb: Neighbours, n: float = 0.0,
-                 definition=PureDP()) -> list[dict]:
+def preview_rows(opts: MstOptions, domain: Domain, per_set: Budget, nb: Neighbours, n: float = 0.0,
+                 definition: Definition = PureDP()) -> list[dict]:
     """What MST measures, before any budget is spent (the tree's pairs are chosen at release).
     Budgets are in the definition's unit (ε, or ρ under zCDP)."""
     d = len(domain)
     e1, e2, e3 = budget_split(d, per_set)
     one = definition.count_noise(e1, nb)
     rows = one_way_preview_rows(domain, one, e1, definition)
-    if e2 > 0:
+    if e2:
         rows += [selection_preview_row(f"tree edge {i + 1}: exponential mechanism picks a pair", e2, definition)
                  for i in range(d - 1)]
-    if e3 > 0:
+    if e3:
         edge = definition.count_noise(e3, nb)
         rows += [preview_row(f"two-way margin of tree edge {i + 1} (pair chosen at release)", None, e3, edge,
                              definition) for i in range(d - 1)]
     return rows
 
 
-def noise_rows(opts: MstOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
-               definition=PureDP()) -> list[NoiseRow]:
+def noise_rows(opts: MstOptions, domain: Domain, epsilon: Budget, m: int, n: float, neighbours: Neighbours,
+               definition: Definition = PureDP()) -> list[NoiseRow]:
     """The one-way margins, then the d − 1 two-way margins of the tree (pairs chosen at release:
     the typical pair's size)."""
     d = len(domain)
     e1, _, e3 = budget_split(d, epsilon / m)
     one = definition.count_noise(e1, neighbours, "discrete_laplace")
     rows = [noise_row(f"one-way margin {a}", domain[a].size, domain[a].size, e1, one, n) for a in domain.names]
-    if e3 > 0:
+    if e3:
         cells = typical_cells(domain.shape, 2)
         rows.append(noise_row(f"{d - 1} two-way margins of the tree (pairs chosen at release)", int((d - 1) * cells),
                               cells, e3, definition.count_noise(e3, neighbours, "discrete_laplace"), n, estimate=True))
     return rows
+
+
+class Mst(MethodBase):
+    """MST as a :class:`~dpcore.synthesizers.method.Method`."""
+
+    name = "mst"
+    label = "MST"
+    display_name = "MST"
+    summary = SUMMARY
+    glossary = "mst"
+    options = OPTIONS
+
+    def resolve(self, domain: Domain, method: str = "mst", **options: Any) -> MstOptions:
+        return resolve(domain, method, **options)
+
+    def for_definition(self, options: Any, definition: Definition, given: dict, domain: Domain) -> Any:
+        return for_zcdp(options, definition, given, domain)
+
+    def run_set(self, request: SetRequest) -> SetResult:
+        draw, diag = synthesize_set(request.data, request.domain, request.options, request.budget, request.rng,
+                                    request.ledger, request.label, request.context)
+        return SetResult(draw, None, diag)
+
+    def noise_rows(self, options: Any, domain: Domain, budget: Budget, sets: int, n: float, neighbours: Neighbours,
+                   definition: Definition) -> list[NoiseRow]:
+        return noise_rows(options, domain, budget, sets, n, neighbours, definition)
+
+    def preview_rows(self, options: Any, domain: Domain, budget: Budget, neighbours: Neighbours, n: float,
+                     definition: Definition) -> list[dict]:
+        return preview_rows(options, domain, budget, neighbours, n, definition)
+
+
+#: the registry's entries of this module
+METHODS: tuple[Method, ...] = (Mst(),)

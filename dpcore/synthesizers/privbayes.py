@@ -61,6 +61,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -69,13 +70,15 @@ from dpcore.data.domain import Domain
 from dpcore.errors import OptionError, ResourceError, whole_number
 from dpcore.estimate.draws import IIDDraw
 from dpcore.measure.margins import preview_row, selection_preview_row
-from dpcore.privacy.definitions import PureDP, ReleaseContext
+from dpcore.privacy.budget import Budget, zero_like
+from dpcore.privacy.definitions import Definition, PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import Measurement, record_unpaid
 from dpcore.privacy.neighbours import ADD_REMOVE, Neighbours
 from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
-from dpcore.synthesizers.options import max_cells_option, noise_option
+from dpcore.synthesizers.method import Method, MethodBase, SetRequest, SetResult
+from dpcore.synthesizers.options import gaussian_counts, max_cells_option, noise_option
 from dpcore.synthesizers.schema import Option, check_known, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
@@ -259,8 +262,8 @@ def _scores(X: np.ndarray, w, cands: list, shape) -> np.ndarray:
     return scores
 
 
-def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, ledger: Ledger,
-                  neighbours: Neighbours = Neighbours("replace"), definition=PureDP()):
+def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: Budget, rng, ledger: Ledger,
+                  neighbours: Neighbours = Neighbours("replace"), definition: Definition = PureDP()):
     """GreedyBayes with the exponential mechanism; returns (network, per-step records).
 
     ``network`` is a list of (attribute index, parent indices) in placement order.
@@ -273,7 +276,7 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
     shape = domain.shape
     d, k = len(shape), opts.degree
     P, _ = network_plan(d, k)
-    eps_step = eps1 / P if P else 0.0
+    eps_step = eps1 / P if P else zero_like(eps1)
     first = int(rng.integers(0, d))  # uniform, no data
     network = [(first, ())]
     placed, steps = [first], []
@@ -303,8 +306,8 @@ def learn_network(X, domain: Domain, opts: PrivBayesOptions, eps1: float, rng, l
             scores = _scores(X, w, cands, shape)
             if add_remove:
                 scores *= n  # n·I: the n-free sensitivity (module docstring)
-            step = Measurement(f"network step {i - 1}", definition.selection(eps_step, delta), delta, subset,
-                               neighbours.label, note=note)
+            em = definition.selection(eps_step, neighbours.score_sensitivity(delta).value)
+            step = Measurement.selection(f"network step {i - 1}", em, neighbours, delta, subset=subset, note=note)
             choice = int(step.select(ledger, scores, rng))
         x, pi = cands[choice]
         network.append((x, pi))
@@ -325,7 +328,7 @@ def _conditional(joint: np.ndarray) -> np.ndarray:
     return np.where(s > 0, t / np.where(s > 0, s, 1.0), 1.0 / kx)
 
 
-def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2: float, rng, ledger: Ledger,
+def noisy_conditionals(X, domain: Domain, network, opts: PrivBayesOptions, eps2: Budget, rng, ledger: Ledger,
                        neighbours: Neighbours = Neighbours("replace"), definition=PureDP()):
     """P*(X_i | Π_i) for every position of ``network``, as (parents, table) rows.
 
@@ -402,7 +405,7 @@ def ancestral_sample(network, conditionals, shape, n: int, rng) -> np.ndarray:
 # ------------------------------------------------------------------ one set
 
 
-def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, ledger: Ledger, set_label: str,
+def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: Budget, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One PrivBayes set at ``eps`` (= ε/m): its draw (n i.i.d. records from the network, drawn
     in chunks: :class:`dpcore.estimate.draws.IIDDraw`) and diagnostics.
@@ -413,7 +416,7 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
     """
     d, n = len(domain), ctx.n_out
     P, _ = network_plan(d, opts.degree)
-    eps1 = opts.network_share * eps if P else 0.0
+    eps1 = opts.network_share * eps if P else zero_like(eps)
     eps2 = eps - eps1
     group = ledger.group(set_label)
     network, steps = learn_network(X, domain, opts, eps1, rng, group.group("network"), ctx.neighbours, ctx.definition)
@@ -426,8 +429,10 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
         "network": [{"attribute": names[x], "parents": [names[p] for p in pi]} for x, pi in network],
         "steps": steps,
         "candidates_sampled": bool(sampled),
-        "epsilon_network": eps1,
-        "epsilon_conditionals": eps2,
+        # in the release's unit (ε, or ρ under zCDP): the budgets of the network and of the conditionals
+        "network_budget": eps1.value,
+        "conditionals_budget": eps2.value,
+        "budget_unit": eps.unit,
         "warnings": [],
     }
     if sampled:
@@ -440,33 +445,60 @@ def synthesize_set(X, domain: Domain, opts: PrivBayesOptions, eps: float, rng, l
     return draw, diag
 
 
-def run_set(X, domain, opts, plan, eps_set, rng, ledger, label, ctx):
-    """Registry adapter: one PrivBayes set (ε = ``eps_set``, see :func:`synthesize_set`)."""
-    draw, diag = synthesize_set(X, domain, opts, eps_set, rng, ledger, label, ctx)
-    return draw, None, diag
-
-
-
-def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
-               definition=PureDP()) -> list[NoiseRow]:
+def noise_rows(opts: PrivBayesOptions, domain: Domain, epsilon: Budget, m: int, n: float, neighbours: Neighbours,
+               definition: Definition = PureDP()) -> list[NoiseRow]:
     """The noise on each cell of the T conditional tables against the typical count of a table of
     an attribute and ``degree`` parents (the network is chosen at release: a typical size)."""
     eps = epsilon / m
     d = len(domain)
     P, T = network_plan(d, opts.degree)
-    e = (eps - (opts.network_share * eps if P else 0.0)) / T
+    e = (eps - (opts.network_share * eps if P else zero_like(eps))) / T
     cells = min(typical_cells(domain.shape, min(opts.degree + 1, d)), float(domain.size))
     return [noise_row(f"{T} conditional tables (an attribute and up to {opts.degree} parents, chosen at release)",
                       int(T * cells), cells, e, definition.count_noise(e, neighbours, opts.noise), n, estimate=True)]
 
 
-def preview_rows(opts: PrivBayesOptions, domain: Domain, per_set: float, nb: Neighbours, n: float,
-                 definition=PureDP()) -> list[dict]:
+def preview_rows(opts: PrivBayesOptions, domain: Domain, per_set: Budget, nb: Neighbours, n: float,
+                 definition: Definition = PureDP()) -> list[dict]:
     """The network's private choices and the noisy conditional tables PrivBayes measures per set."""
     P, T = network_plan(len(domain), opts.degree)
-    eps1 = opts.network_share * per_set if P else 0.0
+    eps1 = opts.network_share * per_set if P else zero_like(per_set)
     rows = [selection_preview_row(f"network step {i + 1}: exponential mechanism (attribute and parents chosen "
                                   "privately)", eps1 / P, definition) for i in range(P)]
     e = (per_set - eps1) / T
     return rows + [preview_row(f"conditional table {j + 1} (attribute + ≤{opts.degree} parents, chosen at release)",
                                None, e, definition.count_noise(e, nb, opts.noise), definition) for j in range(T)]
+
+
+class PrivBayes(MethodBase):
+    """PrivBayes as a :class:`~dpcore.synthesizers.method.Method`."""
+
+    name = "privbayes"
+    label = "PrivBayes"
+    display_name = "PrivBayes"
+    summary = SUMMARY
+    glossary = "privbayes"
+    options = OPTIONS
+
+    def resolve(self, domain: Domain, method: str = "privbayes", **options: Any) -> PrivBayesOptions:
+        return resolve(domain, method, **options)
+
+    def for_definition(self, options: Any, definition: Definition, given: dict, domain: Domain) -> Any:
+        return gaussian_counts(options, definition, given, domain)
+
+    def run_set(self, request: SetRequest) -> SetResult:
+        draw, diag = synthesize_set(request.data, request.domain, request.options, request.budget, request.rng,
+                                    request.ledger, request.label, request.context)
+        return SetResult(draw, None, diag)
+
+    def noise_rows(self, options: Any, domain: Domain, budget: Budget, sets: int, n: float, neighbours: Neighbours,
+                   definition: Definition) -> list[NoiseRow]:
+        return noise_rows(options, domain, budget, sets, n, neighbours, definition)
+
+    def preview_rows(self, options: Any, domain: Domain, budget: Budget, neighbours: Neighbours, n: float,
+                     definition: Definition) -> list[dict]:
+        return preview_rows(options, domain, budget, neighbours, n, definition)
+
+
+#: the registry's entries of this module
+METHODS: tuple[Method, ...] = (PrivBayes(),)

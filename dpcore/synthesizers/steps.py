@@ -25,7 +25,9 @@ Proof: docs/methods/steps.md.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -33,23 +35,28 @@ from dpcore.counting.count_table import CountTable
 from dpcore.counting.rows import rows as count_rows
 from dpcore.counting.rows import weighted_count
 from dpcore.data.domain import Domain
+from dpcore.errors import OptionError, whole_number
 from dpcore.estimate.consistency import make_consistent, posterior_variances
 from dpcore.estimate.draws import CellDraw, cell_draw
 from dpcore.estimate.table import cell_counts
 from dpcore.measure import leaf_noise
+from dpcore.measure.selection import UTILITIES
 from dpcore.measure.selection import sensitivity as utility_sensitivity
 from dpcore.measure.selection import utility as utility_scores
-from dpcore.privacy.definitions import PureDP, ReleaseContext, ZeroConcentratedDP
+from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition, PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import Measurement, record_unpaid
-from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, exponential_mechanism, noise_for
+from dpcore.privacy.mechanisms import HISTOGRAM_SAMPLER, exponential_mechanism
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers import hierarchy as H
 from dpcore.synthesizers import sparse_leaves
-from dpcore.synthesizers.allocation import Allocation, allocate_budget
+from dpcore.synthesizers.allocation import Allocation, allocate_budget, check_r
 from dpcore.synthesizers.cells import big_count
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row, typical_cells
-from dpcore.synthesizers.options import PRIVATE_SELECTIONS, StepsOptions
+from dpcore.synthesizers.method import Method, MethodBase, SetRequest, SetResult
+from dpcore.synthesizers.options import gaussian_counts, max_cells_option, noise_option, synthesis_option
+from dpcore.synthesizers.schema import Option, check_known, find, value
 
 #: What the method does, in one or two plain sentences (the Design page and the method adviser).
 SUMMARY = (
@@ -59,14 +66,178 @@ SUMMARY = (
 )
 
 
+SELECTIONS = ("mosda", "lesda", "random", "nonprivate", "user")
+PRIVATE_SELECTIONS = ("mosda", "lesda")
+CONSISTENCY = ("nonneg", "wls", "uh")
+BACKENDS = ("numpy", "opendp")
+#: the STEPS variants and the tree selection each fixes (None: the options choose)
+STEPS_METHODS = {"steps": None, "uh_random": "random", "steps_lesda": "lesda"}
+
+
+def _choice(name: str, value, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise OptionError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    return value
+
+
+def parse_order(order, domain: Domain) -> tuple[tuple[str, ...], ...] | None:
+    """``"a;b,c"`` (``;`` separates layers, ``,`` joins attributes in a layer) or a list of lists."""
+    if order is None or order == "" or order == []:
+        return None
+    if isinstance(order, str):
+        layers = [tuple(a.strip() for a in layer.split(",") if a.strip()) for layer in order.split(";")]
+    elif isinstance(order, (list, tuple)) and all(isinstance(g, str) or (isinstance(g, (list, tuple)) and
+                                                   all(isinstance(a, str) for a in g)) for g in order):
+        layers = [tuple([g]) if isinstance(g, str) else tuple(g) for g in order]
+    else:
+        raise OptionError(f"order must be a string like \"a;b,c\" or a list of attribute lists; got {order!r}")
+    if any(len(g) == 0 for g in layers):
+        raise OptionError(f"order {order!r} has an empty layer; write layers like \"a;b,c\"")
+    seen: list[str] = []
+    for g in layers:
+        for a in g:
+            if a not in domain.names:
+                raise OptionError(f"order names attribute '{a}', which is not in the data; known: "
+                                  f"{', '.join(domain.names)}")
+            if a in seen:
+                raise OptionError(f"order names attribute '{a}' twice; each attribute may appear in one layer only")
+            seen.append(a)
+    return tuple(layers)
+
+
+def check_backend(backend: str, noise: str) -> str:
+    """``numpy`` (fast, seeded) or ``opendp`` (OpenDP's exact discrete sampler, for audited releases)."""
+    _choice("noise_backend", backend, BACKENDS)
+    if backend == "opendp" and noise != "discrete_laplace":
+        raise OptionError("noise_backend='opendp' is offered for discrete Laplace noise only; set "
+                          "noise='discrete_laplace'")
+    return backend
+
+
+@dataclass(frozen=True)
+class StepsOptions:
+    """Every STEPS option, resolved and validated (docs/methods/steps.md defaults)."""
+
+    layers: int = 2
+    order: tuple | None = None
+    select: str = "mosda"
+    utility: str = "aic"
+    r: float = 0.1
+    allocation: Any = "half"
+    consistency: str = "nonneg"
+    synthesis: str = "sample"
+    noise: str = "discrete_laplace"
+    noise_backend: str = "numpy"
+    max_cells: int = 20_000_000
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if self.order is not None:
+            d["order"] = [list(g) for g in self.order]
+        if not isinstance(self.allocation, str):
+            d["allocation"] = list(self.allocation)
+        return d
+
+
+#: STEPS's options (steps, uh_random, steps_lesda): the registry's schema, the CLI's flags and the Design page's widgets
+STEPS_OPTIONS = (
+    Option("layers", "int", 2, "number L of partition layers of the tree (the rest of the attributes form the leaf "
+           "layer)", low=1, hint=" (at most the number of attributes)", default_text="2, or the order's layers",
+           docs="methods/steps.md#the-tree", label="Partition layers L"),
+    Option("order", "text", None, 'a fixed tree: ";" separates layers, "," joins attributes in one layer, e.g. '
+           '"sex;agegr,edu"; spends nothing on choosing the tree',
+           docs="methods/steps.md#choosing-the-tree", label="Fixed tree (layers of attributes)"),
+    Option("select", "choice", "mosda", "how each node's split is chosen: MoSDA (the best-scoring attribute, "
+           "privately), LeSDA (the worst), random (no data), or nonprivate (NOT DP)", choices=SELECTIONS,
+           docs="methods/steps.md#choosing-the-tree", label="Tree chosen by"),
+    Option("utility", "choice", "aic", "the score MoSDA/LeSDA rank attributes by", choices=UTILITIES,
+           docs="methods/steps.md#choosing-the-tree", label="Score for choosing attributes"),
+    Option("r", "float", None, "share of ε spent on choosing the tree", low=0, high=1, high_open=True,
+           hint=" (r must be in [0, 1))", default_text="0.1 with private selection, else 0",
+           docs="methods/steps.md#allocation", label="Share of ε for choosing the tree (r)"),
+    Option("allocation", "text", "half", "how the count budget is split over the noised layers: equal, half "
+           "(half to the leaf layer) or weights w1,w2,... summing to 1",
+           docs="methods/steps.md#allocation", label="Count budget over layers"),
+    Option("consistency", "choice", "nonneg", "how noisy node counts are made to add up: nonneg (least squares, "
+           "non-negative), wls (least squares) or uh (Hay et al.)", choices=CONSISTENCY,
+           docs="methods/steps.md#consistency", label="Consistency step"),
+    synthesis_option(),
+    noise_option(),
+    Option("noise_backend", "choice", "numpy", "the discrete Laplace sampler: numpy (exact, seeded) or opendp "
+           "(OpenDP's, for audited releases; not seeded)", choices=BACKENDS,
+           docs="mechanisms.md", advanced=True, label="Discrete Laplace sampler"),
+    max_cells_option(20_000_000),
+)
+
+
+def resolve_steps_options(domain: Domain, method: str = "steps", **opts) -> StepsOptions:
+    """Fill defaults and check every option against the domain."""
+    check_known(STEPS_OPTIONS, opts, method)
+    p = len(domain)
+    order = parse_order(opts.get("order"), domain)
+    forced = STEPS_METHODS.get(method)
+    select = opts.get("select")
+    if forced is not None:
+        if select not in (None, forced):
+            raise OptionError(f"method '{method}' always uses select='{forced}'; drop select={select!r} or use method "
+                              "'steps'")
+        select = forced
+    if order is not None:
+        if select not in (None, "user"):
+            raise OptionError(f"an explicit order fixes the tree; it cannot be combined with select='{select}'")
+        select = "user"
+    select = value(STEPS_OPTIONS, {"select": select}, "select")
+    if select == "user" and order is None:
+        raise OptionError("select='user' needs an order, e.g. order=\"a;b,c\"")
+
+    layers = opts.get("layers")
+    if order is not None:
+        if layers is not None and int(layers) != len(order):
+            raise OptionError(f"the order has {len(order)} layers but layers={layers}; drop one of them or make them "
+                              "agree")
+        layers = len(order)
+    layers = find(STEPS_OPTIONS, "layers").default if layers is None else layers  # checked against p below
+    layers = whole_number("the number of layers L (layers, --layers)", layers, 1, p, " (at most the number of "
+                                                                                     "attributes)")
+
+    r = opts.get("r")
+    n_sel = min(layers, p - 1) if select in PRIVATE_SELECTIONS else 0
+    if r is None:
+        r = 0.1 if n_sel else 0.0
+    r = check_r(r, n_sel, select)
+
+    allocation = value(STEPS_OPTIONS, opts, "allocation")
+    if not isinstance(allocation, str):
+        if not isinstance(allocation, (list, tuple)) or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in allocation):
+            raise OptionError("allocation must be equal, half or a list of layer weights (numbers); "
+                              f"got {allocation!r}")
+        allocation = tuple(float(x) for x in allocation)
+    noise = value(STEPS_OPTIONS, opts, "noise")
+    return StepsOptions(
+        layers=layers,
+        order=order,
+        select=select,
+        utility=value(STEPS_OPTIONS, opts, "utility"),
+        r=r,
+        allocation=allocation,
+        consistency=value(STEPS_OPTIONS, opts, "consistency"),
+        synthesis=value(STEPS_OPTIONS, opts, "synthesis"),
+        noise=noise,
+        noise_backend=check_backend(value(STEPS_OPTIONS, opts, "noise_backend"), noise),
+        max_cells=value(STEPS_OPTIONS, opts, "max_cells"),
+    )
+
+
 def n_selection_layers(opts: StepsOptions, p: int) -> int:
     """Layers whose split is a real (non-forced) private choice: min(L, p−1)."""
     return min(opts.layers, p - 1) if opts.select in PRIVATE_SELECTIONS else 0
 
 
-def plan_allocation(opts: StepsOptions, p: int, epsilon: float, m: int) -> Allocation:
+def plan_allocation(opts: StepsOptions, p: int, budget: Budget, m: int) -> Allocation:
+    """The release's budget (ε, or ρ under zCDP) split over m sets, the tree choice and the noised layers."""
     n_partition, has_leaf = noised_layers(opts.layers, opts.order, p)
-    return allocate_budget(epsilon, m, opts.r, n_selection_layers(opts, p), n_partition, has_leaf, opts.allocation)
+    return allocate_budget(budget, m, opts.r, n_selection_layers(opts, p), n_partition, has_leaf, opts.allocation)
 
 
 def noised_layers(layers: int, order, p: int) -> tuple[int, bool]:
@@ -118,7 +289,7 @@ class Selector:
     #: release mode: the ledger group every selection is charged to, before it draws
     ledger: Ledger | None = None
     #: the privacy definition the selection budgets are in (ε, or ρ under zCDP)
-    definition: PureDP | ZeroConcentratedDP = PureDP()
+    definition: Definition = PureDP()
 
     def __post_init__(self):
         self.spent: list[dict] = []
@@ -154,26 +325,25 @@ class Selector:
                               parallel_over=len(fixed), note=f"{note}; NOT DIFFERENTIALLY PRIVATE")
             return [(int(j),) for j in np.argmax(scores, axis=1)]
         assert self.alloc is not None  # a private selection spends the allocation's budget for layer k
-        mech = self.definition.selection(self.alloc.selection[k], self.score_sensitivity)
+        mech = self.definition.selection(self.alloc.selection[k],
+                                         self.neighbours.score_sensitivity(self.score_sensitivity).value)
         self.spent.append({"layer": k, "nodes": len(fixed), "mechanism": mech})
         if self.mode == "preview":
-            probs = mech.probabilities(scores, self.score_sensitivity)
+            probs = mech.probabilities(scores, self.neighbours.score_sensitivity(self.score_sensitivity).value)
             self.probabilities.append({"layer": k, "fixed": fixed.copy(), "probabilities": probs})
             return [(int(j),) for j in np.argmax(probs, axis=1)]
         assert self.ledger is not None  # a release charges its selections before they draw
-        split = Measurement(f"layer {k} split", mech, self.score_sensitivity, subset, self.neighbours.label,
-                            parallel_over=len(fixed), note=note)
+        split = Measurement.selection(f"layer {k} split", mech, self.neighbours, self.score_sensitivity,
+                                      subset=subset, parallel_over=len(fixed), note=note)
         return [(int(j),) for j in np.atleast_1d(split.select(self.ledger, scores, self.rng))]
 
 
-def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str, sensitivity: float = 1.0,
-                     definition=PureDP(), neighbours: Neighbours | None = None) -> list:
-    """Noise mechanisms for layers 1..L(+1) (None for the root); ``sensitivity`` is the
-    count sensitivity of the neighbour notion (1 add/remove, 2 replace). Under zCDP the layer
-    budgets are ρ and the noise is the discrete Gaussian at the notion's L2 sensitivity."""
-    if definition.name != "pure":
-        return [None] + [definition.count_noise(e, neighbours, noise) for e in alloc.counts]
-    return [None] + [noise_for(noise, e, sensitivity) for e in alloc.counts]
+def layer_mechanisms(tree: H.PhantomPaddedTree, alloc: Allocation, noise: str, definition: Definition,
+                     neighbours: Neighbours) -> list:
+    """Noise mechanisms for layers 1..L(+1) (None for the root), each spending its layer's budget at the
+    count sensitivity of ``neighbours``: ``noise`` (discrete Laplace by default) in ε, or under zCDP the
+    discrete Gaussian in ρ at the notion's L2 sensitivity."""
+    return [None] + [definition.count_noise(e, neighbours, noise) for e in alloc.counts]
 
 
 def expected_errors(tree: H.PhantomPaddedTree, mechs: list, sensitivity: float = 1.0) -> list[dict]:
@@ -242,12 +412,11 @@ def synthesize_set(X, domain: Domain, opts: StepsOptions, alloc: Allocation, rng
     (n, p) or their :class:`dpcore.counting.count_table.CountTable` (the same counts, the same release)."""
     shape, names = domain.shape, tuple(domain.names)
     nb, n_out = ctx.neighbours, ctx.n_out
-    hs = nb.histogram_sensitivity
     g = ledger.group(set_label)
     sel = Selector(opts, X, shape, names, alloc, rng, neighbours=nb, ledger=g.group("tree selection"),
                    definition=ctx.definition)
     tree = H.build_tree(sel.rows, shape, names, opts.layers, sel, leaf_cell_limit(opts))
-    mechs = layer_mechanisms(tree, alloc, opts.noise, hs, ctx.definition, nb)
+    mechs = layer_mechanisms(tree, alloc, opts.noise, ctx.definition, nb)
     cg = g.group("node counts")
     sparse = sparse_leaf_layer(tree, opts)
     layers = layer_measurements(tree, mechs, nb, _sampler(opts), sparse)
@@ -295,15 +464,8 @@ def sparse_leaf_layer(tree: H.PhantomPaddedTree, opts: StepsOptions) -> bool:
     return big and opts.noise in leaf_noise.HISTOGRAM_NOISE and opts.noise_backend == "numpy"
 
 
-def run_set(X, domain, opts, alloc, eps_set, rng, ledger, label, ctx):
-    """Registry adapter: one STEPS set (its draw, the tree, no diagnostics)."""
-    draw, tree = synthesize_set(X, domain, opts, alloc, rng, ledger, label, ctx)
-    return draw, tree, {}
-
-
-
-def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: float, neighbours: Neighbours,
-               definition=PureDP()) -> list[NoiseRow]:
+def noise_rows(opts: StepsOptions, domain: Domain, epsilon: Budget, m: int, n: float, neighbours: Neighbours,
+               definition: Definition = PureDP()) -> list[NoiseRow]:
     """Per noised layer: the noise on each node count against the typical node count n/nodes.
 
     Public facts and n only. A fixed order gives each layer's node count exactly (the product of the
@@ -327,3 +489,59 @@ def noise_rows(opts: StepsOptions, domain: Domain, epsilon: float, m: int, n: fl
         rows.append(noise_row(f"leaf cells (every cell of the full table, {big_count(domain.size)} cells)", domain.size,
                               float(domain.size), eps, definition.count_noise(eps, neighbours, opts.noise), n))
     return rows
+
+
+class Steps(MethodBase):
+    """STEPS as a :class:`~dpcore.synthesizers.method.Method` (the tree chosen by its options: MoSDA by default)."""
+
+    name = "steps"
+    label = "STEPS"
+    display_name = "STEPS"
+    summary = SUMMARY
+    glossary = "steps"
+    options = STEPS_OPTIONS
+    hierarchical = True
+
+    def resolve(self, domain: Domain, method: str = "", **options: Any) -> StepsOptions:
+        return resolve_steps_options(domain, method or self.name, **options)
+
+    def for_definition(self, options: Any, definition: Definition, given: dict, domain: Domain) -> Any:
+        return gaussian_counts(options, definition, given, domain)
+
+    def plan(self, options: Any, domain: Domain, budget: Budget, sets: int) -> Allocation:
+        return plan_allocation(options, len(domain), budget, sets)
+
+    def run_set(self, request: SetRequest) -> SetResult:
+        draw, tree = synthesize_set(request.data, request.domain, request.options, request.plan, request.rng,
+                                    request.ledger, request.label, request.context)
+        return SetResult(draw, tree, {})
+
+    def not_dp(self, options: Any) -> list[str]:
+        return (["the tree was chosen from the data with no budget spent (select='nonprivate')"]
+                if options.select == "nonprivate" else [])
+
+    def noise_rows(self, options: Any, domain: Domain, budget: Budget, sets: int, n: float, neighbours: Neighbours,
+                   definition: Definition) -> list[NoiseRow]:
+        return noise_rows(options, domain, budget, sets, n, neighbours, definition)
+
+
+class UhRandom(Steps):
+    """STEPS with a random tree (the UH method: no budget on choosing the tree)."""
+
+    name = "uh_random"
+    label = "UH random"
+    display_name = "STEPS, random tree (UH)"
+    tree_select: ClassVar[str | None] = "random"
+
+
+class StepsLesda(Steps):
+    """STEPS with the tree chosen by LeSDA (the least-scoring attribute, privately)."""
+
+    name = "steps_lesda"
+    label = "STEPS LeSDA"
+    display_name = "STEPS, LeSDA"
+    tree_select: ClassVar[str | None] = "lesda"
+
+
+#: the registry's entries of this module: STEPS and its two variants
+METHODS: tuple[Method, ...] = (Steps(), UhRandom(), StepsLesda())

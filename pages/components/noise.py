@@ -77,8 +77,9 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
         st.warning(f"The noise is larger than the typical count on {_count(swamped)} of {_count(total)} released "
                    f"counts. {detail}", icon=":material/warning:")
     shown = tab.assign(**{"noise larger?": tab["swamped"].map({True: "YES", False: "no"})})
-    shown = shown[["what", "counts", "epsilon", "noise_sd", "typical_count", "noise larger?"]].rename(columns={
-        "what": "released counts", "counts": "how many", "epsilon": "ρ each" if opts.get("delta") else "ε each",
+    each = f"{tab['unit'].iloc[0]} each"  # the budget's own unit: ε, or ρ under (ε, δ)
+    shown = shown[["what", "counts", "budget", "noise_sd", "typical_count", "noise larger?"]].rename(columns={
+        "what": "released counts", "counts": "how many", "budget": each,
         "noise_sd": "noise SD (records)",
         "typical_count": "typical count (records)"})
     styled = shown.style.apply(lambda r: ["color: #C62828; font-weight: 600" if r["noise larger?"] == "YES" else ""
@@ -86,7 +87,7 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
     with st.expander(f"Noise per kind of released count ({len(tab)} row{'s' if len(tab) != 1 else ''})"):
         st.dataframe(styled, hide_index=True, width="stretch", column_config={
             "released counts": st.column_config.TextColumn(width="large"),
-            "ε each": st.column_config.NumberColumn(format="%.3g"),
+            each: st.column_config.NumberColumn(format="%.3g"),
             "noise SD (records)": st.column_config.NumberColumn(format="%.3g"),
             "typical count (records)": st.column_config.NumberColumn(format="%.3g")})
     st.caption(f"Typical count = n / cells of the table counted, with n = {n:,.0f} ({source}). "

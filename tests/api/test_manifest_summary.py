@@ -15,6 +15,7 @@ import dpcore
 from dpcore.cli.commands import main
 from dpcore.data.io import read_table
 from dpcore.manifest_summary import FINGERPRINT_WITHHELD, epsilon_for_reading, epsilon_phrase, rounded_epsilon
+from dpcore.privacy.budget import Epsilon
 from dpcore.privacy.ledger import TOTAL_DIGITS, Ledger, readable_total
 from dpcore.studio.report import build_report_html, load_release_dir
 from dpcore.studio.workspace import Workspace, table_fingerprint
@@ -91,7 +92,7 @@ def test_ledger_totals_print_cleanly_and_the_exact_sum_is_checked(table, domain)
         assert g["epsilon"] == float(f"{g['epsilon']:.{TOTAL_DIGITS}g}")
         groups += [c for c in g["children"] if "children" in c]
     with pytest.raises(AssertionError, match="ledger totals"):
-        rel.ledger.assert_total(0.3 + 1e-9)
+        rel.ledger.assert_total(Epsilon(0.3 + 1e-9))
 
 
 def test_readable_total_moves_a_sum_by_less_than_the_check():

@@ -34,8 +34,8 @@ def test_rows_match_the_charges_of_a_real_release(s7, s7_domain, method, opts, n
     charges = [c for path, c in rel.ledger.charges()
                if "/set 1/" in path and c.mechanism.startswith("discrete_laplace")]
     for row in rows:
-        same = [c for c in charges if math.isclose(c.epsilon, row.epsilon, rel_tol=1e-12)]
-        assert same, f"{method}: no charge at ε = {row.epsilon} for {row.what}"
+        same = [c for c in charges if math.isclose(c.epsilon, row.budget.value, rel_tol=1e-12)]
+        assert same, f"{method}: no charge at ε = {row.budget.value} for {row.what}"
         sds = {math.sqrt(DiscreteLaplace(c.scale).variance) for c in same}
         assert any(math.isclose(sd, row.noise_sd, rel_tol=1e-12) for sd in sds), (row, sds)
         assert row.typical_count == pytest.approx(n / row.cells)
@@ -66,7 +66,7 @@ def test_replace_doubles_the_noise_and_spends_nothing_on_the_count(s7, s7_domain
     dom = s7_domain
     ar = dpcore.expected_noise("flat_laplace", dom, 1.0, n=5000, sets=1)[0]
     rp = dpcore.expected_noise("flat_laplace", dom, 1.0, n=5000, sets=1, neighbours="replace")[0]
-    assert ar.epsilon == pytest.approx(0.95) and rp.epsilon == pytest.approx(1.0)  # 5% buys the noisy count
+    assert ar.budget.value == pytest.approx(0.95) and rp.budget.value == pytest.approx(1.0)  # 5% buys the noisy count
     assert rp.noise_sd == pytest.approx(math.sqrt(DiscreteLaplace(2.0).variance))
     assert ar.noise_sd == pytest.approx(math.sqrt(DiscreteLaplace(1 / 0.95).variance))
 
@@ -77,7 +77,7 @@ def test_the_noise_sd_is_the_sd_of_the_noise_drawn(s7, s7_domain):
     dom = s7_domain
     for method, eps in (("flat_laplace", 1.0), ("mst", 0.3)):
         for row in dpcore.expected_noise(method, dom, eps, n=5000, sets=1)[:2]:
-            mech = DiscreteLaplace.calibrate(row.epsilon, 1.0)
+            mech = DiscreteLaplace.calibrate(row.budget.value, 1.0)
             draws = mech.sample(np.random.default_rng(0), 400_000)
             assert np.std(draws) == pytest.approx(row.noise_sd, rel=0.01)
 

@@ -19,10 +19,11 @@ from dpcore.counting.count_table import CountTable
 from dpcore.counting.rows import margin_counts
 from dpcore.data.inference import infer_domain
 from dpcore.estimate.draws import records
+from dpcore.privacy.budget import Epsilon
 from dpcore.privacy.definitions import ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
-from dpcore.synthesizers import REGISTRY
+from dpcore.synthesizers import REGISTRY, SetRequest
 
 
 def _table(n: int, p: int, seed: int) -> pd.DataFrame:
@@ -68,13 +69,14 @@ def test_count_table_input_gives_the_records_release(data, method, options, noti
     spec = REGISTRY[method]
     assert spec.reads_counts
     opts = spec.resolve(dom, method, **options)
-    plan = spec.plan(opts, dom, 1.0, 1)
+    plan = spec.plan(opts, dom, Epsilon(1.0), 1)
     ctx = ReleaseContext(Neighbours(notion), 480)
     out = []
     for source in (X, table):
         ledger = Ledger("release")
         rng = np.random.default_rng(3)
-        draw, _, diag = spec.run_set(source, dom, opts, plan, 1.0, rng, ledger, "set 1", ctx)
+        result = spec.run_set(SetRequest(source, dom, opts, plan, Epsilon(1.0), rng, ledger, "set 1", ctx))
+        draw, diag = result.draw, result.diagnostics
         out.append((records(draw, rng, len(dom)), diag, _ledger_rows(ledger)))
     (ca, da, la), (cb, db, lb) = out
     np.testing.assert_array_equal(ca, cb)

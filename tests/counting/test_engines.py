@@ -27,6 +27,7 @@ from dpcore.errors import DomainError, InputError, OptionError
 from dpcore.estimate.draws import records
 from dpcore.output import synthesize_file
 from dpcore.output.chunks import write_sets
+from dpcore.privacy.budget import Epsilon
 
 METHODS = ("steps", "uh_random", "steps_lesda", "flat_laplace", "ipf", "privbayes")
 
@@ -371,8 +372,8 @@ def test_privbayes_on_the_count_table_equals_on_records(table):
     for nb in (Neighbours("add_remove"), Neighbours("replace")):
         ctx = ReleaseContext(nb, 300)
         ra, rb = np.random.default_rng(1), np.random.default_rng(1)
-        a = privbayes.synthesize_set(X, dom, opts, 1.0, ra, Ledger("a"), "s", ctx)
-        b = privbayes.synthesize_set(t, dom, opts, 1.0, rb, Ledger("b"), "s", ctx)
+        a = privbayes.synthesize_set(X, dom, opts, Epsilon(1.0), ra, Ledger("a"), "s", ctx)
+        b = privbayes.synthesize_set(t, dom, opts, Epsilon(1.0), rb, Ledger("b"), "s", ctx)
         np.testing.assert_array_equal(records(a[0], ra, len(dom)), records(b[0], rb, len(dom)))
         assert a[1] == b[1]
 

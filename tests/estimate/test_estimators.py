@@ -20,6 +20,7 @@ from dpcore.estimate.junction_tree import JunctionTreeIPF
 from dpcore.estimate.raking import Raking
 from dpcore.estimate.record_fit import RecordFit
 from dpcore.measure.margins import NoisyMargin, measure
+from dpcore.privacy.budget import Epsilon, Rho
 from dpcore.privacy.definitions import ZeroConcentratedDP
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.mechanisms import DiscreteLaplace
@@ -166,13 +167,14 @@ def test_noisy_margin_is_a_frozen_record_of_one_measurement():
 def test_measure_returns_the_noisy_margin_and_its_mechanisms_variance():
     X = np.array([[0, 1], [1, 1], [1, 0], [0, 1]])
     ledger = Ledger("t")
-    m = measure(X, (2, 2), (0, 1), 1.0, Neighbours("add_remove"), np.random.default_rng(0), ledger, "margin a × b")
+    m = measure(X, (2, 2), (0, 1), Epsilon(1.0), Neighbours("add_remove"), np.random.default_rng(0), ledger,
+                "margin a × b")
     assert isinstance(m, NoisyMargin) and m.axes == (0, 1) and m.values.shape == (2, 2)
     assert m.mechanism == DiscreteLaplace.calibrate(1.0, 1.0) and m.variance == m.mechanism.variance
     assert ledger.epsilon == pytest.approx(1.0)
     # under zCDP the same call spends ρ with discrete Gaussian noise, and the margin says so
     rho = Ledger("t", unit="rho", delta=1e-6)
-    g = measure(X, (2, 2), (0,), 0.5, Neighbours("add_remove"), np.random.default_rng(0), rho, "margin a",
+    g = measure(X, (2, 2), (0,), Rho(0.5), Neighbours("add_remove"), np.random.default_rng(0), rho, "margin a",
                 definition=ZeroConcentratedDP(1e-6))
     assert g.mechanism.name == "discrete_gaussian" and g.variance == g.mechanism.variance > 0
-    assert rho.spent == pytest.approx(0.5)
+    assert rho.spent.value == pytest.approx(0.5)

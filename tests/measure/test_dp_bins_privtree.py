@@ -75,7 +75,7 @@ def test_privtree_under_zcdp_charges_rho_within_the_share():
     rel = dpcore.synthesize(df, "aim", 1.0, seed=2, domain=_domain(df), delta=1e-9,
                             dp_bins={"income": {"lower": 0, "upper": 50000, "method": "privtree"}})
     charges = [c for p, c in rel.ledger.charges() if "/DP bin edges/" in p]
-    budget = rel.ledger.spent  # ρ of the whole release
+    budget = rel.ledger.spent.value  # ρ of the whole release
     assert len(charges) == 1 and charges[0].rho <= 0.1 * budget + 1e-15
     assert charges[0].rho == pytest.approx(0.1 * budget, rel=1e-6)
     assert rel.dp and rel.domain["income"].origin == "dp_privtree"

@@ -23,6 +23,7 @@ from dpcore.measure.bounds import (
     threshold,
 )
 from dpcore.measure.levels import OTHER, dp_levels, level_counts, level_threshold
+from dpcore.privacy.budget import Epsilon, Rho
 from dpcore.privacy.definitions import PureDP, ZeroConcentratedDP
 from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.ledger import RHO, Ledger
@@ -100,12 +101,12 @@ def test_bounds_are_post_processing_of_the_noisy_counts():
 def test_dp_bounds_ignore_one_outlier_and_charge_the_ledger(definition):
     df = _wages()
     ledger = (Ledger("t") if definition.name == "pure" else Ledger("t", unit=RHO, delta=1e-9))
-    budget = 0.1 if definition.name == "pure" else 0.005
+    budget = Epsilon(0.1) if definition.name == "pure" else Rho(0.005)
     found = dp_bounds(df["wage"], False, budget, np.random.default_rng(1), ledger, Neighbours(), definition, "wage")
     assert 0 < found.lower <= 2 and 8 <= found.upper <= 32 and not found.na
     (path, charge), = list(ledger.charges())
     assert "bounds of 'wage'" in path and charge.parallel_over == LogBins.for_kind(False).size
-    assert ledger.spent == pytest.approx(budget)
+    assert ledger.spent == budget
 
 
 def test_refined_bounds_tighten_a_loose_octave_and_stay_inside_it():
@@ -113,13 +114,13 @@ def test_refined_bounds_tighten_a_loose_octave_and_stay_inside_it():
     the years (one bin of margin each side) and drops most of the empty range; never wider than the first."""
     years = pd.Series(np.random.default_rng(3).integers(1974, 2019, 20_000))
     ledger = Ledger("t")
-    lo, hi = refine_bounds(years, 1024.0, 2047.0, True, 0.5, np.random.default_rng(4), ledger, Neighbours(),
+    lo, hi = refine_bounds(years, 1024.0, 2047.0, True, Epsilon(0.5), np.random.default_rng(4), ledger, Neighbours(),
                            PureDP(), "year")
     assert 1024 <= lo <= 1974 and 2018 <= hi <= 2047 and hi - lo < 300
     (path, charge), = list(ledger.charges())
     assert "refined bounds of 'year'" in path and charge.parallel_over == REFINE_BINS + 2
     few = pd.Series([2000, 2001, 2002])  # nothing passes: the first bounds are kept
-    assert refine_bounds(few, 1024.0, 2047.0, True, 0.01, np.random.default_rng(5), Ledger("u"), Neighbours(),
+    assert refine_bounds(few, 1024.0, 2047.0, True, Epsilon(0.01), np.random.default_rng(5), Ledger("u"), Neighbours(),
                          PureDP(), "year") == (1024.0, 2047.0)
 
 
@@ -138,9 +139,10 @@ def test_dp_levels_release_the_common_levels_only():
     keys, counts = level_counts(s)
     assert keys == ["a", "b", "rare"] and counts.tolist() == [900, 700, 2, 3]
     ledger = Ledger("t", unit=RHO, delta=1e-9)
-    found = dp_levels(s, 0.01, 1e-9, np.random.default_rng(2), ledger, Neighbours(), ZeroConcentratedDP(1e-9), "x")
+    found = dp_levels(s, Rho(0.01), 1e-9, np.random.default_rng(2), ledger, Neighbours(), ZeroConcentratedDP(1e-9),
+                      "x")
     assert found.levels == ("a", "b") and not found.na and found.other == OTHER
-    assert ledger.spent == pytest.approx(0.01)
+    assert ledger.spent.value == pytest.approx(0.01)
     (_, charge), = list(ledger.charges())
     assert charge.parallel_over == 1  # the number of observed levels is not published
     with pytest.raises(OptionError, match=r"'x'.*need \(ε, δ\).*declare"):

@@ -26,8 +26,9 @@ from dpcore.measure.privtree import (
     split_cutoffs,
     split_probability,
 )
+from dpcore.privacy.budget import Epsilon, Rho
 from dpcore.privacy.definitions import PureDP, ZeroConcentratedDP
-from dpcore.privacy.ledger import RHO, Ledger
+from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.privacy.neighbours import REPLACE, Neighbours
 
@@ -143,24 +144,23 @@ def test_split_probability_is_the_discrete_laplace_tail():
 
 
 # --------------------------------------------------------------------------- the ledger
-@pytest.mark.parametrize("definition, budget", [(PureDP(), 0.2), (ZeroConcentratedDP(1e-9), 0.01)])
+@pytest.mark.parametrize("definition, budget", [(PureDP(), Epsilon(0.2)), (ZeroConcentratedDP(1e-9), Rho(0.01))])
 def test_privtree_bins_charge_the_ledger_before_drawing(definition, budget):
-    unit = {} if definition.name == "pure" else {"unit": RHO, "delta": 1e-9}
-    ledger = Ledger("release", cap=1.0, **unit)
+    ledger = Ledger.capped("release", type(budget)(1.0), definition.delta)
     r = privtree_bins(_column(), 0.0, 2048.0, budget, np.random.default_rng(0), ledger, "x", Neighbours(),
                       definition)
     assert r.bins >= 2
-    assert 0.99 * budget <= ledger.spent <= budget  # the map at the sampler's (rounded up) scale
+    assert 0.99 * budget <= ledger.spent <= budget  # the map at the sampler's (rounded up) scale (a budget)
     (_, charge), = list(ledger.charges())
     assert charge.label == "PrivTree bins of 'x'" and "privtree" in charge.mechanism
 
 
 def test_a_capped_ledger_refuses_before_any_noise():
-    ledger = Ledger("release", cap=0.1)
+    ledger = Ledger("release", cap=Epsilon(0.1))
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
     with pytest.raises(Exception, match="budget|cap|exceed"):
-        privtree_bins(_column(), 0.0, 2048.0, 0.2, rng, ledger, "x", Neighbours(), PureDP())
+        privtree_bins(_column(), 0.0, 2048.0, Epsilon(0.2), rng, ledger, "x", Neighbours(), PureDP())
     assert rng.bit_generator.state == state
 
 

@@ -17,10 +17,12 @@ import pytest
 import dpcore
 from dpcore.errors import OptionError
 from dpcore.measure.selection import sensitivity
+from dpcore.privacy.budget import Epsilon, Rho
 from dpcore.privacy.ledger import BudgetExceededError, Charge, Ledger
 from dpcore.privacy.measurement import Measurement
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.privacy.neighbours import DEFAULT_COUNT_SHARE, DEFAULT_MAX_RECORDS
+from dpcore.privacy.stability import Sensitivity
 from dpcore.synthesizers.allocation import allocate_budget, layer_weights
 
 # ----------------------------------------------------------------------------------------
@@ -300,32 +302,37 @@ def test_custom_weights_validation_through_synthesize(table, domain):
 ])
 def test_allocate_budget_arithmetic(eps, m, r, L, leaf, scheme):
     n_sel = L if r > 0 else 0
-    a = allocate_budget(eps, m, r, n_sel, L, leaf, scheme)
-    assert a.per_set == pytest.approx(eps / m, rel=1e-15)
-    assert len(a.selection) == n_sel
-    assert all(x == pytest.approx(r * eps / (m * n_sel)) for x in a.selection)
-    assert len(a.counts) == L + int(leaf)
-    assert math.fsum(a.counts) == pytest.approx((1 - r) * eps / m, rel=1e-12)
-    for c, w in zip(a.counts, a.weights):
-        assert c == pytest.approx(w * (1 - r) * eps / m, rel=1e-12)
-    total = m * (math.fsum(a.selection) + math.fsum(a.counts))
-    assert abs(total - eps) <= 1e-12
+    for budget in (Epsilon(eps), Rho(eps)):  # the same shares in either unit, each share of that unit
+        a = allocate_budget(budget, m, r, n_sel, L, leaf, scheme)
+        assert type(a.per_set) is type(budget) and all(type(x) is type(budget) for x in (*a.selection, *a.counts))
+        assert a.per_set.value == pytest.approx(eps / m, rel=1e-15)
+        assert len(a.selection) == n_sel
+        assert all(x.value == pytest.approx(r * eps / (m * n_sel)) for x in a.selection)
+        assert len(a.counts) == L + int(leaf)
+        assert math.fsum(c.value for c in a.counts) == pytest.approx((1 - r) * eps / m, rel=1e-12)
+        for c, w in zip(a.counts, a.weights):
+            assert c.value == pytest.approx(w * (1 - r) * eps / m, rel=1e-12)
+        total = m * (math.fsum(x.value for x in a.selection) + math.fsum(c.value for c in a.counts))
+        assert abs(total - eps) <= 1e-12
 
 
 def test_allocate_budget_r_rules():
-    with pytest.raises(OptionError, match="r > 0 but nothing is chosen privately"):
-        allocate_budget(1.0, 1, 0.1, 0, 2, True)
-    with pytest.raises(OptionError, match="needs a share r > 0"):
-        allocate_budget(1.0, 1, 0.0, 2, 2, True)
+    one = Epsilon(1.0)
+    with pytest.raises(OptionError, match="r=0.1 but nothing is chosen privately"):
+        allocate_budget(one, 1, 0.1, 0, 2, True)
+    with pytest.raises(OptionError, match="needs r > 0"):
+        allocate_budget(one, 1, 0.0, 2, 2, True)
     for bad in (-0.1, 1.0, 1.5, float("nan")):
         with pytest.raises(OptionError, match=r"\[0, 1\)"):
-            allocate_budget(1.0, 1, bad, 2, 2, True)
-    for bad_eps in (0, -1, float("inf"), float("nan"), "x"):
-        with pytest.raises(OptionError, match="epsilon"):
-            allocate_budget(bad_eps, 1, 0.1, 2, 2, True)
+            allocate_budget(one, 1, bad, 2, 2, True)
+    for bad_budget in (Epsilon(0.0), Epsilon(-1.0), Rho(0.0)):
+        with pytest.raises(OptionError, match="budget to split"):
+            allocate_budget(bad_budget, 1, 0.1, 2, 2, True)
+    with pytest.raises(AttributeError):  # a bare number is not a budget: ε or ρ must be said
+        allocate_budget(1.0, 1, 0.1, 2, 2, True)
     for bad_m in (0, 1.5, -2):
         with pytest.raises(OptionError, match="whole number"):
-            allocate_budget(1.0, bad_m, 0.1, 2, 2, True)
+            allocate_budget(one, bad_m, 0.1, 2, 2, True)
 
 
 def test_r_rules_through_synthesize(table, domain):
@@ -369,9 +376,11 @@ def test_ledger_sequential_and_parallel_composition():
     d = led.to_dict()
     assert d["epsilon_total"] == pytest.approx(0.6)
     assert [c["path"] for c in d["charges"]] == ["root/seq/x", "root/seq/x", "root/par/x", "root/par/x"]
-    led.assert_total(0.6)
+    led.assert_total(Epsilon(0.6))
     with pytest.raises(AssertionError):
-        led.assert_total(0.6 + 1e-9)
+        led.assert_total(Epsilon(0.6 + 1e-9))
+    with pytest.raises(TypeError):  # a ledger in ε checks an ε
+        led.assert_total(Rho(0.6))
 
 
 def test_ledger_refuses_bad_charges():
@@ -394,23 +403,24 @@ class _CountingRng:
 
 
 def test_a_capped_ledger_refuses_a_charge_before_the_mechanism_draws():
-    led = Ledger("release", cap=1.0)
-    q = Measurement("counts", DiscreteLaplace.calibrate(0.6), 1.0, "all", "add/remove one record")
+    led = Ledger("release", cap=Epsilon(1.0))
+    q = Measurement("counts", DiscreteLaplace.calibrate(0.6), Sensitivity(1.0, "l1"), "all", "add/remove one record")
     rng = np.random.default_rng(0)
     q.release(led.group("set 1"), np.arange(5), rng)
-    assert led.epsilon == pytest.approx(0.6) and led.remaining == pytest.approx(0.4)
+    assert led.epsilon == pytest.approx(0.6) and led.remaining.value == pytest.approx(0.4)
     with pytest.raises(BudgetExceededError, match="past its cap ε = 1"):
         q.release(led.group("set 2"), np.arange(5), _CountingRng())
     assert led.epsilon == pytest.approx(0.6)  # the refused charge left no trace
     # parallel groups cost their max: a second disjoint charge at the same ε fits
-    par = Ledger("release", cap=1.0).group("cells", "parallel")
+    par = Ledger("release", cap=Epsilon(1.0)).group("cells", "parallel")
     for _ in range(3):
-        Measurement("c", DiscreteLaplace.calibrate(1.0), 1.0, "cell", "x").release(par, np.zeros(2, int), rng)
+        Measurement("c", DiscreteLaplace.calibrate(1.0), Sensitivity(1.0, "l1"), "cell", "x").release(
+            par, np.zeros(2, int), rng)
     assert par.root.epsilon == pytest.approx(1.0)
 
 
 def test_the_cap_holds_for_groups_and_attached_ledgers():
-    led = Ledger("book", cap=0.5)
+    led = Ledger("book", cap=Epsilon(0.5))
     other = Ledger("survey part")
     _charge(other, 0.4)
     led.attach(other)

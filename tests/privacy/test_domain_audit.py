@@ -19,6 +19,7 @@ import pytest
 
 from dpcore.measure.bounds import LogBins, bounds_from_noisy, threshold
 from dpcore.measure.levels import level_counts, level_threshold
+from dpcore.privacy.budget import Epsilon, Rho
 from dpcore.privacy.definitions import PureDP, ZeroConcentratedDP
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.privacy.zcdp import epsilon_of_rho
@@ -40,7 +41,7 @@ def _upper_reaches(values: pd.Series, mech, tau: float, rng) -> np.ndarray:
 
 def _range_pair(eps_noise: float, seed: int):
     """D: 400 values in [4, 8) and c in [16, 32), c = ⌈τ⌉ − 2; D': one more in [16, 32)."""
-    mech = PureDP().count_noise(eps_noise, Neighbours())
+    mech = PureDP().count_noise(Epsilon(eps_noise), Neighbours())
     tau = threshold(mech, LogBins.for_kind(False).size)
     c = math.ceil(tau) - 2
     d = pd.Series([5.0] * 400 + [20.0] * c)
@@ -65,7 +66,7 @@ def test_range_finder_under_noised_is_caught():
 def _levels_runs(values: pd.Series, keys_of_interest, rho: float, tau: float, seed: int) -> np.ndarray:
     """Whether each level of interest is released, runs × levels (the thresholded histogram on ``values``)."""
     keys, counts = level_counts(values)
-    mech = ZeroConcentratedDP(1e-6).count_noise(rho, Neighbours())
+    mech = ZeroConcentratedDP(1e-6).count_noise(Rho(rho), Neighbours())
     noisy = mech.release(np.tile(counts, (RUNS, 1)), np.random.default_rng(seed))
     passed = noisy >= tau
     cols = [passed[:, keys.index(k)] if k in keys else np.zeros(RUNS, bool) for k in keys_of_interest]

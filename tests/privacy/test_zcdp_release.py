@@ -13,6 +13,7 @@ import dpcore
 from dpcore.cli.commands import main
 from dpcore.errors import OptionError
 from dpcore.privacy import zcdp
+from dpcore.privacy.budget import Epsilon
 from dpcore.studio.budget_book import BudgetBook, BudgetExceeded, composition_totals
 from dpcore.synthesizers import REGISTRY
 
@@ -120,7 +121,7 @@ def test_preview_under_delta_shows_rho_and_gaussian_noise(table, domain):
 
 
 @pytest.mark.parametrize("method", sorted(m for m, spec in REGISTRY.items()
-                                          if spec.preview_rows is not None and "zcdp" in spec.definitions))
+                                          if not spec.hierarchical and "zcdp" in spec.definitions))
 def test_a_zcdp_preview_row_names_its_budget_rho_never_epsilon(method, table, domain):
     """A preview row's budget is under its own unit's key: ρ is never labelled ε (it once was, the
     DataFrame's column renamed afterwards); pure ε rows say "epsilon"."""
@@ -130,10 +131,10 @@ def test_a_zcdp_preview_row_names_its_budget_rho_never_epsilon(method, table, do
     spec, n = REGISTRY[method], float(len(table))
     zc = ZeroConcentratedDP(DELTA)
     opts = spec.for_definition(spec.resolve(domain, method), zc, {}, domain)
-    rows = spec.preview_rows(opts, domain, zc.budget(0.5), Neighbours("add_remove"), n, zc)
+    rows = spec.preview_rows(opts, domain, zc.budget(Epsilon(0.5)), Neighbours("add_remove"), n, zc)
     assert rows and all("rho" in r and "epsilon" not in r for r in rows), rows[0]
     assert all(r["rho"] > 0 for r in rows)
-    pure = spec.preview_rows(spec.resolve(domain, method), domain, 0.5, Neighbours("add_remove"), n, PureDP())
+    pure = spec.preview_rows(spec.resolve(domain, method), domain, Epsilon(0.5), Neighbours("add_remove"), n, PureDP())
     assert all("epsilon" in r and "rho" not in r for r in pure), pure[0]
     pv = dpcore.preview(table, method, 1.0, domain=domain, delta=DELTA)
     assert "rho" in pv.margins.columns and "epsilon" not in pv.margins.columns

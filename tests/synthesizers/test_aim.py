@@ -11,6 +11,7 @@ import pytest
 import dpcore
 from dpcore.errors import OptionError
 from dpcore.measure.margins import margin_counts
+from dpcore.privacy.budget import Epsilon, Rho
 from dpcore.synthesizers import aim as A
 
 SHAPE = (2, 2, 3)
@@ -316,7 +317,8 @@ def test_round_fits_are_cold_under_pure_epsilon_and_mirror_descent_under_delta()
     z_warm = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9, round_fits="warm")
     assert z.sets[0].equals(z_md.sets[0])
     assert z_cold.options["round_fits"] == "cold" and z_warm.diagnostics["per_set"][0]["round_fits"] == "warm"
-    assert math.isclose(z_cold.ledger.spent, z.ledger.spent, rel_tol=1e-12) and z.ledger.unit == z_cold.ledger.unit
+    assert math.isclose(z_cold.ledger.spent.value, z.ledger.spent.value, rel_tol=1e-12)
+    assert z.ledger.unit == z_cold.ledger.unit
     with pytest.raises(OptionError, match="round_fits"):
         dpcore.synthesize(df, "aim", 1.0, domain=dom, **ROUNDS, round_fits="hot")
 
@@ -344,16 +346,16 @@ def test_whole_table_auto_is_decided_from_the_domain_the_workload_and_the_rounds
         N, T = math.prod(levels), opts.rounds
         by_hand = all(N / (a * b) * var(eps) <= 0.5 * var(0.9 * eps / T)
                       for a, b in itertools.combinations(levels, 2))
-        assert A.whole_table_first(opts, dom, eps, nb, PureDP()) is by_hand
+        assert A.whole_table_first(opts, dom, Epsilon(eps), nb, PureDP()) is by_hand
     titanic, wages = _levels_domain((2, 2, 9, 3)), _levels_domain((18, 2, 14, 8))
-    assert A.whole_table_first(A.resolve(titanic), titanic, 1.0, nb) is True
-    assert A.whole_table_first(A.resolve(wages), wages, 1.0, nb) is False
+    assert A.whole_table_first(A.resolve(titanic), titanic, Epsilon(1.0), nb) is True
+    assert A.whole_table_first(A.resolve(wages), wages, Epsilon(1.0), nb) is False
     # under zCDP the rounds' noise grows as √T, not T: the same tiny domain keeps its rounds
-    assert A.whole_table_first(A.resolve(titanic), titanic, 0.01, nb, ZeroConcentratedDP(1e-9)) is False
+    assert A.whole_table_first(A.resolve(titanic), titanic, Rho(0.01), nb, ZeroConcentratedDP(1e-9)) is False
     # a workload of one margin over every attribute is the whole table whatever the rounds
-    assert A.whole_table_first(A.resolve(wages, workload="x0,x1,x2,x3"), wages, 1.0, nb) is True
-    assert A.whole_table_first(A.resolve(wages, whole_table="always"), wages, 1.0, nb) is True
-    assert A.whole_table_first(A.resolve(titanic, whole_table="never"), titanic, 1.0, nb) is False
+    assert A.whole_table_first(A.resolve(wages, workload="x0,x1,x2,x3"), wages, Epsilon(1.0), nb) is True
+    assert A.whole_table_first(A.resolve(wages, whole_table="always"), wages, Epsilon(1.0), nb) is True
+    assert A.whole_table_first(A.resolve(titanic, whole_table="never"), titanic, Epsilon(1.0), nb) is False
     with pytest.raises(OptionError, match="whole_table"):
         A.resolve(titanic, whole_table="sometimes")
     # the model is the whole table: it must fit max_model_size (auto then keeps the rounds; always is refused)
@@ -415,7 +417,7 @@ def test_whole_table_under_epsilon_delta_spends_rho_with_the_discrete_gaussian()
     assert [c.label for c in charges] == ["the whole table"]
     assert charges[0].mechanism.startswith("discrete_gaussian")
     assert charges[0].epsilon is None and charges[0].rho > 0
-    assert math.isclose(math.fsum(c.rho for _, c in z.ledger.charges()), z.ledger.spent, rel_tol=1e-12)
+    assert math.isclose(math.fsum(c.rho for _, c in z.ledger.charges()), z.ledger.spent.value, rel_tol=1e-12)
     # the default under (ε, δ) on this domain keeps the rounds (the rounds' noise grows as √T there)
     auto = dpcore.synthesize(df, "aim", 1.0, seed=3, domain=dom, delta=1e-9)
     assert auto.diagnostics["per_set"][0].get("whole_table") is not True

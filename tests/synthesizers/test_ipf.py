@@ -15,6 +15,7 @@ import dpcore
 from dpcore.errors import OptionError
 from dpcore.estimate import dense_ipf as D
 from dpcore.estimate.denoise import makepos
+from dpcore.privacy.budget import Epsilon
 from dpcore.privacy.definitions import ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.neighbours import Neighbours
@@ -111,7 +112,7 @@ def test_noise_free_release_reproduces_the_data_margins(table, domain):
     X = domain.encode(table)
     opts = I.resolve(domain, prior=0, tol=1e-6)
     ctx = ReleaseContext(Neighbours("replace"), len(X))
-    margins = I.noisy_margins(X, domain, opts, 1e9, np.random.default_rng(0), Ledger("t"), ctx)
+    margins = I.noisy_margins(X, domain, opts, Epsilon(1e9), np.random.default_rng(0), Ledger("t"), ctx)
     axes, targets = [m.axes for m in margins], [m.values for m in margins]
     p, info = D.ipf(targets, axes, domain.shape, opts.tol, opts.max_iter, total=float(len(X)))
     assert info["converged"]

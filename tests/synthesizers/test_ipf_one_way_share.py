@@ -13,6 +13,7 @@ import pytest
 import dpcore
 from dpcore.cli.commands import main
 from dpcore.errors import OptionError
+from dpcore.privacy.budget import Epsilon
 from dpcore.privacy.neighbours import Neighbours
 from dpcore.synthesizers import ipf as I
 
@@ -65,8 +66,8 @@ def test_auto_measures_one_way_margins_only_where_the_noise_dominates(skewed):
     opts = I.resolve(dom, fit="records")
     n = float(len(skewed))
     # public facts only: the domain, the options, ε per set, the sensitivity and the released count
-    assert I.one_way_share(dom, opts, 0.3, Neighbours(), n) == I.AUTO_ONE_WAY_SHARE
-    assert I.one_way_share(dom, opts, 50.0, Neighbours(), n) == 0.0
+    assert I.one_way_share(dom, opts, Epsilon(0.3), Neighbours(), n) == I.AUTO_ONE_WAY_SHARE
+    assert I.one_way_share(dom, opts, Epsilon(50.0), Neighbours(), n) == 0.0
     # the dense fit never takes it by default (Raab's Table 3 runs there)
     assert I.one_way_share(dom, I.resolve(dom, fit="dense"), 0.3, Neighbours(), n) == 0.0
     # only one-way margins listed: auto has nothing to split, an explicit share is refused

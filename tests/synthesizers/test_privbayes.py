@@ -13,6 +13,7 @@ from scipy import stats
 
 import dpcore
 from dpcore.errors import OptionError
+from dpcore.privacy.budget import Epsilon
 from dpcore.privacy.ledger import BOUNDED, Ledger
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers import privbayes as PB
@@ -139,7 +140,7 @@ def test_network_is_a_valid_dag(k, seed):
     dom = dpcore.infer_domain(df).declared()
     opts = PB.resolve(dom, degree=k)
     led = Ledger("t")
-    net, steps = PB.learn_network(dom.encode(df), dom, opts, 1.0, np.random.default_rng(seed), led)
+    net, steps = PB.learn_network(dom.encode(df), dom, opts, Epsilon(1.0), np.random.default_rng(seed), led)
     order = [x for x, _ in net]
     assert sorted(order) == list(range(6))  # every attribute once
     for pos, (_x, pi) in enumerate(net):
@@ -154,7 +155,8 @@ def test_network_finds_strong_dependence_at_large_epsilon(table, domain):
     c, once placed after a and b, has exactly them as parents."""
     opts = PB.resolve(domain, degree=2)
     for seed in range(4):
-        net, _ = PB.learn_network(domain.encode(table), domain, opts, 1e5, np.random.default_rng(seed), Ledger("t"))
+        net, _ = PB.learn_network(domain.encode(table), domain, opts, Epsilon(1e5), np.random.default_rng(seed),
+                                  Ledger("t"))
         order = [domain.names[x] for x, _ in net]
         parents = {domain.names[x]: {domain.names[p] for p in pi} for x, pi in net}
         if order[0] != "d":

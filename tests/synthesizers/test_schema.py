@@ -18,10 +18,9 @@ OPTION_CLASSES = {"steps": "StepsOptions", "uh_random": "StepsOptions", "steps_l
 
 def _options_class(method):
     import dpcore.synthesizers as S
-    from dpcore.synthesizers import options as O
 
     name = OPTION_CLASSES[method]
-    for mod in (O, *(getattr(S, m) for m in ("flat_laplace", "ipf", "privbayes", "aim", "mst"))):
+    for mod in (getattr(S, m) for m in ("steps", "flat_laplace", "ipf", "privbayes", "aim", "mst")):
         if hasattr(mod, name):
             return getattr(mod, name)
     raise AssertionError(name)
@@ -58,10 +57,8 @@ def test_resolve_takes_its_defaults_from_the_schema(method, monkeypatch):
     # the modules read their own OPTIONS tuple: patch it where resolve looks
     import sys
 
-    import dpcore.synthesizers.options as O
-
-    mod = sys.modules[spec.resolve.__module__]
-    name = "STEPS_OPTIONS" if mod is O else "OPTIONS"
+    mod = sys.modules[type(spec).__module__]
+    name = "STEPS_OPTIONS" if spec.hierarchical else "OPTIONS"
     monkeypatch.setattr(mod, name, patched)
     assert getattr(spec.resolve(dom, method), choice.name) == other
 

@@ -14,7 +14,7 @@ from dpcore.estimate.consistency import make_consistent
 from dpcore.privacy.mechanisms import DiscreteLaplace
 from dpcore.synthesizers import hierarchy as H
 from dpcore.synthesizers import steps as steps_mod
-from dpcore.synthesizers.options import resolve_steps_options
+from dpcore.synthesizers.steps import resolve_steps_options
 
 
 # ----------------------------------------------------------------------------------------
