@@ -7,10 +7,11 @@
 
 No Streamlit here: the app and the CLI (``python -m dpcore``) both call this API.
 """
-from dpcore.api import METHODS, MarginPreview, Preview, expected_noise, preview, synthesize
+from dpcore.api import METHODS, synthesize
 from dpcore.data.domain import Attribute, Domain
 from dpcore.data.inference import infer_domain
 from dpcore.errors import DomainError, DPCoreError, InputError, OptionError, ResourceError
+from dpcore.previews import MarginPreview, Preview, expected_noise, preview
 from dpcore.privacy.ledger import Ledger
 from dpcore.release import Release
 from dpcore.synthesizers.allocation import allocate_budget

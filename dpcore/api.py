@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from dpcore.counting.contributions import RECORD, PrivacyUnit, bound_contributions, check_privacy_unit
 from dpcore.counting.count_table import CountTable
+from dpcore.counting.panel import panel_layout, to_long, to_wide, wide_domain
 from dpcore.data.domain import (
     DECLARED,
     DP_FOUND,
@@ -36,18 +37,17 @@ from dpcore.privacy.neighbours import (
     check_neighbours,
 )
 from dpcore.release import Release
-from dpcore.synthesizers import REGISTRY, steps
-from dpcore.synthesizers import hierarchy as H
-from dpcore.synthesizers.empty_share import empty_share_warning, leaf_empty_share
+from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers.method import SetRequest
 from dpcore.synthesizers.options import check_sets
-from dpcore.synthesizers.steps import PRIVATE_SELECTIONS
 
 METHODS = tuple(REGISTRY)
 
 
 
-def _domain(data: pd.DataFrame, domain) -> Domain:
+def resolve_domain(data: pd.DataFrame, domain) -> Domain:
+    """The release's domain: ``domain`` as given (a Domain, its dict, a file), or inferred from ``data`` (NOT DP
+    until declared). ``data`` is checked for what no release can take first."""
     check_table(data)
     if isinstance(domain, str) and domain == "dp":
         # synthesize handles "dp" itself; anything else reaching here has no domain to show before a release
@@ -62,7 +62,16 @@ def _domain(data: pd.DataFrame, domain) -> Domain:
     return Domain.load(domain)
 
 
-def _encode(dom: Domain, data: pd.DataFrame) -> np.ndarray:
+def without_unit(data: pd.DataFrame, domain, unit: PrivacyUnit):
+    """``domain`` without the privacy unit's identifier column, if it lists it (a domain file written for the
+    whole table): the identifier is never released, so its levels play no part."""
+    if unit.is_record or domain is None or (isinstance(domain, str) and domain == "dp"):
+        return domain
+    dom = resolve_domain(data, domain)
+    return dom.project([n for n in dom.names if n != unit.column]) if unit.column in dom.names else dom
+
+
+def encode_records(dom: Domain, data: pd.DataFrame) -> np.ndarray:
     """Codes of the domain's columns; a domain column the data lacks is a DomainError, not a KeyError."""
     missing = [n for n in dom.names if n not in data.columns]
     if missing:
@@ -115,7 +124,7 @@ def public_inputs(domain: Domain) -> str:
     return "the declared public domain"
 
 
-def _definition_plan(definition: Definition, budget: Budget) -> dict:
+def definition_plan(definition: Definition, budget: Budget) -> dict:
     """What a preview's plan says of the privacy definition: the unit of its ``*_budget*`` figures
     (``budget_unit``: "epsilon" under pure ε, "rho" under zCDP), and under zCDP δ and the whole ρ."""
     if definition.name == "pure":
@@ -123,13 +132,16 @@ def _definition_plan(definition: Definition, budget: Budget) -> dict:
     return {"delta": definition.delta, "rho": budget.value, "budget_unit": "rho"}
 
 
-def privacy_setup(neighbours, count_share, max_records) -> tuple[Neighbours, float | None]:
+def privacy_setup(neighbours, count_share, max_records,
+                  unit: PrivacyUnit = RECORD) -> tuple[Neighbours, float | None]:
     """The release's neighbour notion and the share of ε for the noisy record count.
 
     ``count_share`` applies only under add/remove (default 5%); under replace n is
-    public and nothing is spent on it.
+    public and nothing is spent on it. ``unit``: what one neighbour differs by: a record, or one unit with at
+    most K records (:mod:`dpcore.counting.contributions`); every sensitivity is then K times the per-record one.
     """
-    nb = Neighbours(check_neighbours(neighbours), DEFAULT_MAX_RECORDS if max_records is None else max_records)
+    nb = Neighbours(check_neighbours(neighbours), DEFAULT_MAX_RECORDS if max_records is None else max_records,
+                    unit.records_per_unit, unit.column, unit.panel_time)
     if nb.notion == ADD_REMOVE:
         return nb, check_count_share(DEFAULT_COUNT_SHARE if count_share is None else count_share)
     if count_share is not None:
@@ -176,6 +188,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
                max_records: int | None = None, dp_bins: dict | None = None, bins_share: float | None = None,
                delta: float | None = None, domain_share: float | None = None, domain_bins: str | None = None,
                bins_method: str | None = None, progress: Callable[[int, int], Any] | None = None,
+               privacy_unit: str | None = None, records_per_unit: int | None = None, panel_time: str | None = None,
                **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
@@ -217,12 +230,36 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     edges are clamped into the end bins; ``release.curator_only`` counts the records clamped or recoded
     per column (NOT DP, never in the published manifest).
 
+    ``privacy_unit="id", records_per_unit=K``: protect everything about one value of the identifier column
+    ``id`` (a person, a household), not one record: before anything is measured, each id keeps at most K of its
+    records (a uniformly random subset, drawn from the release's generator) and the id column is dropped (it is
+    never released); every sensitivity is then K times the per-record one, so the release is ε-DP (or (ε, δ))
+    for neighbouring tables that differ by one id with all of its records. K is public: the curator's, never
+    read from the data. ``release.curator_only["privacy_unit"]`` says how many records bounding dropped (NOT DP).
+    ``privacy_unit="id", panel_time="year"`` (no K): a panel released wide (:mod:`dpcore.counting.panel`): one
+    record per id with a column group per period, the periods being the levels ``domain`` declares for
+    ``year``; each id is then one record of the wide table (a record's sensitivity), and the sets come back as a
+    panel with fresh ids, each keeping its path through the periods. Needs a declared domain (not "dp", no
+    ``dp_bins``). Proofs: docs/privacy-model.md, "Stability and the privacy unit".
+
     ``progress(sets_done, sets)``, if given, is called before each set and once after the last;
     an exception it raises stops the release before the next set, and nothing is returned (the
     app's Cancel button). It sees no data, so the guarantee is unchanged.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
+    unit = check_privacy_unit(data, privacy_unit, records_per_unit, panel_time)
+    full = data
+    data = data if unit.is_record else data.drop(columns=[unit.column])  # the id column is never released
+    source = [data]  # the table every step reads: the bounded one, once the release has bounded it
+    domain = without_unit(data, domain, unit)
+    layout = None
+    if unit.panel_time is not None:
+        if (isinstance(domain, str) and domain == "dp") or dp_bins is not None:
+            raise OptionError("a wide panel release (panel_time) needs the declared domain: its periods are its "
+                              "column groups; declare the domain, or release records (records_per_unit)")
+        layout = panel_layout(full, resolve_domain(data, domain), unit.column, unit.panel_time)
+        domain = wide_domain(resolve_domain(data, domain), layout)
     plan = None
     if isinstance(domain, str) and domain == "dp":
         if dp_bins is not None or bins_share is not None or bins_method is not None:
@@ -234,21 +271,43 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         what = "domain_share" if domain_share is not None else "domain_bins"
         raise OptionError(f"{what} is an option of domain=\"dp\"; give domain=\"dp\" too, or drop {what}")
     else:
-        dom = _domain(data, domain)
+        dom = resolve_domain(data, domain)
     bin_specs, bins_share_checked = check_dp_bins(dp_bins, bins_share, bins_method)
-    _, count_eps_share = privacy_setup(neighbours, count_share, max_records)
+    _, count_eps_share = privacy_setup(neighbours, count_share, max_records, unit)
     pre_share = plan.share if plan is not None else bins_share_checked if bin_specs else 0.0
     if pre_share and pre_share + (count_eps_share or 0.0) >= 1:
         # refused before anything is charged (the ledger's cap would stop it part-way)
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them" if plan is None
                           else "count_share + domain_share leave no ε for the synthetic sets; lower them")
 
-    prepare, codes, curator = _release_steps(data, plan, bin_specs, bins_share_checked)
+    prepare, codes, curator = _release_steps(source, plan, bin_specs, bins_share_checked)
+
+    def bound(rng: np.random.Generator) -> None:
+        """Contribution bounding first, with the release's generator: everything after reads the bounded table
+        (or the wide one: a record per unit)."""
+        if layout is not None:
+            wide = to_wide(full, layout, rng)
+            source[0] = wide.data
+            curator["privacy_unit"] = {"column": unit.column, "panel_time": unit.panel_time, "units": wide.units,
+                                       "records_dropped": wide.dropped_records,
+                                       "records_unplaced": wide.unplaced_records}
+            return
+        bounded = bound_contributions(full, unit, rng)
+        source[0] = bounded.data
+        curator["privacy_unit"] = {"column": unit.column, "records_per_unit": unit.records_per_unit,
+                                   "units": bounded.units, "records_dropped": bounded.dropped_records,
+                                   "largest_unit": bounded.largest}
+
     rel, codes_sets, rng = synthesize_codes(codes, dom, method, epsilon, sets=sets, seed=seed,
                                             neighbours=neighbours, count_share=count_share, max_records=max_records,
                                             prepare=prepare, delta=delta, progress=progress,
-                                            levels_delta=plan.levels_delta if plan is not None else 0.0, **options)
+                                            levels_delta=plan.levels_delta if plan is not None else 0.0,
+                                            before=None if unit.is_record else bound, unit=unit, **options)
     rel.sets = [rel.domain.decode(c, rng) for c in codes_sets]
+    if layout is not None:  # the wide records back as a panel, fresh ids (post-processing)
+        rel.sets = [to_long(s, layout, rng) for s in rel.sets]
+        rel.diagnostics["panel"] = {"privacy_unit": unit.column, "panel_time": unit.panel_time,
+                                    "periods": layout.labels, "layout": layout.describe()}
     if plan is not None:  # columns the DP domain withheld are released missing (stated in its warnings)
         record = rel.diagnostics.get("dp_domain", {}).get("columns", {})
         rel.sets = [withhold_columns(s, record) for s in rel.sets]
@@ -266,34 +325,35 @@ def planned_delta_approx(data: pd.DataFrame, domain=None, delta: float | None = 
     return float(plan_dp_domain(data, delta, domain_share, domain_bins).levels_delta)
 
 
-def _release_steps(data: pd.DataFrame, plan, bin_specs: dict, bins_share: float):
+def _release_steps(source: list, plan, bin_specs: dict, bins_share: float):
     """What :func:`synthesize` hands :func:`synthesize_codes`: ``prepare`` (the domain found with DP, or the
     DP bin edges, or None), ``codes`` (the records recoded and encoded to the release's domain) and the
-    curator-only dict they fill (records clamped or recoded per column: NOT DP)."""
+    curator-only dict they fill (records clamped or recoded per column: NOT DP). ``source[0]`` is the table
+    they read, as it is when they run (after contribution bounding, when the privacy unit is not a record)."""
     curator: dict = {}
 
     # ``budget`` is the release's whole budget in its definition's unit: ε, or ρ under zCDP
     def dp_edges(dom, rng, ledger, nb, budget, definition):
         """DP bin edges first: the options and the codes depend on the domain they finish."""
-        new_dom, record, spent = apply_dp_bins(data, dom, bin_specs, bins_share * budget, rng, ledger, nb,
+        new_dom, record, spent = apply_dp_bins(source[0], dom, bin_specs, bins_share * budget, rng, ledger, nb,
                                                definition)
         # PrivTree charges the map of its dyadic scale, at most its share: the sets get what it left
         return new_dom, spent, ({"dp_bin_edges": record} if record else {})
 
     def found_domain(dom, rng, ledger, nb, budget, definition):
         """The whole domain first, with DP (domain="dp"); the sets get what it did not spend."""
-        new_dom, record, spent = dp_domain(data, plan, plan.share * budget, rng, ledger, nb, definition)
+        new_dom, record, spent = dp_domain(source[0], plan, plan.share * budget, rng, ledger, nb, definition)
         return new_dom, spent, {"dp_domain": {"share": plan.share, "bins": plan.bins, "columns": record,
                                               "warnings": fallback_warnings(record),
                                               "derived": "differentially private, charged to this release's "
                                                          "ledger (group \"DP domain\"; docs/methods/dp-domain.md)"}}
 
     def codes(d: Domain) -> np.ndarray:
-        frame = data
+        frame = source[0]
         if plan is not None:
-            frame, curator["recoded"] = recode_for_domain(data, d)
+            frame, curator["recoded"] = recode_for_domain(frame, d)
         curator["clamped_records"] = d.clamped_counts(frame)
-        return _encode(d, frame)
+        return encode_records(d, frame)
 
     prepare = found_domain if plan is not None else dp_edges if bin_specs else None
     return prepare, codes, curator
@@ -303,6 +363,8 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
                      seed: int | None = None, neighbours: str = ADD_REMOVE, count_share: float | None = None,
                      max_records: int | None = None, keep=None, prepare=None, delta: float | None = None,
                      progress: Callable[[int, int], Any] | None = None, levels_delta: float = 0.0,
+                     before: Callable[[np.random.Generator], None] | None = None,
+                     unit: PrivacyUnit = RECORD,
                      **options: Any) -> tuple[Release, list[np.ndarray], np.random.Generator]:
     """The release of :func:`synthesize` before decoding: ``(release with no sets yet, codes
     of each set, the generator positioned where decoding starts)``.
@@ -320,7 +382,9 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     chunks, or the draw itself for executors to draw); without it each set's records are drawn in
     chunks into one array. ``progress`` as in :func:`synthesize`. ``levels_delta``: the part of δ that
     ``prepare`` spends outside ρ (the thresholds of DP levels, :mod:`dpcore.measure.levels`); ρ is then
-    converted at δ − ``levels_delta``, and the release states the whole δ. Same privacy guarantee as
+    converted at δ − ``levels_delta``, and the release states the whole δ. ``before(rng)``, if given, runs
+    first with the release's generator (contribution bounding: :func:`synthesize`); ``unit`` is the privacy
+    unit every sensitivity is scaled to (:mod:`dpcore.counting.contributions`). Same privacy guarantee as
     :func:`synthesize`.
     """
     if method not in REGISTRY:
@@ -328,7 +392,7 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     spec = REGISTRY[method]
     eps = check_epsilon(epsilon)
     m = check_sets(sets)
-    nb, share = privacy_setup(neighbours, count_share, max_records)
+    nb, share = privacy_setup(neighbours, count_share, max_records, unit)
     definition = definition_for(delta)
     if levels_delta:  # δ-approximate zCDP: ρ converts at the δ the thresholds leave (docs/methods/dp-domain.md)
         definition = definition_for(definition.delta - levels_delta)
@@ -339,6 +403,8 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     rng, seed = _rng(seed)
     # the odometer: no charge may take the release past the budget asked for; refused before its noise
     ledger = Ledger.capped(f"release ({method})", budget, definition.delta)
+    if before is not None:
+        before(rng)
     pre_spent, pre_diag = zero_like(budget), {}
     if prepare is not None:
         dom, pre_spent, pre_diag = prepare(dom, rng, ledger, nb, budget, definition)
@@ -381,178 +447,3 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
                   neighbours=nb, record_count=record_count, created=created_now(),
                   delta=delta if levels_delta else definition.delta, levels_delta=levels_delta)
     return rel, codes_sets, rng
-
-
-@dataclass
-class Preview:
-    """The phantom-padded hierarchy and its expected error, before any budget is spent.
-
-    ``layers``: per noised layer, real and phantom nodes, attributes, ε, noise scale
-    and sd, and the mean expected standard error after WLS consistency.
-    ``selection``: for private selection, each node's selection probabilities and
-    ``true_counts``: both computed from the raw data — CURATOR ONLY, NOT FOR RELEASE.
-    """
-
-    tree: H.PhantomPaddedTree
-    layers: pd.DataFrame
-    plan: dict
-    selection: pd.DataFrame | None = None
-    true_counts: list = field(default_factory=list)
-    not_for_release: str = "selection probabilities and true counts are computed from the raw data: not for release"
-
-
-@dataclass
-class MarginPreview:
-    """What a margin method (flat_laplace, ipf, privbayes, aim, mst) will measure, before any budget
-    is spent: one row per noisy table with its cells, ε per set, noise scale and sd.
-    Computed from the public domain and the options, with one curator-only exception: ipf's
-    ``one_way_share="auto"`` is decided from the table's own record count (the release decides
-    from its noisy count; ``plan["one_way_share_auto"]`` says when this applies). No other data values."""
-
-    margins: pd.DataFrame
-    plan: dict
-
-
-def expected_noise(method: str, domain: Domain, epsilon: float, *, n: float, sets: int = 1,
-                   neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
-                   bins_share: float = 0.0, delta: float | None = None, **options: Any) -> list:
-    """How large the noise on each kind of count ``method`` releases is against the count it is
-    added to: a list of :class:`dpcore.synthesizers.empty_share.NoiseRow` (noise SD per count, typical count
-    n/cells, whether the noise is larger). Spends nothing and reads no data: the public domain,
-    the options, ε, m, the neighbour notion and a record count ``n`` — the released noisy count
-    (public), or the curator's own n (then the answer is curator-only). ``bins_share``: the
-    share of ε the release spends on DP bin edges (``synthesize(..., dp_bins=...)``). With ``delta``
-    the noise is what an (ε, δ) release through zCDP draws (discrete Gaussian at shares of its ρ), and
-    each row's ``epsilon`` is then that share of ρ.
-    """
-    if method not in REGISTRY:
-        raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
-    eps = check_epsilon(epsilon)
-    m = check_sets(sets)
-    dom = domain if isinstance(domain, Domain) else Domain.from_dict(domain)
-    spec = REGISTRY[method]
-    definition = definition_for(delta)
-    opts = spec.resolve(dom, method, **options)
-    if definition.name != "pure":
-        opts = spec.for_definition(opts, definition, options, dom)
-    nb, share = privacy_setup(neighbours, count_share, max_records)
-    sets_budget = definition.budget(Epsilon(eps)) * (1.0 - (share or 0.0) - float(bins_share))
-    if sets_budget.value <= 0:
-        raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
-    return spec.noise_rows(opts, dom, sets_budget, m, max(float(n), 1.0), nb, definition)
-
-
-def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,
-            neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
-            delta: float | None = None, **options: Any) -> Preview | MarginPreview:
-    """Describe what a release would measure, spending no budget.
-
-    Hierarchical methods (STEPS and its variants) return a :class:`Preview` of the tree;
-    margin methods a :class:`MarginPreview` with the noise scale per margin. Same
-    privacy options as :func:`synthesize` (the noise scales depend on them). For
-    private selection the tree shown takes the most likely attribute at each node;
-    the probabilities behind it come from the raw data (curator-only). With ``delta`` the
-    budgets are ρ (zCDP, as :func:`synthesize` with ``delta``): the tables' budget column is
-    then ``rho`` instead of ``epsilon``.
-    """
-    if method not in REGISTRY:
-        raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
-    definition = definition_for(delta)
-    privacy = (neighbours, count_share, max_records)
-    if not REGISTRY[method].hierarchical:
-        return _margin_preview(data, method, epsilon, sets, domain, privacy, definition, options)
-    return _steps_preview(data, method, epsilon, sets, domain, privacy, definition, options)
-
-
-def _margin_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, domain, privacy: tuple,
-                    definition, options: dict) -> MarginPreview:
-    """:func:`preview` of a margin method: the noise scale per margin, from its registry entry."""
-    eps = check_epsilon(epsilon)
-    m = check_sets(sets)
-    dom = _domain(data, domain)
-    opts = REGISTRY[method].resolve(dom, method, **options)
-    if definition.name != "pure":
-        opts = REGISTRY[method].for_definition(opts, definition, options, dom)
-    nb, share = privacy_setup(*privacy)
-    budget = definition.budget(Epsilon(eps))
-    sets_budget = budget * (1.0 - share) if share is not None else budget
-    spec = REGISTRY[method]
-    # n: the table's own count (curator-only), where a release uses its noisy count (ipf's "auto" share)
-    args = (opts, dom, sets_budget / m, nb, float(len(data)), definition)
-    plan = {"epsilon": eps, "sets": m, "budget_per_set": (sets_budget / m).value, "neighbours": nb.notion,
-            "record_count_budget": (budget - sets_budget).value, "method": method,
-            **_definition_plan(definition, budget),
-            **spec.preview_plan(*args)}
-    # each row names its budget by the definition's key: "epsilon", or "rho" under zCDP
-    return MarginPreview(pd.DataFrame(spec.preview_rows(*args)), plan)
-
-
-def _steps_preview(data: pd.DataFrame, method: str, epsilon: float, sets: int, domain, privacy: tuple,
-                   definition, options: dict) -> Preview:
-    """:func:`preview` of a hierarchical method: the tree (most likely attribute at each
-    node), the expected error per layer, the selection probabilities (curator-only) and
-    the plan."""
-    eps = check_epsilon(epsilon)
-    m = check_sets(sets)
-    dom = _domain(data, domain)
-    opts = REGISTRY[method].resolve(dom, method, **options)
-    if definition.name != "pure":
-        opts = REGISTRY[method].for_definition(opts, definition, options, dom)
-    nb, share = privacy_setup(*privacy)
-    X = _encode(dom, data)
-    nb.check_size(len(X))
-    budget = definition.budget(Epsilon(eps))
-    sets_budget = budget * (1.0 - share) if share is not None else budget
-    alloc = steps.plan_allocation(opts, len(dom), sets_budget, m)
-    sel = steps.Selector(opts, X, dom.shape, tuple(dom.names), alloc, np.random.default_rng(0), mode="preview",
-                         neighbours=nb, definition=definition)
-    tree = H.build_tree(X, dom.shape, dom.names, opts.layers, sel, steps.leaf_cell_limit(opts))
-    steps.sparse_leaf_layer(tree, opts)  # refuses now what the release would refuse
-    mechs = steps.layer_mechanisms(tree, alloc, opts.noise, definition, nb)
-    table = _layer_table(tree, mechs, nb, alloc, dom, definition)
-    sel_rows = _selection_rows(sel, dom)
-    # node counts only: the leaf layer may be far too big to count densely
-    counts = [np.bincount(r, minlength=tree.layers[k].n_real) for k, r in enumerate(H.record_ranks(tree, X))]
-    n_pub = float(len(X))
-    # the empty-cell share is worked out for discrete Laplace noise only (dpcore.synthesizers.empty_share)
-    share = (leaf_empty_share(np.diff(tree.leaf_offsets), n_pub, mechs[-1].scale, opts.consistency)
-             if tree.has_leaf_layer and definition.name == "pure" else 0.0)
-    plan = {
-        "epsilon": eps, "sets": m, "budget_per_set": alloc.per_set.value,
-        "selection_budget_per_layer": [b.value for b in alloc.selection],
-        "count_budget_per_layer": [b.value for b in alloc.counts],
-        "weights": list(alloc.weights), "allocation": alloc.scheme,
-        "select": opts.select, "private_selection": opts.select in PRIVATE_SELECTIONS, "fan_out": tree.b,
-        "neighbours": nb.notion, "record_count_budget": (budget - sets_budget).value,
-        "empty_cell_share": share, "empty_cell_warning": empty_share_warning(share),
-        **_definition_plan(definition, budget),
-    }
-    return Preview(tree, table, plan, pd.DataFrame(sel_rows) if sel_rows else None, counts)
-
-
-def _layer_table(tree, mechs, nb, alloc, dom, definition) -> pd.DataFrame:
-    """One row per layer of the tree: its attributes, node counts, budget and expected error."""
-    rows = steps.expected_errors(tree, mechs, nb.histogram_sensitivity)
-    if definition.name != "pure":
-        for row, c in zip(rows, alloc.counts):
-            del row["epsilon"]  # a Gaussian layer states no ε of its own
-            row[definition.budget_key] = c.value  # the layer's budget, in ρ
-    attrs = tree.attributes_per_layer()
-    for row in rows:
-        k = row["layer"]
-        row["attributes"] = ", ".join(f"{a} ×{c}" for a, c in attrs[k - 1]["splits"].items()) if k <= tree.L else \
-            "leaf cells: " + "; ".join(",".join(dom.names[j] for j in r) for r in tree.remaining if r)
-    return pd.DataFrame(rows)[["layer", "attributes", "real", "phantom", definition.budget_key, "noise_scale",
-                               "noise_sd", "expected_se"]]
-
-
-def _selection_rows(sel, dom) -> list[dict]:
-    """The selection probabilities per node and attribute (from the raw data: curator-only)."""
-    sel_rows = []
-    for rec in sel.probabilities:
-        for _v, (fx, pr) in enumerate(zip(rec["fixed"], rec["probabilities"])):
-            path = dom.path_label(fx)
-            for j in np.flatnonzero(pr > 0):
-                sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j],
-                                 "probability": float(pr[j])})
-    return sel_rows

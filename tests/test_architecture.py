@@ -326,7 +326,7 @@ LAYERS = [
     {"estimate"},
     {"synthesizers"},
     {"manifest_summary", "release"},
-    {"api", ""},  # "": the package itself (dpcore/__init__.py re-exports the API)
+    {"api", "previews", ""},  # "": the package itself (dpcore/__init__.py re-exports the API)
     {"output"},
     {"metrics", "survey"},
     {"studio"},
@@ -747,8 +747,8 @@ def test_the_architecture_doc_checks_can_fail():
     assert _module_map_problems(text, modules | {"dpcore/new_module.py"}) == [
         "not in the module map: dpcore/new_module.py"]
     # a function grown over the limit, a module shrunk under it, a changed rule
-    assert _size_problems(text, _long_modules, lambda n: _long_functions(n) | {"dpcore.api.preview"}) == [
-        "function over 80 lines, not listed: dpcore.api.preview"]
+    assert _size_problems(text, _long_modules, lambda n: _long_functions(n) | {"dpcore.previews.preview"}) == [
+        "function over 80 lines, not listed: dpcore.previews.preview"]
     assert _size_problems(text, lambda n: _long_modules(n) - {"dpcore/cli/commands.py"}, _long_functions) == [
         "module listed as over 600 lines, but it is not: dpcore/cli/commands.py"]
     assert _size_problems(text.replace("a function over 80 lines", "a function over 60 lines"),

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import sys
 
-from dpcore.api import preview
 from dpcore.data.domain import DECLARED, Domain
 from dpcore.data.io import read_table
 from dpcore.errors import OptionError
+from dpcore.previews import preview
 from dpcore.privacy.definitions import definition_for
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.privacy.neighbours import check_neighbours

@@ -59,7 +59,10 @@ def book_table(args, df, name: str) -> tuple[BudgetBook, object, str, str | None
 def record_release(args, book: BudgetBook, ws, fp: str, name: str, run, delta_approx: float = 0.0):
     """``(entry, release)``: ``run()`` through the book (and stored in the workspace, if given).
     ``delta_approx``: the part of δ the release spends outside ρ (:func:`dpcore.api.planned_delta_approx`)."""
-    eps, notion = check_epsilon(args.epsilon), check_neighbours(args.neighbours)
+    from dpcore.privacy.neighbours import book_notion
+
+    eps = check_epsilon(args.epsilon)
+    notion = book_notion(check_neighbours(args.neighbours), getattr(args, "privacy_unit", None))
     if ws is not None:
         return ws.release(fp, eps, args.method, notion, run, name, delta=args.delta, delta_approx=delta_approx)
     return book.record(fp, eps, args.method, notion, run, table_name=name, delta=args.delta,

@@ -11,11 +11,12 @@ import re
 import sys
 from pathlib import Path
 
-from dpcore.api import METHODS, MarginPreview, preview, synthesize
+from dpcore.api import METHODS, synthesize
 from dpcore.data.domain import Domain
 from dpcore.data.inference import infer_domain
 from dpcore.data.io import read_table
 from dpcore.errors import DPCoreError, InputError, OptionError, whole_number
+from dpcore.previews import MarginPreview, preview
 from dpcore.release import check_out_dir, curator_only_lines
 from dpcore.synthesizers import REGISTRY
 
@@ -106,6 +107,17 @@ def _add_release_options(p: argparse.ArgumentParser) -> None:
                    help="add_remove: share of ε spent on the noisy record count (default 0.05)")
     p.add_argument("--max-records", dest="max_records", type=_int_text,
                    help="add_remove: public upper bound on the table's size used by score sensitivities (default 10^9)")
+    p.add_argument("--privacy-unit", dest="privacy_unit",
+                   help="protect everything about one value of this identifier column (a person, a household), not "
+                        "one record: each keeps at most --records-per-unit records (chosen at random), the column is "
+                        "never released, and every sensitivity is K times a record's")
+    p.add_argument("--records-per-unit", dest="records_per_unit", type=_int_text,
+                   help="with --privacy-unit: K, the most records one unit may contribute (public, e.g. the panel's "
+                        "length); records beyond it are dropped at random")
+    p.add_argument("--panel-time", dest="panel_time",
+                   help="with --privacy-unit: release the panel wide, one synthetic record per unit with a column "
+                        "group per period of this declared time column (its levels); the sets come back as a panel "
+                        "with fresh ids (no --records-per-unit)")
 
 
 def _options(args, names) -> dict:
@@ -113,7 +125,9 @@ def _options(args, names) -> dict:
 
 
 def _privacy_options(args) -> dict:
-    return {"neighbours": args.neighbours, **_options(args, ["count_share", "max_records", "delta"])}
+    return {"neighbours": args.neighbours,
+            **_options(args, ["count_share", "max_records", "delta", "privacy_unit", "records_per_unit",
+                              "panel_time"])}
 
 
 def _warn_delta(args, n: int | None = None) -> None:
@@ -183,8 +197,7 @@ def cmd_synth(args) -> int:
     if args.partitions is not None and args.engine != "spark":
         raise OptionError("--partitions is for --engine spark (the executors' part files)")
     if args.engine != "pandas" or args.format != "csv":
-        if opts.get("dp_bins") or opts.get("domain") == "dp":
-            raise OptionError(_dp_domain_on_file_refusal(args, opts))
+        _check_file_path(args, opts)
         return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
     df, domain = _load(args)
     table_name, fingerprint = Path(args.input).name, None
@@ -216,8 +229,10 @@ def cmd_synth(args) -> int:
     rel.write(args.out)
     _write_private_manifest(args, rel)
     rc = rel.record_count
-    print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records {_count_note(rc)} "
-          f"and manifest.json to {args.out}")
+    panel = rel.diagnostics.get("panel")
+    what = (f"{rc['value']} '{panel['privacy_unit']}' (a panel of {len(rel.sets[0]):,} records in the first)"
+            if panel else f"{rc['value']} records")
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {what} {_count_note(rc)} and manifest.json to {args.out}")
     print(_spent_line(rel))
     print(_dp_line(rel))
     for line in curator_only_lines(rel.curator_only):
@@ -231,6 +246,16 @@ def cmd_synth(args) -> int:
 
         print(recorded_line(book, entry, fingerprint, table_name))
     return 0
+
+
+def _check_file_path(args, opts) -> None:
+    """What the file path (an engine, or a format written in chunks) cannot do, refused in one line."""
+    if opts.get("dp_bins") or opts.get("domain") == "dp":
+        raise OptionError(_dp_domain_on_file_refusal(args, opts))
+    if getattr(args, "privacy_unit", None):
+        raise OptionError(f"--privacy-unit works on a table loaded in memory (each unit's records are bounded "
+                          f"before counting), not through --engine {args.engine} / --format {args.format}; add "
+                          "--engine pandas --format csv")
 
 
 def _dp_domain_on_file_refusal(args, opts) -> str:
@@ -385,6 +410,11 @@ def _synth_file(args, opts) -> int:
     return 0
 
 
+def _print_protects(plan: dict) -> None:
+    """What the release protects and which records a synthetic record keeps together."""
+    print(f"protects: {plan['protects'].get('protects', 'one record')}; released as {plan['layout']}")
+
+
 def cmd_preview(args) -> int:
     df, domain = _load(args)
     opts = _given_method_options(args)
@@ -402,6 +432,7 @@ def cmd_preview(args) -> int:
             print(f"fit = {pv.plan['fit']}, share of ε on the one-way margins = {pv.plan['one_way_share']:g}"
                   + (" (auto: decided here from the table's own record count, curator-only; the release decides "
                      "from its noisy count)" if pv.plan.get("one_way_share_auto") else ""))
+        _print_protects(pv.plan)
         print(pv.margins.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
         _print_empty_share(pv.plan)
         return 0
@@ -418,6 +449,7 @@ def cmd_preview(args) -> int:
     print(f"STEPS preview (no budget spent): ε = {pv.plan['epsilon']:g}{_delta_note(pv.plan)}, m = {pv.plan['sets']}, "
           f"select = {pv.plan['select']}, allocation = {pv.plan['allocation']}, "
           f"padded fan-out b = {pv.plan['fan_out']}")
+    _print_protects(pv.plan)
     print(pv.layers.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     _print_empty_share(pv.plan)
     if pv.selection is not None:

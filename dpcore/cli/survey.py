@@ -77,6 +77,7 @@ def add_survey_parsers(subparsers) -> None:
     i.add_argument("--new-table", dest="new_table", action="store_true",
                    help="charge the input as a new table even when it looks like a table the book knows")
     i.add_argument("--json", action="store_true", help="print JSON")
+    _add_unit_options(i)
     i.set_defaults(func=cmd_impute_release)
 
     p = subparsers.add_parser("poststrat-release", help="DP post-stratified weighted count (bin selection, "
@@ -105,7 +106,17 @@ def add_survey_parsers(subparsers) -> None:
     p.add_argument("--new-table", dest="new_table", action="store_true",
                    help="charge the input as a new table even when it looks like a table the book knows")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _add_unit_options(p)
     p.set_defaults(func=cmd_poststrat_release)
+
+
+def _add_unit_options(p) -> None:
+    p.add_argument("--privacy-unit", dest="privacy_unit",
+                   help="protect everything about one value of this identifier column (a person, a household): "
+                        "each keeps at most --records-per-unit records (chosen at random) and every mechanism runs "
+                        "at ε/K (group privacy)")
+    p.add_argument("--records-per-unit", dest="records_per_unit", type=int,
+                   help="with --privacy-unit: K, the most records one unit may contribute (public)")
 
 
 # ------------------------------------------------------------------ helpers
@@ -117,7 +128,7 @@ def _notion_label(notion: str) -> str:
     return label(notion)
 
 
-def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, dp: bool = True):
+def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, dp: bool = True, unit=None):
     """``run()`` charged to the installation's budget book for the table read (dpcore.studio.survey_book;
     ``--workspace`` also registers the table there): reserved before any randomness, refused over the
     table's cap. ``--no-book``: unaccounted, and said so. (release, note line)."""
@@ -133,9 +144,24 @@ def _through_book(args, df: pd.DataFrame, run, *, epsilon: float, method: str, d
     name = Path(args.input).name
     book, ws, fp, charged = book_table(args, df, name)
     rec = record_survey_release(book, fp, run, epsilon=epsilon, method=method, neighbours=args.neighbours,
-                                table_name=name, dp=dp, workspace="" if ws is None else ws.id)
+                                table_name=name, dp=dp, workspace="" if ws is None else ws.id,
+                                unit_column=None if unit is None else unit.unit.column,
+                                records_per_unit=1 if unit is None else unit.k)
     note = recorded_line(book, rec.entry_id, fp, name).replace("as release", "as entry", 1)
     return rec.release, note if charged is None else f"{charged}\n{note}"
+
+
+def _unit(args, df: pd.DataFrame, rng, smooth: bool):
+    """The table the release reads and what it protects (``--privacy-unit``; :mod:`dpcore.survey.group`)."""
+    from dpcore.survey._smooth import CH6_MIN_EPSILON
+    from dpcore.survey.group import for_unit
+
+    data, unit = for_unit(df, getattr(args, "privacy_unit", None), getattr(args, "records_per_unit", None), rng)
+    if smooth and unit.k > 1 and unit.record_epsilon(args.epsilon) < CH6_MIN_EPSILON:
+        raise OptionError(f"with --records-per-unit {unit.k} each mechanism runs at ε/{unit.k}, and a smooth-"
+                          f"sensitivity release needs that to be at least 2 ln 2: give --epsilon "
+                          f"{unit.k * CH6_MIN_EPSILON:.4g} or more, or --method ignore")
+    return data, unit
 
 
 def _rng(seed):
@@ -271,7 +297,7 @@ def _target_filter(args, imputed_values):
     return target_where
 
 
-def _print_impute_release(args, rel, imp, booked) -> None:
+def _print_impute_release(args, rel, imp, booked, unit) -> None:
     """The released value, its statement (or why it is NOT DP) and the ledger, as lines or JSON."""
     dp = getattr(rel, "dp", True) and not imp.domain_inferred
     reasons = []
@@ -279,14 +305,16 @@ def _print_impute_release(args, rel, imp, booked) -> None:
         reasons.append("the 'global' comparator uses a data-dependent sensitivity")
     if imp.domain_inferred:
         reasons.append("matching levels were inferred from the data; declare them with --levels")
-    stmt = rel.statement if dp else "NOT differentially private: " + "; ".join(reasons)
+    stmt = unit.statement(args.epsilon, args.neighbours, rel.statement) if dp else \
+        "NOT differentially private: " + "; ".join(reasons)
     res = {"query": args.query, "method": args.method, "value": rel.value, "epsilon": args.epsilon,
+           "privacy_unit": unit.unit.to_dict() or None,
            "dp": dp, "not_dp_because": reasons, "neighbours": _notion_label(rel.neighbours),
            "statement": stmt, "grid": rel.grid, "ledger": rel.ledger.to_dict()}
     # The number of imputed rows, L_1(D), the subpopulation size and the exact value are
     # counts read from the data: none of them is published (only ``value`` and public inputs).
     lines = [f"{args.query} of {args.target} ({args.method}): {rel.value:.6g}",
-             f"ε spent: {rel.ledger.epsilon:g}",
+             f"ε spent: {unit.unit_epsilon(rel.ledger.epsilon):g}",
              ("DP: yes — " + stmt if dp else "DP: NO — " + "; ".join(reasons))]
     if getattr(rel, "gamma", None) is not None and not rel.finite_variance:
         lines.append(f"note: γ = {rel.gamma:.3g} ≤ 3, the noise has infinite variance (use ε > 4 ln 2 ≈ 2.77)")
@@ -299,12 +327,13 @@ def _impute_release(args) -> int:
     from dpcore.survey import imputation as I
     from dpcore.survey.knn import knn_impute
 
-    df = read_table(args.input)
+    full = read_table(args.input)
+    rng = _rng(args.seed)
+    df, unit = _unit(args, full, rng, smooth=args.method == "smooth")
     match, ordinal, levels = _impute_options(args, df)
     where = _subpopulation(args, df)
     imp = knn_impute(df, args.target, match, k=args.k, method=args.impute, ordinal=ordinal, levels=levels)
     target_where = _target_filter(args, imp.values)
-    rng = _rng(args.seed)
     warnings.simplefilter("ignore", RuntimeWarning)  # infinite variance is reported as a line below
     bounds = _pair(args.bounds, "--bounds") if args.bounds else None
     if args.query != "count" and bounds is None:
@@ -312,31 +341,43 @@ def _impute_release(args) -> int:
     nb = args.neighbours
     from dpcore.studio.survey_book import IMPUTATION
 
-    rel, booked = _through_book(args, df, lambda: _impute_query(args, I, imp, rng, bounds, where, target_where, nb),
-                                epsilon=args.epsilon, method=IMPUTATION, dp=not imp.domain_inferred)
-    _print_impute_release(args, rel, imp, booked)
+    eps = unit.record_epsilon(args.epsilon)
+
+    def run():
+        try:
+            return _impute_query(args, I, imp, rng, bounds, where, target_where, nb, eps)
+        except OptionError as e:
+            if unit.k == 1:
+                raise
+            raise OptionError(f"with --records-per-unit {unit.k} the release runs at ε/{unit.k} = {eps:.6g} for one "
+                              f"record: {e}") from None
+
+    rel, booked = _through_book(args, full, run,
+                                epsilon=args.epsilon, method=IMPUTATION, dp=not imp.domain_inferred, unit=unit)
+    _print_impute_release(args, rel, imp, booked, unit)
     return 0
 
 
-def _impute_query(args, imputation, imp, rng, bounds, where, target_where, nb):
-    """The DP count, mean or variance of the imputed target (the release itself)."""
+def _impute_query(args, imputation, imp, rng, bounds, where, target_where, nb, eps):
+    """The DP count, mean or variance of the imputed target (the release itself), at ε = ``eps`` (the record's:
+    ε/K for a privacy unit)."""
     if args.query == "count":
         fn = {"smooth": imputation.release_count, "ignore": imputation.release_count_ignoring_missing,
               "global": imputation.release_count_global}[args.method]
-        rel = fn(imp, args.epsilon, rng, where=where, target_where=target_where, neighbours=nb)
+        rel = fn(imp, eps, rng, where=where, target_where=target_where, neighbours=nb)
     elif args.query == "mean":
         if args.method == "smooth":
-            rel = imputation.release_mean(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
+            rel = imputation.release_mean(imp, eps, rng, bounds=bounds, where=where, target_where=target_where,
                                  size=args.size, neighbours=nb)
         else:
             if target_where is not None:
                 raise OptionError("--target-where with a mean is only supported by --method smooth")
             fn = imputation.release_mean_ignoring_missing if args.method == "ignore" else imputation.release_mean_global
-            rel = fn(imp, args.epsilon, rng, bounds=bounds, where=where, size=args.size, neighbours=nb)
+            rel = fn(imp, eps, rng, bounds=bounds, where=where, size=args.size, neighbours=nb)
     else:
         if args.method != "smooth":
             raise OptionError("a variance is only released with --method smooth (Cor 6.4.9)")
-        rel = imputation.release_variance(imp, args.epsilon, rng, bounds=bounds, where=where, target_where=target_where,
+        rel = imputation.release_variance(imp, eps, rng, bounds=bounds, where=where, target_where=target_where,
                                  size=args.size, neighbours=nb)
     return rel
 
@@ -360,7 +401,9 @@ def _poststrat_release(args) -> int:
     from dpcore.survey import poststrat as P
     from dpcore.survey.bins import binnings_for
 
-    df = read_table(args.input)
+    full = read_table(args.input)
+    rng = _rng(args.seed)
+    df, unit = _unit(args, full, rng, smooth=False)  # the count's γ-Cauchy has no floor on ε
     cols = _cols(args.columns, "--columns")
     if not cols:
         raise OptionError("--columns needs at least one column name")
@@ -371,26 +414,32 @@ def _poststrat_release(args) -> int:
         raise InputError("the candidates file must hold a JSON object {column: {name: {level: bin}}}")
     data, binnings = binnings_for(df, cols, totals, cands)
     wr = _pair(args.base_weight_range, "--base-weight-range") if args.base_weight_range else None
-    rng = _rng(args.seed)
+
+    def share(e):  # each mechanism at ε/K for a privacy unit (group privacy)
+        return None if e is None else unit.record_epsilon(e)
     from dpcore.studio.survey_book import POSTSTRAT
 
     # the book reserves what the ledger will total: the ε's given (the selection and the table
     # only where they run; a release that spends more is withheld, dpcore.studio.survey_book)
     eps = sum(e for e in (args.epsilon_select, args.epsilon_table, args.epsilon_count) if e)
     rel, booked = _through_book(
-        args, df, lambda: P.poststratify_release(data, binnings, totals, mask, epsilon_select=args.epsilon_select,
-                                                 epsilon_table=args.epsilon_table, epsilon_count=args.epsilon_count,
-                                                 gamma=args.gamma, weights=args.weights, weight_range=wr, rng=rng,
-                                                 neighbours=args.neighbours),
-        epsilon=eps, method=POSTSTRAT)
-    res = {"value": rel.value, "epsilon": rel.epsilon, "dp": True, "neighbours": _notion_label(rel.neighbours),
-           "statement": rel.statement, "grid": rel.grid, "selected": rel.selected, "bins": rel.bins,
+        args, full, lambda: P.poststratify_release(data, binnings, totals, mask,
+                                                   epsilon_select=share(args.epsilon_select),
+                                                   epsilon_table=share(args.epsilon_table),
+                                                   epsilon_count=share(args.epsilon_count), gamma=args.gamma,
+                                                   weights=args.weights, weight_range=wr, rng=rng,
+                                                   neighbours=args.neighbours),
+        epsilon=eps, method=POSTSTRAT, unit=unit)
+    stmt = unit.statement(unit.unit_epsilon(rel.epsilon), args.neighbours, rel.statement)
+    res = {"value": rel.value, "epsilon": unit.unit_epsilon(rel.epsilon), "dp": True,
+           "privacy_unit": unit.unit.to_dict() or None, "neighbours": _notion_label(rel.neighbours),
+           "statement": stmt, "grid": rel.grid, "selected": rel.selected, "bins": rel.bins,
            "ipf": rel.ipf, "ledger": rel.ledger.to_dict(),
            "population_estimates": np.asarray(rel.population_estimates).tolist()}
     lines = [f"weighted count: {rel.value:.6g}",
              "bins: " + "; ".join(f"{c} = {n}" for c, n in rel.selected.items()),
-             f"ε spent: {rel.ledger.epsilon:g} (selection + table + count)",
-             "DP: yes — " + rel.statement]
+             f"ε spent: {unit.unit_epsilon(rel.ledger.epsilon):g} (selection + table + count)",
+             "DP: yes — " + stmt]
     if rel.ipf is not None:
         lines.append(f"IPF: {'converged' if rel.ipf['converged'] else 'NOT converged'} after "
                      f"{rel.ipf['iterations']} sweeps")

@@ -14,6 +14,11 @@ on its side, and it is released there with probability P(1 + Z ≥ τ) ≤ exp(�
 mechanism is therefore δ-approximately ρ-zCDP (Bun & Steinke 2016, Def. 8.1): the release states
 (ε, δ) with its ρ converted at the rest of its δ. Under pure ε it cannot be used (a set of
 levels read from the data needs δ > 0; a pure-ε alternative needs the universe of levels public).
+
+With a privacy unit of K records (:mod:`dpcore.counting.contributions`) a unit can bring up to K levels of its
+own, each with a count of at most K: the noise is calibrated to L2 sensitivity K (the count table's stability),
+and τ is raised so that a count of K passes with probability at most δ/K (:func:`unit_level_threshold`): by the
+union bound over its at most K new levels, the unit's levels pass with probability at most δ.
 """
 from __future__ import annotations
 
@@ -36,6 +41,15 @@ OTHER = "other"
 def level_threshold(sigma: float, delta: float) -> float:
     """τ = 1 + σ·√(2 ln(1/δ)): a count of 1 passes with probability at most δ."""
     return 1.0 + sigma * math.sqrt(2.0 * math.log(1.0 / delta))
+
+
+def unit_level_threshold(sigma: float, delta: float, records_per_unit: int) -> float:
+    """τ = K + σ·√(2 ln(K/δ)): a count of K passes with probability at most δ/K, so the at most K levels one unit
+    of K records brings pass with probability at most δ together (K = 1: :func:`level_threshold`)."""
+    k = int(records_per_unit)
+    if k == 1:
+        return level_threshold(sigma, delta)
+    return (k - 1) + level_threshold(sigma, delta / k)
 
 
 @dataclass(frozen=True)
@@ -76,7 +90,7 @@ def dp_levels(values: pd.Series, budget: Budget, delta: float, rng: np.random.Ge
     keys, counts = level_counts(values)
     has_missing = len(counts) > len(keys)
     mech = definition.count_noise(budget, neighbours)
-    tau = level_threshold(mech.scale, delta)
+    tau = unit_level_threshold(mech.scale, delta, neighbours.records_per_unit)
     m = Measurement.counts(f"levels of '{name}'", mech, neighbours, cells=1, subset=f"values of '{name}'",
                            sampler=EXACT_SAMPLER,
                            note=f"discrete Gaussian on every observed level's count (their number is not published); "

@@ -53,12 +53,21 @@ class Neighbours:
     notion: str = ADD_REMOVE
     max_records: int = DEFAULT_MAX_RECORDS
     records_per_unit: int = 1
+    #: the identifier column a unit is (None: the record is the unit)
+    unit_column: str | None = None
+    #: a panel released wide (one record per unit, a column group per period of this public time column)
+    unit_periods: str | None = None
 
     def __post_init__(self) -> None:
         check_neighbours(self.notion)
         object.__setattr__(self, "max_records", whole_number("max_records", self.max_records, 1, 10**15))
         object.__setattr__(self, "records_per_unit", whole_number("records_per_unit", self.records_per_unit, 1,
                                                                   10**6))
+
+    @property
+    def protects_records(self) -> bool:
+        """The record is the unit (no identifier column): what every release protected before privacy units."""
+        return self.unit_column is None
 
     @property
     def n_public(self) -> bool:
@@ -103,7 +112,24 @@ class Neighbours:
 
     @property
     def label(self) -> str:
-        return NEIGHBOUR_LABELS[self.notion]
+        """The notion as a ledger charge and the budget book record it: the record notions' labels as they
+        always were, or e.g. "add/remove one 'id' (up to 7 records)" for a privacy unit."""
+        if self.protects_records:
+            return NEIGHBOUR_LABELS[self.notion]
+        verb = "add/remove" if self.notion == ADD_REMOVE else "replace"
+        if self.unit_periods is not None:
+            return f"{verb} one '{self.unit_column}' (one wide record: a record per '{self.unit_periods}')"
+        return f"{verb} one '{self.unit_column}' (up to {self.records_per_unit} records)"
+
+    def _who(self) -> str:
+        if self.protects_records:
+            return "one record"
+        if self.unit_periods is not None:
+            return (f"one '{self.unit_column}' with all of their records (one per '{self.unit_periods}' kept, "
+                    f"released together as one wide record)")
+        k = self.records_per_unit
+        return (f"one '{self.unit_column}' with all of their records (at most {k} kept per '{self.unit_column}')"
+                if k > 1 else f"one '{self.unit_column}' (one record kept per '{self.unit_column}')")
 
     def records_bound(self, n: int) -> int:
         """The public bound on the record count used inside score sensitivities."""
@@ -124,24 +150,69 @@ class Neighbours:
             head = f"ε-differentially private with ε = {epsilon:g}"
         else:
             head = f"(ε, δ)-differentially private with ε = {epsilon:g}, δ = {delta:g} (ρ-zCDP, ρ = {rho:.6g})"
+        who = self._who()
         if self.notion == ADD_REMOVE:
             return (
                 f"{head} for neighbouring tables that differ by adding or "
-                f"removing one record (tables of at most {self.max_records:,} records), given {given}; the record "
+                f"removing {who} (tables of at most {self.max_records:,} records), given {given}; the record "
                 "count is released with noise, not exactly"
             )
+        if self.protects_records:
+            return (
+                f"{head} for neighbouring tables that differ by replacing {who}, "
+                f"given {given} and the public record count n"
+            )
+        if self.unit_periods is not None:  # one wide record per unit: n is the number of units
+            return (f"{head} for neighbouring tables that differ by replacing the records of {who} by others, "
+                    f"given {given} and the public number of '{self.unit_column}'s")
+        # a unit's records are replaced by as many others: its number of records is public, as n is
         return (
-            f"{head} for neighbouring tables that differ by replacing one "
-            f"record, given {given} and the public record count n"
+            f"{head} for neighbouring tables that differ by replacing the records of {who} by as many other "
+            f"records, given {given}, the public record count n and each '{self.unit_column}''s number of records"
         )
 
     def to_dict(self) -> dict:
         d: dict[str, object] = {"notion": self.notion, "description": self.label}
         if self.notion == ADD_REMOVE:
             d["max_records"] = self.max_records
+        if not self.protects_records:  # record-level manifests are written as they always were
+            d["privacy_unit"] = self.unit_column
+            d["records_per_unit"] = self.records_per_unit
+            if self.unit_periods is not None:
+                d["panel_time"] = self.unit_periods
+            d["protects"] = self._who()
         return d
 
 
 def check_count_share(value) -> float:
     return real_number("count_share (the share of ε spent on the noisy record count)", value, 0, 1,
                        lo_open=True, hi_open=True)
+
+
+def book_notion(notion: str, column: str | None) -> str:
+    """The neighbour notion as the budget book keeps a table under it: ``add_remove`` / ``replace`` for a record,
+    ``add_remove, one 'id'`` for a privacy unit. A table is kept under one notion: a release that protects records
+    and one that protects units do not add up in either, so the book refuses to mix them. K is not part of it:
+    bounding is inside each release, so a release with K = 3 and one with K = 7 (or a wide one) are each DP for
+    one id with all of its records, whatever their number, and their budgets add up."""
+    if column is None:
+        return notion
+    return f"{notion}, one '{column}'"
+
+
+def check_book_notion(text) -> str:
+    """``text`` if it is a notion :func:`book_notion` writes (``add_remove``, ``replace``, or either followed by
+    ``, one 'id'``), else the one-line refusal of :func:`dpcore.privacy.neighbours.check_neighbours`."""
+    if isinstance(text, str) and ", one '" in text and text.endswith("'"):
+        notion, _, column = text.partition(", one '")
+        check_neighbours(notion)
+        if column[:-1]:
+            return text
+    return check_neighbours(text)
+
+
+def describe_book_notion(text: str) -> str:
+    """A book notion in words: "one record (add/remove)", "one 'id' with all of its records (replace)"."""
+    notion, _, column = text.partition(", one '")
+    how = "add/remove" if notion == "add_remove" else "replace"
+    return f"one '{column[:-1]}' with all of its records ({how})" if column else f"one record ({how})"

@@ -14,7 +14,7 @@ A method is recommended only if it can run the design: the caller passes ``check
 which runs that method's own preview (:func:`dpcore.preview`, spends nothing) and raises a
 :class:`dpcore.errors.DPCoreError` when it cannot; such methods are listed as "cannot run" with the
 reason. The expected noise of each method against the typical count
-(:func:`dpcore.api.expected_noise`) is shown beside, from a record count that may be the table's own
+(:func:`dpcore.previews.expected_noise`) is shown beside, from a record count that may be the table's own
 (then ``Advice.curator_only``). Docs: docs/methods/adviser.md.
 """
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _verdict(pred: float | None, best: float | None, reason: str) -> str:
 def _noise(method, domain, epsilon, sets, n, neighbours, delta, options) -> tuple[tuple, str]:
     """The method's expected-noise rows and their sentence; a failure here is the noise figures' own
     (the method's preview decides whether it can run)."""
-    from dpcore.api import expected_noise
+    from dpcore.previews import expected_noise
 
     given = {k: v for k, v in options.get(method, {}).items() if k not in ("delta", "neighbours")}
     try:

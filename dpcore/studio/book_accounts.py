@@ -15,6 +15,7 @@ Functions of an open store connection (:class:`dpcore.studio.book_store.Connecti
 """
 from __future__ import annotations
 
+from dpcore.privacy.neighbours import describe_book_notion
 from dpcore.studio.book_store import current_entries_sql
 from dpcore.studio.book_totals import DEFAULT_DELTA, usage
 
@@ -151,3 +152,15 @@ def link_same_content(conn, key: str, old_key: str, user: str, at: str, reason: 
         conn.execute("INSERT INTO book_caps (table_fp, epsilon, set_at, user_name, change) VALUES (?, ?, ?, ?, ?)",
                      (dst, other, at, user, "merged: the stricter cap"))
     return True
+
+
+def notion_refusal(label: str, notion: str, neighbours: str) -> str:
+    """Why a release under ``neighbours`` cannot be charged to a table kept under ``notion``: ε under two
+    notions (add/remove and replace, or a record and a privacy unit) does not add up to a bound in either."""
+    if ", one '" in notion + neighbours:
+        return (f"{label}: this table's budget book is kept for {describe_book_notion(notion)} (its earlier "
+                f"releases); a release that protects {describe_book_notion(neighbours)} does not add up with "
+                "them. Release with the same privacy unit and neighbours, or keep this table in another workspace")
+    return (f"{label}: this table's budget book is kept under neighbours='{notion}' (its earlier releases); ε "
+            f"under '{neighbours}' does not add up with them. Release with neighbours='{notion}' if the method "
+            "offers it, or keep this table in another workspace")

@@ -71,6 +71,7 @@ from pathlib import Path
 
 from dpcore.errors import OptionError
 from dpcore.studio import book_accounts as A
+from dpcore.studio.book_accounts import notion_refusal
 from dpcore.studio.book_store import Store, current_entries_sql, entry_dict, now, sqlite_connect, sqlite_transaction
 from dpcore.studio.book_totals import DEFAULT_DELTA, composition_totals, release_costs
 from dpcore.studio.book_totals import usage as _usage
@@ -400,9 +401,7 @@ class BudgetBook:
         label = label[:1].upper() + label[1:]
         notion = self._notion(conn, account)
         if notion is not None and notion != neighbours:
-            return (f"{label}: this table's budget book is kept under neighbours='{notion}' (its earlier releases); ε "
-                    f"under '{neighbours}' does not add up with them. Release with neighbours='{notion}' if the method "
-                    "offers it, or keep this table in another workspace")
+            return notion_refusal(label, notion, neighbours)
         cap = self._cap(conn, account)
         if cap is None:
             return None

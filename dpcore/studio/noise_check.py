@@ -1,7 +1,7 @@
 """The Design page's noise check in words: whether a design's noise swamps the counts it releases, and,
 when it does, the nearest design that would pass — or a plain sentence saying why none near it does.
 
-It reads only public facts and a record count n (:func:`dpcore.api.expected_noise`: the domain, the
+It reads only public facts and a record count n (:func:`dpcore.previews.expected_noise`: the domain, the
 options, ε, m, the neighbour notion), spends nothing and releases nothing; with the table's own n the
 answer is curator-only, as the noise check itself is.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dpcore.api import expected_noise
 from dpcore.errors import DPCoreError
+from dpcore.previews import expected_noise
 
 #: The larger ε a remedy may suggest: above 10 a release is DP in name only (dpcore.privacy.ledger).
 REMEDY_EPSILONS = (2.0, 5.0, 10.0)

@@ -117,12 +117,16 @@ def plain_statement(manifest: Mapping) -> list[str]:
     if not manifest.get("dp"):
         return [f"This release is NOT differentially private: {manifest.get('dp_reason', '')}.",
                 "Do not publish it as a differentially private release; fix the cause and release again."]
+    unit = manifest.get("neighbours", {}).get("privacy_unit")
+    k = manifest.get("neighbours", {}).get("records_per_unit", 1)
+    theirs = (f"that {unit}'s records (all of them: up to {k} per {unit} were kept)" if unit
+              else "that person's record")
     if notion == "replace":
-        whose = ("whatever values that person's record holds (the number of records n is treated as public "
+        whose = (f"whatever values {theirs} hold (the number of records n is treated as public "
                  "and published exactly)")
     else:
-        whose = ("whether or not that person's record is in the table at all (the number of records itself is "
-                 "released only with noise)")
+        whose = (f"whether or not {theirs} {'are' if unit else 'is'} in the table at all (the number of records "
+                 "itself is released only with noise)")
     definition = manifest.get("privacy_definition") or {}
     delta = definition.get("delta")
     described = manifest.get("neighbours", {}).get("description", notion)
@@ -140,7 +144,8 @@ def plain_statement(manifest: Mapping) -> list[str]:
                    "releases up in ρ and converts the total back to (ε, δ).")
     return [
         first,
-        f"What this means for a person in the data: anything an observer concludes about that person from "
+        f"What this means for {'a ' + unit if unit else 'a person'} in the data: anything an observer concludes "
+        f"about {'that ' + unit if unit else 'that person'} from "
         f"this release — with any background knowledge — is at most {factor:.3g} times (e^ε) more or less likely "
         f"than it would be {whose}{exception}. The smaller ε, the closer that factor is to 1 and the stronger the "
         "protection; ε = 1 gives a factor of 2.72, ε = 0.1 a factor of 1.11.",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from dpcore.errors import OptionError
 from dpcore.privacy.ledger import check_epsilon
-from dpcore.privacy.neighbours import ADD_REMOVE, check_neighbours
+from dpcore.privacy.neighbours import ADD_REMOVE, book_notion, check_neighbours
 from dpcore.studio.budget_book import CAP_TOLERANCE, BudgetBook
 
 #: Method labels in the budget book.
@@ -83,7 +83,8 @@ class RecordedSurveyRelease:
 def record_survey_release(book: BudgetBook, table_fp: str, run: Callable[[], object], *, epsilon: float,
                           method: str, neighbours: str = ADD_REMOVE, table_name: str = "", dp: bool | None = None,
                           not_dp_reason: str = "", workspace: str = "",
-                          user: str | None = None) -> RecordedSurveyRelease:
+                          user: str | None = None, unit_column: str | None = None,
+                          records_per_unit: int = 1) -> RecordedSurveyRelease:
     """Run the survey release ``run()`` through ``book`` for the table ``table_fp``.
 
     ``epsilon`` is the release's total ε (what its ledger will add up to) and is reserved
@@ -93,13 +94,16 @@ def record_survey_release(book: BudgetBook, table_fp: str, run: Callable[[], obj
     another notion, is withheld (OptionError; the entry is aborted, nothing left the
     process). ``dp=False`` records a NOT-DP release (e.g. the 'global' comparator).
     ``workspace`` and ``user`` are named in the book's entry (None: the local OS user).
+    ``unit_column``, ``records_per_unit``: a release that protects one unit of at most K records by group
+    privacy (:mod:`dpcore.survey.group`): booked under the unit's notion, its ε K times its ledger's.
     Returns the release with its book entry id.
     """
     eps, notion = check_epsilon(epsilon), check_neighbours(neighbours)
+    booked = book_notion(notion, unit_column)
 
     def recorded():
         rel = run()
-        spent = float(rel.ledger.epsilon)
+        spent = float(rel.ledger.epsilon) * int(records_per_unit)  # group privacy: K times the record's ε
         if spent > eps * (1 + CAP_TOLERANCE):
             raise OptionError(f"the {method} release spent ε = {spent:g} but only ε = {eps:g} was reserved in the "
                               "budget book; it was withheld. Pass its total ε as epsilon")
@@ -109,6 +113,6 @@ def record_survey_release(book: BudgetBook, table_fp: str, run: Callable[[], obj
         ok = bool(getattr(rel, "dp", True)) if dp is None else bool(dp) and bool(getattr(rel, "dp", True))
         return RecordedSurveyRelease(rel, method, ok, not_dp_reason if not ok else "")
 
-    entry_id, out = book.record(table_fp, eps, method, notion, recorded, table_name=table_name, workspace=workspace,
+    entry_id, out = book.record(table_fp, eps, method, booked, recorded, table_name=table_name, workspace=workspace,
                                 user=user)
     return RecordedSurveyRelease(out.release, out.method, out.dp, out.not_dp_reason, entry_id)

@@ -468,9 +468,9 @@ class Workspace:
         The entry names this workspace and ``user`` (default: the workspace's user).
         Returns ``(entry_id, release)``."""
         from dpcore.privacy.ledger import check_epsilon
-        from dpcore.privacy.neighbours import check_neighbours
+        from dpcore.privacy.neighbours import check_book_notion
 
-        epsilon, neighbours = check_epsilon(epsilon), check_neighbours(neighbours)
+        epsilon, neighbours = check_epsilon(epsilon), check_book_notion(neighbours)
         return self.book.record(table_fp, epsilon, method, neighbours, run, store=self._store_release,
                                 table_name=table_name, delta=delta, workspace=self.id,
                                 user=user if user is not None else self.user, delta_approx=delta_approx)

@@ -264,12 +264,12 @@ def test_a_method_whose_preview_fails_is_never_recommended(model):
 def test_cannot_run_comes_from_the_preview_only_not_from_the_noise_figures(model, monkeypatch):
     """[studio-polish] item 2: a failure of the noise figures (ipf's under (ε, δ) with numeric columns) does
     not make a method "cannot run"; only its own preview does."""
-    import dpcore.api
+    import dpcore.previews
 
     def broken(method, *a, **k):
         raise dpcore.OptionError("unknown noise kind 'discrete_gaussian'")
 
-    monkeypatch.setattr(dpcore.api, "expected_noise", broken)
+    monkeypatch.setattr(dpcore.previews, "expected_noise", broken)
     dom = _domain([3, 4, 5, 2])
     a = adviser.advise(dom, 1.0, 1, delta=1e-9, public_n=5000, n=5000, model=model, check=lambda m, o: None)
     assert "cannot run" not in {m.verdict for m in a.methods}
