@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from dpcore.data.domain import (
     infer_domain,
     not_public_message,
 )
+from dpcore.data.schema import Schema
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
 from dpcore.estimate.draws import records
 from dpcore.manifest_summary import created_now
@@ -189,7 +191,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
                delta: float | None = None, domain_share: float | None = None, domain_bins: str | None = None,
                bins_method: str | None = None, progress: Callable[[int, int], Any] | None = None,
                privacy_unit: str | None = None, records_per_unit: int | None = None, panel_time: str | None = None,
-               **options: Any) -> Release:
+               schema=None, **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
     Privacy: the ledger of the returned :class:`Release` totals exactly ``epsilon``.
@@ -248,6 +250,8 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
+    declared, unfit = conform_to_schema(data, schema, privacy_unit)
+    data = data if declared is None else declared.data
     unit = check_privacy_unit(data, privacy_unit, records_per_unit, panel_time)
     full = data
     data = data if unit.is_record else data.drop(columns=[unit.column])  # the id column is never released
@@ -265,7 +269,8 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         if dp_bins is not None or bins_share is not None or bins_method is not None:
             raise OptionError("domain=\"dp\" finds every column's bins itself; drop dp_bins, bins_share and "
                               "bins_method (its share of ε is domain_share, its binning domain_bins)")
-        plan = plan_dp_domain(data, delta, domain_share, domain_bins)
+        plan = plan_dp_domain(data, delta, domain_share, domain_bins,
+                              None if declared is None else declared.schema)
         dom = Domain((), DP_FOUND)  # a placeholder: the release finds the domain first (prepare)
     elif domain_share is not None or domain_bins is not None:
         what = "domain_share" if domain_share is not None else "domain_bins"
@@ -311,8 +316,38 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     if plan is not None:  # columns the DP domain withheld are released missing (stated in its warnings)
         record = rel.diagnostics.get("dp_domain", {}).get("columns", {})
         rel.sets = [withhold_columns(s, record) for s in rel.sets]
+    if unfit:
+        curator["values_not_fitting_their_type"] = unfit
+    if declared is not None and not declared.schema.public:
+        rel.dp = False
+        rel.dp_reason = ("NOT differentially private: the column types were read from the values (a proposed "
+                         "schema), not declared; review them and declare the schema (\"source\": \"declared\")")
     rel.curator_only = {k: v for k, v in curator.items() if v}
     return rel
+
+
+@dataclass(frozen=True)
+class Declared:
+    """The table cast to its declared schema, and the schema (columns in the table's order)."""
+
+    data: pd.DataFrame
+    schema: Schema
+
+
+def conform_to_schema(data: pd.DataFrame, schema, unit_column: str | None = None) -> tuple[Declared | None, dict]:
+    """``data`` with every column cast to ``schema`` (a :class:`Schema`, its dict or a file; None: the frame's
+    dtypes are the declaration, nothing cast) and the count of values per column that did not fit (now missing:
+    curator-only, NOT DP). The privacy unit's identifier need not be declared: it is never released."""
+    if schema is None:
+        return None, {}
+    sch = schema if isinstance(schema, Schema) else Schema.from_dict(schema) if isinstance(schema, dict) \
+        else Schema.load(schema)
+    cols = [c for c in data.columns if str(c) != unit_column or str(c) in sch.names]
+    conformed, unfit = sch.conform(data[cols])
+    if len(cols) < data.shape[1]:
+        conformed[unit_column] = data[unit_column]
+        conformed = conformed[list(data.columns)]
+    return Declared(conformed, sch.project([str(c) for c in cols])), unfit
 
 
 def planned_delta_approx(data: pd.DataFrame, domain=None, delta: float | None = None,

@@ -29,7 +29,7 @@ from dpcore.synthesizers.empty_share import empty_share_warning, leaf_empty_shar
 from dpcore.synthesizers.options import check_sets
 from dpcore.synthesizers.steps import PRIVATE_SELECTIONS
 
-__all__ = ["Preview", "MarginPreview", "preview", "expected_noise"]
+__all__ = ["Preview", "MarginPreview", "preview", "expected_noise", "domain_forecast"]
 
 
 @dataclass
@@ -234,3 +234,30 @@ def _selection_rows(sel, dom) -> list[dict]:
                 sel_rows.append({"layer": rec["layer"], "node": path, "attribute": dom.names[j],
                                  "probability": float(pr[j])})
     return sel_rows
+
+
+def domain_forecast(data: pd.DataFrame, epsilon: float = 1.0, *, delta: float | None = None,
+                    domain_share: float | None = None, schema=None, n: float | None = None,
+                    neighbours: str = ADD_REMOVE, max_records: int | None = None, privacy_unit: str | None = None,
+                    records_per_unit: int | None = None) -> list:
+    """Before a release with nothing declared (``synthesize(..., domain="dp")``): for each column, whether its DP
+    domain will likely be found, found coarsely or not found at this budget, and what would help
+    (:func:`dpcore.measure.domain_forecast.forecast`). Reads the declared types only (``schema``; None: the
+    frame's dtypes) and ``n``; ``n`` None takes the table's own record count, and the forecast is then
+    curator-only (NOT DP). Spends nothing."""
+    from dpcore.api import conform_to_schema
+    from dpcore.measure.domain_forecast import forecast
+    from dpcore.measure.dp_domain import plan_dp_domain
+
+    eps = check_epsilon(epsilon)
+    declared, _ = conform_to_schema(data, schema, privacy_unit)
+    frame = data if declared is None else declared.data
+    unit = check_privacy_unit(frame, privacy_unit, records_per_unit)
+    frame = frame if unit.is_record else frame.drop(columns=[unit.column])
+    plan = plan_dp_domain(frame, delta, domain_share, None, None if declared is None else declared.schema)
+    definition = definition_for(delta)
+    if plan.levels_delta:
+        definition = definition_for(definition.delta - plan.levels_delta)
+    nb, _ = privacy_setup(neighbours, None, max_records, unit)
+    budget = definition.budget(Epsilon(eps)) * plan.share
+    return forecast(plan, budget, float(len(frame) if n is None else n), nb, definition)

@@ -114,6 +114,10 @@ def _add_release_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--records-per-unit", dest="records_per_unit", type=_int_text,
                    help="with --privacy-unit: K, the most records one unit may contribute (public, e.g. the panel's "
                         "length); records beyond it are dropped at random")
+    p.add_argument("--schema",
+                   help="schema.json: the columns' declared types (text, boolean, number, whole with role code/count/"
+                        "amount; nullable), written by `python -m dpcore schema` and reviewed; values that do not fit "
+                        "their type become missing. --dp-domain needs it declared (\"source\": \"declared\") to be DP")
     p.add_argument("--panel-time", dest="panel_time",
                    help="with --privacy-unit: release the panel wide, one synthetic record per unit with a column "
                         "group per period of this declared time column (its levels); the sets come back as a panel "
@@ -127,7 +131,7 @@ def _options(args, names) -> dict:
 def _privacy_options(args) -> dict:
     return {"neighbours": args.neighbours,
             **_options(args, ["count_share", "max_records", "delta", "privacy_unit", "records_per_unit",
-                              "panel_time"])}
+                              "panel_time", "schema"])}
 
 
 def _warn_delta(args, n: int | None = None) -> None:
@@ -204,10 +208,15 @@ def cmd_synth(args) -> int:
     _warn_delta(args, len(df))
     if opts.get("domain") == "dp":
         domain = opts.pop("domain")
+        _check_domain_forecast(args, df, opts)
+
+    privacy = _privacy_options(args)
+    if getattr(args, "schema_obj", None) is not None:
+        privacy["schema"] = args.schema_obj  # --dp-domain without --schema: the proposal (NOT DP, said above)
 
     def run():
         rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
-                         **_privacy_options(args), **opts)
+                         **privacy, **opts)
         return rel.for_table(table_name, fingerprint)  # the fingerprint reaches the private manifest only
 
     if args.no_book:  # explicitly unaccounted: said below, after the release
@@ -410,6 +419,67 @@ def _synth_file(args, opts) -> int:
     return 0
 
 
+def _dp_domain_schema(args, df):
+    """--dp-domain's schema: the declared file, or (without --schema) the types the reader read from the values:
+    a proposal, so the release is labelled NOT DP, and said so now."""
+    from dpcore.data.schema import Schema
+
+    if getattr(args, "schema", None):
+        return Schema.load(args.schema)
+    return Schema.propose(df)
+
+
+PROPOSED_NOTE = ("note: --dp-domain without --schema: the column types are read from the values, so the release is "
+                 "NOT DP; write them with `python -m dpcore schema`, review, declare and pass --schema")
+
+
+def _check_domain_forecast(args, df, opts) -> None:
+    """Refuse, before anything is spent, a --dp-domain release whose forecast says some column will likely not be
+    found at this budget, unless the curator accepts it (--accept-not-found). The forecast uses the table's own
+    record count: curator-only, nothing released."""
+    from dpcore.measure.dp_domain import NOT_FOUND
+    from dpcore.previews import domain_forecast
+
+    if getattr(args, "schema", None) is None:
+        args.schema_obj = _dp_domain_schema(args, df)
+    fc = domain_forecast(df, args.epsilon, delta=args.delta, domain_share=opts.get("domain_share"),
+                         schema=getattr(args, "schema_obj", None) or args.schema, neighbours=args.neighbours,
+                         max_records=args.max_records, privacy_unit=getattr(args, "privacy_unit", None),
+                         records_per_unit=getattr(args, "records_per_unit", None))
+    lost = [f for f in fc if f.status == NOT_FOUND]
+    if lost and not getattr(args, "accept_not_found", False):
+        names = ", ".join(repr(f.column) for f in lost[:6]) + (", …" if len(lost) > 6 else "")
+        raise OptionError(f"--dp-domain: column(s) {names} will likely not be found at this budget ({lost[0].what}); "
+                          "drop them, declare them (their levels or bounds), raise --domain-share or --epsilon, or "
+                          "give --accept-not-found to release them missing (numbers) or \"other\" (text)")
+    if getattr(args, "schema_obj", None) is not None:
+        print(PROPOSED_NOTE, file=sys.stderr)
+
+
+def _preview_dp_domain(args, df) -> int:
+    """``preview --dp-domain``: each column's forecast (found, coarsely, not found) and what would help; from the
+    declared types and the table's own record count (curator-only). Spends nothing."""
+    from dpcore.previews import domain_forecast
+
+    schema = args.schema if getattr(args, "schema", None) else _dp_domain_schema(args, df)
+    fc = domain_forecast(df, args.epsilon, delta=args.delta, domain_share=args.domain_share, schema=schema,
+                         neighbours=args.neighbours, max_records=args.max_records,
+                         privacy_unit=getattr(args, "privacy_unit", None),
+                         records_per_unit=getattr(args, "records_per_unit", None))
+    if args.json:
+        print(json.dumps({"forecast": [f.to_dict() for f in fc], "n": len(df),
+                          "note": "from the declared types and the table's own record count: curator-only"},
+                         indent=2, ensure_ascii=False))
+        return 0
+    print(f"--dp-domain forecast (no budget spent; the table's own {len(df):,} records: curator-only): "
+          f"ε = {args.epsilon:g}" + (f", δ = {args.delta:g}" if args.delta else ""))
+    for f in fc:
+        print(f"  {f.column}: {f.status} ({f.share:.0%} of the domain's share): {f.what}")
+    if not getattr(args, "schema", None):
+        print(PROPOSED_NOTE, file=sys.stderr)
+    return 0
+
+
 def _print_protects(plan: dict) -> None:
     """What the release protects and which records a synthetic record keeps together."""
     print(f"protects: {plan['protects'].get('protects', 'one record')}; released as {plan['layout']}")
@@ -417,6 +487,8 @@ def _print_protects(plan: dict) -> None:
 
 def cmd_preview(args) -> int:
     df, domain = _load(args)
+    if getattr(args, "dp_domain", False):
+        return _preview_dp_domain(args, df)
     opts = _given_method_options(args)
     pv = preview(df, method=args.method, epsilon=args.epsilon, sets=args.sets, domain=domain, **_privacy_options(args),
                  **opts)
@@ -473,6 +545,25 @@ def _print_empty_share(plan: dict) -> None:
               f"{100 * plan['empty_cell_share']:.1f}%")
     if plan.get("empty_cell_warning"):
         print("WARNING: " + plan["empty_cell_warning"])
+
+
+def cmd_schema(args) -> int:
+    """Write the types a reader gives the file's columns: a proposal (read from the values), NOT public until the
+    curator reviews it and sets "source": "declared"."""
+    from dpcore.data.schema import Schema
+    from dpcore.studio.workspace import check_output_path
+
+    sch = Schema.propose(_read_input(args))
+    check_output_path(args.out, "--out")
+    try:
+        Path(args.out).write_text(sch.to_json(), encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"--out '{args.out}': cannot write the schema ({exc.strerror}); choose a writable path") \
+            from None
+    print(f"wrote {args.out}: {len(sch.columns)} columns. The types were read from the values (a proposal): review "
+          "each (text, boolean, number, whole with \"role\" code, count or amount; \"nullable\"), then set "
+          "\"source\": \"declared\" and pass it with --schema. A proposal keeps every --dp-domain release NOT DP.")
+    return 0
 
 
 def cmd_domain(args) -> int:
@@ -556,7 +647,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(text columns need --delta); the curator-only counts of clamped records go to "
                         "--private-manifest")
     s.add_argument("--domain-share", dest="domain_share", type=_float_text,
-                   help="share of ε spent on --dp-domain (default 0.1, strictly between 0 and 1)")
+                   help="share of ε spent on --dp-domain (default 0.25, strictly between 0 and 1)")
+    s.add_argument("--accept-not-found", dest="accept_not_found", action="store_true",
+                   help="--dp-domain: release even when the forecast says a column will likely not be found at this "
+                        "budget (its values then come out missing, or \"other\")")
     s.add_argument("--domain-bins", dest="domain_bins", choices=("quantiles", "privtree"),
                    help="--dp-domain: how numeric columns are binned over their DP bounds: privtree (default; "
                         "docs/methods/privtree.md) | quantiles")
@@ -577,8 +671,18 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("input", help="CSV or Parquet file")
     _add_release_options(v)
     _add_method_options(v)
+    v.add_argument("--dp-domain", dest="dp_domain", action="store_true",
+                   help="forecast, column by column, what a --dp-domain release would find at this budget")
+    v.add_argument("--domain-share", dest="domain_share", type=_float_text,
+                   help="--dp-domain: the share of ε spent on finding the domain (default 0.25)")
     v.add_argument("--json", action="store_true", help="print JSON")
     v.set_defaults(func=cmd_preview)
+
+    sc = sub.add_parser("schema", help="write the column types read from a file, for the curator to review and "
+                                       "declare (--schema)")
+    sc.add_argument("input", help="CSV, Parquet, SPSS or Stata file")
+    sc.add_argument("--out", required=True, help="schema.json to write")
+    sc.set_defaults(func=cmd_schema)
 
     d = sub.add_parser("domain", help="write the domain inferred from the data, for the curator to review")
     d.add_argument("input", help="CSV or Parquet file")

@@ -51,6 +51,9 @@ FALSE_BIN_PROBABILITY = 1e-3
 #: On the corpus's tables under 1,400 records (9 tables, seeds 0-7, 346 columns that fell back) this withheld 192
 #: of the 208 whose fallback bin held no record and kept 76 of the 138 whose bin held data (bench/RESULTS.md).
 WITHHOLD_PROBABILITY = 0.5
+#: When only the bin holding zero passed on a side: the chance that noise alone over that side's bins reaches the
+#: threshold that side's largest noisy count must reach to widen the bounds (:func:`bounds_from_noisy`).
+SIDE_PROBABILITY = 0.05
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,11 @@ class LogBins:
         top = MAX_WHOLE_EXPONENT if integer else MAX_EXPONENT
         mags = [2.0 ** k for k in range(0 if integer else MIN_EXPONENT, top + 1)]
         return cls(np.asarray([-m for m in reversed(mags)] + [0.0] + mags), integer)
+
+    @property
+    def zero_bin(self) -> int:
+        """The bin [0, 2^-10) (whole numbers: [0, 1), zero alone): the one holding zero."""
+        return int(np.searchsorted(self.edges, 0.0, side="right"))
 
     @property
     def value_bins(self) -> int:
@@ -113,27 +121,70 @@ class FoundBounds:
     fallback: bool  # no value bin passed: the bin of the largest noisy count was taken
     total: float = 0.0  # the noisy counts' sum: a DP estimate of the records (post-processing)
     withheld: bool = False  # fallback, and the largest noisy count under the withholding threshold: noise-like
+    extended: bool = False  # zero passed alone on a side, and that side's largest noisy count widened the bounds
 
     def to_dict(self) -> dict:
         return {"lower": self.lower, "upper": self.upper, "na": self.na, "threshold": self.threshold,
                 "fallback": self.fallback, "withheld": self.withheld}
 
 
-def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold: float | None = None) -> FoundBounds:
+def _side_reach(side: np.ndarray, tau_side: float, group_tau) -> int | None:
+    """How far out (in bins, from the one next to zero) a side's values reach, read from its noisy counts: the
+    bin of its largest count if that reaches ``tau_side``; else, with ``group_tau`` (zCDP only), the outer end of
+    the first aligned group of 2, 4, 8 or 16 bins whose noisy sum reaches ``group_tau(g, groups)``. None: none."""
+    if side.size == 0:
+        return None
+    if float(side.max()) >= tau_side:
+        return int(np.argmax(side))
+    if group_tau is None:
+        return None
+    for g in (2, 4, 8, 16):
+        m = -(-side.size // g)
+        sums = np.add.reduceat(side, np.arange(0, side.size, g))
+        if float(sums.max()) >= group_tau(g, m):
+            return min(side.size, (int(np.argmax(sums)) + 1) * g) - 1
+    return None
+
+
+def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold: float | None = None,
+                      tau_side: float | None = None, tau_next: float | None = None, group_tau=None) -> FoundBounds:
     """Post-processing: the range of the bins whose noisy count reaches τ (or of the largest one; withheld when
-    that one is under ``tau_withhold`` too)."""
+    that one is under ``tau_withhold`` too). Zero is its own point: when the bin holding zero is the only one
+    that passed on a side (a column mostly zero with its values spread thin over many octaves, as assets or
+    debts), that side's largest noisy count widens the bounds to its bin if it reaches ``tau_side`` (a lower
+    threshold, at a larger chance of a false bin: the bounds are then "found coarsely"). Then the range grows by
+    each next bin outward whose noisy count reaches ``tau_next`` (a threshold for the one bin looked at: a tail
+    spread over octaves that each hold too few records to pass τ is kept, as a second, lower threshold does in
+    edge detection)."""
     values = np.asarray(noisy[:bins.value_bins], dtype=float)
     passed = np.flatnonzero(values >= tau)
     fallback = passed.size == 0
     withheld = bool(fallback and tau_withhold is not None and float(values.max()) < tau_withhold)
     if fallback:
         passed = np.array([int(np.argmax(values))])
-    lower = bins.interval(int(passed[0]))[0]
-    upper = bins.interval(int(passed[-1]))[1]
+    first, last = int(passed[0]), int(passed[-1])
+    extended = False
+    if not fallback and tau_side is not None:
+        zero = bins.zero_bin
+        if last == zero:  # nothing passed above zero
+            reach = _side_reach(values[zero + 1:], tau_side, group_tau)
+            if reach is not None:
+                last, extended = zero + 1 + reach, True
+        if first == zero:  # nothing passed below zero (read outward: from the bin next to zero down)
+            reach = _side_reach(values[:zero][::-1], tau_side, group_tau)
+            if reach is not None:
+                first, extended = zero - 1 - reach, True
+    if not fallback and tau_next is not None:
+        while first > 0 and values[first - 1] >= tau_next:
+            first -= 1
+        while last + 1 < bins.value_bins and values[last + 1] >= tau_next:
+            last += 1
+    lower = bins.interval(first)[0]
+    upper = bins.interval(last)[1]
     if bins.integer and upper > lower + 1:
         upper -= 1.0  # [2^k, 2^(k+1)) holds whole numbers up to 2^(k+1) - 1
     return FoundBounds(lower, upper, bool(noisy[bins.value_bins] >= tau), float(tau), bool(fallback),
-                       float(np.sum(noisy)), withheld)
+                       float(np.sum(noisy)), withheld, extended)
 
 
 def dp_bounds(values: pd.Series, integer: bool, budget: Budget, rng: np.random.Generator, ledger: Ledger,
@@ -151,7 +202,15 @@ def dp_bounds(values: pd.Series, integer: bool, budget: Budget, rng: np.random.G
                            note=f"noisy histogram over {bins.size} public signed power-of-two bins (and NA); "
                                 f"bounds = the range of bins with noisy count ≥ {tau:.4g}")
     noisy = m.release(ledger, counts, rng)
-    return bounds_from_noisy(noisy, bins, tau, threshold(mech, bins.size, WITHHOLD_PROBABILITY))
+    group_tau = None
+    if mech.norm == "l2":
+        # a sum of g discrete Gaussians is sub-Gaussian with variance proxy g·σ² (each one's MGF is at most
+        # e^{λ²σ²/2}: Canonne, Kamath & Steinke 2020): P(sum ≥ t) ≤ e^{-t²/(2gσ²)}, over m groups
+        def group_tau(g: int, m: int) -> float:
+            return mech.scale * math.sqrt(g) * math.sqrt(2.0 * math.log(m / SIDE_PROBABILITY))
+    return bounds_from_noisy(noisy, bins, tau, threshold(mech, bins.size, WITHHOLD_PROBABILITY),
+                             threshold(mech, bins.size // 2, SIDE_PROBABILITY), threshold(mech, 1, SIDE_PROBABILITY),
+                             group_tau)
 
 
 #: Equal-width bins of the refinement inside the first bounds (:func:`refine_bounds`).

@@ -39,9 +39,10 @@ from dpcore.data.domain import (
     dtype_kind,
     numeric_attribute,
 )
+from dpcore.data.schema import Schema
 from dpcore.errors import DomainError, OptionError, real_number
 from dpcore.measure.bounds import REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
-from dpcore.measure.levels import dp_levels
+from dpcore.measure.levels import OTHER, dp_levels
 from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE, distinct_labels, privtree_bins
 from dpcore.measure.quantiles import BIN_METHODS, quantile_edges
 from dpcore.privacy.budget import Budget
@@ -51,7 +52,7 @@ from dpcore.privacy.neighbours import Neighbours
 from dpcore.privacy.zcdp import check_delta
 
 #: Default share of the release's budget spent on finding the domain (``domain_share``).
-DEFAULT_DOMAIN_SHARE = 0.1
+DEFAULT_DOMAIN_SHARE = 0.25
 #: Share of the release's δ spent on the thresholds of DP levels (the rest converts ρ to (ε, δ)).
 LEVELS_DELTA_SHARE = 0.5
 #: A whole-number column whose DP range holds at most this many numbers gets one bin per number.
@@ -81,83 +82,151 @@ def check_bin_method(method) -> str:
     return method
 
 
-def column_kinds(data: pd.DataFrame) -> dict[str, str]:
-    """Each column's kind from its type alone (public; no value read): numeric, boolean or text."""
+LEVELS, DECLARED_LEVELS = "levels", "declared levels"
+#: How much of the domain's share each kind of column takes (its weight in the split): a numeric column finds
+#: bounds and then bins (two steps), a levels column one histogram; true/false and declared levels nothing.
+WEIGHTS = {NUMERIC: 2.0, LEVELS: 1.0, TEXT: 1.0, BOOLEAN: 0.0, DECLARED_LEVELS: 0.0}
+#: A whole-number code under pure ε (no δ for DP levels): one bin per number over its DP bounds, up to this many.
+MAX_CODE_BINS = 128
+
+
+def column_kinds(data: pd.DataFrame, schema: Schema | None = None, pure: bool = False) -> dict[str, str]:
+    """Each column's kind from its declared type alone (public; no value read): numeric, boolean, levels (text
+    or a whole-number code, found as DP levels), or declared levels. ``schema`` None: the frame's own dtypes
+    (the API's declaration, :meth:`Schema.from_dtypes`). Under pure ε a whole-number code is numeric (one bin
+    per number)."""
+    schema = Schema.from_dtypes(data) if schema is None else schema
     kinds = {}
-    for name in data.columns:
-        k = dtype_kind(str(data[name].dtype))
-        if k == "b" or str(data[name].dtype) == "boolean":
-            kinds[str(name)] = BOOLEAN
-        elif k in "iuf":
-            kinds[str(name)] = NUMERIC
-        elif k in "OUS" or str(data[name].dtype) in ("string", "category"):
-            kinds[str(name)] = TEXT
+    for col in schema.columns:
+        if col.type == BOOLEAN:
+            kinds[col.name] = BOOLEAN
+        elif col.levels is not None:
+            kinds[col.name] = DECLARED_LEVELS
+        elif col.type == "text" or (col.levels_column and not pure):
+            kinds[col.name] = LEVELS
         else:
-            raise OptionError(f"column '{name}' has type {data[name].dtype}; domain=\"dp\" releases numbers, "
-                              "true/false and text: convert it or drop it")
+            kinds[col.name] = NUMERIC
     return kinds
 
 
 @dataclass(frozen=True)
 class DomainPlan:
-    """What ``domain="dp"`` will do, decided from public facts only (types, δ, the share)."""
+    """What ``domain="dp"`` will do, decided from public facts only (the declared schema, δ, the share)."""
 
     kinds: dict
     share: float
-    levels_delta: float  # the part of δ spent on the levels' thresholds (0 without text columns)
+    levels_delta: float  # the part of δ spent on the levels' thresholds (0 without levels columns)
     bins: str = DEFAULT_BIN_METHOD  # how numeric columns are binned over their DP bounds (``domain_bins``)
+    schema: Schema | None = None
 
     @property
     def spending(self) -> list[str]:
-        return [c for c, k in self.kinds.items() if k != BOOLEAN]
+        return [c for c, k in self.kinds.items() if WEIGHTS[k] > 0]
 
     @property
     def text_columns(self) -> list[str]:
-        return [c for c, k in self.kinds.items() if k == TEXT]
+        """The columns whose levels are found with DP (text and whole-number codes)."""
+        return [c for c, k in self.kinds.items() if k in (LEVELS, TEXT)]
+
+    def split(self) -> dict[str, float]:
+        """Each column's part of the domain's budget (they add up to 1 over the columns that spend): by what
+        the column needs (:data:`WEIGHTS`), from its declared type alone."""
+        total = sum(WEIGHTS[k] for k in self.kinds.values())
+        return {c: (WEIGHTS[k] / total if total else 0.0) for c, k in self.kinds.items()}
+
+    def nullable(self, name: str, data: pd.DataFrame) -> bool:
+        """Whether ``name`` has the level "missing": declared (the schema), or its dtype can hold one."""
+        if self.schema is not None:
+            return self.schema[name].nullable
+        return Schema.from_dtypes(data[[name]]).columns[0].nullable
 
 
-def plan_dp_domain(data: pd.DataFrame, delta, share, bins=None) -> DomainPlan:
-    """Check ``domain="dp"`` before anything is spent: refused for text columns under pure ε."""
+def plan_dp_domain(data: pd.DataFrame, delta, share, bins=None, schema: Schema | None = None) -> DomainPlan:
+    """Check ``domain="dp"`` before anything is spent: refused for undeclared text levels under pure ε."""
     share = check_share(share)  # the options first: a bad one costs no reading
     bins = check_bin_method(bins)
     check_table(data)
-    kinds = column_kinds(data)
-    text = [c for c, k in kinds.items() if k == TEXT]
+    kinds = column_kinds(data, schema, pure=delta is None)
+    text = [c for c, k in kinds.items() if k in (LEVELS, TEXT)]
     if text and delta is None:
         raise OptionError(f"domain=\"dp\" needs delta for text column(s) {', '.join(map(repr, text))}: releasing "
                           "a set of levels read from the data needs δ > 0 (a pure-ε release would need the universe "
                           "of levels to be public); give delta (e.g. 1e-9), or declare their levels")
-    return DomainPlan(kinds, share, LEVELS_DELTA_SHARE * check_delta(delta) if text else 0.0, bins)
+    return DomainPlan(kinds, share, LEVELS_DELTA_SHARE * check_delta(delta) if text else 0.0, bins, schema)
 
 
 def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.random.Generator, ledger: Ledger,
               neighbours: Neighbours, definition: Definition) -> tuple[Domain, dict, Budget]:
     """The domain found with ``budget`` (a share of the release's ε or ρ): (domain, the manifest
-    record, what was actually charged). Every charge sits in the ledger group "DP domain"."""
+    record, what was actually charged). Every charge sits in the ledger group "DP domain"; each column gets
+    its part of ``budget`` by :meth:`DomainPlan.split`. Whether a column has the level "missing" is declared
+    (nullable), never found: its share of missing values survives."""
     group = ledger.group("DP domain")
-    per_column = budget / max(1, len(plan.spending))
+    split = plan.split()
     delta_each = plan.levels_delta / max(1, len(plan.text_columns))
     attrs: list[Attribute] = []
     record: dict[str, dict] = {}
     for name, kind in plan.kinds.items():
         col = data[name]
-        dtype = str(col.dtype)
+        na = plan.nullable(name, data)
         if kind == BOOLEAN:
-            attrs.append(Attribute(name, "categorical", (False, True), dtype == "boolean", None, dtype))
-            record[name] = {"levels": [False, True], "spent": 0.0, "derived": "public: the column's type"}
+            dtype = "boolean" if na else "bool"
+            attrs.append(Attribute(name, "categorical", (False, True), na, None, dtype))
+            record[name] = {"levels": [False, True], "na": na, "spent": 0.0, "share": 0.0,
+                            "derived": "public: the column's type", "status": FOUND}
+            continue
+        if kind == DECLARED_LEVELS:
+            assert plan.schema is not None
+            declared = plan.schema[name]
+            levels: tuple = tuple(str(v) for v in declared.levels or ()) if declared.type == "text" \
+                else tuple(declared.levels or ())
+            other = OTHER if OTHER not in map(str, levels) else f"({OTHER})"
+            lv = (*levels, other) if declared.type == "text" else levels
+            attrs.append(Attribute(name, "categorical", lv, na, None, "object" if declared.type == "text"
+                                   else declared.dtype))
+            record[name] = {"levels": [str(v) for v in lv], "na": na, "spent": 0.0, "share": 0.0,
+                            "derived": "public: the levels declared in the schema", "status": FOUND}
             continue
         g = group.group(f"'{name}'")
-        if kind == TEXT:
-            found = dp_levels(col, per_column, delta_each, rng, g, neighbours, definition, name)
-            attrs.append(Attribute(name, "categorical", (*found.levels, found.other), found.na, None, "object"))
-            record[name] = {**found.to_dict(), "delta": delta_each, "spent": g.spent.value}
+        part = budget * split[name]
+        if kind in (LEVELS, TEXT):
+            found = dp_levels(col, part, delta_each, rng, g, neighbours, definition, name)
+            code = plan.schema is not None and plan.schema[name].type == "whole"
+            levels = tuple(int(v) for v in found.levels) if code else found.levels
+            lv = levels if code else (*levels, found.other)
+            if code and not lv:  # no code passed: one placeholder level (released missing, said so)
+                lv = (0,)
+            # a code not found has no "other" among whole numbers: it is released missing, a level every code
+            # column has (public rule)
+            attrs.append(Attribute(name, "categorical", lv, na or code, None,
+                                   "Int64" if code else "object"))
+            record[name] = {**found.to_dict(), "na": na, "delta": delta_each, "spent": g.spent.value,
+                            "share": split[name], "status": levels_status(found, code)}
             continue
-        attr, rec = _numeric(col, name, per_column, rng, g, neighbours, definition, plan.bins)
+        attr, rec = _numeric(col, name, part, rng, g, neighbours, definition, plan.bins, na,
+                             code=plan.schema is not None and plan.schema[name].levels_column)
         attrs.append(attr)
-        record[name] = {**rec, "spent": g.spent.value}
+        record[name] = {**rec, "spent": g.spent.value, "share": split[name], "status": numeric_status(rec)}
     if not attrs:
         raise DomainError("the table has no columns to release")
     return Domain(tuple(attrs), DP_FOUND), record, group.spent
+
+
+#: What the release says of each column it found privately (from its noisy outputs only: post-processing)
+FOUND, COARSE, NOT_FOUND = "found", "found coarsely", "not found at this budget"
+
+
+def levels_status(found, code: bool = False) -> str:
+    """A levels column: found when some level passed (its rare levels are "other"), not found when none did."""
+    return FOUND if found.levels else NOT_FOUND
+
+
+def numeric_status(rec: dict) -> str:
+    """A numeric column: found when a bin of its DP bounds passed on every side that has values; coarsely when
+    a side's bounds are those of its largest noisy count (a fallback); not found when withheld."""
+    if rec.get("withheld"):
+        return NOT_FOUND
+    return COARSE if rec.get("fallback") else FOUND
 
 
 def fallback_warnings(record: dict) -> list[str]:
@@ -187,17 +256,21 @@ def withhold_columns(frame: pd.DataFrame, record: dict) -> pd.DataFrame:
 
 
 def _numeric(col: pd.Series, name: str, budget: Budget, rng, group: Ledger, neighbours: Neighbours,
-             definition, bins: str = DEFAULT_BIN_METHOD) -> tuple[Attribute, dict]:
-    """DP bounds, then DP quantile or PrivTree edges (or one bin per whole number) for one numeric column."""
+             definition, bins: str = DEFAULT_BIN_METHOD, na: bool | None = None,
+             code: bool = False) -> tuple[Attribute, dict]:
+    """DP bounds, then DP quantile or PrivTree edges (or one bin per whole number) for one numeric column.
+    ``na``: whether the column has the level "missing" (declared; None: found by the bounds' NA bin, as before
+    schemas). ``code``: a whole-number code under pure ε: one bin per number up to :data:`MAX_CODE_BINS`."""
     dtype = str(col.dtype)
     integer = dtype_kind(dtype) in "iu"
     found = dp_bounds(col, integer, BOUNDS_SHARE * budget, rng, group, neighbours, definition, name)
+    na = found.na if na is None else na
     lo, hi = found.lower, found.upper
     if found.withheld:
         # noise-like bounds: one bin, nothing more spent on the column (its values are released missing)
-        attr = numeric_attribute(name, (lo, hi), na=found.na, dtype=dtype, origin=DP_BOUNDS)
+        attr = numeric_attribute(name, (lo, hi), na=na, dtype=dtype, origin=DP_BOUNDS)
         return attr, {"bounds": [lo, hi], "first_bounds": [lo, hi], "refined": False, "edges": [lo, hi],
-                      "na": found.na, "threshold": found.threshold, "fallback": True, "withheld": True,
+                      "na": na, "threshold": found.threshold, "fallback": True, "withheld": True,
                       "bins": "withheld: its DP bounds did not stand out of the noise"}
     edges_share = 1.0 - BOUNDS_SHARE
     # refined only when an average refinement bin would pass its threshold, judged from the noisy total
@@ -207,7 +280,7 @@ def _numeric(col: pd.Series, name: str, budget: Budget, rng, group: Ledger, neig
     if refine:
         lo, hi = refine_bounds(col, lo, hi, integer, REFINE_SHARE * budget, rng, group, neighbours, definition, name)
         edges_share -= REFINE_SHARE
-    if integer and hi - lo + 1 <= MAX_WHOLE_BINS:
+    if integer and hi - lo + 1 <= (MAX_CODE_BINS if code else MAX_WHOLE_BINS):
         # one bin per whole number; the last closed bin [hi, hi + 0.5] holds hi alone
         edges = (*np.arange(lo, hi + 1, dtype=float).tolist(), hi + 0.5)
         how = "one bin per whole number in the DP bounds"
@@ -224,11 +297,11 @@ def _numeric(col: pd.Series, name: str, budget: Budget, rng, group: Ledger, neig
         edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, edges_share * budget, rng, group, name,
                                   neighbours, definition, integer=integer)
         how = f"DP quantile edges ({DEFAULT_NUMERIC_BINS} bins asked) over the refined DP bounds"
-    attr = numeric_attribute(name, edges, na=found.na, dtype=dtype, origin=DP_BOUNDS)
+    attr = numeric_attribute(name, edges, na=na, dtype=dtype, origin=DP_BOUNDS)
     assert attr.edges is not None  # a numeric attribute always has its edges (Attribute.__post_init__)
     return attr, {"bounds": [lo, hi], "first_bounds": [found.lower, found.upper], "refined": refine,
-                  "edges": list(attr.edges), "na": found.na, "threshold": found.threshold, "fallback": found.fallback,
-                  "withheld": False, "bins": how}
+                  "edges": list(attr.edges), "na": na, "threshold": found.threshold,
+                  "fallback": found.fallback or found.extended, "withheld": False, "bins": how}
 
 
 def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict]:
@@ -248,6 +321,11 @@ def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, di
                 changed[a.name] = {"missing_recoded": int(missing.sum())}
             continue
         if a.dtype != "object":
+            if a.na and a.levels and not isinstance(a.levels[0], bool):  # a whole-number code: unfound codes missing
+                keep = s.isin(list(a.levels)) | missing
+                if not keep.all():
+                    out[a.name] = s.where(keep, pd.NA)
+                    changed[a.name] = {"recoded_to_missing": int((~keep).sum())}
             continue
         other = a.levels[-1]
         keep = s.astype(str).isin([str(v) for v in a.levels[:-1]]) & ~missing

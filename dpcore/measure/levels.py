@@ -39,8 +39,39 @@ OTHER = "other"
 
 
 def level_threshold(sigma: float, delta: float) -> float:
-    """τ = 1 + σ·√(2 ln(1/δ)): a count of 1 passes with probability at most δ."""
+    """τ = 1 + σ·√(2 ln(1/δ)): a count of 1 passes with probability at most δ (the tail bound of Canonne, Kamath
+    & Steinke 2020, Cor. 9; :func:`exact_level_threshold` is the exact, lower one the releases use)."""
     return 1.0 + sigma * math.sqrt(2.0 * math.log(1.0 / delta))
+
+
+def gaussian_tail_point(sigma2: float, delta: float) -> int:
+    """The smallest whole t with P(Z ≥ t) ≤ δ for Z the discrete Gaussian with P(z) ∝ exp(−z²/(2σ²)), σ² =
+    ``sigma2`` (pass the variance the sampler draws at: it is at least the nominal one, and a wider law has the
+    heavier tail).
+
+    P(Z ≥ t) = Σ_{z ≥ t} w_z / Σ_z w_z with w_z = exp(−z²/(2σ²)), bounded above by summing the numerator to a
+    level M and bounding the rest by a geometric series, over the denominator summed to M only (a lower
+    bound), with a relative margin of 10⁻⁹ for floating-point rounding. Never above the tail bound's
+    ⌈σ·√(2 ln(1/δ))⌉, which satisfies the condition by Cor. 9 of Canonne, Kamath & Steinke (2020)."""
+    s2 = float(sigma2)
+    s = math.sqrt(s2)
+    bound = math.ceil(s * math.sqrt(2.0 * math.log(1.0 / delta)))
+    top = bound + math.ceil(12.0 * s) + 2
+    z = np.arange(top + 1, dtype=float)
+    w = np.exp(-(z * z) / (2.0 * s2))
+    beyond = math.exp(-((top + 1) ** 2) / (2.0 * s2)) / -math.expm1(-(top + 1) / s2)  # Σ_{z > top} w_z, bounded
+    tails = np.cumsum(w[::-1])[::-1] + beyond  # tails[t] ≥ Σ_{z ≥ t} w_z
+    norm = w[0] + 2.0 * w[1:].sum()  # ≤ Σ_z w_z
+    ok = np.flatnonzero(tails[:bound + 1] / norm * (1.0 + 1e-9) <= delta)
+    return int(ok[0]) if ok.size else bound
+
+
+def exact_level_threshold(sigma2: float, delta: float, records_per_unit: int = 1) -> float:
+    """τ = K + t with t = :func:`gaussian_tail_point` at δ/K: a level that only one unit of at most K records
+    holds (a count of at most K) passes with probability at most δ/K, so the at most K levels it brings pass with
+    probability at most δ together; K = 1 is a record's."""
+    k = int(records_per_unit)
+    return float(k + gaussian_tail_point(sigma2, delta / k))
 
 
 def unit_level_threshold(sigma: float, delta: float, records_per_unit: int) -> float:
@@ -90,7 +121,7 @@ def dp_levels(values: pd.Series, budget: Budget, delta: float, rng: np.random.Ge
     keys, counts = level_counts(values)
     has_missing = len(counts) > len(keys)
     mech = definition.count_noise(budget, neighbours)
-    tau = unit_level_threshold(mech.scale, delta, neighbours.records_per_unit)
+    tau = exact_level_threshold(float(mech.sampler_sigma2), delta, neighbours.records_per_unit)
     m = Measurement.counts(f"levels of '{name}'", mech, neighbours, cells=1, subset=f"values of '{name}'",
                            sampler=EXACT_SAMPLER,
                            note=f"discrete Gaussian on every observed level's count (their number is not published); "
