@@ -25,6 +25,7 @@ each change touched is CURATOR-ONLY (NOT DP), never published. Proofs: docs/meth
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,13 +67,13 @@ NUMERIC, BOOLEAN, TEXT = "numeric", "boolean", "text"
 DEFAULT_BIN_METHOD = "privtree"
 
 
-def check_share(share, name: str = "domain_share") -> float:
+def check_share(share: object, name: str = "domain_share") -> float:
     """The share of the budget spent on the domain: a number strictly between 0 and 1."""
     return real_number(f"{name} (the share of ε spent on finding the domain privately)",
                        DEFAULT_DOMAIN_SHARE if share is None else share, 0, 1, lo_open=True, hi_open=True)
 
 
-def check_bin_method(method) -> str:
+def check_bin_method(method: str | None) -> str:
     """``domain_bins``: how numeric columns are binned over their DP bounds (default "privtree")."""
     if method is None:
         return DEFAULT_BIN_METHOD
@@ -102,7 +103,7 @@ def column_kinds(data: pd.DataFrame) -> dict[str, str]:
 class DomainPlan:
     """What ``domain="dp"`` will do, decided from public facts only (types, δ, the share)."""
 
-    kinds: dict
+    kinds: dict[str, str]
     share: float
     levels_delta: float  # the part of δ spent on the levels' thresholds (0 without text columns)
     bins: str = DEFAULT_BIN_METHOD  # how numeric columns are binned over their DP bounds (``domain_bins``)
@@ -116,7 +117,7 @@ class DomainPlan:
         return [c for c, k in self.kinds.items() if k == TEXT]
 
 
-def plan_dp_domain(data: pd.DataFrame, delta, share, bins=None) -> DomainPlan:
+def plan_dp_domain(data: pd.DataFrame, delta: float | None, share: float | None, bins: str | None = None) -> DomainPlan:
     """Check ``domain="dp"`` before anything is spent: refused for text columns under pure ε."""
     share = check_share(share)  # the options first: a bad one costs no reading
     bins = check_bin_method(bins)
@@ -131,14 +132,14 @@ def plan_dp_domain(data: pd.DataFrame, delta, share, bins=None) -> DomainPlan:
 
 
 def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.random.Generator, ledger: Ledger,
-              neighbours: Neighbours, definition: Definition) -> tuple[Domain, dict, Budget]:
+              neighbours: Neighbours, definition: Definition) -> tuple[Domain, dict[str, dict[str, Any]], Budget]:
     """The domain found with ``budget`` (a share of the release's ε or ρ): (domain, the manifest
     record, what was actually charged). Every charge sits in the ledger group "DP domain"."""
     group = ledger.group("DP domain")
     per_column = budget / max(1, len(plan.spending))
     delta_each = plan.levels_delta / max(1, len(plan.text_columns))
     attrs: list[Attribute] = []
-    record: dict[str, dict] = {}
+    record: dict[str, dict[str, Any]] = {}
     for name, kind in plan.kinds.items():
         col = data[name]
         dtype = str(col.dtype)
@@ -160,7 +161,7 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.rand
     return Domain(tuple(attrs), DP_FOUND), record, group.spent
 
 
-def fallback_warnings(record: dict) -> list[str]:
+def fallback_warnings(record: dict[str, dict[str, Any]]) -> list[str]:
     """One line per numeric column whose DP bounds histogram had no bin over its threshold (a DP fact, not
     curator-only): its bounds are then the bin of the largest noisy count, perhaps noise; or, when that count did
     not stand out of the noise either, the column is withheld (every synthetic value missing)."""
@@ -177,7 +178,7 @@ def fallback_warnings(record: dict) -> list[str]:
     return lines
 
 
-def withhold_columns(frame: pd.DataFrame, record: dict) -> pd.DataFrame:
+def withhold_columns(frame: pd.DataFrame, record: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """``frame`` with every column the DP domain withheld (``record[c]["withheld"]``) set missing: post-processing
     of the DP domain, stated in the release's warnings (:func:`fallback_warnings`)."""
     withheld = [c for c, r in record.items() if r.get("withheld")]
@@ -186,8 +187,8 @@ def withhold_columns(frame: pd.DataFrame, record: dict) -> pd.DataFrame:
     return frame.assign(**{c: pd.Series(np.nan, index=frame.index, dtype="float64") for c in withheld})
 
 
-def _numeric(col: pd.Series, name: str, budget: Budget, rng, group: Ledger, neighbours: Neighbours,
-             definition, bins: str = DEFAULT_BIN_METHOD) -> tuple[Attribute, dict]:
+def _numeric(col: pd.Series, name: str, budget: Budget, rng: np.random.Generator, group: Ledger, neighbours: Neighbours,
+             definition: Definition, bins: str = DEFAULT_BIN_METHOD) -> tuple[Attribute, dict[str, Any]]:
     """DP bounds, then DP quantile or PrivTree edges (or one bin per whole number) for one numeric column."""
     dtype = str(col.dtype)
     integer = dtype_kind(dtype) in "iu"
@@ -231,13 +232,13 @@ def _numeric(col: pd.Series, name: str, budget: Budget, rng, group: Ledger, neig
                   "withheld": False, "bins": how}
 
 
-def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict]:
+def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
     """The records as the found domain encodes them, and what was changed per column (CURATOR-ONLY,
     NOT DP): text values outside the DP levels become "other"; missing values where "missing" did
     not pass become "other" (text) or the lower bound (numbers). Each record is mapped on its own
     (post-processing of the DP domain); the clamping of numbers is :meth:`Domain.encode`'s."""
     out = data.copy()
-    changed: dict[str, dict] = {}
+    changed: dict[str, dict[str, int]] = {}
     for a in dom.attributes:
         s = out[a.name]
         missing = s.isna()
