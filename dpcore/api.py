@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -86,7 +86,7 @@ def encode_records(dom: Domain, data: pd.DataFrame) -> np.ndarray:
 
 def _rng(seed) -> tuple[np.random.Generator, int]:
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
+        seed = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
     seed = whole_number("seed", seed, 0)
     return np.random.default_rng(seed), seed
 
@@ -430,6 +430,7 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     nb, share = privacy_setup(neighbours, count_share, max_records, unit)
     definition = definition_for(delta)
     if levels_delta:  # δ-approximate zCDP: ρ converts at the δ the thresholds leave (docs/methods/dp-domain.md)
+        assert definition.delta is not None  # levels are found under (ε, δ) only (plan_dp_domain)
         definition = definition_for(definition.delta - levels_delta)
     if definition.name not in spec.definitions:
         raise OptionError(f"method {method!r} releases under pure ε-DP only; leave delta unset, or choose one of "

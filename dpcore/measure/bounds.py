@@ -35,6 +35,7 @@ from dpcore.errors import OptionError
 from dpcore.privacy.budget import Budget
 from dpcore.privacy.definitions import Definition
 from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.maps import Mechanism
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 
@@ -100,7 +101,7 @@ class LogBins:
         return float(lo), float(hi)
 
 
-def threshold(mechanism, bins: int, beta: float = FALSE_BIN_PROBABILITY) -> float:
+def threshold(mechanism: Mechanism, bins: int, beta: float = FALSE_BIN_PROBABILITY) -> float:
     """τ with P(some of ``bins`` empty bins has noise ≥ τ) ≤ β, from the noise's tail bound:
     discrete Laplace P(Z ≥ t) ≤ e^{-t/s}; discrete Gaussian P(Z ≥ t) ≤ e^{-t²/(2σ²)} (Canonne,
     Kamath & Steinke 2020, Cor. 9). Public: the scale and the bin count only."""
@@ -123,7 +124,7 @@ class FoundBounds:
     withheld: bool = False  # fallback, and the largest noisy count under the withholding threshold: noise-like
     extended: bool = False  # zero passed alone on a side, and that side's largest noisy count widened the bounds
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"lower": self.lower, "upper": self.upper, "na": self.na, "threshold": self.threshold,
                 "fallback": self.fallback, "withheld": self.withheld}
 
@@ -188,7 +189,7 @@ def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold
 
 
 def dp_bounds(values: pd.Series, integer: bool, budget: Budget, rng: np.random.Generator, ledger: Ledger,
-              neighbours: Neighbours, definition, name: str) -> FoundBounds:
+              neighbours: Neighbours, definition: Definition, name: str) -> FoundBounds:
     """DP [lower, upper] (and whether NA is kept) of one column, spending ``budget`` (ε, or ρ under
     zCDP) through one histogram measurement charged to ``ledger``. See the module docstring."""
     if budget.value <= 0:
@@ -223,7 +224,7 @@ def refine_threshold(budget: Budget, neighbours: Neighbours, definition: Definit
 
 
 def refine_bounds(values: pd.Series, lower: float, upper: float, integer: bool, budget: Budget,
-                  rng: np.random.Generator, ledger: Ledger, neighbours: Neighbours, definition,
+                  rng: np.random.Generator, ledger: Ledger, neighbours: Neighbours, definition: Definition,
                   name: str) -> tuple[float, float]:
     """Tighter DP bounds inside [lower, upper] (powers of two are loose: years 1974–2018 give
     [1024, 2047]): a second noisy histogram over :data:`REFINE_BINS` equal-width public bins of

@@ -35,7 +35,7 @@ NEIGHBOUR_LABELS = {
 }
 
 
-def check_neighbours(value) -> str:
+def check_neighbours(value: str) -> str:
     if value not in NOTIONS:
         raise OptionError(f"neighbours must be one of {', '.join(NOTIONS)}; got {value!r}")
     return value
@@ -171,7 +171,7 @@ class Neighbours:
             f"records, given {given}, the public record count n and each '{self.unit_column}''s number of records"
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         d: dict[str, object] = {"notion": self.notion, "description": self.label}
         if self.notion == ADD_REMOVE:
             d["max_records"] = self.max_records
@@ -184,7 +184,7 @@ class Neighbours:
         return d
 
 
-def check_count_share(value) -> float:
+def check_count_share(value: object) -> float:
     return real_number("count_share (the share of ε spent on the noisy record count)", value, 0, 1,
                        lo_open=True, hi_open=True)
 

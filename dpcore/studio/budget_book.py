@@ -587,10 +587,13 @@ class BookEntry:
                                           delta_approx=self.delta_approx)
 
     def abort(self, note: str) -> None:
+        assert self.entry_id is not None  # reserve() came first
         self.book.abort(self.entry_id, note, user=self.user)
 
     def fail(self, note: str) -> None:
+        assert self.entry_id is not None  # reserve() came first
         self.book.fail(self.entry_id, note, user=self.user)
 
     def complete(self, release) -> None:
+        assert self.entry_id is not None  # reserve() came first
         self.book.complete_release(self.entry_id, release, user=self.user)
