@@ -262,6 +262,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         if (isinstance(domain, str) and domain == "dp") or dp_bins is not None:
             raise OptionError("a wide panel release (panel_time) needs the declared domain: its periods are its "
                               "column groups; declare the domain, or release records (records_per_unit)")
+        assert unit.column is not None  # panel_time comes with privacy_unit (PrivacyUnit.__post_init__)
         layout = panel_layout(full, resolve_domain(data, domain), unit.column, unit.panel_time)
         domain = wide_domain(resolve_domain(data, domain), layout)
     plan = None

@@ -26,6 +26,7 @@ with public thresholds. Proof and audit: docs/methods/dp-domain.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,7 +130,7 @@ class FoundBounds:
                 "fallback": self.fallback, "withheld": self.withheld}
 
 
-def _side_reach(side: np.ndarray, tau_side: float, group_tau) -> int | None:
+def _side_reach(side: np.ndarray, tau_side: float, group_tau: Callable[[int, int], float] | None) -> int | None:
     """How far out (in bins, from the one next to zero) a side's values reach, read from its noisy counts: the
     bin of its largest count if that reaches ``tau_side``; else, with ``group_tau`` (zCDP only), the outer end of
     the first aligned group of 2, 4, 8 or 16 bins whose noisy sum reaches ``group_tau(g, groups)``. None: none."""
@@ -148,7 +149,8 @@ def _side_reach(side: np.ndarray, tau_side: float, group_tau) -> int | None:
 
 
 def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold: float | None = None,
-                      tau_side: float | None = None, tau_next: float | None = None, group_tau=None) -> FoundBounds:
+                      tau_side: float | None = None, tau_next: float | None = None,
+                      group_tau: Callable[[int, int], float] | None = None) -> FoundBounds:
     """Post-processing: the range of the bins whose noisy count reaches τ (or of the largest one; withheld when
     that one is under ``tau_withhold`` too). Zero is its own point: when the bin holding zero is the only one
     that passed on a side (a column mostly zero with its values spread thin over many octaves, as assets or

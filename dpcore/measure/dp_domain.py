@@ -43,7 +43,7 @@ from dpcore.data.domain import (
 from dpcore.data.schema import Schema
 from dpcore.errors import DomainError, OptionError, real_number
 from dpcore.measure.bounds import REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
-from dpcore.measure.levels import OTHER, dp_levels
+from dpcore.measure.levels import OTHER, FoundLevels, dp_levels
 from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE, distinct_labels, privtree_bins
 from dpcore.measure.quantiles import BIN_METHODS, quantile_edges
 from dpcore.privacy.budget import Budget
@@ -180,7 +180,7 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.rand
         if kind == DECLARED_LEVELS:
             assert plan.schema is not None
             declared = plan.schema[name]
-            levels: tuple = tuple(str(v) for v in declared.levels or ()) if declared.type == "text" \
+            levels: tuple[object, ...] = tuple(str(v) for v in declared.levels or ()) if declared.type == "text" \
                 else tuple(declared.levels or ())
             other = OTHER if OTHER not in map(str, levels) else f"({OTHER})"
             lv = (*levels, other) if declared.type == "text" else levels
@@ -218,12 +218,12 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.rand
 FOUND, COARSE, NOT_FOUND = "found", "found coarsely", "not found at this budget"
 
 
-def levels_status(found, code: bool = False) -> str:
+def levels_status(found: FoundLevels, code: bool = False) -> str:
     """A levels column: found when some level passed (its rare levels are "other"), not found when none did."""
     return FOUND if found.levels else NOT_FOUND
 
 
-def numeric_status(rec: dict) -> str:
+def numeric_status(rec: dict[str, Any]) -> str:
     """A numeric column: found when a bin of its DP bounds passed on every side that has values; coarsely when
     a side's bounds are those of its largest noisy count (a fallback); not found when withheld."""
     if rec.get("withheld"):

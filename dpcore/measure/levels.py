@@ -31,6 +31,7 @@ import pandas as pd
 from dpcore.errors import OptionError
 from dpcore.privacy.budget import Budget
 from dpcore.privacy.definitions import Definition
+from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
@@ -122,6 +123,7 @@ def dp_levels(values: pd.Series, budget: Budget, delta: float, rng: np.random.Ge
     keys, counts = level_counts(values)
     has_missing = len(counts) > len(keys)
     mech = definition.count_noise(budget, neighbours)
+    assert isinstance(mech, DiscreteGaussian)  # pure ε was refused above
     tau = exact_level_threshold(float(mech.sampler_sigma2), delta, neighbours.records_per_unit)
     m = Measurement.counts(f"levels of '{name}'", mech, neighbours, cells=1, subset=f"values of '{name}'",
                            sampler=EXACT_SAMPLER,

@@ -200,7 +200,7 @@ def book_notion(notion: str, column: str | None) -> str:
     return f"{notion}, one '{column}'"
 
 
-def check_book_notion(text) -> str:
+def check_book_notion(text: str) -> str:
     """``text`` if it is a notion :func:`book_notion` writes (``add_remove``, ``replace``, or either followed by
     ``, one 'id'``), else the one-line refusal of :func:`dpcore.privacy.neighbours.check_neighbours`."""
     if isinstance(text, str) and ", one '" in text and text.endswith("'"):
