@@ -351,13 +351,20 @@ def conform_to_schema(data: pd.DataFrame, schema, unit_column: str | None = None
 
 
 def planned_delta_approx(data: pd.DataFrame, domain=None, delta: float | None = None,
-                         domain_share: float | None = None, domain_bins: str | None = None) -> float:
+                         domain_share: float | None = None, domain_bins: str | None = None, *, schema=None,
+                         privacy_unit: str | None = None) -> float:
     """The part of δ a :func:`synthesize` call will spend outside ρ, from public facts only (the plan of
     ``domain="dp"``: the thresholds of levels found privately; 0 otherwise). The budget book reserves a
-    release at exactly the ρ its ledger will spend: ρ within (ε, δ − this)."""
+    release at exactly the ρ its ledger will spend: ρ within (ε, δ − this). ``schema``, ``privacy_unit``: as
+    the call's (which columns are levels is the declared schema's)."""
     if delta is None or not (isinstance(domain, str) and domain == "dp"):
         return 0.0
-    return float(plan_dp_domain(data, delta, domain_share, domain_bins).levels_delta)
+    declared, _ = conform_to_schema(data, schema, privacy_unit)
+    frame = data if declared is None else declared.data
+    if privacy_unit is not None and privacy_unit in frame.columns:
+        frame = frame.drop(columns=[privacy_unit])
+    return float(plan_dp_domain(frame, delta, domain_share, domain_bins,
+                                None if declared is None else declared.schema).levels_delta)
 
 
 def _release_steps(source: list, plan, bin_specs: dict, bins_share: float):

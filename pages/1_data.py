@@ -10,7 +10,6 @@ import dpcore
 from dpcore.data.inference import DEFAULT_MAX_LEVELS
 from dpcore.measure.quantiles import PRIVTREE
 from dpcore.studio import design
-from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
 from pages.components import book_panel, data_server, guard, session, state
 from pages.components.domain_editor import METHOD_MODE, render_domain_editor, spec_method
 from pages.components.numeric_columns import private_bins, render_numeric_columns, render_private_domain
@@ -216,16 +215,9 @@ with guard.guarded("the domain"):
                           ", ".join(a.labels[:12]) + (" …" if a.size > 12 else ""),
             })
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        cells = dom.size
-        msg = f"Full cross-tabulation: **{cells:,} cells** ({len(df):,} records)."
-        if cells > DEFAULT_MAX_CELLS:
-            st.warning(msg + f" That is above the {DEFAULT_MAX_CELLS:,}-cell limit of a dense leaf layer: STEPS "
-                       "with few layers and flat Laplace will refuse. Drop or coarsen attributes.",
-                       icon=":material/grid_on:")
-        elif cells > 100 * len(df):
-            st.info(msg + " Most cells are empty: a hierarchy (STEPS) spends the budget better than a flat table.")
-        else:
-            st.caption(msg)
+        kind, note = design.cells_note(dom.size, len(df))
+        {"warning": lambda t: st.warning(t, icon=":material/grid_on:"), "info": st.info,
+         "caption": st.caption}[kind](note)
         from_data = [a.name for a in dom.not_public if a.name not in private]
         if from_data:
             st.warning(f"Numeric column(s) {', '.join(from_data)}: bins span the data's observed min–max, which is "

@@ -29,7 +29,7 @@ HIERARCHY_OPTIONS = ("layers", "order", "select", "r", "allocation")
 DEFAULT_DESIGN: dict[str, Any] = {
     "release_method": "auto",  # the adviser's pick for the table (dpcore.studio.adviser)
     "epsilon": 1.0,
-    "m": 5,
+    "m": 1,  # one set: the whole budget on it (the command line's and the adviser's default too)
     "neighbours": "add_remove",
     "definition": "pure",  # or "zcdp": (ε, δ) through zero-concentrated DP, with "delta"
     "delta": 1e-9,
@@ -279,6 +279,27 @@ def table_shape_notes(n_rows: int, n_columns: int) -> list[str]:
                      "gives empty synthetic sets (the guarantee at work: a table this small cannot be described "
                      "privately in detail).")
     return notes
+
+
+def cells_note(cells: int, n_rows: int) -> tuple[str, str]:
+    """(kind, text) of the Data page's line on the full cross-tabulation's size: "warning", "info" or
+    "caption". Its claims are what the methods do (``tests/studio/test_design_claims.py`` runs them): STEPS's
+    leaf layer and flat Laplace take the sparse path above :data:`~dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE`
+    cells (only the non-empty cells are stored) and refuse only above its limit of 2^62 cells."""
+    from dpcore.synthesizers.sparse_leaves import MAX_SPARSE_CELLS, SPARSE_ABOVE
+
+    msg = f"Full cross-tabulation: **{cells:,} cells** ({n_rows:,} records)."
+    if cells > MAX_SPARSE_CELLS:
+        return "warning", (msg + " That is above the 2^62 cells a leaf layer can count: STEPS without enough "
+                                 "layers and flat Laplace will refuse. Drop or coarsen attributes, or choose a "
+                                 "margin method (AIM, MST, DP ipf, PrivBayes).")
+    if cells > SPARSE_ABOVE:
+        return "info", (msg + " Most cells are empty: STEPS's leaf layer and flat Laplace store only the "
+                              "non-empty ones (their noise on the empty cells is drawn as a whole), and a "
+                              "hierarchy (STEPS) spends the budget better than a flat table.")
+    if cells > 100 * n_rows:
+        return "info", msg + " Most cells are empty: a hierarchy (STEPS) spends the budget better than a flat table."
+    return "caption", msg
 
 
 # --------------------------------------------------------------------------- the private domain

@@ -270,7 +270,8 @@ def resolved_method(dom: dpcore.Domain) -> str:
 
 def public_record_count() -> tuple[float | None, str]:
     """(n, where it comes from) for the adviser's predictions: public figures only. The noisy count of this
-    table's last release (public once released); n under replace-one neighbours (public by the notion);
+    table's last release (public once released: this session's, else the budget book's, whoever released it);
+    n under replace-one neighbours (public by the notion);
     the figure the curator states on the Design page; else None (the adviser then averages over n)."""
     s = st.session_state
     rel = s.get("release")
@@ -278,6 +279,10 @@ def public_record_count() -> tuple[float | None, str]:
         rc = rel["main"].record_count or {}
         if rc.get("noisy"):
             return float(rc["value"]), "the noisy record count of your last release of this table (public)"
+    ws, fp = s.get("_ws"), s.get("table_fp")  # the session's workspace (components.workspace.current)
+    published = ws.book.public_record_count(fp) if ws is not None and fp else None
+    if published is not None:
+        return published, "the record count your last release of this table published (public; the budget book)"
     if cfg().get("neighbours") == "replace":
         return float(len(work_df())), "the table's record count (public under replace-one neighbours)"
     given = s["w_adviser_n"] if "w_adviser_n" in s else s.get("adviser_n")  # the widget's value is the latest
