@@ -15,14 +15,18 @@ from dpcore.privacy.neighbours import Neighbours
 
 
 def curator_only_lines(curator_only: dict) -> list[str]:
-    """A release's :attr:`Release.curator_only` in words, one line each: the records clamped into end bins, and
-    per column those recoded. NOT DP: counts of raw records, for the curator's eyes (CLI, Release page,
-    data server), never published."""
+    """A release's :attr:`Release.curator_only` in words, one line each: the records clamped into end bins, the
+    values that did not fit their declared type, and per column those recoded. NOT DP: counts of raw records, for
+    the curator's eyes (CLI, Release page, data server), never published."""
     lines = []
     clamped = curator_only.get("clamped_records") or {}
     if clamped:
         lines.append("NOT DP, curator-only: records clamped into the end bins: "
                      + ", ".join(f"{c} {n:,}" for c, n in clamped.items()))
+    unfit = curator_only.get("values_not_fitting_their_type") or {}
+    if unfit:
+        lines.append("NOT DP, curator-only: values that did not fit their declared type (now missing): "
+                     + ", ".join(f"{c} {n:,}" for c, n in unfit.items()))
     for col, what in (curator_only.get("recoded") or {}).items():
         parts = [f"{n:,} {k.replace('_', ' ')}" for k, n in what.items() if n]
         if parts:
