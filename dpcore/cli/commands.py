@@ -118,6 +118,10 @@ def _add_release_options(p: argparse.ArgumentParser) -> None:
                    help="schema.json: the columns' declared types (text, boolean, number, whole with role code/count/"
                         "amount; nullable), written by `python -m dpcore schema` and reviewed; values that do not fit "
                         "their type become missing. --dp-domain needs it declared (\"source\": \"declared\") to be DP")
+    p.add_argument("--rules",
+                   help="rules.json: declared structural facts enforced on the synthetic records, a list of "
+                        "{\"if\": \"age < 16\", \"then\": {\"married\": \"no\"}} (post-processing; stated in the "
+                        "manifest)")
     p.add_argument("--panel-time", dest="panel_time",
                    help="with --privacy-unit: release the panel wide, one synthetic record per unit with a column "
                         "group per period of this declared time column (its levels); the sets come back as a panel "
@@ -129,9 +133,34 @@ def _options(args, names) -> dict:
 
 
 def _privacy_options(args) -> dict:
-    return {"neighbours": args.neighbours,
-            **_options(args, ["count_share", "max_records", "delta", "privacy_unit", "records_per_unit",
-                              "panel_time", "schema"])}
+    out = {"neighbours": args.neighbours,
+           **_options(args, ["count_share", "max_records", "delta", "privacy_unit", "records_per_unit",
+                             "panel_time", "schema"])}
+    return out
+
+
+def _synth_options(args) -> dict:
+    """synthesize's privacy options, the declared rules (--rules) and the schema (--dp-domain without
+    --schema: the proposal, NOT DP, said before)."""
+    privacy = _privacy_options(args)
+    if getattr(args, "rules", None):
+        privacy["rules"] = _json_list(args.rules, "--rules")
+    if getattr(args, "schema_obj", None) is not None:
+        privacy["schema"] = args.schema_obj
+    return privacy
+
+
+def _json_list(path, flag: str) -> list:
+    """A JSON file holding a list, or one line naming the file and what is wrong."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{flag} '{path}': cannot read it ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{flag} '{path}' is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, list):
+        raise InputError(f"{flag} '{path}' must hold a list of rules")
+    return data
 
 
 def _warn_delta(args, n: int | None = None) -> None:
@@ -212,9 +241,7 @@ def cmd_synth(args) -> int:
         domain = opts.pop("domain")
         _check_domain_forecast(args, df, opts)
 
-    privacy = _privacy_options(args)
-    if getattr(args, "schema_obj", None) is not None:
-        privacy["schema"] = args.schema_obj  # --dp-domain without --schema: the proposal (NOT DP, said above)
+    privacy = _synth_options(args)
 
     def run():
         rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,

@@ -298,8 +298,25 @@ def _fmt(v) -> str:
     if isinstance(v, dict):
         return "; ".join(f"{k}: {_fmt(x)}" for k, x in v.items()) or "—"
     if isinstance(v, (list, tuple)):
+        if v and all(isinstance(x, (list, tuple)) for x in v):  # margins (a workload): each one as a × b
+            return "; ".join(" × ".join(_fmt(y) for y in x) for x in v)
         return ", ".join(_fmt(x) for x in v) or "—"
     return str(v)
+
+
+def _options_rows(manifest: Mapping) -> list[dict]:
+    """The method's options as the release ran them: the rounds that ran beside those planned (AIM's
+    annealing ends a set early), each from the manifest."""
+    opts = dict(manifest.get("options") or {})
+    ran = [p["rounds"] for p in (manifest.get("diagnostics") or {}).get("per_set", []) if "rounds" in p]
+    if "rounds" in opts and ran and not any(ran):
+        opts["rounds"] = f"{opts['rounds']} planned; none ran: the whole table was measured once"
+    elif "rounds" in opts and ran:
+        done = ", ".join(str(r) for r in ran)
+        opts["rounds"] = (f"{opts['rounds']} planned; {done} ran" + (" (per set)" if len(ran) > 1 else "")
+                          + (" (the budget per round doubled when the model stopped improving, so the budget "
+                             "ran out early)" if any(r != opts["rounds"] for r in ran) else ""))
+    return [{"option": k, "value": v} for k, v in opts.items()]
 
 
 def _raw(inner: str) -> str:
@@ -412,8 +429,7 @@ def _edges_how(record: Mapping, where: bool = False) -> str:
 def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[str]:
     """3. The method's options and the domain, with where each attribute's levels or edges came from."""
     parts = ['<section id="design" class="page"><h2>Method and design</h2>']
-    opts = manifest.get("options") or {}
-    parts.append(_table_html([{"option": k, "value": v} for k, v in opts.items()], ["option", "value"]))
+    parts.append(_table_html(_options_rows(manifest), ["option", "value"]))
     rows = []
     for a in dom.attributes:
         if a.kind == "numeric":
