@@ -10,7 +10,7 @@ import dpcore
 from dpcore.data.inference import DEFAULT_MAX_LEVELS
 from dpcore.measure.quantiles import PRIVTREE
 from dpcore.studio import design
-from pages.components import book_panel, data_server, guard, session, state
+from pages.components import book_panel, data_server, guard, privacy_unit, session, state
 from pages.components.domain_editor import METHOD_MODE, render_domain_editor, spec_method
 from pages.components.numeric_columns import private_bins, render_numeric_columns, render_private_domain
 
@@ -137,7 +137,9 @@ with guard.guarded("the schema table"):
     # given public bins, or bins found privately: not an identifier
     binned = list(s.get("numeric") or {}) + list(design.private_numeric(s.get("dp_bins")))
     binned_publicly = schema["column"].isin(binned)
-    idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"] & ~binned_publicly, "column"].tolist()
+    unit = state.unit_column()  # the privacy unit's identifier: never released, so no longer a problem
+    idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"] & ~binned_publicly
+                        & (schema["column"] != unit), "column"].tolist()
     if idlike:
         st.warning(f"Identifier-like column(s): {', '.join(idlike)} — nearly every value is distinct. "
                    "Drop them (or declare numeric bins) before synthesising.", icon=":material/badge:")
@@ -147,13 +149,13 @@ with guard.guarded("the schema table"):
         help="Dropped columns are not synthesised and not released. Drop identifiers and free text.",
     )
     if sorted(drop) != sorted(s.get("drop_cols", [])):
-        s["drop_cols"] = drop
-        s["domain_override"] = None
-        s["domain_confirmed"] = False
-        s.pop("release", None)
+        state.set_drops(drop)
         st.rerun()
 
-df = state.work_df()
+with guard.guarded("the privacy unit"):
+    privacy_unit.render(raw, state.domain_status()[0])
+
+df = state.domain_df()  # the table the domain describes: the privacy unit's identifier is never released
 
 
 def _edges_status(col: str, a) -> str:
@@ -186,7 +188,8 @@ with guard.guarded("numeric binning"):
         st.rerun()
     now, _ = state.domain_status()  # the domain as it stands (edits in the table editor included)
     shown = {a.name: a for a in now.attributes} if now is not None else {}
-    render_numeric_columns(raw, lambda col: _edges_status(col, shown.get(col)))
+    unit = state.unit_column()
+    render_numeric_columns(raw.drop(columns=[unit]) if unit else raw, lambda col: _edges_status(col, shown.get(col)))
 
 with guard.guarded("the private domain"):
     render_private_domain()

@@ -119,8 +119,10 @@ def plain_statement(manifest: Mapping) -> list[str]:
                 "Do not publish it as a differentially private release; fix the cause and release again."]
     unit = manifest.get("neighbours", {}).get("privacy_unit")
     k = manifest.get("neighbours", {}).get("records_per_unit", 1)
-    theirs = (f"that {unit}'s records (all of them: up to {k} per {unit} were kept)" if unit
-              else "that person's record")
+    period = manifest.get("neighbours", {}).get("panel_time")
+    kept = (f"one per {period}, released together as one wide record" if period
+            else f"up to {k} per {unit} were kept")
+    theirs = f"that {unit}'s records (all of them: {kept})" if unit else "that person's record"
     if notion == "replace":
         whose = (f"whatever values {theirs} hold (the number of records n is treated as public "
                  "and published exactly)")
@@ -144,7 +146,7 @@ def plain_statement(manifest: Mapping) -> list[str]:
                    "releases up in ρ and converts the total back to (ε, δ).")
     return [
         first,
-        f"What this means for {'a ' + unit if unit else 'a person'} in the data: anything an observer concludes "
+        f"What this means for {'each ' + unit if unit else 'a person'} in the data: anything an observer concludes "
         f"about {'that ' + unit if unit else 'that person'} from "
         f"this release — with any background knowledge — is at most {factor:.3g} times (e^ε) more or less likely "
         f"than it would be {whose}{exception}. The smaller ε, the closer that factor is to 1 and the stronger the "
