@@ -331,14 +331,17 @@ SWEEP_VERDICT = re.compile(r"At every ε of this sweep|The adviser and this swee
 
 
 def sweep_done(page) -> None:
-    """Wait for the end of the sweep just started, as the page shows it: no Cancel button, and the adviser's
-    check against this sweep's own results (the page draws it only for the current settings' results, after
-    the charts); 2 reps of two methods take minutes on a loaded machine."""
-    page.get_by_text(SWEEP_VERDICT).first.wait_for(timeout=bs.JOB_CEILING_MS)
+    """After a click on Run sweep: wait for the end of the sweep as the page shows it. The click's run draws
+    the sweep's progress and its Cancel button; the page runs again when the sweep has finished, without
+    them (2 reps of two methods: minutes on a loaded machine); then it draws the charts of this sweep's own
+    results and, after them, the adviser's check against them (while a sweep runs, that check may still be
+    about the results of an earlier, cancelled sweep)."""
     settle(page)
-    expect(page.get_by_role("button", name="Cancel sweep")).to_have_count(0)
+    expect(page.get_by_role("button", name="Cancel sweep")).to_have_count(0, timeout=bs.JOB_CEILING_MS)
+    settle(page)
+    page.get_by_text(SWEEP_VERDICT).first.wait_for()
     expect(page.get_by_text("Showing the last sweep")).to_have_count(0)
-    page.wait_for_function(bs._CHARTS_DRAWN)
+    bs.wait_drawn(page)
 
 
 def test_sweep_cancel_and_charts(server, browser):
