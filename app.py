@@ -75,6 +75,8 @@ if nav.title != "Start":  # the Start page draws its first lines, then waits for
     with guard.guarded("starting the session"):
         session.init_state()
     sidebar_summary()  # stays if the page stops early (st.stop ends the run: nothing after it is drawn)
+    if st.session_state.get("_ws_refused"):  # the address named another's workspace: said on every page
+        st.warning(st.session_state["_ws_refused"], icon=":material/block:")
 try:
     nav.run()
 except Exception as exc:  # never a traceback; Streamlit's rerun/stop are BaseExceptions

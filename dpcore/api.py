@@ -23,6 +23,7 @@ from dpcore.data.domain import (
 from dpcore.data.schema import Schema
 from dpcore.errors import DomainError, OptionError, ResourceError, whole_number
 from dpcore.estimate.draws import records
+from dpcore.estimate.rules import apply_rules, check_rules
 from dpcore.manifest_summary import created_now
 from dpcore.measure.dp_domain import dp_domain, fallback_warnings, plan_dp_domain, recode_for_domain, withhold_columns
 from dpcore.measure.quantiles import apply_dp_bins, check_dp_bins
@@ -191,7 +192,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
                delta: float | None = None, domain_share: float | None = None, domain_bins: str | None = None,
                bins_method: str | None = None, progress: Callable[[int, int], Any] | None = None,
                privacy_unit: str | None = None, records_per_unit: int | None = None, panel_time: str | None = None,
-               schema=None, **options: Any) -> Release:
+               schema=None, rules=None, **options: Any) -> Release:
     """Release ``sets`` differentially private synthetic copies of ``data``.
 
     Privacy: the ledger of the returned :class:`Release` totals exactly ``epsilon``.
@@ -244,6 +245,10 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     panel with fresh ids, each keeping its path through the periods. Needs a declared domain (not "dp", no
     ``dp_bins``). Proofs: docs/privacy-model.md, "Stability and the privacy unit".
 
+    ``rules``: declared structural facts enforced on the synthetic records, e.g. ``[{"if": "age < 16", "then":
+    {"married": "no"}}]`` (:mod:`dpcore.estimate.rules`: post-processing; stated in the manifest with how many
+    records each changed).
+
     ``progress(sets_done, sets)``, if given, is called before each set and once after the last;
     an exception it raises stops the release before the next set, and nothing is returned (the
     app's Cancel button). It sees no data, so the guarantee is unchanged.
@@ -278,6 +283,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         raise OptionError(f"{what} is an option of domain=\"dp\"; give domain=\"dp\" too, or drop {what}")
     else:
         dom = resolve_domain(data, domain)
+    checked_rules = check_rules(rules, dom if plan is None and layout is None else None, list(map(str, data.columns)))
     bin_specs, bins_share_checked = check_dp_bins(dp_bins, bins_share, bins_method)
     _, count_eps_share = privacy_setup(neighbours, count_share, max_records, unit)
     pre_share = plan.share if plan is not None else bins_share_checked if bin_specs else 0.0
@@ -317,6 +323,11 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
     if plan is not None:  # columns the DP domain withheld are released missing (stated in its warnings)
         record = rel.diagnostics.get("dp_domain", {}).get("columns", {})
         rel.sets = [withhold_columns(s, record) for s in rel.sets]
+    if checked_rules:  # declared structural facts, enforced on the synthetic records (post-processing)
+        applied = [apply_rules(s, checked_rules) for s in rel.sets]
+        rel.sets = [s for s, _ in applied]
+        rel.diagnostics["rules"] = {"rules": [r.to_dict() for r in checked_rules],
+                                    "records_changed_per_set": [c for _, c in applied]}
     if unfit:
         curator["values_not_fitting_their_type"] = unfit
     if declared is not None and not declared.schema.public:
@@ -352,13 +363,20 @@ def conform_to_schema(data: pd.DataFrame, schema, unit_column: str | None = None
 
 
 def planned_delta_approx(data: pd.DataFrame, domain=None, delta: float | None = None,
-                         domain_share: float | None = None, domain_bins: str | None = None) -> float:
+                         domain_share: float | None = None, domain_bins: str | None = None, *, schema=None,
+                         privacy_unit: str | None = None) -> float:
     """The part of δ a :func:`synthesize` call will spend outside ρ, from public facts only (the plan of
     ``domain="dp"``: the thresholds of levels found privately; 0 otherwise). The budget book reserves a
-    release at exactly the ρ its ledger will spend: ρ within (ε, δ − this)."""
+    release at exactly the ρ its ledger will spend: ρ within (ε, δ − this). ``schema``, ``privacy_unit``: as
+    the call's (which columns are levels is the declared schema's)."""
     if delta is None or not (isinstance(domain, str) and domain == "dp"):
         return 0.0
-    return float(plan_dp_domain(data, delta, domain_share, domain_bins).levels_delta)
+    declared, _ = conform_to_schema(data, schema, privacy_unit)
+    frame = data if declared is None else declared.data
+    if privacy_unit is not None and privacy_unit in frame.columns:
+        frame = frame.drop(columns=[privacy_unit])
+    return float(plan_dp_domain(frame, delta, domain_share, domain_bins,
+                                None if declared is None else declared.schema).levels_delta)
 
 
 def _release_steps(source: list, plan, bin_specs: dict, bins_share: float):

@@ -64,8 +64,8 @@ class MarginPreview:
 
 def expected_noise(method: str, domain: Domain, epsilon: float, *, n: float, sets: int = 1,
                    neighbours: str = ADD_REMOVE, count_share: float | None = None, max_records: int | None = None,
-                   bins_share: float = 0.0, delta: float | None = None, records_per_unit: int = 1,
-                   **options: Any) -> list:
+                   bins_share: float = 0.0, delta: float | None = None, records_per_unit: int | None = 1,
+                   privacy_unit: str | None = None, panel_time: str | None = None, **options: Any) -> list:
     """How large the noise on each kind of count ``method`` releases is against the count it is
     added to: a list of :class:`dpcore.synthesizers.empty_share.NoiseRow` (noise SD per count, typical count
     n/cells, whether the noise is larger). Spends nothing and reads no data: the public domain,
@@ -74,7 +74,10 @@ def expected_noise(method: str, domain: Domain, epsilon: float, *, n: float, set
     share of ε the release spends on DP bin edges (``synthesize(..., dp_bins=...)``). With ``delta``
     the noise is what an (ε, δ) release through zCDP draws (discrete Gaussian at shares of its ρ), and
     each row's budget is then that share of ρ. ``records_per_unit``: K of the privacy unit (every count's
-    noise is then calibrated to K records: :func:`synthesize`'s ``privacy_unit``), public.
+    noise is then calibrated to K records: :func:`synthesize`'s ``privacy_unit``), public; ``privacy_unit`` (its
+    column's name, optional) only names it. ``privacy_unit`` with ``panel_time``: a panel released wide, ``domain``
+    the panel's (without the identifier): the noise is the wide table's (a record's sensitivity, its domain a
+    column group per declared period of ``panel_time``), and ``n`` the number of units.
     """
     if method not in REGISTRY:
         raise OptionError(f"method must be one of {', '.join(REGISTRY)}; got {method!r}")
@@ -83,15 +86,26 @@ def expected_noise(method: str, domain: Domain, epsilon: float, *, n: float, set
     dom = domain if isinstance(domain, Domain) else Domain.from_dict(domain)
     spec = REGISTRY[method]
     definition = definition_for(delta)
+    unit = _noise_unit(privacy_unit, records_per_unit, panel_time)
+    if unit.panel_time is not None:  # the wide table's domain, from the declared one and its column names alone
+        layout = panel_layout(pd.DataFrame(columns=[unit.column, *dom.names]), dom, unit.column, unit.panel_time)
+        dom = wide_domain(dom, layout)
     opts = spec.resolve(dom, method, **options)
     if definition.name != "pure":
         opts = spec.for_definition(opts, definition, options, dom)
-    unit = RECORD if int(records_per_unit) == 1 else PrivacyUnit("unit", records_per_unit)
     nb, share = privacy_setup(neighbours, count_share, max_records, unit)
     sets_budget = definition.budget(Epsilon(eps)) * (1.0 - (share or 0.0) - float(bins_share))
     if sets_budget.value <= 0:
         raise OptionError("count_share + bins_share leave no ε for the synthetic sets; lower them")
     return spec.noise_rows(opts, dom, sets_budget, m, max(float(n), 1.0), nb, definition)
+
+
+def _noise_unit(column: str | None, records_per_unit, panel_time: str | None) -> PrivacyUnit:
+    """:func:`expected_noise`'s privacy unit: K records of a unit (named or not), or a wide panel."""
+    k = 1 if records_per_unit is None else records_per_unit
+    if column is None and panel_time is None:
+        return RECORD if k == 1 else PrivacyUnit("unit", k)
+    return PrivacyUnit(column or "unit", k, panel_time)
 
 
 def preview(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, *, sets: int = 1, domain=None,

@@ -16,19 +16,39 @@ from dpcore.privacy.neighbours import Neighbours
 
 
 def curator_only_lines(curator_only: dict) -> list[str]:
-    """A release's :attr:`Release.curator_only` in words, one line each: the records clamped into end bins, and
-    per column those recoded. NOT DP: counts of raw records, for the curator's eyes (CLI, Release page,
-    data server), never published."""
+    """A release's :attr:`Release.curator_only` in words, one line each: the records clamped into end bins, the
+    values that did not fit their declared type, and per column those recoded. NOT DP: counts of raw records, for
+    the curator's eyes (CLI, Release page, data server), never published."""
     lines = []
+    unit = curator_only.get("privacy_unit") or {}
+    if unit:
+        lines.append(_unit_line(unit))
     clamped = curator_only.get("clamped_records") or {}
     if clamped:
         lines.append("NOT DP, curator-only: records clamped into the end bins: "
                      + ", ".join(f"{c} {n:,}" for c, n in clamped.items()))
+    unfit = curator_only.get("values_not_fitting_their_type") or {}
+    if unfit:
+        lines.append("NOT DP, curator-only: values that did not fit their declared type (now missing): "
+                     + ", ".join(f"{c} {n:,}" for c, n in unfit.items()))
     for col, what in (curator_only.get("recoded") or {}).items():
         parts = [f"{n:,} {k.replace('_', ' ')}" for k, n in what.items() if n]
         if parts:
             lines.append(f"NOT DP, curator-only: '{col}': " + ", ".join(parts))
     return lines
+
+
+def _unit_line(unit: dict) -> str:
+    """What contribution bounding (or the wide pivot) did to the raw records: curator-only, NOT DP."""
+    col = unit.get("column")
+    if unit.get("panel_time"):
+        return (f"NOT DP, curator-only: the panel pivoted wide, one record per '{col}': {unit.get('units', 0):,} "
+                f"'{col}' values; {unit.get('records_dropped', 0):,} record(s) dropped (more than one per '{col}' and "
+                f"'{unit['panel_time']}'), {unit.get('records_unplaced', 0):,} with a period the domain does not "
+                "declare")
+    return (f"NOT DP, curator-only: contribution bounding kept at most {unit.get('records_per_unit')} record(s) per "
+            f"'{col}': {unit.get('units', 0):,} '{col}' values, the largest had {unit.get('largest_unit', 0):,} "
+            f"records; {unit.get('records_dropped', 0):,} record(s) dropped")
 
 
 @dataclass

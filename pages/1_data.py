@@ -10,8 +10,7 @@ import dpcore
 from dpcore.data.inference import DEFAULT_MAX_LEVELS
 from dpcore.measure.quantiles import PRIVTREE
 from dpcore.studio import design
-from dpcore.synthesizers.cells import DEFAULT_MAX_CELLS
-from pages.components import book_panel, data_server, guard, session, state
+from pages.components import book_panel, data_server, guard, privacy_unit, session, state
 from pages.components.domain_editor import METHOD_MODE, render_domain_editor, spec_method
 from pages.components.numeric_columns import private_bins, render_numeric_columns, render_private_domain
 
@@ -138,7 +137,9 @@ with guard.guarded("the schema table"):
     # given public bins, or bins found privately: not an identifier
     binned = list(s.get("numeric") or {}) + list(design.private_numeric(s.get("dp_bins")))
     binned_publicly = schema["column"].isin(binned)
-    idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"] & ~binned_publicly, "column"].tolist()
+    unit = state.unit_column()  # the privacy unit's identifier: never released, so no longer a problem
+    idlike = schema.loc[schema["identifier-like"] & ~schema["dropped"] & ~binned_publicly
+                        & (schema["column"] != unit), "column"].tolist()
     if idlike:
         st.warning(f"Identifier-like column(s): {', '.join(idlike)} — nearly every value is distinct. "
                    "Drop them (or declare numeric bins) before synthesising.", icon=":material/badge:")
@@ -148,13 +149,13 @@ with guard.guarded("the schema table"):
         help="Dropped columns are not synthesised and not released. Drop identifiers and free text.",
     )
     if sorted(drop) != sorted(s.get("drop_cols", [])):
-        s["drop_cols"] = drop
-        s["domain_override"] = None
-        s["domain_confirmed"] = False
-        s.pop("release", None)
+        state.set_drops(drop)
         st.rerun()
 
-df = state.work_df()
+with guard.guarded("the privacy unit"):
+    privacy_unit.render(raw, state.domain_status()[0])
+
+df = state.domain_df()  # the table the domain describes: the privacy unit's identifier is never released
 
 
 def _edges_status(col: str, a) -> str:
@@ -187,7 +188,8 @@ with guard.guarded("numeric binning"):
         st.rerun()
     now, _ = state.domain_status()  # the domain as it stands (edits in the table editor included)
     shown = {a.name: a for a in now.attributes} if now is not None else {}
-    render_numeric_columns(raw, lambda col: _edges_status(col, shown.get(col)))
+    unit = state.unit_column()
+    render_numeric_columns(raw.drop(columns=[unit]) if unit else raw, lambda col: _edges_status(col, shown.get(col)))
 
 with guard.guarded("the private domain"):
     render_private_domain()
@@ -216,16 +218,9 @@ with guard.guarded("the domain"):
                           ", ".join(a.labels[:12]) + (" …" if a.size > 12 else ""),
             })
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        cells = dom.size
-        msg = f"Full cross-tabulation: **{cells:,} cells** ({len(df):,} records)."
-        if cells > DEFAULT_MAX_CELLS:
-            st.warning(msg + f" That is above the {DEFAULT_MAX_CELLS:,}-cell limit of a dense leaf layer: STEPS "
-                       "with few layers and flat Laplace will refuse. Drop or coarsen attributes.",
-                       icon=":material/grid_on:")
-        elif cells > 100 * len(df):
-            st.info(msg + " Most cells are empty: a hierarchy (STEPS) spends the budget better than a flat table.")
-        else:
-            st.caption(msg)
+        kind, note = design.cells_note(dom.size, len(df))
+        {"warning": lambda t: st.warning(t, icon=":material/grid_on:"), "info": st.info,
+         "caption": st.caption}[kind](note)
         from_data = [a.name for a in dom.not_public if a.name not in private]
         if from_data:
             st.warning(f"Numeric column(s) {', '.join(from_data)}: bins span the data's observed min–max, which is "

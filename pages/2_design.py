@@ -234,6 +234,10 @@ with left:
                                         "that many records. Replace: every count moves by up to 2, so it gets twice "
                                         "the noise."))
         cfg["neighbours"] = s["w_neighbours"]
+        if design.unit_options(cfg):  # chosen on the Data page, where the identifier column is
+            st.caption(f"Privacy unit (chosen on the Data page): the release protects "
+                       f"{design.unit_description(cfg)}, so neighbouring tables differ by all of one "
+                       f"{cfg['privacy_unit']}'s records.")
         st.number_input("Synthetic sets m", min_value=1, max_value=50, step=1, key=bind("m"),
                         help=gl.help_text("synthetic-sets-m"))
         cfg["m"] = int(s["w_m"])

@@ -5,7 +5,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages.components import charts, guard, noise, session, state
+from pages.components import charts, guard, noise, privacy_unit, session, state
 from pages.components import glossary as gl
 
 
@@ -31,6 +31,7 @@ if dom is None:
 pv = None
 with guard.guarded("the preview"):
     pv, method, opts = state.preview_for_design(dom)
+    privacy_unit.preview_note(pv.plan)  # a record, or a person's records: and kept together or not
     with guard.guarded("the noise check"):
         noise.noise_panel(dom, method, opts, state.method_label(method, opts))
     if state.is_margin_preview(pv):

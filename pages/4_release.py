@@ -10,6 +10,7 @@ import dpcore
 from dpcore.metrics.numeric import crowded_found_bins
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.release import curator_only_lines
+from dpcore.studio import design
 from dpcore.studio.design import app_dp_reason
 from dpcore.studio.report import oneway_rows
 from pages.components import book_panel, charts, guard, jobs, session, state, workspace
@@ -57,6 +58,7 @@ clicked = c1.button(f"Release (spends {spends})", type="primary", disabled=bool(
 c2.markdown(f"**{label}**{_pick_note(method)}, {spends}"
             + (" ((ε, δ) through zCDP)" if opts.get("delta") else " (pure ε)")
             + f", m = {cfg['m']}"
+            + (f", protecting {design.unit_description(cfg)}" if design.unit_options(cfg) else "")
             + "".join(f", {k} {opts[k]}" for k in ("consistency", "synthesis") if k in opts)
             + ". Change it on the Design page.")
 refused = False

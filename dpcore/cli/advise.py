@@ -56,6 +56,45 @@ def _records(text: str | None) -> float | None:
     return float(n)
 
 
+def book_record_count(df) -> tuple[float | None, str]:
+    """The record count the budget book says this table's latest DP release published (public), if any; the
+    book is only read."""
+    from dpcore.counting.fingerprint import frame_fingerprint
+    from dpcore.studio.workspace import installation_book
+
+    n = installation_book().public_record_count(frame_fingerprint(df).key)
+    return (None, "") if n is None else (n, "the record count your last release of this table published "
+                                            "(public; from the budget book)")
+
+
+def pick_method(df, domain: Domain, epsilon: float, sets: int, delta: float | None, neighbours: str,
+                among: tuple | None = None) -> tuple:
+    """(method, one line) for ``synth`` without ``--method``: the adviser's pick, as the app's default, with the
+    methods' previews as its check and the book's public record count; the app's noise check needs a count,
+    and the table's own is the curator's (the line says which was used). ``among``: only the methods that
+    take the options given (the best ranked of them)."""
+    public_n, source = (float(len(df)), "the table's record count (public under replace-one neighbours)") \
+        if neighbours == "replace" else book_record_count(df)
+
+    def check(method: str, options: dict) -> None:
+        preview(df, method=method, epsilon=epsilon, sets=sets, domain=domain, neighbours=neighbours, delta=delta,
+                **options)
+
+    adv = advise(domain, epsilon, sets, delta=delta, public_n=public_n, public_n_source=source, n=float(len(df)),
+                 n_source="the table's own record count (curator-only)", curator_only=True, neighbours=neighbours,
+                 check=check)
+    pick = adv.recommended
+    if among is not None and pick not in among:
+        pick = next((a.method for a in adv.methods if a.method in among and a.verdict != "cannot run"), None)
+        if pick is None:
+            raise OptionError(f"the options given are {', '.join(among)}'s, which cannot run this design "
+                              "(python -m dpcore advise says why); give --method")
+        return pick, f"method: {pick} (the adviser's best among the methods that take the options given)"
+    if pick is None:
+        raise OptionError("no method can run this design (python -m dpcore advise says why); give --method")
+    return pick, f"method: {pick} (the adviser's pick, as in the app; give --method to choose another)"
+
+
 def cmd_advise(args) -> int:
     epsilon = check_epsilon(_number("--epsilon", args.epsilon))
     delta = None if args.delta is None else _number("--delta", args.delta)
@@ -70,14 +109,15 @@ def cmd_advise(args) -> int:
     elif records is not None:
         public_n, source = records, "the figure given with --records (stated public by you)"
     else:
-        public_n, source = None, ""
+        public_n, source = book_record_count(df)
 
     def check(method: str, options: dict) -> None:
         preview(df, method=method, epsilon=epsilon, sets=sets, domain=dom, neighbours=neighbours, delta=delta,
                 **options)
 
     adv = advise(dom, epsilon, sets, delta=delta, public_n=public_n, public_n_source=source, neighbours=neighbours,
-                 check=check)
+                 check=check, n=float(len(df)), n_source="the table's own record count (curator-only)",
+                 curator_only=True)
     if dom.source != DECLARED:
         print("warning: the domain is not declared public (\"source\": \"declared\"): its levels may come from the "
               "data, and so would the advice", file=sys.stderr)

@@ -129,7 +129,8 @@ def cmd_budget(args) -> int:
               + (f" for the tables of {args.workspace}" if ws is not None else ""))
         return 0
     frame = pd.DataFrame([{
-        "table": r["table_name"], "fingerprint": _short(r["table_fp"]), "workspaces": ", ".join(r["workspaces"]) or "-",
+        "table": r["table_name"], "fingerprint": _short(r["table_fp"]),
+        "workspaces": ", ".join(w or "CLI / API" for w in r["workspaces"]) or "-",
         "releases": r["releases"], "pending": r["pending"], "spent ε (DP)": f"{r['dp_epsilon']:.6g}",
         **({"NOT DP ε": f"{r['not_dp_epsilon']:.6g}"} if any(x["not_dp"] for x in out) else {}),
         "cap": "none" if r["cap"] is None else f"{r['cap']:.6g}",

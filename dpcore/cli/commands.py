@@ -91,7 +91,7 @@ def _given_method_options(args) -> dict:
 
 
 def _add_release_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--method", default="steps", help=f"one of {', '.join(METHODS)}")
+    p.add_argument("--method", help=f"one of {', '.join(METHODS)}; default: the adviser's pick (as in the app)")
     p.add_argument("--epsilon", type=_float_text, default=1.0,
                    help="total privacy budget ε (> 0); smaller is more private")
     p.add_argument("--delta", type=_float_text,
@@ -118,6 +118,10 @@ def _add_release_options(p: argparse.ArgumentParser) -> None:
                    help="schema.json: the columns' declared types (text, boolean, number, whole with role code/count/"
                         "amount; nullable), written by `python -m dpcore schema` and reviewed; values that do not fit "
                         "their type become missing. --dp-domain needs it declared (\"source\": \"declared\") to be DP")
+    p.add_argument("--rules",
+                   help="rules.json: declared structural facts enforced on the synthetic records, a list of "
+                        "{\"if\": \"age < 16\", \"then\": {\"married\": \"no\"}} (post-processing; stated in the "
+                        "manifest)")
     p.add_argument("--panel-time", dest="panel_time",
                    help="with --privacy-unit: release the panel wide, one synthetic record per unit with a column "
                         "group per period of this declared time column (its levels); the sets come back as a panel "
@@ -129,9 +133,34 @@ def _options(args, names) -> dict:
 
 
 def _privacy_options(args) -> dict:
-    return {"neighbours": args.neighbours,
-            **_options(args, ["count_share", "max_records", "delta", "privacy_unit", "records_per_unit",
-                              "panel_time", "schema"])}
+    out = {"neighbours": args.neighbours,
+           **_options(args, ["count_share", "max_records", "delta", "privacy_unit", "records_per_unit",
+                             "panel_time", "schema"])}
+    return out
+
+
+def _synth_options(args) -> dict:
+    """synthesize's privacy options, the declared rules (--rules) and the schema (--dp-domain without
+    --schema: the proposal, NOT DP, said before)."""
+    privacy = _privacy_options(args)
+    if getattr(args, "rules", None):
+        privacy["rules"] = _json_list(args.rules, "--rules")
+    if getattr(args, "schema_obj", None) is not None:
+        privacy["schema"] = args.schema_obj
+    return privacy
+
+
+def _json_list(path, flag: str) -> list:
+    """A JSON file holding a list, or one line naming the file and what is wrong."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{flag} '{path}': cannot read it ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{flag} '{path}' is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, list):
+        raise InputError(f"{flag} '{path}' must hold a list of rules")
+    return data
 
 
 def _warn_delta(args, n: int | None = None) -> None:
@@ -202,17 +231,17 @@ def cmd_synth(args) -> int:
         raise OptionError("--partitions is for --engine spark (the executors' part files)")
     if args.engine != "pandas" or args.format != "csv":
         _check_file_path(args, opts)
+        _default_file_method(args)
         return _synth_file(args, opts)  # long tables: counted on an engine, written in chunks
     df, domain = _load(args)
     table_name, fingerprint = Path(args.input).name, None
     _warn_delta(args, len(df))
+    _default_method(args, df, domain)
     if opts.get("domain") == "dp":
         domain = opts.pop("domain")
         _check_domain_forecast(args, df, opts)
 
-    privacy = _privacy_options(args)
-    if getattr(args, "schema_obj", None) is not None:
-        privacy["schema"] = args.schema_obj  # --dp-domain without --schema: the proposal (NOT DP, said above)
+    privacy = _synth_options(args)
 
     def run():
         rel = synthesize(df, method=args.method, epsilon=args.epsilon, sets=args.sets, seed=args.seed, domain=domain,
@@ -233,15 +262,12 @@ def cmd_synth(args) -> int:
         book, ws, fingerprint, charged = book_table(args, df, table_name)
         if charged:
             print(charged)
-        approx = planned_delta_approx(df, domain, args.delta, opts.get("domain_share"), opts.get("domain_bins"))
+        approx = planned_delta_approx(df, domain, args.delta, opts.get("domain_share"), opts.get("domain_bins"),
+                                      schema=privacy.get("schema"), privacy_unit=privacy.get("privacy_unit"))
         entry, rel = record_release(args, book, ws, fingerprint, table_name, run, delta_approx=approx)
     rel.write(args.out)
     _write_private_manifest(args, rel)
-    rc = rel.record_count
-    panel = rel.diagnostics.get("panel")
-    what = (f"{rc['value']} '{panel['privacy_unit']}' (a panel of {len(rel.sets[0]):,} records in the first)"
-            if panel else f"{rc['value']} records")
-    print(f"wrote {len(rel.sets)} synthetic set(s) of {what} {_count_note(rc)} and manifest.json to {args.out}")
+    _print_written(args, rel)
     print(_spent_line(rel))
     print(_dp_line(rel))
     for line in curator_only_lines(rel.curator_only):
@@ -255,6 +281,47 @@ def cmd_synth(args) -> int:
 
         print(recorded_line(book, entry, fingerprint, table_name))
     return 0
+
+
+def _default_method(args, df, domain) -> None:
+    """``--method`` left out: the adviser's pick for the design (the app's default), said in one line; STEPS when
+    there is no declared domain to advise on (the release is then NOT DP anyway)."""
+    if args.method is not None:
+        return
+    if domain is None or getattr(args, "dp_domain", False) or getattr(args, "privacy_unit", None):
+        args.method = "steps"
+        args.method_note = "method: steps (no declared domain to advise on; give --method to choose)"
+        return
+    from dpcore.cli.advise import pick_method
+
+    given = _given_method_options(args)
+    takers = _method_options()
+    among = tuple(m for m in REGISTRY if all(m in takers[o][1] for o in given)) if given else None
+    args.method, args.method_note = pick_method(df, domain, args.epsilon, args.sets, args.delta, args.neighbours,
+                                                among)
+
+
+def _print_written(args, rel) -> None:
+    """The line saying what was written (records, or ids of a wide panel), and which method (when chosen)."""
+    rc = rel.record_count
+    panel = rel.diagnostics.get("panel")
+    what = (f"{rc['value']} '{panel['privacy_unit']}' (a panel of {len(rel.sets[0]):,} records in the first)"
+            if panel else f"{rc['value']} records")
+    print(f"wrote {len(rel.sets)} synthetic set(s) of {what} {_count_note(rc)} and manifest.json to {args.out}")
+    if getattr(args, "method_note", None):
+        print(args.method_note)
+
+
+def _default_file_method(args) -> None:
+    """``--method`` left out on the file path: the adviser's pick from public facts only (the declared domain,
+    ε, δ, m; the file is not read into memory for previews), said in one line."""
+    if args.method is not None:
+        return
+    from dpcore.studio.adviser import recommend
+
+    dom = Domain.load(args.domain) if getattr(args, "domain", None) else None
+    args.method = (recommend(dom, args.epsilon, args.sets, args.delta) if dom is not None else None) or "steps"
+    args.method_note = f"method: {args.method} (the adviser's pick from public facts; give --method to choose)"
 
 
 def _check_file_path(args, opts) -> None:
@@ -404,6 +471,8 @@ def _synth_file(args, opts) -> int:
     t = rel.timings
     print(f"wrote {len(rel.sets)} synthetic set(s) of {rc['value']} records as {args.format} {_count_note(rc)} "
           f"and manifest.json to {args.out}")
+    if getattr(args, "method_note", None):
+        print(args.method_note)
     print(f"engine {args.engine}: counted in {t.get('count', 0):.1f} s, released in {t.get('release', 0):.1f} s, "
           f"written in {t.get('write', 0):.1f} s")
     print(_spent_line(rel))
@@ -490,6 +559,9 @@ def cmd_preview(args) -> int:
     if getattr(args, "dp_domain", False):
         return _preview_dp_domain(args, df)
     opts = _given_method_options(args)
+    _default_method(args, df, domain)
+    if getattr(args, "method_note", None) and not args.json:
+        print(args.method_note)
     pv = preview(df, method=args.method, epsilon=args.epsilon, sets=args.sets, domain=domain, **_privacy_options(args),
                  **opts)
     if isinstance(pv, MarginPreview):

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from dpcore.data.io import read_table
 from dpcore.errors import InputError
-from dpcore.studio.report import CURATOR_ONLY, CURATOR_SUFFIX, build_report_html, html_to_pdf, load_release_dir
+from dpcore.studio.report import CURATOR_ONLY, CURATOR_SUFFIX, build_report_html, load_release_dir
+from dpcore.studio.report_pdf import html_to_pdf
 
 
 def cmd_report(args) -> int:

@@ -28,9 +28,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpcore.data.expressions import row_mask
 from dpcore.data.io import read_table
 from dpcore.errors import InputError, OptionError
-from dpcore.survey.expressions import row_mask
 
 __all__ = ["add_survey_parsers", "cmd_amplify", "cmd_impute_release", "cmd_poststrat_release"]
 

@@ -20,14 +20,17 @@ docs/privacy-model.md, "Stability and the privacy unit".
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from dpcore.data.inference import DEFAULT_MAX_INT_LEVELS
 from dpcore.errors import OptionError, whole_number
 
-__all__ = ["RECORD", "PrivacyUnit", "Bounded", "bound_contributions", "check_privacy_unit", "unit_summary"]
+__all__ = ["RECORD", "PrivacyUnit", "Bounded", "bound_contributions", "check_privacy_unit", "unit_candidates",
+           "unit_summary"]
 
 #: the largest K accepted: beyond it every count's noise is as large as the table itself
 MAX_RECORDS_PER_UNIT = 10_000
@@ -150,3 +153,47 @@ def unit_summary(data: pd.DataFrame, column: str) -> dict:
     counts = data[column].value_counts(dropna=True)
     return {"values": int(len(counts)), "largest": int(counts.max()) if len(counts) else 0,
             "repeated_share": float(counts[counts > 1].sum() / max(1, len(data)))}
+
+
+#: a column named like an identifier: ``id``, ``pid``, ``person_id``, ``hhid``, ``household``, ``serial``, ``personID``
+_ID_NAME = re.compile(r"(^|[^a-z])(id|pid|hhid|serial|person|household|respondent)([^a-z]|$)", re.IGNORECASE)
+_ID_SUFFIX = re.compile(r"[a-z](ID|Id)$")
+#: a named identifier needs this many distinct values to be asked about (a two-level "case" column is no person)
+MIN_NAMED_UNITS = 10
+
+
+def unit_candidates(data: pd.DataFrame, max_levels: int = DEFAULT_MAX_INT_LEVELS) -> list[str]:
+    """The columns that look like an identifier whose values repeat (a person's id in a panel, a household's in a
+    roster), for the Data page to ask whether each should be the privacy unit. Curator-only, NOT DP: decided from
+    the raw values, and never a decision (the curator chooses the unit and its K).
+
+    A column qualifies when its values are whole numbers or text, some of them repeat, and either its name says
+    it is an identifier (``id``, ``person_id``, ``hhid``, …) with at least :data:`MIN_NAMED_UNITS` values, or its
+    values look like a panel's: more of them than a categorical column lists (``max_levels``), at least half of
+    the records sharing their value with another, more distinct values than records per value, and the records
+    spread evenly over the values (the most records one value has at most 1.5 times the median). A measurement's
+    common values pile up (an age of 35 in many records, few in others); a panel's identifier has about the
+    panel's length each. An unbalanced panel or a household roster is found by its column's name."""
+    out = []
+    for col in data.columns:
+        series = data[col].dropna()
+        if not len(series) or pd.api.types.is_bool_dtype(series.dtype) or not _whole_or_text(series):
+            continue
+        counts = series.value_counts()
+        if len(counts) < 2 or int(counts.max()) < 2:
+            continue
+        named = bool(_ID_NAME.search(str(col)) or _ID_SUFFIX.search(str(col))) and len(counts) >= MIN_NAMED_UNITS
+        shared = float(counts[counts > 1].sum()) / len(series)
+        looks = (len(counts) > max_levels and shared >= 0.5 and len(counts) ** 2 > len(series)
+                 and int(counts.max()) <= 1.5 * float(counts.median()))
+        if named or looks:
+            out.append(str(col))
+    return out
+
+
+def _whole_or_text(series: pd.Series) -> bool:
+    if pd.api.types.is_integer_dtype(series.dtype):
+        return True
+    if pd.api.types.is_float_dtype(series.dtype):
+        return bool(np.all(np.isfinite(series.to_numpy())) and np.all(series.to_numpy() % 1 == 0))
+    return pd.api.types.is_object_dtype(series.dtype) or pd.api.types.is_string_dtype(series.dtype)

@@ -153,8 +153,9 @@ def to_long(wide: pd.DataFrame, layout: PanelLayout, rng: np.random.Generator) -
     A synthetic unit has a row for a period when at least half of its group's values are present (in a wide
     record "missing" mostly means "the unit lacks this period"; a lone missing value among present ones is
     noise). A missing value left in a column whose declared domain has no missing level is filled with the value
-    of a uniformly random synthetic record of the same period that has one (hot deck within the synthetic set).
-    The identifier is a fresh 1, 2, …; the columns keep the table's order."""
+    of a uniformly random synthetic record of the same period that has one (hot deck within the synthetic set),
+    or, when no record of that period has one, of any period. The identifier is a fresh 1, 2, …; the columns keep
+    the table's order."""
     parts = []
     for j, label in enumerate(layout.labels):
         group = wide[[wide_column(c, label) for c in layout.columns]]
@@ -162,17 +163,26 @@ def to_long(wide: pd.DataFrame, layout: PanelLayout, rng: np.random.Generator) -
         part = group[present].copy()
         part.columns = list(layout.columns)
         for col, allowed in zip(layout.columns, layout.missing_allowed):
-            gaps = part[col].isna().to_numpy()
-            donors = part[col][~gaps]
-            if not allowed and gaps.any() and len(donors):
-                filled = np.array(part[col].to_numpy(dtype=object), dtype=object, copy=True)
-                filled[gaps] = donors.to_numpy(dtype=object)[rng.integers(0, len(donors), int(gaps.sum()))]
-                part[col] = pd.Series(filled, index=part.index).astype(donors.dtype)
+            if not allowed:
+                _fill_gaps(part, col, part[col].dropna(), rng)
         part.insert(0, layout.time, layout.periods.decode(np.full(int(present.sum()), j), rng).to_numpy())
         part.insert(0, layout.unit, np.flatnonzero(present) + 1)
         part["__period"] = j
         parts.append(part)
     long = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[layout.unit, layout.time])
+    for col, allowed in zip(layout.columns, layout.missing_allowed):  # a period with no donor: any period's
+        if not allowed and col in long.columns:
+            _fill_gaps(long, col, long[col].dropna(), rng)
     long = long.sort_values([layout.unit, "__period"], kind="stable").drop(columns="__period")
     order = [c for c in layout.order if c in long.columns] or list(long.columns)
     return long[order].reset_index(drop=True)
+
+
+def _fill_gaps(part: pd.DataFrame, col: str, donors: pd.Series, rng: np.random.Generator) -> None:
+    """Fill ``part[col]``'s missing values with uniformly random ``donors`` (synthetic values), in place."""
+    gaps = part[col].isna().to_numpy()
+    if not gaps.any() or not len(donors):
+        return
+    filled = np.array(part[col].to_numpy(dtype=object), dtype=object, copy=True)
+    filled[gaps] = donors.to_numpy(dtype=object)[rng.integers(0, len(donors), int(gaps.sum()))]
+    part[col] = pd.Series(filled, index=part.index).astype(donors.dtype)

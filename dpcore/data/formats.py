@@ -7,7 +7,9 @@ Reading rules (as for CSV in :mod:`dpcore.data.io`: nothing is silently altered)
 * A column with value labels becomes text: each value is replaced by its label, so the
   labels become the attribute's levels. A value without a label keeps its own text
   ("7"), and two values that share a label stay apart as "label (value)". The labels
-  of every column are kept in ``df.attrs["value_labels"]``.
+  of every column are kept in ``df.attrs["value_labels"]``: a column a schema declares a
+  number, whole number or true/false gets its codes back from them
+  (:meth:`dpcore.data.schema.Schema.conform`).
 * Other numeric columns stay numbers: int64 when every present value is a whole
   number below 2^53 in magnitude (exact in a double), float64 otherwise.
 * Dates and times become ISO text; system- and user-defined missing values are missing.
@@ -90,8 +92,9 @@ def _num_text(v) -> str:
     return str(v)
 
 
-def _labelled(s: pd.Series, labels: dict) -> pd.Series:
-    """Values replaced by their labels; unlabelled values keep their own text."""
+def label_names(labels: dict) -> dict[str, str]:
+    """Each labelled code as text ("1") and the value the reader writes for it: its label, or "label (code)" when
+    codes share a label. :meth:`dpcore.data.schema.Schema.conform` inverts it for a column declared numeric."""
     by_label: dict[str, list] = {}
     for k, v in labels.items():
         by_label.setdefault(str(v), []).append(k)
@@ -100,6 +103,12 @@ def _labelled(s: pd.Series, labels: dict) -> pd.Series:
         for k in keys:
             # two codes sharing one label must stay two levels: merging them would alter the data
             names[_num_text(k)] = lab if len(keys) == 1 else f"{lab} ({_num_text(k)})"
+    return names
+
+
+def _labelled(s: pd.Series, labels: dict) -> pd.Series:
+    """Values replaced by their labels; unlabelled values keep their own text."""
+    names = label_names(labels)
     return pd.Series([None if _missing(v) else names.get(_num_text(v), _num_text(v)) for v in s], dtype=object)
 
 

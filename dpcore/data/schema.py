@@ -120,9 +120,12 @@ class ColumnType:
         return cls(d["name"], d.get("type", TEXT), d.get("nullable", True), d.get("role"),
                    None if levels is None else tuple(levels))
 
-    def cast(self, s: pd.Series) -> tuple[pd.Series, int]:
-        """The column in its declared dtype, and how many present values did not fit (now missing)."""
+    def cast(self, s: pd.Series, labels: Mapping | None = None) -> tuple[pd.Series, int]:
+        """The column in its declared dtype, and how many present values did not fit (now missing). ``labels``:
+        the column's value labels (SPSS, Stata: code text -> label), which the reader wrote for the codes."""
         present = s.notna().to_numpy()
+        if labels and self.type != TEXT:
+            s = _codes(s, labels, self.type == BOOLEAN)
         if self.type == TEXT:
             out = s.astype(object).map(_text, na_action="ignore")
             return out.where(s.notna(), None).astype(object), 0
@@ -148,6 +151,17 @@ def _text(v: Any) -> str:
     if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
     return str(v)
+
+
+def _codes(s: pd.Series, labels: Mapping, boolean: bool) -> pd.Series:
+    """A labelled column (the reader wrote each code's label: "strongly agree" for 5) back to its codes, for a
+    column declared a number, whole number or true/false: the labels are the file's metadata, the codes its values.
+    True/false keeps a label that reads as one ("yes"/"no": SPSS's 1 = yes, 2 = no), else takes the code (0/1)."""
+    from dpcore.data.formats import label_names
+
+    back = {name: labels[code] if boolean and _boolean(labels[code]) is not None else code
+            for code, name in label_names(dict(labels)).items()}
+    return s.map(lambda v: back.get(v, v) if isinstance(v, str) else v, na_action="ignore")
 
 
 def _boolean(v: Any):
@@ -237,9 +251,10 @@ class Schema:
 
     def conform(self, df: pd.DataFrame, what: str = "the table") -> tuple[pd.DataFrame, dict[str, int]]:
         """``df`` with every declared column in its declared dtype, and the number of values per column that did
-        not fit their type (now missing; curator-only, NOT DP). One line naming the column otherwise: a
-        declared column the table lacks, a column the schema does not declare, a missing value in a column
-        declared not nullable."""
+        not fit their type (now missing; curator-only, NOT DP). A labelled SPSS or Stata column (read as its
+        labels, ``df.attrs["value_labels"]``) declared a number, whole number or true/false is cast from its
+        codes. One line naming the column otherwise: a declared column the table lacks, a column the schema does
+        not declare, a missing value in a column declared not nullable."""
         missing = [n for n in self.names if n not in map(str, df.columns)]
         if missing:
             raise InputError(f"{what} has no column {missing[0]!r}, which the schema declares; check the file or "
@@ -248,8 +263,9 @@ class Schema:
         if extra:
             raise InputError(f"{what}'s column {extra[0]!r} is not in the schema; declare its type or drop it")
         out, unfit = {}, {}
+        labels = df.attrs.get("value_labels") or {}  # SPSS, Stata: the codes behind a labelled column's text
         for col in self.columns:
-            series, bad = col.cast(df[col.name])
+            series, bad = col.cast(df[col.name], labels.get(col.name))
             if not col.nullable and series.isna().any():
                 raise InputError(f"column '{col.name}' is declared not nullable but {int(series.isna().sum())} of "
                                  f"its values are missing or not {col.type}; declare it nullable, or clean them")

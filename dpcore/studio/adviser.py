@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from dpcore.data.domain import Domain
 from dpcore.errors import DPCoreError
 from dpcore.studio.error_model import N_GRID, ErrorModel, PublicFacts, load_model, public_facts
+from dpcore.studio.noise_check import passes, what_passes
 from dpcore.synthesizers import REGISTRY
 
 __all__ = ["MethodAdvice", "Advice", "METHODS", "MENU", "NAMES", "NAMES_OFFERED", "WHAT", "recommend", "advise",
@@ -54,8 +55,9 @@ Check = Callable[[str, dict], object]
 
 @dataclass(frozen=True)
 class MethodAdvice:
-    """What the adviser says of one method: ``verdict`` is recommended, close, good, weak, cannot run or
-    not modelled; ``predicted`` its predicted mean two-way S_pMSE (None when not modelled); ``why`` plain
+    """What the adviser says of one method: ``verdict`` is recommended, close, good, weak, noise check fails
+    (its noise swamps most of the counts it releases at this design: never recommended while another passes),
+    cannot run or not modelled; ``predicted`` its predicted mean two-way S_pMSE (None when not modelled); ``why`` plain
     sentences; ``noise`` the expected-noise rows (empty without n)."""
 
     method: str
@@ -191,8 +193,14 @@ def advise(domain: Domain, epsilon: float, sets: int, *, delta: float | None = N
     options = dict(options or {})
     pred = predicted_errors(domain, epsilon, sets, delta=delta, public_n=public_n, model=model)
     reasons = {m: _cannot_run(m, delta, check, options) for m in METHODS}
+    noises = {m: _noise(m, domain, epsilon, sets, n, neighbours, delta, options) if n is not None else ((), "")
+              for m in METHODS}
     runnable = {m: p for m, p in pred.items() if not reasons[m]}
-    best = min(runnable, key=runnable.__getitem__) if runnable else None
+    # the pick passes its own noise check (the Preview's) at this design's m, ε and δ: a method whose noise
+    # swamps most of its released counts is ranked but not recommended, unless every runnable one fails it
+    noisy = {m for m in runnable if noises[m][0] and not passes(noises[m][0])}
+    eligible = {m: p for m, p in runnable.items() if m not in noisy} or runnable
+    best = min(eligible, key=eligible.__getitem__) if eligible else None
     advice = []
     for method in METHODS:
         p = pred.get(method)
@@ -205,23 +213,31 @@ def advise(domain: Domain, epsilon: float, sets: int, *, delta: float | None = N
             why.append(f"Predicted mean two-way S_pMSE {_num(p)} from public facts"
                        + ("" if best is None or method == best else f" ({p / runnable[best]:.2g}× the recommended)")
                        + ".")
-        noise: tuple = ()
-        if n is not None:
-            noise, sentence = _noise(method, domain, epsilon, sets, n, neighbours, delta, options)
-            why.append(sentence)
-        advice.append(MethodAdvice(method, NAMES[method],
-                                   _verdict(p, None if best is None else runnable.get(best), reasons[method]),
-                                   tuple(w for w in why if w), p, noise, reasons[method]))
+        noise, sentence = noises[method]
+        why.append(sentence)
+        if method in noisy and method != best:
+            why.append("Not recommended: its noise check fails at this design (the noise is larger than the "
+                       "typical count on most of the counts it releases).")
+        verdict = "noise check fails" if method in noisy and method != best and not reasons[method] else \
+            _verdict(p, None if best is None else runnable.get(best), reasons[method])
+        advice.append(MethodAdvice(method, NAMES[method], verdict, tuple(w for w in why if w), p, noise,
+                                   reasons[method]))
     order = {m: i for i, m in enumerate(sorted(METHODS, key=lambda m: (bool(reasons[m]), m not in pred,
                                                                         pred.get(m, math.inf))))}
     advice.sort(key=lambda a: order[a.method])
     notes = _notes(domain, epsilon, sets, delta, public_n, public_n_source, model, check, advice, n)
-    summary = _summary(best, runnable, delta)
+    if best is not None and best in noisy:
+        notes.insert(0, f"Every method that can run this design fails its noise check at ε = {epsilon:g}, m = "
+                        f"{sets}; {NAMES[best]} is the least bad by prediction. "
+                        + what_passes(best, domain, epsilon, sets, n=float(n or 0), neighbours=neighbours, delta=delta,
+                                      **{k: v for k, v in options.get(best, {}).items()
+                                         if k not in ("delta", "neighbours")}))
+    summary = _summary(best, eligible, delta)
     return Advice(best, float(epsilon), int(sets), delta, tuple(advice), public_n, public_n_source, n, n_source,
                   curator_only, summary, tuple(notes), model.validation, check is not None)
 
 
-def _summary(best: str | None, runnable: dict[str, float], delta: float | None) -> str:
+def _summary(best: str | None, runnable: dict, delta: float | None) -> str:
     if best is None:
         return ("No method can run this design (see each method's reason): change the options, the domain or "
                 "the definition.")

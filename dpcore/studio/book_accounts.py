@@ -164,3 +164,13 @@ def notion_refusal(label: str, notion: str, neighbours: str) -> str:
     return (f"{label}: this table's budget book is kept under neighbours='{notion}' (its earlier releases); ε "
             f"under '{neighbours}' does not add up with them. Release with neighbours='{notion}' if the method "
             "offers it, or keep this table in another workspace")
+
+
+def published_records(conn, acct: str) -> float | None:
+    """The record count the account's latest complete DP release published (its manifest's: noisy under
+    add/remove, exact and public under replace), or None."""
+    keys = members(conn, acct)
+    row = conn.one(f"SELECT e.records AS r FROM book_events e JOIN book_entries b ON e.entry_id = b.id WHERE "
+                   f"b.table_fp IN {sql_in(keys)} AND e.status = 'complete' AND e.dp = 1 AND e.records IS NOT NULL "
+                   "ORDER BY e.id DESC LIMIT 1", tuple(keys))
+    return None if row is None else float(row["r"])

@@ -54,7 +54,7 @@ APPEND_ONLY = ("book_entries", "book_events", "book_caps", "book_settings_log", 
 #: Columns added since the first release of the event log: (table, column, SQL type with {real}), added to an
 #: older book once, when it is opened.
 ADDED_COLUMNS = (("book_entries", "delta_approx", "{real}"), ("book_events", "rho", "{real}"),
-                 ("book_caps", "change", "TEXT NOT NULL DEFAULT ''"))
+                 ("book_caps", "change", "TEXT NOT NULL DEFAULT ''"), ("book_events", "records", "{real}"))
 
 
 def _tables(id_col: str, real: str) -> list[str]:
@@ -87,7 +87,8 @@ def _tables(id_col: str, real: str) -> list[str]:
             rho              {real},
             dp               INTEGER,
             manifest_sha256  TEXT,
-            note             TEXT NOT NULL DEFAULT ''
+            note             TEXT NOT NULL DEFAULT '',
+            records          {real}
         )""",
         "CREATE INDEX IF NOT EXISTS book_events_by_entry ON book_events (entry_id, id)",
         f"""CREATE TABLE IF NOT EXISTS book_caps (

@@ -77,7 +77,7 @@ from dpcore.studio.book_totals import DEFAULT_DELTA, composition_totals, release
 from dpcore.studio.book_totals import usage as _usage
 
 __all__ = ["ABORTED", "COMPLETE", "FAILED", "PENDING", "SPENT", "CAP_TOLERANCE", "DEFAULT_DELTA",
-           "BookEntry", "BudgetBook", "BudgetExceeded", "composition_totals", "connect", "default_user",
+           "BudgetBook", "BudgetExceeded", "composition_totals", "connect", "default_user",
            "manifest_sha256", "now", "release_costs", "transaction"]
 
 #: Relative slack when comparing a sum of ε with the cap (ten releases at 0.1 fit a cap of 1).
@@ -163,8 +163,6 @@ class BudgetBook:
 
     # ------------------------------------------------------------------ accounts (dpcore.studio.book_accounts)
 
-    _links = staticmethod(A.links)
-    _follow = staticmethod(A.follow)
     _account = staticmethod(A.account)
     _members = staticmethod(A.members)
     _in = staticmethod(A.sql_in)
@@ -173,8 +171,6 @@ class BudgetBook:
     _delta = staticmethod(A.book_delta)
     _table_delta = staticmethod(A.table_delta)
     _cap = staticmethod(A.cap)
-    _notion = staticmethod(A.notion)
-    _knows = staticmethod(A.knows)
 
     def account(self, table_fp: str) -> str:
         """The fingerprint whose budget a release of ``table_fp`` is charged to."""
@@ -269,10 +265,10 @@ class BudgetBook:
         """One row per account (a table, with every key charged to it) with a cap or an entry: spent,
         pending, cap, remaining, releases, and the workspaces and users that released it."""
         with self._conn() as conn:
-            links = self._links(conn)
+            links = A.links(conn)
             fps = [r["table_fp"] for r in conn.all(
                 "SELECT table_fp FROM book_entries UNION SELECT table_fp FROM book_caps ORDER BY 1")]
-            accounts = sorted({self._follow(links, fp) for fp in fps})
+            accounts = sorted({A.follow(links, fp) for fp in fps})
             out = [self._summary_row(conn, fp) for fp in accounts]
         return [r for r in out if r is not None]
 
@@ -347,7 +343,7 @@ class BudgetBook:
     def knows(self, table_fp: str) -> bool:
         """True when the book has anything under ``table_fp``: a registration, an entry, a cap or a link."""
         with self._conn() as conn:
-            return self._knows(conn, table_fp)
+            return A.knows(conn, table_fp)
 
     def legacy_keys(self, prefix: str | None = None) -> bool:
         """Whether the book holds keys of an older kind: ``prefix`` (e.g. ``file-sha256:``), or with None
@@ -399,7 +395,7 @@ class BudgetBook:
     def _refusal(self, conn, account: str, cost: tuple, neighbours: str, label: str) -> str | None:
         epsilon, delta = cost[0], cost[1]
         label = label[:1].upper() + label[1:]
-        notion = self._notion(conn, account)
+        notion = A.notion(conn, account)
         if notion is not None and notion != neighbours:
             return notion_refusal(label, notion, neighbours)
         cap = self._cap(conn, account)
@@ -463,21 +459,23 @@ class BudgetBook:
 
     @staticmethod
     def _event(conn, entry_id: int, status: str, user: str, *, at: str | None = None, epsilon: float | None = None,
-               rho: float | None = None, dp: bool | None = None, sha: str | None = None, note: str = "") -> None:
+               rho: float | None = None, dp: bool | None = None, sha: str | None = None, note: str = "",
+               records: float | None = None) -> None:
         conn.execute("INSERT INTO book_events (entry_id, status, at, user_name, epsilon, rho, dp, manifest_sha256, "
-                     "note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     "note, records) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      (int(entry_id), status, at or now(), user, epsilon, rho, None if dp is None else int(bool(dp)),
-                      sha, note[:500]))
+                      sha, note[:500], records))
 
     def _pending(self, conn, entry_id: int) -> dict | None:
         row = conn.one(f"SELECT status, epsilon, rho FROM ({_CURRENT}) c WHERE id = ?", (int(entry_id),))
         return row if row is not None and row["status"] == PENDING else None
 
     def complete(self, entry_id: int, manifest_sha: str, dp: bool, epsilon_spent: float | None = None,
-                 user: str | None = None, rho_spent: float | None = None) -> None:
+                 user: str | None = None, rho_spent: float | None = None, records: float | None = None) -> None:
         """Record that a pending entry completed. What the entry counts never goes down (conservative): a
         release that spent more than was reserved (ε, or ρ under zCDP) is counted at what it spent; under
-        zCDP the entry then holds exactly the ρ the release's manifest states."""
+        zCDP the entry then holds exactly the ρ the release's manifest states. ``records``: the record count
+        the release published (noisy under add/remove; public either way)."""
         with self._conn() as conn, conn.transaction():
             row = self._pending(conn, entry_id)
             if row is None:
@@ -489,7 +487,8 @@ class BudgetBook:
             if row["rho"] is not None and rho_spent is not None and \
                     float(rho_spent) >= float(row["rho"]) * (1 - CAP_TOLERANCE):
                 rho = float(rho_spent)
-            self._event(conn, entry_id, COMPLETE, _user(user), epsilon=eps, rho=rho, dp=dp, sha=manifest_sha)
+            self._event(conn, entry_id, COMPLETE, _user(user), epsilon=eps, rho=rho, dp=dp, sha=manifest_sha,
+                        records=records if dp else None)
 
     def abort(self, entry_id: int, note: str, user: str | None = None) -> None:
         """Record that a pending entry aborted: only for a release that returned no output."""
@@ -529,10 +528,15 @@ class BudgetBook:
 
     def complete_release(self, entry_id: int, release, user: str | None = None) -> None:
         """:meth:`complete` with what ``release`` (a :class:`dpcore.Release`) spent, from its ledger."""
-        ledger = release.ledger
+        ledger, published = release.ledger, (getattr(release, "record_count", None) or {}).get("value")
         rho = getattr(ledger, "rho", None) if getattr(ledger, "delta", None) is not None else None
         self.complete(entry_id, manifest_sha256(release.manifest_json()), release.dp, ledger.epsilon, user=user,
-                      rho_spent=rho)
+                      rho_spent=rho, records=None if published is None else float(published))
+
+    def public_record_count(self, table_fp: str) -> float | None:
+        """The record count the table's latest DP release published (noisy under add/remove): public."""
+        with self._conn() as conn:
+            return A.published_records(conn, self._account(conn, table_fp))
 
     # ------------------------------------------------------------------ the audit trail (dpcore.studio.book_export)
 
@@ -565,35 +569,3 @@ class BudgetBook:
     def record_migration(self, name: str, note: str = "") -> None:
         with self._conn() as conn, conn.transaction():
             conn.execute("INSERT INTO book_migrations (name, at, note) VALUES (?, ?, ?)", (name, now(), note[:2000]))
-
-
-class BookEntry:
-    """One release of a table through the book, step by step, for a release that writes its output
-    as it goes (:func:`dpcore.output.synthesize_file`): :meth:`reserve` (refused over the cap),
-    then :meth:`complete`, :meth:`abort` (stopped before reading the data: nothing spent) or
-    :meth:`fail` (stopped after: counted as spent)."""
-
-    def __init__(self, book: BudgetBook, table_fp: str, epsilon, method: str, neighbours: str, table_name: str = "",
-                 delta: float | None = None, *, workspace: str = "", user: str | None = None,
-                 delta_approx: float = 0.0):
-        self.book, self.table_fp, self.epsilon, self.method = book, table_fp, epsilon, method
-        self.neighbours, self.table_name, self.delta = neighbours, table_name, delta
-        self.workspace, self.user, self.delta_approx = workspace, user, delta_approx
-        self.entry_id: int | None = None
-
-    def reserve(self) -> None:
-        self.entry_id = self.book.reserve(self.table_fp, self.epsilon, self.method, self.neighbours, self.table_name,
-                                          self.delta, workspace=self.workspace, user=self.user,
-                                          delta_approx=self.delta_approx)
-
-    def abort(self, note: str) -> None:
-        assert self.entry_id is not None  # reserve() came first
-        self.book.abort(self.entry_id, note, user=self.user)
-
-    def fail(self, note: str) -> None:
-        assert self.entry_id is not None  # reserve() came first
-        self.book.fail(self.entry_id, note, user=self.user)
-
-    def complete(self, release) -> None:
-        assert self.entry_id is not None  # reserve() came first
-        self.book.complete_release(self.entry_id, release, user=self.user)

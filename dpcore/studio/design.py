@@ -29,7 +29,7 @@ HIERARCHY_OPTIONS = ("layers", "order", "select", "r", "allocation")
 DEFAULT_DESIGN: dict[str, Any] = {
     "release_method": "auto",  # the adviser's pick for the table (dpcore.studio.adviser)
     "epsilon": 1.0,
-    "m": 5,
+    "m": 1,  # one set: the whole budget on it (the command line's and the adviser's default too)
     "neighbours": "add_remove",
     "definition": "pure",  # or "zcdp": (ε, δ) through zero-concentrated DP, with "delta"
     "delta": 1e-9,
@@ -48,6 +48,13 @@ DEFAULT_DESIGN: dict[str, Any] = {
     "domain_share": DEFAULT_DOMAIN_SHARE,
     # how its numeric columns are binned inside their DP bounds: "privtree" or "quantiles" (domain_bins)
     "domain_bins": DEFAULT_BIN_METHOD,
+    # the privacy unit (the Data page): None protects one record; a column protects each of its values with all of
+    # its records, at most records_per_unit (K: the curator's public figure, never read from the data) kept each;
+    # panel_time, the panel's public time column the curator names, and panel_wide: release the panel wide
+    "privacy_unit": None,
+    "records_per_unit": None,
+    "panel_time": None,
+    "panel_wide": False,
 }
 
 
@@ -120,11 +127,78 @@ def set_option(design: dict, method: str, name: str, value) -> None:
 
 
 def _privacy_options(design: dict) -> dict:
-    """The neighbour notion and, for an (ε, δ) design, δ: the options every release takes."""
-    out = {"neighbours": design.get("neighbours", "add_remove")}
+    """The neighbour notion, the privacy unit (:func:`unit_options`) and, for an (ε, δ) design, δ: the options
+    every release takes."""
+    out = {"neighbours": design.get("neighbours", "add_remove"), **unit_options(design)}
     if design.get("definition") == "zcdp":
         out["delta"] = float(design.get("delta") or DEFAULT_DESIGN["delta"])
     return out
+
+
+# --------------------------------------------------------------------------- the privacy unit
+
+
+def unit_options(design: dict) -> dict:
+    """:func:`dpcore.synthesize`'s privacy-unit keywords of the design: none for a record; ``privacy_unit`` and
+    ``records_per_unit`` (K as the curator gave it: checked by the release, one line when it is not a whole number
+    from 1); or ``privacy_unit`` and ``panel_time`` for a panel released wide."""
+    column = design.get("privacy_unit")
+    if not column:
+        return {}
+    if design.get("panel_wide") and design.get("panel_time"):
+        return {"privacy_unit": column, "panel_time": design["panel_time"]}
+    return {"privacy_unit": column, "records_per_unit": design.get("records_per_unit")}
+
+
+def is_wide(design: dict) -> bool:
+    """Whether the design releases a panel wide (one synthetic record per unit)."""
+    return set(unit_options(design)) == {"privacy_unit", "panel_time"}
+
+
+def unit_problems(design: dict, columns, domain=None) -> list[str]:
+    """Why the design's privacy unit cannot be released on a table of ``columns`` (declared ``domain``, without
+    the identifier), one line each, in the library's words: a unit column the table lacks, K missing or not a
+    whole number from 1, a time column that is not a declared categorical column."""
+    import pandas as pd
+
+    from dpcore.counting.contributions import check_privacy_unit
+    from dpcore.counting.panel import panel_layout
+    from dpcore.errors import DPCoreError
+
+    opts = unit_options(design)
+    if not opts:
+        return []
+    frame = pd.DataFrame(columns=[str(c) for c in columns])
+    try:
+        unit = check_privacy_unit(frame, opts["privacy_unit"], opts.get("records_per_unit"), opts.get("panel_time"))
+        if unit.panel_time is not None and unit.column is not None and domain is not None:
+            panel_layout(frame, domain, unit.column, unit.panel_time)
+    except DPCoreError as exc:
+        return [f"Privacy unit (the Data page): {exc}."]
+    return []
+
+
+def unit_description(design: dict) -> str:
+    """What one neighbour differs by, in words: "one record", or e.g. "one 'id' (with all of its records: up to 7
+    kept)"; the column's name when K is not given yet."""
+    from dpcore.counting.contributions import PrivacyUnit
+    from dpcore.errors import DPCoreError
+
+    opts = unit_options(design)
+    if not opts:
+        return "one record"
+    try:
+        return PrivacyUnit(opts["privacy_unit"], opts.get("records_per_unit") or 1, opts.get("panel_time")).describe()
+    except DPCoreError:
+        return f"one '{opts['privacy_unit']}' (with all of its records)"
+
+
+def book_neighbours(design: dict) -> str:
+    """The notion the budget book keeps the release under: the neighbours, and the unit when there is one
+    (:func:`dpcore.privacy.neighbours.book_notion`: records and units never add up)."""
+    from dpcore.privacy.neighbours import book_notion
+
+    return book_notion(design.get("neighbours", "add_remove"), design.get("privacy_unit") or None)
 
 
 def method_options(design: dict, method: str, skip=()) -> dict:
@@ -279,6 +353,27 @@ def table_shape_notes(n_rows: int, n_columns: int) -> list[str]:
                      "gives empty synthetic sets (the guarantee at work: a table this small cannot be described "
                      "privately in detail).")
     return notes
+
+
+def cells_note(cells: int, n_rows: int) -> tuple[str, str]:
+    """(kind, text) of the Data page's line on the full cross-tabulation's size: "warning", "info" or
+    "caption". Its claims are what the methods do (``tests/studio/test_design_claims.py`` runs them): STEPS's
+    leaf layer and flat Laplace take the sparse path above :data:`~dpcore.synthesizers.sparse_leaves.SPARSE_ABOVE`
+    cells (only the non-empty cells are stored) and refuse only above its limit of 2^62 cells."""
+    from dpcore.synthesizers.sparse_leaves import MAX_SPARSE_CELLS, SPARSE_ABOVE
+
+    msg = f"Full cross-tabulation: **{cells:,} cells** ({n_rows:,} records)."
+    if cells > MAX_SPARSE_CELLS:
+        return "warning", (msg + " That is above the 2^62 cells a leaf layer can count: STEPS without enough "
+                                 "layers and flat Laplace will refuse. Drop or coarsen attributes, or choose a "
+                                 "margin method (AIM, MST, DP ipf, PrivBayes).")
+    if cells > SPARSE_ABOVE:
+        return "info", (msg + " Most cells are empty: STEPS's leaf layer and flat Laplace store only the "
+                              "non-empty ones (their noise on the empty cells is drawn as a whole), and a "
+                              "hierarchy (STEPS) spends the budget better than a flat table.")
+    if cells > 100 * n_rows:
+        return "info", msg + " Most cells are empty: a hierarchy (STEPS) spends the budget better than a flat table."
+    return "caption", msg
 
 
 # --------------------------------------------------------------------------- the private domain

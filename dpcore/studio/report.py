@@ -24,10 +24,6 @@ import datetime as _dt
 import html
 import json
 import math
-import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -35,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.data.domain import DECLARED, DP_FOUND, EDGE_ORIGINS, Domain
-from dpcore.errors import InputError, ResourceError
+from dpcore.errors import InputError
 
 #: Okabe & Ito (2008) colour-blind safe palette; black first, for the original data.
 PALETTE = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442"]
@@ -119,8 +115,10 @@ def plain_statement(manifest: Mapping) -> list[str]:
                 "Do not publish it as a differentially private release; fix the cause and release again."]
     unit = manifest.get("neighbours", {}).get("privacy_unit")
     k = manifest.get("neighbours", {}).get("records_per_unit", 1)
-    theirs = (f"that {unit}'s records (all of them: up to {k} per {unit} were kept)" if unit
-              else "that person's record")
+    period = manifest.get("neighbours", {}).get("panel_time")
+    kept = (f"one per {period}, released together as one wide record" if period
+            else f"up to {k} per {unit} were kept")
+    theirs = f"that {unit}'s records (all of them: {kept})" if unit else "that person's record"
     if notion == "replace":
         whose = (f"whatever values {theirs} hold (the number of records n is treated as public "
                  "and published exactly)")
@@ -144,7 +142,7 @@ def plain_statement(manifest: Mapping) -> list[str]:
                    "releases up in ρ and converts the total back to (ε, δ).")
     return [
         first,
-        f"What this means for {'a ' + unit if unit else 'a person'} in the data: anything an observer concludes "
+        f"What this means for {'each ' + unit if unit else 'a person'} in the data: anything an observer concludes "
         f"about {'that ' + unit if unit else 'that person'} from "
         f"this release — with any background knowledge — is at most {factor:.3g} times (e^ε) more or less likely "
         f"than it would be {whose}{exception}. The smaller ε, the closer that factor is to 1 and the stronger the "
@@ -298,8 +296,25 @@ def _fmt(v) -> str:
     if isinstance(v, dict):
         return "; ".join(f"{k}: {_fmt(x)}" for k, x in v.items()) or "—"
     if isinstance(v, (list, tuple)):
+        if v and all(isinstance(x, (list, tuple)) for x in v):  # margins (a workload): each one as a × b
+            return "; ".join(" × ".join(_fmt(y) for y in x) for x in v)
         return ", ".join(_fmt(x) for x in v) or "—"
     return str(v)
+
+
+def _options_rows(manifest: Mapping) -> list[dict]:
+    """The method's options as the release ran them: the rounds that ran beside those planned (AIM's
+    annealing ends a set early), each from the manifest."""
+    opts = dict(manifest.get("options") or {})
+    ran = [p["rounds"] for p in (manifest.get("diagnostics") or {}).get("per_set", []) if "rounds" in p]
+    if "rounds" in opts and ran and not any(ran):
+        opts["rounds"] = f"{opts['rounds']} planned; none ran: the whole table was measured once"
+    elif "rounds" in opts and ran:
+        done = ", ".join(str(r) for r in ran)
+        opts["rounds"] = (f"{opts['rounds']} planned; {done} ran" + (" (per set)" if len(ran) > 1 else "")
+                          + (" (the budget per round doubled when the model stopped improving, so the budget "
+                             "ran out early)" if any(r != opts["rounds"] for r in ran) else ""))
+    return [{"option": k, "value": v} for k, v in opts.items()]
 
 
 def _raw(inner: str) -> str:
@@ -412,8 +427,7 @@ def _edges_how(record: Mapping, where: bool = False) -> str:
 def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[str]:
     """3. The method's options and the domain, with where each attribute's levels or edges came from."""
     parts = ['<section id="design" class="page"><h2>Method and design</h2>']
-    opts = manifest.get("options") or {}
-    parts.append(_table_html([{"option": k, "value": v} for k, v in opts.items()], ["option", "value"]))
+    parts.append(_table_html(_options_rows(manifest), ["option", "value"]))
     rows = []
     for a in dom.attributes:
         if a.kind == "numeric":
@@ -551,41 +565,3 @@ def load_release_dir(folder) -> tuple[dict, list[pd.DataFrame]]:
     if not paths:
         raise InputError(f"'{folder}' holds no synthetic_*.csv; give the folder a release was written to")
     return manifest, [read_table(p) for p in paths]
-
-
-def find_chromium() -> str | None:
-    """The headless browser used for the PDF: $DPCORE_CHROMIUM, else chromium on the PATH."""
-    env = os.environ.get("DPCORE_CHROMIUM")
-    if env:
-        return env if shutil.which(env) or Path(env).is_file() else None
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def html_to_pdf(html_text: str, pdf_path, timeout: float = 120.0) -> Path:
-    """Print the HTML report to PDF with headless Chromium (offline: the file is local and
-    loads nothing). Raises :class:`ResourceError` when no Chromium is installed."""
-    browser = find_chromium()
-    if browser is None:
-        raise ResourceError("the PDF report needs Chromium (Debian package 'chromium'; `make chromium` installs it) "
-                            "or DPCORE_CHROMIUM pointing at a Chrome binary; the HTML report works without it")
-    out = Path(pdf_path).resolve()
-    with tempfile.TemporaryDirectory() as tmp:
-        page = Path(tmp) / "report.html"
-        page.write_text(html_text, encoding="utf-8")
-        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-extensions", "--no-first-run", "--no-pdf-header-footer",
-               "--run-all-compositor-stages-before-draw", "--virtual-time-budget=20000",
-               f"--user-data-dir={tmp}/profile", f"--print-to-pdf={out}", page.as_uri()]
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise ResourceError(f"Chromium did not finish printing the PDF within {timeout:g} s; try again, or "
-                                "print the HTML report from a browser") from None
-    if not out.is_file() or out.stat().st_size == 0:
-        tail = (res.stderr or "").strip().splitlines()[-1:] or ["no output"]
-        raise ResourceError(f"Chromium could not print the PDF ({tail[0]}); print the HTML report from a browser")
-    return out

@@ -308,8 +308,8 @@ def public_levels(domain, match) -> dict | None:
 def subpopulation_mask(df: pd.DataFrame, expr: str, target: str | None = None) -> np.ndarray:
     """The rows of the subpopulation ``expr`` (a pandas expression; empty: every row). It may not
     use the imputed ``target``, so whether a record is in it never depends on another record."""
+    from dpcore.data.expressions import row_mask
     from dpcore.errors import InputError
-    from dpcore.survey.expressions import row_mask
 
     if not (expr or "").strip():
         return np.ones(len(df), dtype=bool)

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dpcore.privacy.neighbours import describe_book_notion
 from dpcore.studio.table_match import match_known
 from dpcore.studio.workspace import Workspace
 from pages.components import access, workspace
@@ -33,6 +34,10 @@ def panel() -> None:
     if ws.book.account(fp) != fp:
         st.caption(f"This table is charged to the table “{_book_name(ws, ws.book.account(fp))}” it looks like "
                    "(see the Data page).")
+    notion = next((e["neighbours"] for e in entries if e["status"] in ("complete", "pending")), None)
+    if notion:  # the notion the table is kept under: a record, or a privacy unit (never mixed)
+        st.caption(f"This table's book is kept for {describe_book_notion(notion)}: every release of it protects "
+                   "the same, so their budgets add up.")
     if b.get("pure_epsilon") is None and entries:
         st.caption(f"Some releases are (ε, δ) through zCDP, so the table's total is stated as (ε, δ) at the "
                    f"book's δ = {b['delta']:g}: the smaller ε of basic composition and of the releases' ρ "
@@ -75,7 +80,7 @@ def _book_history(ws: Workspace, fp: str, entries: list) -> None:
         "ε": e["epsilon"],
         "δ; ρ": "-" if e.get("delta") is None else f"{e['delta']:g}; {e['rho']:.3g}" if e.get("rho") is not None
         else f"{e['delta']:g}",
-        "neighbours": {"add_remove": "add/remove", "replace": "replace"}.get(e["neighbours"], e["neighbours"]),
+        "neighbours": _notion_short(e["neighbours"]),
         "status": e["status"], "DP": {1: "yes", 0: "NOT DP"}.get(e["dp"], "-"),
         "manifest": (e["manifest_sha256"] or "")[:12],
     } for e in entries])
@@ -98,6 +103,12 @@ def _book_history(ws: Workspace, fp: str, entries: list) -> None:
     c2.download_button("Audit trail (JSON)", ws.book.export_text("json", fp), f"budget_book_{fp[:12]}.json",
                        "application/json", key="w_book_json",
                        help="The same events, and the logs of this table's caps and charging decisions.")
+
+
+def _notion_short(notion: str) -> str:
+    """A book notion in a narrow column: "add/remove", "replace", or "add/remove, one 'id'" for a privacy unit."""
+    base, sep, unit = notion.partition(", ")
+    return {"add_remove": "add/remove", "replace": "replace"}.get(base, base) + (sep + unit if sep else "")
 
 
 def _cap_controls(ws: Workspace, fp: str, b: dict) -> None:

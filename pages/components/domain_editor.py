@@ -28,6 +28,7 @@ from dpcore.data.editing import (
 )
 from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, PRIVTREE, QUANTILES, BinSpec
 from dpcore.studio import design
+from pages.components import state
 
 EDGE_MODES = ("public edges", "DP quantile edges", "DP PrivTree edges")
 #: the dp_bins method of each DP mode, and back
@@ -42,9 +43,12 @@ def spec_method(spec: dict) -> str:
 
 
 def _unrecoded() -> pd.DataFrame:
+    """The table the domain describes, before the recodes: without the dropped columns and the privacy unit's
+    identifier (never released, so not in the domain)."""
     s = st.session_state
     df = s["raw_df"]
-    drop = [c for c in s.get("drop_cols", []) if c in df.columns]
+    unit = state.unit_column()
+    drop = [c for c in s.get("drop_cols", []) if c in df.columns] + ([unit] if unit else [])
     return df.drop(columns=drop) if drop else df
 
 

@@ -12,6 +12,7 @@ import time
 import streamlit as st
 
 import dpcore
+from dpcore.privacy.neighbours import book_notion
 from dpcore.studio import jobs
 from pages.components import state, workspace
 
@@ -29,7 +30,9 @@ def start_release(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, s
     """Start the release in a background thread, recorded in the budget book; the job."""
     s = st.session_state
     release = state.release_call(dom, method, opts, epsilon, sets)
-    record = workspace.release_recorder(method, epsilon, opts.get("neighbours", "add_remove"), opts.get("delta"))
+    # the book keeps the table under the neighbours and the privacy unit: records and units never add up
+    notion = book_notion(opts.get("neighbours", "add_remove"), opts.get("privacy_unit"))
+    record = workspace.release_recorder(method, epsilon, notion, opts.get("delta"))
     key = state.work_key()
     times = s.setdefault("_release_seconds", {})
     prior = times.get((method, key, sets))

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.studio import adviser
+from dpcore.studio import adviser, design
 from dpcore.studio.noise_check import what_passes
 from pages.components import glossary as gl
 from pages.components import state
@@ -22,8 +22,12 @@ def record_count(dom: dpcore.Domain) -> tuple[float, str, bool]:
     table's own count, which only the curator may see."""
     s = st.session_state
     n = len(state.work_df())
+    what = "record count"
+    if design.is_wide(state.cfg()) and state.unit_column():  # a panel released wide: one record per unit
+        unit = state.unit_column()
+        n, what = int(state.work_df()[unit].nunique()), f"number of '{unit}' values"
     if state.cfg().get("neighbours") == "replace":
-        return float(n), "the table's record count (public under replace-one neighbours)", False
+        return float(n), f"the table's {what} (public under replace-one neighbours)", False
     rel = s.get("release")
     if rel and rel.get("key") == state.work_key() and rel.get("main") is not None:
         rc = rel["main"].record_count or {}
@@ -31,7 +35,7 @@ def record_count(dom: dpcore.Domain) -> tuple[float, str, bool]:
             entry = getattr(rel["main"], "book_entry", None) or getattr(rel["main"], "entry_id", None)
             return float(rc["value"]), ("the noisy record count of your last release"
                                         + (f" (#{entry})" if entry else "")), False
-    return float(n), "your table's own record count — curator-only: it is not released", True
+    return float(n), f"your table's own {what} — curator-only: it is not released", True
 
 
 def _options(opts: dict) -> dict:
@@ -76,6 +80,15 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
     else:
         st.warning(f"The noise is larger than the typical count on {_count(swamped)} of {_count(total)} released "
                    f"counts. {detail}", icon=":material/warning:")
+    unit = design.unit_options(state.cfg())
+    if unit.get("records_per_unit"):
+        k, col = unit["records_per_unit"], unit["privacy_unit"]
+        st.caption(f"Privacy unit: each '{col}' with all of its records, up to {k} kept: every count's noise is "
+                   f"calibrated to {k} records, {k} times the noise of a release that protects one record.")
+    elif unit:
+        st.caption(f"Privacy unit: each '{unit['privacy_unit']}', released wide (one record per "
+                   f"'{unit['privacy_unit']}', a column group per '{unit['panel_time']}'): the counts are those of "
+                   "the wide table.")
     shown = tab.assign(**{"noise larger?": tab["swamped"].map({True: "YES", False: "no"})})
     each = f"{tab['unit'].iloc[0]} each"  # the budget's own unit: ε, or ρ under (ε, δ)
     shown = shown[["what", "counts", "budget", "noise_sd", "typical_count", "noise larger?"]].rename(columns={
@@ -164,6 +177,10 @@ def adviser_panel(dom: dpcore.Domain, method: str, opts: dict) -> adviser.Advice
             st.caption(f"Noise figures use n = {n:,.0f}: {source}."
                        + (" :red[Curator-only.]" if curator_only else "")
                        + " The recommendation itself uses public facts only.")
+            if design.unit_options(state.cfg()):
+                st.caption(f"Privacy unit: {design.unit_description(state.cfg())}. The predicted errors are those "
+                           "of a release that protects one record; the noise figures, each method's check and the "
+                           "noise check use the unit's.")
             if adv.delta is not None:
                 st.caption("Every method's check “Noise against the counts” uses the (ε, δ) noise (discrete Gaussian "
                            "at its share of ρ).")

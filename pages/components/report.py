@@ -12,7 +12,8 @@ import pandas as pd
 import streamlit as st
 
 import dpcore
-from dpcore.studio.report import find_chromium, html_to_pdf, release_report_html, report_filename
+from dpcore.studio.report import release_report_html, report_filename
+from dpcore.studio.report_pdf import find_chromium, html_to_pdf
 
 
 def render_report_section(release, original: pd.DataFrame) -> None:

@@ -31,6 +31,8 @@ def set_data(df: pd.DataFrame, name: str, keep: bool = True) -> None:
     """Replace the session's table (forgetting everything derived from the previous one); the
     workspace remembers it (created now, with ``keep``) and the budget book charges it."""
     state.reset_data(df, name)
+    if keep:  # a table the curator loaded: the refusal of another's workspace is behind
+        st.session_state.pop("_ws_refused", None)
     workspace.on_table_loaded(df, name, keep=keep)
 
 

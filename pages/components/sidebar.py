@@ -16,6 +16,8 @@ def summary() -> None:
         dropped = len(s["raw_df"].columns) - df.shape[1]
         st.caption(f"**Data:** {s.get('data_name', '')}  \n{len(df):,} rows × {df.shape[1]} columns"
                    + (f" ({dropped} dropped)" if dropped > 0 else ""))
+        if design.unit_options(s["cfg"]):
+            st.caption(f"**Protects:** {design.unit_description(s['cfg'])}")
         dom, err = state.domain_status()
         if err:
             st.caption(":red[Domain needs attention (see Data page)]")

@@ -111,6 +111,7 @@ def reset_data(df: pd.DataFrame, name: str) -> None:
         c["layers"] = [[] for _ in range(max(1, int(c.get("L", 2))))]
         c["custom_weights"] = []
         c["dp_domain"] = False  # each table's domain is decided on its own Data page
+        forget_unit(c)  # and its privacy unit: a column of the previous table, K the curator gave for it
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -138,6 +139,66 @@ def work_df() -> pd.DataFrame:
 
         df = apply_recodes(df, s["recodes"])
     return df
+
+
+def unit_column() -> str | None:
+    """The design's privacy unit when it is a column of the table in use (not dropped), else None: that column is
+    never released, so it is not part of the domain (:func:`domain_df`)."""
+    column = cfg().get("privacy_unit")
+    return column if column and column in map(str, work_df().columns) else None
+
+
+def domain_df() -> pd.DataFrame:
+    """The table the domain describes: :func:`work_df` without the privacy unit's identifier (the release drops it
+    before anything is read). Releases and previews get :func:`work_df`, identifier included: they bound each
+    unit's records by it."""
+    df, unit = work_df(), unit_column()
+    return df.drop(columns=[unit]) if unit else df
+
+
+def domain_key() -> str:
+    """:func:`work_key`, and the privacy unit's column when the domain leaves it out."""
+    unit = unit_column()
+    return work_key() + (f"|unit={unit}" if unit else "")
+
+
+def forget_unit(c: dict | None = None) -> None:
+    """Back to one record as the privacy unit (a new table, or its identifier dropped)."""
+    c = cfg() if c is None else c
+    c.update(privacy_unit=None, records_per_unit=None, panel_time=None, panel_wide=False)
+
+
+def set_unit(column: str | None) -> None:
+    """Make ``column`` (None: one record) the privacy unit; K is the curator's, kept. The identifier leaves the
+    domain (a declared domain stays declared without it); back to one record, it returns to the domain, which
+    must then be confirmed again (an edited or uploaded domain without it is inferred again)."""
+    s = st.session_state
+    before = unit_column()
+    if (column or None) == cfg().get("privacy_unit"):
+        return
+    cfg()["privacy_unit"] = column or None
+    cfg().update(panel_time=None if cfg().get("panel_time") == column else cfg().get("panel_time"))
+    if before and before != column:  # the old identifier is back in the domain's columns
+        override = s.get("domain_override")
+        if override and before not in dpcore.Domain.from_json(override, declared=False).names:
+            s["domain_override"] = None
+        s["domain_confirmed"] = False
+    if not column:
+        cfg().update(panel_time=None, panel_wide=False)
+
+
+def set_drops(drop: list[str]) -> None:
+    """Drop ``drop`` (the Data page's multiselect): the domain is inferred again; dropping the privacy unit's
+    identifier forgets the unit (a dropped column protects nobody)."""
+    s = st.session_state
+    s["drop_cols"] = drop
+    s["domain_override"] = None
+    s["domain_confirmed"] = False
+    s.pop("release", None)
+    if cfg().get("privacy_unit") in drop:
+        forget_unit()
+    if cfg().get("panel_time") in drop:
+        cfg().update(panel_time=None, panel_wide=False)
 
 
 def work_key() -> str:
@@ -171,9 +232,11 @@ def _check_domain(_df: pd.DataFrame, key: str, domain_json: str) -> str | None:
 def current_domain() -> dpcore.Domain:
     """The domain the design and release use (raises DomainError with a remedy)."""
     s = st.session_state
-    df = work_df()
+    df, unit = domain_df(), unit_column()
     if s.get("domain_override"):
         dom = dpcore.Domain.from_json(s["domain_override"], declared=False)
+        if unit in dom.names:  # a domain file written for the whole table: the identifier is never released
+            dom = dom.project([n for n in dom.names if n != unit])
         names = set(dom.names)
         cols = set(map(str, df.columns))
         if names != cols:
@@ -185,8 +248,9 @@ def current_domain() -> dpcore.Domain:
                 + ". Upload a matching domain.json, drop those columns, or reset to the inferred domain"
             )
     else:
+        numeric = {c: v for c, v in (s.get("numeric") or {}).items() if c != unit}
         dom = dpcore.Domain.from_json(
-            _infer_domain_json(df, work_key(), json.dumps(s.get("numeric", {}), sort_keys=True)), declared=False
+            _infer_domain_json(df, domain_key(), json.dumps(numeric, sort_keys=True)), declared=False
         )
     private = design.private_numeric(s.get("dp_bins"))
     if private:
@@ -197,7 +261,7 @@ def current_domain() -> dpcore.Domain:
             s["domain_confirmed"] = False
         else:  # declared; a column found privately keeps its placeholder until the release replaces it
             dom = dpcore.Domain(dom.attributes, DECLARED)
-    err = _check_domain(df, work_key(), dom.to_json())
+    err = _check_domain(df, domain_key(), dom.to_json())
     if err:
         raise dpcore.DomainError(err)
     return dom
@@ -253,8 +317,10 @@ def layer_groups() -> list[list[str]]:
 
 
 def design_call(dom: dpcore.Domain) -> tuple[str, dict, list[str]]:
-    """(method, options, problems) for the release from the design settings (dpcore.studio.design)."""
-    return design.design_call(cfg(), dom, resolved_method(dom))
+    """(method, options, problems) for the release from the design settings (dpcore.studio.design), the privacy
+    unit's problems included (a column the table lacks, K missing or not a whole number)."""
+    method, opts, problems = design.design_call(cfg(), dom, resolved_method(dom))
+    return method, opts, problems + design.unit_problems(cfg(), work_df().columns, dom)
 
 
 def resolved_method(dom: dpcore.Domain) -> str:
@@ -270,7 +336,8 @@ def resolved_method(dom: dpcore.Domain) -> str:
 
 def public_record_count() -> tuple[float | None, str]:
     """(n, where it comes from) for the adviser's predictions: public figures only. The noisy count of this
-    table's last release (public once released); n under replace-one neighbours (public by the notion);
+    table's last release (public once released: this session's, else the budget book's, whoever released it);
+    n under replace-one neighbours (public by the notion);
     the figure the curator states on the Design page; else None (the adviser then averages over n)."""
     s = st.session_state
     rel = s.get("release")
@@ -278,6 +345,10 @@ def public_record_count() -> tuple[float | None, str]:
         rc = rel["main"].record_count or {}
         if rc.get("noisy"):
             return float(rc["value"]), "the noisy record count of your last release of this table (public)"
+    ws, fp = s.get("_ws"), s.get("table_fp")  # the session's workspace (components.workspace.current)
+    published = ws.book.public_record_count(fp) if ws is not None and fp else None
+    if published is not None:
+        return published, "the record count your last release of this table published (public; the budget book)"
     if cfg().get("neighbours") == "replace":
         return float(len(work_df())), "the table's record count (public under replace-one neighbours)"
     given = s["w_adviser_n"] if "w_adviser_n" in s else s.get("adviser_n")  # the widget's value is the latest

@@ -317,11 +317,12 @@ def check_budget(epsilon: float, label: str, delta: float | None = None) -> None
     """Refuse (BudgetExceeded, remaining budget named) before anything runs."""
     ws, fp = ensure(), st.session_state.get("table_fp")
     if ws is not None and fp:
-        ws.book.check(fp, epsilon, state.cfg().get("neighbours", "add_remove"), label, delta)
+        ws.book.check(fp, epsilon, studio_design.book_neighbours(state.cfg()), label, delta)
 
 
 def release_recorder(method: str, epsilon: float, neighbours: str, delta: float | None = None):
-    """A function ``record(run)`` that runs ``run()`` through this session's budget book. It reads
+    """A function ``record(run)`` that runs ``run()`` through this session's budget book, under ``neighbours``:
+    the book's notion (dpcore.privacy.neighbours.book_notion, the privacy unit's column included). It reads
     the session now, so it may be called later from a job thread (pages/components/jobs.py)."""
     ws, fp, name = ensure(), st.session_state.get("table_fp"), st.session_state.get("data_name", "")
     user = book_user()

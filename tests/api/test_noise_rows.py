@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import dpcore
@@ -141,3 +142,24 @@ def test_a_steps_plan_names_the_unit_of_its_budget_figures(s7, s7_domain, delta,
     assert not [k for k in plan if "epsilon" in k and k != "epsilon"], sorted(plan)
     total = plan["budget_per_set"] * 5 + plan["record_count_budget"]
     assert total == pytest.approx(plan["rho"] if unit == "rho" else 1.0)
+
+
+def test_the_noise_of_a_unit_and_of_a_wide_panel():
+    """[privacy-unit] expected_noise takes the design's unit as synthesize does (the app's noise check passes it
+    through): ``privacy_unit`` only names it, K scales every noise; with ``panel_time`` the rows are those of the
+    wide table (a column group per declared period, a record's sensitivity), from the domain alone."""
+    from dpcore.counting.panel import panel_layout, wide_domain
+
+    rng = np.random.default_rng(1)
+    panel = pd.DataFrame({"id": np.repeat(np.arange(30), 3), "year": np.tile([2001, 2002, 2003], 30),
+                          "job": rng.choice(["a", "b", "c"], 90), "town": rng.choice(["x", "y"], 90)})
+    dom = dpcore.infer_domain(panel.drop(columns="id")).declared()
+    named = dpcore.expected_noise("flat_laplace", dom, 1.0, n=90, privacy_unit="id", records_per_unit=3)
+    assert named == dpcore.expected_noise("flat_laplace", dom, 1.0, n=90, records_per_unit=3)
+    record = dpcore.expected_noise("flat_laplace", dom, 1.0, n=90)
+    assert named[0].noise_sd > 3 * record[0].noise_sd  # scale 3/ε: 3 times the scale, a bit more in SD
+    wide = dpcore.expected_noise("mst", dom, 1.0, n=30, privacy_unit="id", panel_time="year")
+    expected = wide_domain(dom, panel_layout(panel, dom, "id", "year"))
+    assert wide == dpcore.expected_noise("mst", expected, 1.0, n=30)
+    with pytest.raises(dpcore.OptionError, match="panel_time 'when' is not a column"):  # one line, as synthesize's
+        dpcore.expected_noise("mst", dom, 1.0, n=30, privacy_unit="id", panel_time="when")

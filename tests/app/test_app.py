@@ -295,7 +295,8 @@ def test_steps2_release_with_m5_on_the_cps_demo():
     at = start()
     at.selectbox(key="w_demo").select(CPS).run()
     at.session_state["cfg"]["comparators"] = []
-    at = release(at)  # default: STEPS-2, MoSDA, m = 5
+    at.session_state["cfg"]["m"] = 5  # the default is one set
+    at = release(at)  # STEPS-2, MoSDA, m = 5
     rel = at.session_state["release"]
     assert len(rel["main"].sets) == 5 and abs(len(rel["main"].sets[0]) - 6231) < 400  # noisy count (scale 20)
     assert rel["main"].ledger.epsilon == pytest.approx(rel["main"].epsilon, abs=1e-12)

@@ -34,7 +34,7 @@ def test_aim_on_a_tiny_table_plans_and_releases_the_whole_table_once(uploads, mo
     ledger = next(d.value for d in at.dataframe if "table" in d.value.columns and "mechanism" in d.value.columns)
     assert list(ledger["table"]) == ["the whole table, once (no rounds)"]
     assert list(ledger["cells"]) == [108]
-    assert "AIM: 1 noisy table per set, 5 sets" in texts(at.caption)
+    assert "AIM: 1 noisy table per set, 1 set (sequential" in texts(at.caption)
     at.session_state["cfg"]["comparators"] = []
     at = release(at)
     r = at.session_state["release"]["main"]

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.browser import browser_support as bs
 from tests.browser.browser_support import (  # noqa: F401
     ARTIFACTS,
     CHROMIUM,
@@ -38,8 +40,9 @@ from tests.browser.browser_support import (  # noqa: F401
 pytestmark = [NEEDS_CHROMIUM]
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+expect = sync_api.expect
 
-TIMEOUT_MS = 30_000
+TIMEOUT_MS = bs.CEILING_MS
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +65,8 @@ def page(server):
 
 
 def drag(page, item: str, header: str) -> None:
-    """The recipe from NOTES-ui-testing.md: hover, mouse down, move in steps below the header, mouse up."""
+    """The recipe from NOTES-ui-testing.md: hover, mouse down, move in steps below the header, mouse up;
+    then wait until the run it asked for has finished and ``item`` is drawn in ``header``'s container."""
     frame = page.frame_locator("iframe").first
     src = frame.locator(".sortable-item", has_text=item).first
     tgt = frame.locator(".sortable-container-header", has_text=header).first
@@ -71,26 +75,24 @@ def drag(page, item: str, header: str) -> None:
     box = tgt.bounding_box()
     page.mouse.move(box["x"] + 30, box["y"] + box["height"] + 12, steps=20)
     page.mouse.up()
-    settle(page, 800)
+    settle(page)
+    container = frame.locator(".sortable-container", has=frame.locator(".sortable-container-header", has_text=header))
+    expect(container.first).to_contain_text(item)
 
 
 def shot(page, name: str) -> None:
-    """Screenshot of the whole page: Streamlit scrolls inside stMain, so grow the viewport until it fits."""
-    page.wait_for_timeout(600)
+    """Screenshot of the whole page: Streamlit scrolls inside stMain, so the viewport grows to fit it, once
+    the charts are drawn and the layout is still."""
     size = page.viewport_size
-    height = size["height"]
-    for _ in range(4):
-        needed = page.evaluate(
-            "() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
-            " return m ? m.scrollHeight : document.body.scrollHeight; }")
-        if needed <= height:
-            break
-        height = int(min(needed + 20, 8000))
-        page.set_viewport_size({"width": size["width"], "height": height})
-        page.wait_for_timeout(1000)
+    page.mouse.move(5, 5)
+    bs.wait_drawn(page)
+    height = bs.main_height(page)
+    if height > size["height"]:
+        page.set_viewport_size({"width": size["width"], "height": int(min(height + 20, 8000))})
+        bs.wait_drawn(page)
     page.screenshot(path=str(ARTIFACTS / name), full_page=True)
     page.set_viewport_size(size)
-    page.wait_for_timeout(300)
+    bs.wait_drawn(page)
 
 
 def test_curator_flow(page):
@@ -137,10 +139,11 @@ def test_curator_flow(page):
     # 4. Release: run it, download the zip and check it.
     goto(page, "4 · Release")
     page.get_by_role("button", name="Release (spends ε = 2)").click()
-    page.get_by_text("Released 5 set(s)").first.wait_for()
+    page.get_by_text("Released 5 set(s)").first.wait_for(timeout=bs.JOB_CEILING_MS)
+    page.get_by_text("differentially private with ε = 2").first.wait_for()  # the release's own statement
     settle(page)
     no_exception(page)
-    assert page.get_by_text("NOT DP").count() == 0, "a confirmed domain with a fixed order must give a DP release"
+    expect(page.get_by_text("NOT DP"), "a confirmed domain with a fixed order must give a DP release").to_have_count(0)
     with page.expect_download() as dl:
         page.get_by_role("button", name="All sets + manifest (zip)").click()
     data = Path(dl.value.path()).read_bytes()
@@ -169,7 +172,8 @@ def test_curator_flow(page):
 
     # 5. Trade-offs: the per-table heat map of this release is drawn.
     goto(page, "5 · Trade-offs")
-    page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
+    heat_map = page.locator('[data-testid="stPlotlyChart"] svg text', has_text="mean over sets of each two-way table")
+    heat_map.first.wait_for()
     no_exception(page)
     shot(page, "tradeoffs.png")
 
@@ -186,13 +190,17 @@ def test_sweep(page):
         goto(page, "5 · Trade-offs")
     _small_sweep(page)
     page.get_by_role("button", name="Run sweep").click()
-    page.wait_for_function(
-        "() => document.querySelectorAll('[data-testid=\"stPlotlyChart\"]').length >= 5", timeout=120_000)
-    settle(page, 1000)
+    # the end of the sweep as the page shows it: the click's run draws its progress and Cancel button, the page
+    # runs again without them when it has finished (2 methods × 2 ε × 2 reps: minutes on a loaded machine), then
+    # draws this sweep's charts and, after them, the adviser's check against its results
+    settle(page)
+    expect(page.get_by_role("button", name="Cancel sweep")).to_have_count(0, timeout=bs.JOB_CEILING_MS)
+    settle(page)
+    page.get_by_text(re.compile(r"At every ε of this sweep|The adviser and this sweep disagree")).first.wait_for()
     no_exception(page)
     for title in ("SPECKS", "S_pMSE", "replicated uniques", "Risk–utility"):
-        page.locator('[data-testid="stPlotlyChart"]', has_text=title).first.wait_for()
-    assert page.get_by_role("button", name="Results (CSV)").count() == 1
+        page.locator('[data-testid="stPlotlyChart"] svg text', has_text=title).first.wait_for()
+    expect(page.get_by_role("button", name="Results (CSV)")).to_have_count(1)
     page.mouse.move(5, 5)  # no tooltip in the screenshot
     shot(page, "tradeoffs.png")
     no_exception(page)
@@ -200,14 +208,14 @@ def test_sweep(page):
 
 def _small_sweep(page) -> None:
     """Reduce the default ε grid (0.1, 1, 10) to 0.1 and 1, with 2 repetitions (short, yet the bands show)."""
+    tags = page.locator('[data-testid="stMultiSelect"]', has_text="ε grid").locator("[data-tag] span[title]")
+    tags.first.wait_for()  # the grid is drawn before its tags are read
+    settle(page)
     for value in ("10",):
         remove = page.get_by_role("button", name=f"Remove {value}", exact=True)
         if remove.count():
             remove.first.click()
-            settle(page, 300)
-    reps = page.get_by_role("spinbutton", name="reps")
-    reps.fill("2")
-    reps.press("Enter")
-    settle(page)
-    tags = page.locator('[data-testid="stMultiSelect"]', has_text="ε grid").locator("[data-tag] span[title]")
-    assert sorted(tags.all_inner_texts()) == ["0.1", "1"]
+            settle(page)
+    bs.type_value(page, page.get_by_role("spinbutton", name="reps"), "2")
+    expect(page.get_by_role("spinbutton", name="reps")).to_have_value("2")
+    expect(tags).to_have_text(["0.1", "1"])

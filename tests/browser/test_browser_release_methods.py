@@ -12,7 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.test_browser import CHROMIUM, goto, no_exception, page, server, settle, shot  # noqa: F401  (fixtures)
+from tests.browser import browser_support as bs
+from tests.browser.test_browser import (  # noqa: F401  (fixtures)
+    CHROMIUM,
+    expect,
+    goto,
+    no_exception,
+    page,
+    server,
+    settle,
+    shot,
+)
 
 pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium)")]
 
@@ -43,10 +53,11 @@ def test_release_with_privbayes_chosen_on_the_design_page(page):  # noqa: F811
 
     goto(page, "4 · Release")
     page.get_by_role("button", name="Release (spends ε = 1)").click()
-    page.get_by_text("Released 5 set(s)").first.wait_for()
+    page.get_by_text("Released 5 set(s)").first.wait_for(timeout=bs.JOB_CEILING_MS)
+    page.get_by_text("differentially private with ε = 1").first.wait_for()  # the release's own statement
     settle(page)
     no_exception(page)
-    assert page.get_by_text("NOT DP").count() == 0
+    expect(page.get_by_text("NOT DP")).to_have_count(0)
     with page.expect_download() as dl:
         page.get_by_role("button", name="All sets + manifest (zip)").click()
     with zipfile.ZipFile(io.BytesIO(Path(dl.value.path()).read_bytes())) as z:

@@ -12,6 +12,7 @@ import contextlib
 
 import pytest
 
+from tests.browser import browser_support as bs
 from tests.browser.browser_support import (
     ARTIFACTS,
     NAV_LINK,
@@ -26,8 +27,9 @@ pytestmark = [NEEDS_CHROMIUM]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
 oidc_mock = pytest.importorskip("oidc_provider_mock", reason="oidc-provider-mock is not installed "
                                                             "(requirements-dev.txt)")
+expect = sync_api.expect
 
-TIMEOUT_MS = 30_000
+TIMEOUT_MS = bs.CEILING_MS
 WIDTHS = (1280, 1920)
 
 
@@ -47,9 +49,16 @@ def shots(page, name: str) -> None:
     page.mouse.move(5, 5)  # no tooltip in the picture
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 1000})
-        page.wait_for_timeout(600)
+        bs.wait_drawn(page)  # laid out again at this width
         page.screenshot(path=str(ARTIFACTS / f"{name}_{width}.png"), full_page=True)
     page.set_viewport_size({"width": WIDTHS[0], "height": 1000})
+    bs.wait_drawn(page)
+
+
+def ws_id(page) -> str:
+    """The workspace id in ``page``'s address, once the app has put it there."""
+    page.wait_for_function("() => location.search.includes('ws=')")
+    return page.url.split("ws=")[1].split("&")[0]
 
 
 def workspace_folders(root) -> set[str]:
@@ -63,19 +72,19 @@ def test_two_visits_on_a_local_server_leave_no_folder(tmp_path):
         page.wait_for_selector(NAV_LINK)
         page.get_by_text("Nothing is kept yet").first.wait_for()
         settle(page)
-        first_id = page.url.split("ws=")[1].split("&")[0]
+        first_id = ws_id(page)
         shots(page, "start_local")
-        other = context.new_page()
+        other = bs.new_page(context)
         other.goto(url)
         other.get_by_text("Nothing is kept yet").first.wait_for()
         settle(other)
-        assert other.url.split("ws=")[1].split("&")[0] != first_id
+        assert ws_id(other) != first_id
         assert workspace_folders(root) == set()
-        text = page.locator('[data-testid="stMain"]').inner_text()
-        assert "starts a new, empty workspace" not in text
+        expect(page.locator('[data-testid="stMain"]')).not_to_contain_text("starts a new, empty workspace")
         # the curator opens the demo: now the workspace exists, under the id in the address
         page.get_by_role("button", name="Open the demo").click()
         page.wait_for_url("**/data?ws=*")
+        page.get_by_role("heading", name="1 · Data").wait_for()
         settle(page)
         assert workspace_folders(root) == {first_id}
         browser.close()
@@ -126,7 +135,8 @@ def test_log_in_log_out_and_another_curators_workspace_is_refused(tmp_path, prov
         browser, context, page = open_app(p, url, WIDTHS[0], 1000, TIMEOUT_MS)
         page.get_by_role("button", name="Log in").wait_for()
         settle(page)
-        assert page.locator(NAV_LINK).count() == 0 and workspace_folders(root) == set()  # nothing before login
+        expect(page.locator(NAV_LINK)).to_have_count(0)  # nothing before login
+        assert workspace_folders(root) == set()
         shots(page, "login")
 
         page.get_by_role("button", name="Log in").click()
@@ -139,26 +149,28 @@ def test_log_in_log_out_and_another_curators_workspace_is_refused(tmp_path, prov
         page.get_by_text("Logged in as alice@example.org (curator)").first.wait_for()
         page.get_by_role("button", name="Open the demo").click()
         page.wait_for_url("**/data?ws=*")
+        page.get_by_role("heading", name="1 · Data").wait_for()
         settle(page)
-        alice_ws = page.url.split("ws=")[1].split("&")[0]
+        alice_ws = ws_id(page)
         assert workspace_folders(root) == {alice_ws}
-        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
-        assert f"Workspace {alice_ws}" in sidebar and str(root) not in sidebar  # no server path for a curator
-        page.locator(NAV_LINK, has_text="Start").first.click()
-        settle(page)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        expect(sidebar).to_contain_text(f"Workspace {alice_ws}")
+        expect(sidebar).not_to_contain_text(str(root))  # no server path for a curator
+        bs.goto(page, "Start")
         shots(page, "start_logged_in")
 
         log_out(page)
         page.goto(f"{url}/?ws={alice_ws}")  # the address alone, logged out: only the login screen
         page.get_by_role("button", name="Log in").wait_for()
-        assert page.locator(NAV_LINK).count() == 0
+        settle(page)
+        expect(page.locator(NAV_LINK)).to_have_count(0)
 
         log_in(page, "bob@example.org")
         page.goto(f"{url}/?ws={alice_ws}")
         page.locator('[data-testid="stMain"] [data-testid="stAlert"]', has_text="belongs to another curator").wait_for()
         settle(page)
-        assert alice_ws not in page.url
-        assert "SD2011" in page.locator('[data-testid="stSidebar"]').inner_text()  # the demo, not her table
+        page.wait_for_function("(ws) => !location.search.includes(ws)", arg=alice_ws)  # her id left the address
+        expect(page.locator('[data-testid="stSidebar"]')).to_contain_text("SD2011")  # the demo, not her table
         shots(page, "workspace_refused")
         assert workspace_folders(root) == {alice_ws}  # the refused visit made no folder
 
@@ -167,5 +179,5 @@ def test_log_in_log_out_and_another_curators_workspace_is_refused(tmp_path, prov
         page.goto(f"{url}/?ws={alice_ws}")
         page.get_by_text("Logged in as root@example.org (admin)").first.wait_for()
         page.get_by_text(str(root / alice_ws)).first.wait_for()
-        assert alice_ws in page.url
+        page.wait_for_function("(ws) => location.search.includes(ws)", arg=alice_ws)
         browser.close()

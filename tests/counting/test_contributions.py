@@ -2,6 +2,8 @@
 random subset drawn from the release's generator, the identifier dropped; the unit declared, never read."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +13,7 @@ from dpcore.counting.contributions import (
     PrivacyUnit,
     bound_contributions,
     check_privacy_unit,
+    unit_candidates,
     unit_summary,
 )
 from dpcore.errors import OptionError
@@ -79,3 +82,28 @@ def test_the_unit_is_declared_in_one_line_or_refused():
         with pytest.raises(OptionError, match=match):
             check_privacy_unit(df, column, k, "t")
     assert unit_summary(df, "id") == {"values": 3, "largest": 2, "repeated_share": 1.0}
+
+
+# --------------------------------------------------------------------------- the Data page's flag (curator-only)
+
+
+def test_a_repeating_identifier_is_flagged_and_measurements_are_not():
+    """unit_candidates: a panel's id (balanced: 60 × 4; by its name even when unbalanced, or a household
+    roster's); not a measurement whose common values pile up, a small categorical column, a two-level column
+    named like an id, an all-distinct running number, or floats."""
+    rng = np.random.default_rng(0)
+    panel = pd.DataFrame({
+        "person": np.repeat([f"p{i}" for i in range(60)], 4),  # text, balanced: flagged by its values alone
+        "wave": np.tile([1, 2, 3, 4], 60),
+        "age": rng.integers(18, 60, 240),  # an integer measurement: its values pile up unevenly
+        "income": rng.normal(3000, 500, 240).round(2),  # floats
+        "row": np.arange(240),  # all distinct: an identifier, but no value repeats
+        "paid_id": rng.choice(["yes", "no"], 240),  # named like an id, two levels: no person
+    })
+    assert unit_candidates(panel) == ["person"]
+    roster = pd.DataFrame({"hhid": np.repeat(np.arange(30), rng.integers(1, 8, 30))})  # unbalanced, named
+    roster["sex"] = rng.choice(["f", "m"], len(roster))
+    assert unit_candidates(roster) == ["hhid"]
+    s7 = pd.read_csv(Path(__file__).resolve().parents[2] / "assets" / "sd2011_s7.csv")
+    assert unit_candidates(s7) == []
+    assert unit_summary(panel, "person") == {"values": 60, "largest": 4, "repeated_share": 1.0}

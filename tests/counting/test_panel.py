@@ -71,6 +71,22 @@ def test_back_to_long_keeps_paths_and_fills_lone_gaps_from_the_synthetic_set():
     assert u2.state.tolist() == [wide.loc[1, f"state@{y}"] for y in (2001, 2002, 2003)]
 
 
+def test_a_column_missing_in_every_record_of_a_period_is_filled_from_another_period():
+    """A synthetic wide set may hold no value of a column in one period (its missing level drawn for every unit):
+    the panel still keeps the declared domain, which has no missing level for it (from the app: the Release page
+    refused to chart such a set)."""
+    df = _panel(6)
+    dom = _domain(df)
+    layout = panel_layout(df, dom, "pid", "year")
+    wide = to_wide(df, layout, np.random.default_rng(0)).data
+    wide["state@2002"] = None  # no synthetic unit has a state in 2002; job is present, so the rows are kept
+    wide.loc[:, "job@2002"] = "x"
+    wide.loc[:, "job@2001"] = "y"
+    long = to_long(wide, layout, np.random.default_rng(0))
+    assert long.notna().all().all() and len(long) == 18
+    assert set(long[long.year == 2002].state) <= set(df.state)
+
+
 def test_refusals_name_the_column_and_what_to_do():
     df = _panel(5)
     dom = _domain(df)

@@ -18,13 +18,12 @@ from dpcore.studio.report import (
     bar_figure,
     build_report_html,
     figures_html,
-    find_chromium,
-    html_to_pdf,
     level_shares,
     oneway_rows,
     release_report_html,
     report_filename,
 )
+from dpcore.studio.report_pdf import find_chromium, html_to_pdf
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 """Row selections written as pandas expressions ("age >= 65 and voted == 'YES'").
 
-Used by the survey commands and the Survey page alike. Privacy: evaluating a mask
+Used by the survey commands, the Survey page and the rules a release enforces on its records. Privacy: evaluating a mask
 releases nothing; which rows it selects is data, used only inside DP releases.
 """
 from __future__ import annotations
