@@ -88,26 +88,30 @@ def _eps_from_typed():
         s["w_eps_slider"] = nearest_grid(v)
 
 
-def _margin_ledger(pv, method: str, opts: dict) -> None:
-    """The planned ledger of a margin method: one row per noisy table (no data values)."""
-    plan = pv.plan
-    col, u = ("rho", "ρ") if "rho" in pv.margins.columns else ("epsilon", "ε")  # (ε, δ) designs budget in ρ
-    tab = pv.margins.assign(**{f"{u} over m sets": pv.margins[col] * plan["sets"]})
-    st.dataframe(tab.rename(columns={col: f"{u} per set"}), hide_index=True, width="stretch",
-                 column_config={"table": st.column_config.TextColumn(width="medium"),
-                                # ρ shares are small (1e-5 and below): scientific notation keeps them legible
-                                f"{u} per set": st.column_config.NumberColumn(
-                                    format="scientific" if u == "ρ" else "%.4g"),
-                                f"{u} over m sets": st.column_config.NumberColumn(
-                                    format="scientific" if u == "ρ" else "%.4g"),
-                                "noise_scale": st.column_config.NumberColumn(format="%.4g"),
+def _ledger_table(plan, pv) -> None:
+    """The planned ledger (dpcore.previews.plan_release, the noise check's plan): the domain found privately and
+    the record count before the sets, then one row per noisy table or layer per set (no data values)."""
+    zc = plan.budget_key == "rho"  # an (ε, δ) design: the budgets are shares of ρ
+    u = "ρ" if zc else "ε"
+    rows = pd.DataFrame(plan.ledger_rows())
+    st.plotly_chart(charts.ledger_figure(rows, plan.split.budget.value, state.method_label(plan.design.method,
+                                                                                           plan.design.options), u),
+                    config={"displaylogo": False})
+    tab = pd.DataFrame(plan.ledger_table()).rename(columns={"per_set": f"{u} per set",
+                                                            "over_sets": f"{u} over m sets"})
+    number = st.column_config.NumberColumn(format="scientific" if zc else "%.4g")
+    st.dataframe(tab, hide_index=True, width="stretch",
+                 column_config={"part": st.column_config.TextColumn(width="medium"), f"{u} per set": number,
+                                f"{u} over m sets": number, "noise_scale": st.column_config.NumberColumn(format="%.4g"),
                                 "noise_sd": st.column_config.NumberColumn(format="%.4g")})
-    tables, sets = len(tab), plan["sets"]
-    st.caption(f"{state.method_label(method, opts)}: {tables} noisy table{'s' if tables != 1 else ''} per set, "
-               f"{sets} set{'s' if sets != 1 else ''} (sequential composition); {u} for the record count: "
-               f"{plan['record_count_budget']:.4g}.")
-    if plan.get("empty_cell_warning"):
-        st.warning(plan["empty_cell_warning"], icon=":material/warning:")
+    m = plan.design.sets
+    first = (f"{u} on the domain found privately: {plan.split.domain.value:.4g}; " if plan.split.domain.value else "")
+    st.caption(f"{first}{u} for the record count: {plan.split.record_count.value:.4g}; then {m} set"
+               f"{'s' if m != 1 else ''} (sequential composition), {u}/m = {plan.per_set.value:.4g} each."
+               + ("" if plan.tables is not None else " Nodes within a layer are disjoint (parallel composition: paid "
+                  f"once); layers and sets add up. Fan-out after phantom padding b = {pv.plan.get('fan_out')}."))
+    if pv.plan.get("empty_cell_warning"):
+        st.warning(pv.plan["empty_cell_warning"], icon=":material/warning:")
 
 
 p = len(dom)
@@ -325,29 +329,8 @@ with right:
             st.warning(msg, icon=":material/account_tree:")
         if not problems and eps_ok:
             pv, method, opts = state.preview_for_design(dom)
-            if state.is_margin_preview(pv):
-                _margin_ledger(pv, method, opts)
-            else:
-                plan = pv.plan
-                zc = plan.get("budget_unit") == "rho"  # an (ε, δ) design: the budgets are shares of ρ
-                rows = charts.plan_rows(plan, charts.preview_layer_names(pv))
-                st.plotly_chart(charts.ledger_figure(rows, plan["rho"] if zc else plan["epsilon"],
-                                                     state.method_label(method, opts), "ρ" if zc else "ε"),
-                                config={"displaylogo": False})
-                u = "ρ" if zc else "ε"  # the plan's per-layer budgets are in its own unit
-                rows = []
-                for k, e in enumerate(plan.get("selection_budget_per_layer", [])):
-                    rows.append({"part": f"tree selection, layer {k}→{k + 1}", f"{u} per set": e,
-                                 f"{u} over m sets": e * plan["sets"]})
-                for nm, e in zip(charts.preview_layer_names(pv), plan.get("count_budget_per_layer", [])):
-                    rows.append({"part": f"counts, {nm}", f"{u} per set": e, f"{u} over m sets": e * plan["sets"]})
-                number = st.column_config.NumberColumn(format="scientific" if zc else "%.4g")
-                st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                             column_config={f"{u} per set": number, f"{u} over m sets": number})
-                st.caption(f"Bars: the {plan['sets']} synthetic sets (they compose sequentially). "
-                           f"Per set {u}/m = {plan['budget_per_set']:.4g}. Nodes within a layer are disjoint "
-                           "(parallel composition: paid once); layers and sets add up (sequential composition). "
-                           f"Fan-out after phantom padding b = {plan.get('fan_out')}.")
+            plan, _, _, _ = noise.release_plan(dom, method, opts)
+            _ledger_table(plan, pv)
             st.page_link("pages/3_preview.py", label="Preview the hierarchy (spends nothing)",
                          icon=":material/visibility:")
 

@@ -32,15 +32,22 @@ pv = None
 with guard.guarded("the preview"):
     pv, method, opts = state.preview_for_design(dom)
     privacy_unit.preview_note(pv.plan)  # a record, or a person's records: and kept together or not
+    if state.figures_domain(dom) is not dom:
+        st.caption(":material/inventory_2: Every figure here uses the domain your last release found privately (the "
+                   "one its manifest states), not the placeholder bins.")
     with guard.guarded("the noise check"):
         noise.noise_panel(dom, method, opts, state.method_label(method, opts))
     if state.is_margin_preview(pv):
-        # margin methods: what will be measured, with the noise per table (public facts, but for ipf's
-        # one_way_share="auto", which the preview decides from the table's own size: curator-only)
+        # margin methods: what will be measured, with the noise per table: the noise check's plan (public facts and
+        # its n; ipf's one_way_share="auto" is decided from that n: curator-only when it is the table's own)
+        plan, _, _, _ = noise.release_plan(dom, method, opts)
         st.markdown(f"**{state.method_label(method, opts)}**, ε = {cfg['epsilon']:g}{_delta_text(pv.plan)}, "
                     f"m = {cfg['m']}: the noisy tables each set measures")
-        st.dataframe(pv.margins, hide_index=True, width="stretch",
+        st.dataframe(pd.DataFrame(list(plan.tables or ())), hide_index=True, width="stretch",
                      column_config={"table": st.column_config.TextColumn(width="large")})
+        if plan.split.domain.value:
+            st.caption(f"Before the sets: {plan.split.domain.value:.4g} ({plan.design.domain_share:.3g} of the "
+                       f"budget) finds the domain privately; the tables share what the record count and it leave.")
         if pv.plan.get("one_way_share_auto"):
             st.caption(f"One-way share {pv.plan['one_way_share']:g} (auto): decided here from the table's own "
                        "record count (curator-only); the release decides from its noisy record count, so the two "

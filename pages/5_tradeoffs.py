@@ -12,14 +12,14 @@ import hashlib
 import importlib.util
 import json
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 import dpcore
 import dpcore.metrics as metrics
-from dpcore.metrics.evaluate import domain_cells
+from dpcore.data.domain import DP_FOUND, FOUND_IN_RELEASE
+from dpcore.metrics.evaluate import release_two_way
 from dpcore.metrics.registry import RISK_UTILITY, headline
 from dpcore.studio import adviser, design, jobs
 from dpcore.studio.report import RAW_BANNER, figures_html
@@ -259,29 +259,20 @@ with guard.guarded("the per-table heat map"):
         ut_cache = rel.setdefault("utility_tables", {})
         if which not in ut_cache:
             with st.status(f"{which}: two-way S_pMSE over {len(releases[which].sets)} set(s) …") as status:
-                ut_cache[which] = metrics.utility_tables(domain_cells(state.work_df(), dom),
-                                                         [domain_cells(x, dom) for x in releases[which].sets], order=2)
+                # scored on the release's own domain (its manifest's): bins found privately, not the placeholders
+                ut_cache[which] = release_two_way(state.work_df(), releases[which])
                 status.update(label=f"{which}: two-way S_pMSE computed", state="complete")
-        ut = ut_cache[which]
-        pt = ut.per_table.copy()
-        pt["a"] = pt["variables"].map(lambda v: v[0])
-        pt["b"] = pt["variables"].map(lambda v: v[1])
-        mean = pt.groupby(["a", "b"])["s_pmse"].mean().reset_index()
-        names = list(dom.names)
-        z = np.full((len(names), len(names)), np.nan)
-        for _, r in mean.iterrows():
-            i, j = names.index(r["a"]), names.index(r["b"])
-            z[i, j] = z[j, i] = r["s_pmse"]
-        fig = go.Figure(go.Heatmap(z=np.log10(z), x=names, y=names, colorscale="Viridis",
-                                   customdata=z, hovertemplate="%{y} × %{x}<br>S_pMSE %{customdata:.3g}<extra></extra>",
-                                   colorbar=dict(title="log10 S_pMSE")))
-        fig.update_layout(height=120 + 40 * len(names), margin=dict(l=10, r=10, t=50, b=10),
-                          title=f"{which}: mean over sets of each two-way table's S_pMSE (lower is better)",
-                          xaxis_title="attribute", yaxis_title="attribute")
+        ut, scored_on = ut_cache[which]
+        fig = charts.two_way_heatmap(ut, list(scored_on.names),
+                                     f"{which}: mean over sets of each two-way table's S_pMSE (lower is better)")
         figures["heatmap"] = fig
         st.plotly_chart(fig, config=PLOT_CONFIG, key="chart_heat")
+        found = [a.name for a in scored_on.attributes if a.origin in FOUND_IN_RELEASE] or (
+            list(scored_on.names) if scored_on.source == DP_FOUND else [])
         st.caption(f"Mean over all tables {ut.mean_s_pmse:.3g}; worst table {' × '.join(ut.worst.variables)} "
-                   f"({ut.worst.s_pmse:.3g}).")
+                   f"({ut.worst.s_pmse:.3g})."
+                   + (f" Scored on the release's own bins (its manifest's domain), found privately for "
+                      f"{', '.join(found)}." if found else ""))
 
 
 with guard.guarded("the analysis-specific measures"):

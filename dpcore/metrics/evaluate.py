@@ -34,9 +34,11 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from dpcore.data.domain import DP_FOUND, Domain
 from dpcore.errors import OptionError
+from dpcore.measure.dp_domain import recode_for_domain
 from dpcore.metrics.registry import METRICS, compute_functions
-from dpcore.metrics.tables import synthetic_set_list
+from dpcore.metrics.tables import UtilityTables, synthetic_set_list, utility_tables
 
 __all__ = ["evaluate", "compute_measures", "domain_cells", "MEASURES", "DEFAULT_MEASURES"]
 
@@ -95,6 +97,25 @@ def domain_cells(frame: pd.DataFrame, domain) -> pd.DataFrame:
     for a in domain.attributes:
         out[a.name] = pd.Categorical.from_codes(a.encode(frame[a.name]), categories=range(a.size))
     return pd.DataFrame(out, index=frame.index)
+
+
+def release_cells(frame: pd.DataFrame, domain) -> pd.DataFrame:
+    """:func:`domain_cells` over a release's own domain: for a domain the release found privately, the records as
+    that release read them (text values outside its levels as "other", missing values where it found no missing
+    level recoded: :func:`dpcore.measure.dp_domain.recode_for_domain`), numbers clamped into its end bins."""
+    if domain.source == DP_FOUND:
+        frame = recode_for_domain(frame, domain)[0]
+    return domain_cells(frame, domain)
+
+
+def release_two_way(orig: pd.DataFrame, release) -> tuple[UtilityTables, Domain]:
+    """Each two-way table's S_pMSE (:func:`dpcore.metrics.tables.utility_tables`) of ``release`` (a
+    :class:`dpcore.Release`, or one read back: anything with ``sets`` and ``manifest()``), scored on the release's
+    own domain, the one its manifest states: for bins or a domain found privately, the bins the release found,
+    never the placeholders that stood in before it. Returns (the scores, that domain). NOT DP: reads the raw data."""
+    domain = Domain.from_dict(release.manifest()["domain"])
+    return utility_tables(release_cells(orig, domain), [release_cells(s, domain) for s in release.sets],
+                          order=2), domain
 
 
 def compute_measures(orig: pd.DataFrame, syns, measures: Sequence[str] | None = None,

@@ -166,15 +166,16 @@ def _verdict(pred: float | None, best: float | None, reason: str) -> str:
     return "close" if pred <= CLOSE_WITHIN * best else "good" if pred <= GOOD_WITHIN * best else "weak"
 
 
-def _noise(method, domain, epsilon, sets, n, neighbours, delta, options) -> tuple[tuple, str]:
+def _noise(method, domain, epsilon, sets, n, neighbours, delta, options, first) -> tuple[tuple, str]:
     """The method's expected-noise rows and their sentence; a failure here is the noise figures' own
-    (the method's preview decides whether it can run)."""
+    (the method's preview decides whether it can run). ``first``: what the release spends on its domain before
+    its sets (:meth:`dpcore.previews.ReleaseDesign.domain_keywords`), so the rows are the noise check's."""
     from dpcore.previews import expected_noise
 
     given = {k: v for k, v in options.get(method, {}).items() if k not in ("delta", "neighbours")}
     try:
         rows = tuple(expected_noise(method, domain, epsilon, n=n, sets=sets, neighbours=neighbours, delta=delta,
-                                    **given))
+                                    **given, **first))
     except DPCoreError as exc:
         return (), f"Its noise figures are not available for these options ({exc})."
     return rows, noise_summary(rows)
@@ -183,17 +184,19 @@ def _noise(method, domain, epsilon, sets, n, neighbours, delta, options) -> tupl
 def advise(domain: Domain, epsilon: float, sets: int, *, delta: float | None = None, public_n: float | None = None,
            public_n_source: str = "", n: float | None = None, n_source: str = "", curator_only: bool = False,
            neighbours: str = "add_remove", options: dict | None = None, check: Check | None = None,
-           model: ErrorModel | None = None) -> Advice:
+           model: ErrorModel | None = None, domain_first: dict | None = None) -> Advice:
     """Which methods suit this table and why: every registered method's predicted error (public facts
     only: ``domain``'s levels, ε, ``delta``, m and ``public_n``), ranked; the lowest whose ``check``
     passes is recommended, the others that fail it "cannot run" with the reason. ``n`` (possibly the
     table's own count: ``curator_only``) gives each method's expected noise against the typical count.
-    ``options``: per method, the design's options (e.g. ``{"steps": {"layers": 3}}``)."""
+    ``options``: per method, the design's options (e.g. ``{"steps": {"layers": 3}}``). ``domain_first``: what the
+    release spends on its domain before its sets (``bins_share`` or ``domain_share``, ``levels_delta``: as
+    :func:`dpcore.previews.expected_noise` takes them), so each method's noise is the one its noise check states."""
     model = model or load_model()
-    options = dict(options or {})
+    options, first = dict(options or {}), dict(domain_first or {})
     pred = predicted_errors(domain, epsilon, sets, delta=delta, public_n=public_n, model=model)
     reasons = {m: _cannot_run(m, delta, check, options) for m in METHODS}
-    noises = {m: _noise(m, domain, epsilon, sets, n, neighbours, delta, options) if n is not None else ((), "")
+    noises = {m: _noise(m, domain, epsilon, sets, n, neighbours, delta, options, first) if n is not None else ((), "")
               for m in METHODS}
     runnable = {m: p for m, p in pred.items() if not reasons[m]}
     # the pick passes its own noise check (the Preview's) at this design's m, ε and δ: a method whose noise
@@ -231,7 +234,7 @@ def advise(domain: Domain, epsilon: float, sets: int, *, delta: float | None = N
                         f"{sets}; {NAMES[best]} is the least bad by prediction. "
                         + what_passes(best, domain, epsilon, sets, n=float(n or 0), neighbours=neighbours, delta=delta,
                                       **{k: v for k, v in options.get(best, {}).items()
-                                         if k not in ("delta", "neighbours")}))
+                                         if k not in ("delta", "neighbours")}, **first))
     summary = _summary(best, eligible, delta)
     return Advice(best, float(epsilon), int(sets), delta, tuple(advice), public_n, public_n_source, n, n_source,
                   curator_only, summary, tuple(notes), model.validation, check is not None)

@@ -18,7 +18,7 @@ import zipfile
 from typing import Any
 
 from dpcore.measure.dp_domain import DEFAULT_BIN_METHOD, DEFAULT_DOMAIN_SHARE, check_bin_method
-from dpcore.measure.quantiles import QUANTILES
+from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, QUANTILES
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers.schema import find
 
@@ -414,7 +414,7 @@ def release_domain_call(design: dict, domain, dp_bins: dict | None, bins_share: 
       entry's method (DP quantiles for an entry that names none, as the app wrote them before it
       offered PrivTree; kept only while the domain still holds their placeholder edges over the same bounds) and
       the numeric columns found privately (``{"bins": k}``: bounds and bins both found by the
-      release), their share ``bins_share`` (default 10%) charged to the release's ledger.
+      release), their share ``bins_share`` (default 10%, dp_bins' own) charged to the release's ledger.
     """
     if finds_domain_privately(design):
         return "dp", {"domain_share": domain_share(design), "domain_bins": domain_bins(design)}
@@ -430,7 +430,8 @@ def release_domain_call(design: dict, domain, dp_bins: dict | None, bins_share: 
             specs[col] = {**v, "method": v.get("method", QUANTILES)}
     if not specs:
         return domain, {}
-    return domain, {"dp_bins": specs, "bins_share": float(bins_share or DEFAULT_DOMAIN_SHARE)}
+    # the share the Data page states for them ("find privately (spends 10% of ε)"): dp_bins' own default
+    return domain, {"dp_bins": specs, "bins_share": float(bins_share or DEFAULT_BINS_SHARE)}
 
 
 #: A release's remedy in the command line's words, and the same in the app's controls.

@@ -26,31 +26,23 @@ NOT_DP_RED = "#C62828"
 BUDGET_COLUMN = {"ε": "epsilon", "ρ": "rho"}
 
 
-def plan_rows(plan: dict, layer_names: list[str] | None = None) -> pd.DataFrame:
-    """One row per (set, component) from Preview.plan; ``layer_names`` label the count layers. The
-    budget is in "epsilon", or in "rho" for a plan kept in ρ (an (ε, δ) design through zCDP)."""
-    rows = []
-    key = "rho" if plan.get("budget_unit") == "rho" else "epsilon"
-    m = int(plan["sets"])
-    sel = plan.get("selection_budget_per_layer", [])
-    cnt = plan.get("count_budget_per_layer", [])
-    names = list(layer_names or []) + [f"layer {k}" for k in range(len(layer_names or []) + 1, len(cnt) + 1)]
-    if plan.get("record_count_budget"):
-        rows.append({"set": "all sets", "component": "noisy record count", "kind": "record count",
-                     key: plan["record_count_budget"]})
-    for s in range(1, m + 1):
-        for k, e in enumerate(sel):
-            rows.append({"set": f"set {s}", "component": f"tree selection, layer {k}→{k + 1}", "kind": "selection",
-                         key: e})
-        for k, e in enumerate(cnt):
-            rows.append({"set": f"set {s}", "component": f"counts, {names[k]}", "kind": "counts", key: e})
-    return pd.DataFrame(rows)
-
-
-def preview_layer_names(pv) -> list[str]:
-    """'layer k' for partition layers, 'leaf cells' for the leaf layer (from Preview.layers)."""
-    return ["leaf cells" if str(a).startswith("leaf cells") else f"layer {k}"
-            for k, a in zip(pv.layers["layer"], pv.layers["attributes"])]
+def two_way_heatmap(ut, names: list[str], title: str) -> go.Figure:
+    """The Trade-offs heat map: each pair of attributes' two-way S_pMSE (mean over the sets; log scale), from
+    :func:`dpcore.metrics.evaluate.release_two_way`'s scores over the release's own domain (``names``)."""
+    pt = ut.per_table.copy()
+    pt["a"] = pt["variables"].map(lambda v: v[0])
+    pt["b"] = pt["variables"].map(lambda v: v[1])
+    mean = pt.groupby(["a", "b"])["s_pmse"].mean().reset_index()
+    z = np.full((len(names), len(names)), np.nan)
+    for _, r in mean.iterrows():
+        i, j = names.index(r["a"]), names.index(r["b"])
+        z[i, j] = z[j, i] = r["s_pmse"]
+    fig = go.Figure(go.Heatmap(z=np.log10(z), x=names, y=names, colorscale="Viridis", customdata=z,
+                               hovertemplate="%{y} × %{x}<br>S_pMSE %{customdata:.3g}<extra></extra>",
+                               colorbar=dict(title="log10 S_pMSE")))
+    fig.update_layout(height=120 + 40 * len(names), margin=dict(l=10, r=10, t=50, b=10), title=title,
+                      xaxis_title="attribute", yaxis_title="attribute")
+    return fig
 
 
 def shown_rows(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,15 +1,17 @@
 """The expected noise of the design's method against the counts it is added to (Design and
-Preview pages), and the method adviser's panel (Design page). The numbers come from
-dpcore.expected_noise (each method's noise_rows) and dpcore.studio.adviser; this module lays
-them out."""
+Preview pages), and the method adviser's panel (Design page). The numbers come from one plan of the
+release (dpcore.previews.plan_release: the noise check, the tables beneath it, the planned ledger) and
+dpcore.studio.adviser (which computes each method's noise the same way); this module lays them out."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pandas as pd
 import streamlit as st
 
 import dpcore
+from dpcore.previews import ReleaseDesign, ReleasePlan, plan_release
 from dpcore.studio import adviser, design
 from dpcore.studio.noise_check import what_passes
 from pages.components import glossary as gl
@@ -43,21 +45,26 @@ def _options(opts: dict) -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _noise_rows(method: str, domain_json: str, epsilon: float, sets: int, n: float, neighbours: str,
-                options_json: str, bins_share: float) -> pd.DataFrame:
-    dom = dpcore.Domain.from_json(domain_json, declared=False)
-    rows = dpcore.expected_noise(method, dom, epsilon, n=n, sets=sets, neighbours=neighbours, bins_share=bins_share,
-                                 **json.loads(options_json))
-    return pd.DataFrame([r.to_dict() for r in rows])
+def _plan(design_json: str, domain_json: str, n: float) -> ReleasePlan:
+    design = ReleaseDesign(**json.loads(design_json))
+    return plan_release(design, design.measured_domain(dpcore.Domain.from_json(domain_json)), n)
+
+
+def release_plan(dom: dpcore.Domain, method: str, opts: dict) -> tuple[ReleasePlan, float, str, bool]:
+    """(plan, n, where n comes from, curator-only?): the design's planned figures (dpcore.previews.plan_release) over
+    the domain the figures use (state.figures_domain: the last release's own, when it found part of it privately)
+    with the record count of :func:`record_count`. The noise check, the table beneath it, the planned ledger and
+    the adviser's noise figures all read this one plan."""
+    n, source, curator_only = record_count(dom)
+    design = state.release_design(dom, method, opts)
+    plan = _plan(json.dumps(dataclasses.asdict(design), sort_keys=True, default=str),
+                 state.figures_domain(dom).to_json(), n)
+    return plan, n, source, curator_only
 
 
 def noise_rows(dom: dpcore.Domain, method: str, opts: dict) -> tuple[pd.DataFrame, float, str, bool]:
-    c = state.cfg()
-    n, source, curator_only = record_count(dom)
-    bins = state.dp_bins_options(dom).get("bins_share", 0.0)
-    tab = _noise_rows(method, dom.to_json(), float(c["epsilon"]), int(c["m"]), n, c.get("neighbours", "add_remove"),
-                      json.dumps(_options(opts), sort_keys=True), float(bins))
-    return tab, n, source, curator_only
+    plan, n, source, curator_only = release_plan(dom, method, opts)
+    return pd.DataFrame([r.to_dict() for r in plan.noise]), n, source, curator_only
 
 
 def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None:
@@ -111,17 +118,18 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _remedy_text(method: str, domain_json: str, epsilon: float, sets: int, n: float, neighbours: str,
-                 options_json: str, bins_share: float) -> str:
-    return what_passes(method, dpcore.Domain.from_json(domain_json, declared=False), epsilon, sets, n=n,
-                       neighbours=neighbours, bins_share=bins_share, **json.loads(options_json))
+                 options_json: str) -> str:
+    return what_passes(method, dpcore.Domain.from_json(domain_json), epsilon, sets, n=n, neighbours=neighbours,
+                       **json.loads(options_json))
 
 
 def _remedy(dom: dpcore.Domain, method: str, opts: dict, n: float) -> str:
-    """The nearest design whose check passes, or why none near it does (public facts and n only)."""
+    """The nearest design whose check passes, or why none near it does (public facts and n only), spending on the
+    domain first what the release would."""
     c = state.cfg()
-    bins = state.dp_bins_options(dom).get("bins_share", 0.0)
-    return _remedy_text(method, dom.to_json(), float(c["epsilon"]), int(c["m"]), n, c.get("neighbours", "add_remove"),
-                        json.dumps(_options(opts), sort_keys=True), float(bins))
+    first = state.release_design(dom, method, opts).domain_keywords()
+    return _remedy_text(method, state.figures_domain(dom).to_json(), float(c["epsilon"]), int(c["m"]), n,
+                        c.get("neighbours", "add_remove"), json.dumps({**_options(opts), **first}, sort_keys=True))
 
 
 def _count(k: int) -> str:

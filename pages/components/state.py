@@ -7,9 +7,11 @@ see each other's data.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +20,10 @@ import streamlit as st
 
 import dpcore
 from dpcore.api import planned_delta_approx
-from dpcore.data.domain import DECLARED
+from dpcore.data.domain import DECLARED, DP_FOUND, FOUND_IN_RELEASE
 from dpcore.data.inference import data_range_attribute
 from dpcore.errors import DPCoreError
+from dpcore.previews import ReleaseDesign, domain_shares
 from dpcore.studio import adviser, design
 
 log = logging.getLogger("dpcore.app")
@@ -367,16 +370,16 @@ def _design_epsilon_sets_delta() -> tuple[float, int, float | None]:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _advice(_df: pd.DataFrame, key: str, domain_json: str, epsilon: float, sets: int, delta: float | None,
             neighbours: str, options_json: str, public_n: float | None, public_n_source: str, n: float | None,
-            n_source: str, curator_only: bool) -> adviser.Advice:
-    dom = dpcore.Domain.from_json(domain_json, declared=False)
-    options = json.loads(options_json)
+            n_source: str, curator_only: bool, first_json: str) -> adviser.Advice:
+    dom = dpcore.Domain.from_json(domain_json)
+    options, first = json.loads(options_json), json.loads(first_json)
 
     def check(method: str, opts: dict) -> None:  # the method's own preview: spends nothing, releases nothing
-        dpcore.preview(_df, method=method, epsilon=epsilon, sets=sets, domain=dom, **opts)
+        dpcore.preview(_df, method=method, epsilon=epsilon, sets=sets, domain=dom, **opts, **first)
 
     return adviser.advise(dom, epsilon, sets, delta=delta, public_n=public_n, public_n_source=public_n_source, n=n,
                           n_source=n_source, curator_only=curator_only, neighbours=neighbours, options=options,
-                          check=check)
+                          check=check, domain_first=first)
 
 
 def design_advice(dom: dpcore.Domain, n: tuple | None = None, *, epsilon: float | None = None,
@@ -391,9 +394,12 @@ def design_advice(dom: dpcore.Domain, n: tuple | None = None, *, epsilon: float 
     options = {m: design.advised_options(c, dom, m) for m in adviser.METHODS}
     public_n, public_source = public_record_count()
     n_value, n_source, curator_only = n if n is not None else (None, "", False)
-    return _advice(work_df(), work_key(), dom.to_json(), eps, sets, delta, c.get("neighbours", "add_remove"),
-                   json.dumps(options, sort_keys=True, default=str), public_n, public_source, n_value, n_source,
-                   curator_only)
+    # every method as the release would spend: its domain first (the figures' domain, the design's share)
+    privacy = {**design.unit_options(c), **({"delta": delta} if delta is not None else {})}
+    first = release_design(dom, adviser.MENU[0], privacy).domain_keywords()
+    return _advice(work_df(), work_key(), figures_domain(dom).to_json(), eps, sets, delta,
+                   c.get("neighbours", "add_remove"), json.dumps(options, sort_keys=True, default=str), public_n,
+                   public_source, n_value, n_source, curator_only, json.dumps(first, sort_keys=True))
 
 
 def valid_epsilon(v) -> bool:
@@ -429,19 +435,77 @@ method_label = design.method_label
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_preview(_df: pd.DataFrame, key: str, domain_json: str, method: str, epsilon: float, sets: int,
                    options_json: str):
-    dom = dpcore.Domain.from_json(domain_json, declared=False)
+    # the domain's own source: one a release found privately stays so (the preview reads the records as it did)
+    dom = dpcore.Domain.from_json(domain_json)
     return dpcore.preview(_df, method=method, epsilon=epsilon, sets=sets, domain=dom, **json.loads(options_json))
 
 
 def preview_for_design(dom: dpcore.Domain):
-    """(Preview, method, options) for the current design; raises DPCoreError."""
+    """(Preview, method, options) for the current design, over :func:`figures_domain` and spending on the domain
+    first what the release would (:func:`release_design`); raises DPCoreError."""
     method, opts, problems = design_call(dom)
     if problems:
         raise dpcore.OptionError(" ".join(problems))
     c = cfg()
-    pv = cached_preview(work_df(), work_key(), dom.to_json(), method, float(c["epsilon"]), int(c["m"]),
-                        json.dumps(opts, sort_keys=True))
+    first = release_design(dom, method, opts).domain_keywords()
+    pv = cached_preview(work_df(), work_key(), figures_domain(dom).to_json(), method, float(c["epsilon"]),
+                        int(c["m"]), json.dumps({**opts, **first}, sort_keys=True))
     return pv, method, opts
+
+
+def release_design(dom: dpcore.Domain, method: str, opts: dict) -> ReleaseDesign:
+    """The design of the release :func:`release_call` would make (the same keywords): what every planned figure
+    is computed from (dpcore.previews.plan_release). When :func:`figures_domain` reads this table's last release
+    and it was made at this ε and δ with this share, the share spent on its domain is what its ledger charged."""
+    c = cfg()
+    domain, extra = design.release_domain_call(c, dom, st.session_state.get("dp_bins"),
+                                               st.session_state.get("bins_share"))
+    call = dict(opts, **extra)
+    out = ReleaseDesign.of_call(method, float(c["epsilon"]) if valid_epsilon(c.get("epsilon")) else 1.0,
+                                sets=int(c["m"]), domain=domain, levels_delta=_delta_approx(domain, call), **call)
+    made = last_release_manifest()
+    if made is not None and out.domain_share and figures_domain(dom) is not dom and (
+            float(made["epsilon"]), made.get("privacy_definition", {}).get("delta")) == (out.epsilon, out.delta):
+        asked, charged = domain_shares(made)  # the domain is found before the method runs: any method's figures
+        if math.isclose(asked, out.domain_share, rel_tol=1e-9):
+            out = dataclasses.replace(out, domain_share=charged)
+    return out
+
+
+def _delta_approx(domain, call: dict) -> float:
+    """The part of δ the release spends outside ρ (dpcore.api.planned_delta_approx), the identifier left out."""
+    return planned_delta_approx(work_df(), domain, call.get("delta"), call.get("domain_share"),
+                                call.get("domain_bins"), privacy_unit=call.get("privacy_unit"))
+
+
+def last_release_manifest() -> dict | None:
+    """The published manifest of this table's last release in the session (None when there is none)."""
+    rel = st.session_state.get("release")
+    if not rel or rel.get("key") != work_key() or rel.get("main") is None:
+        return None
+    if "manifest" not in rel:  # read once per release (every planned figure asks for its domain)
+        rel["manifest"] = rel["main"].manifest()
+    return rel["manifest"]
+
+
+def figures_domain(dom: dpcore.Domain) -> dpcore.Domain:
+    """The domain the planned figures (preview, noise check, adviser, planned ledger) are computed over: ``dom``,
+    or, when this table's last release found part of it privately and the design still does, that release's own
+    (its manifest's): the whole domain (domain="dp"), or the bins of the columns it found, in place of their
+    placeholders. Public once released; before a release the placeholders stand in (curator-only)."""
+    made = last_release_manifest()
+    if made is None:
+        return dom
+    found = dpcore.Domain.from_dict(made["domain"])
+    if set(found.names) != set(dom.names):
+        return dom
+    if design.finds_domain_privately(cfg()):
+        return found if found.source == DP_FOUND else dom
+    private = set(dp_bins_options(dom).get("dp_bins") or {})
+    swap = {a.name for a in found.attributes if a.name in private and a.origin in FOUND_IN_RELEASE}
+    if not swap:
+        return dom
+    return dpcore.Domain(tuple(found[a.name] if a.name in swap else a for a in dom.attributes), dom.source)
 
 
 def is_margin_preview(pv) -> bool:
@@ -462,8 +526,7 @@ def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, se
                                  progress=progress, **opts).for_table(name, fp)
 
     # the part of δ the release spends outside ρ (levels found privately): the book reserves exactly its cost
-    run.delta_approx = planned_delta_approx(df, domain, opts.get("delta"), opts.get("domain_share"),  # type: ignore[attr-defined]
-                                            opts.get("domain_bins"))
+    run.delta_approx = _delta_approx(domain, opts)  # type: ignore[attr-defined]
     return run
 
 

@@ -31,10 +31,11 @@ def test_aim_on_a_tiny_table_plans_and_releases_the_whole_table_once(uploads, mo
     at = goto(at, "pages/2_design.py")
     at.selectbox(key="w_release_method").select("aim").run()
     assert not at.exception
-    ledger = next(d.value for d in at.dataframe if "table" in d.value.columns and "mechanism" in d.value.columns)
-    assert list(ledger["table"]) == ["the whole table, once (no rounds)"]
-    assert list(ledger["cells"]) == [108]
-    assert "AIM: 1 noisy table per set, 1 set (sequential" in texts(at.caption)
+    # the planned ledger: the record count once, then the one table each set measures
+    ledger = next(d.value for d in at.dataframe if "part" in d.value.columns and "cells" in d.value.columns)
+    assert list(ledger["part"]) == ["noisy record count", "the whole table, once (no rounds)"]
+    assert list(ledger["cells"].dropna()) == [108]
+    assert "then 1 set (sequential composition)" in texts(at.caption)
     at.session_state["cfg"]["comparators"] = []
     at = release(at)
     r = at.session_state["release"]["main"]

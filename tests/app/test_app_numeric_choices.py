@@ -14,6 +14,7 @@ pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest
 
 import dpcore
+from dpcore.privacy.budget import Epsilon
 from dpcore.studio import design
 from tests.app.conftest import Upload
 
@@ -236,7 +237,10 @@ def test_a_column_found_privately_releases_labelled_dp_with_its_charges_in_the_l
     assert rel.dp, rel.dp_reason
     paths = [p for p, _ in rel.ledger.charges()]
     assert any("'wage'" in p for p in paths) and not any("'age'" in p for p in paths)
-    rel.ledger.assert_total(1.0, tol=1e-9)
+    rel.ledger.assert_total(Epsilon(1.0), tol=1e-9)
+    # the share the Data page states ("find privately (spends 10% of ε)"), not the whole domain's default
+    groups = {c["label"]: c["epsilon"] for c in rel.ledger.to_dict()["composition"]["children"]}
+    assert groups["DP bin edges"] == pytest.approx(0.1, rel=1e-6)
 
 
 def test_the_whole_domain_found_privately_releases_labelled_dp(uploads):
