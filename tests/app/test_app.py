@@ -251,6 +251,7 @@ def test_release_on_the_s7_demo_is_dp_after_confirming():
     confirm_domain(at)
     fixed_order(at)
     at.session_state["cfg"]["comparators"] = []
+    at.session_state["cfg"]["m"] = 5  # not the default (1): every one of the m sets is checked
     at = release(at)
     rel = at.session_state["release"]
     r = rel["main"]
@@ -701,6 +702,7 @@ def test_a_red_noise_check_says_which_design_would_pass():
     _inject(at, df, "small")
     confirm_domain(at)
     at.session_state["cfg"]["release_method"] = "flat_laplace"
+    at.session_state["cfg"]["m"] = 5  # the noise check fails at m = 5 and passes at m = 1
     at = goto(at, "pages/2_design.py")
     red = [e for e in texts(at.error).splitlines() if "Noise larger than the data" in e]
     assert red and "The check passes with m = 1 set instead of 5." in red[0]

@@ -14,6 +14,7 @@ pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest
 
 import dpcore
+from dpcore.measure.dp_domain import DEFAULT_DOMAIN_SHARE
 from dpcore.privacy.budget import Epsilon
 from dpcore.studio import design
 from tests.app.conftest import Upload
@@ -166,7 +167,8 @@ def test_bad_bounds_get_a_one_line_error(uploads, lower, upper, message):
 def test_the_whole_domain_found_privately_under_epsilon_delta_only(uploads):
     at = open_with(uploads, wages())
     button = at.button(key="w_dp_domain")
-    assert button.label == "Find the domain privately (spends 10% of ε)" and button.disabled
+    # the label says what the release spends: the library's default share of ε for the whole domain
+    assert button.label == f"Find the domain privately (spends {DEFAULT_DOMAIN_SHARE:.0%} of ε)" and button.disabled
     assert "categorical levels must still be declared" in texts(at.caption)
     at.session_state["cfg"]["definition"] = "zcdp"
     run(at)
@@ -174,11 +176,12 @@ def test_the_whole_domain_found_privately_under_epsilon_delta_only(uploads):
     at.button(key="w_dp_domain").click()
     run(at)
     cfg = at.session_state["cfg"]
-    assert cfg["dp_domain"] is True and cfg["domain_share"] == 0.1
+    assert cfg["dp_domain"] is True and cfg["domain_share"] == DEFAULT_DOMAIN_SHARE
     assert "found privately at release" in texts(at.success)
     assert "Nothing to confirm" in texts(at.info) and "these choices apply only if you declare" in texts(at.info)
     assert not any(b.label.startswith("Confirm") for b in at.button)
-    assert design.release_domain_call(cfg, None, {}, None) == ("dp", {"domain_share": 0.1, "domain_bins": "privtree"})
+    assert design.release_domain_call(cfg, None, {}, None) == (
+        "dp", {"domain_share": DEFAULT_DOMAIN_SHARE, "domain_bins": "privtree"})
     # a new table starts with its domain to decide again
     uploads["w_upload"] = Upload("next.csv", wages(seed=3))
     run(at)
@@ -263,13 +266,15 @@ def test_the_private_domain_offers_privtree_or_dp_quantiles_for_numeric_columns(
     assert choice.value == "privtree" and list(choice.options) == [
         _numeric_columns().DOMAIN_BINS_LABELS[m] for m in ("privtree", "quantiles")]
     assert choice.label == "Numeric columns: bins inside their DP bounds"
-    assert "Either choice spends the same ε" in texts(at.caption) and "10% of ε" in texts(at.caption)
+    assert "Either choice spends the same ε" in texts(at.caption)
+    assert f"the domain's {DEFAULT_DOMAIN_SHARE:.0%} of ε is split by what each column needs" in texts(at.caption)
     choice.set_value("quantiles")
     run(at)
     cfg = at.session_state["cfg"]
     assert cfg["domain_bins"] == "quantiles" and at.radio(key="w_domain_bins").value == "quantiles"
     # the release call passes it to synthesize(domain_bins=...)
-    assert design.release_domain_call(cfg, None, {}, None) == ("dp", {"domain_share": 0.1, "domain_bins": "quantiles"})
+    assert design.release_domain_call(cfg, None, {}, None) == (
+        "dp", {"domain_share": DEFAULT_DOMAIN_SHARE, "domain_bins": "quantiles"})
     cfg["release_method"], cfg["delta"], cfg["m"] = "aim", 1e-9, 1
     at = _release(at)
     rel = at.session_state["release"]["main"]
