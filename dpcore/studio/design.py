@@ -18,7 +18,7 @@ import zipfile
 from typing import Any
 
 from dpcore.measure.dp_domain import DEFAULT_BIN_METHOD, DEFAULT_DOMAIN_SHARE, check_bin_method
-from dpcore.measure.quantiles import QUANTILES
+from dpcore.measure.quantiles import DEFAULT_BINS_SHARE, QUANTILES
 from dpcore.synthesizers import REGISTRY
 from dpcore.synthesizers.schema import find
 
@@ -394,7 +394,8 @@ def finds_domain_privately(design: dict) -> bool:
 
 
 def domain_share(design: dict) -> float:
-    """The share of the release's budget the private domain spends (the design's, else 10%)."""
+    """The share of the release's budget the private domain spends (the design's, else the library's default,
+    :data:`dpcore.measure.dp_domain.DEFAULT_DOMAIN_SHARE`)."""
     return float(design.get("domain_share") or DEFAULT_DOMAIN_SHARE)
 
 
@@ -430,7 +431,7 @@ def release_domain_call(design: dict, domain, dp_bins: dict | None, bins_share: 
             specs[col] = {**v, "method": v.get("method", QUANTILES)}
     if not specs:
         return domain, {}
-    return domain, {"dp_bins": specs, "bins_share": float(bins_share or DEFAULT_DOMAIN_SHARE)}
+    return domain, {"dp_bins": specs, "bins_share": float(bins_share or DEFAULT_BINS_SHARE)}
 
 
 #: A release's remedy in the command line's words, and the same in the app's controls.

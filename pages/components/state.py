@@ -22,6 +22,8 @@ from dpcore.data.domain import DECLARED
 from dpcore.data.inference import data_range_attribute
 from dpcore.errors import DPCoreError
 from dpcore.studio import adviser, design
+from pages.components import schema_state
+from pages.components.schema_state import declared_schema
 
 log = logging.getLogger("dpcore.app")
 
@@ -103,6 +105,7 @@ def reset_data(df: pd.DataFrame, name: str) -> None:
     s["domain_confirmed"] = False
     s["recodes"] = {}
     s["dp_bins"] = {}
+    s["schema"] = None  # the new table's types: the reader's proposal until the curator confirms them
     s.pop("load_error", None)
     for k in ("release", "sweep_job", "layers_items", "_release_notice", "w_sw_methods"):
         s.pop(k, None)
@@ -130,10 +133,14 @@ def read_upload(data: bytes, name: str) -> pd.DataFrame:
 
 
 def work_df() -> pd.DataFrame:
+    """The table the design releases: without the dropped columns, cast to the declared column types once the
+    curator confirmed them (:func:`declared_schema`), with the domain editor's recodes."""
     s = st.session_state
     df = s["raw_df"]
     drop = [c for c in s.get("drop_cols", []) if c in df.columns]
     df = df.drop(columns=drop) if drop else df
+    if declared_schema() is not None:
+        df = schema_state.conformed(df)[0]
     if s.get("recodes"):  # the domain editor's explicit renames and merges (dpcore.data.editing)
         from dpcore.data.editing import apply_recodes
 
@@ -204,6 +211,9 @@ def set_drops(drop: list[str]) -> None:
 def work_key() -> str:
     s = st.session_state
     key = f"{s['data_key']}|{','.join(sorted(s.get('drop_cols', [])))}"
+    declared = declared_schema()
+    if declared is not None:  # the table cast to the declared types is another table
+        key += "|types=" + hashlib.sha256(declared.to_json().encode()).hexdigest()[:12]
     if s.get("recodes"):
         from dpcore.data.editing import recodes_to_json
 
@@ -310,6 +320,12 @@ def need_domain() -> dpcore.Domain | None:
 
 
 # --------------------------------------------------------------------------- design → dpcore call
+
+
+def release_schema():
+    """The types a release that finds its domain privately is given, for the columns it releases (:func:`work_df`):
+    declared once confirmed; else the proposal, and the library labels that release NOT DP."""
+    return schema_state.table_schema().project([str(c) for c in work_df().columns])
 
 
 def layer_groups() -> list[list[str]]:
@@ -455,15 +471,18 @@ def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, se
     s = st.session_state
     domain, extra = design.release_domain_call(cfg(), dom, s.get("dp_bins"), s.get("bins_share"))
     opts = dict(opts, **extra)
+    # the types are public: declared once the curator confirmed them, else the proposal (the release is then NOT DP)
+    schema = release_schema().to_dict() if isinstance(domain, str) else None
     name, fp = s.get("data_name"), s.get("table_fp")
 
     def run(progress=None):
         return dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=domain,
-                                 progress=progress, **opts).for_table(name, fp)
+                                 progress=progress, schema=schema, **opts).for_table(name, fp)
 
     # the part of δ the release spends outside ρ (levels found privately): the book reserves exactly its cost
     run.delta_approx = planned_delta_approx(df, domain, opts.get("delta"), opts.get("domain_share"),  # type: ignore[attr-defined]
-                                            opts.get("domain_bins"))
+                                            opts.get("domain_bins"), schema=schema,
+                                            privacy_unit=opts.get("privacy_unit"))
     return run
 
 
