@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -87,7 +87,7 @@ def encode_records(dom: Domain, data: pd.DataFrame) -> np.ndarray:
 
 def _rng(seed) -> tuple[np.random.Generator, int]:
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
+        seed = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
     seed = whole_number("seed", seed, 0)
     return np.random.default_rng(seed), seed
 
@@ -267,6 +267,7 @@ def synthesize(data: pd.DataFrame, method: str = "steps", epsilon: float = 1.0, 
         if (isinstance(domain, str) and domain == "dp") or dp_bins is not None:
             raise OptionError("a wide panel release (panel_time) needs the declared domain: its periods are its "
                               "column groups; declare the domain, or release records (records_per_unit)")
+        assert unit.column is not None  # panel_time comes with privacy_unit (PrivacyUnit.__post_init__)
         layout = panel_layout(full, resolve_domain(data, domain), unit.column, unit.panel_time)
         domain = wide_domain(resolve_domain(data, domain), layout)
     plan = None
@@ -448,6 +449,7 @@ def synthesize_codes(codes, dom: Domain, method: str = "steps", epsilon: float =
     nb, share = privacy_setup(neighbours, count_share, max_records, unit)
     definition = definition_for(delta)
     if levels_delta:  # δ-approximate zCDP: ρ converts at the δ the thresholds leave (docs/methods/dp-domain.md)
+        assert definition.delta is not None  # levels are found under (ε, δ) only (plan_dp_domain)
         definition = definition_for(definition.delta - levels_delta)
     if definition.name not in spec.definitions:
         raise OptionError(f"method {method!r} releases under pure ε-DP only; leave delta unset, or choose one of "

@@ -6,6 +6,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -112,7 +113,7 @@ class Release:
         from dpcore.manifest_summary import manifest_summary
 
         trees = [t.describe() if t is not None else None for t in self.trees]
-        out = {
+        out: dict[str, Any] = {
             "summary": manifest_summary(method=self.method, epsilon=self.epsilon, dp=self.dp,
                                         neighbours=self.neighbours.to_dict(), record_count=self.record_count,
                                         created=self.created, table_name=self.table_name,

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from dpcore.privacy.ledger import check_epsilon
 from dpcore.privacy.neighbours import check_neighbours
-from dpcore.studio.budget_book import BookEntry, BudgetBook
+from dpcore.studio.book_entry import BookEntry
+from dpcore.studio.budget_book import BudgetBook
 
 
 def _book_and_workspace(args):

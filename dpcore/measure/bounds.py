@@ -26,6 +26,7 @@ with public thresholds. Proof and audit: docs/methods/dp-domain.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ from dpcore.errors import OptionError
 from dpcore.privacy.budget import Budget
 from dpcore.privacy.definitions import Definition
 from dpcore.privacy.ledger import Ledger
+from dpcore.privacy.maps import Mechanism
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
 
@@ -100,7 +102,7 @@ class LogBins:
         return float(lo), float(hi)
 
 
-def threshold(mechanism, bins: int, beta: float = FALSE_BIN_PROBABILITY) -> float:
+def threshold(mechanism: Mechanism, bins: int, beta: float = FALSE_BIN_PROBABILITY) -> float:
     """τ with P(some of ``bins`` empty bins has noise ≥ τ) ≤ β, from the noise's tail bound:
     discrete Laplace P(Z ≥ t) ≤ e^{-t/s}; discrete Gaussian P(Z ≥ t) ≤ e^{-t²/(2σ²)} (Canonne,
     Kamath & Steinke 2020, Cor. 9). Public: the scale and the bin count only."""
@@ -123,12 +125,12 @@ class FoundBounds:
     withheld: bool = False  # fallback, and the largest noisy count under the withholding threshold: noise-like
     extended: bool = False  # zero passed alone on a side, and that side's largest noisy count widened the bounds
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"lower": self.lower, "upper": self.upper, "na": self.na, "threshold": self.threshold,
                 "fallback": self.fallback, "withheld": self.withheld}
 
 
-def _side_reach(side: np.ndarray, tau_side: float, group_tau) -> int | None:
+def _side_reach(side: np.ndarray, tau_side: float, group_tau: Callable[[int, int], float] | None) -> int | None:
     """How far out (in bins, from the one next to zero) a side's values reach, read from its noisy counts: the
     bin of its largest count if that reaches ``tau_side``; else, with ``group_tau`` (zCDP only), the outer end of
     the first aligned group of 2, 4, 8 or 16 bins whose noisy sum reaches ``group_tau(g, groups)``. None: none."""
@@ -147,7 +149,8 @@ def _side_reach(side: np.ndarray, tau_side: float, group_tau) -> int | None:
 
 
 def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold: float | None = None,
-                      tau_side: float | None = None, tau_next: float | None = None, group_tau=None) -> FoundBounds:
+                      tau_side: float | None = None, tau_next: float | None = None,
+                      group_tau: Callable[[int, int], float] | None = None) -> FoundBounds:
     """Post-processing: the range of the bins whose noisy count reaches τ (or of the largest one; withheld when
     that one is under ``tau_withhold`` too). Zero is its own point: when the bin holding zero is the only one
     that passed on a side (a column mostly zero with its values spread thin over many octaves, as assets or
@@ -188,7 +191,7 @@ def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold
 
 
 def dp_bounds(values: pd.Series, integer: bool, budget: Budget, rng: np.random.Generator, ledger: Ledger,
-              neighbours: Neighbours, definition, name: str) -> FoundBounds:
+              neighbours: Neighbours, definition: Definition, name: str) -> FoundBounds:
     """DP [lower, upper] (and whether NA is kept) of one column, spending ``budget`` (ε, or ρ under
     zCDP) through one histogram measurement charged to ``ledger``. See the module docstring."""
     if budget.value <= 0:
@@ -223,7 +226,7 @@ def refine_threshold(budget: Budget, neighbours: Neighbours, definition: Definit
 
 
 def refine_bounds(values: pd.Series, lower: float, upper: float, integer: bool, budget: Budget,
-                  rng: np.random.Generator, ledger: Ledger, neighbours: Neighbours, definition,
+                  rng: np.random.Generator, ledger: Ledger, neighbours: Neighbours, definition: Definition,
                   name: str) -> tuple[float, float]:
     """Tighter DP bounds inside [lower, upper] (powers of two are loose: years 1974–2018 give
     [1024, 2047]): a second noisy histogram over :data:`REFINE_BINS` equal-width public bins of

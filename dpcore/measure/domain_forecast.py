@@ -36,6 +36,9 @@ from dpcore.measure.dp_domain import (
 )
 from dpcore.measure.levels import exact_level_threshold
 from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition
+from dpcore.privacy.gaussian import DiscreteGaussian
+from dpcore.privacy.maps import Mechanism
 from dpcore.privacy.neighbours import Neighbours
 
 __all__ = ["ColumnForecast", "forecast", "LEVEL_FOUND_SHARE", "LEVEL_COARSE_SHARE"]
@@ -65,12 +68,13 @@ class ColumnForecast:
     share_needed: float | None
     what: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"column": self.column, "kind": self.kind, "status": self.status, "share": self.share,
                 "needs": self.needs, "share_needed": self.share_needed, "what": self.what}
 
 
-def forecast(plan: DomainPlan, budget: Budget, n: float, neighbours: Neighbours, definition) -> list[ColumnForecast]:
+def forecast(plan: DomainPlan, budget: Budget, n: float, neighbours: Neighbours,
+             definition: Definition) -> list[ColumnForecast]:
     """Each column's forecast for a domain found with ``budget`` (the domain's share of the release's ε or ρ,
     already taken) on about ``n`` records (module docstring)."""
     split = plan.split()
@@ -99,6 +103,7 @@ def forecast(plan: DomainPlan, budget: Budget, n: float, neighbours: Neighbours,
                                           "its levels need (ε, δ), or declare them"))
                 continue
             mech = definition.count_noise(part, neighbours)
+            assert isinstance(mech, DiscreteGaussian)  # pure ε was answered above
             tau = exact_level_threshold(float(mech.sampler_sigma2), delta_each, neighbours.records_per_unit)
             need = tau + Z95 * _sd(mech)
             rarest = need / max(n, 1.0)
@@ -115,12 +120,12 @@ def forecast(plan: DomainPlan, budget: Budget, n: float, neighbours: Neighbours,
     return out
 
 
-def _sd(mech) -> float:
+def _sd(mech: Mechanism) -> float:
     """The noise's standard deviation (at most σ for the discrete Gaussian; √2·s for the discrete Laplace)."""
     return float(mech.scale) * (1.0 if mech.norm == "l2" else math.sqrt(2.0))
 
 
-def _share_for(share: float, need: float, target: float, definition) -> float | None:
+def _share_for(share: float, need: float, target: float, definition: Definition) -> float | None:
     """The domain_share at which ``need`` (proportional to the noise) falls to ``target``: noise ∝ 1/ε (pure), or
     ∝ 1/√ρ under zCDP, so the share scales by (need/target) or its square (τ's log factor ignored)."""
     if target <= 0:

@@ -24,7 +24,9 @@ each change touched is CURATOR-ONLY (NOT DP), never published. Proofs: docs/meth
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -42,7 +44,7 @@ from dpcore.data.domain import (
 from dpcore.data.schema import Schema
 from dpcore.errors import DomainError, OptionError, real_number
 from dpcore.measure.bounds import MIN_EXPONENT, REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
-from dpcore.measure.levels import OTHER, dp_levels
+from dpcore.measure.levels import OTHER, FoundLevels, dp_levels
 from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE, distinct_labels, privtree_bins
 from dpcore.measure.quantiles import BIN_METHODS, quantile_edges
 from dpcore.privacy.budget import Budget
@@ -67,13 +69,13 @@ NUMERIC, BOOLEAN, TEXT = "numeric", "boolean", "text"
 DEFAULT_BIN_METHOD = "privtree"
 
 
-def check_share(share, name: str = "domain_share") -> float:
+def check_share(share: object, name: str = "domain_share") -> float:
     """The share of the budget spent on the domain: a number strictly between 0 and 1."""
     return real_number(f"{name} (the share of ε spent on finding the domain privately)",
                        DEFAULT_DOMAIN_SHARE if share is None else share, 0, 1, lo_open=True, hi_open=True)
 
 
-def check_bin_method(method) -> str:
+def check_bin_method(method: str | None) -> str:
     """``domain_bins``: how numeric columns are binned over their DP bounds (default "privtree")."""
     if method is None:
         return DEFAULT_BIN_METHOD
@@ -113,7 +115,7 @@ def column_kinds(data: pd.DataFrame, schema: Schema | None = None, pure: bool = 
 class DomainPlan:
     """What ``domain="dp"`` will do, decided from public facts only (the declared schema, δ, the share)."""
 
-    kinds: dict
+    kinds: dict[str, str]
     share: float
     levels_delta: float  # the part of δ spent on the levels' thresholds (0 without levels columns)
     bins: str = DEFAULT_BIN_METHOD  # how numeric columns are binned over their DP bounds (``domain_bins``)
@@ -141,7 +143,8 @@ class DomainPlan:
         return Schema.from_dtypes(data[[name]]).columns[0].nullable
 
 
-def plan_dp_domain(data: pd.DataFrame, delta, share, bins=None, schema: Schema | None = None) -> DomainPlan:
+def plan_dp_domain(data: pd.DataFrame, delta: float | None, share: float | None, bins: str | None = None,
+                   schema: Schema | None = None) -> DomainPlan:
     """Check ``domain="dp"`` before anything is spent: refused for undeclared text levels under pure ε."""
     share = check_share(share)  # the options first: a bad one costs no reading
     bins = check_bin_method(bins)
@@ -156,7 +159,7 @@ def plan_dp_domain(data: pd.DataFrame, delta, share, bins=None, schema: Schema |
 
 
 def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.random.Generator, ledger: Ledger,
-              neighbours: Neighbours, definition: Definition) -> tuple[Domain, dict, Budget]:
+              neighbours: Neighbours, definition: Definition) -> tuple[Domain, dict[str, dict[str, Any]], Budget]:
     """The domain found with ``budget`` (a share of the release's ε or ρ): (domain, the manifest
     record, what was actually charged). Every charge sits in the ledger group "DP domain"; each column gets
     its part of ``budget`` by :meth:`DomainPlan.split`. Whether a column has the level "missing" is declared
@@ -165,7 +168,7 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.rand
     split = plan.split()
     delta_each = plan.levels_delta / max(1, len(plan.text_columns))
     attrs: list[Attribute] = []
-    record: dict[str, dict] = {}
+    record: dict[str, dict[str, Any]] = {}
     for name, kind in plan.kinds.items():
         col = data[name]
         na = plan.nullable(name, data)
@@ -178,7 +181,7 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.rand
         if kind == DECLARED_LEVELS:
             assert plan.schema is not None
             declared = plan.schema[name]
-            levels: tuple = tuple(str(v) for v in declared.levels or ()) if declared.type == "text" \
+            levels: tuple[object, ...] = tuple(str(v) for v in declared.levels or ()) if declared.type == "text" \
                 else tuple(declared.levels or ())
             other = OTHER if OTHER not in map(str, levels) else f"({OTHER})"
             lv = (*levels, other) if declared.type == "text" else levels
@@ -216,12 +219,12 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.rand
 FOUND, COARSE, NOT_FOUND = "found", "found coarsely", "not found at this budget"
 
 
-def levels_status(found, code: bool = False) -> str:
+def levels_status(found: FoundLevels, code: bool = False) -> str:
     """A levels column: found when some level passed (its rare levels are "other"), not found when none did."""
     return FOUND if found.levels else NOT_FOUND
 
 
-def numeric_status(rec: dict) -> str:
+def numeric_status(rec: dict[str, Any]) -> str:
     """A numeric column: found when a bin of its DP bounds passed on every side that has values; coarsely when
     a side's bounds are those of its largest noisy count (a fallback) or only the bin holding zero stood out of the
     noise (:func:`zero_only`); not found when withheld."""
@@ -230,7 +233,7 @@ def numeric_status(rec: dict) -> str:
     return COARSE if rec.get("fallback") or zero_only(rec) else FOUND
 
 
-def zero_only(rec: dict) -> bool:
+def zero_only(rec: Mapping[str, Any]) -> bool:
     """Whether a numeric column's DP bounds are the bin holding zero alone, [0, 2^-10] (not whole numbers, whose
     zero bin [0, 1] is also a 0/1 column's): only zero stood out of the noise, so any other value is clamped into
     it. Read from the released bounds (post-processing)."""
@@ -238,7 +241,7 @@ def zero_only(rec: dict) -> bool:
     return lo == 0.0 and hi == 2.0 ** MIN_EXPONENT
 
 
-def fallback_warnings(record: dict) -> list[str]:
+def fallback_warnings(record: dict[str, dict[str, Any]]) -> list[str]:
     """One line per numeric column whose DP bounds histogram had no bin over its threshold (a DP fact, not
     curator-only): its bounds are then the bin of the largest noisy count, perhaps noise; or, when that count did
     not stand out of the noise either, the column is withheld (every synthetic value missing)."""
@@ -259,7 +262,7 @@ def fallback_warnings(record: dict) -> list[str]:
     return lines
 
 
-def withhold_columns(frame: pd.DataFrame, record: dict) -> pd.DataFrame:
+def withhold_columns(frame: pd.DataFrame, record: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """``frame`` with every column the DP domain withheld (``record[c]["withheld"]``) set missing: post-processing
     of the DP domain, stated in the release's warnings (:func:`fallback_warnings`)."""
     withheld = [c for c, r in record.items() if r.get("withheld")]
@@ -268,9 +271,9 @@ def withhold_columns(frame: pd.DataFrame, record: dict) -> pd.DataFrame:
     return frame.assign(**{c: pd.Series(np.nan, index=frame.index, dtype="float64") for c in withheld})
 
 
-def _numeric(col: pd.Series, name: str, budget: Budget, rng, group: Ledger, neighbours: Neighbours,
-             definition, bins: str = DEFAULT_BIN_METHOD, na: bool | None = None,
-             code: bool = False) -> tuple[Attribute, dict]:
+def _numeric(col: pd.Series, name: str, budget: Budget, rng: np.random.Generator, group: Ledger, neighbours: Neighbours,
+             definition: Definition, bins: str = DEFAULT_BIN_METHOD, na: bool | None = None,
+             code: bool = False) -> tuple[Attribute, dict[str, Any]]:
     """DP bounds, then DP quantile or PrivTree edges (or one bin per whole number) for one numeric column.
     ``na``: whether the column has the level "missing" (declared; None: found by the bounds' NA bin, as before
     schemas). ``code``: a whole-number code under pure ε: one bin per number up to :data:`MAX_CODE_BINS`."""
@@ -317,13 +320,13 @@ def _numeric(col: pd.Series, name: str, budget: Budget, rng, group: Ledger, neig
                   "fallback": found.fallback or found.extended, "withheld": False, "bins": how}
 
 
-def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict]:
+def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
     """The records as the found domain encodes them, and what was changed per column (CURATOR-ONLY,
     NOT DP): text values outside the DP levels become "other"; missing values where "missing" did
     not pass become "other" (text) or the lower bound (numbers). Each record is mapped on its own
     (post-processing of the DP domain); the clamping of numbers is :meth:`Domain.encode`'s."""
     out = data.copy()
-    changed: dict[str, dict] = {}
+    changed: dict[str, dict[str, int]] = {}
     for a in dom.attributes:
         s = out[a.name]
         missing = s.isna()

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpcore.errors import OptionError
 from dpcore.privacy.gaussian import DiscreteGaussian
@@ -70,11 +71,12 @@ class Items:
     mult: np.ndarray  # int64
     row: np.ndarray  # int64
 
-    def with_value(self, value) -> Items:
+    def with_value(self, value: ArrayLike) -> Items:
         return Items(self.block, np.asarray(value, dtype=float), self.mult, self.row)
 
 
-def empty_histogram(n_empty: np.ndarray, mech: HistogramNoise, rng: np.random.Generator):
+def empty_histogram(n_empty: np.ndarray, mech: HistogramNoise,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Noise values of the empty cells of each block, as (block, k, multiplicity) triples.
 
     ``n_empty[b]`` cells of block b each get an i.i.d. draw of ``mech``; returned is the
@@ -94,7 +96,8 @@ def empty_histogram(n_empty: np.ndarray, mech: HistogramNoise, rng: np.random.Ge
     return mech.sample_histogram(n_empty, rng)
 
 
-def noisy_items(block_of_row: np.ndarray, counts: np.ndarray, n_cells: np.ndarray, mech, rng) -> Items:
+def noisy_items(block_of_row: np.ndarray, counts: np.ndarray, n_cells: np.ndarray, mech: HistogramNoise,
+                rng: np.random.Generator) -> Items:
     """Non-empty cells (noised individually by the mechanism's sampler) and the empty cells'
     histogram, per block."""
     nonempty = np.bincount(block_of_row, minlength=len(n_cells)).astype(np.int64)

@@ -30,6 +30,8 @@ import pandas as pd
 
 from dpcore.errors import OptionError
 from dpcore.privacy.budget import Budget
+from dpcore.privacy.definitions import Definition
+from dpcore.privacy.gaussian import DiscreteGaussian
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
@@ -96,7 +98,7 @@ class FoundLevels:
         """The name of the catch-all level: "other", or "(other)" if "other" is a released level."""
         return OTHER if OTHER not in self.levels else f"({OTHER})"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"levels": list(self.levels), "na": self.na, "other": self.other, "threshold": self.threshold}
 
 
@@ -110,7 +112,7 @@ def level_counts(values: pd.Series) -> tuple[list[str], np.ndarray]:
 
 
 def dp_levels(values: pd.Series, budget: Budget, delta: float, rng: np.random.Generator, ledger: Ledger,
-              neighbours: Neighbours, definition, name: str) -> FoundLevels:
+              neighbours: Neighbours, definition: Definition, name: str) -> FoundLevels:
     """The levels of one column released by the thresholded histogram, spending ρ = ``budget`` and
     ``delta`` of the release's δ (see the module docstring); refused under pure ε."""
     if definition.name == "pure":
@@ -121,6 +123,7 @@ def dp_levels(values: pd.Series, budget: Budget, delta: float, rng: np.random.Ge
     keys, counts = level_counts(values)
     has_missing = len(counts) > len(keys)
     mech = definition.count_noise(budget, neighbours)
+    assert isinstance(mech, DiscreteGaussian)  # pure ε was refused above
     tau = exact_level_threshold(float(mech.sampler_sigma2), delta, neighbours.records_per_unit)
     m = Measurement.counts(f"levels of '{name}'", mech, neighbours, cells=1, subset=f"values of '{name}'",
                            sampler=EXACT_SAMPLER,

@@ -6,6 +6,7 @@ Shared by ipf (``margins``) and AIM (``workload``). Public options only: no data
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 
 from dpcore.errors import OptionError
 
@@ -13,7 +14,8 @@ from dpcore.errors import OptionError
 WAYS = {"oneway": 1, "one-way": 1, "twoway": 2, "two-way": 2, "": 2, "threeway": 3, "three-way": 3}
 
 
-def parse_margin_groups(spec, names: list[str], option: str) -> tuple[tuple[str, ...], ...]:
+def parse_margin_groups(spec: str | Iterable[str | Iterable[object]] | None, names: list[str],
+                        option: str) -> tuple[tuple[str, ...], ...]:
     """``None`` or ``"twoway"`` (all pairs), ``"oneway"``, ``"threeway"``, a string
     ``"a,b;c,d"`` (``;`` separates margins, ``,`` joins attributes) or a list of groups
     (each a name, ``"a,b"`` or a list of names). Returned in domain order; an unknown

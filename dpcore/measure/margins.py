@@ -18,17 +18,23 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpcore.counting import rows as count_rows
+from dpcore.counting.count_table import CountTable
 from dpcore.privacy.budget import Budget
 from dpcore.privacy.definitions import Definition, PureDP
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
+
+if TYPE_CHECKING:
+    from dpcore.data.domain import Domain
 
 
 class NoiseMechanism(Protocol):
@@ -64,7 +70,7 @@ class NoisyMargin:
     variance: float
     mechanism: NoiseMechanism | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         axes = tuple(int(a) for a in self.axes)
         if list(axes) != sorted(set(axes)):
             raise ValueError(f"a margin's axes must be increasing attribute indices; got {self.axes}")
@@ -80,7 +86,7 @@ class NoisyMargin:
         object.__setattr__(self, "variance", float(self.variance))
 
     @classmethod
-    def exact(cls, axes, values) -> NoisyMargin:
+    def exact(cls, axes: Iterable[int], values: np.ndarray) -> NoisyMargin:
         """A margin known without noise (public totals): variance 0, no mechanism."""
         return cls(tuple(axes), values, 0.0, None)
 
@@ -88,24 +94,24 @@ class NoisyMargin:
     def cells(self) -> int:
         return int(self.values.size)
 
-    def with_values(self, values) -> NoisyMargin:
+    def with_values(self, values: ArrayLike) -> NoisyMargin:
         """The same measurement with post-processed ``values`` (a prior added, made
         non-negative, ...): the axes, the noise variance and the mechanism are kept."""
         return dataclasses.replace(self, values=np.asarray(values, dtype=float).reshape(self.values.shape))
 
 
-def margin_counts(X, shape, axes) -> np.ndarray:
+def margin_counts(X: np.ndarray | CountTable, shape: Sequence[int], axes: Sequence[int]) -> np.ndarray:
     """Exact count table of ``axes`` from records or a :class:`dpcore.counting.count_table.CountTable`
     (raw data: never released as is)."""
     return count_rows.margin_counts(X, shape, axes)
 
 
-def expected_abs_noise(mech) -> float:
+def expected_abs_noise(mech: Any) -> float:
     """E|Z| of the count noise: 2a/(1 − a²), a = e^(−1/s) for discrete Laplace of scale s;
     √(2/π)·σ for the discrete Gaussian (its continuous value, within 1% for σ ≥ 1; it only sets a
     public bias in AIM's score, never a privacy quantity)."""
     if mech.name == "discrete_gaussian":
-        return math.sqrt(2.0 / math.pi) * mech.sigma
+        return float(math.sqrt(2.0 / math.pi) * mech.sigma)
     a = math.exp(-1.0 / mech.scale)
     return 2.0 * a / (-math.expm1(-2.0 / mech.scale))
 
@@ -115,7 +121,8 @@ SAMPLERS = {"discrete_laplace": EXACT_SAMPLER, "laplace": "discretised, floating
             "discrete_gaussian": EXACT_SAMPLER}
 
 
-def measure(X, shape, axes, budget: Budget, nb: Neighbours, rng, ledger: Ledger, label: str,
+def measure(X: np.ndarray | CountTable, shape: Sequence[int], axes: Sequence[int], budget: Budget, nb: Neighbours,
+            rng: np.random.Generator, ledger: Ledger, label: str,
             note: str = "", *, noise: str = "discrete_laplace", subset: str | None = None,
             definition: Definition = PureDP()) -> NoisyMargin:
     """Release the margin on ``axes`` with ``noise`` (discrete Laplace by default) spending
@@ -133,11 +140,12 @@ def measure(X, shape, axes, budget: Budget, nb: Neighbours, rng, ledger: Ledger,
     return NoisyMargin(tuple(axes), noisy, mech.variance, mech)
 
 
-def counts_cells(shape, axes) -> int:
+def counts_cells(shape: Sequence[int], axes: Iterable[int]) -> int:
     return math.prod(int(shape[a]) for a in axes)
 
 
-def preview_row(what: str, cells, budget: Budget, mech, definition: Definition) -> dict:
+def preview_row(what: str, cells: int | None, budget: Budget, mech: NoiseMechanism,
+                definition: Definition) -> dict[str, Any]:
     """One row of a margin method's preview: a noisy table of ``cells`` cells, the budget it spends
     under the definition's own key (``"epsilon"`` for ε, ``"rho"`` for ρ under zCDP) and its noise
     (public facts only)."""
@@ -145,14 +153,15 @@ def preview_row(what: str, cells, budget: Budget, mech, definition: Definition) 
             "noise_scale": mech.scale, "noise_sd": float(np.sqrt(mech.variance))}
 
 
-def selection_preview_row(what: str, budget: Budget, definition: Definition) -> dict:
+def selection_preview_row(what: str, budget: Budget, definition: Definition) -> dict[str, Any]:
     """A preview row for a private choice (exponential mechanism): no table, no noise scale; the
     budget under the definition's own key, as in :func:`preview_row`."""
     return {"table": what, "cells": None, definition.budget_key: budget.value, "mechanism": "exponential",
             "noise_scale": None, "noise_sd": None}
 
 
-def one_way_preview_rows(domain, mech, budget: Budget, definition: Definition) -> list[dict]:
+def one_way_preview_rows(domain: Domain, mech: NoiseMechanism, budget: Budget,
+                         definition: Definition) -> list[dict[str, Any]]:
     """Preview rows (public facts only) for the one-way margins that AIM and MST measure
     first, each with the noise of ``mech`` at ``budget`` (under the definition's own key)."""
     return [preview_row(f"one-way {a}", domain[a].size, budget, mech, definition) for a in domain.names]

@@ -30,11 +30,13 @@ What is released is the set of edges only; the counts and the noise are never pu
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpcore.errors import OptionError, real_number, whole_number
 from dpcore.privacy.budget import Budget
@@ -101,12 +103,12 @@ class PrivTreeBins:
     def bins(self) -> int:
         return len(self.edges) - 1
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"edges": list(self.edges), "bins": self.bins, "scale": self.scale, "bias": self.bias,
                 "theta": self.theta, "max_depth": self.max_depth, "epsilon": self.epsilon}
 
 
-def split_cutoffs(counts, depths, bias: Fraction, theta: Fraction) -> np.ndarray:
+def split_cutoffs(counts: Iterable[int], depths: Iterable[int], bias: Fraction, theta: Fraction) -> np.ndarray:
     """For each node (its count and depth), the smallest noise value Z that splits it: b + Z > θ with
     b = max(c − d·δ, θ − δ) holds iff Z ≥ ⌊θ − b⌋ + 1 (Z an integer). Exact rational arithmetic: a
     node's decision depends on its own count only."""
@@ -169,7 +171,7 @@ def grow_tree(values: np.ndarray, lower: float, upper: float, scale: float, bias
     return tuple(float(e) for e in sorted({float(lower), *cuts, float(upper)}))
 
 
-def privtree_edges(values, lower: float, upper: float, epsilon: float, rng: np.random.Generator, *,
+def privtree_edges(values: ArrayLike, lower: float, upper: float, epsilon: float, rng: np.random.Generator, *,
                    neighbours: Neighbours = Neighbours(), integer: bool = False, theta: float = 0.0,
                    max_depth: int = MAX_DEPTH, max_leaves: int | None = None) -> PrivTreeBins:
     """ε-DP PrivTree edges of ``values`` over the public [lower, upper] (module docstring): λ calibrated so
@@ -235,7 +237,7 @@ def privtree_bins(vals: np.ndarray, lower: float, upper: float, budget: Budget, 
                                                 max_leaves=max_leaves))
 
 
-def distinct_labels(edges) -> tuple[float, ...]:
+def distinct_labels(edges: Sequence[float]) -> tuple[float, ...]:
     """The edges without those whose printed label (``{:g}``, as the domain's bin labels) repeats the previous
     kept one: post-processing, merging bins too narrow to name apart. The outer edges stay."""
     kept = [float(edges[0])]

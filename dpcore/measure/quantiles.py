@@ -32,10 +32,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from dpcore.data.domain import (
     DEFAULT_NUMERIC_BINS,
@@ -107,25 +108,25 @@ def rank_utility(values: np.ndarray, candidates: np.ndarray, q: float) -> np.nda
     """u_q(x) = -|#{v < x} - q·n| for every candidate x; ``values`` without missing ones."""
     v = np.sort(np.asarray(values, dtype=float))
     below = np.searchsorted(v, np.asarray(candidates, dtype=float), side="left")
-    return -np.abs(below - q * len(v))
+    return cast(np.ndarray, -np.abs(below - q * len(v)))
 
 
-def _values(column) -> np.ndarray:
+def _values(column: ArrayLike) -> np.ndarray:
     s = pd.Series(column)
     s = s[s.notna()]
     try:
-        return pd.to_numeric(s, errors="raise").to_numpy(dtype=float)
+        return cast(np.ndarray, pd.to_numeric(s, errors="raise").to_numpy(dtype=float))
     except (TypeError, ValueError):
         raise OptionError(f"DP bins need a numeric column; '{s.name}' holds text") from None
 
 
-def quantile_probabilities(values, q: float, candidates: np.ndarray, epsilon: float) -> np.ndarray:
+def quantile_probabilities(values: ArrayLike, q: float, candidates: np.ndarray, epsilon: float) -> np.ndarray:
     """The exact law :func:`dp_quantile` samples (for tests and the docs' checks)."""
     return exponential_probabilities(rank_utility(_values(values), candidates, q), epsilon, RANK_SENSITIVITY)
 
 
-def dp_quantile(values, q: float, candidates: np.ndarray, epsilon: float, rng: np.random.Generator,
-                size: int | None = None):
+def dp_quantile(values: ArrayLike, q: float, candidates: np.ndarray, epsilon: float, rng: np.random.Generator,
+                size: int | None = None) -> float | np.ndarray:
     """One ε-DP q-quantile (or ``size`` independent ones) among the public ``candidates``."""
     if not 0 < q < 1:
         raise OptionError(f"the quantile q must be strictly between 0 and 1; got {q!r}")
@@ -136,7 +137,7 @@ def dp_quantile(values, q: float, candidates: np.ndarray, epsilon: float, rng: n
     if size is None:
         return float(candidates[mech.select(u, RANK_SENSITIVITY, rng)])
     idx = mech.select(np.broadcast_to(u, (int(size), len(u))), RANK_SENSITIVITY, rng)
-    return np.asarray(candidates)[idx]
+    return cast(np.ndarray, np.asarray(candidates)[idx])
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,7 @@ class BinSpec:
         return cls(bins, lo, hi, grid, how)
 
 
-def check_bins_method(method, what: str = "bins_method") -> str:
+def check_bins_method(method: object, what: str = "bins_method") -> str:
     """How DP bins are found inside their bounds: "quantiles" or "privtree" (None: the default)."""
     if method is None:
         return DEFAULT_DP_BINS_METHOD
@@ -195,7 +196,7 @@ def check_bins_method(method, what: str = "bins_method") -> str:
     return str(method)
 
 
-def dp_bin_edges(values, spec: BinSpec, epsilon: float, rng: np.random.Generator, *,
+def dp_bin_edges(values: ArrayLike, spec: BinSpec, epsilon: float, rng: np.random.Generator, *,
                  integer: bool = False) -> tuple[float, ...]:
     """ε-DP bin edges: the public bounds and k-1 DP quantiles (each at ε/(k-1)), sorted and
     with repeats dropped (post-processing), so at most k bins."""
@@ -207,7 +208,8 @@ def dp_bin_edges(values, spec: BinSpec, epsilon: float, rng: np.random.Generator
     return tuple(float(x) for x in np.unique([spec.lower, *inner, spec.upper]))
 
 
-def check_dp_bins(dp_bins, bins_share, bins_method=None) -> tuple[dict[str, BinSpec], float]:
+def check_dp_bins(dp_bins: object, bins_share: object,
+                  bins_method: object = None) -> tuple[dict[str, BinSpec], float]:
     """Validate the ``dp_bins``, ``bins_share`` and ``bins_method`` options of :func:`dpcore.synthesize`."""
     if dp_bins is None:
         if bins_share is not None:
@@ -226,8 +228,9 @@ def check_dp_bins(dp_bins, bins_share, bins_method=None) -> tuple[dict[str, BinS
 
 
 def quantile_edges(vals: np.ndarray, lower: float, upper: float, bins: int, budget: Budget, rng: np.random.Generator,
-                   group: Ledger, name: str, neighbours: Neighbours, definition=PureDP(), *, integer: bool = False,
-                   grid: int | None = None, tails: float | None = None) -> tuple[tuple[float, ...], int]:
+                   group: Ledger, name: str, neighbours: Neighbours, definition: Definition = PureDP(), *,
+                   integer: bool = False, grid: int | None = None,
+                   tails: float | None = None) -> tuple[tuple[float, ...], int]:
     """Edges over [lower, upper]: k-1 exponential-mechanism quantiles, each at budget/(k-1) (ε, or ρ
     under zCDP) charged to ``group``; sorted with repeats dropped. With ``tails`` (DP bounds, which are
     loose: powers of two), the tails- and (1 − tails)-quantiles are measured too, at the same share
@@ -257,7 +260,7 @@ def quantile_edges(vals: np.ndarray, lower: float, upper: float, bins: int, budg
 
 def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec], budget: Budget,
                   rng: np.random.Generator, ledger: Ledger, neighbours: Neighbours,
-                  definition: Definition = PureDP()) -> tuple[Domain, dict, Budget]:
+                  definition: Definition = PureDP()) -> tuple[Domain, dict[str, dict[str, Any]], Budget]:
     """The domain with DP edges for the attributes in ``specs``, the manifest record, and what was charged.
 
     ``budget`` (ε, or ρ under zCDP) is split evenly over the attributes (sequential composition), every
@@ -281,7 +284,7 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
         raise OptionError(f"dp_bins names column(s) {', '.join(map(repr, unknown))} that the data does not have")
     group = ledger.group("DP bin edges")
     eps_attr = budget / len(specs)
-    record: dict[str, dict] = {}
+    record: dict[str, dict[str, Any]] = {}
     attrs = list(dom.attributes)
     for name, spec in specs.items():
         col = data[name]
@@ -319,7 +322,7 @@ def apply_dp_bins(data: pd.DataFrame, dom: Domain, specs: Mapping[str, BinSpec],
 
 def _edges_inside(vals: np.ndarray, spec: BinSpec, lower: float, upper: float, budget: Budget,
                   rng: np.random.Generator, group: Ledger, name: str, neighbours: Neighbours, definition: Definition,
-                  integer: bool, theta: float) -> tuple[tuple[float, ...], dict]:
+                  integer: bool, theta: float) -> tuple[tuple[float, ...], dict[str, Any]]:
     """One attribute's DP edges over [lower, upper] by its spec's method, charged to ``group``, and what the
     manifest records of how (all public: the settings, never a count)."""
     if spec.method == PRIVTREE:

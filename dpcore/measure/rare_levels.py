@@ -64,7 +64,7 @@ class RareLevels:
         out[kept] = np.arange(len(kept))
         return out
 
-    def recode(self, X):
+    def recode(self, X: np.ndarray | CountTable) -> np.ndarray | CountTable:
         """Records (n, p) or a :class:`CountTable` in model codes (raw data: never released as is)."""
         if isinstance(X, CountTable):
             return CountTable.from_cells(self._map(np.asarray(X.codes)), X.counts, self.model_shape)

@@ -22,6 +22,7 @@ These functions only score; the choice itself is made by
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -37,7 +38,7 @@ def _g(counts: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         clogc = np.where(c > 0, c * np.log(np.where(c > 0, c, 1.0)), 0.0).sum(axis=-1)
         nlogn = np.where(nv > 0, nv * np.log(np.where(nv > 0, nv, 1.0)), 0.0)
-    return nlogn - clogc
+    return cast(np.ndarray, nlogn - clogc)
 
 
 def utility(counts: np.ndarray, kind: str = "aic") -> np.ndarray:
@@ -45,13 +46,13 @@ def utility(counts: np.ndarray, kind: str = "aic") -> np.ndarray:
     c = np.asarray(counts, dtype=float)
     k = c.shape[-1]
     if kind == "aic":
-        return -(2.0 * _g(c) + 2.0 * k)
+        return cast(np.ndarray, -(2.0 * _g(c) + 2.0 * k))
     if kind == "aic_gain":
         nv = c.sum(axis=-1)
-        return 2.0 * (nv * math.log(k) - _g(c)) - 2.0 * (k - 1)
+        return cast(np.ndarray, 2.0 * (nv * math.log(k) - _g(c)) - 2.0 * (k - 1))
     if kind == "l1_uniform":
         nv = c.sum(axis=-1, keepdims=True)
-        return np.abs(c - nv / k).sum(axis=-1)
+        return cast(np.ndarray, np.abs(c - nv / k).sum(axis=-1))
     raise OptionError(f"utility must be one of {', '.join(UTILITIES)}; got {kind!r}")
 
 

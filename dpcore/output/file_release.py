@@ -200,7 +200,7 @@ def synthesize_file(path, out_dir, method: str = "steps", epsilon: float = 1.0, 
     ``partitions``: how many, default one per million records), so this process never holds the records.
 
     ``record``: the budget book's entry for this release (e.g.
-    :class:`dpcore.studio.budget_book.BookEntry`): reserved first (refused over the table's cap),
+    :class:`dpcore.studio.book_entry.BookEntry`): reserved first (refused over the table's cap),
     aborted when the release stops before the table is counted (nothing spent), marked failed —
     and still counted as spent — when it stops after, completed with the manifest's SHA-256 on
     success. The folder's markers say the same (:class:`ReleaseFolder`). Errors are one line.

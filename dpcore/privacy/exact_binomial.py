@@ -15,8 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpcore.privacy.exact_bounds import ceil_div, exp_neg_bounds, ln_bounds, log_factorial_bounds, uniform_below
 
@@ -59,7 +61,7 @@ class _Envelope:
     c: int
     w_tail: int
     kappa: Fraction
-    weights: tuple  # W_0 .. W_{J_max-1}
+    weights: tuple[int, ...]  # W_0 .. W_{J_max-1}
     omega_lo: np.ndarray  # ⌊2^F ln(c / W_J)⌋ (int64; 0 for J ≥ J_max and where never read)
     omega_hi: np.ndarray
     squeeze: np.ndarray  # [J·_SUB + b]: 2^31 × a lower bound of the acceptance over bucket b of cell J
@@ -78,7 +80,7 @@ _TABLE_BY_BITS = np.array([max(0, sum(b <= bw for _, b in _TABLE_SPECS) - 1) for
 
 def _table_of(bw: np.ndarray) -> np.ndarray:
     """Table index for ⌊√h⌋ of bit length ``bw`` (6 ≤ bw ≤ 32)."""
-    return _TABLE_BY_BITS[bw]
+    return cast(np.ndarray, _TABLE_BY_BITS[bw])
 
 
 def _alias(weights: list[int], total: int) -> tuple[np.ndarray, np.ndarray]:
@@ -191,7 +193,8 @@ def _build_envelope(k: int, bw_min: int, body: int = _BODY) -> _Envelope:
 
 
 @lru_cache(maxsize=1)
-def _envelopes() -> tuple:
+def _envelopes() -> tuple[tuple[_Envelope, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                          np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     envs = tuple(_build_envelope(k, b) for k, b in _TABLE_SPECS)
     j_off = np.cumsum([0] + [e.j_max + 2 for e in envs])[:-1]  # rows per table: cells, tail, dummy
     return (envs, np.concatenate([e.threshold for e in envs]), np.concatenate([e.alias for e in envs]),
@@ -202,7 +205,7 @@ def _envelopes() -> tuple:
 
 
 @lru_cache(maxsize=1)
-def _exp_tables() -> tuple:
+def _exp_tables() -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """exp(−γ) for γ = a + b/2^8 + c/2^16 + d/2^24, as four tables of 31-bit bounds."""
     steps = ((64, 1), (256, 1 << 8), (256, 1 << 16), (256, 1 << 24))
     out = []
@@ -273,7 +276,7 @@ def _u_bounds(y: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     hlo = h >> (2 * s)
     hhi = hlo + shifted
 
-    def part(num, den, upper):
+    def part(num: np.ndarray, den: np.ndarray, upper: bool) -> np.ndarray:
         q = num // den
         r = num - q * den
         b = np.maximum(_bit_length(den >> 22) + 22 - 38, 0)  # den < 2^38 after the shift
@@ -283,12 +286,13 @@ def _u_bounds(y: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             frac = (((rb + cut) << _F) + db - 1) // db
         else:
             frac = (rb << _F) // (db + cut)
-        return (q << _F) + frac
+        return cast(np.ndarray, (q << _F) + frac)
 
     return part(ylo * ylo, hhi, False), part(yhi * yhi, hlo, True)
 
 
-def _gamma_bounds(u_lo, u_hi, h, om_lo, om_hi):
+def _gamma_bounds(u_lo: np.ndarray, u_hi: np.ndarray, h: np.ndarray, om_lo: np.ndarray,
+                  om_hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bounds of 2^F·γ, γ = −ln(acceptance) = u + u²/(6h) − u/(2h) + r + 1/h − ω (docs)."""
     one = np.int64(1)
     q1_lo = u_lo // (2 * h)
@@ -319,7 +323,8 @@ def _phi_bounds(h: int, y: int, prec: int) -> tuple[int, int]:
     return a[0] + b[0] - 2 * c[1], a[1] + b[1] - 2 * c[0]
 
 
-def _accept_exact(rng, h: int, y: int, env: _Envelope, cell: int, V: int, tail_geo: int | None) -> bool:
+def _accept_exact(rng: np.random.Generator, h: int, y: int, env: _Envelope, cell: int, V: int,
+                  tail_geo: int | None) -> bool:
     """The exact acceptance test of one proposal: U < ρ(y)·e^{−1/h}·c / e(cell), U's first 31
     bits being V. ``tail_geo`` is G for a tail proposal (cell J = J_max + G), else None."""
     if y > h:
@@ -353,7 +358,7 @@ def _accept_exact(rng, h: int, y: int, env: _Envelope, cell: int, V: int, tail_g
     return uniform_below(rng, V, 31, bounds)
 
 
-def _geometric_exact(rng, rate: Fraction) -> int:
+def _geometric_exact(rng: np.random.Generator, rate: Fraction) -> int:
     """G with P(G = g) ∝ exp(−g·rate): successes of exact Bernoulli(e^{−rate}) before a failure."""
     g = 0
     while uniform_below(rng, 0, 0, lambda P: exp_neg_bounds(rate.numerator, rate.denominator, P)):
@@ -389,7 +394,7 @@ def _rejection_binomial(rng: np.random.Generator, n: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rejection_offsets(rng, h, w, table) -> np.ndarray:
+def _rejection_offsets(rng: np.random.Generator, h: np.ndarray, w: np.ndarray, table: np.ndarray) -> np.ndarray:
     """Y for each entry of one chunk (see :func:`_rejection_binomial`)."""
     envs, thr_all, alias_all, om_lo_all, om_hi_all, sq_all, cap_all, j_off, j_max, ks = _envelopes()
     L = w >> ks[table]
@@ -455,7 +460,7 @@ def _rejection_offsets(rng, h, w, table) -> np.ndarray:
     return out
 
 
-def binomial_half(rng: np.random.Generator, n) -> np.ndarray:
+def binomial_half(rng: np.random.Generator, n: ArrayLike) -> np.ndarray:
     """Exact Binomial(n, ½) for every entry of ``n`` (int64, 0 ≤ n < 2^63), as int64.
 
     n < 4096: the number of ones among n uniform random bits. n ≥ 4096: rejection sampling

@@ -163,7 +163,8 @@ def log_factorial_bounds(n: int, prec: int) -> tuple[int, int]:
     return lo, hi
 
 
-def uniform_below(rng: np.random.Generator, known: int, known_bits: int, bounds: Callable[[int], tuple[int, int]]):
+def uniform_below(rng: np.random.Generator, known: int, known_bits: int,
+                  bounds: Callable[[int], tuple[int, int]]) -> bool:
     """Whether a uniform U in [0, 1) lies below a number p, exactly.
 
     The first ``known_bits`` bits of U are ``known``; more are drawn as needed. ``bounds(P)``

@@ -46,6 +46,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 # the exact Binomial(n, ½) (the split step of every level) and the integer bounds
 from dpcore.privacy.exact_binomial import binomial_half
@@ -117,7 +118,8 @@ def _bit_limbs(floors: list[int], prec: int) -> np.ndarray:
     return np.frombuffer(raw, dtype=">u8").astype(np.uint64).reshape(len(floors), limbs)
 
 
-def _class_counts(rng: np.random.Generator, counts: np.ndarray, floors: Callable[[int], list[int]], n_bounds: int):
+def _class_counts(rng: np.random.Generator, counts: np.ndarray, floors: Callable[[int], list[int]],
+                  n_bounds: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Multinomial counts of uniforms over the classes cut by ``n_bounds`` increasing boundaries.
 
     ``floors(P)`` gives ⌊2^P·G_c⌋ exactly for each boundary G_0 < … < G_{B−1} in [0, 1); class c
@@ -185,7 +187,7 @@ def _class_counts(rng: np.random.Generator, counts: np.ndarray, floors: Callable
     return key // (n_bounds + 1), key % (n_bounds + 1), total
 
 
-def binomial(rng: np.random.Generator, k, p) -> np.ndarray:
+def binomial(rng: np.random.Generator, k: ArrayLike, p: Fraction | Callable[[int], int]) -> np.ndarray:
     """Exact Binomial(k, p) per entry of ``k`` (int64 < 2^63) for one probability p.
 
     ``p`` is a :class:`fractions.Fraction` in [0, 1] or a callable P ↦ ⌊2^P·p⌋ (exact; p
@@ -410,7 +412,8 @@ class DiscreteGaussianLaw(MagnitudeLaw):
         return max(start + 1, _gaussian_level(self.num, self.den, start, Fraction(4 * n)))
 
 
-def magnitude_histogram(rng: np.random.Generator, counts, law: MagnitudeLaw):
+def magnitude_histogram(rng: np.random.Generator, counts: ArrayLike,
+                        law: MagnitudeLaw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Histogram of ``counts[g]`` i.i.d. draws of |Z| per group g: (group, magnitude, count) int64.
 
     Passes: levels start .. stop − 1 (stop = ``law.cutoff``) are classes of one dyadic inversion
@@ -440,7 +443,8 @@ def magnitude_histogram(rng: np.random.Generator, counts, law: MagnitudeLaw):
     return key // width, key % width, c
 
 
-def signed_histogram(rng: np.random.Generator, counts, law: MagnitudeLaw):
+def signed_histogram(rng: np.random.Generator, counts: ArrayLike,
+                     law: MagnitudeLaw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Histogram of ``counts[g]`` i.i.d. draws of Z per group g, for a law on ℤ symmetric about 0.
 
     Returns (group, value, multiplicity) int64 arrays, multiplicity > 0, sorted by group then
@@ -463,13 +467,15 @@ def signed_histogram(rng: np.random.Generator, counts, law: MagnitudeLaw):
     return key // width, key % width - top, mult
 
 
-def discrete_laplace_histogram(rng: np.random.Generator, counts, num: int, den: int):
+def discrete_laplace_histogram(rng: np.random.Generator, counts: ArrayLike, num: int,
+                               den: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Histogram of ``counts[g]`` i.i.d. draws of the discrete Laplace P(k) ∝ exp(−|k|·den/num)
     (:func:`signed_histogram` of :class:`DiscreteLaplaceLaw`): (group, value, multiplicity)."""
     return signed_histogram(rng, counts, DiscreteLaplaceLaw(int(num), int(den)))
 
 
-def discrete_gaussian_histogram(rng: np.random.Generator, counts, sigma2: Fraction):
+def discrete_gaussian_histogram(rng: np.random.Generator, counts: ArrayLike,
+                                sigma2: Fraction) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Histogram of ``counts[g]`` i.i.d. draws of the discrete Gaussian P(k) ∝ exp(−k²/(2σ²)) at the
     exact rational σ² = ``sigma2`` (:func:`signed_histogram` of :class:`DiscreteGaussianLaw`)."""
     sigma2 = Fraction(sigma2)

@@ -66,7 +66,7 @@ def bernoulli_exp(rng: np.random.Generator, num: np.ndarray, den: int) -> np.nda
     return out
 
 
-def _bernoulli_exp_unit(rng, num: np.ndarray, den: int) -> np.ndarray:
+def _bernoulli_exp_unit(rng: np.random.Generator, num: np.ndarray, den: int) -> np.ndarray:
     """Exact Bernoulli(exp(-num/den)) for 0 <= num <= den (Algorithm 1's inner loop).
 
     Every entry still running at step k has seen A_1 = ... = A_{k-1} = 1, so k is one
@@ -83,7 +83,7 @@ def _bernoulli_exp_unit(rng, num: np.ndarray, den: int) -> np.ndarray:
     return odd
 
 
-def _geometric_exp1(rng, size: int) -> np.ndarray:
+def _geometric_exp1(rng: np.random.Generator, size: int) -> np.ndarray:
     """Number of successes before the first failure of Bernoulli(exp(-1)): Geometric(1 - 1/e)."""
     v = np.zeros(size, dtype=np.int64)
     active = np.arange(size)
@@ -94,7 +94,7 @@ def _geometric_exp1(rng, size: int) -> np.ndarray:
     return v
 
 
-def _geometric_round(rng, num: int, den: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+def _geometric_round(rng: np.random.Generator, num: int, den: int, m: int) -> tuple[np.ndarray, np.ndarray]:
     """One rejection round of Canonne, Kamath & Steinke's geometric (their Alg. 2 without the
     sign): of m proposals, which were accepted and, for those, Y with P(Y = y) ∝ exp(−y·den/num)
     on {0, 1, ...}, exactly (integer arithmetic only)."""
@@ -103,7 +103,7 @@ def _geometric_round(rng, num: int, den: int, m: int) -> tuple[np.ndarray, np.nd
     return keep, (u[keep] + num * _geometric_exp1(rng, int(keep.sum()))) // den
 
 
-def discrete_laplace_exact(rng: np.random.Generator, scale: float, size) -> np.ndarray:
+def discrete_laplace_exact(rng: np.random.Generator, scale: float, size: int | tuple[int, ...] | None) -> np.ndarray:
     """Exact discrete Laplace of scale >= ``scale`` (Canonne, Kamath & Steinke 2020, Alg. 2).
 
     With scale t/s (here num/den): U ~ U{0..t-1}, accept with prob exp(-U/t);

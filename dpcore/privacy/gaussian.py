@@ -31,9 +31,10 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpcore.errors import OptionError
 from dpcore.privacy.budget import Budget, Rho
@@ -92,7 +93,8 @@ def _accept(rng: np.random.Generator, y: np.ndarray, t: int, p: int, q: int) -> 
     return out
 
 
-def _discrete_gaussian_exact(rng: np.random.Generator, t: int, p: int, q: int, size) -> np.ndarray:
+def _discrete_gaussian_exact(rng: np.random.Generator, t: int, p: int, q: int,
+                             size: int | tuple[int, ...] | None) -> np.ndarray:
     """Exact discrete Gaussian of variance parameter σ² = tp/q, by rejection from the discrete
     Laplace of scale t (an integer, so that sampler draws at exactly t), in vectorised rounds."""
     shape = () if size is None else tuple(np.atleast_1d(size).astype(int))
@@ -156,7 +158,7 @@ class DiscreteGaussian:
     #: the norm of the sensitivity its map takes
     norm: ClassVar[Norm] = "l2"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         s = positive_finite("sigma", self.sigma)
         if s > MAX_SIGMA:
             raise OptionError(f"noise sigma {s:.3g} is larger than the exact discrete Gaussian sampler supports "
@@ -235,7 +237,7 @@ class DiscreteGaussian:
         from σ = 1.5 (and rounding may then put the float a few ulps above σ²)."""
         return _gaussian_sum(self._s2, 2) / _gaussian_sum(self._s2, 0)
 
-    def sample(self, rng: np.random.Generator, size=None) -> np.ndarray:
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...] | None = None) -> np.ndarray:
         """Integer noise (int64), exact (module docstring)."""
         return _discrete_gaussian_exact(check_rng(rng), *self._rational, size)
 
@@ -250,7 +252,8 @@ class DiscreteGaussian:
         integer arithmetic (:meth:`dpcore.privacy.exact_histogram.DiscreteGaussianLaw.cutoff`)."""
         return self._law.cutoff(0, max(1, int(n_max))) - 1
 
-    def sample_histogram(self, counts, rng: np.random.Generator):
+    def sample_histogram(self, counts: ArrayLike,
+                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Histogram of ``counts[g]`` i.i.d. draws per group g, as (group, value, multiplicity) int64 arrays.
 
         Exact: for each group the Multinomial(counts[g], p) over ℤ, p the discrete Gaussian at the
@@ -267,26 +270,26 @@ class DiscreteGaussian:
         """
         return signed_histogram(check_rng(rng), np.asarray(counts, dtype=np.int64), self._law)
 
-    def release(self, values, rng: np.random.Generator) -> np.ndarray:
+    def release(self, values: ArrayLike, rng: np.random.Generator) -> np.ndarray:
         """values + noise: int64 for integer input, float64 for integral float input."""
         v = np.asarray(values)
         if np.issubdtype(v.dtype, np.integer):
-            return v.astype(np.int64) + self.sample(rng, v.shape)
+            return cast(np.ndarray, v.astype(np.int64) + self.sample(rng, v.shape))
         v = v.astype(np.float64)
         # Integer noise on a fractional value would publish the fraction exactly.
         if not np.all(np.isfinite(v) & (v == np.rint(v))):
             raise OptionError("the discrete Gaussian needs integer-valued input (counts); round or scale "
                               "fractional values onto an integer grid first")
-        return v + self.sample(rng, v.shape)
+        return cast(np.ndarray, v + self.sample(rng, v.shape))
 
-    def pmf(self, k) -> np.ndarray:
+    def pmf(self, k: ArrayLike) -> np.ndarray:
         """P(Z = k) at the sampler's σ² (0 off the integers)."""
         k = np.asarray(k, dtype=np.float64)
         s2 = self._s2
         p = np.exp(-k * k / (2.0 * s2)) / (math.sqrt(2.0 * math.pi * s2) * _gaussian_sum(s2, 0))
         return np.where(k == np.rint(k), p, 0.0)
 
-    def log_pmf(self, k) -> np.ndarray:
+    def log_pmf(self, k: ArrayLike) -> np.ndarray:
         """log P(Z = k) at the sampler's σ² (−inf off the integers); finite far into the tails,
         where the pmf itself underflows."""
         k = np.asarray(k, dtype=np.float64)
@@ -294,6 +297,6 @@ class DiscreteGaussian:
         lp = -k * k / (2.0 * s2) - math.log(math.sqrt(2.0 * math.pi * s2) * _gaussian_sum(s2, 0))
         return np.where(k == np.rint(k), lp, -np.inf)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"mechanism": self.name, "sigma": self.sigma, "sampler_sigma2": str(self.sampler_sigma2),
                 "variance": self.variance}

@@ -24,6 +24,7 @@ import math
 import numbers
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from dpcore.errors import DPCoreError, OptionError
 from dpcore.privacy.budget import Budget, Epsilon, Rho, budget_of
@@ -207,7 +208,7 @@ class Ledger:
             else:
                 yield f"{path}/{c.label}", c
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready: the total and the flat list of charges (no data values).
 
         The totals (``epsilon_total``, ``rho_total`` and each group's ``epsilon`` / ``rho``) are
@@ -222,10 +223,10 @@ class Ledger:
         out["charges"] = [dict(path=p, **_charge_dict(c)) for p, c in self.charges()]
         return out
 
-    def _tree(self) -> dict:
+    def _tree(self) -> dict[str, object]:
         rho = self.root.unit == RHO
 
-        def node(c):
+        def node(c: Charge | Ledger) -> dict[str, object]:
             if isinstance(c, Ledger):
                 return c._tree()
             return {"label": c.label, "epsilon": c.epsilon, **({"rho": c.rho} if rho else {})}
@@ -242,7 +243,7 @@ class Ledger:
             raise AssertionError(f"ledger totals {self.spent!r} but {requested!r} was requested")
 
 
-def _charge_dict(c: Charge) -> dict:
+def _charge_dict(c: Charge) -> dict[str, Any]:
     d = asdict(c)
     if d["rho"] is None:  # pure ledgers are written as they always were
         del d["rho"]
@@ -262,7 +263,7 @@ MAX_EPSILON = 1e9
 EPSILON_WARN_ABOVE = 10.0
 
 
-def epsilon_warning(epsilon) -> str | None:
+def epsilon_warning(epsilon: object) -> str | None:
     """One line for an ε that is accepted but means little, or None (ε ≤ 10, or not a valid ε at all:
     :func:`check_epsilon` reports those). Used by the command line and the app."""
     try:
@@ -276,7 +277,7 @@ def epsilon_warning(epsilon) -> str | None:
             f"up to e^ε ({factor}), so this release is differentially private in name only; use ε between 0.1 and 10")
 
 
-def check_epsilon(epsilon) -> float:
+def check_epsilon(epsilon: object) -> float:
     """ε must be a finite number ≥ MIN_EPSILON (a bool is not a number here)."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):  # numpy's bool_ is not Real either
         raise OptionError(f"epsilon must be a number, not {epsilon!r}")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpcore.privacy.budget import Budget
 from dpcore.privacy.ledger import RHO, Charge, Ledger
@@ -122,12 +123,12 @@ class Measurement:
         """The zCDP privacy map: Δ₂²/(2σ²), ε²/8 (exponential mechanism) or ε²/2 (pure ε-DP)."""
         return self.cost(RHO).value
 
-    def release(self, ledger: Ledger, values, rng, **kwargs: Any) -> np.ndarray:
+    def release(self, ledger: Ledger, values: ArrayLike, rng: np.random.Generator, **kwargs: Any) -> np.ndarray:
         """Charge ``ledger``, then ``values`` + the mechanism's noise."""
         self._charge(ledger)
-        return self.mechanism.release(values, rng, **kwargs)  # type: ignore[attr-defined]
+        return self.mechanism.release(values, rng, **kwargs)  # type: ignore[attr-defined, no-any-return]
 
-    def select(self, ledger: Ledger, scores, rng, axis: int = -1) -> Any:
+    def select(self, ledger: Ledger, scores: ArrayLike, rng: np.random.Generator, axis: int = -1) -> Any:
         """Charge ``ledger``, then the exponential mechanism's choice on ``scores``."""
         self._charge(ledger)
         return self.mechanism.select(scores, self.sensitivity.value, rng, axis)  # type: ignore[attr-defined]

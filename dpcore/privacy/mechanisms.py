@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from dpcore.errors import OptionError
@@ -84,7 +85,7 @@ class BackendUnavailableError(OptionError, ImportError):
     """An optional noise backend was requested but its package is not installed."""
 
 
-def positive_finite(name: str, value) -> float:
+def positive_finite(name: str, value: float) -> float:
     """``value`` as a float, or an OptionError naming ``name`` unless it is finite and > 0."""
     try:
         x = float(value)
@@ -95,7 +96,7 @@ def positive_finite(name: str, value) -> float:
     return x
 
 
-def nonnegative_finite(name: str, value) -> float:
+def nonnegative_finite(name: str, value: float) -> float:
     """``value`` as a float if it is a finite number >= 0; an OptionError naming ``name`` otherwise."""
     try:
         x = float(value)
@@ -106,7 +107,7 @@ def nonnegative_finite(name: str, value) -> float:
     return x
 
 
-def check_rng(rng) -> np.random.Generator:
+def check_rng(rng: object) -> np.random.Generator:
     """``rng`` if it is a ``numpy.random.Generator``; a TypeError otherwise."""
     # An int seed or the np.random module here would silently break reproducibility.
     if not isinstance(rng, np.random.Generator):
@@ -127,7 +128,7 @@ def _check_scale(scale: float, what: str = "scale") -> float:
     return s
 
 
-def _calibrated_scale(epsilon, sensitivity, limit: float = MAX_SCALE) -> float:
+def _calibrated_scale(epsilon: float, sensitivity: float, limit: float = MAX_SCALE) -> float:
     """sensitivity/epsilon, refusing an epsilon so small the samplers cannot honour it."""
     eps = positive_finite("epsilon", epsilon)
     sens = positive_finite("sensitivity", sensitivity)
@@ -179,7 +180,8 @@ class DiscreteLaplace:
         one_minus_a = -math.expm1(-1.0 / self.scale)
         return 2.0 * math.exp(-1.0 / self.scale) / one_minus_a**2
 
-    def sample(self, rng: np.random.Generator, size=None, backend: str = "numpy") -> np.ndarray:
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...] | None = None,
+               backend: str = "numpy") -> np.ndarray:
         """Integer noise (int64), exact. ``backend="opendp"`` uses OpenDP's sampler instead;
         that one draws from OS randomness, so ``rng`` does not reproduce it."""
         if backend == "opendp":
@@ -188,11 +190,11 @@ class DiscreteLaplace:
             raise OptionError(f"unknown noise backend {backend!r}; use 'numpy' or 'opendp'")
         return discrete_laplace_exact(check_rng(rng), self.scale, size)
 
-    def release(self, values, rng: np.random.Generator, backend: str = "numpy") -> np.ndarray:
+    def release(self, values: ArrayLike, rng: np.random.Generator, backend: str = "numpy") -> np.ndarray:
         """values + noise: int64 for integer input, float64 for integral float input."""
         v = np.asarray(values)
         if np.issubdtype(v.dtype, np.integer):
-            return v.astype(np.int64) + self.sample(rng, v.shape, backend=backend)
+            return cast(np.ndarray, v.astype(np.int64) + self.sample(rng, v.shape, backend=backend))
         v = v.astype(np.float64)
         # Integer noise on a fractional value would publish the fraction exactly.
         if not np.all(np.isfinite(v) & (v == np.rint(v))):
@@ -200,9 +202,9 @@ class DiscreteLaplace:
                 "discrete Laplace needs integer-valued input (counts); use the 'laplace' "
                 "noise kind for fractional values such as weighted counts"
             )
-        return v + self.sample(rng, v.shape, backend=backend)
+        return cast(np.ndarray, v + self.sample(rng, v.shape, backend=backend))
 
-    def pmf(self, k) -> np.ndarray:
+    def pmf(self, k: ArrayLike) -> np.ndarray:
         k = np.asarray(k, dtype=np.float64)
         p = math.tanh(0.5 / self.scale) * np.exp(-np.abs(k) / self.scale)
         return np.where(k == np.rint(k), p, 0.0)
@@ -213,7 +215,8 @@ class DiscreteLaplace:
         decided in integer arithmetic (:meth:`dpcore.privacy.exact_histogram.DiscreteLaplaceLaw.cutoff`)."""
         return DiscreteLaplaceLaw(*dyadic_scale(self.scale)).cutoff(0, max(1, int(n_max))) - 1
 
-    def sample_histogram(self, counts, rng: np.random.Generator):
+    def sample_histogram(self, counts: ArrayLike,
+                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Histogram of ``counts[g]`` i.i.d. draws per group g, as (group, value, multiplicity) int64 arrays.
 
         Exact: for each group the Multinomial(counts[g], p) over ℤ, p the discrete Laplace law at
@@ -231,11 +234,11 @@ class DiscreteLaplace:
         num, den = dyadic_scale(self.scale)
         return discrete_laplace_histogram(check_rng(rng), counts, num, den)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"mechanism": self.name, "scale": self.scale, "variance": self.variance}
 
 
-def _opendp_discrete_laplace(scale: float, size) -> np.ndarray:
+def _opendp_discrete_laplace(scale: float, size: int | tuple[int, ...] | None) -> np.ndarray:
     try:
         import opendp.prelude as dp
     except ImportError as exc:
@@ -321,10 +324,10 @@ class Laplace:
     def variance(self) -> float:
         return self.grid**2 * self._steps.variance
 
-    def sample(self, rng: np.random.Generator, size=None) -> np.ndarray:
-        return np.asarray(self._steps.sample(check_rng(rng), size), dtype=np.float64) * self.grid
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...] | None = None) -> np.ndarray:
+        return cast(np.ndarray, np.asarray(self._steps.sample(check_rng(rng), size), dtype=np.float64) * self.grid)
 
-    def release(self, values, rng: np.random.Generator) -> np.ndarray:
+    def release(self, values: ArrayLike, rng: np.random.Generator) -> np.ndarray:
         v = np.asarray(values, dtype=np.float64)
         q = v / self.grid
         if not np.all(np.isfinite(q) & (np.abs(q) < 2.0**52)):
@@ -333,18 +336,18 @@ class Laplace:
                 "check the clipping bounds of the query"
             )
         z = self._steps.sample(check_rng(rng), v.shape)
-        return (np.rint(q) + z) * self.grid
+        return cast(np.ndarray, (np.rint(q) + z) * self.grid)
 
-    def pdf(self, x) -> np.ndarray:
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
-        return np.exp(-np.abs(x) / self.scale) / (2.0 * self.scale)
+        return cast(np.ndarray, np.exp(-np.abs(x) / self.scale) / (2.0 * self.scale))
 
-    def cdf(self, x) -> np.ndarray:
+    def cdf(self, x: ArrayLike) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
         half_tail = 0.5 * np.exp(-np.abs(x) / self.scale)
-        return np.where(x < 0, half_tail, 1.0 - half_tail)
+        return cast(np.ndarray, np.where(x < 0, half_tail, 1.0 - half_tail))
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"mechanism": self.name, "scale": self.scale, "variance": self.variance, "grid": self.grid}
 
 
@@ -367,7 +370,7 @@ class GeneralizedCauchy:
     scale: float = 1.0
     name: ClassVar[str] = "generalized_cauchy"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         g = float(self.gamma)
         if not (math.isfinite(g) and g > 1):
             raise OptionError(f"gamma must be a finite number > 1, got {self.gamma!r}")
@@ -387,7 +390,7 @@ class GeneralizedCauchy:
         g = self.gamma
         return self.scale**2 * math.sin(math.pi / g) / math.sin(3 * math.pi / g)
 
-    def sample(self, rng: np.random.Generator, size=None) -> np.ndarray:
+    def sample(self, rng: np.random.Generator, size: int | tuple[int, ...] | None = None) -> np.ndarray:
         """X = ±scale * Y^(1/gamma), Y ~ BetaPrime(1/gamma, 1 - 1/gamma) = G_a / G_b.
 
         Y is formed in log space as a ratio of gammas, log G_a = log G_{a+1} - E/a with
@@ -403,17 +406,17 @@ class GeneralizedCauchy:
         with np.errstate(over="ignore"):
             return np.asarray(sign * self.scale * np.exp((log_ga - log_gb) / self.gamma))
 
-    def release(self, values, rng: np.random.Generator) -> np.ndarray:
+    def release(self, values: ArrayLike, rng: np.random.Generator) -> np.ndarray:
         v = np.asarray(values, dtype=np.float64)
-        return v + self.sample(rng, v.shape)
+        return cast(np.ndarray, v + self.sample(rng, v.shape))
 
-    def pdf(self, x) -> np.ndarray:
+    def pdf(self, x: ArrayLike) -> np.ndarray:
         g = self.gamma
         z = np.abs(np.asarray(x, dtype=np.float64)) / self.scale
         norm = g * math.sin(math.pi / g) / (2.0 * math.pi * self.scale)
-        return norm / (1.0 + z**g)
+        return cast(np.ndarray, norm / (1.0 + z**g))
 
-    def cdf(self, x) -> np.ndarray:
+    def cdf(self, x: ArrayLike) -> np.ndarray:
         # P(|X| > x) = P(Y > y) = I_{1/(1+y)}(b, a) with y = (x/scale)^gamma; written via
         # expit so the far tail keeps full relative precision instead of rounding to 1.
         x = np.asarray(x, dtype=np.float64)
@@ -421,9 +424,9 @@ class GeneralizedCauchy:
         with np.errstate(divide="ignore"):
             t = special.expit(-self.gamma * np.log(np.abs(x) / self.scale))
         half_tail = 0.5 * special.betainc(b, a, t)
-        return np.where(x < 0, half_tail, 1.0 - half_tail)
+        return cast(np.ndarray, np.where(x < 0, half_tail, 1.0 - half_tail))
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             "mechanism": self.name,
             "gamma": self.gamma,
@@ -436,7 +439,7 @@ class GeneralizedCauchy:
 _EM_MAX_GRID = 2**40
 
 
-def _quantised_scores(scores, epsilon, sensitivity, axis):
+def _quantised_scores(scores: ArrayLike, epsilon: float, sensitivity: float, axis: int) -> tuple[np.ndarray, int]:
     """Integer scores a_r and their denominator G with a_r/G ~ eps'*u_r/(2*sensitivity).
 
     a_r = floor(G * eps' * u_r / (2 * sensitivity)). Flooring moves a score by less than
@@ -469,7 +472,8 @@ def _quantised_scores(scores, epsilon, sensitivity, axis):
     return scaled, grid
 
 
-def exponential_mechanism(scores, epsilon: float, sensitivity: float, rng, axis: int = -1):
+def exponential_mechanism(scores: ArrayLike, epsilon: float, sensitivity: float, rng: np.random.Generator,
+                          axis: int = -1) -> Any:
     """Pick one index per row with P(r) proportional to exp(eps*u(r)/(2*sensitivity)).
 
     Privacy: eps-DP when every score changes by at most ``sensitivity`` between
@@ -511,7 +515,7 @@ def exponential_mechanism(scores, epsilon: float, sensitivity: float, rng, axis:
     return out[()] if out.ndim == 0 else out
 
 
-def exponential_probabilities(scores, epsilon: float, sensitivity: float, axis: int = -1):
+def exponential_probabilities(scores: ArrayLike, epsilon: float, sensitivity: float, axis: int = -1) -> np.ndarray:
     """Exact selection probabilities of ``exponential_mechanism`` (0 for -inf scores):
     the softmax of the quantised scores it samples from."""
     scaled, grid = _quantised_scores(scores, epsilon, sensitivity, axis)
@@ -552,10 +556,10 @@ class ExponentialMechanism:
         """The privacy map: ε = 2Δ/scale, or its zCDP cost ε²/8 (ε-bounded-range)."""
         return pure_cost(self.epsilon(check_norm(self.name, self.norm, sensitivity)), unit, rho_of_exponential)
 
-    def select(self, scores, sensitivity: float, rng, axis: int = -1):
+    def select(self, scores: ArrayLike, sensitivity: float, rng: np.random.Generator, axis: int = -1) -> Any:
         return exponential_mechanism(scores, self.epsilon(sensitivity), sensitivity, rng, axis)
 
-    def probabilities(self, scores, sensitivity: float, axis: int = -1):
+    def probabilities(self, scores: ArrayLike, sensitivity: float, axis: int = -1) -> np.ndarray:
         return exponential_probabilities(scores, self.epsilon(sensitivity), sensitivity, axis)
 
 
@@ -563,7 +567,7 @@ NOISE_KINDS: dict[str, type[DiscreteLaplace] | type[Laplace]] = {DiscreteLaplace
                                                                 Laplace.name: Laplace}
 
 
-def noise_for(kind: str | None, epsilon: float, sensitivity: float = 1.0):
+def noise_for(kind: str | None, epsilon: float, sensitivity: float = 1.0) -> DiscreteLaplace | Laplace:
     """Calibrated count noise: scale = sensitivity / epsilon. kind None means the
     default, "discrete_laplace"; epsilon has no default on purpose."""
     kind = DiscreteLaplace.name if kind is None else kind

@@ -35,7 +35,7 @@ NEIGHBOUR_LABELS = {
 }
 
 
-def check_neighbours(value) -> str:
+def check_neighbours(value: str) -> str:
     if value not in NOTIONS:
         raise OptionError(f"neighbours must be one of {', '.join(NOTIONS)}; got {value!r}")
     return value
@@ -171,7 +171,7 @@ class Neighbours:
             f"records, given {given}, the public record count n and each '{self.unit_column}''s number of records"
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         d: dict[str, object] = {"notion": self.notion, "description": self.label}
         if self.notion == ADD_REMOVE:
             d["max_records"] = self.max_records
@@ -184,7 +184,7 @@ class Neighbours:
         return d
 
 
-def check_count_share(value) -> float:
+def check_count_share(value: object) -> float:
     return real_number("count_share (the share of ε spent on the noisy record count)", value, 0, 1,
                        lo_open=True, hi_open=True)
 
@@ -200,7 +200,7 @@ def book_notion(notion: str, column: str | None) -> str:
     return f"{notion}, one '{column}'"
 
 
-def check_book_notion(text) -> str:
+def check_book_notion(text: str) -> str:
     """``text`` if it is a notion :func:`book_notion` writes (``add_remove``, ``replace``, or either followed by
     ``, one 'id'``), else the one-line refusal of :func:`dpcore.privacy.neighbours.check_neighbours`."""
     if isinstance(text, str) and ", one '" in text and text.endswith("'"):

@@ -31,6 +31,7 @@ has been converted back with ``epsilon_of_rho`` and checked to give at most ε.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from scipy import optimize
 
@@ -56,18 +57,18 @@ DELTA_WARN_ABOVE = 1e-5
 _MARGIN = 1e-14
 
 
-def check_delta(delta) -> float:
+def check_delta(delta: object) -> float:
     """δ as a float, or a one-line :class:`OptionError` unless it is a number with 0 < δ < 1."""
     return real_number("delta", delta, 0, 1, lo_open=True, hi_open=True,
                        hint=" (δ is the small probability that the ε bound may fail; try 1e-9, well below 1/n)")
 
 
-def check_rho(rho) -> float:
+def check_rho(rho: object) -> float:
     """ρ as a float, or a one-line :class:`OptionError` unless it is a finite number ≥ 0."""
     return real_number("rho", rho, 0, hint=" (ρ is a zCDP budget, e.g. 0.05)")
 
 
-def delta_warning(delta, n=None) -> str | None:
+def delta_warning(delta: object, n: int | None = None) -> str | None:
     """A one-line warning for a δ that is allowed but weak, or None.
 
     δ is the probability with which the ε bound may fail outright, so it must be small next
@@ -92,17 +93,17 @@ def _suggested_delta(n: int) -> float:
     return 10.0 ** min(-9, math.floor(math.log10(1.0 / (100.0 * n))))
 
 
-def _positive(name: str, value) -> float:
+def _positive(name: str, value: float) -> float:
     return real_number(name, value, 0, lo_open=True)
 
 
-def rho_of_pure(epsilon) -> float:
+def rho_of_pure(epsilon: float) -> float:
     """ρ = ε²/2: an ε-DP mechanism is (ε²/2)-zCDP (Bun & Steinke 2016, Proposition 1.4)."""
     e = real_number("epsilon", epsilon, 0)
     return 0.5 * e * e
 
 
-def rho_of_exponential(epsilon) -> float:
+def rho_of_exponential(epsilon: float) -> float:
     """ρ = ε²/8 for the exponential mechanism run at ε.
 
     The exponential mechanism with scores of sensitivity Δ at ε is ε-bounded-range: between
@@ -115,7 +116,7 @@ def rho_of_exponential(epsilon) -> float:
     return 0.125 * e * e
 
 
-def epsilon_of_rho_classic(rho, delta) -> float:
+def epsilon_of_rho_classic(rho: float, delta: float) -> float:
     """ε = ρ + 2√(ρ log(1/δ)) (Bun & Steinke 2016, Proposition 1.3): valid, looser than
     :func:`epsilon_of_rho`; kept for comparison."""
     r, d = check_rho(rho), check_delta(delta)
@@ -135,7 +136,7 @@ def _log_delta_terms(rho: float, epsilon: float, beta: float) -> tuple[float, ..
     return (beta * rho, beta * (rho * beta), -beta * epsilon, -beta * math.log1p(1.0 / beta), -math.log1p(beta))
 
 
-def _upper(terms) -> float:
+def _upper(terms: tuple[float, ...]) -> float:
     """The sum of the pieces, raised by the rounding margin (``_MARGIN`` times the sum of their
     magnitudes), so it is not below the exact value at this α."""
     return math.fsum(terms) + _MARGIN * math.fsum(abs(t) for t in terms) + 5e-324
@@ -145,17 +146,17 @@ def _upper(terms) -> float:
 _BETA_MIN = 1e-300
 
 
-def _root(g, lo: float, hi: float) -> float:
+def _root(g: Callable[[float], float], lo: float, hi: float) -> float:
     """The root of an increasing g in [lo, hi], hi grown until g(hi) ≥ 0; lo if g(lo) ≥ 0
     already (any order in the search range gives a valid bound, only a looser one)."""
     if g(lo) >= 0:
         return lo
     while g(hi) < 0:
         lo, hi = hi, 2.0 * hi
-    return optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * 2.0**-52, maxiter=500)
+    return float(optimize.brentq(g, lo, hi, xtol=1e-300, rtol=4 * 2.0**-52, maxiter=500))
 
 
-def epsilon_of_rho(rho, delta) -> float:
+def epsilon_of_rho(rho: float, delta: float) -> float:
     """ε such that a ρ-zCDP mechanism is (ε, δ)-DP (Canonne, Kamath & Steinke 2020, Cor. 13).
 
     For every α > 1, ρ-zCDP gives (ε_α, δ)-DP with
@@ -176,7 +177,7 @@ def epsilon_of_rho(rho, delta) -> float:
     return max(0.0, _upper(_epsilon_terms(r, L, beta)))
 
 
-def delta_of_rho(rho, epsilon) -> float:
+def delta_of_rho(rho: float, epsilon: float) -> float:
     """δ such that a ρ-zCDP mechanism is (ε, δ)-DP: inf over α > 1 of Canonne, Kamath &
     Steinke's (2020, Prop. 12) δ_α = exp((α − 1)(αρ − ε)) (1 − 1/α)^(α−1) / α, rounded up.
 
@@ -191,7 +192,7 @@ def delta_of_rho(rho, epsilon) -> float:
     return min(1.0, math.exp(_upper(_log_delta_terms(r, e, beta))))
 
 
-def rho_of_epsilon_delta(epsilon, delta) -> float:
+def rho_of_epsilon_delta(epsilon: float, delta: float) -> float:
     """The largest ρ (to a relative 10⁻¹³) with ``epsilon_of_rho(ρ, δ) ≤ ε``.
 
     Monotonicity: each ε_α(ρ) = αρ + c_α is increasing in ρ with slope α > 1, so the infimum

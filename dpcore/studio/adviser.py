@@ -20,12 +20,12 @@ reason. The expected noise of each method against the typical count
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from dpcore.data.domain import Domain
 from dpcore.errors import DPCoreError
-from dpcore.studio.error_model import N_GRID, ErrorModel, load_model, public_facts
+from dpcore.studio.error_model import N_GRID, ErrorModel, PublicFacts, load_model, public_facts
 from dpcore.studio.noise_check import passes, what_passes
 from dpcore.synthesizers import REGISTRY
 
@@ -118,6 +118,8 @@ def predicted_errors(domain: Domain, epsilon: float, sets: int, *, delta: float 
     domain's levels, ε, δ, m and a public n; without n, the geometric mean over n in :data:`N_GRID`)."""
     model = model or load_model()
     zcdp = delta is not None
+    facts: PublicFacts | None
+    grid: Sequence[PublicFacts]
     if public_n is not None:
         facts, grid = public_facts(domain, epsilon, sets, public_n, zcdp=zcdp), ()
     else:
@@ -148,7 +150,7 @@ def recommend(domain: Domain, epsilon: float, sets: int, delta: float | None = N
     """The recommended method: the lowest predicted error among the methods whose preview passes
     (``check``); None when none can run. Public facts only (see the module docstring)."""
     pred = predicted_errors(domain, epsilon, sets, delta=delta, public_n=public_n, model=model)
-    for method in sorted(pred, key=pred.get):
+    for method in sorted(pred, key=pred.__getitem__):
         if not _cannot_run(method, delta, check, options or {}):
             return method
     return None
@@ -198,7 +200,7 @@ def advise(domain: Domain, epsilon: float, sets: int, *, delta: float | None = N
     # swamps most of its released counts is ranked but not recommended, unless every runnable one fails it
     noisy = {m for m in runnable if noises[m][0] and not passes(noises[m][0])}
     eligible = {m: p for m, p in runnable.items() if m not in noisy} or runnable
-    best = min(eligible, key=eligible.get) if eligible else None
+    best = min(eligible, key=eligible.__getitem__) if eligible else None
     advice = []
     for method in METHODS:
         p = pred.get(method)
@@ -217,7 +219,7 @@ def advise(domain: Domain, epsilon: float, sets: int, *, delta: float | None = N
             why.append("Not recommended: its noise check fails at this design (the noise is larger than the "
                        "typical count on most of the counts it releases).")
         verdict = "noise check fails" if method in noisy and method != best and not reasons[method] else \
-            _verdict(p, runnable.get(best), reasons[method])
+            _verdict(p, None if best is None else runnable.get(best), reasons[method])
         advice.append(MethodAdvice(method, NAMES[method], verdict, tuple(w for w in why if w), p, noise,
                                    reasons[method]))
     order = {m: i for i, m in enumerate(sorted(METHODS, key=lambda m: (bool(reasons[m]), m not in pred,
@@ -239,7 +241,7 @@ def _summary(best: str | None, runnable: dict, delta: float | None) -> str:
     if best is None:
         return ("No method can run this design (see each method's reason): change the options, the domain or "
                 "the definition.")
-    others = sorted((m for m in runnable if m != best), key=runnable.get)[:2]
+    others = sorted((m for m in runnable if m != best), key=runnable.__getitem__)[:2]
     line = ", ".join(f"{NAMES[m]} {_num(runnable[m])}" for m in [best, *others])
     return (f"For this table the adviser recommends {NAMES[best]}: the lowest predicted error among the methods "
             f"that can run this design (predicted mean two-way S_pMSE, lower is better: {line}). "

@@ -331,7 +331,7 @@ class Store:
                 raise InputError("DPSTUDIO_DATABASE_URL names PostgreSQL but psycopg is not installed; "
                                  "pip install -r requirements.txt") from None
             try:
-                raw = psycopg.connect(self.location, autocommit=True, row_factory=dict_row)
+                raw = psycopg.connect(str(self.location), autocommit=True, row_factory=dict_row)
             except psycopg.Error as exc:
                 raise postgres_problem(exc, str(self.location)) from None
             return Connection(raw, postgres=True, where=where)

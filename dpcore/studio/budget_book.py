@@ -77,7 +77,7 @@ from dpcore.studio.book_totals import DEFAULT_DELTA, composition_totals, release
 from dpcore.studio.book_totals import usage as _usage
 
 __all__ = ["ABORTED", "COMPLETE", "FAILED", "PENDING", "SPENT", "CAP_TOLERANCE", "DEFAULT_DELTA",
-           "BookEntry", "BudgetBook", "BudgetExceeded", "composition_totals", "connect", "default_user",
+           "BudgetBook", "BudgetExceeded", "composition_totals", "connect", "default_user",
            "manifest_sha256", "now", "release_costs", "transaction"]
 
 #: Relative slack when comparing a sum of ε with the cap (ten releases at 0.1 fit a cap of 1).
@@ -569,32 +569,3 @@ class BudgetBook:
     def record_migration(self, name: str, note: str = "") -> None:
         with self._conn() as conn, conn.transaction():
             conn.execute("INSERT INTO book_migrations (name, at, note) VALUES (?, ?, ?)", (name, now(), note[:2000]))
-
-
-class BookEntry:
-    """One release of a table through the book, step by step, for a release that writes its output
-    as it goes (:func:`dpcore.output.synthesize_file`): :meth:`reserve` (refused over the cap),
-    then :meth:`complete`, :meth:`abort` (stopped before reading the data: nothing spent) or
-    :meth:`fail` (stopped after: counted as spent)."""
-
-    def __init__(self, book: BudgetBook, table_fp: str, epsilon, method: str, neighbours: str, table_name: str = "",
-                 delta: float | None = None, *, workspace: str = "", user: str | None = None,
-                 delta_approx: float = 0.0):
-        self.book, self.table_fp, self.epsilon, self.method = book, table_fp, epsilon, method
-        self.neighbours, self.table_name, self.delta = neighbours, table_name, delta
-        self.workspace, self.user, self.delta_approx = workspace, user, delta_approx
-        self.entry_id: int | None = None
-
-    def reserve(self) -> None:
-        self.entry_id = self.book.reserve(self.table_fp, self.epsilon, self.method, self.neighbours, self.table_name,
-                                          self.delta, workspace=self.workspace, user=self.user,
-                                          delta_approx=self.delta_approx)
-
-    def abort(self, note: str) -> None:
-        self.book.abort(self.entry_id, note, user=self.user)
-
-    def fail(self, note: str) -> None:
-        self.book.fail(self.entry_id, note, user=self.user)
-
-    def complete(self, release) -> None:
-        self.book.complete_release(self.entry_id, release, user=self.user)

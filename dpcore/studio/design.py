@@ -171,7 +171,7 @@ def unit_problems(design: dict, columns, domain=None) -> list[str]:
     frame = pd.DataFrame(columns=[str(c) for c in columns])
     try:
         unit = check_privacy_unit(frame, opts["privacy_unit"], opts.get("records_per_unit"), opts.get("panel_time"))
-        if unit.panel_time is not None and domain is not None:
+        if unit.panel_time is not None and unit.column is not None and domain is not None:
             panel_layout(frame, domain, unit.column, unit.panel_time)
     except DPCoreError as exc:
         return [f"Privacy unit (the Data page): {exc}."]

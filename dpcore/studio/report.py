@@ -435,6 +435,7 @@ def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[s
     rows = []
     for a in dom.attributes:
         if a.kind == "numeric":
+            assert a.origin is not None and a.edges is not None  # set for a numeric attribute (its __post_init__)
             src = (f"DP-derived: {_edges_how(dp_edges[a.name])}, {_spent(dp_edges[a.name])}"
                    if a.name in dp_edges else EDGE_ORIGINS[a.origin] if not a.edges_public
                    else EDGE_ORIGINS[a.origin] if dom.source in (DECLARED, DP_FOUND)

@@ -17,6 +17,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from dpcore.errors import OptionError
 from dpcore.privacy.ledger import check_epsilon
@@ -52,7 +53,7 @@ class RecordedSurveyRelease:
     """A survey release as the budget book records it: ``release`` is the dpcore.survey
     release object (value, ledger, statement), ``dp`` whether its ε bounds its privacy loss."""
 
-    release: object
+    release: Any  # a survey release (dpcore.survey): its value, ledger, neighbours and statement
     method: str
     dp: bool
     not_dp_reason: str = ""
@@ -80,7 +81,7 @@ class RecordedSurveyRelease:
         return json.dumps(self.manifest(), sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
-def record_survey_release(book: BudgetBook, table_fp: str, run: Callable[[], object], *, epsilon: float,
+def record_survey_release(book: BudgetBook, table_fp: str, run: Callable[[], Any], *, epsilon: float,
                           method: str, neighbours: str = ADD_REMOVE, table_name: str = "", dp: bool | None = None,
                           not_dp_reason: str = "", workspace: str = "",
                           user: str | None = None, unit_column: str | None = None,

@@ -316,7 +316,8 @@ class Workspace:
         from dpcore.counting.fingerprint import frame_fingerprint
 
         tfp = frame_fingerprint(df) if fingerprint is None else None
-        fp = fingerprint or tfp.key
+        fp = tfp.key if tfp is not None else fingerprint
+        assert fp  # a fingerprint given, or the frame's
         known = self.table(fp)
         if known is not None and (known.kind == "copy" or path is not None):
             self._settle(df, fp, known.name, tfp, path)  # known here; perhaps not yet in the book (a merged workspace)
@@ -391,7 +392,9 @@ class Workspace:
                 raise InputError(f"table '{rec.name}': its stored copy is missing from the workspace "
                                  f"({exc.strerror}); load it again") from None
         if reader is None:
-            from dpcore.data.io import read_table as reader
+            from dpcore.data.io import read_table
+
+            reader = read_table
         if not Path(rec.path).exists():
             raise InputError(f"table '{rec.name}': the file {rec.path} is gone; load it again")
         if verify and fingerprint.startswith(FILE_FINGERPRINT) and file_fingerprint(rec.path) != fingerprint:

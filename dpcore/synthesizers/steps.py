@@ -283,7 +283,7 @@ class Selector:
     shape: tuple
     names: tuple
     alloc: Allocation | None
-    rng: np.random.Generator | None
+    rng: np.random.Generator
     mode: str = "release"
     neighbours: Neighbours = Neighbours()
     #: release mode: the ledger group every selection is charged to, before it draws

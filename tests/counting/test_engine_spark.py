@@ -169,7 +169,7 @@ def test_spark_bad_path_and_cancelled_job(spark, files, tmp_path):
     import threading
 
     from dpcore.errors import InputError
-    from dpcore.studio.budget_book import BookEntry
+    from dpcore.studio.book_entry import BookEntry
     from dpcore.studio.workspace import Workspace
 
     csv, _, _, dom = files[0]

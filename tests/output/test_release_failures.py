@@ -20,7 +20,7 @@ from dpcore.data.io import read_table
 from dpcore.errors import DomainError
 from dpcore.output import synthesize_file
 from dpcore.output.file_release import FAILED, SUCCESS
-from dpcore.studio.budget_book import BookEntry
+from dpcore.studio.book_entry import BookEntry
 from dpcore.studio.workspace import Workspace, file_fingerprint, table_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
