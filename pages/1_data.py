@@ -10,7 +10,7 @@ import dpcore
 from dpcore.data.inference import DEFAULT_MAX_LEVELS
 from dpcore.measure.quantiles import PRIVTREE
 from dpcore.studio import design
-from pages.components import book_panel, data_server, guard, privacy_unit, session, state
+from pages.components import book_panel, column_types, data_server, domain_forecast, guard, privacy_unit, session, state
 from pages.components.domain_editor import METHOD_MODE, render_domain_editor, spec_method
 from pages.components.numeric_columns import private_bins, render_numeric_columns, render_private_domain
 
@@ -152,6 +152,9 @@ with guard.guarded("the schema table"):
         state.set_drops(drop)
         st.rerun()
 
+with guard.guarded("the column types"):
+    column_types.render(raw)
+
 with guard.guarded("the privacy unit"):
     privacy_unit.render(raw, state.domain_status()[0])
 
@@ -194,6 +197,9 @@ with guard.guarded("numeric binning"):
 with guard.guarded("the private domain"):
     render_private_domain()
 
+with guard.guarded("the private domain's forecast"):
+    domain_forecast.panel()
+
 with guard.guarded("the domain"):
     st.subheader("Public domain")
     dom, err = state.domain_status()
@@ -222,7 +228,7 @@ with guard.guarded("the domain"):
         {"warning": lambda t: st.warning(t, icon=":material/grid_on:"), "info": st.info,
          "caption": st.caption}[kind](note)
         from_data = [a.name for a in dom.not_public if a.name not in private]
-        if from_data:
+        if from_data and not design.finds_domain_privately(state.cfg()):  # else the release finds them privately
             st.warning(f"Numeric column(s) {', '.join(from_data)}: bins span the data's observed min–max, which is "
                        "NOT public. Type codebook bounds, find them privately or drop each (Numeric columns, above), "
                        "or use DP edges (table editor, below): until then the domain cannot be confirmed.",

@@ -5,7 +5,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages.components import charts, guard, noise, privacy_unit, session, state
+from pages.components import charts, domain_forecast, guard, noise, privacy_unit, session, state
 from pages.components import glossary as gl
 
 
@@ -27,6 +27,9 @@ st.caption("Spends no budget. The structure and the expected errors depend only 
 dom = state.need_domain()
 if dom is None:
     st.stop()
+
+with guard.guarded("the private domain's forecast"):
+    domain_forecast.panel()
 
 pv = None
 with guard.guarded("the preview"):

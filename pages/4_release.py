@@ -12,8 +12,9 @@ from dpcore.privacy.ledger import check_epsilon
 from dpcore.release import curator_only_lines
 from dpcore.studio import design
 from dpcore.studio.design import app_dp_reason
+from dpcore.studio.private_domain import compared_on
 from dpcore.studio.report import oneway_rows
-from pages.components import book_panel, charts, guard, jobs, session, state, workspace
+from pages.components import book_panel, charts, domain_forecast, guard, jobs, session, state, workspace
 from pages.components.report import render_report_section
 
 s = st.session_state
@@ -49,10 +50,14 @@ method, opts, problems = state.design_call(dom)
 for msg in problems:
     st.warning(msg, icon=":material/account_tree:")
 label = state.method_label(method, opts)
+gate_open = False
+with guard.guarded("the private domain's forecast"):
+    gate_open = domain_forecast.release_gate(state.work_key())  # a column forecast not found: refused unless accepted
 running = jobs.running_job()
 c1, c2 = st.columns([1, 3])
 spends = f"ε = {cfg['epsilon']:g}" + (f", δ = {opts['delta']:g}" if opts.get("delta") else "")
-clicked = c1.button(f"Release (spends {spends})", type="primary", disabled=bool(problems) or bool(running),
+blocked = bool(problems) or bool(running) or not gate_open
+clicked = c1.button(f"Release (spends {spends})", type="primary", disabled=blocked,
                     help="One release of the design's method: the m synthetic sets together spend exactly this budget, "
                          "recorded in the table's budget book.")
 c2.markdown(f"**{label}**{_pick_note(method)}, {spends}"
@@ -139,6 +144,9 @@ def _show_release(rel: dict) -> None:
                          "release again before publishing.", icon=":material/dangerous:")
             led = release.ledger.to_dict()
             _curator_only_bins(release, orig)
+        with guard.guarded("what the private domain found"):
+            domain_forecast.release_statuses(release.manifest())
+        with guard.guarded("the release status"):
             st.caption(f"Released in {rel['times'].get('main', 0):.2f} s. Ledger total ε = {led['epsilon_total']:.6g} "
                        f"(requested {release.epsilon:g}).")
 
@@ -173,8 +181,10 @@ def _show_release(rel: dict) -> None:
         with guard.guarded("the one-way charts"):
             st.subheader("One-way distributions: original vs synthetic", anchor=False)
             guard.not_dp_label("Curator view: the 'original' bars come from the raw data — NOT FOR RELEASE")
-            series = {"original": [orig], rel.get("label", release.method): release.sets}
-            attrs = list(dom.names)
+            # a domain found privately: compared on it, the source recoded to it as the release recoded it
+            cdom, corig = compared_on(release.manifest(), dom, orig)
+            series = {"original": [corig], rel.get("label", release.method): release.sets}
+            attrs = list(cdom.names)
             pick = st.multiselect("Attributes", attrs, default=attrs[: min(6, len(attrs))],
                                   help="Share of records per level; synthetic bars average the m sets, the whiskers "
                                        "show the lowest and highest set.")
@@ -183,8 +193,8 @@ def _show_release(rel: dict) -> None:
             grid = st.columns(2)
             for i, a in enumerate(pick):
                 # dpcore's own encoding: numeric values fall into their public bins, missing into "NA"
-                rows = oneway_rows(dom[a], {lab: [f[a] for f in frames] for lab, frames in series.items()})
-                fig = charts.oneway_figure(a, rows, [str(x) for x in dom[a].labels], labels, colours,
+                rows = oneway_rows(cdom[a], {lab: [f[a] for f in frames] for lab, frames in series.items()})
+                fig = charts.oneway_figure(a, rows, [str(x) for x in cdom[a].labels], labels, colours,
                                            {lab: len(frames) for lab, frames in series.items()})
                 grid[i % 2].plotly_chart(fig, config={"displaylogo": False}, key=f"oneway_{a}")
 

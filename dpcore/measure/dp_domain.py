@@ -24,6 +24,7 @@ each change touched is CURATOR-ONLY (NOT DP), never published. Proofs: docs/meth
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,7 @@ from dpcore.data.domain import (
 )
 from dpcore.data.schema import Schema
 from dpcore.errors import DomainError, OptionError, real_number
-from dpcore.measure.bounds import REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
+from dpcore.measure.bounds import MIN_EXPONENT, REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
 from dpcore.measure.levels import OTHER, FoundLevels, dp_levels
 from dpcore.measure.privtree import PRIVTREE_MAX_DEPTH, PRIVTREE_THETA_SHARE, distinct_labels, privtree_bins
 from dpcore.measure.quantiles import BIN_METHODS, quantile_edges
@@ -225,10 +226,19 @@ def levels_status(found: FoundLevels, code: bool = False) -> str:
 
 def numeric_status(rec: dict[str, Any]) -> str:
     """A numeric column: found when a bin of its DP bounds passed on every side that has values; coarsely when
-    a side's bounds are those of its largest noisy count (a fallback); not found when withheld."""
+    a side's bounds are those of its largest noisy count (a fallback) or only the bin holding zero stood out of the
+    noise (:func:`zero_only`); not found when withheld."""
     if rec.get("withheld"):
         return NOT_FOUND
-    return COARSE if rec.get("fallback") else FOUND
+    return COARSE if rec.get("fallback") or zero_only(rec) else FOUND
+
+
+def zero_only(rec: Mapping[str, Any]) -> bool:
+    """Whether a numeric column's DP bounds are the bin holding zero alone, [0, 2^-10] (not whole numbers, whose
+    zero bin [0, 1] is also a 0/1 column's): only zero stood out of the noise, so any other value is clamped into
+    it. Read from the released bounds (post-processing)."""
+    lo, hi = rec.get("first_bounds") or rec.get("bounds") or (None, None)
+    return lo == 0.0 and hi == 2.0 ** MIN_EXPONENT
 
 
 def fallback_warnings(record: dict[str, dict[str, Any]]) -> list[str]:
@@ -241,6 +251,10 @@ def fallback_warnings(record: dict[str, dict[str, Any]]) -> list[str]:
             lines.append(f"column '{c}': withheld, every synthetic value missing: no bin of its DP bounds histogram "
                          "stood out of the noise (too few records for this share of ε); declare its bounds "
                          "(a declared domain, or dp_bins with lower and upper), raise domain_share or ε, or drop it")
+        elif zero_only(r) and not r.get("fallback"):
+            lines.append(f"column '{c}': only zero stood out of the noise in its DP bounds histogram (its other values "
+                         f"are spread too thin for this share of ε), so its bounds {r['bounds']} clamp every other "
+                         "value to about zero; declare its bounds, raise domain_share or ε, or drop it")
         elif r.get("fallback"):
             lines.append(f"column '{c}': no bin of its DP bounds passed the threshold (too few records for this "
                          f"share of ε), so its bounds {r['bounds']} are those of the largest noisy count and may be "

@@ -394,7 +394,8 @@ def finds_domain_privately(design: dict) -> bool:
 
 
 def domain_share(design: dict) -> float:
-    """The share of the release's budget the private domain spends (the design's, else 10%)."""
+    """The share of the release's budget the private domain spends (the design's, else the library's default,
+    :data:`dpcore.measure.dp_domain.DEFAULT_DOMAIN_SHARE`)."""
     return float(design.get("domain_share") or DEFAULT_DOMAIN_SHARE)
 
 

@@ -340,6 +340,10 @@ def build_report_html(manifest: Mapping, sets: Sequence[pd.DataFrame], original:
     if not sets:
         raise InputError("the report needs the release's synthetic sets; none were given")
     dom = Domain.from_dict(manifest["domain"])
+    if original is not None:  # a domain found privately: the source recoded to it, as the release recoded it
+        from dpcore.studio.private_domain import compared_on
+
+        dom, original = compared_on(manifest, dom, original)
     eps = float(manifest["epsilon"])
     when = generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     curator_only = original is not None
@@ -446,8 +450,22 @@ def _design_section(manifest: Mapping, dom: Domain, dp_edges: Mapping) -> list[s
                      "levels / bin edges": vals, "source": src})
     parts.append(f"<h3>Domain ({html.escape(dom.source)})</h3>")
     parts.append(_table_html(rows, ["attribute", "kind", "levels", "NA level", "levels / bin edges", "source"]))
+    parts.extend(_found_privately(manifest))
     parts.append("</section>")
     return parts
+
+
+def _found_privately(manifest: Mapping) -> list[str]:
+    """Which columns a release that found its domain privately found, and how well (from its noisy outputs)."""
+    from dpcore.studio.private_domain import release_statuses, statuses_summary
+
+    table = release_statuses(manifest)
+    if table is None:
+        return []
+    return ["<h3>Found privately, column by column</h3>",
+            f"<p>{html.escape(statuses_summary(manifest) or '')} From the release's own noisy outputs "
+            "(post-processing, covered by ε).</p>",
+            _table_html(table.to_dict("records"), list(table.columns))]
 
 
 def _utility_section(dom: Domain, original: pd.DataFrame | None, sets: Sequence[pd.DataFrame]) -> list[str]:

@@ -297,8 +297,9 @@ def _domain_bins_choice(c: dict, disabled: bool) -> None:
              format_func=DOMAIN_BINS_LABELS.__getitem__, on_change=_on_domain_bins, disabled=disabled,
              help="How the release cuts each numeric column once it has found the column's bounds privately.")
     st.caption(f"Either choice spends the same ε: the domain's {share:.0%} of ε is split by what each column "
-               "needs (a numeric column twice a column of levels; boolean columns and declared levels nothing); "
-               f"a numeric column spends {BOUNDS_SHARE:.0%} of its part on its DP bounds, "
+               f"needs (a numeric column twice a text column's part; true/false and declared levels nothing: the "
+               f"forecast below shows each part); a numeric column spends {BOUNDS_SHARE:.0%} of its part on its DP "
+               "bounds, "
                f"{REFINE_SHARE:.0%} on narrowing them ({REFINE_BINS} bins, on tables large enough) and the rest "
                f"on these bins, all charged to the release's ledger (group “DP domain”) and the choice recorded in "
                f"its manifest. A whole-number column whose DP bounds hold at most {MAX_WHOLE_BINS} numbers gets one "

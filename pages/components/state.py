@@ -25,6 +25,8 @@ from dpcore.data.inference import data_range_attribute
 from dpcore.errors import DPCoreError
 from dpcore.previews import ReleaseDesign, domain_shares
 from dpcore.studio import adviser, design
+from pages.components import schema_state
+from pages.components.schema_state import declared_schema
 
 log = logging.getLogger("dpcore.app")
 
@@ -106,6 +108,7 @@ def reset_data(df: pd.DataFrame, name: str) -> None:
     s["domain_confirmed"] = False
     s["recodes"] = {}
     s["dp_bins"] = {}
+    s["schema"] = None  # the new table's types: the reader's proposal until the curator confirms them
     s.pop("load_error", None)
     for k in ("release", "sweep_job", "layers_items", "_release_notice", "w_sw_methods"):
         s.pop(k, None)
@@ -133,10 +136,14 @@ def read_upload(data: bytes, name: str) -> pd.DataFrame:
 
 
 def work_df() -> pd.DataFrame:
+    """The table the design releases: without the dropped columns, cast to the declared column types once the
+    curator confirmed them (:func:`declared_schema`), with the domain editor's recodes."""
     s = st.session_state
     df = s["raw_df"]
     drop = [c for c in s.get("drop_cols", []) if c in df.columns]
     df = df.drop(columns=drop) if drop else df
+    if declared_schema() is not None:
+        df = schema_state.conformed(df)[0]
     if s.get("recodes"):  # the domain editor's explicit renames and merges (dpcore.data.editing)
         from dpcore.data.editing import apply_recodes
 
@@ -207,6 +214,9 @@ def set_drops(drop: list[str]) -> None:
 def work_key() -> str:
     s = st.session_state
     key = f"{s['data_key']}|{','.join(sorted(s.get('drop_cols', [])))}"
+    declared = declared_schema()
+    if declared is not None:  # the table cast to the declared types is another table
+        key += "|types=" + hashlib.sha256(declared.to_json().encode()).hexdigest()[:12]
     if s.get("recodes"):
         from dpcore.data.editing import recodes_to_json
 
@@ -313,6 +323,12 @@ def need_domain() -> dpcore.Domain | None:
 
 
 # --------------------------------------------------------------------------- design → dpcore call
+
+
+def release_schema():
+    """The types a release that finds its domain privately is given, for the columns it releases (:func:`work_df`):
+    declared once confirmed; else the proposal, and the library labels that release NOT DP."""
+    return schema_state.table_schema().project([str(c) for c in work_df().columns])
 
 
 def layer_groups() -> list[list[str]]:
@@ -474,8 +490,9 @@ def release_design(dom: dpcore.Domain, method: str, opts: dict) -> ReleaseDesign
 
 def _delta_approx(domain, call: dict) -> float:
     """The part of δ the release spends outside ρ (dpcore.api.planned_delta_approx), the identifier left out."""
+    schema = release_schema().to_dict() if isinstance(domain, str) else None  # the types the release is given
     return planned_delta_approx(work_df(), domain, call.get("delta"), call.get("domain_share"),
-                                call.get("domain_bins"), privacy_unit=call.get("privacy_unit"))
+                                call.get("domain_bins"), schema=schema, privacy_unit=call.get("privacy_unit"))
 
 
 def last_release_manifest() -> dict | None:
@@ -519,11 +536,13 @@ def release_call(dom: dpcore.Domain, method: str, opts: dict, epsilon: float, se
     s = st.session_state
     domain, extra = design.release_domain_call(cfg(), dom, s.get("dp_bins"), s.get("bins_share"))
     opts = dict(opts, **extra)
+    # the types are public: declared once the curator confirmed them, else the proposal (the release is then NOT DP)
+    schema = release_schema().to_dict() if isinstance(domain, str) else None
     name, fp = s.get("data_name"), s.get("table_fp")
 
     def run(progress=None):
         return dpcore.synthesize(df, method=method, epsilon=epsilon, sets=sets, seed=seed, domain=domain,
-                                 progress=progress, **opts).for_table(name, fp)
+                                 progress=progress, schema=schema, **opts).for_table(name, fp)
 
     # the part of δ the release spends outside ρ (levels found privately): the book reserves exactly its cost
     run.delta_approx = _delta_approx(domain, opts)  # type: ignore[attr-defined]

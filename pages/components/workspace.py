@@ -44,9 +44,10 @@ QUERY_PARAM = "ws"
 STATE_KEY = "session"
 #: Session-state keys of the curator's work that a reload restores.
 SAVED_KEYS = ("data_name", "drop_cols", "numeric", "domain_override", "domain_confirmed")
-#: The domain editor's work (pages/components/domain_editor.py): DP-bins specs and their ε share, saved as they are;
+#: The domain editor's work (pages/components/domain_editor.py): DP-bins specs and their ε share, and the column types
+#: (pages/components/column_types.py), saved as they are;
 #: the recodes (renames, merges, missing values recoded) are saved as their JSON document.
-EDITOR_KEYS = ("dp_bins", "bins_share")
+EDITOR_KEYS = ("dp_bins", "bins_share", "schema")
 
 
 # --------------------------------------------------------------------------- open and restore
@@ -210,6 +211,7 @@ def _restore_editor(snap: dict) -> None:
     text = snap.get("recodes")
     s["recodes"] = recodes_from_json(text) if text else {}
     s["dp_bins"] = dict(snap.get("dp_bins") or {})
+    s["schema"] = snap.get("schema")  # the column types as the curator left them (None: the proposal)
     if snap.get("bins_share") is not None:
         s["bins_share"] = float(snap["bins_share"])
     else:

@@ -14,7 +14,7 @@ pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest
 
 import dpcore
-from dpcore.measure.dp_domain import DEFAULT_DOMAIN_SHARE
+from dpcore.measure.dp_domain import DEFAULT_DOMAIN_SHARE as SHARE
 from dpcore.privacy.budget import Epsilon
 from dpcore.studio import design
 from tests.app.conftest import Upload
@@ -167,8 +167,7 @@ def test_bad_bounds_get_a_one_line_error(uploads, lower, upper, message):
 def test_the_whole_domain_found_privately_under_epsilon_delta_only(uploads):
     at = open_with(uploads, wages())
     button = at.button(key="w_dp_domain")
-    # the label says what the release spends: the library's default share of ε for the whole domain
-    assert button.label == f"Find the domain privately (spends {DEFAULT_DOMAIN_SHARE:.0%} of ε)" and button.disabled
+    assert button.label == f"Find the domain privately (spends {SHARE:.0%} of ε)" and button.disabled
     assert "categorical levels must still be declared" in texts(at.caption)
     at.session_state["cfg"]["definition"] = "zcdp"
     run(at)
@@ -176,12 +175,12 @@ def test_the_whole_domain_found_privately_under_epsilon_delta_only(uploads):
     at.button(key="w_dp_domain").click()
     run(at)
     cfg = at.session_state["cfg"]
-    assert cfg["dp_domain"] is True and cfg["domain_share"] == DEFAULT_DOMAIN_SHARE
+    assert cfg["dp_domain"] is True and cfg["domain_share"] == SHARE
     assert "found privately at release" in texts(at.success)
     assert "Nothing to confirm" in texts(at.info) and "these choices apply only if you declare" in texts(at.info)
     assert not any(b.label.startswith("Confirm") for b in at.button)
-    assert design.release_domain_call(cfg, None, {}, None) == (
-        "dp", {"domain_share": DEFAULT_DOMAIN_SHARE, "domain_bins": "privtree"})
+    assert design.release_domain_call(cfg, None, {}, None) == ("dp", {"domain_share": SHARE,
+                                                                      "domain_bins": "privtree"})
     # a new table starts with its domain to decide again
     uploads["w_upload"] = Upload("next.csv", wages(seed=3))
     run(at)
@@ -202,9 +201,21 @@ def test_the_not_dp_label_names_the_apps_controls_not_cli_flags(uploads):
     assert "“codebook bounds”" in label and "“find privately”" in label and "“drop”" in label
 
 
+def declare_types(at: AppTest) -> None:
+    """The column types as the reader proposed them, declared (a release finding its domain privately is DP only
+    with declared types)."""
+    at.button(key="w_ct_confirm").click()
+    run(at)
+    assert at.session_state["schema"]["source"] == "declared"
+
+
 def _release(at: AppTest) -> AppTest:
     at.switch_page("pages/4_release.py")
     run(at)
+    accept = [c for c in at.checkbox if c.label.startswith("Release anyway")]  # a column forecast not found
+    if accept:
+        accept[0].check()
+        run(at)
     before = at.session_state["release_job"] if "release_job" in at.session_state else None
     next(b for b in at.button if b.label.startswith("Release (spends")).click()
     run(at)
@@ -221,6 +232,7 @@ def _private_domain_release(uploads, df):
     run(at)
     at.button(key="w_dp_domain").click()
     run(at)
+    declare_types(at)
     at = _release(at)
     return at, at.session_state["release"]["main"]
 
@@ -266,16 +278,16 @@ def test_the_private_domain_offers_privtree_or_dp_quantiles_for_numeric_columns(
     assert choice.value == "privtree" and list(choice.options) == [
         _numeric_columns().DOMAIN_BINS_LABELS[m] for m in ("privtree", "quantiles")]
     assert choice.label == "Numeric columns: bins inside their DP bounds"
-    assert "Either choice spends the same ε" in texts(at.caption)
-    assert f"the domain's {DEFAULT_DOMAIN_SHARE:.0%} of ε is split by what each column needs" in texts(at.caption)
+    assert "Either choice spends the same ε" in texts(at.caption) and f"{SHARE:.0%} of ε" in texts(at.caption)
     choice.set_value("quantiles")
     run(at)
     cfg = at.session_state["cfg"]
     assert cfg["domain_bins"] == "quantiles" and at.radio(key="w_domain_bins").value == "quantiles"
     # the release call passes it to synthesize(domain_bins=...)
-    assert design.release_domain_call(cfg, None, {}, None) == (
-        "dp", {"domain_share": DEFAULT_DOMAIN_SHARE, "domain_bins": "quantiles"})
+    assert design.release_domain_call(cfg, None, {}, None) == ("dp", {"domain_share": SHARE,
+                                                                      "domain_bins": "quantiles"})
     cfg["release_method"], cfg["delta"], cfg["m"] = "aim", 1e-9, 1
+    declare_types(at)
     at = _release(at)
     rel = at.session_state["release"]["main"]
     assert rel.dp, rel.dp_reason

@@ -11,6 +11,7 @@ import pytest
 import dpcore
 from dpcore.data.editing import parse_codebook_bounds, placeholder_attribute, replace_attribute
 from dpcore.errors import DomainError
+from dpcore.measure.dp_domain import DEFAULT_DOMAIN_SHARE
 from dpcore.metrics.numeric import bin_occupancy
 from dpcore.studio import design
 
@@ -26,7 +27,8 @@ def test_the_release_call_for_each_private_path(table):
     dom = dpcore.infer_domain(table, numeric={"age": {"bounds": [0, 120], "bins": 6}})
     quantiles = replace_attribute(dom, placeholder_attribute(dom["age"], 0, 120, 4, False))
     cfg = design.new_design()
-    assert cfg["dp_domain"] is False and cfg["domain_share"] == 0.1 and cfg["domain_bins"] == "privtree"
+    assert cfg["dp_domain"] is False and cfg["domain_bins"] == "privtree"
+    assert cfg["domain_share"] == DEFAULT_DOMAIN_SHARE
     # nothing private: the declared domain and no extra option
     assert design.release_domain_call(cfg, dom, {}, None) == (dom, {})
     # a column found privately: its number of bins only, no bounds from the app
@@ -47,7 +49,7 @@ def test_the_release_call_for_each_private_path(table):
     assert design.release_domain_call(cfg, dom, {"wage": {"bins": 7}}, None)[0] is dom
     cfg["definition"] = "zcdp"
     assert design.release_domain_call(cfg, dom, {"wage": {"bins": 7}}, None) == (
-        "dp", {"domain_share": 0.1, "domain_bins": "privtree"})
+        "dp", {"domain_share": DEFAULT_DOMAIN_SHARE, "domain_bins": "privtree"})
     # the binning of its numeric columns: the design's choice; a design saved before it had one gets the default
     cfg["domain_bins"] = "quantiles"
     assert design.release_domain_call(cfg, dom, {}, None)[1]["domain_bins"] == "quantiles"
