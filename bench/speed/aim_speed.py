@@ -142,15 +142,16 @@ def main() -> None:
     ap.add_argument("--profile", default=None, help="cProfile output of the first run")
     ap.add_argument("--label", default="")
     ap.add_argument("--patch", nargs="*", default=[],
-                    help="development only: NAME=value sets dpcore.synthesizers.aim.NAME in this process")
+                    help="development only: NAME=value sets dpcore.synthesizers.aim_budget.NAME (or aim.NAME) here")
     ap.add_argument("--out", default=str(BENCH / "out" / "aim_speed.jsonl"))
     a = ap.parse_args()
     from _machine import describe, machine
     print(describe(machine()))
     options = parse_options(a.option)
     import dpcore.synthesizers.aim as aim
+    import dpcore.synthesizers.aim_budget as rules
     for k, v in parse_options(a.patch).items():
-        setattr(aim, k, v)
+        setattr(rules if hasattr(rules, k) else aim, k, v)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     for name in a.data:
         df, dom = load(name)

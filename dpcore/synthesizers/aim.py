@@ -33,6 +33,12 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
    mirror descent to Private-PGM's loss, stopped when the loss stops falling (``"mirror_descent"``,
    :func:`dpcore.estimate.final_fit.released_model`).
 
+**The budget from public facts** ([aim-parity]; :mod:`dpcore.synthesizers.aim_budget`). Unless ``rounds`` is
+given, T = 4·d, or 2·d when a round at 4·d would be noise-dominated (:func:`set_rounds`); on long tables with
+many workload margins, the workload's margins are measured at once first with 90% of ε_s, evenly, and the
+rounds spend the rest (``workload_first``; :func:`workload_first`). Each rule reads the domain, the workload,
+the budget and the released record count ñ only (docs/methods/aim.md#rounds, #the-workload-at-once).
+
 **The whole table at once** (``whole_table``; :func:`whole_table_first`). On a domain so small that the
 whole cross-tabulation measured once at ε_s is far less noisy on every workload margin than that margin
 measured in a round (``auto``: N/c ≤ ½·(T/0.9)² under pure ε, N the table's cells, c the margin's; public

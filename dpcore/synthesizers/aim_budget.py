@@ -67,8 +67,11 @@ WORKLOAD_NOISE_SHARE = 0.04
 #: ... and the workload has at least this many margins per attribute (fewer: the rounds reach each margin)
 WORKLOAD_MARGINS_PER_ATTRIBUTE = 2
 #: the workload at once keeps its model (junction tree) within this many cells: larger margins are left to
-#: the rounds
+#: the rounds ...
 AT_ONCE_CELLS = 2**16
+#: ... and ``auto`` measures at once only when it keeps at least this share of the workload's margins (fewer:
+#: the rounds, with a tenth of the budget, would be left most of the workload)
+AT_ONCE_COVERAGE = 0.5
 
 
 @dataclass(frozen=True)
@@ -178,11 +181,15 @@ def workload_first(opts: AimOptions, domain: Domain, budget: Budget, nb: Neighbo
                    definition: Definition = PureDP()) -> bool:
     """Whether a set measures the workload's margins at once before its rounds (``workload_first``). ``auto``:
     when the workload has at least :data:`WORKLOAD_MARGINS_PER_ATTRIBUTE`·d margins to measure (fewer, and
-    the rounds reach each of them, choosing where to spend) and :func:`workload_noise` is at most
+    the rounds reach each of them, choosing where to spend), :func:`at_once_margins` keeps at least
+    :data:`AT_ONCE_COVERAGE` of the workload's margins, and :func:`workload_noise` is at most
     :data:`WORKLOAD_NOISE_SHARE` (each would be measured precisely)."""
     if opts.workload_first != "auto":
         return opts.workload_first == "always"
-    if len(at_once_margins(opts, domain)) < WORKLOAD_MARGINS_PER_ATTRIBUTE * len(domain):
+    first = at_once_margins(opts, domain)
+    work = {tuple(domain.names.index(a) for a in g) for g in opts.workload}
+    if len(first) < WORKLOAD_MARGINS_PER_ATTRIBUTE * len(domain) or \
+            len(work.intersection(first)) < AT_ONCE_COVERAGE * len(work):
         return False
     return workload_noise(opts, domain, budget, nb, n, definition) <= WORKLOAD_NOISE_SHARE
 
