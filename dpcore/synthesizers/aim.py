@@ -33,6 +33,12 @@ w_r = Σ_{s∈W} |r ∩ s| (AIM's ``compile_workload``), T = ``rounds`` and ε_r
    mirror descent to Private-PGM's loss, stopped when the loss stops falling (``"mirror_descent"``,
    :func:`dpcore.estimate.final_fit.released_model`).
 
+**The budget from public facts** ([aim-parity]; :mod:`dpcore.synthesizers.aim_budget`). Unless ``rounds`` is
+given, T = 4·d, or 2·d when a round at 4·d would be noise-dominated (:func:`set_rounds`); on long tables with
+many workload margins, the workload's margins are measured at once first with 90% of ε_s, evenly, and the
+rounds spend the rest (``workload_first``; :func:`workload_first`). Each rule reads the domain, the workload,
+the budget and the released record count ñ only (docs/methods/aim.md#rounds, #the-workload-at-once).
+
 **The whole table at once** (``whole_table``; :func:`whole_table_first`). On a domain so small that the
 whole cross-tabulation measured once at ε_s is far less noisy on every workload margin than that margin
 measured in a round (``auto``: N/c ≤ ½·(T/0.9)² under pure ε, N the table's cells, c the margin's; public
@@ -62,10 +68,10 @@ from typing import Any
 import numpy as np
 
 from dpcore.data.domain import Domain
-from dpcore.errors import OptionError, whole_number
+from dpcore.errors import whole_number
 from dpcore.estimate.draws import model_draw
 from dpcore.estimate.final_fit import released_model
-from dpcore.estimate.junction_tree import BYTES_PER_CELL, JunctionTreeIPF, model_cells
+from dpcore.estimate.junction_tree import JunctionTreeIPF, model_cells
 from dpcore.estimate.mirror_descent import MirrorDescent
 from dpcore.measure.margin_spec import parse_margin_groups
 from dpcore.measure.margins import (
@@ -82,6 +88,20 @@ from dpcore.privacy.definitions import Definition, PureDP, ReleaseContext
 from dpcore.privacy.ledger import Ledger
 from dpcore.privacy.measurement import EXACT_SAMPLER, Measurement
 from dpcore.privacy.neighbours import Neighbours
+from dpcore.synthesizers.aim_budget import (  # noqa: F401 (the rules, importable from here too)
+    ROUNDS_PER_ATTRIBUTE,
+    SELECTION_SHARE,
+    WHOLE_TABLE,
+    WORKLOAD_FIRST,
+    ZCDP_ROUNDS_PER_ATTRIBUTE,
+    cell_limit,
+    round_noise_share,
+    set_rounds,
+    whole_table_first,
+    workload_first,
+    workload_noise,
+)
+from dpcore.synthesizers.aim_budget import plan as budget_plan
 from dpcore.synthesizers.empty_share import NoiseRow, noise_row
 from dpcore.synthesizers.method import Method, MethodBase, SetRequest, SetResult
 from dpcore.synthesizers.options import (
@@ -100,11 +120,6 @@ SUMMARY = (
     "the synthetic records are drawn from the fitted model."
 )
 
-#: default rounds T = ROUNDS_PER_ATTRIBUTE · d (AIM's published zCDP default is 16·d; Laplace noise grows
-#: linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7 and the corpus, docs/methods/aim.md)
-ROUNDS_PER_ATTRIBUTE = 4
-#: AIM's share of a round's budget spent on selection
-SELECTION_SHARE = 0.1
 #: AIM's default limit on the model (junction tree) size, in megabytes of float64 cells
 DEFAULT_MAX_MODEL_SIZE = 80.0
 #: warm round fits: stop when a sweep closes the largest margin gap by less than this share (docs/methods/aim.md)
@@ -113,18 +128,13 @@ WARM_STALL = 0.01
 WARM_FLOOR = 1e-3
 #: mirror-descent round fits: iterations per round (docs/methods/aim.md)
 ROUND_MD_ITERS = 10
-#: ``whole_table="auto"`` measures the whole table once when, on every workload margin, the noise it sums
-#: there has at most this share of the variance of that margin measured in a round at the starting round
-#: budget, both in the noise law's scale squared (1/2: half; docs/methods/aim.md#the-whole-table-at-once)
-WHOLE_TABLE_VARIANCE_SHARE = 0.5
-#: the choices of ``whole_table``
-WHOLE_TABLE = ("auto", "always", "never")
 
 
 @dataclass(frozen=True)
 class AimOptions:
     """Resolved options of ``method="aim"``: ``rounds`` T (ε_s/T is the starting round
-    budget; at least d), ``max_model_size`` (MB), ``workload`` (attribute-name tuples),
+    budget; at least d; ``None``, the default: chosen per set from public facts,
+    :func:`dpcore.synthesizers.aim_budget.set_rounds`), ``max_model_size`` (MB), ``workload`` (attribute-name tuples),
     ``fit_sweeps`` (IPF sweeps per model fit), ``synthesis`` (how the records are drawn:
     ``sample`` or ``round`` once resolved; ``auto`` resolves to ``sample`` under pure ε and
     to ``round`` under (ε, δ)), ``estimator`` (the final model fit: ``ipf`` or
@@ -133,7 +143,7 @@ class AimOptions:
     ``warm`` or ``mirror_descent`` once resolved; ``auto`` resolves to ``cold`` under pure ε and to
     ``mirror_descent`` under (ε, δ))."""
 
-    rounds: int
+    rounds: int | None
     max_model_size: float = DEFAULT_MAX_MODEL_SIZE
     workload: tuple = ()
     fit_sweeps: int = 50
@@ -141,6 +151,7 @@ class AimOptions:
     estimator: str = "auto"
     round_fits: str = "auto"
     whole_table: str = "auto"
+    workload_first: str = "auto"
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -157,7 +168,7 @@ def parse_workload(workload, domain: Domain) -> tuple[tuple[str, ...], ...]:
 #: AIM's options (the registry's schema)
 OPTIONS = (
     Option("rounds", "int", None, "rounds T of select-and-measure (ε/T is the starting round budget)", low=1,
-           high=100_000, default_text="4 × attributes",
+           high=100_000, default_text="4 × attributes (2 × on a short table)",
            docs="methods/aim.md#options", label="Rounds T"),
     Option("max_model_size", "float", DEFAULT_MAX_MODEL_SIZE, "largest fitted model, in megabytes", low=0,
            high=100_000, low_open=True, hint=" (megabytes of the fitted model; AIM's default 80)",
@@ -173,6 +184,10 @@ OPTIONS = (
            "instead of running rounds: always, never, or auto (when that is less noisy on every workload margin: "
            "tiny domains)", choices=WHOLE_TABLE, docs="methods/aim.md#the-whole-table-at-once", advanced=True,
            label="Whole table at once"),
+    Option("workload_first", "choice", "auto", "measure the workload's margins at once with part of the budget "
+           "before the rounds (as DP ipf measures them): always, never, or auto (when each would still be "
+           "measured precisely: long tables with few cells per margin)", choices=WORKLOAD_FIRST,
+           docs="methods/aim.md#the-workload-at-once", advanced=True, label="Workload at once"),
 )
 
 
@@ -181,11 +196,11 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
     check_known(OPTIONS, opts, "aim")
     d = len(domain)
     rounds = opts.get("rounds")
-    rounds = ROUNDS_PER_ATTRIBUTE * d if rounds is None else whole_number(
+    rounds = None if rounds is None else int(whole_number(
         "rounds", rounds, d, 100_000, f" (AIM's T: at least the number of attributes, {d}, since the one-way margins "
-                                      "use 0.9·d/T of ε)")
+                                      "use 0.9·d/T of ε)"))
     return AimOptions(
-        rounds=int(rounds),
+        rounds=rounds,
         max_model_size=float(value(OPTIONS, opts, "max_model_size")),
         workload=parse_workload(opts.get("workload"), domain),
         fit_sweeps=value(OPTIONS, opts, "fit_sweeps"),
@@ -193,26 +208,18 @@ def resolve(domain: Domain, method: str = "aim", **opts) -> AimOptions:
         estimator=pure_choice("estimator", value(OPTIONS, opts, "estimator")),
         round_fits=pure_choice("round_fits", value(OPTIONS, opts, "round_fits")),
         whole_table=value(OPTIONS, opts, "whole_table"),
+        workload_first=value(OPTIONS, opts, "workload_first"),
     )
-
-
-#: default rounds under zCDP: T = 4·d, not the paper's 16·d (McKenna et al. 2022). On the 37 tables of the
-#: [real-tables] corpus at (1, 10⁻⁹), 3 seeds, a table's median S_pMSE under 4·d was 0.83× its median
-#: under 16·d (geometric mean over the tables; lower on 32 of 37): bench/accuracy/aim_rounds.py,
-#: docs/methods/aim.md#rounds
-ZCDP_ROUNDS_PER_ATTRIBUTE = 4
 
 
 def for_zcdp(opts: AimOptions, definition, given: dict, domain: Domain) -> AimOptions:
     """AIM as McKenna et al. (2022) run it under zCDP: Gaussian margins (the definition's count
-    noise) and, unless ``rounds`` was given, T = :data:`ZCDP_ROUNDS_PER_ATTRIBUTE`·d rounds (4·d: the
-    corpus measured it better than the paper's 16·d, docs/methods/aim.md#rounds); ``synthesis="auto"`` draws
+    noise) and, unless ``rounds`` was given, T from :data:`ZCDP_ROUNDS_PER_ATTRIBUTE`·d rounds (4·d: the
+    corpus measured it better than the paper's 16·d) by the rule of :func:`set_rounds`
+    (docs/methods/aim.md#rounds); ``synthesis="auto"`` draws
     the records by controlled rounding, ``estimator="auto"`` fits the final model by mirror descent and
     ``round_fits="auto"`` refits each round from the last model (warm IPF, then mirror descent)."""
-    opts = zcdp_choices(opts, given, "synthesis", "estimator", "round_fits")
-    if given.get("rounds") is None:
-        return replace(opts, rounds=ZCDP_ROUNDS_PER_ATTRIBUTE * len(domain))
-    return opts
+    return zcdp_choices(opts, given, "synthesis", "estimator", "round_fits")
 
 
 def candidates(workload_axes) -> dict[tuple, float]:
@@ -236,37 +243,6 @@ def score_sensitivity(weights, histogram_sensitivity: float) -> float:
     return max(weights) * histogram_sensitivity
 
 
-def whole_table_first(opts: AimOptions, domain: Domain, budget: Budget, nb: Neighbours,
-                      definition: Definition = PureDP()) -> bool:
-    """Whether a set measures the whole table once (``whole_table``; ``auto`` decides from public facts
-    only: the domain, the workload and T). Measured at the set's budget b, the whole table sums N/c cells'
-    noise into each cell of a workload margin of c cells (N the table's cells); in a round the margin
-    would be measured at the starting measurement budget 0.9·b/T. ``auto`` measures the whole table when,
-    on every workload margin, (N/c)·s(b)² ≤ :data:`WHOLE_TABLE_VARIANCE_SHARE` · s(0.9·b/T)², s the noise
-    law's scale at that budget (Δ/ε for the discrete Laplace, σ for the discrete Gaussian): N/c ≤
-    ½·(T/0.9)² under pure ε and N/c ≤ ½·T/0.9 under (ε, δ), whatever the budget; and when the whole
-    table fits ``max_model_size`` (``always`` beyond it is an :class:`OptionError` naming the size)."""
-    cells = math.prod(domain[a].size for a in domain.names)
-    fits = cells <= _cell_limit(opts)  # the model is the whole table
-    if opts.whole_table == "always" and not fits:
-        raise OptionError(f"whole_table=always: the whole table has {cells:,} cells, more than max_model_size "
-                          f"({opts.max_model_size:g} MB) holds; raise max_model_size or use whole_table=auto")
-    if opts.whole_table != "auto" or not fits:
-        return opts.whole_table == "always"
-    # the laws' scale squared (the continuous laws' variance up to a constant), not the discrete laws' exact
-    # variance: that falls below 2/ε² where the noise is under one count (ε ≳ 1 per count), which would let
-    # a high ε alone tip the rule where the noise no longer matters
-    whole = definition.count_noise(budget, nb).scale ** 2
-    in_round = definition.count_noise((1 - SELECTION_SHARE) * budget / opts.rounds, nb).scale ** 2
-    sizes = [math.prod(domain[a].size for a in g) for g in opts.workload] or [cells]
-    return all(cells / c * whole <= WHOLE_TABLE_VARIANCE_SHARE * in_round for c in sizes)
-
-
-def _cell_limit(opts: AimOptions) -> float:
-    """``max_model_size`` in model cells (8-byte floats)."""
-    return opts.max_model_size * 2**20 / BYTES_PER_CELL
-
-
 def synthesize_set(X, domain: Domain, opts: AimOptions, budget: Budget, rng, ledger: Ledger, set_label: str,
                    ctx: ReleaseContext):
     """One AIM set at ``budget`` (= ε/m, or ρ/m under zCDP), charged to ``ledger`` to exactly ``budget``
@@ -278,7 +254,8 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: Budget, rng, led
     group = ledger.group(set_label)
     total = float(max(ctx.n_out, 1))
     fit = JunctionTreeIPF(max_sweeps=opts.fit_sweeps)  # pooled targets, tree order
-    if whole_table_first(opts, domain, budget, nb, definition):
+    plan = budget_plan(opts, domain, budget, nb, total, definition)  # public facts and ñ only
+    if plan.whole_table:
         return _whole_table_set(X, shape, names, opts, budget, nb, rng, group, fit, total, ctx)
     work = [tuple(names.index(a) for a in g) for g in opts.workload]
     cand = candidates(work)
@@ -286,11 +263,17 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: Budget, rng, led
         cand.setdefault((j,), 0.0)
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
-    round_budget = budget / opts.rounds
-    meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * round_budget, nb, rng, group, f"one-way {names[j]}",
-                    note="AIM initialisation: every one-way margin", definition=definition) for j in range(d)]
+    round_budget = budget / plan.rounds
+    if plan.at_once:  # the workload's margins at once, evenly, with a share of the budget; the rounds get the rest
+        each = plan.at_once_share * budget / len(plan.at_once)
+        meas = [measure(X, shape, r, each, nb, rng, group, f"at once: margin {' × '.join(names[a] for a in r)}",
+                        note="AIM initialisation: the workload's margins at once", definition=definition)
+                for r in plan.at_once]
+    else:
+        meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * round_budget, nb, rng, group, f"one-way {names[j]}",
+                        note="AIM initialisation: every one-way margin", definition=definition) for j in range(d)]
     model, info = fit.fit(shape, meas, total)
-    limit_cells = _cell_limit(opts)
+    limit_cells = cell_limit(opts)
     selected, annealed, t, final = [], 0, 0, False
     while not final:
         t += 1
@@ -334,10 +317,12 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: Budget, rng, led
     model, info = released_model(opts.estimator, shape, meas, total, model, info)
     # n records from the model, drawn in chunks (post-processing): i.i.d., or rounded now from rng
     draw = model_draw(model, ctx.n_out, opts.synthesis, rng)
-    diag = {"rounds": t, "selected": selected, "annealed": annealed, "model_cells": int(model.tree.cells),
+    diag = {"rounds": t, "T": plan.rounds, "selected": selected, "annealed": annealed,
+            "model_cells": int(model.tree.cells),
             "cliques": [[names[a] for a in c] for c in model.tree.cliques], "fit_sweeps": info["iterations"],
             "fit_converged": bool(info["converged"]), "estimator": opts.estimator, "round_fits": opts.round_fits,
-            "warnings": []}
+            "workload_first": bool(plan.at_once), "at_once": len(plan.at_once),
+            "workload_noise": workload_noise(opts, domain, budget, nb, total, definition), "warnings": []}
     return draw, diag
 
 
@@ -378,15 +363,23 @@ def preview_rows(opts: AimOptions, domain: Domain, per_set: Budget, nb: Neighbou
     starting round budget (later rounds may double it: annealing; the margins are chosen at release).
     Budgets are in the definition's unit (ε, or ρ under zCDP). On a domain small enough that
     :func:`whole_table_first` holds, the one row is the whole table at the set's budget."""
-    if whole_table_first(opts, domain, per_set, nb, definition):
+    plan = budget_plan(opts, domain, per_set, nb, n, definition)
+    if plan.whole_table:
         whole = definition.count_noise(per_set, nb)
         return [preview_row("the whole table, once (no rounds)",
                             math.prod(domain[a].size for a in domain.names), per_set, whole, definition)]
-    round_budget = per_set / opts.rounds
+    round_budget = per_set / plan.rounds
     meas = definition.count_noise((1 - SELECTION_SHARE) * round_budget, nb)
     spend = definition.cost(meas, nb.count_sensitivity(meas.norm))
-    rows = one_way_preview_rows(domain, meas, spend, definition)
-    left = per_set - len(domain) * spend
+    if plan.at_once:
+        each = definition.count_noise(plan.at_once_share * per_set / len(plan.at_once), nb)
+        each_spend = definition.cost(each, nb.count_sensitivity(each.norm))
+        rows = [preview_row(f"at once: margin {' × '.join(domain.names[a] for a in r)}",
+                            counts_cells(domain.shape, r), each_spend, each, definition) for r in plan.at_once]
+        left = per_set - len(plan.at_once) * each_spend
+    else:
+        rows = one_way_preview_rows(domain, meas, spend, definition)
+        left = per_set - len(domain) * spend
     # rounds run while at least two round budgets are left; the last takes the rest
     n_rounds = max(1, math.floor(left / round_budget + 1e-9))
     rows.append(selection_preview_row(f"each round at the start: exponential mechanism picks a margin ({n_rounds} "
@@ -403,14 +396,20 @@ def noise_rows(opts: AimOptions, domain: Domain, epsilon: Budget, m: int, n: flo
     starting round budget (the margins are chosen at release: the median size of the workload's
     margins; a margin whose budget doubles gets half the noise), or the whole table measured once
     (:func:`whole_table_first`)."""
-    if whole_table_first(opts, domain, epsilon / m, neighbours, definition):
+    plan = budget_plan(opts, domain, epsilon / m, neighbours, n, definition)
+    if plan.whole_table:
         whole = definition.count_noise(epsilon / m, neighbours, "discrete_laplace")
         table_cells = math.prod(domain[a].size for a in domain.names)
         return [noise_row("the whole table, once", table_cells, table_cells, epsilon / m, whole, n)]
-    round_budget = epsilon / m / opts.rounds
-    e = (1 - SELECTION_SHARE) * round_budget
+    e = (1 - SELECTION_SHARE) * (epsilon / m / plan.rounds)
     meas = definition.count_noise(e, neighbours, "discrete_laplace")
-    rows = [noise_row(f"one-way margin {a}", domain[a].size, domain[a].size, e, meas, n) for a in domain.names]
+    if plan.at_once:
+        e1 = plan.at_once_share * (epsilon / m) / len(plan.at_once)
+        each = definition.count_noise(e1, neighbours, "discrete_laplace")
+        rows = [noise_row(f"at once: margin {' × '.join(domain.names[a] for a in r)}", counts_cells(domain.shape, r),
+                          counts_cells(domain.shape, r), e1, each, n) for r in plan.at_once]
+    else:
+        rows = [noise_row(f"one-way margin {a}", domain[a].size, domain[a].size, e, meas, n) for a in domain.names]
     sizes = [math.prod(domain[a].size for a in g) for g in opts.workload] or [1]
     cells = float(np.median(sizes))
     rows.append(noise_row("a workload margin measured in a round (chosen at release)", int(cells), cells, e, meas, n,

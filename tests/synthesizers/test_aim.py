@@ -281,9 +281,10 @@ def test_the_final_fit_is_mirror_descent_by_default_and_ipf_on_request():
     assert pure.diagnostics["per_set"][0]["estimator"] == "mirror_descent"
     assert pure.sets[0].equals(dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS,
                                                  estimator="mirror_descent").sets[0])
-    # at ε = 0.3 the noisy margins disagree enough for the two fits to draw different records
-    pure3 = dpcore.synthesize(df, "aim", 0.3, seed=4, domain=dom, **ROUNDS)
-    pure3_ipf = dpcore.synthesize(df, "aim", 0.3, seed=4, domain=dom, **ROUNDS, estimator="ipf")
+    # at ε = 0.3 and T = 16 (4·d, given: the rule would pick 2·d on this short table) the noisy margins disagree
+    # enough for the two fits to draw different records
+    pure3 = dpcore.synthesize(df, "aim", 0.3, seed=4, domain=dom, **ROUNDS, rounds=16)
+    pure3_ipf = dpcore.synthesize(df, "aim", 0.3, seed=4, domain=dom, **ROUNDS, rounds=16, estimator="ipf")
     assert pure3_ipf.options["estimator"] == "ipf"
     assert pure3_ipf.ledger.to_dict() == pure3.ledger.to_dict() and not pure3_ipf.sets[0].equals(pure3.sets[0])
     z = dpcore.synthesize(df, "aim", 1.0, seed=4, domain=dom, **ROUNDS, delta=1e-9)
@@ -343,7 +344,7 @@ def test_whole_table_auto_is_decided_from_the_domain_the_workload_and_the_rounds
                         ((2, 2, 9, 3), 0.05)]:
         dom = _levels_domain(levels)
         opts = A.resolve(dom)
-        N, T = math.prod(levels), opts.rounds
+        N, T = math.prod(levels), 4 * len(levels)  # the default T (rounds not given)
         by_hand = all(N / (a * b) * var(eps) <= 0.5 * var(0.9 * eps / T)
                       for a, b in itertools.combinations(levels, 2))
         assert A.whole_table_first(opts, dom, Epsilon(eps), nb, PureDP()) is by_hand
