@@ -264,14 +264,7 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: Budget, rng, led
     answers = {r: margin_counts(X, shape, r) for r in cand}  # raw: only scored, never released
     sens = score_sensitivity(list(cand.values()), hs)
     round_budget = budget / plan.rounds
-    if plan.at_once:  # the workload's margins at once, evenly, with a share of the budget; the rounds get the rest
-        each = plan.at_once_share * budget / len(plan.at_once)
-        meas = [measure(X, shape, r, each, nb, rng, group, f"at once: margin {' × '.join(names[a] for a in r)}",
-                        note="AIM initialisation: the workload's margins at once", definition=definition)
-                for r in plan.at_once]
-    else:
-        meas = [measure(X, shape, (j,), (1 - SELECTION_SHARE) * round_budget, nb, rng, group, f"one-way {names[j]}",
-                        note="AIM initialisation: every one-way margin", definition=definition) for j in range(d)]
+    meas = _initial_measurements(X, shape, names, plan, budget, round_budget, nb, rng, group, definition)
     model, info = fit.fit(shape, meas, total)
     limit_cells = cell_limit(opts)
     selected, annealed, t, final = [], 0, 0, False
@@ -324,6 +317,19 @@ def synthesize_set(X, domain: Domain, opts: AimOptions, budget: Budget, rng, led
             "workload_first": bool(plan.at_once), "at_once": len(plan.at_once),
             "workload_noise": workload_noise(opts, domain, budget, nb, total, definition), "warnings": []}
     return draw, diag
+
+
+def _initial_measurements(X, shape, names, plan, budget: Budget, round_budget: Budget, nb: Neighbours, rng,
+                          group: Ledger, definition) -> list:
+    """The measurements before the rounds: the workload's margins at once, evenly, with a share of the budget (the
+    rounds get the rest), or every one-way margin at a round's measurement budget (published AIM)."""
+    if plan.at_once:
+        each = plan.at_once_share * budget / len(plan.at_once)
+        return [measure(X, shape, r, each, nb, rng, group, f"at once: margin {' × '.join(names[a] for a in r)}",
+                        note="AIM initialisation: the workload's margins at once", definition=definition)
+                for r in plan.at_once]
+    return [measure(X, shape, (j,), (1 - SELECTION_SHARE) * round_budget, nb, rng, group, f"one-way {names[j]}",
+                    note="AIM initialisation: every one-way margin", definition=definition) for j in range(len(shape))]
 
 
 def _whole_table_set(X, shape, names, opts: AimOptions, budget: Budget, nb: Neighbours, rng, group: Ledger,

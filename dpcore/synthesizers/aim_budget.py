@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -34,8 +34,21 @@ from dpcore.privacy.budget import Budget
 from dpcore.privacy.definitions import Definition, PureDP
 from dpcore.privacy.neighbours import Neighbours
 
-if TYPE_CHECKING:  # pragma: no cover
-    from dpcore.synthesizers.aim import AimOptions
+
+class AimOptions(Protocol):
+    """The options these rules read (:class:`dpcore.synthesizers.aim.AimOptions` meets it; a protocol, so the rules
+    do not import the method that uses them)."""
+
+    @property
+    def rounds(self) -> int | None: ...
+    @property
+    def max_model_size(self) -> float: ...
+    @property
+    def workload(self) -> tuple: ...
+    @property
+    def whole_table(self) -> str: ...
+    @property
+    def workload_first(self) -> str: ...
 
 #: the default rounds T = ROUNDS_PER_ATTRIBUTE · d under pure ε (AIM's published zCDP default is 16·d; Laplace noise
 #: grows linearly in T, not as √T, so pure ε wants fewer: measured on SD2011 S7 and the corpus, docs/methods/aim.md)
