@@ -87,11 +87,14 @@ def pick_method(df, domain: Domain, epsilon: float, sets: int, delta: float | No
     if among is not None and pick not in among:
         pick = next((a.method for a in adv.methods if a.method in among and a.verdict != "cannot run"), None)
         if pick is None:
-            raise OptionError(f"the options given are {', '.join(among)}'s, which cannot run this design "
-                              "(python -m dpcore advise says why); give --method")
+            why = next((a.reason for a in adv.methods if a.method in among and a.reason), "")
+            raise OptionError(f"the options given are {', '.join(among)}'s, which cannot run this design"
+                              + (f": {why}" if why else " (python -m dpcore advise says why)") + "; give --method")
         return pick, f"method: {pick} (the adviser's best among the methods that take the options given)"
     if pick is None:
-        raise OptionError("no method can run this design (python -m dpcore advise says why); give --method")
+        why = next((a.reason for a in adv.methods if a.reason), "")
+        raise OptionError("no method can run this design" + (f": {why}" if why else
+                                                             " (python -m dpcore advise says why)") + "; give --method")
     return pick, f"method: {pick} (the adviser's pick, as in the app; give --method to choose another)"
 
 

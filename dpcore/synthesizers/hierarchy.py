@@ -288,6 +288,13 @@ def leaf_codes(tree: PhantomPaddedTree, cells: np.ndarray) -> np.ndarray:
 def upper_slot_structure(tree: PhantomPaddedTree):
     """Parents and phantom masks of the padded slot layout of layers 0..L (without the leaf layer;
     the sparse leaf layer, :mod:`dpcore.synthesizers.sparse_leaves`, stands a block in for its leaves)."""
+    slots = sum(int(lay.n_slots) for lay in tree.layers)
+    if slots > DEFAULT_MAX_CELLS:  # b^k padded slots per layer: a layer of many levels makes them explode
+        raise ResourceError(
+            f"the hierarchy's padded layers would have {big_count(slots)} slots (limit {DEFAULT_MAX_CELLS:,}; "
+            f"branching b = {tree.b:,}); put the attributes with many levels in the last layer, drop them, or "
+            "coarsen their bins"
+        )
     parents: list[np.ndarray | None] = [None]  # the root has no parent
     phantom: list[np.ndarray] = []
     for k, lay in enumerate(tree.layers):

@@ -307,6 +307,7 @@ def test_the_app_releases_ipf_on_a_wide_table():
     at.run()
     at.selectbox(key="w_release_method").select("ipf").run()
     assert not at.exception, [e.value for e in at.exception]
+    at.session_state["cfg"]["m"] = 5  # not the default (1): ε/5 per set, where the one-way rule below applies
     at.switch_page("pages/3_preview.py")
     at.run()
     assert not at.exception and len(at.dataframe) >= 1
