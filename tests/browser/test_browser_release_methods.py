@@ -53,7 +53,7 @@ def test_release_with_privbayes_chosen_on_the_design_page(page):  # noqa: F811
 
     goto(page, "4 · Release")
     page.get_by_role("button", name="Release (spends ε = 1)").click()
-    page.get_by_text("Released 5 set(s)").first.wait_for(timeout=bs.JOB_CEILING_MS)
+    page.get_by_text("Released 1 set(s)").first.wait_for(timeout=bs.JOB_CEILING_MS)
     page.get_by_text("differentially private with ε = 1").first.wait_for()  # the release's own statement
     settle(page)
     no_exception(page)

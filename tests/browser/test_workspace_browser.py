@@ -111,7 +111,7 @@ def _walk(page, context, start, proc) -> str:
     goto(page, "4 · Release")
     set_cap(page, "1")
     release(page)
-    page.get_by_text("Released 5 set(s)").first.wait_for(timeout=bs.JOB_CEILING_MS)
+    page.get_by_text("Released 1 set(s)").first.wait_for(timeout=bs.JOB_CEILING_MS)
     page.get_by_text("spent ε = 0.4 of the cap 1; remaining 0.6").first.wait_for()
     assert "ws=" + ws_id in page.url
 
