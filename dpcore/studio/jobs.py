@@ -131,16 +131,19 @@ def start(name: str, work: Callable[[Job], Any], total: int = 1, expected_second
     job = Job(name, max(int(total), 1), expected_seconds, info=dict(info or {}))
 
     def run() -> None:
+        state = FAILED
         try:
             job.result = work(job)
-            job.state = DONE
+            state = DONE
         except Cancelled:
-            job.state = CANCELLED
+            state = CANCELLED
         except BaseException as exc:  # handed to the page, which shows it in one line
             job.error = exc
-            job.state = FAILED
         finally:
+            # the end time first: a page that sees the job finished reads one duration from then on (set after the
+            # state, a page could read elapsed() before it and again after, and state two durations of one release)
             job.finished_at = time.monotonic()
+            job.state = state
 
     job._thread = threading.Thread(target=run, name=f"job-{name}", daemon=True)
     job._thread.start()

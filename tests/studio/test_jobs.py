@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -35,6 +36,27 @@ def test_a_job_reports_progress_and_its_result():
     assert job.remaining() is not None and "2/4 — step 3 of 4" in job.status_line()
     gate.set()
     assert job.wait(5) and job.state == jobs.DONE and job.result == 42 and job.fraction() == 1.0
+
+
+def test_a_job_says_it_has_finished_only_once_its_end_time_is_set(monkeypatch):
+    """[studio-truth] The Release page read a job's duration twice once it had finished (the notice and the caption):
+    the state was set before the end time, so a read between the two took the clock, and the page said "Released 1
+    set(s) in 1.1 s" above "Released in 1.62 s" for one release. The end time is set first."""
+    bound = threading.Event()
+    finished_when_timed = []
+    held = {}
+
+    def monotonic():
+        if threading.current_thread().name == "job-timed":  # the job's end time is being taken
+            finished_when_timed.append(held["job"].finished)
+        return time.monotonic()
+
+    monkeypatch.setattr(jobs, "time", SimpleNamespace(monotonic=monotonic))
+    held["job"] = job = jobs.start("timed", lambda j: bound.wait(5) and 1)
+    bound.set()
+    assert job.wait(5) and job.state == jobs.DONE
+    assert finished_when_timed == [False]
+    assert job.elapsed() == job.elapsed() == job.finished_at - job.started
 
 
 def test_the_time_left_before_the_first_step_comes_from_the_prior_estimate():
