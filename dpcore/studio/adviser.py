@@ -235,19 +235,22 @@ def advise(domain: Domain, epsilon: float, sets: int, *, delta: float | None = N
                         + what_passes(best, domain, epsilon, sets, n=float(n or 0), neighbours=neighbours, delta=delta,
                                       **{k: v for k, v in options.get(best, {}).items()
                                          if k not in ("delta", "neighbours")}, **first))
-    summary = _summary(best, eligible, delta)
+    summary = _summary(best, eligible, delta, gated=bool(noisy) and best not in noisy)
     return Advice(best, float(epsilon), int(sets), delta, tuple(advice), public_n, public_n_source, n, n_source,
                   curator_only, summary, tuple(notes), model.validation, check is not None)
 
 
-def _summary(best: str | None, runnable: dict, delta: float | None) -> str:
+def _summary(best: str | None, runnable: dict, delta: float | None, gated: bool = False) -> str:
+    """``runnable``: the methods the pick was made among; ``gated``: some that can run were left out because their
+    noise check fails (the sentence says so)."""
     if best is None:
         return ("No method can run this design (see each method's reason): change the options, the domain or "
                 "the definition.")
     others = sorted((m for m in runnable if m != best), key=runnable.__getitem__)[:2]
     line = ", ".join(f"{NAMES[m]} {_num(runnable[m])}" for m in [best, *others])
     return (f"For this table the adviser recommends {NAMES[best]}: the lowest predicted error among the methods "
-            f"that can run this design (predicted mean two-way S_pMSE, lower is better: {line}). "
+            "that can run this design" + (" and pass their noise check" if gated else "")
+            + f" (predicted mean two-way S_pMSE, lower is better: {line}). "
             "These are predictions from public facts (attributes, levels, ε" + (", δ" if delta is not None else "")
             + ", m, n), not measurements on your table; the choice does not change the release's guarantee.")
 

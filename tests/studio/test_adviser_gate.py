@@ -39,6 +39,8 @@ def test_the_pick_passes_its_noise_check_or_every_method_fails_it_and_it_says_so
         assert passes(pick.noise), (adv.recommended, pick.swamped_counts, pick.total_counts)
         failing = [a for a in runnable if not passes(a.noise)]
         assert all(a.verdict == "noise check fails" and "Not recommended" in " ".join(a.why) for a in failing)
+        # the summary names the gate exactly when it left a method out
+        assert ("and pass their noise check" in adv.summary) == bool(failing), adv.summary
     else:
         assert "fails its noise check" in adv.notes[0] and "The check passes with" in adv.notes[0] \
             or "No design near this one passes" in adv.notes[0]
