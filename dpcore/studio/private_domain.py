@@ -338,12 +338,17 @@ def release_statuses(manifest: Mapping) -> pd.DataFrame | None:
     cols = ((manifest.get("diagnostics") or {}).get("dp_domain") or {}).get("columns") or {}
     if not cols:
         return None
+    unit = "ρ" if (manifest.get("privacy_definition") or {}).get("delta") is not None else "ε"
     return pd.DataFrame(
         [
             {
                 "column": name,
                 "status": rec.get("status", ""),
-                "share of the domain's budget": f"{float(rec.get('share') or 0):.0%}" if rec.get("share") else "none",
+                # planned: the column's part of the domain's share; spent: what the ledger charged (a column whose
+                # bounds hold few numbers gets one bin per number and gives its bins' part to the synthetic sets)
+                "planned share of the domain's budget": f"{float(rec.get('share') or 0):.0%}" if rec.get("share")
+                else "none",
+                f"spent ({unit})": f"{float(rec.get('spent') or 0):.3g}",
                 "what the release found": _found_what(rec),
             }
             for name, rec in cols.items()

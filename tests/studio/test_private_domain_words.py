@@ -106,6 +106,11 @@ def test_statuses_from_a_release_and_its_comparison_on_the_domain_it_found():
         table.loc["smoker", "status"] == FOUND
         and table.loc["smoker", "what the release found"] == "2 level(s): False, True"
     )
+    # the planned share beside what the ledger charged, in the definition's unit (ρ under (ε, δ))
+    cols = manifest["diagnostics"]["dp_domain"]["columns"]
+    for name in df.columns:
+        assert table.loc[name, "spent (ρ)"] == f"{float(cols[name].get('spent') or 0):.3g}"
+    assert "planned share of the domain's budget" in table.columns
     groups = pd_.found_statuses(manifest)
     assert sorted(c for cols in groups.values() for c in cols) == sorted(df.columns)
     dom, source = pd_.compared_on(manifest, None, df.assign(sex=df["sex"].where(df.index > 0, "x")))
