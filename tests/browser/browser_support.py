@@ -404,3 +404,11 @@ def set_cap(page, value: str, settle_fn=None) -> None:
     type_value(page, page.get_by_role("spinbutton", name="Cap on this table's total ε"), value, settle_fn)
     page.get_by_role("button", name="Set cap").click()
     settle_fn(page)
+
+
+def upload_table(page, files) -> None:
+    """Send ``files`` (a path, or set_input_files' dicts) to the Data page's table uploader, found by its label: the
+    page has other uploaders (domain.json, a saved design), and a file sent to the first input while the page redraws
+    can land in one of them. The caller waits for what the upload's run shows."""
+    box = page.locator('[data-testid="stFileUploader"]').filter(has_text="CSV, Parquet, SPSS")
+    box.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(files)

@@ -98,7 +98,7 @@ def shot(page, name: str) -> None:
 def test_curator_flow(page):
     # 1. Data: a malformed upload is refused with dpcore's message; then the S7 demo, domain confirmed.
     goto(page, "1 · Data")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+    bs.upload_table(page, 
         files=[{"name": "ragged.csv", "mimeType": "text/csv", "buffer": b"a,b\n1,2\n3,4,5\n"}])
     page.locator('[data-testid="stAlertContentError"]', has_text="ragged rows").first.wait_for()
     no_exception(page)

@@ -117,7 +117,7 @@ def test_a_curators_day(server, tmp_path):
             goto(page, "1 · Data")
 
             # 1. upload the SPSS file: its value labels become the levels
-            page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(sav))
+            bs.upload_table(page, str(sav))
             page.get_by_text(f"Schema: {N} rows × 3 columns").wait_for()
             page.get_by_text("value labels became the levels of: sex, region").wait_for()
             settle(page)  # the upload's run (asked for once the file was sent) has finished

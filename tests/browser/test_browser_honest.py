@@ -161,7 +161,7 @@ def _categorical_csv(path):
 
 def upload_and_confirm(page, csv) -> None:
     """On the Data page: upload ``csv`` and confirm its (all categorical) domain as public."""
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(csv))
+    bs.upload_table(page, str(csv))
     page.get_by_text(f"upload: {csv.name}").first.wait_for()
     settle(page)  # the upload's run, asked for once the file was sent
     page.get_by_role("button", name=re.compile("^Confirm")).first.click()

