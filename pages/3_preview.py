@@ -5,6 +5,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dpcore.studio import design
 from pages.components import charts, domain_forecast, guard, noise, privacy_unit, session, state
 from pages.components import glossary as gl
 
@@ -38,6 +39,11 @@ with guard.guarded("the preview"):
     if state.figures_domain(dom) is not dom:
         st.caption(":material/inventory_2: Every figure here uses the domain your last release found privately (the "
                    "one its manifest states), not the placeholder bins.")
+    elif design.finds_domain_privately(cfg) or state.dp_bins_options(dom).get("dp_bins"):
+        st.caption(":material/info: Planned from the share of ε the domain is given. A whole-number column whose "
+                   "private bounds turn out to hold only a few numbers gets one level per number, and its bins' part "
+                   "of that share goes to the synthetic sets: the release may then spend a little less on the domain "
+                   "and add a little less noise than planned here (its manifest says what it spent).")
     with guard.guarded("the noise check"):
         noise.noise_panel(dom, method, opts, state.method_label(method, opts))
     if state.is_margin_preview(pv):

@@ -84,6 +84,11 @@ def release_with_a_column_found_privately(uploads):
     run(at)
     cfg = at.session_state["cfg"]
     cfg["release_method"], cfg["m"], cfg["epsilon"] = "ipf", SETS, EPSILON
+    # before the release, the Preview's figures are planned from the share asked for, and it says what may differ
+    at.switch_page("pages/3_preview.py")
+    run(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Planned from the share of ε the domain is given" in captions and "Every figure here uses" not in captions
     at.switch_page("pages/4_release.py")
     run(at)
     next(b for b in at.button if b.label.startswith("Release (spends")).click()
@@ -125,6 +130,9 @@ def check_the_preview(released) -> None:
     assert math.fsum(c["epsilon"] for c in charges) == pytest.approx((EPSILON - 0.1 - 0.05) / SETS, rel=1e-8)
     at.switch_page("pages/3_preview.py")
     run(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Every figure here uses the domain your last release found" in captions
+    assert "Planned from the share" not in captions
     tables = next(d.value for d in at.dataframe if "table" in d.value.columns)
     assert len(tables) == len(charges)
     released_ = sorted((c["epsilon"], discrete_laplace_sd(c["scale"]), _cells(found, c["label"])) for c in charges)
