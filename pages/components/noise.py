@@ -98,7 +98,8 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
                    "the wide table.")
     shown = tab.assign(**{"noise larger?": tab["swamped"].map({True: "YES", False: "no"})})
     each = f"{tab['unit'].iloc[0]} each"  # the budget's own unit: ε, or ρ under (ε, δ)
-    shown = shown[["what", "counts", "budget", "noise_sd", "typical_count", "noise larger?"]].rename(columns={
+    # the comparison first (noise SD beside the typical count), so a half-width column shows it without scrolling
+    shown = shown[["what", "noise_sd", "typical_count", "noise larger?", "budget", "counts"]].rename(columns={
         "what": "released counts", "counts": "how many", "budget": each,
         "noise_sd": "noise SD (records)",
         "typical_count": "typical count (records)"})
@@ -106,7 +107,7 @@ def noise_panel(dom: dpcore.Domain, method: str, opts: dict, label: str) -> None
                                           for _ in r], axis=1)
     with st.expander(f"Noise per kind of released count ({len(tab)} row{'s' if len(tab) != 1 else ''})"):
         st.dataframe(styled, hide_index=True, width="stretch", column_config={
-            "released counts": st.column_config.TextColumn(width="large"),
+            "released counts": st.column_config.TextColumn(width="medium"),
             each: st.column_config.NumberColumn(format="%.3g"),
             "noise SD (records)": st.column_config.NumberColumn(format="%.3g"),
             "typical count (records)": st.column_config.NumberColumn(format="%.3g")})
