@@ -307,35 +307,13 @@ def release(p: Panel, method: str, kind: str, definition: str, seed: int):
     import dpcore
 
     delta = DELTA if definition == "zcdp" else None
+    # the privacy unit per layout: K records per person, one wide record per person, or none (the row-level
+    # reference: the id dropped, NOT DP for the person)
+    unit = {"rows_k": {"privacy_unit": p.unit, "records_per_unit": p.length},
+            "wide": {"privacy_unit": p.unit, "panel_time": p.time}}.get(kind, {})
+    data = p.data if unit else p.data.drop(columns=[p.unit])
     t0 = time.perf_counter()
-    if kind == "rows_k":
-        rel = dpcore.synthesize(
-            p.data,
-            method,
-            EPSILON,
-            sets=1,
-            seed=seed,
-            domain=p.domain,
-            delta=delta,
-            privacy_unit=p.unit,
-            records_per_unit=p.length,
-        )
-    elif kind == "wide":
-        rel = dpcore.synthesize(
-            p.data,
-            method,
-            EPSILON,
-            sets=1,
-            seed=seed,
-            domain=p.domain,
-            delta=delta,
-            privacy_unit=p.unit,
-            panel_time=p.time,
-        )
-    else:  # today's row-level release: NOT DP for the person
-        rel = dpcore.synthesize(
-            p.data.drop(columns=[p.unit]), method, EPSILON, sets=1, seed=seed, domain=p.domain, delta=delta
-        )
+    rel = dpcore.synthesize(data, method, EPSILON, sets=1, seed=seed, domain=p.domain, delta=delta, **unit)
     secs = time.perf_counter() - t0
     if not rel.dp:
         raise RuntimeError(f"release not labelled DP: {rel.dp_reason}")
