@@ -490,9 +490,18 @@ def release_design(dom: dpcore.Domain, method: str, opts: dict) -> ReleaseDesign
 
 def _delta_approx(domain, call: dict) -> float:
     """The part of δ the release spends outside ρ (dpcore.api.planned_delta_approx), the identifier left out."""
-    schema = release_schema().to_dict() if isinstance(domain, str) else None  # the types the release is given
-    return planned_delta_approx(work_df(), domain, call.get("delta"), call.get("domain_share"),
-                                call.get("domain_bins"), schema=schema, privacy_unit=call.get("privacy_unit"))
+    if call.get("delta") is None or not isinstance(domain, str):
+        return 0.0  # only a domain found privately under (ε, δ) spends δ outside ρ
+    schema = release_schema().to_dict()  # the types the release is given
+    # it casts and reads the whole table: once per table and design, not on every run of a page that shows figures
+    key = json.dumps([work_key(), domain, schema, call.get("delta"), call.get("domain_share"),
+                      call.get("domain_bins"), call.get("privacy_unit")], sort_keys=True, default=str)
+    memo = st.session_state.setdefault("_delta_approx_memo", {})
+    if key not in memo:
+        memo.clear()  # one design at a time
+        memo[key] = planned_delta_approx(work_df(), domain, call.get("delta"), call.get("domain_share"),
+                                         call.get("domain_bins"), schema=schema, privacy_unit=call.get("privacy_unit"))
+    return memo[key]
 
 
 def last_release_manifest() -> dict | None:
