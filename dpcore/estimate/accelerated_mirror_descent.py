@@ -69,9 +69,15 @@ RESTART_FLOOR = 1e-12
 
 def _divergence_cells(x: np.ndarray, y: np.ndarray) -> float:
     """Σ x log(x/y) − x + y over the cells (each term ≥ 0; 0 where x = 0)."""
+    # the same operations as x·(log x − log y) − x + y, in place: the tables hold millions of cells
     with np.errstate(divide="ignore", invalid="ignore"):
-        term = np.where(x > 0, x * (np.log(np.maximum(x, 1e-300)) - np.log(np.maximum(y, 1e-300))), 0.0)
-    return float((term - x + y).sum())
+        term = np.log(np.maximum(x, 1e-300))
+        term -= np.log(np.maximum(y, 1e-300))
+        term *= x
+        term[~(x > 0)] = 0.0
+    term -= x
+    term += y
+    return float(term.sum())
 
 
 def tree_divergence(tree: JunctionTree, x: Sequence[np.ndarray], y: Sequence[np.ndarray]) -> float:
@@ -97,7 +103,13 @@ def margins_pinsker(a: Sequence[np.ndarray], b: Sequence[np.ndarray], total: flo
 
 
 def _mix(a: float, xs: Sequence[np.ndarray], b: float, ys: Sequence[np.ndarray]) -> list[np.ndarray]:
-    return [a * x + b * y for x, y in zip(xs, ys)]
+    """a·x + b·y table by table (one temporary per table, not two: the same values)."""
+    out = []
+    for x, y in zip(xs, ys):
+        r = np.multiply(a, x)
+        r += np.multiply(b, y)
+        out.append(r)
+    return out
 
 
 @dataclass(frozen=True)
@@ -132,7 +144,7 @@ class AcceleratedMirrorDescent(FitStart):
                 t = 1.0 if prev_t < 0 else 2.0 / (1.0 + math.sqrt(1.0 + 4.0 * prev_step / (step * prev_t ** 2)))
                 my = _mix(1.0 - t, mx, t, mz)
                 loss_y = terms.loss_of(my)
-                u_new = _mix(1.0, u, -step / t, terms.gradient_of(tree, my, x))
+                u_new = terms.step_from(tree, my, u, -step / t)  # u − (η/t)·∇L(y)
                 z_new = clique_beliefs(tree, u_new, total)
                 mz_new = terms.margins(tree, z_new)
                 mx_new = _mix(1.0 - t, mx, t, mz_new)

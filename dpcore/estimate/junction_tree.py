@@ -170,8 +170,12 @@ class JunctionTree:
 
 def sum_to(table: np.ndarray, axes: tuple, keep: tuple) -> np.ndarray:
     """Sum a table over ``axes`` (sorted attribute ids) down to ``keep`` (a sorted subset)."""
-    drop = tuple(i for i, a in enumerate(axes) if a not in keep)
-    return table.sum(axis=drop) if drop else table
+    kept = [i for i, a in enumerate(axes) if a in keep]
+    if len(kept) == len(axes):
+        return table
+    # einsum's reduction is 2-4x faster than ndarray.sum over several non-trailing axes on clique tables
+    # (bench/RESULTS.md, "AIM at 15 attributes under pure ε"); the sums agree to rounding.
+    return np.einsum(table, list(range(len(axes))), kept)
 
 
 def expand_to(table: np.ndarray, sub: tuple, axes: tuple) -> np.ndarray:
@@ -183,9 +187,11 @@ def _ratio(new: np.ndarray, old: np.ndarray) -> np.ndarray:
     """new/old, 0 where old is 0 (the dense IPF's rule: a cell at 0 stays at 0), and 0 where the quotient
     overflows: a subnormal old cell (mirror descent's multiplicative updates leave some at 1e-310) counts as
     0 instead of giving inf, and NaN after it. Wherever new/old is finite the quotient is unchanged."""
+    q = np.zeros(np.broadcast_shapes(np.shape(new), np.shape(old)))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        q = np.where(old > 0, new / np.where(old > 0, old, 1.0), 0.0)
-    return np.where(np.isfinite(q), q, 0.0)
+        np.divide(new, old, out=q, where=old > 0)  # one pass, no temporaries (a hot loop of AIM's rounds)
+    q[~np.isfinite(q)] = 0.0
+    return q
 
 
 def project_simplex(y: np.ndarray, total: float) -> np.ndarray:
@@ -293,7 +299,8 @@ class DecomposableModel:
         """The model with clique tables ``mu`` (calibrated by the caller: consistent on every
         separator, each summing to ``total``), e.g. from belief propagation."""
         model = cls(tree, total)
-        model.mu = [np.asarray(m, float) for m in mu]
+        # copied: fitting and calibrating multiply the tables in place, and the caller keeps its arrays
+        model.mu = [np.array(m, dtype=float) for m in mu]
         return model
 
     # ---------------------------------------------------------------- fitting
@@ -304,7 +311,7 @@ class DecomposableModel:
         sep = tuple(a for a in cd if a in cs)
         new = sum_to(self.mu[src], cs, sep)
         old = sum_to(self.mu[dst], cd, sep)
-        self.mu[dst] = self.mu[dst] * expand_to(_ratio(new, old), sep, cd)
+        self.mu[dst] *= expand_to(_ratio(new, old), sep, cd)  # in place: the model owns its tables
 
     def _move_to(self, target: int) -> None:
         p = self.tree.path(self.active, target)
@@ -337,7 +344,7 @@ class DecomposableModel:
         records (so that proportional fitting can move a cell this model put at 0), calibrated from
         the root. With the same cliques and ``floor`` 0 the tables are copied as they are."""
         if tree.cliques == self.tree.cliques and floor <= 0:
-            out = DecomposableModel.from_cliques(tree, self.total, [m.copy() for m in self.mu])
+            out = DecomposableModel.from_cliques(tree, self.total, self.mu)
             out.active = self.active
             return out
         mu = [np.maximum(self.marginal(c), floor) for c in tree.cliques]
@@ -383,7 +390,7 @@ class DecomposableModel:
                     cax = tree.cliques[c]
                     cur = sum_to(model.mu[c], cax, axes)
                     gap = max(gap, float(np.abs(cur - t).max()))
-                    model.mu[c] = model.mu[c] * expand_to(_ratio(t, cur), axes, cax)
+                    model.mu[c] *= expand_to(_ratio(t, cur), axes, cax)
                 if stop == "change":
                     model.calibrate()
                     change = max(float(np.abs(a - b).max()) for a, b in zip(model.mu, before))

@@ -71,8 +71,10 @@ def _logsumexp_to(table: np.ndarray, axes: tuple, keep: tuple) -> np.ndarray:
         return table
     top = table.max(axis=drop, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
+    shifted = table - top
+    np.exp(shifted, out=shifted)
     with np.errstate(divide="ignore"):
-        return np.log(np.exp(table - top).sum(axis=drop)) + np.squeeze(top, axis=drop)
+        return np.log(shifted.sum(axis=drop)) + np.squeeze(top, axis=drop)
 
 
 def clique_beliefs(tree: JunctionTree, theta: Sequence[np.ndarray], total: float) -> list[np.ndarray]:
@@ -90,18 +92,25 @@ def clique_beliefs(tree: JunctionTree, theta: Sequence[np.ndarray], total: float
         if p >= 0:
             sep = tree.separator(c)
             up[c] = _logsumexp_to(gathered[c], cl[c], sep)
-            gathered[p] = gathered[p] + expand_to(up[c], sep, cl[p])
+            gathered[p] += expand_to(up[c], sep, cl[p])  # in place: gathered holds copies
     beliefs: list[np.ndarray] = [np.empty(0)] * k
     root = tree.order[0]
     log_z = float(_logsumexp_to(gathered[root], cl[root], ()))
-    beliefs[root] = total * np.exp(gathered[root] - log_z)
+    # in place on the copies (each clique's gathered table is read here last): no temporaries of its size
+    g = gathered[root]
+    g -= log_z
+    np.exp(g, out=g)
+    beliefs[root] = np.multiply(total, g, out=g)
     with np.errstate(invalid="ignore"):
         for c in tree.order[1:]:
             sep, msg = tree.separator(c), up[c]
             assert msg is not None
             # where c sent −inf its cells are all −inf: the conditional is 0/0 there, and the belief 0
-            cond = np.exp(gathered[c] - expand_to(np.where(np.isneginf(msg), 0.0, msg), sep, cl[c]))
-            beliefs[c] = expand_to(sum_to(beliefs[parent[c]], cl[parent[c]], sep), sep, cl[c]) * cond
+            cond = gathered[c]
+            cond -= expand_to(np.where(np.isneginf(msg), 0.0, msg), sep, cl[c])
+            np.exp(cond, out=cond)
+            cond *= expand_to(sum_to(beliefs[parent[c]], cl[parent[c]], sep), sep, cl[c])
+            beliefs[c] = cond
     return beliefs
 
 
@@ -198,6 +207,21 @@ class LossTerms:
         for h, axes, m, y, w in zip(self.home, self.axes, margins, self.values, self.weight):
             grad[h] += expand_to(2.0 * w * (m - y), axes, tree.cliques[h])
         return grad
+
+    def step_from(self, tree: JunctionTree, margins: Sequence[np.ndarray], theta: Sequence[np.ndarray],
+                  eta: float) -> list[np.ndarray]:
+        """θ + η ∇L, the gradient from the terms' margins as :meth:`gradient_of` (the same values): a clique
+        that holds no term keeps its table (θ + η·0 is θ), the others are summed into one new table each."""
+        holds = set(self.home)
+        out = list(theta)
+        for c in holds:
+            out[c] = np.zeros_like(theta[c])
+        for h, axes, m, y, w in zip(self.home, self.axes, margins, self.values, self.weight):
+            out[h] += expand_to(2.0 * w * (m - y), axes, tree.cliques[h])
+        for c in holds:
+            out[c] *= eta
+            out[c] += theta[c]
+        return out
 
     def slope(self, at: Sequence[np.ndarray], to: Sequence[np.ndarray]) -> float:
         """⟨∇L(μ), ν − μ⟩ from the margins ``at`` of μ and ``to`` of ν: Σ 2 w ⟨μ_r − ȳ, ν_r − μ_r⟩ (the
