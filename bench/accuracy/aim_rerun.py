@@ -70,7 +70,7 @@ def merge(out: Path, results: Path = RESULTS) -> tuple[int, int]:
     """Replace the rerun cases' AIM rows in ``results``; returns (cases replaced, rows written)."""
     d = pd.read_csv(results, keep_default_na=False, dtype=str)
     new = pd.read_csv(out, keep_default_na=False, dtype=str)
-    key = lambda f: list(zip(f.table, f.definition, f.epsilon.astype(float), f.sets.astype(int)))  # noqa: E731
+    key = lambda f: list(zip(f.table, f.definition, f.epsilon.astype(float), f.sets.astype(int)))
     old_aim = d[d.method == "aim"]
     seeds_old = old_aim.assign(k=key(old_aim)).groupby("k").seed.apply(set)
     seeds_new = new.assign(k=key(new)).groupby("k").seed.apply(set)
