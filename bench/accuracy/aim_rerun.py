@@ -10,7 +10,8 @@ AIM did before them, the seeded release is the one already recorded and its rows
 again, seed by seed, by the corpus runner itself (bench/accuracy/corpus_run.py's ``run_table``: a forked child,
 the same scores, %ru and memory, the same row format), into ``--out``; the runner resumes. ``--merge`` then
 replaces, in bench/data/corpus_results.csv, the AIM rows of every rerun case by the rerun's rows (a case is
-replaced whole, only when every seed of it was rerun). Reads raw data: curator-side, NOT DP.
+replaced whole, when every seed of it was rerun, or with ``--min-seeds k`` when at least k were: the case then keeps
+only the rerun's seeds). Reads raw data: curator-side, NOT DP.
 """
 from __future__ import annotations
 
@@ -66,19 +67,21 @@ def rerun(cases: pd.DataFrame, seeds: list[int], out: Path, timeout: float) -> N
             cr.run_table(args, table, out, done, commit, over)
 
 
-def merge(out: Path, results: Path = RESULTS) -> tuple[int, int]:
-    """Replace the rerun cases' AIM rows in ``results``; returns (cases replaced, rows written)."""
+def merge(out: Path, results: Path = RESULTS, min_seeds: int | None = None) -> tuple[int, int]:
+    """Replace the rerun cases' AIM rows in ``results`` (a case with every recorded seed rerun, or with at least
+    ``min_seeds`` rerun seeds); returns (cases replaced, rows written)."""
     d = pd.read_csv(results, keep_default_na=False, dtype=str)
     new = pd.read_csv(out, keep_default_na=False, dtype=str)
     key = lambda f: list(zip(f.table, f.definition, f.epsilon.astype(float), f.sets.astype(int)))
     old_aim = d[d.method == "aim"]
     seeds_old = old_aim.assign(k=key(old_aim)).groupby("k").seed.apply(set)
     seeds_new = new.assign(k=key(new)).groupby("k").seed.apply(set)
-    whole = {k for k, s in seeds_new.items() if k in seeds_old and seeds_old[k] <= s}
+    whole = {k for k, s in seeds_new.items()
+             if k in seeds_old and (seeds_old[k] <= s or (min_seeds is not None and len(s) >= min_seeds))}
     drop = (d.method == "aim") & pd.Series([k in whole for k in key(d)], index=d.index)
     keep_new = new[[k in whole for k in key(new)]]
     merged = pd.concat([d[~drop], keep_new[d.columns]], ignore_index=True)
-    merged.to_csv(results, index=False)
+    merged.to_csv(results, index=False, lineterminator="\r\n")  # as the runner writes it (the csv module)
     return len(whole), len(keep_new)
 
 
@@ -89,9 +92,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--list", action="store_true", help="print the cases and whether the rules change each")
     ap.add_argument("--merge", action="store_true", help="replace the rerun cases' rows in corpus_results.csv")
+    ap.add_argument("--min-seeds", type=int, help="--merge: replace a case rerun on at least this many seeds")
     args = ap.parse_args()
     if args.merge:
-        cases, rows = merge(args.out)
+        cases, rows = merge(args.out, min_seeds=args.min_seeds)
         print(f"replaced the AIM rows of {cases} cases by {rows} rerun rows in {RESULTS}")
         return
     cases = changed_cases()
