@@ -96,8 +96,7 @@ def test_survey_page_on_an_uploaded_table(tmp_path):
 def _walk(page, root, data: bytes) -> None:
     """The walk of the test above, on its page."""
     goto(page, "1 · Data")
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
-        files=[{"name": "own_survey.csv", "mimeType": "text/csv", "buffer": data}])
+    bs.upload_table(page, [{"name": "own_survey.csv", "mimeType": "text/csv", "buffer": data}])
     income_bins = page.get_by_role("radiogroup", name="Bins of income")
     income_bins.wait_for()  # drawn by the upload's run (asked for once the file was sent)
     settle(page)
