@@ -15,23 +15,15 @@ only the rerun's seeds). Reads raw data: curator-side, NOT DP.
 """
 from __future__ import annotations
 
-import os
+import argparse
+from pathlib import Path
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+# aim_parity (beside this file, so on sys.path when this runs as a script) sets what every corpus runner sets before
+# numpy loads: one BLAS thread per process, and bench/accuracy, bench/tools and the repository root on sys.path
+import aim_parity
+import pandas as pd
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-HERE = Path(__file__).resolve().parent
-BENCH = HERE.parent
-for _p in (HERE, BENCH / "tools", BENCH.parent):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
-
-import pandas as pd  # noqa: E402
-
+BENCH = aim_parity.BENCH
 RESULTS = BENCH / "data" / "corpus_results.csv"
 OUT = BENCH / "out" / "aim_rerun.csv"
 CASE = ["table", "definition", "epsilon", "sets"]
@@ -41,15 +33,14 @@ ORDER = [(1.0, 1), (0.3, 1), (3.0, 1), (1.0, 5), (0.3, 5), (3.0, 5)]
 
 def changed_cases(results: Path = RESULTS) -> pd.DataFrame:
     """AIM's recorded cases, each with ``changed``: whether the shipped rules plan it differently."""
-    from aim_parity import changed
     from corpus import load_table
     d = pd.read_csv(results)
     cases = d[d.method == "aim"][CASE].drop_duplicates()
     flags = []
     for table, g in cases.groupby("table", sort=False):
         df, dom = load_table(table)
-        flags += [(table, r.definition, r.epsilon, r.sets, changed(df, dom, r.definition, r.epsilon, int(r.sets)))
-                  for r in g.itertuples()]
+        flags += [(table, r.definition, r.epsilon, r.sets,
+                   aim_parity.changed(df, dom, r.definition, r.epsilon, int(r.sets))) for r in g.itertuples()]
     return pd.DataFrame(flags, columns=[*CASE, "changed"])
 
 
