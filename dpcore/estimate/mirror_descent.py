@@ -203,17 +203,14 @@ class LossTerms:
                     like: Sequence[np.ndarray]) -> list[np.ndarray]:
         """∇_{μ_C} L for every clique C from the terms' margins: 2 w (μ_r − ȳ) broadcast over C, summed
         over the terms C holds (zero on cliques that hold none); ``like``: tables of the cliques' shapes."""
-        grad = [np.zeros_like(m) for m in like]
-        for h, axes, m, y, w in zip(self.home, self.axes, margins, self.values, self.weight):
-            grad[h] += expand_to(2.0 * w * (m - y), axes, tree.cliques[h])
-        return grad
+        return self.step_from(tree, margins, [np.zeros_like(m) for m in like], 1.0)  # 0 + 1·∇L, the same bits
 
     def step_from(self, tree: JunctionTree, margins: Sequence[np.ndarray], theta: Sequence[np.ndarray],
                   eta: float) -> list[np.ndarray]:
-        """θ + η ∇L, the gradient from the terms' margins as :meth:`gradient_of`, with the same values: a clique
-        that holds no term keeps its table (θ + η·0 is θ); on the others the terms are summed, in the same order,
-        on the union of their attributes (often far fewer cells than the clique), scaled by η and added to θ
-        once, instead of one pass over the clique per term."""
+        """θ + η ∇L from the terms' margins (∇_{μ_C} L: 2 w (μ_r − ȳ) broadcast over C, summed over the terms C
+        holds): a clique that holds no term keeps its table (θ + η·0 is θ); on the others the terms are summed in
+        their order on the union of their attributes (often far fewer cells than the clique), scaled by η and
+        added to θ once, instead of one pass over the clique per term."""
         by_home: dict[int, list[tuple[tuple, np.ndarray]]] = {}
         for h, axes, m, y, w in zip(self.home, self.axes, margins, self.values, self.weight):
             by_home.setdefault(h, []).append((axes, 2.0 * w * (m - y)))
