@@ -1,12 +1,15 @@
 """[private-domain] How often the DP bounds' side rule widens a column to a side that holds no value, and how often
 it keeps a real tail: seeded releases of `dpcore.measure.bounds.dp_bounds` on two made-up columns.
 
-    PYTHONPATH=. .venv/bin/python bench/checks/bounds_side.py [--runs 400] [--n 2000] [--rho-share 0.02]
+    PYTHONPATH=. .venv/bin/python bench/checks/bounds_side.py [--runs 400] [--n 2000] [--rho-share 0.02] [--as-count]
 
 - ``zero_one``: a 0/1 whole-number column (70% zeros): nothing is negative, so any lower bound below 0 is a false
   bin (the bounds then span octaves of nothing, and equal-width bins put every record in one bin);
 - ``assets``: a mostly-zero amount (60% zeros, the rest log-uniform over 10^2–10^5.5): the rule is there to keep
   that positive tail; counted kept when the upper bound reaches 1,000.
+
+``--as-count``: the 0/1 column is declared a count (never negative: ``dp_bounds(..., nonnegative=True)``, what
+the API's int64 is), as a release now treats it; without it, an amount (both sides read).
 
 Each run spends ``--rho-share`` of ρ(ε = 1, δ = 10⁻⁹) (a column's share of a release's domain budget on a table of
 several columns) through one noisy histogram, under add/remove neighbours, seed = run. Prints the rates with
@@ -44,6 +47,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=400)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--rho-share", type=float, default=0.02)
+    ap.add_argument("--as-count", action="store_true", help="the 0/1 column declared a count (never negative)")
     args = ap.parse_args()
     definition = definition_for(1e-9)
     budget = definition.budget(Epsilon(1.0)) * args.rho_share
@@ -53,13 +57,14 @@ def main() -> None:
         for name, (values, integer) in cols.items():
             ledger = Ledger.capped("bounds", definition.budget(Epsilon(1.0)), 1e-9)
             found = dp_bounds(values, integer, budget, np.random.default_rng(run), ledger, Neighbours(), definition,
-                              name)
+                              name, nonnegative=args.as_count and name == "zero_one")
             if name == "zero_one":
                 false_low += found.lower < 0
                 far += found.lower < -1000
             else:
                 kept += found.upper >= 1000
-    print(f"n = {args.n}, ρ share {args.rho_share} of ρ(1, 1e-9), {args.runs} seeded runs")
+    print(f"n = {args.n}, ρ share {args.rho_share} of ρ(1, 1e-9), {args.runs} seeded runs, 0/1 column read as "
+          f"{'a count' if args.as_count else 'an amount'}")
     print(f"zero_one: lower bound below 0 (a false side): {interval(false_low, args.runs)}")
     print(f"zero_one: lower bound below -1,000 (a far false side): {interval(far, args.runs)}")
     print(f"assets: upper bound ≥ 1,000 (the tail kept): {interval(kept, args.runs)}")

@@ -7,9 +7,10 @@ null turns a whole-number or true/false column into floats or text), and the rel
 on that record. OpenDP and Tumult Analytics require a declared schema for the same reason.
 
 A :class:`Schema` lists, per column: ``type`` (``text``; ``boolean``; ``number``; ``whole`` numbers, with their
-``role``: ``code`` (each value a category: a loan term of 6, 12, … 72 months), ``count`` (a small number of
-things) or ``amount`` (a quantity, binned)), ``nullable`` (missing is a level of the column), and optionally
-declared ``levels`` (the candidates of a text or code column). Where it comes from (``source``):
+``role``: ``code`` (each value a category: a loan term of 6, 12, … 72 months), ``count`` (a number of
+things: never negative, so a range found privately starts at 0) or ``amount`` (a quantity of either sign,
+binned)), ``nullable`` (missing is a level of the column), and optionally declared ``levels`` (the
+candidates of a text or code column). Where it comes from (``source``):
 
 * ``declared``: confirmed by the curator (the Data page, a schema file with ``"source": "declared"``);
 * ``dtypes``: in the API, the DataFrame's own dtypes: the caller typed the frame, that is their declaration;
@@ -92,6 +93,13 @@ class ColumnType:
         if self.type == WHOLE:
             return "Int64" if self.nullable else "int64"
         return "float64"
+
+    @property
+    def nonnegative(self) -> bool:
+        """Declared never negative: a whole-number count (a number of things). A range found privately for it
+        starts at 0 and a value below 0 is clamped to 0 like any value outside a range (counted for the curator);
+        a whole number that can be negative is declared an amount."""
+        return self.type == WHOLE and self.role == COUNT
 
     @property
     def levels_column(self) -> bool:
@@ -246,8 +254,22 @@ class Schema:
 
     @classmethod
     def propose(cls, df: pd.DataFrame) -> Schema:
-        """A proposal for the curator, read from a file's typed values: NOT public until declared."""
-        return cls.from_dtypes(df, PROPOSED_SCHEMA)
+        """A proposal for the curator, read from a file's typed values: NOT public until declared. The dtypes'
+        types (:meth:`from_dtypes`), and two readings of the values a reader's dtype cannot carry: a float
+        column whose values are all whole numbers (a reader makes a whole-number column with a missing value
+        float) is proposed a whole number, and a whole number holding a negative value an amount, not a count
+        (a count is never negative)."""
+        cols = []
+        for c in cls.from_dtypes(df, PROPOSED_SCHEMA).columns:
+            if c.type in (NUMBER, WHOLE):
+                x = _numbers(df[c.name])
+                x = x[~np.isnan(x)]
+                whole = c.type == WHOLE or (x.size > 0 and bool(np.all(np.isfinite(x)))
+                                            and bool(np.all(x == np.round(x))) and float(np.abs(x).max()) <= 2.0**53)
+                if whole and (c.type == NUMBER or c.role == COUNT):
+                    c = ColumnType(c.name, WHOLE, c.nullable, AMOUNT if x.size and x.min() < 0 else COUNT)
+            cols.append(c)
+        return cls(tuple(cols), PROPOSED_SCHEMA)
 
     def conform(self, df: pd.DataFrame, what: str = "the table") -> tuple[pd.DataFrame, dict[str, int]]:
         """``df`` with every declared column in its declared dtype, and the number of values per column that did

@@ -150,7 +150,8 @@ def _side_reach(side: np.ndarray, tau_side: float, group_tau: Callable[[int, int
 
 def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold: float | None = None,
                       tau_side: float | None = None, tau_next: float | None = None,
-                      group_tau: Callable[[int, int], float] | None = None) -> FoundBounds:
+                      group_tau: Callable[[int, int], float] | None = None,
+                      nonnegative: bool = False) -> FoundBounds:
     """Post-processing: the range of the bins whose noisy count reaches τ (or of the largest one; withheld when
     that one is under ``tau_withhold`` too). Zero is its own point: when the bin holding zero is the only one
     that passed on a side (a column mostly zero with its values spread thin over many octaves, as assets or
@@ -158,8 +159,13 @@ def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold
     threshold, at a larger chance of a false bin: the bounds are then "found coarsely"). Then the range grows by
     each next bin outward whose noisy count reaches ``tau_next`` (a threshold for the one bin looked at: a tail
     spread over octaves that each hold too few records to pass τ is kept, as a second, lower threshold does in
-    edge detection)."""
+    edge detection). ``nonnegative``: the column is declared never negative (a count), so the bins below zero
+    are empty by declaration: their noisy counts are not read and the bounds start at 0 at the lowest."""
     values = np.asarray(noisy[:bins.value_bins], dtype=float)
+    if nonnegative:
+        # public: nothing below zero was declared possible, so a noisy count there is noise alone (the
+        # side rule would otherwise, now and then, widen a 0/1 column to a far negative bin)
+        values = np.where(np.arange(values.size) < bins.zero_bin, -np.inf, values)
     passed = np.flatnonzero(values >= tau)
     fallback = passed.size == 0
     withheld = bool(fallback and tau_withhold is not None and float(values.max()) < tau_withhold)
@@ -191,13 +197,18 @@ def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold
 
 
 def dp_bounds(values: pd.Series, integer: bool, budget: Budget, rng: np.random.Generator, ledger: Ledger,
-              neighbours: Neighbours, definition: Definition, name: str) -> FoundBounds:
+              neighbours: Neighbours, definition: Definition, name: str, nonnegative: bool = False) -> FoundBounds:
     """DP [lower, upper] (and whether NA is kept) of one column, spending ``budget`` (ε, or ρ under
-    zCDP) through one histogram measurement charged to ``ledger``. See the module docstring."""
+    zCDP) through one histogram measurement charged to ``ledger``. See the module docstring. ``nonnegative``:
+    declared never negative (a count): a value below 0 is counted in the bin holding 0 (a record-wise map, the
+    clamp the release applies to it), and the bounds start at 0 at the lowest (:func:`bounds_from_noisy`)."""
     if budget.value <= 0:
         raise OptionError(f"column '{name}': no budget left for its DP bounds; raise the domain share")
     bins = LogBins.for_kind(integer)
-    counts = np.bincount(bins.index(values), minlength=bins.size).astype(np.int64)
+    index = bins.index(values)
+    if nonnegative:
+        index = np.maximum(index, bins.zero_bin)  # below zero: into zero's bin (the NA bin is last, above it)
+    counts = np.bincount(index, minlength=bins.size).astype(np.int64)
     mech = definition.count_noise(budget, neighbours)
     tau = threshold(mech, bins.size)
     m = Measurement.counts(f"bounds of '{name}'", mech, neighbours, cells=bins.size,
@@ -213,7 +224,7 @@ def dp_bounds(values: pd.Series, integer: bool, budget: Budget, rng: np.random.G
             return mech.scale * math.sqrt(g) * math.sqrt(2.0 * math.log(m / SIDE_PROBABILITY))
     return bounds_from_noisy(noisy, bins, tau, threshold(mech, bins.size, WITHHOLD_PROBABILITY),
                              threshold(mech, bins.size // 2, SIDE_PROBABILITY), threshold(mech, 1, SIDE_PROBABILITY),
-                             group_tau)
+                             group_tau, nonnegative)
 
 
 #: Equal-width bins of the refinement inside the first bounds (:func:`refine_bounds`).

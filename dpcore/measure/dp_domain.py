@@ -142,6 +142,12 @@ class DomainPlan:
             return self.schema[name].nullable
         return Schema.from_dtypes(data[[name]]).columns[0].nullable
 
+    def nonnegative(self, name: str, data: pd.DataFrame) -> bool:
+        """Whether ``name`` is declared never negative (a whole-number count: :attr:`ColumnType.nonnegative`)."""
+        if self.schema is not None:
+            return self.schema[name].nonnegative
+        return Schema.from_dtypes(data[[name]]).columns[0].nonnegative
+
 
 def plan_dp_domain(data: pd.DataFrame, delta: float | None, share: float | None, bins: str | None = None,
                    schema: Schema | None = None) -> DomainPlan:
@@ -207,7 +213,8 @@ def dp_domain(data: pd.DataFrame, plan: DomainPlan, budget: Budget, rng: np.rand
                             "share": split[name], "status": levels_status(found, code)}
             continue
         attr, rec = _numeric(col, name, part, rng, g, neighbours, definition, plan.bins, na,
-                             code=plan.schema is not None and plan.schema[name].levels_column)
+                             code=plan.schema is not None and plan.schema[name].levels_column,
+                             nonnegative=plan.nonnegative(name, data))
         attrs.append(attr)
         record[name] = {**rec, "spent": g.spent.value, "share": split[name], "status": numeric_status(rec)}
     if not attrs:
@@ -273,13 +280,15 @@ def withhold_columns(frame: pd.DataFrame, record: dict[str, dict[str, Any]]) -> 
 
 def _numeric(col: pd.Series, name: str, budget: Budget, rng: np.random.Generator, group: Ledger, neighbours: Neighbours,
              definition: Definition, bins: str = DEFAULT_BIN_METHOD, na: bool | None = None,
-             code: bool = False) -> tuple[Attribute, dict[str, Any]]:
+             code: bool = False, nonnegative: bool = False) -> tuple[Attribute, dict[str, Any]]:
     """DP bounds, then DP quantile or PrivTree edges (or one bin per whole number) for one numeric column.
     ``na``: whether the column has the level "missing" (declared; None: found by the bounds' NA bin, as before
-    schemas). ``code``: a whole-number code under pure ε: one bin per number up to :data:`MAX_CODE_BINS`."""
+    schemas). ``code``: a whole-number code under pure ε: one bin per number up to :data:`MAX_CODE_BINS`.
+    ``nonnegative``: declared never negative (a count): its bounds start at 0 (:func:`dp_bounds`)."""
     dtype = str(col.dtype)
     integer = dtype_kind(dtype) in "iu"
-    found = dp_bounds(col, integer, BOUNDS_SHARE * budget, rng, group, neighbours, definition, name)
+    found = dp_bounds(col, integer, BOUNDS_SHARE * budget, rng, group, neighbours, definition, name,
+                      nonnegative=nonnegative)
     na = found.na if na is None else na
     lo, hi = found.lower, found.upper
     if found.withheld:

@@ -51,8 +51,8 @@ __all__ = [
 TYPE_WORDS = {TEXT: "text", "boolean": "true/false", "number": "number", WHOLE: "whole number"}
 ROLE_WORDS = {
     CODE: "code (each value a category: a loan term of 6, 12, … 72 months)",
-    "count": "count (a small number of things)",
-    "amount": "amount (a quantity, binned)",
+    "count": "count (a number of things, never negative)",
+    "amount": "amount (a quantity of either sign, binned)",
 }
 assert set(TYPE_WORDS) == set(TYPES) and set(ROLE_WORDS) == set(ROLES)
 #: The three statuses, best first.

@@ -70,6 +70,24 @@ def test_the_api_takes_the_frames_dtypes_as_the_declaration_and_a_proposal_is_no
     assert not rel.dp and "proposed schema" in rel.dp_reason
 
 
+def test_the_proposal_reads_whole_numbers_stored_as_floats_and_signs_a_count():
+    # a reader makes a whole-number column with a missing value float (credit_data's Income): proposed whole,
+    # so a release declared from the proposal draws whole numbers; a whole number holding a negative value is
+    # proposed an amount (a count is never negative, and its range would start at 0)
+    df = pd.DataFrame({"income": [68.0, np.nan, 130.0, 0.0], "hours": [0.5, 1.0, 2.0, 3.0],
+                       "net": [-3, 4, 5, 0], "kids": [0, 1, 2, 3], "big": [2.0**60, 1.0, 2.0, 3.0]})
+    p = Schema.propose(df)
+    assert (p["income"].type, p["income"].role, p["income"].nullable) == ("whole", "count", True)
+    assert p["hours"].type == "number" and p["big"].type == "number"  # beyond 2^53 a float is not a whole number
+    assert (p["net"].role, p["kids"].role) == ("amount", "count")
+    assert p["kids"].nonnegative and not p["net"].nonnegative and not p.public
+    declared = Schema(p.columns, "declared")
+    rel = dpcore.synthesize(pd.concat([df] * 500, ignore_index=True), "mst", 1.0, seed=0, domain="dp", delta=1e-9,
+                            schema=declared)
+    inc = rel.sets[0]["income"].dropna().astype(float)
+    assert rel.dp and len(inc) > 0 and bool((inc == inc.round()).all())
+
+
 def _structure(rel) -> list:
     return [(a.name, a.kind, a.dtype, a.na) for a in rel.domain.attributes]
 

@@ -65,6 +65,52 @@ def test_zero_is_its_own_point_so_a_mostly_zero_column_keeps_its_tail():
                              group_tau=lambda g, m: 200.0 * np.sqrt(g)).upper < 0.01
 
 
+def test_a_count_is_never_widened_below_zero():
+    # a 0/1 count whose empty negative side happens to hold a noisy count over the side threshold: read as an
+    # amount, its bounds reach the far negative bin (the fault of bench/checks/bounds_side.py); as a count, not
+    bins = LogBins.for_kind(True)
+    noisy = np.zeros(bins.size)
+    zero = bins.zero_bin
+    noisy[zero], noisy[zero + 1] = 1500, 500  # the zeros and the ones
+    noisy[zero - 30] = 320  # noise alone, below zero
+    kw = {"tau": 400.0, "tau_side": 300.0, "tau_next": 350.0}
+    amount = bounds_from_noisy(noisy, bins, **kw)
+    assert amount.lower < -1e8 and amount.extended
+    count = bounds_from_noisy(noisy, bins, **kw, nonnegative=True)
+    assert (count.lower, count.upper) == (0.0, 1.0) and not count.extended
+    # and when nothing passes at all, the fallback does not pick a bin below zero either
+    only_below = np.zeros(bins.size)
+    only_below[zero - 3] = 50
+    assert bounds_from_noisy(only_below, bins, 400.0, nonnegative=True).lower == 0.0
+
+
+def test_a_declared_count_starts_at_zero_and_an_amount_keeps_its_sign():
+    rng = np.random.default_rng(5)
+    n = 2000
+    df = pd.DataFrame({"kids": rng.integers(0, 2, n), "net": rng.integers(-5000, 5000, n)})
+    df.loc[:4, "kids"] = -3  # values a count cannot hold: clamped to 0, never a reason to widen the range
+    for seed in range(20):
+        rel = dpcore.synthesize(df, "mst", 1.0, seed=seed, domain="dp", delta=1e-9)
+        assert rel.domain["kids"].edges[0] == 0.0  # int64 is declared a count (the API's dtypes)
+    sch = Schema((ColumnType("kids", "whole", False, "count"), ColumnType("net", "whole", False, "amount")))
+    rel = dpcore.synthesize(df, "mst", 1.0, seed=0, domain="dp", delta=1e-9, schema=sch)
+    assert rel.domain["kids"].edges[0] == 0.0 and rel.domain["net"].edges[0] < -1000
+    assert (rel.sets[0]["kids"] >= 0).all() and (rel.sets[0]["net"] < 0).mean() > 0.3
+
+
+def test_the_count_clamp_is_record_wise():
+    # one added record moves one bin's count by one, whatever its value: the histogram's sensitivity stands
+    bins = LogBins.for_kind(True)
+    base = pd.Series(np.random.default_rng(0).integers(-50, 50, 500))
+
+    def counts(s):
+        return np.bincount(np.maximum(bins.index(s), bins.zero_bin), minlength=bins.size)
+
+    for v in (-10**9, -7, -1, 0, 1, 63, 10**12):
+        diff = counts(pd.concat([base, pd.Series([v])], ignore_index=True)) - counts(base)
+        assert np.abs(diff).sum() == 1 and diff.min() == 0
+
+
 def test_the_next_octave_out_is_kept_at_a_lower_threshold():
     bins = LogBins.for_kind(True)
     noisy = np.zeros(bins.size)
