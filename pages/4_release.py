@@ -119,11 +119,13 @@ def _show_release(rel: dict) -> None:
     entry = getattr(rel["main"], "book_entry", None) or getattr(rel["main"], "entry_id", None)
     if refused:  # the refusal above is this click's answer: the earlier release is marked as such, no green banner
         box = st.container(border=True, key="previous_release")
-        box.markdown(f"**Your previous release{f' #{entry}' if entry else ''}** "
+        # the number is the budget book's entry (the book panel's "#"), not a count of this table's releases
+        box.markdown(f"**Your previous release{f' (budget book entry #{entry})' if entry else ''}** "
                      f"({rel.get('label', rel['main'].method)}), made before this refusal and unchanged by it:")
     else:
         box = st.container()
-        box.subheader(f"Release{f' #{entry}' if entry else ''}: {rel.get('label', rel['main'].method)}", anchor=False)
+        box.subheader(f"Release: {rel.get('label', rel['main'].method)}"
+                      f"{f' (budget book entry #{entry})' if entry else ''}", anchor=False)
 
     with box:
         release = rel["main"]
