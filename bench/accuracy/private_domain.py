@@ -29,7 +29,8 @@ run then also releases the table's non-text columns alone (`subset` = the column
 release's budget, exactly as `synthesize` calls them first; seeds 1000…) for the level-survival rate. `--floor`
 adds the declared release at the budget a `domain="dp"` release leaves its sets (`declared_floor`). `--types
 codebook` declares the corpus's whole-number categorical columns codes (`schema=`; their levels still found
-privately) instead of taking the frame's dtypes.
+privately) instead of taking the frame's dtypes. `--label L` writes `private_domain_L_*.csv` instead, a rerun kept
+beside the recorded rows (`--label counts`: the releases after a declared count's bounds started at 0).
 
     nice -n 10 env PYTHONPATH=. python bench/accuracy/private_domain.py run --definitions zcdp pure --seeds 0 1 2 \
         --domain-draws 20
@@ -317,7 +318,7 @@ def run(args) -> None:
     import corpus
 
     print(describe(machine()), f"| load {os.getloadavg()[0]:.1f}", flush=True)
-    files = Files.of(args.method)
+    files = Files.of(args.method, args.label)
     cache = Path(args.cache)
     done = recorded(files.tables)
     specs = corpus.corpus_specs()
@@ -407,6 +408,8 @@ def parser() -> argparse.ArgumentParser:
         "--domain-draws", type=int, default=0, help="zcdp: this many draws of the DP domain alone per (table, share)"
     )
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "dpcore-corpus-cache"))
+    ap.add_argument("--label", default="", help="write (and report) the results files private_domain_<label>_*.csv: "
+                    "a rerun kept beside the recorded rows")
     return ap
 
 
@@ -434,7 +437,7 @@ def main() -> None:
     else:
         from private_domain_report import report
 
-        print(report(Files.of(args.method)))
+        print(report(Files.of(args.method, args.label)))
 
 
 if __name__ == "__main__":

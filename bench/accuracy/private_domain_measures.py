@@ -54,8 +54,10 @@ class Files:
     levels: Path
 
     @classmethod
-    def of(cls, method: str = "mst") -> Files:
+    def of(cls, method: str = "mst", label: str = "") -> Files:
+        """``label``: a rerun kept beside the recorded rows (``private_domain_<label>_tables.csv``, …)."""
         tag = "" if method == "mst" else f"{method}_"
+        tag += f"{label}_" if label else ""
         return cls(*(DATA / f"private_domain_{tag}{k}.csv" for k in ("tables", "columns", "levels")))
 
 
