@@ -18,6 +18,7 @@ from dpcore.measure.dp_domain import DEFAULT_DOMAIN_SHARE as SHARE
 from dpcore.privacy.budget import Epsilon
 from dpcore.studio import design
 from tests.app.conftest import Upload
+from tests.app.test_app import click_and_collect
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -192,8 +193,7 @@ def test_the_not_dp_label_names_the_apps_controls_not_cli_flags(uploads):
     at.session_state["cfg"]["release_method"] = "flat_laplace"
     at.switch_page("pages/4_release.py")
     run(at)
-    next(b for b in at.button if b.label.startswith("Release (spends")).click()
-    run(at)
+    click_and_collect(at, "Release (spends")  # waits for the release job, however busy the machine
     rel = at.session_state["release"]["main"]
     assert not rel.dp and "--numeric" in rel.dp_reason  # the library's words, for the command line
     label = next(m.value for m in at.markdown if "NOT DP —" in str(m.value))

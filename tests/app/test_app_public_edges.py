@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 import dpcore
 from tests.app.conftest import Upload
+from tests.app.test_app import click_and_collect
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -75,8 +76,7 @@ def release(at: AppTest):
     at.session_state["cfg"]["release_method"] = "flat_laplace"
     at.switch_page("pages/4_release.py")
     run(at)
-    next(b for b in at.button if b.label.startswith("Release (spends")).click()
-    run(at)
+    click_and_collect(at, "Release (spends")  # waits for the release job, however busy the machine
     return at.session_state["release"]["main"]
 
 
