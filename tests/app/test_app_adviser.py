@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 import dpcore
 import dpcore.metrics
 from dpcore.synthesizers import REGISTRY
+from tests.app.test_app import JOB_CEILING_S
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -98,7 +99,7 @@ def test_a_method_whose_preview_fails_is_shown_as_cannot_run_and_not_recommended
 
 def _wait(at: AppTest) -> None:
     job = at.session_state["sweep_job"]
-    assert job.wait(120)
+    assert job.wait(JOB_CEILING_S)
     time.sleep(0.05)
     at.run()
     assert not at.exception, [e.value for e in at.exception]

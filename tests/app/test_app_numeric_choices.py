@@ -18,7 +18,7 @@ from dpcore.measure.dp_domain import DEFAULT_DOMAIN_SHARE as SHARE
 from dpcore.privacy.budget import Epsilon
 from dpcore.studio import design
 from tests.app.conftest import Upload
-from tests.app.test_app import click_and_collect
+from tests.app.test_app import JOB_CEILING_S, click_and_collect
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -220,7 +220,7 @@ def _release(at: AppTest) -> AppTest:
     next(b for b in at.button if b.label.startswith("Release (spends")).click()
     run(at)
     job = at.session_state["release_job"]
-    assert job is not before and job.wait(180)
+    assert job is not before and job.wait(JOB_CEILING_S)
     return run(at)
 
 

@@ -24,6 +24,7 @@ import dpcore.metrics as metrics
 from dpcore.data.inference import data_range_attribute
 from dpcore.metrics.evaluate import domain_cells
 from tests.app.conftest import Upload
+from tests.app.test_app import JOB_CEILING_S
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -93,7 +94,7 @@ def release_with_a_column_found_privately(uploads):
     run(at)
     next(b for b in at.button if b.label.startswith("Release (spends")).click()
     run(at)
-    assert at.session_state["release_job"].wait(240)
+    assert at.session_state["release_job"].wait(JOB_CEILING_S)
     run(at)
     rel = at.session_state["release"]["main"]
     assert rel.dp, rel.dp_reason
