@@ -262,7 +262,8 @@ class Schema:
         cols = []
         for c in cls.from_dtypes(df, PROPOSED_SCHEMA).columns:
             if c.type in (NUMBER, WHOLE):
-                x = _numbers(df[c.name])
+                # a numeric dtype (from_dtypes made it a number or a whole number): read as floats directly
+                x = pd.to_numeric(df[c.name], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
                 x = x[~np.isnan(x)]
                 whole = c.type == WHOLE or (x.size > 0 and bool(np.all(np.isfinite(x)))
                                             and bool(np.all(x == np.round(x))) and float(np.abs(x).max()) <= 2.0**53)

@@ -41,7 +41,7 @@ from dpcore.data.domain import (
     dtype_kind,
     numeric_attribute,
 )
-from dpcore.data.schema import Schema
+from dpcore.data.schema import ColumnType, Schema
 from dpcore.errors import DomainError, OptionError, real_number
 from dpcore.measure.bounds import MIN_EXPONENT, REFINE_BINS, dp_bounds, refine_bounds, refine_threshold
 from dpcore.measure.levels import OTHER, FoundLevels, dp_levels
@@ -136,17 +136,17 @@ class DomainPlan:
         total = sum(WEIGHTS[k] for k in self.kinds.values())
         return {c: (WEIGHTS[k] / total if total else 0.0) for c, k in self.kinds.items()}
 
+    def declared(self, name: str, data: pd.DataFrame) -> ColumnType:
+        """``name``'s declared type: the schema's, or (no schema) the one its dtype declares (the API's rule)."""
+        return self.schema[name] if self.schema is not None else Schema.from_dtypes(data[[name]]).columns[0]
+
     def nullable(self, name: str, data: pd.DataFrame) -> bool:
         """Whether ``name`` has the level "missing": declared (the schema), or its dtype can hold one."""
-        if self.schema is not None:
-            return self.schema[name].nullable
-        return Schema.from_dtypes(data[[name]]).columns[0].nullable
+        return self.declared(name, data).nullable
 
     def nonnegative(self, name: str, data: pd.DataFrame) -> bool:
         """Whether ``name`` is declared never negative (a whole-number count: :attr:`ColumnType.nonnegative`)."""
-        if self.schema is not None:
-            return self.schema[name].nonnegative
-        return Schema.from_dtypes(data[[name]]).columns[0].nonnegative
+        return self.declared(name, data).nonnegative
 
 
 def plan_dp_domain(data: pd.DataFrame, delta: float | None, share: float | None, bins: str | None = None,
