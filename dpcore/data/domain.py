@@ -71,6 +71,11 @@ EDGE_ORIGINS = {
 FOUND_IN_RELEASE = frozenset({DP_QUANTILES, DP_PRIVTREE, DP_BOUNDS})
 #: The origins a declared domain may hold: nothing in them was read from the data.
 PUBLIC_ORIGINS = frozenset({DECLARED_EDGES, PUBLIC_BOUNDS}) | FOUND_IN_RELEASE
+#: A private domain's resolution near zero: its DP bounds give magnitudes under 2^-10 one bin with zero
+#: (``dpcore.measure.bounds.MIN_EXPONENT``), so in a non-whole-number column whose edges were found with DP
+#: (:data:`DP_BOUNDS`) a bin [0, w) with w ≤ this width is zero at that resolution, and :meth:`Attribute.decode`
+#: draws 0 there: a column mostly zero comes out with zeros, not values a sliver above (docs/methods/dp-domain.md).
+ZERO_POINT_WIDTH = 2.0 ** -10
 
 
 def level_key(value: Any) -> str:
@@ -335,7 +340,9 @@ class Attribute:
         return int(((x < self.edges[0]) | (x > self.edges[-1])).sum())
 
     def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
-        """Values for codes. Numeric values are drawn uniformly inside their bin.
+        """Values for codes. Numeric values are drawn uniformly inside their bin, except that a privately found
+        bin [0, w) with w ≤ :data:`ZERO_POINT_WIDTH` of a non-whole-number column gives 0 (zero at the private
+        domain's resolution).
 
         The uniform draw is post-processing of an already-private cell: it uses the
         release's generator for reproducibility and costs no privacy budget.
@@ -355,6 +362,9 @@ class Attribute:
                 vals = np.minimum(vals, b)
             else:
                 vals = lo + rng.random(len(c)) * (hi - lo)
+                if self.origin == DP_BOUNDS:
+                    # zero at a private domain's resolution (ZERO_POINT_WIDTH): drawn as 0, same draws consumed
+                    vals = np.where((lo == 0.0) & (hi <= ZERO_POINT_WIDTH), 0.0, vals)
             out = pd.Series(vals)
             if is_na.any():
                 out[is_na] = np.nan

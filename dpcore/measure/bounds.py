@@ -124,6 +124,7 @@ class FoundBounds:
     total: float = 0.0  # the noisy counts' sum: a DP estimate of the records (post-processing)
     withheld: bool = False  # fallback, and the largest noisy count under the withholding threshold: noise-like
     extended: bool = False  # zero passed alone on a side, and that side's largest noisy count widened the bounds
+    zero_point: bool = False  # not whole numbers: the bin holding zero, [0, 2^-10), passed τ (zero stands out)
 
     def to_dict(self) -> dict[str, object]:
         return {"lower": self.lower, "upper": self.upper, "na": self.na, "threshold": self.threshold,
@@ -160,7 +161,9 @@ def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold
     each next bin outward whose noisy count reaches ``tau_next`` (a threshold for the one bin looked at: a tail
     spread over octaves that each hold too few records to pass τ is kept, as a second, lower threshold does in
     edge detection). ``nonnegative``: the column is declared never negative (a count), so the bins below zero
-    are empty by declaration: their noisy counts are not read and the bounds start at 0 at the lowest."""
+    are empty by declaration: their noisy counts are not read and the bounds start at 0 at the lowest. In a
+    column not of whole numbers, zero's bin passing τ is released as ``zero_point``: the release's bins then keep
+    [0, 2^-10) as a bin of its own, drawn as 0 (:func:`dpcore.measure.dp_domain.with_zero_point`)."""
     values = np.asarray(noisy[:bins.value_bins], dtype=float)
     if nonnegative:
         # public: nothing below zero was declared possible, so a noisy count there is noise alone (the
@@ -192,8 +195,9 @@ def bounds_from_noisy(noisy: np.ndarray, bins: LogBins, tau: float, tau_withhold
     upper = bins.interval(last)[1]
     if bins.integer and upper > lower + 1:
         upper -= 1.0  # [2^k, 2^(k+1)) holds whole numbers up to 2^(k+1) - 1
+    zero_point = not bins.integer and not fallback and bool(values[bins.zero_bin] >= tau)
     return FoundBounds(lower, upper, bool(noisy[bins.value_bins] >= tau), float(tau), bool(fallback),
-                       float(np.sum(noisy)), withheld, extended)
+                       float(np.sum(noisy)), withheld, extended, zero_point)
 
 
 def dp_bounds(values: pd.Series, integer: bool, budget: Budget, rng: np.random.Generator, ledger: Ledger,

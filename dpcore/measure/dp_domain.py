@@ -24,7 +24,7 @@ each change touched is CURATOR-ONLY (NOT DP), never published. Proofs: docs/meth
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ from dpcore.data.domain import (
     DEFAULT_NUMERIC_BINS,
     DP_BOUNDS,
     DP_FOUND,
+    ZERO_POINT_WIDTH,
     Attribute,
     Domain,
     check_table,
@@ -322,11 +323,29 @@ def _numeric(col: pd.Series, name: str, budget: Budget, rng: np.random.Generator
         edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, edges_share * budget, rng, group, name,
                                   neighbours, definition, integer=integer)
         how = f"DP quantile edges ({DEFAULT_NUMERIC_BINS} bins asked) over the refined DP bounds"
+    if found.zero_point and not integer:
+        edges = with_zero_point(edges)
+        how += "; zero a bin of its own, [0, 2^-10)"
     attr = numeric_attribute(name, edges, na=na, dtype=dtype, origin=DP_BOUNDS)
     assert attr.edges is not None  # a numeric attribute always has its edges (Attribute.__post_init__)
     return attr, {"bounds": [lo, hi], "first_bounds": [found.lower, found.upper], "refined": refine,
                   "edges": list(attr.edges), "na": na, "threshold": found.threshold,
-                  "fallback": found.fallback or found.extended, "withheld": False, "bins": how}
+                  "fallback": found.fallback or found.extended, "withheld": False, "bins": how,
+                  "zero_point": found.zero_point and not integer}
+
+
+def with_zero_point(edges: Sequence[float]) -> tuple[float, ...]:
+    """``edges`` with zero a bin of its own, [0, :data:`ZERO_POINT_WIDTH`), when the range holds zero: inner
+    edges inside that bin are dropped, 0 and its width added where they lie inside the range. Post-processing of
+    DP edges with public constants, for a column whose DP bounds found zero standing out of the noise (a column
+    mostly zero): its zeros are then released as 0 (:meth:`dpcore.data.domain.Attribute.decode`), not spread
+    over a bin that also holds values up to the next edge."""
+    lo, hi = float(edges[0]), float(edges[-1])
+    if not lo <= 0.0 < hi:
+        return tuple(float(e) for e in edges)
+    inner = {float(e) for e in edges[1:-1] if not 0.0 < e < ZERO_POINT_WIDTH}
+    inner |= {x for x in (0.0, ZERO_POINT_WIDTH) if lo < x < hi}
+    return (lo, *sorted(inner), hi)
 
 
 def recode_for_domain(data: pd.DataFrame, dom: Domain) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:

@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 import dpcore
+from dpcore.data.domain import DP_BOUNDS, ZERO_POINT_WIDTH, numeric_attribute
 from dpcore.data.schema import ColumnType, Schema
-from dpcore.measure.bounds import LogBins, bounds_from_noisy
+from dpcore.measure.bounds import MIN_EXPONENT, LogBins, bounds_from_noisy
 from dpcore.measure.domain_forecast import forecast
-from dpcore.measure.dp_domain import COARSE, FOUND, NOT_FOUND, plan_dp_domain
+from dpcore.measure.dp_domain import COARSE, FOUND, NOT_FOUND, plan_dp_domain, with_zero_point
 from dpcore.measure.levels import exact_level_threshold, gaussian_tail_point
 from dpcore.privacy.budget import Epsilon
 from dpcore.privacy.definitions import definition_for
@@ -174,3 +175,47 @@ def test_the_forecast_reads_no_value_and_orders_by_the_record_count():
         plan_b = plan_dp_domain(df, 1e-9, need)
         fc_b = {f.column: f for f in forecast(plan_b, d.budget(Epsilon(1.0)) * need, 4_000, Neighbours(), d)}
         assert order[fc_b["a"].status] >= order[fc["a"].status]
+
+
+def test_with_zero_point_gives_zero_a_bin_of_its_own():
+    w = ZERO_POINT_WIDTH
+    assert w == 2.0 ** MIN_EXPONENT  # the resolution of the DP bounds' bin holding zero
+    assert with_zero_point((0.0, 0.0003, 0.5, 8.0)) == (0.0, w, 0.5, 8.0)  # an inner edge inside zero's bin merges
+    assert with_zero_point((-4.0, -1.0, 2.0, 8.0)) == (-4.0, -1.0, 0.0, w, 2.0, 8.0)
+    assert with_zero_point((0.0, w)) == (0.0, w)  # only zero stood out
+    assert with_zero_point((-2.0, 0.0005)) == (-2.0, 0.0, 0.0005)
+    assert with_zero_point((0.5, 8.0)) == (0.5, 8.0)  # the range does not hold zero: unchanged
+    assert with_zero_point((-8.0, -0.5)) == (-8.0, -0.5)
+
+
+def test_decode_draws_zero_only_in_a_privately_found_zero_bin():
+    codes = np.zeros(2000, dtype=np.int64)
+    found = numeric_attribute("x", (0.0, ZERO_POINT_WIDTH, 1.0), origin=DP_BOUNDS)
+    assert (found.decode(codes, np.random.default_rng(0)) == 0.0).all()
+    declared = numeric_attribute("x", (0.0, ZERO_POINT_WIDTH, 1.0))  # the curator's bin keeps its uniform draw
+    vals = declared.decode(codes, np.random.default_rng(0))
+    assert (vals > 0).mean() > 0.99 and vals.max() < ZERO_POINT_WIDTH
+    wider = numeric_attribute("x", (0.0, 0.01, 1.0), origin=DP_BOUNDS)  # wider than the resolution: uniform
+    assert (wider.decode(codes, np.random.default_rng(0)) > 0).mean() > 0.99
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_column_mostly_zero_comes_out_with_its_zeros(seed):
+    # a float column 70% zero with a tail up to a few thousand (as assets or affairs): before, the zeros came out
+    # spread over a sliver [0, w) and the synthetic median was a sliver above the true 0
+    rng = np.random.default_rng(100 + seed)
+    n = 3000
+    amount = np.where(rng.random(n) < 0.7, 0.0, np.round(rng.lognormal(5, 1.5, n), 2))
+    df = pd.DataFrame({"amount": amount, "group": rng.integers(0, 3, n)})
+    rel = dpcore.synthesize(df, "mst", 1.0, seed=seed, domain="dp", delta=1e-9)
+    col = rel.diagnostics["dp_domain"]["columns"]["amount"]
+    assert col["zero_point"] and ZERO_POINT_WIDTH in rel.domain["amount"].edges
+    out = rel.sets[0]["amount"]
+    assert out.median() == 0.0
+    assert abs((out == 0).mean() - 0.7) < 0.05  # tolerance: MST's noise on one-way counts of 3,000 records
+    assert (out > 10).mean() > 0.2  # the rest are not drawn into zero's bin
+    # a continuous column through zero has no mass at zero: no zero point, no spike of exact zeros
+    df2 = pd.DataFrame({"score": rng.normal(0, 1, n), "group": rng.integers(0, 3, n)})
+    rel2 = dpcore.synthesize(df2, "mst", 1.0, seed=seed, domain="dp", delta=1e-9)
+    assert not rel2.diagnostics["dp_domain"]["columns"]["score"]["zero_point"]
+    assert (rel2.sets[0]["score"] == 0).mean() < 0.005
