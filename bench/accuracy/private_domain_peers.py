@@ -257,7 +257,9 @@ def report(args) -> None:
         return t[(t.status == "ok") & (t.definition == "zcdp") & (t.n >= args.min_n)]
 
     peer, ours = ok(Files.of(PEER)), ok(Files.of("mst", args.label))
-    ours = ours[(ours.share == 0.25) & (ours.types == "dtypes") & (ours.subset.fillna("") == "")]
+    ours = ours[ours.seed.isin(set(peer.seed))]  # the same seeds on both sides
+    whole = ours.subset.isna()  # the whole table (under (ε, δ) nothing is released on a subset)
+    ours = ours[whole & ((ours.variant == "declared") | ((ours.share == 0.25) & (ours.types == "dtypes")))]
     by = pd.DataFrame({
         "n": peer.groupby("table").n.first(),
         "dpmm_own": peer[peer.variant == "dp"].groupby("table").spmse.median(),
@@ -276,6 +278,10 @@ def report(args) -> None:
               f"{r.ours_dp:.2f} | {r.ours_declared:.2f} | {r.ours_ratio:.2f} |")
     print(f"\nmedian ratio: dpmm {by.dpmm_ratio.median():.2f}, ours {by.ours_ratio.median():.2f} "
           f"(on the {by.ours_ratio.notna().sum()} tables both have)")
+    every = pd.read_csv(Files.of(PEER).tables, dtype={"seed": str})
+    failed = every[(every.status != "ok") & (every.n >= args.min_n)]
+    for r in failed.itertuples():
+        print(f"- {r.table} seed {r.seed}, {'own preprocessing' if r.variant == 'dp' else 'declared'}: {r.message}")
     c = pd.read_csv(Files.of(PEER).columns)
     c = c[c.n >= args.min_n]
     num = c[c.kind == "numeric"]
