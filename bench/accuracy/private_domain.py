@@ -90,6 +90,7 @@ from private_domain_measures import (  # noqa: E402
     recorded,
     relerr,
     spmse,
+    tables_by_size,
 )
 
 from _machine import describe, machine  # noqa: E402
@@ -315,20 +316,10 @@ def load1() -> float:
 
 
 def run(args) -> None:
-    import corpus
-
     print(describe(machine()), f"| load {os.getloadavg()[0]:.1f}", flush=True)
     files = Files.of(args.method, args.label)
-    cache = Path(args.cache)
     done = recorded(files.tables)
-    specs = corpus.corpus_specs()
-    sized = []
-    for name in args.tables or list(specs):
-        df, _ = corpus.load_table(name, cache_dir=cache, specs=specs)
-        if args.min_n <= len(df) <= args.max_n:
-            sized.append((len(df), name))
-    for _, name in sorted(sized):
-        df, dom = corpus.load_table(name, cache_dir=cache, specs=specs)
+    for name, df, dom in tables_by_size(args.tables, Path(args.cache), args.min_n, args.max_n):
         for definition in args.definitions:
             start = time.perf_counter()
             t = prepare(name, df, dom, definition, args, done, files)

@@ -61,6 +61,23 @@ class Files:
         return cls(*(DATA / f"private_domain_{tag}{k}.csv" for k in ("tables", "columns", "levels")))
 
 
+def tables_by_size(names: list[str] | None, cache: Path, min_n: int, max_n: int):
+    """(name, frame, declared domain) of the corpus tables named (all when None) with ``min_n`` ≤ n ≤ ``max_n``,
+    smallest first. A table is read twice (once to size it): both reads come from the corpus's Parquet cache, and
+    the frames are not all held at once."""
+    import corpus  # bench/tools, on sys.path in the scripts that import this module
+
+    specs = corpus.corpus_specs()
+    sized = []
+    for name in names or list(specs):
+        df, _ = corpus.load_table(name, cache_dir=cache, specs=specs)
+        if min_n <= len(df) <= max_n:
+            sized.append((len(df), name))
+    for _, name in sorted(sized):
+        df, dom = corpus.load_table(name, cache_dir=cache, specs=specs)
+        yield name, df, dom
+
+
 def commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=BENCH)
     return out.stdout.strip() or "unknown"

@@ -184,7 +184,6 @@ def column_rows(base: dict, df, syn, ref, kinds: dict[str, str]) -> list[dict]:
 def run(args) -> None:
     sys.path.insert(0, str(BENCH / "tools"))
     sys.path.insert(0, str(BENCH / "accuracy"))
-    import corpus
     import pandas as pd
     from private_domain_measures import (
         COLUMN_FIELDS,
@@ -197,6 +196,7 @@ def run(args) -> None:
         now,
         recorded,
         spmse,
+        tables_by_size,
     )
 
     from _machine import describe, machine
@@ -205,15 +205,7 @@ def run(args) -> None:
     files = Files.of(PEER)
     done = recorded(files.tables)
     python = dpmm_python(args.python_dpmm)
-    specs = corpus.corpus_specs()
-    cache = Path(args.cache)
-    sized = []
-    for name in args.tables or list(specs):
-        df, _ = corpus.load_table(name, cache_dir=cache, specs=specs)
-        if args.min_n <= len(df) <= args.max_n:
-            sized.append((len(df), name))
-    for _, name in sorted(sized):
-        df, dom = corpus.load_table(name, cache_dir=cache, specs=specs)
+    for name, df, dom in tables_by_size(args.tables, Path(args.cache), args.min_n, args.max_n):
         orig_codes = pd.DataFrame(dom.encode(df), columns=dom.names)
         kinds = kinds_of(df)
         common = {"table": name, "n": len(df), "columns": df.shape[1], "definition": "zcdp"}
