@@ -323,7 +323,7 @@ def _numeric(col: pd.Series, name: str, budget: Budget, rng: np.random.Generator
         edges, _ = quantile_edges(vals, lo, hi, DEFAULT_NUMERIC_BINS, edges_share * budget, rng, group, name,
                                   neighbours, definition, integer=integer)
         how = f"DP quantile edges ({DEFAULT_NUMERIC_BINS} bins asked) over the refined DP bounds"
-    if found.zero_point and not integer:
+    if found.zero_point:  # never for whole numbers (their zero bin [0, 1) is zero alone already)
         edges = with_zero_point(edges)
         how += "; zero a bin of its own, [0, 2^-10)"
     attr = numeric_attribute(name, edges, na=na, dtype=dtype, origin=DP_BOUNDS)
@@ -331,7 +331,7 @@ def _numeric(col: pd.Series, name: str, budget: Budget, rng: np.random.Generator
     return attr, {"bounds": [lo, hi], "first_bounds": [found.lower, found.upper], "refined": refine,
                   "edges": list(attr.edges), "na": na, "threshold": found.threshold,
                   "fallback": found.fallback or found.extended, "withheld": False, "bins": how,
-                  "zero_point": found.zero_point and not integer}
+                  "zero_point": found.zero_point}
 
 
 def with_zero_point(edges: Sequence[float]) -> tuple[float, ...]:
